@@ -1,0 +1,48 @@
+# showdown: every target creates and uses the project virtual environment by itself.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+PYTEST_ARGS ?=
+
+.PHONY: help venv demo test lint bench clean
+
+help:
+	@echo "make demo   - set everything up and run the demo on embedded defaults"
+	@echo "make test   - set up and run the test suite (uses Mosquitto/PostgreSQL when reachable)"
+	@echo "make lint   - ruff, and mypy --strict on the game core"
+	@echo "make bench  - run the benchmarks in bench/ and print their figures"
+
+$(STAMP): pyproject.toml
+	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "showdown needs Python 3.11 or newer")'
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]'
+	@rm -f $(VENV)/.bench-*
+	@touch $@
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/showdown demo
+
+test: $(STAMP)
+	@$(BIN)/python -m tests.services
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy game
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/evaluator.py
+	$(BIN)/python bench/par_sheet.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

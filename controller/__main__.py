@@ -1,0 +1,5 @@
+"""`python -m controller` is the `showdown` command."""
+
+from controller.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""The `showdown` command: one entry point, a subcommand per job.
+
+Each subcommand lives in its own module under `controller.commands` and exposes
+``register(subparsers)``, which adds a parser whose ``handler`` default takes the parsed
+arguments and returns an exit code. Errors reach the user as one line on stderr with a
+non-zero exit code, never a traceback (set SHOWDOWN_DEBUG=1 to see one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from game.errors import GameError
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "CommandError", "build_parser", "main"]
+
+EXIT_ERROR = 2
+EXIT_INTERNAL = 70
+# Subcommand modules, in the order `showdown --help` lists them.
+COMMAND_MODULES = (
+    "controller.commands.demo",
+    "controller.commands.par_sheet",
+    "controller.commands.evaluate",
+)
+
+
+class CommandError(Exception):
+    """A user-facing failure of a subcommand: bad arguments, unreadable files and the like."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="showdown",
+        description="Heads Up Poker Showdown: table daemon, simulators, leaderboard and tools.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except (CommandError, GameError, OSError) as exc:
+        print(f"showdown {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("SHOWDOWN_DEBUG"):
+            raise
+        print(
+            f"showdown {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}"
+            " (run again with SHOWDOWN_DEBUG=1 for details)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename:
+        return f"{exc.strerror or exc}: {exc.filename}"
+    return " ".join(str(exc).split()) or type(exc).__name__

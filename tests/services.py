@@ -1,0 +1,51 @@
+"""Which of the machine's own services the tests can use; `python -m tests.services` reports it.
+
+Tests always run against the embedded defaults (an in-process amqtt broker, SQLite files).
+Mosquitto on 127.0.0.1:1883 and PostgreSQL on 127.0.0.1:5432 are used when they answer.
+With SHOWDOWN_REQUIRE_SERVICES=1 (CI) a missing service fails the run instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from functools import cache
+
+__all__ = ["MOSQUITTO", "POSTGRES_URL", "mosquitto_up", "postgres_up", "services_required"]
+
+MOSQUITTO = ("127.0.0.1", int(os.environ.get("SHOWDOWN_TEST_MOSQUITTO_PORT", "1883")))
+POSTGRES_URL = os.environ.get(
+    "SHOWDOWN_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
+@cache
+def mosquitto_up() -> bool:
+    """True when something accepts connections on the Mosquitto port."""
+    return _answers(*MOSQUITTO)
+
+
+@cache
+def postgres_up() -> bool:
+    """True when something accepts connections on the PostgreSQL port."""
+    return _answers("127.0.0.1", 5432)
+
+
+def services_required() -> bool:
+    """True when a missing service must fail the run (CI)."""
+    return os.environ.get("SHOWDOWN_REQUIRE_SERVICES", "") not in ("", "0")
+
+
+if __name__ == "__main__":
+    state = {True: "reachable, tests use it", False: "absent, its tests skip"}
+    print(f"services: Mosquitto {MOSQUITTO[0]}:{MOSQUITTO[1]} {state[mosquitto_up()]}; "
+          f"PostgreSQL 127.0.0.1:5432 {state[postgres_up()]}"
+          + ("; required (SHOWDOWN_REQUIRE_SERVICES)" if services_required() else ""))
