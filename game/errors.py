@@ -4,12 +4,22 @@
     ├── InvalidCard          a card token that is not a card ("1x", "Zz")
     ├── DuplicateCard        the same card twice where one deck is in play
     ├── InvalidHand          a hand of the wrong size for the operation
+    ├── InvalidWager         a wager that breaks the rules (names the seat and the field)
+    ├── IllegalAction        an action the hand's current phase does not allow
     └── ConfigError          a settings or paytable file that breaks its format
 """
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "DuplicateCard", "GameError", "InvalidCard", "InvalidHand"]
+__all__ = [
+    "ConfigError",
+    "DuplicateCard",
+    "GameError",
+    "IllegalAction",
+    "InvalidCard",
+    "InvalidHand",
+    "InvalidWager",
+]
 
 
 class GameError(Exception):
@@ -35,6 +45,21 @@ class DuplicateCard(GameError, ValueError):
 
 class InvalidHand(GameError, ValueError):
     """A set of cards that does not fit the operation (wrong size, etc.)."""
+
+
+class InvalidWager(GameError, ValueError):
+    """A wager that breaks the rules; names the seat and the wager (field)."""
+
+    def __init__(self, seat: int | None, field: str, reason: str) -> None:
+        self.seat = seat
+        self.field = field
+        self.reason = reason
+        who = f"seat {seat}: " if seat is not None else ""
+        super().__init__(f"{who}{field}: {reason}")
+
+
+class IllegalAction(GameError):
+    """An action that the current phase of the hand (or stage) does not allow."""
 
 
 class ConfigError(GameError, ValueError):
