@@ -181,8 +181,8 @@ def hand_value(cards: Sequence[Card]) -> int:
             key += _POW5[i]
             suits += _SUIT_COUNT[i]
             bits |= _SUIT_BIT[i]
-    except AttributeError:
-        bad = next(c for c in cards if not isinstance(c, Card))
+    except (AttributeError, TypeError):
+        bad = next((c for c in cards if not isinstance(c, Card)), cards)
         raise InvalidCard(bad, "expected a Card; use game.cards.parse_card") from None
     if bits.bit_count() != n:
         seen: set[Card] = set()
