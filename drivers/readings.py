@@ -1,0 +1,115 @@
+"""Typed readings the devices produce, shared by drivers, simulators, manual entry and the daemon.
+
+Everything here is plain frozen data. Times are passed in by the transport (``at_mono`` from
+``time.monotonic()``); the codecs never read a clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from game.cards import Card
+
+__all__ = [
+    "SPOTS",
+    "CardRead",
+    "ChipInventory",
+    "DeviceAlert",
+    "DeviceHealth",
+    "DeviceIdentity",
+    "ShoeState",
+    "ShoeStatus",
+    "Source",
+    "SpotId",
+]
+
+Source = Literal["device", "manual"]
+# Betting spots under each seat, one RFID antenna each; "marker" is the Final's bonus marker spot.
+SPOTS = ("ante", "odds", "play", "trips_plus", "pocket_bonus", "sweet16", "marker")
+
+
+class ShoeState(StrEnum):
+    """What the shoe says about itself."""
+
+    READY = "ready"
+    COVER_OPEN = "cover_open"
+    JAM = "jam"
+    EMPTY = "empty"
+    UNREADABLE_CARD = "unreadable_card"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceIdentity:
+    """Who a device says it is (model, serial number, firmware)."""
+
+    kind: Literal["shoe", "rfid"]
+    model: str
+    serial: str
+    firmware: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardRead:
+    """One card leaving the shoe: ``read_index`` counts reads since the shoe started (0-based)."""
+
+    card: Card
+    read_index: int
+    quality: int  # 0..100, the shoe's confidence in the read
+    device: str  # the shoe's serial number, or "manual:<operator>"
+    source: Source = "device"
+    at_mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShoeStatus:
+    """A change of the shoe's state (cover open, jam, empty, unreadable card, ready)."""
+
+    state: ShoeState
+    device: str
+    detail: str = ""
+    at_mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SpotId:
+    """A betting spot: seat 1..6 and one of SPOTS."""
+
+    seat: int
+    spot: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChipInventory:
+    """The chips one antenna sees now: RFID UIDs (8 bytes each) on one betting spot."""
+
+    reader: str  # the reader's serial number, or "manual:<operator>"
+    antenna: int
+    spot: SpotId
+    uids: frozenset[bytes]
+    report_seq: int
+    source: Source = "device"
+    at_mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceAlert:
+    """Something the pit must know about a device: lost, back, bad frames, unknown chip..."""
+
+    device: str
+    kind: str  # e.g. "disconnected", "reconnected", "stalled", "bad_frame", "unknown_chip"
+    detail: str
+    at_mono: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceHealth:
+    """A driver's health now: connected or not, when it last heard the device, its counters."""
+
+    device: str
+    connected: bool
+    identity: DeviceIdentity | None = None
+    last_seen_mono: float | None = None
+    counters: Mapping[str, int] = field(default_factory=dict)
