@@ -10,13 +10,23 @@ from __future__ import annotations
 import os
 import socket
 from functools import cache
+from urllib.parse import urlsplit
 
-__all__ = ["MOSQUITTO", "POSTGRES_URL", "mosquitto_up", "postgres_up", "services_required"]
+__all__ = [
+    "MOSQUITTO",
+    "POSTGRES",
+    "POSTGRES_URL",
+    "mosquitto_up",
+    "postgres_up",
+    "services_required",
+]
 
 MOSQUITTO = ("127.0.0.1", int(os.environ.get("SHOWDOWN_TEST_MOSQUITTO_PORT", "1883")))
 POSTGRES_URL = os.environ.get(
     "SHOWDOWN_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 )
+# (host, port) of POSTGRES_URL, so that the probe follows the URL.
+POSTGRES = (urlsplit(POSTGRES_URL).hostname or "127.0.0.1", urlsplit(POSTGRES_URL).port or 5432)
 
 
 def _answers(host: str, port: int) -> bool:
@@ -35,8 +45,8 @@ def mosquitto_up() -> bool:
 
 @cache
 def postgres_up() -> bool:
-    """True when something accepts connections on the PostgreSQL port."""
-    return _answers("127.0.0.1", 5432)
+    """True when something accepts connections on POSTGRES_URL's host and port."""
+    return _answers(*POSTGRES)
 
 
 def services_required() -> bool:
@@ -47,5 +57,5 @@ def services_required() -> bool:
 if __name__ == "__main__":
     state = {True: "reachable, tests use it", False: "absent, its tests skip"}
     print(f"services: Mosquitto {MOSQUITTO[0]}:{MOSQUITTO[1]} {state[mosquitto_up()]}; "
-          f"PostgreSQL 127.0.0.1:5432 {state[postgres_up()]}"
+          f"PostgreSQL {POSTGRES[0]}:{POSTGRES[1]} {state[postgres_up()]}"
           + ("; required (SHOWDOWN_REQUIRE_SERVICES)" if services_required() else ""))

@@ -1,0 +1,1 @@
+"""Integration tests against real services: MQTT brokers and SQL databases."""
