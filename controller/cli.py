@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "controller.commands.demo",
     "controller.commands.par_sheet",
     "controller.commands.evaluate",
+    "controller.commands.settle",
 )
 
 

@@ -1,0 +1,248 @@
+"""`showdown settle`: the pit's re-check tool; one hand as JSON on stdin, its settlement on stdout.
+
+The contract (input, output and every refusal) is documented in docs/settle.md. Malformed input
+is refused with one line naming the seat and the field; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.cli import CommandError
+from controller.paytable_files import read_paytables
+from game.cards import RANK_CHARS, Card, parse_card
+from game.errors import GameError, InvalidWager
+from game.paytables import Paytables
+from game.settle import (
+    SIDE_BETS,
+    WAGERS,
+    HandSettlement,
+    SeatHand,
+    SeatSettlement,
+    SeatWagers,
+    settle_hand,
+)
+
+__all__ = ["ParsedHand", "parse_hand", "paytables_json", "register", "run", "settlement_json"]
+
+_TOP_FIELDS = ("dealer", "board", "seats")
+_SEAT_FIELDS = ("seat", "hole", "wagers", "markers")
+_MAX_SEAT = 6
+
+
+def register(sub: Any) -> None:
+    """Add the `settle` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "settle",
+        help="settle one hand given as JSON on stdin (the pit's re-check tool)",
+        description="Read one hand as JSON on stdin and print the settlement of every wager as "
+        "JSON on stdout (format: docs/settle.md).",
+    )
+    p.add_argument("--paytables", metavar="FILE", type=Path, default=None,
+                   help="paytable file (default: $SHOWDOWN_PAYTABLES or config/paytables.toml)")
+    p.add_argument("--marker-value-cents", metavar="CENTS", type=int, default=50_000,
+                   help="value of a Final bonus marker in cents (default 50000 = R500)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Settle the hand on stdin and print the result."""
+    paytables = read_paytables(args.paytables)
+    if args.marker_value_cents <= 0:
+        raise CommandError(f"--marker-value-cents must be positive, got {args.marker_value_cents}")
+    hand = parse_hand(sys.stdin.read())
+    settlement = settle_hand(dealer=hand.dealer, board=hand.board, seats=hand.seats,
+                             paytables=paytables, marker_value_cents=args.marker_value_cents)
+    print(json.dumps(settlement_json(settlement, hand, paytables), indent=2, ensure_ascii=False))
+    return 0
+
+
+# -- input -------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParsedHand:
+    """A hand read from the JSON input, with the wager names each seat listed (0 included)."""
+
+    dealer: tuple[Card, Card]
+    board: tuple[Card, Card, Card, Card, Card]
+    seats: tuple[SeatHand, ...]
+    listed: Mapping[int, frozenset[str]]
+
+
+def parse_hand(text: str) -> ParsedHand:
+    """Read and check the JSON hand; raises CommandError or GameError naming the seat and field."""
+    try:
+        data = json.loads(text, object_pairs_hook=_no_duplicate_keys,
+                          parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+        ) from exc
+    if not isinstance(data, dict):
+        raise CommandError(f"input: expected a JSON object with {', '.join(_TOP_FIELDS)}")
+    _known_fields("input", data, _TOP_FIELDS)
+    for name in _TOP_FIELDS:
+        if name not in data:
+            raise CommandError(f"input: missing field {name!r}")
+    seen: dict[Card, str] = {}
+    dealer = _cards(data["dealer"], "dealer", 2, seen)
+    board = _cards(data["board"], "board", 5, seen)
+    raw_seats = data["seats"]
+    if not isinstance(raw_seats, list) or not raw_seats:
+        raise CommandError("seats: expected a non-empty list of seats")
+    if len(raw_seats) > _MAX_SEAT:
+        raise CommandError(f"seats: a table has at most {_MAX_SEAT} seats, got {len(raw_seats)}")
+    seats: list[SeatHand] = []
+    listed: dict[int, frozenset[str]] = {}
+    for i, raw in enumerate(raw_seats):
+        seat = _seat(raw, i, set(listed), seen)
+        seats.append(seat)
+        listed[seat.seat] = frozenset(raw["wagers"])
+    return ParsedHand(dealer=(dealer[0], dealer[1]),
+                      board=(board[0], board[1], board[2], board[3], board[4]),
+                      seats=tuple(seats), listed=listed)
+
+
+def _seat(raw: object, index: int, taken: set[int], seen: dict[Card, str]) -> SeatHand:
+    where = f"seats[{index}]"
+    if not isinstance(raw, dict):
+        raise CommandError(f"{where}: expected an object with seat, hole and wagers")
+    number = raw.get("seat")
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= _MAX_SEAT:
+        raise CommandError(f"{where}: seat: expected a seat number 1 to {_MAX_SEAT},"
+                           f" got {number!r}")
+    if number in taken:
+        raise CommandError(f"seat {number}: appears twice")
+    who = f"seat {number}"
+    _known_fields(who, raw, _SEAT_FIELDS)
+    for name in ("hole", "wagers"):
+        if name not in raw:
+            raise CommandError(f"{who}: missing field {name!r}")
+    hole = _cards(raw["hole"], f"{who}: hole", 2, seen)
+    wagers = raw["wagers"]
+    if not isinstance(wagers, dict):
+        raise CommandError(f"{who}: wagers: expected an object of amounts in cents")
+    for name, amount in wagers.items():
+        if name not in WAGERS:
+            raise InvalidWager(number, "wagers", f"unknown wager {name!r}"
+                               f" (expected one of {', '.join(WAGERS)})")
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise InvalidWager(number, name, f"must be a whole number of cents, got {amount!r}")
+        if amount < 0:
+            raise InvalidWager(number, name, f"must not be negative, got {amount}")
+    markers = raw.get("markers", [])
+    if not isinstance(markers, list):
+        raise InvalidWager(number, "markers", "expected a list of side-bet names")
+    for marker in markers:
+        if marker not in SIDE_BETS:
+            raise InvalidWager(number, "markers", f"unknown marker {marker!r}: a marker rides"
+                               f" only on a side bet ({', '.join(SIDE_BETS)})")
+    if len(set(markers)) != len(markers):
+        raise InvalidWager(number, "markers", "a side bet carries at most one marker")
+    return SeatHand(
+        seat=number, hole=(hole[0], hole[1]),
+        wagers=SeatWagers(
+            ante=wagers.get("ante", 0), odds=wagers.get("odds", 0), play=wagers.get("play", 0),
+            trips_plus=wagers.get("trips_plus", 0), pocket_bonus=wagers.get("pocket_bonus", 0),
+            sweet16=wagers.get("sweet16", 0), markers=frozenset(markers),
+        ),
+    )
+
+
+def _cards(raw: object, where: str, count: int, seen: dict[Card, str]) -> list[Card]:
+    if not isinstance(raw, list):
+        raise CommandError(f"{where}: expected a list of {count} cards such as \"Ah\"")
+    if len(raw) != count:
+        raise CommandError(f"{where}: expected {count} cards, got {len(raw)}")
+    cards: list[Card] = []
+    for token in raw:
+        if not isinstance(token, str):
+            raise CommandError(f"{where}: invalid card {token!r}: expected text such as \"Ah\"")
+        try:
+            card = parse_card(token)
+        except GameError as exc:
+            raise CommandError(f"{where}: {exc}") from exc
+        if card in seen:
+            raise CommandError(f"{where}: duplicate card {card} (already in {seen[card]})")
+        seen[card] = where
+        cards.append(card)
+    return cards
+
+
+def _known_fields(where: str, data: Mapping[str, object], known: tuple[str, ...]) -> None:
+    for name in data:
+        if name not in known:
+            raise CommandError(f"{where}: unknown field {name!r} (expected {', '.join(known)})")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise CommandError(f"invalid JSON: the key {key!r} appears twice in one object")
+        result[key] = value
+    return result
+
+
+def _no_constant(name: str) -> None:
+    raise CommandError(f"invalid JSON: {name} is not a number")
+
+
+# -- output ------------------------------------------------------------------------------------
+
+def settlement_json(
+    settlement: HandSettlement, hand: ParsedHand, paytables: Paytables
+) -> dict[str, Any]:
+    """The settlement as the JSON document of docs/settle.md."""
+    return {
+        "dealer": {"hand": settlement.dealer_hand.name, "opens": settlement.dealer_opens},
+        "seats": [_seat_json(s, hand.listed[s.seat]) for s in settlement.seats],
+        "paytables": paytables_json(paytables),
+    }
+
+
+def _seat_json(settled: SeatSettlement, listed: frozenset[str]) -> dict[str, Any]:
+    wagers: dict[str, Any] = {}
+    for r in settled.results:
+        entry: dict[str, Any] = {"result": r.result, "net": r.net_cents, "stake": r.stake_cents,
+                                 "reason": r.reason}
+        if r.line is not None:
+            entry["line"] = r.line
+        if r.marker:
+            entry["marker"] = True
+        wagers[r.wager] = entry
+    for name in listed - wagers.keys():  # a wager given as 0 cents, e.g. "play": 0 for a fold
+        reason = ("no Play bet: the seat folded" if name == "play"
+                  else "not placed (0 cents): nothing to settle")
+        wagers[name] = {"result": "none", "net": 0, "stake": 0, "reason": reason}
+    ordered = {name: wagers[name] for name in WAGERS if name in wagers}
+    return {"seat": settled.seat, "hand": settled.hand.name, "outcome": settled.outcome,
+            "net": settled.net_cents, "wagers": ordered}
+
+
+def paytables_json(paytables: Paytables) -> dict[str, Any]:
+    """The paytables in force, as shown with every settlement (rules.md §0 item 1)."""
+    return {
+        "source": paytables.source,
+        "trips_plus": {c.key: str(p) for c, p in paytables.trips_plus.pays.items()},
+        "odds_win": {c.key: str(p) for c, p in paytables.odds_win.pays.items()},
+        "odds_lose": {c.key: str(p) for c, p in paytables.odds_lose.pays.items()},
+        "pocket_bonus": [
+            {"line": ln.name, "pays": str(ln.pays), "hands": _classes(ln.hands),
+             **({"dealer": _classes(ln.dealer)} if ln.dealer is not None else {})}
+            for ln in paytables.pocket_bonus
+        ],
+        "sweet16": {name: str(p) for name, p in paytables.sweet16.pays.items()},
+    }
+
+
+def _classes(classes: frozenset[str]) -> str:
+    """Hole-card classes weakest first, e.g. "22, 33, ..., KK" or "AJs, AQs, AKs"."""
+    return ", ".join(sorted(classes, key=lambda c: (RANK_CHARS.index(c[0]),
+                                                    RANK_CHARS.index(c[1]), c[2:])))
