@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "controller.commands.par_sheet",
     "controller.commands.evaluate",
     "controller.commands.settle",
+    "controller.commands.check_config",
 )
 
 
