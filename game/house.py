@@ -35,8 +35,12 @@ class HouseRules:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.name == "side_bets_need_main":
-                if not isinstance(value, bool):
-                    raise ConfigError("HouseRules", f.name, "must be true or false")
+                if value is not True:
+                    raise ConfigError(
+                        "HouseRules", f.name,
+                        "only true is supported: settlement needs Ante and Odds in play"
+                        " for a side bet (rules.md §0 item 8)",
+                    )
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ConfigError(

@@ -172,6 +172,14 @@ def _flag(value: object) -> bool:
     return value
 
 
+def _only_true(why: str) -> Callable[[object], bool]:
+    def parse(value: object) -> bool:
+        if value is not True:
+            raise _Bad(f"only true is supported ({why}), not {value!r}")
+        return True
+    return parse
+
+
 def _rand(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, str):
         raise _Bad(f'write an amount as a string such as "R1,000" or "R37.50", not {value!r}')
@@ -247,7 +255,9 @@ _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
     },
     "wagers": {
         "minimum_per_hand": _rand, "maximum_ante": _rand, "side_bet_maximum": _rand,
-        "side_bets_need_main": _flag, "folded_seat_side_bets": _choice("settle", why=_SETTLE),
+        "side_bets_need_main": _only_true(
+            "settlement needs Ante and Odds in play for a side bet, rules.md §0 item 8"
+        ), "folded_seat_side_bets": _choice("settle", why=_SETTLE),
         "preflop_play": _choice("3x", why=_PREFLOP),
         "affordability": _choice("cover_1x_play", why=_AFFORD),
     },

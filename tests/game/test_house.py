@@ -105,10 +105,11 @@ def test_minimum_ante_with_a_higher_minimum() -> None:
     ok(SeatWagers(ante=50 * R, odds=50 * R), rules=rules)
 
 
-def test_side_bets_without_main_when_the_house_allows_them() -> None:
-    rules = HouseRules(side_bets_need_main=False)
-    ok(SeatWagers(trips_plus=25 * R), rules=rules)
-    refused(SeatWagers(), "ante", rules=rules)
+def test_side_bets_without_main_cannot_be_configured() -> None:
+    # settlement refuses a side bet without Ante and Odds (rules.md §0 item 8), so the house
+    # rules must not accept one at no more bets and then fail at settle
+    with pytest.raises(ConfigError, match="rules.md §0 item 8"):
+        HouseRules(side_bets_need_main=False)
 
 
 # --- affordability, rules.md §0 item 9: Ante + Odds + side bets + a 1x Play <= balance ---
@@ -211,7 +212,7 @@ def test_play_needs_an_ante() -> None:
     ("field", "value"),
     [("denomination_cents", 0), ("min_ante_cents", 0), ("min_ante_cents", 3_000),
      ("max_ante_cents", 2_000), ("side_bet_max_cents", 1_000), ("markers_per_entry", -1),
-     ("side_bets_need_main", 1)],
+     ("side_bets_need_main", 1), ("side_bets_need_main", False)],
 )
 def test_house_rules_refuse_nonsense(field: str, value: int) -> None:
     with pytest.raises(ConfigError) as info:
