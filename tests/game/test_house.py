@@ -108,7 +108,7 @@ def test_minimum_ante_with_a_higher_minimum() -> None:
 def test_side_bets_without_main_cannot_be_configured() -> None:
     # settlement refuses a side bet without Ante and Odds (rules.md §0 item 8), so the house
     # rules must not accept one at no more bets and then fail at settle
-    with pytest.raises(ConfigError, match="rules.md §0 item 8"):
+    with pytest.raises(ConfigError, match=r"rules\.md §0 item 8"):
         HouseRules(side_bets_need_main=False)
 
 
