@@ -27,7 +27,6 @@ COMMAND_MODULES = (
     "controller.commands.evaluate",
     "controller.commands.settle",
     "controller.commands.check_config",
-    "controller.commands.simulate",
 )
 
 
