@@ -1,0 +1,386 @@
+"""The table daemon's deterministic core: one journaled input in, the messages it causes out.
+
+`TableService.apply(kind, payload, wall)` is the only way state changes. It is deterministic
+(the time comes with the input), so replaying the journal rebuilds the identical state after a
+crash. Inputs are plain JSON payloads (docs/table-inputs.md):
+
+- devices: ``card``, ``chips``, ``manual_wager``, ``shoe_status``, ``device_alert``
+- the dealer's console (local API): ``dealer`` with an ``action``
+- the tournament desk (signed, verified by the MQTT link): ``desk`` with a ``command``
+- the daemon itself: ``start`` (a boot record; no state change)
+
+Every input returns an `Applied`: the outgoing messages (for the outbox, same transaction) and
+a result for whoever sent it (accepted, or refused with the reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from controller.wagers import SpotBook
+from drivers.chip_registry import ChipRegistry, parse_uid
+from game.cards import parse_card
+from game.codec import hand_record
+from game.deal import DealSequence
+from game.errors import GameError
+from game.events import AlertRaised
+from game.hand import Hand, Phase
+from game.paytables import Paytables
+from game.settle import WAGERS, SeatWagers
+from game.table import TableSession
+from game.tournament import Entry, Stage
+from game.tournament_schema import TournamentSettings
+
+__all__ = ["Applied", "Outgoing", "TableService"]
+
+TopicSuffix = Literal["events", "scores", "status"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outgoing:
+    """A message to publish: topic suffix, type and JSON body (the envelope is added later)."""
+
+    topic_suffix: TopicSuffix
+    type: str
+    body: Mapping[str, Any]
+    retain: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Applied:
+    """What one input did: the messages it causes and the answer for its sender."""
+
+    messages: tuple[Outgoing, ...] = ()
+    ok: bool = True
+    error: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+
+class _Refused(Exception):
+    """An input that is recorded but not acted on; the message says why."""
+
+
+def _ts(at: datetime) -> str:
+    return at.isoformat().replace("+00:00", "Z")
+
+
+class TableService:
+    """Seats, entries, spots and the hand in progress at one table; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        table_id: str,
+        settings: TournamentSettings,
+        paytables: Paytables,
+        deal: DealSequence,
+        registry: ChipRegistry,
+        marker_set: str = "bonus-marker",
+    ) -> None:
+        self.table_id = table_id
+        self.settings = settings
+        self.paytables = paytables
+        self.deal = deal
+        self.spots = SpotBook(registry, marker_set=marker_set)
+        self.session: TableSession | None = None
+        self.heat_id: str | None = None
+        self.hands_opened = 0
+        self.inputs_applied = 0
+        self.alerts_raised = 0
+        self.unacknowledged: dict[str, dict[str, Any]] = {}  # entry id -> its score body
+        self._fed: dict[int, SeatWagers] = {}  # what the open hand last saw per seat
+
+    # ---- the one entry point ----------------------------------------------------------
+
+    def apply(self, kind: str, payload: Mapping[str, Any], wall: datetime) -> Applied:
+        """Apply one journaled input; never raises for bad input (it is refused with a reason)."""
+        self.inputs_applied += 1
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            return Applied(ok=False, error=f"unknown input kind {kind!r}")
+        out: list[Outgoing] = []
+        try:
+            detail = handler(payload, wall, out)
+        except (_Refused, GameError, KeyError, TypeError, ValueError) as exc:
+            reason = _reason(exc)
+            if kind == "desk":
+                out.append(self._command_result(payload, accepted=False, reason=reason))
+            return Applied(messages=tuple(out), ok=False, error=reason)
+        if kind == "desk":
+            out.append(self._command_result(payload, accepted=True, reason=None))
+        return Applied(messages=tuple(out), ok=True, detail=detail or {})
+
+    # ---- views --------------------------------------------------------------------------
+
+    @property
+    def hand(self) -> Hand | None:
+        """The hand in progress, if any."""
+        return self.session.hand if self.session else None
+
+    def status(self) -> dict[str, Any]:
+        """A summary for the status message and `showdown table status`."""
+        hand = self.hand
+        return {
+            "heat": self.heat_id,
+            "stage": self.session.rules.stage.value if self.session else None,
+            "seats": {str(s): {"entry_id": e.entry_id, "balance": e.balance_cents,
+                               "hands_played": e.hands_played}
+                      for s, e in sorted(self.session.seats.items())} if self.session else {},
+            "hand": None if hand is None else {
+                "hand_id": hand.hand_id, "phase": hand.phase.value, "paused": hand.paused,
+                "open_alerts": [a.message for a in hand.open_alerts],
+            },
+            "hands_opened": self.hands_opened,
+            "alerts": self.alerts_raised,
+            "inputs": self.inputs_applied,
+            "unacknowledged_scores": sorted(self.unacknowledged),
+        }
+
+    # ---- devices ------------------------------------------------------------------------
+
+    def _on_start(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        del p, wall, out  # a boot record: nothing changes
+
+    def _on_card(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        card = parse_card(p["card"])
+        source: Literal["shoe", "manual"] = "manual" if p.get("source") == "manual" else "shoe"
+        hand = self.hand
+        if hand is None:
+            self._alert(out, "card_without_hand",
+                        f"card {card} read (shoe read {p.get('read_index')}) with no hand open",
+                        wall)
+            return
+        before = len(hand.events)
+        hand.read_card(card, source=source, at=wall)
+        self._hand_alerts(hand, before, out, wall)
+
+    def _on_chips(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        seat, spot = int(p["seat"]), str(p["spot"])
+        uids = frozenset(parse_uid(u) for u in p["uids"])
+        if spot not in WAGERS:
+            return  # an antenna that is not a wager spot (e.g. the marker rest)
+        self.spots.see_chips(seat, spot, uids)
+        self._wagers_changed(seat, out, wall, source="rfid")
+
+    def _on_manual_wager(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        seat, spot, amount = int(p["seat"]), str(p["spot"]), int(p["amount"])
+        if spot not in WAGERS or amount < 0:
+            raise _Refused(f"cannot key {amount} on {spot!r}")
+        self.spots.key_amount(seat, spot, amount)
+        self._wagers_changed(seat, out, wall, source="manual")
+
+    def _on_shoe_status(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        out.append(Outgoing(topic_suffix="events", type="device", body={
+            "device": p.get("device"), "state": p["state"], "detail": p.get("detail", ""),
+            "at": _ts(wall)}))
+
+    def _on_device_alert(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        self._alert(out, f"device_{p['kind']}", f"{p.get('device')}: {p.get('detail', '')}",
+                    wall, source="device")
+
+    # ---- the dealer's console ----------------------------------------------------------
+
+    def _on_dealer(
+        self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]
+    ) -> dict[str, Any] | None:
+        action, by = p["action"], p.get("by")
+        if action == "acknowledge":
+            self._acknowledge(str(p["entry_id"]), str(p.get("method", "card_tap")), by, wall, out)
+            return None
+        if self.session is None:
+            raise _Refused("no heat is open at this table")
+        if action == "no_more_bets":
+            hand = self._open_hand(wall)
+            before = len(hand.events)
+            hand.no_more_bets(at=wall)
+            self._hand_alerts(hand, before, out, wall)
+            return {"hand_id": hand.hand_id, "seats": list(hand.seats_in_hand)}
+        current = self.hand
+        if current is None:
+            raise _Refused(f"no hand is open for {action!r}")
+        hand = current
+        before = len(hand.events)
+        if action == "settle":
+            hand.settle(at=wall)
+        elif action == "reveal":
+            hand.reveal(at=wall)
+        elif action == "void":
+            hand.void(str(p["reason"]), by=by, at=wall)
+        elif action == "correct_card":
+            hand.correct_card(int(p["position"]), parse_card(p["card"]), str(p["reason"]),
+                              by=by, at=wall)
+        elif action == "resolve_alert":
+            hand.resolve_alert(int(p["alert_id"]), str(p["reason"]), by=by, at=wall)
+        else:
+            raise _Refused(f"unknown dealer action {action!r}")
+        self._hand_alerts(hand, before, out, wall)
+        self._close_if_ended(out, wall)
+        return {"hand_id": hand.hand_id, "phase": hand.phase.value}
+
+    # ---- the tournament desk ------------------------------------------------------------
+
+    def _on_desk(
+        self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]
+    ) -> dict[str, Any] | None:
+        command = p["command"]
+        if command == "open_heat":
+            if self.session is not None:
+                raise _Refused(f"heat {self.heat_id} is still open")
+            stage = Stage(p["stage"])
+            self.session = TableSession(table_id=self.table_id,
+                                        rules=self.settings.stage(stage).rules,
+                                        paytables=self.paytables, deal=self.deal)
+            self.heat_id = str(p["heat_id"])
+            out.append(Outgoing(topic_suffix="events", type="heat.opened", body={
+                "heat_id": self.heat_id, "stage": stage.value, "at": _ts(wall)}))
+            return None
+        if command == "resend":
+            int(p["from_seq"])  # validated here; the link re-publishes from the journal
+            return None
+        if command == "ack_score":
+            self._acknowledge(str(p["entry_id"]), str(p.get("method", "desk")),
+                              p.get("signer"), wall, out)
+            return None
+        session = self._session()
+        if command == "seat":
+            entry = Entry.start(entry_id=str(p["entry_id"]), rules=session.rules)
+            seat = int(p["seat"])
+            session.seat_entry(entry, seat)
+            out.append(Outgoing(topic_suffix="events", type="entry.seated", body={
+                "entry_id": entry.entry_id, "seat": seat, "heat_id": self.heat_id,
+                "at": _ts(wall)}))
+        elif command == "unseat":
+            seat = int(p["seat"])
+            entry = session.unseat(seat)
+            self.spots.clear_seat(seat)
+            out.append(Outgoing(topic_suffix="events", type="entry.unseated", body={
+                "entry_id": entry.entry_id, "seat": seat, "hands_played": entry.hands_played,
+                "reason": p.get("reason", ""), "at": _ts(wall)}))
+        elif command == "void_hand":
+            hand = session.hand
+            if hand is None or hand.hand_id != p["hand_id"]:
+                raise _Refused(f"hand {p['hand_id']} is not the hand in progress")
+            hand.void(str(p["reason"]), by=p.get("signer"), at=wall)
+            self._close_if_ended(out, wall)
+        elif command == "close_heat":
+            if session.hand is not None:
+                raise _Refused("a hand is in progress")
+            if session.seats:
+                seated = ", ".join(e.entry_id for e in session.seats.values())
+                raise _Refused(f"entries still seated: {seated}")
+            out.append(Outgoing(topic_suffix="events", type="heat.closed", body={
+                "heat_id": self.heat_id, "at": _ts(wall)}))
+            self.session, self.heat_id = None, None
+        else:
+            raise _Refused(f"unknown desk command {command!r}")
+        return None
+
+    # ---- helpers ----------------------------------------------------------------------
+
+    def _session(self) -> TableSession:
+        if self.session is None:
+            raise _Refused("no heat is open at this table")
+        return self.session
+
+    def _open_hand(self, wall: datetime) -> Hand:
+        session = self._session()
+        if session.hand is not None:
+            return session.hand
+        self.hands_opened += 1
+        hand = session.open_hand(f"{self.table_id}-{self.hands_opened:06d}", at=wall)
+        self._fed = {}
+        for seat, entry in sorted(session.seats.items()):
+            wagers, _ = self.spots.wagers(seat, entry.entry_id)
+            if wagers.staked_cents or wagers.markers:
+                hand.see_wagers(seat, wagers, source="rfid", at=wall)
+                self._fed[seat] = wagers
+        return hand
+
+    def _wagers_changed(self, seat: int, out: list[Outgoing], wall: datetime,
+                        source: Literal["rfid", "manual"]) -> None:
+        session = self.session
+        entry = session.seats.get(seat) if session else None
+        wagers, problems = self.spots.wagers(seat, entry.entry_id if entry else None)
+        for problem in problems:
+            self._alert(out, problem.kind, problem.detail, wall, source="chips", seat=seat)
+        hand = self.hand
+        if hand is None or seat not in hand.seats or hand.phase in (Phase.SETTLED, Phase.VOID):
+            return
+        if self._fed.get(seat, SeatWagers()) == wagers:
+            return
+        before = len(hand.events)
+        hand.see_wagers(seat, wagers, source=source, at=wall)
+        self._fed[seat] = wagers
+        self._hand_alerts(hand, before, out, wall)
+
+    def _hand_alerts(self, hand: Hand, before: int, out: list[Outgoing], wall: datetime) -> None:
+        for event in hand.events[before:]:
+            if isinstance(event, AlertRaised):
+                self._alert(out, event.kind, event.message, wall, source="hand",
+                            seat=event.seat, hand_id=hand.hand_id, alert_id=event.alert_id)
+
+    def _alert(self, out: list[Outgoing], kind: str, message: str, wall: datetime, *,
+               source: str = "table", seat: int | None = None, hand_id: str | None = None,
+               alert_id: int | None = None) -> None:
+        self.alerts_raised += 1
+        body: dict[str, Any] = {"kind": kind, "message": message, "source": source,
+                                "at": _ts(wall)}
+        if seat is not None:
+            body["seat"] = seat
+        if hand_id is not None:
+            body["hand_id"], body["alert_id"] = hand_id, alert_id
+        out.append(Outgoing(topic_suffix="events", type="alert", body=body))
+
+    def _close_if_ended(self, out: list[Outgoing], wall: datetime) -> None:
+        session = self.session
+        hand = session.hand if session else None
+        if session is None or hand is None or hand.phase not in (Phase.SETTLED, Phase.VOID):
+            return
+        entries = {s: e.entry_id for s, e in session.seats.items()}
+        record = hand_record(hand, entries=entries, table=self.table_id)
+        record["heat_id"], record["stage"] = self.heat_id, session.rules.stage.value
+        record["settled_at" if hand.phase is Phase.SETTLED else "voided_at"] = _ts(wall)
+        kind = "hand.settled" if hand.phase is Phase.SETTLED else "hand.voided"
+        out.append(Outgoing(topic_suffix="events", type=kind, body=record))
+        for ended in session.close_hand():
+            self.spots.clear_seat(ended.seat)
+            body = {
+                "entry_id": ended.entry_id, "stage": session.rules.stage.value,
+                "heat_id": self.heat_id, "table": self.table_id, "seat": ended.seat,
+                "score": ended.score_cents, "hands": ended.hands_played,
+                "status": ended.status.value, "markers_forfeited": ended.markers_forfeited,
+                "last_hand_id": ended.hand_id, "at": _ts(wall),
+            }
+            self.unacknowledged[ended.entry_id] = body
+            out.append(Outgoing(topic_suffix="scores", type="score.recorded", body=body))
+        self._fed = {}
+
+    def _acknowledge(self, entry_id: str, method: str, by: object, wall: datetime,
+                     out: list[Outgoing]) -> None:
+        score = self.unacknowledged.pop(entry_id, None)
+        if score is None:
+            raise _Refused(f"entry {entry_id} has no unacknowledged score at this table")
+        out.append(Outgoing(topic_suffix="scores", type="score.acknowledged", body={
+            "entry_id": entry_id, "score": score["score"], "stage": score["stage"],
+            "method": method, "by": by, "at": _ts(wall)}))
+
+    def _command_result(self, p: Mapping[str, Any], *, accepted: bool,
+                        reason: str | None) -> Outgoing:
+        return Outgoing(topic_suffix="events", type="command.result", body={
+            "command_id": p.get("command_id"), "command": p.get("command"),
+            "accepted": accepted, "reason": reason})
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def replay(service: TableService, records: Sequence[tuple[str, Mapping[str, Any], datetime]]
+           ) -> list[Applied]:
+    """Apply journaled inputs in order (rebuilding state after a restart)."""
+    return [service.apply(kind, payload, wall) for kind, payload, wall in records]

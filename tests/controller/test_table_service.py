@@ -1,0 +1,217 @@
+"""The daemon's deterministic core: inputs in, messages out, identical state on replay."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from controller.paytable_files import read_paytables
+from controller.table_service import Applied, TableService
+from controller.tournament_files import read_tournament
+from drivers.chip_registry import Chip, ChipRegistry, format_uid
+from game.deal import DEFAULT_DEAL
+from game.settle import WAGERS, SeatWagers
+from simulators.dealer import VirtualDealer
+from simulators.players import VirtualPlayer
+
+SETTINGS = read_tournament(None)
+PAYTABLES = read_paytables(None)
+T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
+R25 = 2_500
+
+
+def make_registry() -> ChipRegistry:
+    chips = [Chip(uid=bytes.fromhex(f"E0040000{i:08X}"), value_cents=R25,
+                  chip_set="gold-reef-2026") for i in range(2_000)]
+    chips += [Chip(uid=bytes.fromhex(f"E0040001{i:08X}"), value_cents=50_000, chip_set="bonus-marker")
+              for i in range(18)]
+    chips.append(Chip(uid=bytes.fromhex("E004000200000001"), value_cents=R25, chip_set="old-set"))
+    return ChipRegistry(chips, chip_set="gold-reef-2026")
+
+
+class Table:
+    """Drives a TableService the way the devices and consoles would, and keeps the record."""
+
+    def __init__(self) -> None:
+        self.service = self._new()
+        self.record: list[tuple[str, dict[str, Any], datetime]] = []
+        self.now = T0
+        self.next_chip = 0
+
+    @staticmethod
+    def _new() -> TableService:
+        return TableService(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
+                            deal=DEFAULT_DEAL, registry=make_registry())
+
+    def send(self, kind: str, **payload: Any) -> Applied:
+        self.now += timedelta(seconds=1)
+        self.record.append((kind, payload, self.now))
+        return self.service.apply(kind, payload, self.now)
+
+    def chips_for(self, amount: int) -> list[str]:
+        uids = [format_uid(bytes.fromhex(f"E0040000{self.next_chip + i:08X}"))
+                for i in range(amount // R25)]
+        self.next_chip += len(uids)
+        return uids
+
+    def place(self, seat: int, wagers: SeatWagers, markers: list[str] | None = None) -> None:
+        marker_uids = iter(markers or [])
+        for spot in WAGERS:
+            uids = self.chips_for(wagers.amount(spot))
+            if spot in wagers.markers:
+                uids.append(next(marker_uids))
+            self.send("chips", seat=seat, spot=spot, uids=uids, reader="R1", antenna=0,
+                      report_seq=0)
+
+    def replayed(self) -> TableService:
+        fresh = self._new()
+        for kind, payload, wall in self.record:
+            fresh.apply(kind, payload, wall)
+        return fresh
+
+
+def messages(applied: Applied, kind: str) -> list[dict[str, Any]]:
+    return [dict(m.body) for m in applied.messages if m.type == kind]
+
+
+def test_a_whole_qualifying_heat_scores_what_the_game_core_computes() -> None:
+    table = Table()
+    assert table.send("desk", command="open_heat", stage="qualifying", heat_id="Q-0703-1",
+                      command_id="c1").ok
+    for seat in (1, 3):
+        assert table.send("desk", command="seat", entry_id=f"E{seat}", seat=seat,
+                          command_id=f"s{seat}").ok
+    rng = random.Random(12)
+    players = {s: VirtualPlayer(name=str(s), rng=random.Random(rng.random())) for s in (1, 3)}
+    dealer = VirtualDealer(rng=random.Random(99))
+    scores: dict[str, int] = {}
+    expected_nets = {1: 0, 3: 0}
+    while table.service.session and table.service.session.seats:
+        session = table.service.session
+        seated = dict(session.seats)
+        for seat, entry in seated.items():
+            table.place(seat, players[seat].wagers(
+                seat=seat, balance_cents=entry.balance_cents, markers_left=0,
+                rules=session.rules.house))
+        assert table.send("dealer", action="no_more_bets", by="D1").ok
+        hand = table.service.hand
+        assert hand is not None
+        deck = iter(dealer.shuffled_deck())
+        decided: set[str] = set()
+        while (target := hand.next_target) is not None:
+            street = {0: "preflop", 3: "flop"}.get(target.index) if target.kind == "board" else None
+            if street and street not in decided:
+                decided.add(street)
+                decide(table, players, street)
+            table.send("card", card=str(next(deck)), read_index=0, quality=99, device="S1")
+        decide(table, players, "river")
+        settled = table.send("dealer", action="settle", by="D1")
+        assert settled.ok, settled.error
+        [record] = messages(settled, "hand.settled")
+        assert record["alerts"] == []
+        for seat_str, net in record["nets"].items():
+            expected_nets[int(seat_str)] += net
+        for body in messages(settled, "score.recorded"):
+            scores[body["entry_id"]] = body["score"]
+    assert scores == {f"E{s}": 200_000 + expected_nets[s] for s in (1, 3)}
+    assert table.service.status() == table.replayed().status()
+
+
+def decide(table: Table, players: dict[int, VirtualPlayer], street: str) -> None:
+    hand = table.service.hand
+    assert hand is not None
+    placed = hand.cards()
+    board = [c for t, c in placed if t.kind == "board"]
+    for seat in hand.seats_in_hand:
+        wagers = hand.wagers(seat)
+        if wagers is None or wagers.play:
+            continue
+        hole = [c for t, c in placed if t.kind == "seat" and t.seat == seat]
+        session = table.service.session
+        assert session is not None
+        amount = players[seat].play(seat=seat, street=street, hole=hole, board=board,
+                                    wagers=wagers, balance_cents=session.seats[seat].balance_cents)
+        if amount:
+            table.send("chips", seat=seat, spot="play", uids=table.chips_for(amount),
+                       reader="R1", antenna=0, report_seq=0)
+
+
+def test_problem_chips_are_alerted_once_and_never_counted() -> None:
+    table = Table()
+    table.send("desk", command="open_heat", stage="qualifying", heat_id="Q1")
+    table.send("desk", command="seat", entry_id="E1", seat=1)
+    unknown = "E0049999DEADBEEF"
+    other_set = "E004000200000001"
+    first = table.send("chips", seat=1, spot="ante", uids=[*table.chips_for(R25), unknown,
+                                                           other_set])
+    kinds = sorted(b["kind"] for b in messages(first, "alert"))
+    assert kinds == ["other_chip_set", "unknown_chip"]
+    again = table.send("chips", seat=1, spot="ante", uids=[unknown, other_set])
+    assert messages(again, "alert") == []
+    wagers, _ = table.service.spots.wagers(1, "E1")
+    assert wagers.ante == 0
+
+
+def test_refused_inputs_are_answered_with_the_reason() -> None:
+    table = Table()
+    refused = table.send("dealer", action="no_more_bets")
+    assert not refused.ok
+    assert "no heat is open" in (refused.error or "")
+    answer = table.send("desk", command="seat", entry_id="E1", seat=1, command_id="c9")
+    assert not answer.ok
+    [result] = messages(answer, "command.result")
+    assert result == {"command_id": "c9", "command": "seat", "accepted": False,
+                      "reason": "no heat is open at this table"}
+    card = table.send("card", card="Ah", read_index=4)
+    assert [b["kind"] for b in messages(card, "alert")] == ["card_without_hand"]
+    assert not table.send("card", card="Zz").ok
+    assert not table.send("nonsense").ok
+
+
+def test_void_scores_acknowledgement_and_replay() -> None:
+    table = Table()
+    table.send("desk", command="open_heat", stage="qualifying", heat_id="Q1")
+    table.send("desk", command="seat", entry_id="E1", seat=2)
+    table.place(2, SeatWagers(ante=R25, odds=R25))
+    table.send("dealer", action="no_more_bets")
+    voided = table.send("dealer", action="void", reason="misdeal", by="supervisor")
+    [record] = messages(voided, "hand.voided")
+    assert record["void"]["reason"] == "misdeal"
+    assert table.service.session is not None
+    assert table.service.session.seats[2].hands_played == 0
+    assert not table.send("dealer", action="acknowledge", entry_id="E1").ok
+    assert table.replayed().status() == table.service.status()
+
+
+def test_markers_on_side_bets_in_the_final() -> None:
+    table = Table()
+    table.send("desk", command="open_heat", stage="final", heat_id="F1")
+    table.send("desk", command="seat", entry_id="F-1", seat=1)
+    wagers = SeatWagers(ante=R25, odds=R25, trips_plus=R25, markers=frozenset({"trips_plus"}))
+    table.place(1, wagers, markers=["E004000100000000"])
+    seen, _ = table.service.spots.wagers(1, "F-1")
+    assert seen == wagers
+    misplaced = table.send("chips", seat=1, spot="ante",
+                           uids=[*table.chips_for(R25), "E004000100000001"])
+    assert [b["kind"] for b in messages(misplaced, "alert")] == ["misplaced_marker"]
+
+
+@pytest.mark.parametrize("kind", ["card", "chips", "dealer", "desk", "manual_wager"])
+def test_malformed_payloads_are_refused_not_raised(kind: str) -> None:
+    table = Table()
+    assert not table.send(kind).ok
+    assert not table.send(kind, seat="x", spot=None, card=3, action=None, command=None).ok
+
+
+def test_wager_rules_are_enforced_through_the_hand() -> None:
+    table = Table()
+    table.send("desk", command="open_heat", stage="qualifying", heat_id="Q1")
+    table.send("desk", command="seat", entry_id="E1", seat=1)
+    table.place(1, replace(SeatWagers(ante=R25, odds=2 * R25)))
+    closed = table.send("dealer", action="no_more_bets")
+    assert closed.ok
+    assert [b["kind"] for b in messages(closed, "alert")] == ["wager_invalid"]
