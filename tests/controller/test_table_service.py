@@ -27,8 +27,8 @@ R25 = 2_500
 def make_registry() -> ChipRegistry:
     chips = [Chip(uid=bytes.fromhex(f"E0040000{i:08X}"), value_cents=R25,
                   chip_set="gold-reef-2026") for i in range(2_000)]
-    chips += [Chip(uid=bytes.fromhex(f"E0040001{i:08X}"), value_cents=50_000, chip_set="bonus-marker")
-              for i in range(18)]
+    chips += [Chip(uid=bytes.fromhex(f"E0040001{i:08X}"), value_cents=50_000,
+                   chip_set="bonus-marker") for i in range(18)]
     chips.append(Chip(uid=bytes.fromhex("E004000200000001"), value_cents=R25, chip_set="old-set"))
     return ChipRegistry(chips, chip_set="gold-reef-2026")
 
