@@ -1,0 +1,49 @@
+"""structlog, configured once at the entry point: JSON lines on stdout under systemd (journald),
+a readable console on a terminal. Every line about a hand carries table, hand_id and seat."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from typing import Any, Literal
+
+import structlog
+
+__all__ = ["configure_logging", "get_logger"]
+
+LogFormat = Literal["auto", "json", "console"]
+
+
+def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",
+                      table: str | None = None) -> None:
+    """Set up structlog and stdlib logging (call once, in main)."""
+    if fmt == "auto":
+        under_systemd = bool(os.environ.get("INVOCATION_ID") or os.environ.get("JOURNAL_STREAM"))
+        fmt = "json" if under_systemd or not sys.stdout.isatty() else "console"
+    numeric = logging.getLevelName(level.upper())
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level!r}")
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    renderer: Any = (structlog.processors.JSONRenderer(sort_keys=True) if fmt == "json"
+                     else structlog.dev.ConsoleRenderer(colors=sys.stdout.isatty()))
+    structlog.configure(
+        processors=[*shared, structlog.processors.format_exc_info, renderer],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        cache_logger_on_first_use=True,
+    )
+    logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr,
+                        format="%(levelname)s %(name)s: %(message)s")
+    structlog.contextvars.clear_contextvars()
+    if table is not None:
+        structlog.contextvars.bind_contextvars(table=table)
+
+
+def get_logger(name: str, **context: Any) -> Any:
+    """A bound structlog logger for a module, with optional fixed context."""
+    return structlog.get_logger(name).bind(**context)
