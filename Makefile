@@ -43,6 +43,7 @@ lint: $(STAMP)
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/evaluator.py
 	$(BIN)/python bench/par_sheet.py
+	$(BIN)/python bench/fuzz_codecs.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

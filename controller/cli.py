@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "controller.commands.evaluate",
     "controller.commands.settle",
     "controller.commands.check_config",
+    "controller.commands.simulate",
 )
 
 

@@ -1,0 +1,754 @@
+"""The SR-48 chip spot reader in software, as a pyusb backend (docs/protocols/chip-rfid.md).
+
+``usb.core.find(idVendor=..., idProduct=..., backend=sim.backend)`` finds it, and the real
+driver (`drivers.rfid.UsbChipReader`) then runs its normal code against it: descriptors,
+configuration, interface claim, bulk OUT commands, interrupt (or bulk) IN reports, string
+descriptors. The firmware is emulated lazily: heartbeats and inventory sweeps that fall due are
+produced when the host reads, so there is no thread of its own.
+
+Wagers are placed and removed by seat and spot (``place(1, "ante", 2500)``) with chips minted
+from a registry (`build_sim_registry`, or one given). Faults switch at run time: the line faults
+of `simulators.faults.Faults` (corrupt, drop, duplicate, garbage, delay, silent ...), plus
+unplug / plug / re-enumeration (the device leaves enumeration and old handles raise
+``USBError`` errno 19), unknown chips, chips of another chip set and antenna faults.
+"""
+
+# The backend methods keep pyusb's IBackend signatures (argument names and order included).
+# ruff: noqa: ARG002, N803, PLR0917
+
+from __future__ import annotations
+
+import array
+import errno
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import usb.backend  # type: ignore[import-untyped]
+import usb.core  # type: ignore[import-untyped]
+
+from drivers.chip_registry import Chip, ChipRegistry
+from drivers.readings import SPOTS, SpotId
+from drivers.rfid_codec import (
+    DEFAULT_ANTENNA_MAP,
+    DEFAULT_PRODUCT_ID,
+    DEFAULT_VENDOR_ID,
+    MAX_CHIPS_PER_REPORT,
+    Ack,
+    AckStatus,
+    AntennaFault,
+    AntennaFaultCode,
+    Frame,
+    FrameDecoder,
+    FrameError,
+    Heartbeat,
+    Identify,
+    Identity,
+    Inventory,
+    Message,
+    MsgType,
+    Ping,
+    Pong,
+    SetAntennaMap,
+    SetTiming,
+    StartInventory,
+    StopInventory,
+    encode_frame,
+)
+from simulators.faults import Faults
+
+__all__ = [
+    "DEFAULT_PRODUCT_ID",
+    "DEFAULT_VENDOR_ID",
+    "SIM_CHIP_SET",
+    "SIM_FOREIGN_SET",
+    "RfidReaderSimulator",
+    "RfidSimBackend",
+    "build_sim_registry",
+    "sim_seat_entries",
+]
+
+EP_OUT = 0x01
+EP_IN = 0x81
+PACKET = 64
+OUT_QUEUE_BYTES = 16 * 1024
+LANGID_EN_US = 0x0409
+SIM_CHIP_SET = "showdown-2026"
+SIM_FOREIGN_SET = "cash-2019"
+# Chips each simulated entry is issued (R2,000) and the dealer's unissued float.
+_ENTRY_CHIPS = ((2500, 8), (10_000, 8), (50_000, 2))
+_FLOAT_CHIPS = ((2500, 10), (10_000, 10), (50_000, 4))
+_FOREIGN_CHIPS = ((2500, 2), (10_000, 2))
+_DENOM_CODE = {2500: 1, 10_000: 2, 50_000: 3}
+
+
+def sim_seat_entries() -> dict[int, str]:
+    """The entry ids the built-in registry issues chips to: seat n plays entry "SIM-En"."""
+    return {seat: f"SIM-E{seat}" for seat in range(1, 7)}
+
+
+def _sim_uid(set_code: int, owner: int, value_cents: int, n: int) -> bytes:
+    return bytes([0xE0, 0x5D, set_code, owner, _DENOM_CODE[value_cents], 0, 0, n])
+
+
+def build_sim_registry() -> ChipRegistry:
+    """The simulator's chips: R2,000 per seat's entry, a float, and a few chips of another set.
+
+    UIDs read ``E0 5D <set> <seat, 00 float> <denomination 1=R25 2=R100 3=R500> 00 00 <n>``.
+    """
+    chips: list[Chip] = []
+    for seat, entry in sim_seat_entries().items():
+        for value, count in _ENTRY_CHIPS:
+            chips += [
+                Chip(uid=_sim_uid(1, seat, value, n), value_cents=value, chip_set=SIM_CHIP_SET,
+                     issued_to=entry)
+                for n in range(1, count + 1)
+            ]
+    for value, count in _FLOAT_CHIPS:
+        chips += [
+            Chip(uid=_sim_uid(1, 0, value, n), value_cents=value, chip_set=SIM_CHIP_SET)
+            for n in range(1, count + 1)
+        ]
+    for value, count in _FOREIGN_CHIPS:
+        chips += [
+            Chip(uid=_sim_uid(2, 0, value, n), value_cents=value, chip_set=SIM_FOREIGN_SET)
+            for n in range(1, count + 1)
+        ]
+    return ChipRegistry(chips, chip_set=SIM_CHIP_SET, source="simulators.rfid")
+
+
+# ----------------------------------------------------------------------------- descriptors
+
+
+@dataclass(slots=True)
+class _Descriptor:
+    """A descriptor as pyusb wants it: fields as attributes."""
+
+    fields: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _DevId:
+    generation: int
+    address: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Handle:
+    generation: int
+
+
+def _no_device() -> usb.core.USBError:
+    return usb.core.USBError(
+        "No such device (it may have been disconnected)", -4, errno.ENODEV
+    )
+
+
+def _timeout() -> usb.core.USBError:
+    return usb.core.USBTimeoutError("Operation timed out", -7, errno.ETIMEDOUT)
+
+
+# ----------------------------------------------------------------------------- firmware
+
+
+@dataclass(slots=True)
+class _Firmware:
+    """Device state that a power-up resets."""
+
+    booted_at: float
+    seq: int = 0
+    configured: bool = False
+    claimed: bool = False
+    running: bool = False
+    antenna_map: dict[int, SpotId] = field(default_factory=lambda: dict(DEFAULT_ANTENNA_MAP))
+    report_interval: float = 0.2
+    heartbeat_interval: float = 0.5
+    watchdog: float = 0.0
+    cycle: int = 0
+    next_heartbeat: float = 0.0
+    next_sweep: float = 0.0
+    last_host_frame: float = 0.0
+    decoder: FrameDecoder = field(default_factory=FrameDecoder)
+    out: deque[tuple[float, bytes]] = field(default_factory=deque)
+    out_bytes: int = 0
+    pending_faults: list[AntennaFault] = field(default_factory=list)
+
+
+class RfidReaderSimulator:
+    """One simulated reader: a table of betting spots, its firmware and its USB presence."""
+
+    def __init__(
+        self,
+        *,
+        registry: ChipRegistry | None = None,
+        seat_entries: Mapping[int, str] | None = None,
+        serial: str = "SIM-SR48-0001",
+        model: str = "SR-48-SIM",
+        firmware: str = "1.0.0-sim",
+        antenna_count: int = 48,
+        vendor_id: int = DEFAULT_VENDOR_ID,
+        product_id: int = DEFAULT_PRODUCT_ID,
+        in_transfer: str = "interrupt",
+        faults: Faults | None = None,
+        seed: int = 0,
+    ) -> None:
+        if in_transfer not in ("interrupt", "bulk"):
+            raise ValueError(f"in_transfer is 'interrupt' or 'bulk', got {in_transfer!r}")
+        built = registry is None
+        self.registry = build_sim_registry() if registry is None else registry
+        self.seat_entries = dict(
+            seat_entries if seat_entries is not None else sim_seat_entries() if built else {}
+        )
+        self.serial = serial
+        self.model = model
+        self.firmware_version = firmware
+        self.antenna_count = antenna_count
+        self.vendor_id = vendor_id
+        self.product_id = product_id
+        self.in_transfer = in_transfer
+        self.faults = faults if faults is not None else Faults(seed=seed)
+        self.bus = 1
+        self.address = 5
+        self.plugged = True
+        self.generation = 0
+        self.dropped_on_overflow = 0
+        self.frames_sent = 0
+        self._rng = random.Random(seed)
+        self._cond = threading.Condition(threading.RLock())
+        self._table: dict[SpotId, list[bytes]] = {}
+        self._where: dict[bytes, SpotId] = {}
+        self._faulted: dict[int, AntennaFaultCode] = {}
+        self._fw = _Firmware(booted_at=time.monotonic())
+        self.backend = RfidSimBackend(self)
+
+    # ------------------------------------------------------------------ table API
+
+    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
+        """The UIDs lying on one betting spot now."""
+        with self._cond:
+            return frozenset(self._table.get(_spot(seat, spot), ()))
+
+    def table(self) -> dict[SpotId, frozenset[bytes]]:
+        """Every spot holding chips, with its UIDs."""
+        with self._cond:
+            return {s: frozenset(u) for s, u in self._table.items() if u}
+
+    def place(
+        self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = ()
+    ) -> tuple[bytes, ...]:
+        """Put chips on a spot: exactly ``cents`` from the seat's chips, and/or given UIDs."""
+        where = _spot(seat, spot)
+        with self._cond:
+            chosen = [bytes(u) for u in uids]
+            for uid in chosen:
+                if len(uid) != 8:
+                    raise ValueError(f"a UID is 8 bytes, got {uid.hex()}")
+                if uid in self._where:
+                    raise ValueError(f"chip {uid.hex().upper()} is already on {self._where[uid]}")
+            if len(set(chosen)) != len(chosen):
+                raise ValueError("the same chip twice")
+            if cents is not None:
+                chosen += self._pick(seat, cents, exclude=set(chosen))
+            for uid in chosen:
+                self._table.setdefault(where, []).append(uid)
+                self._where[uid] = where
+            return tuple(chosen)
+
+    def remove(
+        self, seat: int, spot: str, uids: Iterable[bytes] | None = None
+    ) -> tuple[bytes, ...]:
+        """Take chips off a spot (all of them by default); returns the UIDs taken."""
+        where = _spot(seat, spot)
+        with self._cond:
+            here = self._table.get(where, [])
+            taken = list(here) if uids is None else [u for u in uids if u in here]
+            for uid in taken:
+                here.remove(uid)
+                del self._where[uid]
+            return tuple(taken)
+
+    def clear(self) -> None:
+        """Take every chip off the table."""
+        with self._cond:
+            self._table.clear()
+            self._where.clear()
+
+    def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
+        """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""
+        uids: list[bytes] = []
+        with self._cond:
+            while len(uids) < count:
+                uid = bytes([0xE0, 0x04]) + self._rng.randbytes(6)
+                if uid not in self.registry and uid not in self._where and uid not in uids:
+                    uids.append(uid)
+        return self.place(seat, spot, uids=uids)
+
+    def place_foreign(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
+        """Put ``count`` registered chips of another chip set on a spot."""
+        with self._cond:
+            free = [
+                c.uid for c in self.registry
+                if c.chip_set != self.registry.chip_set and c.uid not in self._where
+            ]
+        if len(free) < count:
+            raise ValueError(f"the registry has only {len(free)} free chips of other chip sets")
+        return self.place(seat, spot, uids=free[:count])
+
+    def antenna_fault(self, antenna: int, code: AntennaFaultCode) -> None:
+        """Raise (or with CLEARED, end) a fault on an antenna port; reported at once."""
+        with self._cond:
+            if code is AntennaFaultCode.CLEARED:
+                self._faulted.pop(antenna, None)
+            else:
+                self._faulted[antenna] = code
+            self._fw.pending_faults.append(AntennaFault(antenna=antenna, code=code))
+            self._cond.notify_all()
+
+    def _pick(self, seat: int, cents: int, *, exclude: set[bytes]) -> list[bytes]:
+        if cents <= 0:
+            raise ValueError(f"an amount is a positive number of cents, got {cents}")
+        entry = self.seat_entries.get(seat)
+        pool: dict[int, list[bytes]] = {}
+        for chip in self.registry:
+            if (
+                chip.chip_set == self.registry.chip_set
+                and chip.issued_to == entry
+                and chip.uid not in self._where
+                and chip.uid not in exclude
+            ):
+                pool.setdefault(chip.value_cents, []).append(chip.uid)
+        counts = _make_change(cents, {v: len(u) for v, u in pool.items()})
+        if counts is None:
+            whose = f"entry {entry}" if entry else "the unissued float"
+            raise ValueError(f"seat {seat}: cannot make {cents} cents from free chips of {whose}")
+        return [uid for value, n in counts.items() for uid in pool[value][:n]]
+
+    # ------------------------------------------------------------------ device life
+
+    def unplug(self) -> None:
+        """The reader leaves the bus (cable pulled, power lost): old handles are dead."""
+        with self._cond:
+            self.plugged = False
+            self.generation += 1
+            self._cond.notify_all()
+
+    def plug(self) -> None:
+        """The reader comes back: a new address and a fresh power-up state."""
+        with self._cond:
+            if self.plugged:
+                return
+            self.address = self.address % 127 + 1
+            self._fw = _Firmware(booted_at=time.monotonic())
+            self.plugged = True
+            self._cond.notify_all()
+
+    def reenumerate(self) -> None:
+        """A firmware reset: the device drops off the bus and enumerates again at once."""
+        with self._cond:
+            self.unplug()
+            self.plug()
+
+    @property
+    def inventory_running(self) -> bool:
+        """Whether the emulated firmware is sweeping its antennas."""
+        with self._cond:
+            return self._fw.running
+
+    @property
+    def antenna_map(self) -> dict[int, SpotId]:
+        """The antenna map the emulated firmware uses now."""
+        with self._cond:
+            return dict(self._fw.antenna_map)
+
+    # ------------------------------------------------------------------ firmware (lock held)
+
+    def _alive(self, generation: int) -> None:
+        if not self.plugged or generation != self.generation:
+            raise _no_device()
+
+    def _emit(self, message: Message, now: float, *, reading: bool = False) -> None:
+        fw = self._fw
+        frame = encode_frame(fw.seq, message)
+        fw.seq = (fw.seq + 1) & 0xFFFF
+        self.frames_sent += 1
+        ready = now + self.faults.delay
+        for chunk in self.faults.outgoing(frame, reading=reading):
+            if fw.out_bytes + len(chunk) > OUT_QUEUE_BYTES:
+                self.dropped_on_overflow += 1
+                continue
+            fw.out.append((ready, chunk))
+            fw.out_bytes += len(chunk)
+
+    def _tick(self, now: float) -> None:
+        fw = self._fw
+        if not fw.configured:
+            return
+        for fault in fw.pending_faults:
+            self._emit(fault, now)
+        fw.pending_faults.clear()
+        if fw.watchdog and fw.running and now - fw.last_host_frame > fw.watchdog:
+            fw.running = False
+        if now >= fw.next_heartbeat:
+            uptime = int((now - fw.booted_at) * 1000) & 0xFFFFFFFF
+            self._emit(Heartbeat(uptime_ms=uptime, inventory_running=fw.running,
+                                 mapped_antennas=len(fw.antenna_map)), now)
+            fw.next_heartbeat += fw.heartbeat_interval
+            if fw.next_heartbeat <= now:
+                fw.next_heartbeat = now + fw.heartbeat_interval
+        if fw.running and now >= fw.next_sweep:
+            self._sweep(now)
+            fw.next_sweep += fw.report_interval
+            if fw.next_sweep <= now:
+                fw.next_sweep = now + fw.report_interval
+
+    def _sweep(self, now: float) -> None:
+        fw = self._fw
+        for antenna, where in sorted(fw.antenna_map.items()):
+            code = self._faulted.get(antenna)
+            if code is not None and code is not AntennaFaultCode.OVERFLOW:
+                continue
+            uids = tuple(self._table.get(where, ())[:MAX_CHIPS_PER_REPORT])
+            report = Inventory(antenna=antenna, spot=where, cycle=fw.cycle, uids=uids)
+            self._emit(report, now, reading=True)
+            if self.faults.repeat_reading():
+                self._emit(report, now, reading=True)
+        fw.cycle = (fw.cycle + 1) & 0xFFFF
+
+    def _next_event(self, now: float) -> float:
+        fw = self._fw
+        times = [fw.next_heartbeat] if fw.configured else []
+        if fw.configured and fw.running:
+            times.append(fw.next_sweep)
+        if fw.out:
+            times.append(fw.out[0][0])
+        return min(times, default=now + 0.05)
+
+    def _take(self, size: int, now: float) -> bytes:
+        fw = self._fw
+        cap = PACKET if size < PACKET else size - size % PACKET
+        data = bytearray()
+        while fw.out and fw.out[0][0] <= now and len(data) < cap:
+            ready, chunk = fw.out.popleft()
+            room = cap - len(data)
+            if len(chunk) > room:
+                fw.out.appendleft((ready, chunk[room:]))
+                chunk = chunk[:room]
+            fw.out_bytes -= len(chunk)
+            data += chunk
+        return bytes(data)
+
+    def _read(self, handle: _Handle, ep: int, buff: array.array[int], timeout_ms: int) -> int:
+        deadline = time.monotonic() + (timeout_ms / 1000 if timeout_ms > 0 else 3600.0)
+        with self._cond:
+            while True:
+                self._alive(handle.generation)
+                if ep != EP_IN or not self._fw.configured:
+                    raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+                now = time.monotonic()
+                self._tick(now)
+                data = self._take(len(buff), now)
+                if len(data) > len(buff):  # a packet larger than the buffer: libusb's overflow
+                    raise usb.core.USBError("Overflow", -8, errno.EOVERFLOW)
+                if data:
+                    buff[: len(data)] = array.array("B", data)
+                    return len(data)
+                if now >= deadline:
+                    raise _timeout()
+                wait = min(deadline, self._next_event(now)) - now
+                self._cond.wait(max(wait, 0.0005))
+
+    def _write(self, handle: _Handle, ep: int, data: array.array[int]) -> int:
+        with self._cond:
+            self._alive(handle.generation)
+            if ep != EP_OUT or not self._fw.configured:
+                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+            now = time.monotonic()
+            for item in self._fw.decoder.feed(data.tobytes()):
+                if self.faults.lose_incoming():
+                    continue
+                self._fw.last_host_frame = now
+                if isinstance(item, FrameError):
+                    if item.kind == "malformed" and item.seq is not None:
+                        known = item.msg_type in {int(t) for t in MsgType if t < 0x80}
+                        status = AckStatus.BAD_VALUE if known else AckStatus.UNKNOWN_COMMAND
+                        self._emit(Ack(cmd_seq=item.seq, cmd_type=item.msg_type or 0,
+                                       status=status), now)
+                    continue
+                self._command(item, now)
+            self._cond.notify_all()
+            return len(data)
+
+    def _command(self, frame: Frame, now: float) -> None:
+        fw = self._fw
+        msg = frame.message
+        status = AckStatus.OK
+        match msg:
+            case Identify():
+                self._emit(Identity(model=self.model, serial=self.serial,
+                                    firmware=self.firmware_version,
+                                    antenna_count=self.antenna_count), now)
+                return
+            case Ping(token):
+                self._emit(Pong(token), now)
+                return
+            case StartInventory():
+                if not fw.running:
+                    fw.running = True
+                    fw.next_sweep = now
+            case StopInventory():
+                fw.running = False
+            case SetAntennaMap(assignments):
+                spots = [s for _, s in assignments]
+                if fw.running:
+                    status = AckStatus.BUSY
+                elif len(set(spots)) != len(spots) or any(
+                    a > self.antenna_count for a, _ in assignments
+                ):
+                    status = AckStatus.BAD_VALUE
+                else:
+                    fw.antenna_map = dict(assignments)
+            case SetTiming():
+                fw.report_interval = msg.report_interval_ms / 1000
+                fw.heartbeat_interval = msg.heartbeat_interval_ms / 1000
+                fw.watchdog = msg.watchdog_ms / 1000
+                fw.next_heartbeat = min(fw.next_heartbeat, now + fw.heartbeat_interval)
+            case _:
+                status = AckStatus.UNKNOWN_COMMAND
+        cmd_type = _host_type(msg)
+        self._emit(Ack(cmd_seq=frame.seq, cmd_type=cmd_type, status=status), now)
+
+    # ------------------------------------------------------------------ descriptors
+
+    def _device_descriptor(self, dev: _DevId) -> _Descriptor:
+        return _Descriptor({
+            "bLength": 18, "bDescriptorType": 1, "bcdUSB": 0x0200, "bDeviceClass": 0,
+            "bDeviceSubClass": 0, "bDeviceProtocol": 0, "bMaxPacketSize0": 64,
+            "idVendor": self.vendor_id, "idProduct": self.product_id, "bcdDevice": 0x0100,
+            "iManufacturer": 1, "iProduct": 2, "iSerialNumber": 3, "bNumConfigurations": 1,
+            "address": dev.address, "bus": self.bus, "port_number": 2, "port_numbers": (2,),
+            "speed": 2,  # full speed
+        })
+
+    def _strings(self) -> dict[int, str]:
+        return {1: "Showdown Table Systems", 2: "SR-48 chip spot reader", 3: self.serial}
+
+
+def _host_type(message: Message) -> int:
+    types: dict[type, MsgType] = {
+        StartInventory: MsgType.START_INVENTORY, StopInventory: MsgType.STOP_INVENTORY,
+        SetAntennaMap: MsgType.SET_ANTENNA_MAP, SetTiming: MsgType.SET_TIMING,
+    }
+    return int(types.get(type(message), 0))
+
+
+def _spot(seat: int, spot: str) -> SpotId:
+    if seat not in range(1, 7):
+        raise ValueError(f"seat must be 1..6, got {seat}")
+    if spot not in SPOTS:
+        raise ValueError(f"unknown spot {spot!r}; spots are {', '.join(SPOTS)}")
+    return SpotId(seat, spot)
+
+
+def _make_change(cents: int, available: Mapping[int, int]) -> dict[int, int] | None:
+    """Counts per chip value that add up to exactly ``cents``, fewest chips first; or None."""
+    values = sorted(available, reverse=True)
+
+    def search(i: int, rest: int) -> dict[int, int] | None:
+        if rest == 0:
+            return {}
+        if i == len(values):
+            return None
+        value = values[i]
+        for n in range(min(available[value], rest // value), -1, -1):
+            found = search(i + 1, rest - n * value)
+            if found is not None:
+                return {value: n, **found} if n else found
+        return None
+
+    return search(0, cents)
+
+
+# ----------------------------------------------------------------------------- pyusb backend
+
+
+class RfidSimBackend(usb.backend.IBackend):  # type: ignore[misc]
+    """The pyusb backend through which the simulated reader is found and driven."""
+
+    def __init__(self, sim: RfidReaderSimulator) -> None:
+        super().__init__()
+        self._sim = sim
+
+    def enumerate_devices(self) -> Iterator[_DevId]:
+        """The simulated reader, while it is plugged in."""
+        sim = self._sim
+        with sim._cond:
+            present = [_DevId(sim.generation, sim.address)] if sim.plugged else []
+        return iter(present)
+
+    def get_parent(self, dev: _DevId) -> None:
+        """The reader hangs off a root hub the simulation does not model."""
+
+    def get_device_descriptor(self, dev: _DevId) -> _Descriptor:
+        """The device descriptor (VID:PID, strings, one configuration)."""
+        return self._sim._device_descriptor(dev)
+
+    def get_configuration_descriptor(self, dev: _DevId, config: int) -> _Descriptor:
+        """Configuration 1: self-powered, one interface."""
+        if config != 0:
+            raise IndexError(f"Invalid configuration index {config}")
+        return _Descriptor({
+            "bLength": 9, "bDescriptorType": 2, "wTotalLength": 32, "bNumInterfaces": 1,
+            "bConfigurationValue": 1, "iConfiguration": 0, "bmAttributes": 0xC0,
+            "bMaxPower": 1, "extra_descriptors": [],
+        })
+
+    def get_interface_descriptor(
+        self, dev: _DevId, intf: int, alt: int, config: int
+    ) -> _Descriptor:
+        """Interface 0: vendor class 0xFF, subclass 'R', protocol 1, two endpoints."""
+        if config != 0 or intf != 0:
+            raise IndexError(f"Invalid interface index {intf}")
+        if alt != 0:
+            raise IndexError(f"Invalid alternate setting index {alt}")
+        return _Descriptor({
+            "bLength": 9, "bDescriptorType": 4, "bInterfaceNumber": 0, "bAlternateSetting": 0,
+            "bNumEndpoints": 2, "bInterfaceClass": 0xFF, "bInterfaceSubClass": 0x52,
+            "bInterfaceProtocol": 0x01, "iInterface": 0, "extra_descriptors": [],
+        })
+
+    def get_endpoint_descriptor(self, dev: _DevId, ep: int, intf: int, alt: int,
+                                config: int) -> _Descriptor:
+        """Endpoint 0x01 bulk OUT and 0x81 interrupt (or bulk) IN, 64-byte packets."""
+        if config != 0 or intf != 0 or alt != 0 or ep not in (0, 1):
+            raise IndexError(f"Invalid endpoint index {ep}")
+        if ep == 0:
+            address, attributes, interval = EP_OUT, 0x02, 0
+        else:
+            interrupt = self._sim.in_transfer == "interrupt"
+            address, attributes, interval = EP_IN, 0x03 if interrupt else 0x02, 1
+        return _Descriptor({
+            "bLength": 7, "bDescriptorType": 5, "bEndpointAddress": address,
+            "bmAttributes": attributes, "wMaxPacketSize": PACKET, "bInterval": interval,
+            "bRefresh": 0, "bSynchAddress": 0, "extra_descriptors": [],
+        })
+
+    def open_device(self, dev: _DevId) -> _Handle:
+        """A handle bound to this enumeration of the device."""
+        with self._sim._cond:
+            self._sim._alive(dev.generation)
+            return _Handle(dev.generation)
+
+    def close_device(self, dev_handle: _Handle) -> None:
+        """Closing never fails, even on a device that is gone."""
+
+    def set_configuration(self, dev_handle: _Handle, config_value: int) -> None:
+        """Configuration 1 starts the firmware (heartbeats); 0 unconfigures it."""
+        sim = self._sim
+        with sim._cond:
+            sim._alive(dev_handle.generation)
+            if config_value not in (0, 1):
+                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+            fw = sim._fw
+            fw.configured = config_value == 1
+            fw.running = fw.running and fw.configured
+            now = time.monotonic()
+            fw.next_heartbeat = now
+            fw.last_host_frame = now
+
+    def get_configuration(self, dev_handle: _Handle) -> int:
+        """The active configuration value (0: unconfigured)."""
+        with self._sim._cond:
+            self._sim._alive(dev_handle.generation)
+            return 1 if self._sim._fw.configured else 0
+
+    def set_interface_altsetting(self, dev_handle: _Handle, intf: int, altsetting: int) -> None:
+        """Only interface 0, alternate setting 0 exists."""
+        with self._sim._cond:
+            self._sim._alive(dev_handle.generation)
+            if intf != 0 or altsetting != 0:
+                raise usb.core.USBError("Invalid parameter", -2, errno.EINVAL)
+
+    def claim_interface(self, dev_handle: _Handle, intf: int) -> None:
+        """Claim interface 0."""
+        with self._sim._cond:
+            self._sim._alive(dev_handle.generation)
+            if intf != 0:
+                raise usb.core.USBError("Entity not found", -5, errno.ENOENT)
+            self._sim._fw.claimed = True
+
+    def release_interface(self, dev_handle: _Handle, intf: int) -> None:
+        """Release interface 0."""
+        with self._sim._cond:
+            self._sim._alive(dev_handle.generation)
+            self._sim._fw.claimed = False
+
+    def bulk_write(self, dev_handle: _Handle, ep: int, intf: int, data: array.array[int],
+                   timeout: int) -> int:
+        """Host command bytes into the emulated firmware."""
+        return self._sim._write(dev_handle, ep, data)
+
+    def bulk_read(self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int],
+                  timeout: int) -> int:
+        """Reader bytes out (when the IN endpoint is bulk)."""
+        return self._sim._read(dev_handle, ep, buff, timeout)
+
+    def intr_read(self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int],
+                  timeout: int) -> int:
+        """Reader bytes out (the IN endpoint is interrupt by default)."""
+        return self._sim._read(dev_handle, ep, buff, timeout)
+
+    def ctrl_transfer(self, dev_handle: _Handle, bmRequestType: int, bRequest: int,
+                      wValue: int, wIndex: int, data: array.array[int], timeout: int) -> int:
+        """Standard GET_DESCRIPTOR (device, string); any other request stalls."""
+        sim = self._sim
+        with sim._cond:
+            sim._alive(dev_handle.generation)
+            if bmRequestType != 0x80 or bRequest != 0x06:
+                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+            kind, index = wValue >> 8, wValue & 0xFF
+            if kind == 1:
+                raw = bytes([18, 1, 0x00, 0x02, 0, 0, 0, 64]) + (
+                    sim.vendor_id.to_bytes(2, "little") + sim.product_id.to_bytes(2, "little")
+                    + (0x0100).to_bytes(2, "little") + bytes([1, 2, 3, 1])
+                )
+            elif kind == 3 and index == 0:
+                raw = bytes([4, 3]) + LANGID_EN_US.to_bytes(2, "little")
+            elif kind == 3 and index in sim._strings() and wIndex == LANGID_EN_US:
+                text = sim._strings()[index].encode("utf-16-le")
+                raw = bytes([2 + len(text), 3]) + text
+            else:
+                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+            raw = raw[: len(data)]
+            data[: len(raw)] = array.array("B", raw)
+            return len(raw)
+
+    def clear_halt(self, dev_handle: _Handle, ep: int) -> None:
+        """Nothing halts in the simulation; a dead handle still fails."""
+        with self._sim._cond:
+            self._sim._alive(dev_handle.generation)
+
+    def reset_device(self, dev_handle: _Handle) -> None:
+        """A USB reset re-enumerates the reader (old handles die)."""
+        with self._sim._cond:
+            self._sim._alive(dev_handle.generation)
+        self._sim.reenumerate()
+
+    def is_kernel_driver_active(self, dev_handle: _Handle, intf: int) -> bool:
+        """No kernel driver binds a vendor-specific interface."""
+        return False
+
+    def detach_kernel_driver(self, dev_handle: _Handle, intf: int) -> None:
+        """Nothing to detach."""
+
+    def attach_kernel_driver(self, dev_handle: _Handle, intf: int) -> None:
+        """Nothing to attach."""
