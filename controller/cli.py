@@ -28,6 +28,8 @@ COMMAND_MODULES = (
     "controller.commands.settle",
     "controller.commands.check_config",
     "controller.commands.simulate",
+    "controller.commands.recall",
+    "controller.commands.journal_admin",
 )
 
 

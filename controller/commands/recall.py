@@ -1,0 +1,221 @@
+"""`showdown recall`: the last hands of a table, read from its journal (R1, game recall).
+
+Opens the journal read-only: it needs neither the daemon nor its lock, and works while the
+table is in its error state (the open faults are shown first). Each hand is an outbox message
+of type "hand.settled" or "hand.voided", shown oldest first with its stored body laid out
+generically (the body schema belongs to game/codec.py); a message whose checksum does not
+match is flagged, never hidden.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.cli import CommandError
+from controller.journal import CheckedMessage, Fault, Journal, JournalError
+from game.money import format_rand
+
+__all__ = ["HAND_TYPES", "recall", "register", "render_text", "run"]
+
+HAND_TYPES = ("hand.settled", "hand.voided")
+# Keys shown first, in this order, wherever they appear; the rest follow alphabetically, and
+# the keys in _LAST after them (game.codec's "settle" repeats the cards and wagers).
+_FIRST = ("hand_id", "status", "table", "heat_id", "stage", "opened_at", "settled_at",
+          "voided_at", "void", "seat", "entry_id", "hole", "hand", "outcome", "position",
+          "cards", "card", "target", "replaced", "dealer", "board", "burns", "seats", "wagers",
+          "decision", "settlement", "result", "stake", "net", "nets", "reason", "by", "at",
+          "corrections", "alerts", "resolutions", "reads")
+_LAST = ("settle", "v")
+# Amounts in integer cents shown as rand: these keys, any key ending in _cents, and the
+# whole-number values inside these mappings (e.g. "wagers": {"ante": 2500}).
+_MONEY_KEYS = frozenset({"net", "stake", "amount", "score"})
+_MONEY_MAPS = frozenset({"wagers", "nets"})
+_COMPACT = 96  # a mapping of scalars shorter than this goes on one line
+
+
+def register(sub: Any) -> None:
+    """Add the `recall` subcommand."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "recall",
+        help="show the last hands from a table's journal (works in the error state)",
+        description="Game recall: print the last N hands stored in a table's journal, oldest "
+                    "first: cards in read order, wagers per seat and spot, results, nets, "
+                    "corrections. Read-only; the daemon need not run.",
+    )
+    p.add_argument("--journal", required=True, type=Path, metavar="PATH",
+                   help="the table's journal file")
+    p.add_argument("--last", type=_positive, default=10, metavar="N",
+                   help="how many hands (default 10)")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.set_defaults(handler=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def recall(path: Path, last: int) -> tuple[list[CheckedMessage], list[Fault], str | None]:
+    """The last hands (oldest first), the open faults, and why faults could not be read."""
+    try:
+        journal = Journal.open(path, read_only=True)
+    except JournalError as e:
+        raise CommandError(str(e)) from e
+    with journal:
+        try:
+            hands = journal.latest_messages(HAND_TYPES, last)
+        except JournalError as e:
+            raise CommandError(str(e)) from e
+        faults: list[Fault] = []
+        fault_error = None
+        try:
+            faults = journal.open_faults()
+        except JournalError as e:
+            fault_error = str(e)
+    return hands, faults, fault_error
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the recall."""
+    hands, faults, fault_error = recall(args.journal, args.last)
+    if args.json:
+        print(json.dumps({
+            "journal": str(args.journal),
+            "requested": args.last,
+            "open_faults": [{"seq": f.seq, "kind": f.kind, "detail": f.detail,
+                             "wall": f.wall.isoformat()} for f in faults],
+            "faults_unreadable": fault_error,
+            "hands": [{"seq": h.seq, "type": h.type, "topic_suffix": h.topic_suffix,
+                       "wall": h.wall, "boot_id": h.boot_id, "delivered": h.delivered,
+                       "intact": not h.problems, "problems": list(h.problems),
+                       "body": h.body} for h in hands],
+        }, indent=2, ensure_ascii=False))
+    else:
+        print(render_text(args.journal, args.last, hands, faults, fault_error))
+    return 0
+
+
+def render_text(path: Path, last: int, hands: Sequence[CheckedMessage], faults: Sequence[Fault],
+                fault_error: str | None = None) -> str:
+    """The readable recall: a banner, the open faults, then each hand."""
+    lines = [f"GAME RECALL (read-only) - journal {path}"]
+    if fault_error:
+        lines.append(f"ERROR STATE UNKNOWN: the faults cannot be read: {fault_error}")
+    elif faults:
+        lines.append(f"ERROR STATE: {len(faults)} open fault(s)")
+        lines += [f"  fault {f.seq} at {_when(f.wall.isoformat())}: {f.kind}: {f.detail}"
+                  for f in faults]
+    lines.append(f"{len(hands)} hand(s), last {last} requested, oldest first")
+    for hand in hands:
+        lines.append("")
+        lines.append(_hand_header(hand))
+        lines += [f"  !! {problem}" for problem in hand.problems]
+        if hand.body is None:
+            lines.append("  (body unreadable)")
+            continue
+        for key in _ordered(hand.body):
+            _render(key, hand.body[key], 1, lines)
+    return "\n".join(lines)
+
+
+def _hand_header(hand: CheckedMessage) -> str:
+    hand_id = hand.body.get("hand_id", "?") if hand.body is not None else "?"
+    state = "delivered" if hand.delivered else "NOT YET DELIVERED"
+    return (f"=== hand {hand_id}  [{hand.type}, message seq {hand.seq}, {_when(hand.wall)}, "
+            f"{state}]")
+
+
+def _when(wall: str) -> str:
+    """RFC 3339 UTC text to "2026-01-01 12:00:00.001 UTC" (unchanged when it is not)."""
+    if len(wall) >= 23 and wall.endswith("+00:00") and wall[10] == "T":
+        return f"{wall[:10]} {wall[11:23]} UTC"
+    return wall
+
+
+def _ordered(mapping: Mapping[str, Any]) -> list[str]:
+    first = [k for k in _FIRST if k in mapping]
+    last = [k for k in _LAST if k in mapping]
+    return first + sorted(k for k in mapping if k not in _FIRST and k not in _LAST) + last
+
+
+def _is_money(key: str | None, value: Any, parent: str | None) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return key is not None and (key.endswith("_cents") or key in _MONEY_KEYS
+                                or parent in _MONEY_MAPS)
+
+
+def _scalar(key: str | None, value: Any, parent: str | None = None) -> str:
+    if _is_money(key, value, parent):
+        return format_rand(value)
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _label(key: str) -> str:
+    return key.removesuffix("_cents")
+
+
+def _is_scalar(value: Any) -> bool:
+    return not isinstance(value, (Mapping, list))
+
+
+def _flat(key: str | None, mapping: Mapping[str, Any]) -> str:
+    """A mapping of scalars on one line: "ante R25.00, odds R25.00"."""
+    return ", ".join(f"{_label(k)} {_scalar(k, mapping[k], key)}" for k in _ordered(mapping))
+
+
+def _render(key: str | None, value: Any, depth: int, lines: list[str],
+            parent: str | None = None) -> None:
+    pad = "  " * depth
+    head = f"{pad}{_label(key)}:" if key is not None else pad.rstrip()
+    if isinstance(value, Mapping):
+        if not value:
+            lines.append(f"{head} (none)")
+            return
+        if all(_is_scalar(v) for v in value.values()):
+            flat = _flat(key, value)
+            if len(pad) + len(flat) <= _COMPACT:
+                lines.append(f"{head} {flat}")
+                return
+        lines.append(head)
+        for k in _ordered(value):
+            _render(k, value[k], depth + 1, lines, key)
+    elif isinstance(value, list):
+        if not value:
+            lines.append(f"{head} (none)")
+        elif all(_is_scalar(v) for v in value):
+            lines.append(f"{head} " + " ".join(_scalar(key, v, parent) for v in value))
+        else:
+            lines.append(head)
+            for item in value:
+                lines += _list_item(key, item, pad)
+    else:
+        lines.append(f"{head} {_scalar(key, value, parent)}")
+
+
+def _list_item(key: str | None, item: Any, pad: str) -> list[str]:
+    """One item of a list, as "- ..." lines under the list's key."""
+    sub: list[str] = []
+    if isinstance(item, Mapping) and item and all(_is_scalar(v) for v in item.values()) \
+            and len(pad) + len(_flat(key, item)) <= _COMPACT:
+        sub.append(_flat(key, item))
+    elif isinstance(item, Mapping) and item:
+        for k in _ordered(item):
+            _render(k, item[k], 0, sub, key)
+    else:
+        _render(None, item, 0, sub, key)
+    sub = [s for s in sub if s.strip()] or ["-"]
+    return [f"{pad}  - {sub[0].lstrip()}"] + [f"{pad}    {s}" for s in sub[1:]]
