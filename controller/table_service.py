@@ -129,15 +129,31 @@ class TableService:
             "seats": {str(s): {"entry_id": e.entry_id, "balance": e.balance_cents,
                                "hands_played": e.hands_played}
                       for s, e in sorted(self.session.seats.items())} if self.session else {},
+            "spots": self._spots_view(),
             "hand": None if hand is None else {
                 "hand_id": hand.hand_id, "phase": hand.phase.value, "paused": hand.paused,
-                "open_alerts": [a.message for a in hand.open_alerts],
+                "seats_in_hand": list(hand.seats_in_hand),
+                "cards_read": len(hand.cards()),
+                "next_target": None if hand.next_target is None else str(hand.next_target),
+                "open_alerts": [{"id": a.alert_id, "kind": a.kind, "message": a.message}
+                                for a in hand.open_alerts],
             },
             "hands_opened": self.hands_opened,
             "alerts": self.alerts_raised,
             "inputs": self.inputs_applied,
             "unacknowledged_scores": sorted(self.unacknowledged),
         }
+
+    def _spots_view(self) -> dict[str, dict[str, Any]]:
+        if self.session is None:
+            return {}
+        view: dict[str, dict[str, Any]] = {}
+        for seat, entry in sorted(self.session.seats.items()):
+            wagers, _ = self.spots.wagers(seat, entry.entry_id, report=False)
+            view[str(seat)] = {w: wagers.amount(w) for w in WAGERS if wagers.amount(w)}
+            if wagers.markers:
+                view[str(seat)]["markers"] = sorted(wagers.markers)
+        return view
 
     # ---- devices ------------------------------------------------------------------------
 

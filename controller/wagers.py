@@ -55,8 +55,12 @@ class SpotBook:
             self._manual.pop(key, None)
         self._reported = {r for r in self._reported if r[0] != seat}
 
-    def wagers(self, seat: int, entry_id: str | None) -> tuple[SeatWagers, list[SpotProblem]]:
-        """The seat's wagers as the spots show them, and NEW problems (each reported once)."""
+    def wagers(self, seat: int, entry_id: str | None, *, report: bool = True
+               ) -> tuple[SeatWagers, list[SpotProblem]]:
+        """The seat's wagers as the spots show them, and NEW problems (each reported once).
+
+        With ``report=False`` nothing is marked as reported (a read-only view).
+        """
         amounts = dict.fromkeys(WAGERS, 0)
         markers: set[str] = set()
         problems: list[SpotProblem] = []
@@ -87,6 +91,8 @@ class SpotBook:
                 elif found is not None:
                     self._note(problems, present, seat=seat, spot=spot, uid=uid,
                                kind=found.kind, detail=found.detail)
+        if not report:
+            return SeatWagers(markers=frozenset(markers), **amounts), []
         self._reported = {r for r in self._reported if r[0] != seat} | present
         return SeatWagers(markers=frozenset(markers), **amounts), problems
 

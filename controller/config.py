@@ -1,0 +1,254 @@
+"""The table daemon's configuration file (TOML), validated at start-up.
+
+Every error names the file, the key and what was expected; unknown keys are refused so a typo
+never silently falls back to a default. Relative paths are relative to the config file.
+The format is documented in docs/table-config.md.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from game.errors import ConfigError
+
+__all__ = ["ApiConfig", "DeviceConfig", "MqttConfig", "SimConfig", "TableConfig",
+           "read_table_config"]
+
+T = TypeVar("T")
+DeviceKind = Literal["hardware", "sim", "manual"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceConfig:
+    """One device: real hardware, the simulator, or manual entry by the dealer."""
+
+    kind: DeviceKind
+    url: str | None = None  # shoe: any pyserial URL or device path
+    baudrate: int = 115_200
+    vid: int = 0x1209  # RFID reader USB ids (placeholders: set the reader's real ids)
+    pid: int = 0x0001
+    stall_seconds: float = 3.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MqttConfig:
+    """The broker: "embedded" (in-process amqtt, the default) or a host to connect to."""
+
+    broker: str = "embedded"  # "embedded" or "host:port"
+    embedded_port: int = 0  # 0 = any free port (the embedded broker prints it)
+    username: str | None = None
+    password_file: Path | None = None
+    tls: bool = False
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ApiConfig:
+    """The local API socket for the dealer's console."""
+
+    socket: Path
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimConfig:
+    """A simulated table: virtual dealer and players, seeded."""
+
+    seed: int = 2026
+    virtual_dealer: bool = True
+    players: int = 3
+    stage: str = "qualifying"
+    heats: int = 1  # how many heats the virtual desk runs before the dealer stops
+    hand_pause: float = 0.0  # seconds between hands, for watching a demo
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableConfig:
+    """Everything the daemon needs to start."""
+
+    source: str
+    venue: str
+    table: str
+    journal: Path
+    tournament: Path | None
+    paytables: Path | None
+    chips: Path | None
+    chip_set: str | None
+    marker_set: str
+    table_key: Path
+    desk_keys: Mapping[str, str]  # name -> base64 public key
+    shoe: DeviceConfig
+    rfid: DeviceConfig
+    mqtt: MqttConfig
+    api: ApiConfig
+    sim: SimConfig | None = None
+    deal: Mapping[str, Any] = field(default_factory=dict)
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: str = "info"
+
+
+class _Reader:
+    def __init__(self, data: Mapping[str, Any], source: str, base: Path) -> None:
+        self.data, self.source, self.base = data, source, base
+
+    def section(self, name: str, keys: set[str], *, required: bool = True) -> dict[str, Any]:
+        value = self.data.get(name)
+        if value is None:
+            if required:
+                raise ConfigError(self.source, f"[{name}]", "section missing")
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(self.source, name, "must be a table")
+        unknown = sorted(set(value) - keys)
+        if unknown:
+            raise ConfigError(self.source, f"{name}.{unknown[0]}",
+                              f"unknown key (known: {', '.join(sorted(keys))})")
+        return value
+
+    def get(self, sec: str, d: Mapping[str, Any], key: str, kind: type[T], default: T | None = None,
+            *, check: Callable[[T], str | None] | None = None) -> T:
+        if key not in d:
+            if default is None:
+                raise ConfigError(self.source, f"{sec}.{key}", "missing")
+            return default
+        value = d[key]
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise ConfigError(self.source, f"{sec}.{key}",
+                              f"expected {kind.__name__}, got {type(value).__name__}")
+        if check is not None and (why := check(value)):
+            raise ConfigError(self.source, f"{sec}.{key}", why)
+        return value  # type: ignore[no-any-return]
+
+    def path(self, sec: str, d: Mapping[str, Any], key: str, *, required: bool = True
+             ) -> Path | None:
+        if key not in d and not required:
+            return None
+        text = self.get(sec, d, key, str)
+        p = Path(text).expanduser()
+        return p if p.is_absolute() else (self.base / p).resolve()
+
+
+def _ident(value: str) -> str | None:
+    ok = value and all(c.islower() or c.isdigit() or c == "-" for c in value)
+    return None if ok else "use lower-case letters, digits and '-'"
+
+
+def _device(r: _Reader, name: str, d: dict[str, Any]) -> DeviceConfig:
+    kinds = ("hardware", "sim", "manual")
+    kind = r.get(name, d, "kind", str, check=lambda v: None if v in kinds
+                 else f"must be one of {', '.join(kinds)}")
+    url = r.get(name, d, "url", str, "") or None
+    if name == "shoe" and kind == "hardware" and url is None:
+        raise ConfigError(r.source, "shoe.url", "a hardware shoe needs its serial port URL")
+    return DeviceConfig(
+        kind=kind,  # type: ignore[arg-type]
+        url=url,
+        baudrate=r.get(name, d, "baudrate", int, 115_200,
+                       check=lambda v: None if v > 0 else "must be positive"),
+        vid=r.get(name, d, "vid", int, 0x1209, check=lambda v: None if 0 <= v <= 0xFFFF
+                  else "must be 0..0xFFFF"),
+        pid=r.get(name, d, "pid", int, 0x0001, check=lambda v: None if 0 <= v <= 0xFFFF
+                  else "must be 0..0xFFFF"),
+        stall_seconds=r.get(name, d, "stall_seconds", float, 3.0,
+                            check=lambda v: None if 0.1 <= v <= 60 else "must be 0.1..60"),
+    )
+
+
+def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> TableConfig:
+    """Validate a parsed TOML document into a TableConfig."""
+    r = _Reader(data, source, base)
+    top = set(data) - {"table", "files", "shoe", "rfid", "mqtt", "keys", "api", "sim", "deal",
+                       "log"}
+    if top:
+        raise ConfigError(source, sorted(top)[0], "unknown section")
+    t = r.section("table", {"venue", "id", "journal"})
+    f = r.section("files", {"tournament", "paytables", "chips", "chip_set", "marker_set"},
+                  required=False)
+    k = r.section("keys", {"table_key", "desk"})
+    desk = k.get("desk", {})
+    if not isinstance(desk, dict) or not all(isinstance(v, str) for v in desk.values()):
+        raise ConfigError(source, "keys.desk", "a table of name = \"base64 public key\"")
+    m = r.section("mqtt", {"broker", "embedded_port", "username", "password_file", "tls",
+                           "ca_file", "cert_file", "key_file"}, required=False)
+    a = r.section("api", {"socket"})
+    s = r.section("sim", {"seed", "virtual_dealer", "players", "stage", "heats", "hand_pause"},
+                  required=False)
+    lg = r.section("log", {"format", "level"}, required=False)
+    dev = {"kind", "url", "baudrate", "vid", "pid", "stall_seconds"}
+    shoe, rfid = _device(r, "shoe", r.section("shoe", dev)), _device(r, "rfid",
+                                                                     r.section("rfid", dev))
+    sim = None
+    if "sim" in data or "sim" in (shoe.kind, rfid.kind):
+        sim = SimConfig(
+            seed=r.get("sim", s, "seed", int, 2026),
+            virtual_dealer=r.get("sim", s, "virtual_dealer", bool, True),
+            players=r.get("sim", s, "players", int, 3, check=lambda v: None if 1 <= v <= 6
+                          else "must be 1..6"),
+            stage=r.get("sim", s, "stage", str, "qualifying",
+                        check=lambda v: None if v in ("qualifying", "semi_final", "final")
+                        else "must be qualifying, semi_final or final"),
+            heats=r.get("sim", s, "heats", int, 1, check=lambda v: None if v >= 0
+                        else "must be >= 0"),
+            hand_pause=r.get("sim", s, "hand_pause", float, 0.0,
+                             check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
+        )
+    deal = data.get("deal", {})
+    if not isinstance(deal, dict):
+        raise ConfigError(source, "deal", "must be a table")
+    fmt = r.get("log", lg, "format", str, "auto",
+                check=lambda v: None if v in ("auto", "json", "console") else
+                "must be auto, json or console")
+    return TableConfig(
+        source=source,
+        venue=r.get("table", t, "venue", str, check=_ident),
+        table=r.get("table", t, "id", str, check=_ident),
+        journal=r.path("table", t, "journal"),  # type: ignore[arg-type]
+        tournament=r.path("files", f, "tournament", required=False),
+        paytables=r.path("files", f, "paytables", required=False),
+        chips=r.path("files", f, "chips", required=False),
+        chip_set=r.get("files", f, "chip_set", str, "") or None,
+        marker_set=r.get("files", f, "marker_set", str, "bonus-marker"),
+        table_key=r.path("keys", k, "table_key"),  # type: ignore[arg-type]
+        desk_keys=dict(desk),
+        shoe=shoe,
+        rfid=rfid,
+        mqtt=MqttConfig(
+            broker=r.get("mqtt", m, "broker", str, "embedded",
+                         check=lambda v: None if v == "embedded" or ":" in v
+                         else 'use "embedded" or "host:port"'),
+            embedded_port=r.get("mqtt", m, "embedded_port", int, 0,
+                                check=lambda v: None if 0 <= v <= 65535 else "must be 0..65535"),
+            username=r.get("mqtt", m, "username", str, "") or None,
+            password_file=r.path("mqtt", m, "password_file", required=False),
+            tls=r.get("mqtt", m, "tls", bool, False),
+            ca_file=r.path("mqtt", m, "ca_file", required=False),
+            cert_file=r.path("mqtt", m, "cert_file", required=False),
+            key_file=r.path("mqtt", m, "key_file", required=False),
+        ),
+        api=ApiConfig(socket=r.path("api", a, "socket")),  # type: ignore[arg-type]
+        sim=sim,
+        deal=deal,
+        log_format=fmt,  # type: ignore[arg-type]
+        log_level=r.get("log", lg, "level", str, "info"),
+    )
+
+
+def read_table_config(path: Path) -> TableConfig:
+    """Read and validate a table config file; errors name the file and key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "", f"not valid TOML: {exc}") from exc
+    return parse_table_config(data, source=str(path), base=path.resolve().parent)
