@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "controller.commands.settle",
     "controller.commands.check_config",
     "controller.commands.simulate",
+    "controller.commands.keys",
     "controller.commands.recall",
     "controller.commands.journal_admin",
 )

@@ -1,0 +1,634 @@
+"""The table's MQTT connection: the only module that imports aiomqtt (2.x).
+
+    async with MqttLink(settings, identity, signer, journal, on_command,
+                        command_keys=desk_keys) as link:
+        ...                      # after each commit that wrote outbox rows: link.wake()
+
+While open, a background task keeps one connection to the broker and reconnects after any
+failure with jittered exponential backoff. On every connection it
+
+- connects as client id = table id with a persistent session (clean_session False) and a last
+  will: a retained, signed ``availability`` envelope ``{"state": "offline"}`` on the status topic;
+- subscribes to the table's ``cmd`` topic (QoS 1) and publishes the retained ``online``
+  availability (birth) again, on *every* connect, so a broker restart never leaves the table
+  shown offline (zigbee2mqtt #4854);
+- drains the outbox strictly in ``seq`` order, one message at a time at QoS 1, and marks a
+  message delivered only once ``publish`` has returned, which in aiomqtt 2.5.1 is after the
+  broker's PUBACK (paho calls ``on_publish`` for QoS 1 only from its PUBACK handler);
+- hands every ``cmd`` message that is a valid envelope signed by an enrolled command key and
+  addressed to this venue and table to ``on_command``; anything else is logged, counted by
+  reason and answered with a signed ``command_rejected`` notice on the events topic.
+
+Messages on topics this link did not subscribe to are dropped: amqtt 0.12.1 sends every
+client, on CONNECT, the retained messages matching *any* client's subscriptions (D12).
+
+Outbox messages are signed when published (Ed25519 is deterministic, so a republished message
+is byte-for-byte the same). Availability and rejection notices use ``seq`` 0: they are not
+part of the table's sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import json
+import random
+import ssl
+import time
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Self
+
+import aiomqtt
+import structlog
+
+from controller.envelope import Envelope, EnvelopeError, envelope_for, seal, verify_envelope
+from controller.outbox import OutboxItem, OutboxSource
+from controller.signing import KeyRing, Signer
+from controller.topics import DEFAULT_ROOT, TableTopics, TopicError, validate_id, validate_root
+from drivers.backoff import Backoff
+from game.errors import ConfigError
+
+__all__ = [
+    "AVAILABILITY_TYPE",
+    "COMMAND_REJECTED_TYPE",
+    "VERIFY_ERROR",
+    "WRONG_TABLE",
+    "WRONG_VENUE",
+    "LinkCounters",
+    "MqttLink",
+    "MqttSettings",
+    "OutboxOrderError",
+    "OutboxSource",
+    "TableIdentity",
+]
+
+AVAILABILITY_TYPE: Final = "availability"
+COMMAND_REJECTED_TYPE: Final = "command_rejected"
+# Rejection reasons beyond the envelope's own (controller.envelope.REJECTION_REASONS).
+WRONG_VENUE: Final = "wrong_venue"
+WRONG_TABLE: Final = "wrong_table"
+VERIFY_ERROR: Final = "verify_error"  # verification itself failed (a bug): never delivered
+UNSEQUENCED: Final = 0
+_MAX_DETAIL: Final = 300  # characters of a rejection's detail in logs and notices
+_SOURCE: Final = "mqtt settings"
+
+_log = structlog.get_logger("controller.mqtt_link")
+
+Clock = Callable[[], tuple[datetime, int]]
+
+
+def _system_clock() -> tuple[datetime, int]:
+    return datetime.now(UTC), time.monotonic_ns()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MqttSettings:
+    """Where and how to connect; validated on construction (ConfigError names the key)."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    keepalive_s: int = 30
+    timeout_s: float = 10.0
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    topic_root: str = DEFAULT_ROOT
+    batch_size: int = 100
+
+    def __post_init__(self) -> None:
+        if not self.host:
+            raise ConfigError(_SOURCE, "host", "must not be empty")
+        if not 1 <= self.port <= 65535:
+            raise ConfigError(_SOURCE, "port", f"must be 1..65535, got {self.port}")
+        if self.password is not None and self.username is None:
+            raise ConfigError(_SOURCE, "password", "given without a username")
+        if self.key_file is not None and self.cert_file is None:
+            raise ConfigError(_SOURCE, "key_file", "given without cert_file")
+        if not 1 <= self.keepalive_s <= 65535:
+            raise ConfigError(_SOURCE, "keepalive_s", f"must be 1..65535, got {self.keepalive_s}")
+        if not self.timeout_s > 0:
+            raise ConfigError(_SOURCE, "timeout_s", f"must be positive, got {self.timeout_s}")
+        if not 0 < self.backoff_initial_s <= self.backoff_max_s:
+            raise ConfigError(
+                _SOURCE, "backoff_initial_s",
+                f"need 0 < backoff_initial_s <= backoff_max_s, got {self.backoff_initial_s} "
+                f"and {self.backoff_max_s}",
+            )
+        if self.batch_size < 1:
+            raise ConfigError(_SOURCE, "batch_size", f"must be at least 1, got {self.batch_size}")
+        try:
+            validate_root(self.topic_root)
+        except TopicError as exc:
+            raise ConfigError(_SOURCE, "topic_root", str(exc)) from None
+
+    @property
+    def uses_tls(self) -> bool:
+        """True when TLS is asked for, explicitly or by giving a CA or client certificate."""
+        return self.tls or self.ca_file is not None or self.cert_file is not None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context (server verified against ``ca_file`` or the system CAs), or None."""
+        if not self.uses_tls:
+            return None
+        for key, path in (("ca_file", self.ca_file), ("cert_file", self.cert_file),
+                          ("key_file", self.key_file)):
+            if path is not None and not path.is_file():
+                raise ConfigError(_SOURCE, key, f"{path} is not a readable file")
+        try:
+            context = ssl.create_default_context(
+                cafile=str(self.ca_file) if self.ca_file is not None else None
+            )
+            if self.cert_file is not None:
+                context.load_cert_chain(
+                    str(self.cert_file), str(self.key_file) if self.key_file else None
+                )
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(_SOURCE, "tls", f"cannot load certificates: {exc}") from None
+        return context
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableIdentity:
+    """Who this table is: venue and table ids, and the id of this run (boot)."""
+
+    venue: str
+    table: str
+    boot_id: str
+
+    def __post_init__(self) -> None:
+        validate_id("venue", self.venue)
+        validate_id("table", self.table)
+        if not self.boot_id:
+            raise TopicError("boot id must not be empty")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkCounters:
+    """A snapshot of the link's counters, for the status message and `showdown table status`."""
+
+    connected: bool
+    subscribed: bool
+    published: int
+    resent: int
+    reconnects: int
+    connect_failures: int
+    commands: int
+    commands_rejected: int
+    rejections: Mapping[str, int]
+    command_errors: int
+    pending: int
+    last_published_seq: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready form."""
+        return {
+            "connected": self.connected,
+            "subscribed": self.subscribed,
+            "published": self.published,
+            "resent": self.resent,
+            "reconnects": self.reconnects,
+            "connect_failures": self.connect_failures,
+            "commands": self.commands,
+            "commands_rejected": self.commands_rejected,
+            "rejections": dict(sorted(self.rejections.items())),
+            "command_errors": self.command_errors,
+            "pending": self.pending,
+            "last_published_seq": self.last_published_seq,
+        }
+
+
+class OutboxOrderError(RuntimeError):
+    """The outbox returned pending messages out of ``seq`` order; the link stops publishing."""
+
+
+@dataclass(slots=True)
+class _Counts:
+    published: int = 0
+    resent: int = 0
+    connections: int = 0
+    reconnects: int = 0
+    connect_failures: int = 0
+    subscribed: bool = False
+    commands: int = 0
+    command_errors: int = 0
+    pending: int = 0
+    last_published_seq: int | None = None
+    rejections: Counter[str] = field(default_factory=Counter)
+
+
+class _Rejected(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{reason}: {detail}")
+
+
+class MqttLink:
+    """Async context manager owning the table's MQTT connection (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        identity: TableIdentity,
+        signer: Signer,
+        outbox: OutboxSource,
+        on_command: Callable[[Envelope], Awaitable[None]],
+        *,
+        command_keys: KeyRing,
+        status_extra: Callable[[], Mapping[str, Any]] | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        if signer.key_id != identity.table:
+            raise ConfigError(
+                "table key", "name",
+                f"the signing key is {signer.key_id!r} but this table is {identity.table!r}",
+            )
+        self.settings = settings
+        self.identity = identity
+        self.topics = TableTopics(identity.venue, identity.table, settings.topic_root)
+        self._signer = signer
+        self._outbox = outbox
+        self._on_command = on_command
+        self._command_keys = command_keys
+        self._status_extra = status_extra
+        self._clock = clock or _system_clock
+        self._rng = rng if rng is not None else random.Random()
+        self._ssl = settings.ssl_context()
+        self._log = _log.bind(venue=identity.venue, table=identity.table)
+        self._counts = _Counts()
+        self._resend: deque[OutboxItem] = deque()
+        self._wake = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._connected = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    # --- public surface --------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        """Start the background connection task (returns at once; the broker may be down)."""
+        if self._task is not None:
+            raise RuntimeError("an MqttLink can be entered only once")
+        self._task = asyncio.create_task(self._run(), name=f"mqtt_link[{self.identity.table}]")
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Stop: finish the message in flight, publish ``offline`` retained, disconnect."""
+        await self.close()
+
+    async def close(self) -> None:
+        """Like leaving the context; re-raises what stopped the link if it failed."""
+        task = self._task
+        if task is None:
+            return
+        self._closing.set()
+        self._wake.set()
+        if not task.done():
+            done, _ = await asyncio.wait({task}, timeout=self.settings.timeout_s + 1.0)
+            if not done:
+                self._log.warning("mqtt_close_forced")
+                task.cancel()
+                await asyncio.wait({task})
+        if task.cancelled():
+            return
+        error = task.exception()
+        if error is not None:
+            raise error
+
+    def wake(self) -> None:
+        """Tell the link new outbox rows are committed (cheap; call after every commit)."""
+        self._wake.set()
+
+    def resend(self, messages: Iterable[OutboxItem]) -> None:
+        """Publish these (already delivered) messages again, in the order given, before new ones."""
+        self._resend.extend(messages)
+        self._wake.set()
+
+    @property
+    def connected(self) -> bool:
+        """True while connected to the broker."""
+        return self._connected.is_set()
+
+    async def wait_connected(self) -> None:
+        """Return once connected (immediately if already)."""
+        await self._connected.wait()
+
+    @property
+    def failed(self) -> BaseException | None:
+        """What stopped the link, if something other than close() did."""
+        task = self._task
+        if task is None or not task.done() or task.cancelled():
+            return None
+        return task.exception()
+
+    def counters(self) -> LinkCounters:
+        """A snapshot of the counters."""
+        c = self._counts
+        return LinkCounters(
+            connected=self.connected,
+            subscribed=self.connected and c.subscribed,
+            published=c.published,
+            resent=c.resent,
+            reconnects=c.reconnects,
+            connect_failures=c.connect_failures,
+            commands=c.commands,
+            commands_rejected=sum(c.rejections.values()),
+            rejections=dict(c.rejections),
+            command_errors=c.command_errors,
+            pending=c.pending,
+            last_published_seq=c.last_published_seq,
+        )
+
+    async def publish_status(self) -> bool:
+        """Publish the retained ``online`` availability again (fresh counters and status extra).
+
+        Returns False if not connected (the next connection publishes it anyway).
+        """
+        client = self._client
+        if client is None or not self.connected:
+            return False
+        try:
+            await client.publish(self.topics.status, self._availability("online"), qos=1,
+                                 retain=True)
+        except aiomqtt.MqttError as exc:
+            self._log.warning("mqtt_status_not_published", error=str(exc))
+            return False
+        return True
+
+    # --- connection loop -------------------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            await self._reconnecting()
+        except BaseExceptionGroup as group:
+            # A failure other than the connection's (outbox, a bug): surface the error itself.
+            leaves = _leaves(group)
+            if len(leaves) == 1:
+                self._log.error("mqtt_link_failed", error=repr(leaves[0]))
+                raise leaves[0] from None
+            self._log.error("mqtt_link_failed", error=repr(group))
+            raise
+
+    async def _reconnecting(self) -> None:
+        backoff = Backoff(
+            initial=self.settings.backoff_initial_s,
+            maximum=self.settings.backoff_max_s,
+            rng=self._rng,
+        )
+        loop = asyncio.get_running_loop()
+        while not self._closing.is_set():
+            started = loop.time()
+            try:
+                await self._connection()
+            except* aiomqtt.MqttError as group:
+                if not self.connected:
+                    self._counts.connect_failures += 1
+                self._log.warning(
+                    "mqtt_disconnected" if self.connected else "mqtt_connect_failed",
+                    error="; ".join(str(e) for e in group.exceptions),
+                    host=self.settings.host, port=self.settings.port,
+                )
+            finally:
+                if self.connected and loop.time() - started >= self.settings.backoff_max_s:
+                    # Only a connection that lasted resets the backoff: a broker that accepts
+                    # and then drops us at once (a second client with our id, an ACL) must
+                    # not be hammered at the initial delay.
+                    backoff.reset()
+                self._connected.clear()
+                self._client = None
+            if self._closing.is_set():
+                break
+            delay = backoff.next_delay()
+            self._log.info("mqtt_reconnect_wait", delay_s=round(delay, 3), attempt=backoff.attempt)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), delay)
+
+    def _new_client(self) -> aiomqtt.Client:
+        s = self.settings
+        will = aiomqtt.Will(
+            self.topics.status,
+            self._availability("offline", clean=False),
+            qos=1,
+            retain=True,
+        )
+        return aiomqtt.Client(
+            s.host,
+            s.port,
+            identifier=self.identity.table,
+            clean_session=False,
+            will=will,
+            keepalive=s.keepalive_s,
+            timeout=s.timeout_s,
+            username=s.username,
+            password=s.password,
+            tls_context=self._ssl,
+        )
+
+    async def _connection(self) -> None:
+        """One connection, from CONNECT to its end; returns normally only when closing."""
+        client = self._new_client()
+        async with client:
+            self._counts.connections += 1
+            self._counts.reconnects = self._counts.connections - 1
+            self._client = client
+            self._connected.set()
+            self._log.info("mqtt_connected", host=self.settings.host, port=self.settings.port,
+                           reconnects=self._counts.reconnects)
+            granted = await client.subscribe(self.topics.cmd, qos=1)
+            self._counts.subscribed = not any(_refused(code) for code in granted)
+            if not self._counts.subscribed:
+                # Publishing goes on (scores matter more); the operator must fix the ACL.
+                self._log.error("mqtt_cmd_subscription_refused", topic=self.topics.cmd)
+            await client.publish(self.topics.status, self._availability("online"), qos=1,
+                                 retain=True)
+            async with asyncio.TaskGroup() as group:
+                receiver = group.create_task(self._receive(client), name="mqtt_link.receive")
+                await self._drain(client)
+                receiver.cancel()
+            # Closing: a clean DISCONNECT discards the will, so say "offline" ourselves.
+            await client.publish(
+                self.topics.status, self._availability("offline", clean=True), qos=1,
+                retain=True,
+            )
+            self._log.info("mqtt_closed", published=self._counts.published)
+
+    # --- outbox -> broker ------------------------------------------------------------------
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        """Publish resend requests, then pending outbox messages in seq order, until closing."""
+        while not self._closing.is_set():
+            if self._resend:
+                message = self._resend[0]
+                await self._publish(client, message)
+                self._resend.popleft()
+                self._counts.resent += 1
+                continue
+            self._wake.clear()
+            batch = self._outbox.pending(self.settings.batch_size)
+            self._counts.pending = len(batch)
+            if not batch:
+                await self._wake.wait()
+                continue
+            self._check_order(batch)
+            for message in batch:
+                if self._closing.is_set() or self._resend:
+                    break
+                await self._publish(client, message)
+                # publish() returned: the broker has acknowledged (PUBACK) this message.
+                self._outbox.mark_delivered(message.seq)
+                self._counts.published += 1
+                self._counts.pending -= 1
+                self._counts.last_published_seq = message.seq
+
+    def _check_order(self, batch: Sequence[OutboxItem]) -> None:
+        seqs = [m.seq for m in batch]
+        if any(b <= a for a, b in itertools.pairwise(seqs)):
+            self._log.error("mqtt_outbox_out_of_order", seqs=seqs[:20])
+            raise OutboxOrderError(
+                f"outbox returned seqs {seqs[:20]} not in increasing order; refusing to publish"
+            )
+        last = self._counts.last_published_seq
+        if last is not None and seqs[0] <= last:
+            # Not marked delivered after all (or marked lazily): publish again, the receiver
+            # deduplicates by (table, seq).
+            self._log.warning("mqtt_outbox_repeats_published", first_seq=seqs[0],
+                              last_published=last)
+
+    async def _publish(self, client: aiomqtt.Client, message: OutboxItem) -> None:
+        envelope = envelope_for(
+            message, venue=self.identity.venue, table=self.identity.table, signer=self._signer
+        )
+        topic = self.topics.for_suffix(message.topic_suffix)
+        await client.publish(topic, envelope.encode(), qos=1, retain=message.retain)
+
+    # --- broker -> commands ----------------------------------------------------------------
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            topic = message.topic.value
+            if topic != self.topics.cmd:
+                # amqtt sends retained messages of other clients' subscriptions (D12).
+                self._log.debug("mqtt_foreign_message_dropped", topic=topic)
+                continue
+            payload = message.payload
+            raw = bytes(payload) if isinstance(payload, bytes | bytearray) else b""
+            await self._command(client, raw)
+
+    async def _command(self, client: aiomqtt.Client, raw: bytes) -> None:
+        try:
+            envelope = verify_envelope(raw, self._command_keys)
+            self._check_addressee(envelope)
+        except EnvelopeError as exc:
+            await self._reject(client, raw, exc.reason, exc.detail)
+            return
+        except _Rejected as exc:
+            await self._reject(client, raw, exc.reason, exc.detail)
+            return
+        except Exception as exc:  # a verifier bug must not let a bad command stop the link
+            self._log.exception("mqtt_command_verify_failed")
+            await self._reject(client, raw, VERIFY_ERROR, f"{type(exc).__name__}: {exc}")
+            return
+        self._counts.commands += 1
+        self._log.info("mqtt_command", type=envelope.type, sender=envelope.signer,
+                       seq=envelope.seq)
+        try:
+            await self._on_command(envelope)
+        except Exception:
+            self._counts.command_errors += 1
+            self._log.exception("mqtt_command_handler_failed", type=envelope.type,
+                                sender=envelope.signer, seq=envelope.seq)
+
+    def _check_addressee(self, envelope: Envelope) -> None:
+        if envelope.venue != self.identity.venue:
+            raise _Rejected(WRONG_VENUE, f"command is for venue {envelope.venue!r}")
+        target = envelope.body.get("table")
+        if target != self.identity.table:
+            raise _Rejected(WRONG_TABLE, f"command body names table {target!r}")
+
+    async def _reject(self, client: aiomqtt.Client, raw: bytes, reason: str, detail: str) -> None:
+        self._counts.rejections[reason] += 1
+        detail = detail if len(detail) <= _MAX_DETAIL else detail[:_MAX_DETAIL] + "..."
+        claimed = _claimed(raw)
+        digest = hashlib.sha256(raw).hexdigest()
+        self._log.warning("mqtt_command_rejected", reason=reason, detail=detail,
+                          payload_sha256=digest, payload_bytes=len(raw), **claimed)
+        wall, mono = self._clock()
+        notice = seal(
+            venue=self.identity.venue, table=self.identity.table, seq=UNSEQUENCED, wall=wall,
+            type=COMMAND_REJECTED_TYPE,
+            body={"reason": reason, "detail": detail, "payload_sha256": digest,
+                  "payload_bytes": len(raw), **claimed},
+            boot=self.identity.boot_id, mono=mono, signer=self._signer,
+        )
+        try:
+            await client.publish(self.topics.events, notice.encode(), qos=1, retain=False)
+        except aiomqtt.MqttError as exc:
+            self._log.warning("mqtt_rejection_not_published", error=str(exc))
+
+    # --- availability ----------------------------------------------------------------------
+
+    def _availability(self, state: str, *, clean: bool | None = None) -> bytes:
+        body: dict[str, Any] = {"state": state, "link": self.counters().as_dict()}
+        if clean is not None:
+            body["clean"] = clean
+        if state == "online" and self._status_extra is not None:
+            body["status"] = dict(self._status_extra())
+        wall, mono = self._clock()
+        return seal(
+            venue=self.identity.venue, table=self.identity.table, seq=UNSEQUENCED, wall=wall,
+            type=AVAILABILITY_TYPE, body=body, boot=self.identity.boot_id, mono=mono,
+            signer=self._signer,
+        ).encode()
+
+
+def _refused(code: object) -> bool:
+    """A SUBACK return code of failure (0x80 and above; paho gives ints or ReasonCodes)."""
+    value = getattr(code, "value", code)
+    return isinstance(value, int) and value >= 0x80
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            leaves.extend(_leaves(exc))
+        else:
+            leaves.append(exc)
+    return leaves
+
+
+def _claimed(raw: bytes) -> dict[str, Any]:
+    """What an unverified command claims to be (sender, seq, type), for the rejection notice."""
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return {}
+    if not isinstance(obj, dict):
+        return {}
+    claimed: dict[str, Any] = {}
+    for name, key in (("table", "claimed_sender"), ("type", "claimed_type")):
+        value = obj.get(name)
+        if isinstance(value, str) and len(value) <= 64 and value.isprintable():
+            claimed[key] = value
+    seq = obj.get("seq")
+    if isinstance(seq, int) and not isinstance(seq, bool) and 0 <= seq < 2**63:
+        claimed["claimed_seq"] = seq
+    return claimed

@@ -1,0 +1,86 @@
+"""Outbox messages: what the table has committed to send, and the source the MQTT link drains.
+
+The journal (controller/journal.py) stores these rows in the same transaction as the input
+that caused them; controller/mqtt_link.py publishes them in ``seq`` order and marks each one
+delivered only after the broker's PUBACK.
+
+The link reads messages through the ``OutboxItem`` protocol, so the journal may hand it its
+own row type (with more fields) as long as it has these attributes; ``OutboxMessage`` is a
+plain implementation for tests and simple sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = ["TOPIC_SUFFIXES", "OutboxItem", "OutboxMessage", "OutboxSource", "TopicSuffix"]
+
+TopicSuffix = Literal["events", "scores", "status"]
+TOPIC_SUFFIXES: tuple[TopicSuffix, ...] = ("events", "scores", "status")
+
+
+class OutboxItem(Protocol):
+    """What the MQTT link reads from an outbox message."""
+
+    @property
+    def seq(self) -> int:
+        """Per-table sequence number: gap-free, increasing, surviving restarts."""
+
+    @property
+    def topic_suffix(self) -> str:
+        """One of "events", "scores", "status"."""
+
+    @property
+    def type(self) -> str:
+        """The message type, e.g. "hand_settled"."""
+
+    @property
+    def body(self) -> Mapping[str, Any]:
+        """The JSON body."""
+
+    @property
+    def wall(self) -> datetime:
+        """Aware UTC wall-clock time of the input that caused it."""
+
+    @property
+    def mono_ns(self) -> int:
+        """Monotonic nanoseconds of that input."""
+
+    @property
+    def boot_id(self) -> str:
+        """The boot the monotonic value counts from."""
+
+    @property
+    def retain(self) -> bool:
+        """Publish retained."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutboxMessage:
+    """One committed outgoing message; ``seq`` is per table, gap-free and increasing."""
+
+    seq: int
+    topic_suffix: TopicSuffix
+    type: str
+    body: Mapping[str, Any]
+    wall: datetime
+    mono_ns: int
+    boot_id: str
+    delivered: bool = False
+    retain: bool = False
+
+
+@runtime_checkable
+class OutboxSource(Protocol):
+    """What the MQTT link needs from the journal: undelivered messages and a delivery mark."""
+
+    def pending(self, limit: int = 100) -> Sequence[OutboxItem]:
+        """Return up to ``limit`` undelivered messages in increasing ``seq`` order."""
+        ...
+
+    def mark_delivered(self, seq: int) -> None:
+        """Record that message ``seq`` was acknowledged by the broker (PUBACK)."""
+        ...
