@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "controller.commands.check_config",
     "controller.commands.simulate",
     "controller.commands.keys",
+    "controller.commands.broker",
     "controller.commands.recall",
     "controller.commands.journal_admin",
 )
