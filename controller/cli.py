@@ -32,6 +32,7 @@ COMMAND_MODULES = (
     "controller.commands.broker",
     "controller.commands.recall",
     "controller.commands.journal_admin",
+    "controller.commands.table",
 )
 
 

@@ -92,6 +92,7 @@ class TableService:
         self.alerts_raised = 0
         self.unacknowledged: dict[str, dict[str, Any]] = {}  # entry id -> its score body
         self._fed: dict[int, SeatWagers] = {}  # what the open hand last saw per seat
+        self._commands_seen: set[tuple[str, int]] = set()  # (desk signer, envelope seq)
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -127,7 +128,7 @@ class TableService:
             "heat": self.heat_id,
             "stage": self.session.rules.stage.value if self.session else None,
             "seats": {str(s): {"entry_id": e.entry_id, "balance": e.balance_cents,
-                               "hands_played": e.hands_played}
+                               "hands_played": e.hands_played, "markers_left": e.markers_left}
                       for s, e in sorted(self.session.seats.items())} if self.session else {},
             "spots": self._spots_view(),
             "hand": None if hand is None else {
@@ -194,6 +195,11 @@ class TableService:
             "at": _ts(wall)}))
 
     def _on_device_alert(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
+        if p["kind"] in ("connected", "reconnected"):  # good news is not an alert
+            out.append(Outgoing(topic_suffix="events", type="device", body={
+                "device": p.get("device"), "state": p["kind"], "detail": p.get("detail", ""),
+                "at": _ts(wall)}))
+            return
         self._alert(out, f"device_{p['kind']}", f"{p.get('device')}: {p.get('detail', '')}",
                     wall, source="device")
 
@@ -242,6 +248,11 @@ class TableService:
         self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]
     ) -> dict[str, Any] | None:
         command = p["command"]
+        if p.get("command_seq") is not None:  # QoS 1 may deliver a command twice
+            key = (str(p.get("signer")), int(p["command_seq"]))
+            if key in self._commands_seen:
+                raise _Refused(f"duplicate command {key[1]} from {key[0]}: already applied")
+            self._commands_seen.add(key)
         if command == "open_heat":
             if self.session is not None:
                 raise _Refused(f"heat {self.heat_id} is still open")

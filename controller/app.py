@@ -1,0 +1,415 @@
+"""The table daemon's composition root: the one place that picks real devices or simulators,
+wires them to the journal, the table service, the MQTT link and the local API, and runs them
+in one named TaskGroup.
+
+Start-up order (regulators' R3): verify the journal, replay it, self-test; only then connect
+devices and the broker and tell systemd READY=1. A damaged journal puts the table in the error
+state: it publishes only its availability and the error, answers recall and status, and never
+clears itself (`showdown journal clear-faults` / `replace`, docs/journal.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import signal
+from collections.abc import Callable, Coroutine, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller import sd_notify
+from controller.clock import ClockSource, system_clock
+from controller.config import TableConfig
+from controller.embedded_broker import EmbeddedBroker
+from controller.envelope import Envelope
+from controller.journal import Journal, is_own_kind
+from controller.local_api import LocalApi
+from controller.logs import get_logger
+from controller.mqtt_link import MqttLink, MqttSettings, TableIdentity
+from controller.paytable_files import read_paytables
+from controller.signing import KeyRing, load_private_key
+from controller.table_service import Applied, TableService
+from controller.tournament_files import read_tournament
+from drivers.chip_registry import ChipRegistry
+from drivers.readings import CardRead, ChipInventory, DeviceAlert, ShoeStatus
+from game.deal import DEFAULT_DEAL, parse_deal_sequence
+
+__all__ = ["TableDaemon", "run_table"]
+
+_log = get_logger("showdown.table")
+
+
+class SdNotify:
+    """systemd notifications (no-ops outside systemd); tests pass a recording stand-in."""
+
+    def ready(self) -> None:
+        """READY=1: self-test passed, inputs are being taken."""
+        sd_notify.ready()
+
+    def watchdog(self) -> None:
+        """WATCHDOG=1: the loop is alive and working."""
+        sd_notify.watchdog()
+
+    def stopping(self) -> None:
+        """STOPPING=1: a clean shutdown has begun."""
+        sd_notify.stopping()
+
+    def status(self, text: str) -> None:
+        """STATUS=...: one line for `systemctl status`."""
+        sd_notify.status(text)
+
+    def watchdog_interval(self) -> float | None:
+        """Seconds systemd allows between pings, or None without a watchdog."""
+        return sd_notify.watchdog_interval()
+
+
+@dataclass(slots=True)
+class _Devices:
+    shoe: Any  # a CardReader
+    rfid: Any  # a ChipReader
+    shoe_sim: Any = None
+    rfid_sim: Any = None
+
+
+class TableDaemon:
+    """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
+
+    def __init__(self, config: TableConfig, *, clock: ClockSource = system_clock,
+                 notify: SdNotify | None = None,
+                 extra_desk_keys: Mapping[str, str] | None = None) -> None:
+        self.config = config
+        self.extra_desk_keys = dict(extra_desk_keys or {})
+        self.clock = clock
+        self.notify = notify or SdNotify()
+        self.journal: Journal | None = None
+        self.service: TableService | None = None
+        self.link: MqttLink | None = None
+        self.broker: EmbeddedBroker | None = None
+        self.devices: _Devices | None = None
+        self.faults: list[str] = []
+        self.ready = asyncio.Event()
+        self._lock = asyncio.Lock()
+        self._log = _log.bind(table=config.table)
+        self._last_work = 0.0
+
+    # ---- start-up ---------------------------------------------------------------------
+
+    def _load(self) -> tuple[TableService, ChipRegistry]:
+        cfg = self.config
+        settings = read_tournament(cfg.tournament)
+        paytables = read_paytables(cfg.paytables)
+        deal = parse_deal_sequence(cfg.deal, source=f"{cfg.source} [deal]") if cfg.deal \
+            else DEFAULT_DEAL
+        registry = self._registry()
+        service = TableService(table_id=cfg.table, settings=settings, paytables=paytables,
+                               deal=deal, registry=registry, marker_set=cfg.marker_set)
+        return service, registry
+
+    def _registry(self) -> ChipRegistry:
+        from controller.chip_registry_files import read_registry  # noqa: PLC0415
+
+        if self.config.chips is not None:
+            return read_registry(self.config.chips, chip_set=self.config.chip_set)
+        if self.config.sim is None:
+            from game.errors import ConfigError  # noqa: PLC0415
+
+            raise ConfigError(self.config.source, "files.chips",
+                              "a table with real chip readers needs its chip registry file")
+        from simulators.virtual_table import sim_registry  # noqa: PLC0415
+
+        registry: ChipRegistry = sim_registry()
+        return registry
+
+    def _open_journal(self, service: TableService) -> Journal:
+        journal = Journal.open(self.config.journal, clock=self.clock)
+        problems = journal.verify()
+        open_faults = journal.open_faults()
+        if problems and not open_faults:
+            journal.record_fault("journal_integrity",
+                                 "; ".join(f"{p.code} at {p.seq}: {p.detail}" for p in problems))
+        self.faults = [f"{f.kind}: {f.detail}" for f in journal.open_faults()]
+        if not self.faults:
+            replayed = 0
+            for record in journal.records():
+                if not is_own_kind(record.kind):
+                    service.apply(record.kind, record.payload, record.wall)
+                    replayed += 1
+            self._log.info("journal replayed", records=replayed, last_seq=journal.last_seq())
+        return journal
+
+    # ---- the one way in --------------------------------------------------------------
+
+    async def ingest(self, kind: str, payload: Mapping[str, Any]) -> Applied:
+        """Journal one input and apply it, in one transaction; wake the publisher."""
+        journal, service = self.journal, self.service
+        if journal is None or service is None or self.faults:
+            return Applied(ok=False, error="the table is in the error state: "
+                                           + "; ".join(self.faults or ["not started"]))
+        async with self._lock:
+            box: list[Applied] = []
+
+            def outgoing(record: Any) -> Any:
+                applied = service.apply(record.kind, record.payload, record.wall)
+                box.append(applied)
+                return applied.messages
+
+            try:
+                await asyncio.to_thread(journal.append, kind=kind, payload=dict(payload),
+                                        clock=self.clock(), outgoing=outgoing)
+            except Exception as exc:
+                # The state may now be ahead of the journal: stop taking input (error state).
+                self.faults.append(f"journal write failed: {exc}")
+                self._log.error("journal write failed; entering the error state", error=str(exc))
+                with contextlib.suppress(Exception):
+                    journal.record_fault("journal_write", str(exc))
+                return Applied(ok=False, error=f"journal write failed: {exc}")
+        self._last_work = asyncio.get_running_loop().time()
+        if self.link is not None:
+            self.link.wake()
+        applied = box[0]
+        if not applied.ok:
+            self._log.warning("input refused", kind=kind, error=applied.error)
+        for message in applied.messages:
+            if message.type == "alert":
+                self._log.warning("alert", **{k: v for k, v in message.body.items()
+                                              if k in ("kind", "message", "seat", "hand_id")})
+            elif message.type in ("hand.settled", "hand.voided"):
+                self._log.info(message.type, hand_id=message.body.get("hand_id"),
+                               nets=message.body.get("nets"))
+            elif message.type.startswith("score."):
+                self._log.info(message.type, entry_id=message.body.get("entry_id"),
+                               score=message.body.get("score"))
+        return applied
+
+    # ---- inputs from the outside ------------------------------------------------------
+
+    async def on_command(self, envelope: Envelope) -> None:
+        """A verified desk command from the cmd topic."""
+        body = dict(envelope.body)
+        body.setdefault("command", envelope.type)
+        body["signer"] = envelope.signer
+        body["command_seq"] = envelope.seq
+        applied = await self.ingest("desk", body)
+        if applied.ok and body.get("command") == "resend" and self.journal and self.link:
+            self.link.resend(self.journal.messages(int(body["from_seq"])))
+
+    async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A request from the dealer's console (local API)."""
+        action = request.get("action")
+        if action == "status":
+            return {"ok": True, "detail": self.status()}
+        if action == "manual_card":
+            payload = {"card": request.get("card"), "source": "manual",
+                       "device": f"manual:{request.get('by', 'dealer')}"}
+            applied = await self.ingest("card", payload)
+        elif action == "manual_wager":
+            applied = await self.ingest("manual_wager", {
+                "seat": request.get("seat"), "spot": request.get("spot"),
+                "amount": request.get("amount"), "by": request.get("by")})
+        else:
+            applied = await self.ingest("dealer", dict(request))
+        answer: dict[str, Any] = {"ok": applied.ok}
+        if applied.error:
+            answer["error"] = applied.error
+        if applied.detail:
+            answer["detail"] = dict(applied.detail)
+        return answer
+
+    def status(self) -> dict[str, Any]:
+        """Everything `showdown table status` shows."""
+        out: dict[str, Any] = {"table": self.config.table, "venue": self.config.venue,
+                               "state": "error" if self.faults else "running",
+                               "faults": list(self.faults)}
+        if self.service is not None:
+            out.update(self.service.status())
+        if self.journal is not None:
+            out["journal"] = {"last_seq": self.journal.last_seq(),
+                              "pending": len(self.journal.pending(10_000))}
+        if self.link is not None:
+            out["mqtt"] = self.link.counters().as_dict()
+        if self.broker is not None:
+            out["broker"] = {"embedded": True, "port": self.broker.port}
+        if self.devices is not None:
+            for name in ("shoe", "rfid"):
+                health = getattr(self.devices, name).health()
+                out[name] = {"device": health.device, "connected": health.connected,
+                             "counters": dict(health.counters)}
+        return out
+
+    async def _pump_shoe(self) -> None:
+        assert self.devices is not None
+        async for reading in self.devices.shoe:
+            if isinstance(reading, CardRead):
+                await self.ingest("card", {
+                    "card": str(reading.card), "read_index": reading.read_index,
+                    "quality": reading.quality, "device": reading.device,
+                    "source": reading.source})
+            elif isinstance(reading, ShoeStatus):
+                await self.ingest("shoe_status", {"state": str(reading.state),
+                                                  "device": reading.device,
+                                                  "detail": reading.detail})
+            elif isinstance(reading, DeviceAlert):
+                await self.ingest("device_alert", {"device": reading.device,
+                                                   "kind": reading.kind,
+                                                   "detail": reading.detail})
+
+    async def _pump_rfid(self) -> None:
+        assert self.devices is not None
+        from drivers.chip_registry import format_uid  # noqa: PLC0415
+        from drivers.manual_chips import ManualWager  # noqa: PLC0415
+
+        async for reading in self.devices.rfid:
+            if isinstance(reading, ManualWager):
+                await self.ingest("manual_wager", {
+                    "seat": reading.spot.seat, "spot": reading.spot.spot,
+                    "amount": reading.amount_cents, "by": reading.operator})
+            elif isinstance(reading, ChipInventory):
+                await self.ingest("chips", {
+                    "seat": reading.spot.seat, "spot": reading.spot.spot,
+                    "uids": sorted(format_uid(u) for u in reading.uids),
+                    "reader": reading.reader, "antenna": reading.antenna,
+                    "report_seq": reading.report_seq})
+            elif isinstance(reading, DeviceAlert):
+                await self.ingest("device_alert", {"device": reading.device,
+                                                   "kind": reading.kind,
+                                                   "detail": reading.detail})
+
+    async def _watchdog(self) -> None:
+        interval = self.notify.watchdog_interval()
+        if interval is None:
+            return
+        while True:
+            await asyncio.sleep(interval / 2)
+            # The loop is alive and the ingest lock is not stuck: tell systemd.
+            if not self._lock.locked() or (
+                    asyncio.get_running_loop().time() - self._last_work < interval):
+                self.notify.watchdog()
+
+    # ---- devices (the only place that asks: real or simulated?) ------------------------
+
+    def _devices(self, stack: AsyncExitStack, registry: ChipRegistry) -> _Devices:
+        cfg = self.config
+        from drivers.shoe import SerialCardReader  # noqa: PLC0415
+
+        shoe_sim = rfid_sim = None
+        if cfg.shoe.kind == "sim":
+            from simulators.shoe import ShoeSimulator  # noqa: PLC0415
+
+            assert cfg.sim is not None
+            shoe_sim = stack.enter_context(ShoeSimulator(seed=cfg.sim.seed))
+            shoe: Any = SerialCardReader(lambda: shoe_sim.path or "", name="sim-shoe",
+                                         stall_timeout=cfg.shoe.stall_seconds)
+        elif cfg.shoe.kind == "manual":
+            from drivers.manual import ManualCardReader  # noqa: PLC0415
+
+            shoe = ManualCardReader()
+        else:
+            shoe = SerialCardReader(cfg.shoe.url or "", baudrate=cfg.shoe.baudrate,
+                                    stall_timeout=cfg.shoe.stall_seconds)
+        from drivers.rfid import UsbChipReader, UsbReaderSettings  # noqa: PLC0415
+
+        settings = UsbReaderSettings(vendor_id=cfg.rfid.vid, product_id=cfg.rfid.pid,
+                                     stall_timeout=cfg.rfid.stall_seconds)
+        if cfg.rfid.kind == "sim":
+            from simulators.rfid import RfidReaderSimulator  # noqa: PLC0415
+
+            rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
+                                           vendor_id=cfg.rfid.vid, product_id=cfg.rfid.pid)
+            rfid: Any = UsbChipReader(settings, backend=rfid_sim.backend)
+        elif cfg.rfid.kind == "manual":
+            from drivers.manual_chips import ManualChipReader  # noqa: PLC0415
+
+            rfid = ManualChipReader()
+        else:
+            rfid = UsbChipReader(settings)
+        return _Devices(shoe=shoe, rfid=rfid, shoe_sim=shoe_sim, rfid_sim=rfid_sim)
+
+    async def _mqtt_settings(self, stack: AsyncExitStack) -> MqttSettings:
+        m = self.config.mqtt
+        if m.broker == "embedded":
+            self.broker = await stack.enter_async_context(EmbeddedBroker(port=m.embedded_port))
+            self._log.info("embedded MQTT broker", port=self.broker.port)
+            return MqttSettings(host="127.0.0.1", port=self.broker.port)
+        host, _, port = m.broker.rpartition(":")
+        password = m.password_file.read_text().strip() if m.password_file else None
+        return MqttSettings(host=host, port=int(port), username=m.username, password=password,
+                            tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
+                            key_file=m.key_file)
+
+    # ---- run -------------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event,
+                  extra: Callable[[TableDaemon], Coroutine[Any, Any, None]] | None = None
+                  ) -> int:
+        """Run until `stop` is set; returns the process exit code."""
+        cfg = self.config
+        service, registry = self._load()
+        signer = load_private_key(cfg.table_key)
+        keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
+        async with AsyncExitStack() as stack:
+            self.journal = journal = self._open_journal(service)
+            stack.callback(journal.close)
+            self.service = service
+            if not self.faults:
+                await self.ingest("start", {"config": cfg.source,
+                                            "config_sha256": _file_digest(Path(cfg.source))})
+            settings = await self._mqtt_settings(stack)
+            identity = TableIdentity(venue=cfg.venue, table=cfg.table,
+                                     boot_id=self.clock().boot_id)
+            self.link = await stack.enter_async_context(MqttLink(
+                settings, identity, signer, journal, self.on_command, command_keys=keyring,
+                status_extra=self._status_extra))
+            await stack.enter_async_context(LocalApi(cfg.api.socket, self.on_console))
+            async with asyncio.TaskGroup() as tg:
+                tasks = [tg.create_task(self._watchdog(), name=f"table[{cfg.table}].watchdog")]
+                if not self.faults:
+                    self.devices = self._devices(stack, registry)
+                    await stack.enter_async_context(self.devices.shoe)
+                    await stack.enter_async_context(self.devices.rfid)
+                    tasks.append(tg.create_task(self._pump_shoe(),
+                                                name=f"table[{cfg.table}].shoe_pump"))
+                    tasks.append(tg.create_task(self._pump_rfid(),
+                                                name=f"table[{cfg.table}].rfid_pump"))
+                self.notify.ready()
+                self.notify.status("error state: " + "; ".join(self.faults) if self.faults
+                                   else "running")
+                self.ready.set()
+                self._log.info("ready", state="error" if self.faults else "running",
+                               api=str(cfg.api.socket))
+                if extra is not None and not self.faults:
+                    tasks.append(tg.create_task(extra(self),
+                                                name=f"table[{cfg.table}].virtual_table"))
+                await stop.wait()
+                self.notify.stopping()
+                self._log.info("stopping")
+                for task in tasks:
+                    task.cancel()
+        return 0
+
+    def _status_extra(self) -> Mapping[str, Any]:
+        return {"state": "error" if self.faults else "online", "faults": list(self.faults),
+                "inputs": self.service.inputs_applied if self.service else 0,
+                "alerts": self.service.alerts_raised if self.service else 0}
+
+
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+async def run_table(daemon: TableDaemon, *,
+                    extra: Callable[[TableDaemon], Coroutine[Any, Any, None]] | None = None
+                    ) -> int:
+    """Run a table daemon until SIGTERM / SIGINT; the `showdown table run` entry point."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    return await daemon.run(stop, extra=extra)
+
+

@@ -1,0 +1,38 @@
+"""A virtual tournament desk: sends signed desk commands to a table's `cmd` topic over MQTT,
+exactly as the registration desk of the central service will."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import aiomqtt
+
+from controller.envelope import seal
+from controller.signing import Signer
+from controller.topics import TableTopics
+
+__all__ = ["VirtualDesk"]
+
+
+class VirtualDesk:
+    """Publishes desk commands (QoS 1) signed with the desk's key; `seq` rises per command."""
+
+    def __init__(self, *, host: str, port: int, venue: str, signer: Signer) -> None:
+        self.host, self.port, self.venue, self.signer = host, port, venue, signer
+        self._seq = time.time_ns() // 1_000_000  # ms: unique and rising across runs
+
+    async def send(self, table: str, command: str, **body: Any) -> int:
+        """Sign and publish one command for `table`; returns its seq."""
+        self._seq += 1
+        envelope = seal(venue=self.venue, table=self.signer.key_id, seq=self._seq,
+                        wall=datetime.now(UTC), type=command,
+                        body={"table": table, "command": command,
+                              "command_id": f"{self.signer.key_id}-{self._seq}", **body},
+                        boot="virtual-desk", mono=time.monotonic_ns(), signer=self.signer)
+        topic = TableTopics(self.venue, table).cmd
+        async with aiomqtt.Client(self.host, self.port,
+                                  identifier=f"{self.signer.key_id}-{self._seq}") as client:
+            await client.publish(topic, envelope.encode(), qos=1)
+        return self._seq

@@ -1,0 +1,229 @@
+"""A simulated table that plays by itself: a virtual desk opens heats and seats entries over
+MQTT with signed commands, and a virtual dealer with virtual players puts chips on the
+simulated RFID reader, deals from the simulated shoe and presses the console's buttons.
+
+Everything reaches the daemon the way it would at a real table: chips through the real USB
+driver, cards through the real serial driver, console actions through the same handler as the
+local API, desk commands through the MQTT link's signature check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from drivers.chip_registry import Chip, ChipRegistry
+from game.cards import DECK, Card
+from game.settle import WAGERS, SeatWagers
+from game.tournament import Stage
+from simulators.players import PlayerStyle, VirtualPlayer
+
+if TYPE_CHECKING:
+    from controller.app import TableDaemon
+
+__all__ = ["SIM_CHIP_SET", "TableStuck", "VirtualTable", "sim_registry"]
+
+SIM_CHIP_SET = "showdown-sim"
+MARKER_SET = "bonus-marker"
+_FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400))  # (value, how many) R25, R100, R500
+
+
+def _uid(kind: int, value_code: int, n: int) -> bytes:
+    return bytes([0xE0, 0x5E, kind, value_code, (n >> 24) & 0xFF, (n >> 16) & 0xFF,
+                  (n >> 8) & 0xFF, n & 0xFF])
+
+
+def sim_registry() -> ChipRegistry:
+    """The simulated table's chips: a large unissued float, and 18 Final bonus markers."""
+    chips = [Chip(uid=_uid(1, code, n), value_cents=value, chip_set=SIM_CHIP_SET)
+             for code, (value, count) in enumerate(_FLOAT, start=1) for n in range(count)]
+    chips += [Chip(uid=_uid(9, 0, n), value_cents=50_000, chip_set=MARKER_SET)
+              for n in range(18)]
+    return ChipRegistry(chips, chip_set=SIM_CHIP_SET)
+
+
+class TableStuck(RuntimeError):
+    """The daemon did not reach the expected state in time (the virtual dealer stops)."""
+
+
+class VirtualTable:
+    """Plays heats at a daemon running simulated devices (see the module docstring)."""
+
+    def __init__(self, daemon: TableDaemon, *, desk: Callable[..., Any] | None = None,
+                 seed: int = 2026, stage: str = "qualifying", players: int = 3,
+                 heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0) -> None:
+        self.daemon = daemon
+        self.desk = desk
+        self.rng = random.Random(seed)
+        self.stage = Stage(stage)
+        self.players = players
+        self.heats = heats
+        self.hand_pause = hand_pause
+        self.timeout = timeout
+        self.hands_played = 0
+        self.scores: dict[str, int] = {}
+        self._markers = [_uid(9, 0, n) for n in range(18)]
+
+    # ---- waiting for the daemon ------------------------------------------------------
+
+    async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
+        """Poll the daemon's status until `check` holds."""
+        deadline = time.monotonic() + self.timeout
+        while not check(self.daemon.status()):
+            if time.monotonic() > deadline:
+                raise TableStuck(f"timed out waiting for {what}; the table shows "
+                                 f"{self.daemon.status().get('spots')}")
+            await asyncio.sleep(0.01)
+
+    async def console(self, action: str, **request: Any) -> Mapping[str, Any]:
+        """Press a console button (the same handler the local API uses)."""
+        answer = await self.daemon.on_console({"action": action, "by": "virtual dealer",
+                                                **request})
+        if not answer.get("ok"):
+            raise TableStuck(f"console {action} refused: {answer.get('error')}")
+        return answer
+
+    # ---- heats -----------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Play the configured number of heats (resuming one left open by a restart)."""
+        table = self.daemon.config.table
+        status = self.daemon.status()
+        if status.get("hand"):  # the table PC restarted mid-hand: the dealer voids it
+            await self.console("void", reason="hand interrupted by a restart of the table PC")
+        if status.get("heat"):  # a heat left open by a restart: play it out first
+            await self.play_heat({int(s): e["entry_id"] for s, e in status["seats"].items()})
+        for _ in range(self.heats):
+            first = self.daemon.status().get("hands_opened", 0) + 1
+            heat_id = f"{self.stage.value}-{table}-h{first}"
+            await self.send_desk("open_heat", stage=self.stage.value, heat_id=heat_id)
+            await self.until("the heat to open", _heat_is(heat_id))
+            entries = {seat: f"{table.upper()}-{first}-S{seat}"
+                       for seat in range(1, self.players + 1)}
+            for seat, entry in entries.items():
+                await self.send_desk("seat", entry_id=entry, seat=seat)
+            await self.until("the entries to be seated", _seated(len(entries)))
+            await self.play_heat(entries)
+
+    async def play_heat(self, entries: Mapping[int, str]) -> None:
+        """Hands until every entry has ended, then acknowledgements and closing the heat."""
+        players = {seat: VirtualPlayer(name=f"player {seat}",
+                                       rng=random.Random(f"{self.rng.random()}:{entry}"),
+                                       style=PlayerStyle(bold=seat % 2 == 0))
+                   for seat, entry in entries.items()}
+        while self.daemon.status().get("seats"):
+            await self.play_hand(players)
+            if self.hand_pause:
+                await asyncio.sleep(self.hand_pause)
+        for entry in self.daemon.status().get("unacknowledged_scores", []):
+            await self.console("acknowledge", entry_id=entry, method="card_tap")
+        await self.send_desk("close_heat")
+        await self.until("the heat to close", lambda s: s.get("heat") is None)
+
+    async def send_desk(self, command: str, **body: Any) -> None:
+        """Send a desk command: signed over MQTT when a desk is wired, else straight in."""
+        if self.desk is not None:
+            await self.desk(command, **body)
+        else:
+            applied = await self.daemon.ingest("desk", {"command": command,
+                                                        "signer": "virtual-desk", **body})
+            if not applied.ok:
+                raise TableStuck(f"desk {command} refused: {applied.error}")
+
+    # ---- one hand --------------------------------------------------------------------
+
+    async def play_hand(self, players: Mapping[int, VirtualPlayer]) -> None:
+        """Wagers, no more bets, the deal with decisions at each street, settle, clear up."""
+        devices = self.daemon.devices
+        assert devices is not None
+        assert devices.rfid_sim is not None
+        assert devices.shoe_sim is not None
+        sim, shoe = devices.rfid_sim, devices.shoe_sim
+        status = self.daemon.status()
+        house = self.daemon.service.session.rules.house  # type: ignore[union-attr]
+        placed: dict[str, dict[str, int]] = {}
+        for seat_text, info in status["seats"].items():
+            seat = int(seat_text)
+            wagers = players[seat].wagers(seat=seat, balance_cents=info["balance"],
+                                          markers_left=info["markers_left"], rules=house)
+            placed[seat_text] = self._place(sim, seat, wagers)
+        expected = {k: v for k, v in placed.items() if v}
+        await self.until(f"the readers to see the wagers {expected}",
+                         lambda s: _spots(s) == expected)
+        answer = await self.console("no_more_bets")
+        in_hand: list[int] = list(answer["detail"]["seats"])
+        targets = self.daemon.service.deal.targets(in_hand)  # type: ignore[union-attr]
+        deck = list(DECK)
+        self.rng.shuffle(deck)
+        dealt: list[tuple[Any, Card]] = []
+        decided: set[int] = set()
+        for i, (target, card) in enumerate(zip(targets, deck, strict=False)):
+            if target.kind == "board" and target.index in (0, 3):
+                street = "preflop" if target.index == 0 else "flop"
+                await self._decide(sim, players, in_hand, dealt, decided, street=street,
+                                   placed=placed)
+            shoe.deal_card(card)
+            dealt.append((target, card))
+            await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
+        await self._decide(sim, players, in_hand, dealt, decided, street="river",
+                           placed=placed)
+        await self.console("settle")
+        self.hands_played += 1
+        sim.clear()
+        await self.until("the table to be cleared", lambda s: _spots(s) == {})
+
+    def _place(self, sim: Any, seat: int, wagers: SeatWagers) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for spot in WAGERS:
+            amount = wagers.amount(spot)
+            uids = [self._markers.pop()] if spot in wagers.markers else []
+            if amount or uids:
+                sim.place(seat, spot, amount or None, uids=uids)
+            if amount:
+                out[spot] = amount
+        if wagers.markers:
+            out["markers"] = sorted(wagers.markers)  # type: ignore[assignment]
+        return out
+
+    async def _decide(self, sim: Any, players: Mapping[int, VirtualPlayer], in_hand: list[int],
+                      dealt: list[tuple[Any, Card]], decided: set[int], *, street: str,
+                      placed: dict[str, dict[str, int]]) -> None:
+        board = [c for t, c in dealt if t.kind == "board"]
+        moved = False
+        for seat in in_hand:
+            if seat in decided:
+                continue
+            hole = [c for t, c in dealt if t.kind == "seat" and t.seat == seat]
+            info = self.daemon.status()["seats"][str(seat)]
+            spots = placed[str(seat)]
+            wagers = SeatWagers(**{w: spots.get(w, 0) for w in WAGERS if w != "play"},
+                                markers=frozenset(spots.get("markers", ())))  # type: ignore[arg-type]
+            amount = players[seat].play(seat=seat, street=street, hole=hole, board=board,
+                                        wagers=wagers, balance_cents=info["balance"])
+            if amount:
+                sim.place(seat, "play", amount)
+                spots["play"] = amount
+                decided.add(seat)
+                moved = True
+        if moved:
+            await self.until(f"the {street} Play bets to be seen",
+                             lambda s: _spots(s) == {k: v for k, v in placed.items() if v})
+
+
+def _heat_is(heat_id: str) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda status: status.get("heat") == heat_id
+
+
+def _seated(count: int) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda status: len(status.get("seats", {})) == count
+
+
+def _cards_read(count: int) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda status: (status.get("hand") or {}).get("cards_read") == count
+
+
+def _spots(status: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in status.get("spots", {}).items() if v}
