@@ -23,6 +23,7 @@ EXIT_INTERNAL = 70
 # Subcommand modules, in the order `showdown --help` lists them.
 COMMAND_MODULES = (
     "controller.commands.demo",
+    "controller.commands.heat",
     "controller.commands.par_sheet",
     "controller.commands.evaluate",
     "controller.commands.settle",

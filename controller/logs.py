@@ -46,4 +46,4 @@ def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",
 
 def get_logger(name: str, **context: Any) -> Any:
     """A bound structlog logger for a module, with optional fixed context."""
-    return structlog.get_logger(name).bind(**context)
+    return structlog.get_logger(logger_name=name, **context)  # stays lazy until first use

@@ -1,117 +1,180 @@
-"""`showdown demo`: a whole seeded heat at one table, every wager explained.
+"""`showdown demo`: a simulated table daemon on the embedded broker, watched by a subscriber.
 
-Virtual players and a virtual dealer play through the real hand state machine, settlement
-and entry ledgers with the shipped paytables and tournament settings. The shuffle seed is
-printed so that any run can be reproduced exactly.
+The daemon runs with its simulated shoe and chip reader (the real drivers talk to them), a
+virtual desk opens a heat and seats entries with signed MQTT commands, a virtual dealer plays
+it, and a subscriber on the broker prints each hand and score as it arrives, checking every
+signature and that no sequence number is missing. `showdown heat` is the offline explainer.
 """
 
 from __future__ import annotations
 
 import argparse
-import random
+import asyncio
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
-from game.cards import format_cards
-from game.deal import DEFAULT_DEAL
-from game.events import PlayMade, SeatFolded
-from game.hand import Hand
-from game.money import format_rand
-from game.table import EntryEnded, TableSession
-from game.tournament import Entry, Stage
-from simulators.dealer import VirtualDealer
-from simulators.players import PlayerStyle, VirtualPlayer
+import aiomqtt
 
-_WAGER_LABELS = {"ante": "Ante", "odds": "Odds", "play": "Play", "trips_plus": "Trips Plus",
-                 "pocket_bonus": "Pocket Bonus", "sweet16": "Sweet 16"}
+from controller.config import parse_table_config
+from controller.envelope import EnvelopeError, verify_envelope
+from controller.signing import KeyRing, load_private_key
+from controller.topics import TableTopics
+from game.money import format_rand
+
+_CONFIG = """
+[table]
+venue = "demo"
+id = "t01"
+journal = "{dir}/journal.sqlite"
+[files]
+tournament = "{config}/tournament.toml"
+paytables = "{config}/paytables.toml"
+[keys]
+table_key = "{dir}/table.key"
+[shoe]
+kind = "sim"
+[rfid]
+kind = "sim"
+[mqtt]
+broker = "embedded"
+[api]
+socket = "{dir}/console.sock"
+[sim]
+seed = {seed}
+players = {players}
+stage = "{stage}"
+heats = {heats}
+hand_pause = {pause}
+[log]
+format = "json"
+level = "warning"
+"""
 
 
 def register(sub: Any) -> None:
     """Add the `demo` subcommand."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="play and explain a seeded heat at one table",
-        description="Play a whole heat with virtual players and explain every wager.",
-    )
-    p.add_argument("--seed", type=int, default=2026, help="shuffle and player seed (default 2026)")
-    p.add_argument("--seats", type=int, default=3, choices=range(1, 7), metavar="1-6",
-                   help="how many entries play (default 3)")
-    p.add_argument("--stage", choices=[s.value for s in Stage], default=Stage.QUALIFYING.value,
-                   help="which stage's rules to play (default qualifying: 10 hands)")
-    p.add_argument("--tournament", type=Path, help="tournament settings file")
-    p.add_argument("--paytables", type=Path, help="paytables file")
+        "demo", help="run a simulated table daemon and watch its hands and scores arrive",
+        description=__doc__)
+    p.add_argument("--seed", type=int, default=2026, help="seed of the shuffles and players")
+    p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6")
+    p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
+                   default="qualifying")
+    p.add_argument("--heats", type=int, default=1, help="heats to play (default 1)")
+    p.add_argument("--pause", type=float, default=0.0, help="seconds between hands")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play the heat and print it."""
-    settings = read_tournament(args.tournament)
-    paytables = read_paytables(args.paytables)
-    stage = Stage(args.stage)
-    rules = settings.stage(stage).rules
-    table = TableSession(table_id="T1", rules=rules, paytables=paytables, deal=DEFAULT_DEAL)
-    rng = random.Random(args.seed)
-    players: dict[int, VirtualPlayer] = {}
-    for seat in range(1, args.seats + 1):
-        table.seat_entry(Entry.start(entry_id=f"E-{1000 + seat}", rules=rules), seat)
-        players[seat] = VirtualPlayer(name=f"player {seat}", rng=random.Random(rng.random()),
-                                      style=PlayerStyle(bold=seat % 2 == 0))
-    dealer = VirtualDealer(rng=random.Random(rng.random()))
-    print(f"{stage.value.replace('_', ' ').capitalize()} heat at table {table.table_id}: "
-          f"{args.seats} entries, {rules.hands} hands each, "
-          f"{format_rand(rules.starting_chips_cents)} in chips"
-          + (f", {rules.markers} bonus markers" if rules.markers else "")
-          + f"; seed {args.seed}")
-    print(f"paytables {paytables.source}; tournament {settings.source}")
-    number = 0
-    while table.seats:
-        number += 1
-        hand = dealer.play_hand(table, players, f"{table.table_id}-{number:04d}")
-        entries = dict(table.seats)
-        ended = table.close_hand()
-        _explain(hand, number, entries, table, ended)
-    print("\nScores")
-    for e in sorted(table.ended, key=lambda x: -x.score_cents):
-        how = "after its last hand" if e.hands_played == rules.hands else "ended early"
-        extra = f", {e.markers_forfeited} marker(s) forfeited" if e.markers_forfeited else ""
-        print(f"  {e.entry_id} (seat {e.seat}): {format_rand(e.score_cents)}"
-              f"  [{e.hands_played} hands, {how}{extra}]")
-    return 0
+    """Run the demo; returns 0 when every score arrived with no gap."""
+    config_dir = Path(__file__).resolve().parents[2] / "config"
+    with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
+        text = _CONFIG.format(dir=tmp, config=config_dir, seed=args.seed,
+                              players=args.players, stage=args.stage, heats=args.heats,
+                              pause=args.pause)
+        path = Path(tmp) / "table.toml"
+        path.write_text(text)
+        import tomllib  # noqa: PLC0415
+
+        config = parse_table_config(tomllib.loads(text), source=str(path), base=Path(tmp))
+        return asyncio.run(_demo(config, args))
 
 
-def _explain(hand: Hand, number: int, before: dict[int, Entry], table: TableSession,
-             ended: tuple[EntryEnded, ...]) -> None:
-    print(f"\nHand {number} ({hand.hand_id})")
-    settlement = hand.settlement
-    if settlement is None:
-        print("  void")
-        return
-    placed = hand.cards()
-    board = [c for t, c in placed if t.kind == "board"]
-    dealer = [c for t, c in placed if t.kind == "dealer"]
-    burns = [c for t, c in placed if t.kind == "burn"]
-    print(f"  board {format_cards(board[:3])} | {format_cards(board[3:])}"
-          f"   dealer {format_cards(dealer)}   burns {format_cards(burns)}")
-    opens = "opens" if settlement.dealer_opens else "does not open"
-    print(f"  dealer: {settlement.dealer_hand.name} ({opens})")
-    decisions = {e.seat: e for e in hand.events if isinstance(e, PlayMade | SeatFolded)}
-    for seat_result in settlement.seats:
-        seat = seat_result.seat
-        entry = before[seat]
-        hole = [c for t, c in placed if t.kind == "seat" and t.seat == seat]
-        d = decisions.get(seat)
-        decided = (f"played {d.multiple}x ({d.street})" if isinstance(d, PlayMade)
-                   else "folded at the river")
-        print(f"  seat {seat} {entry.entry_id} [{format_cards(hole)}] {seat_result.hand.name};"
-              f" {decided}; {seat_result.outcome}")
-        for r in seat_result.results:
-            marker = " +marker" if r.marker else ""
-            print(f"    {_WAGER_LABELS[r.wager]:<12} {format_rand(r.stake_cents):>9}{marker}"
-                  f"  {r.result:<4} {format_rand(r.net_cents):>10}  {r.reason}")
-        after = table.seats.get(seat) or next(
-            (e for e in ended if e.seat == seat), None)
-        balance = entry.balance_cents + seat_result.net_cents
-        print(f"    net {format_rand(seat_result.net_cents)}; chips {format_rand(balance)}"
-              f" after hand {entry.hands_played + 1} of {entry.hands_required}"
-              + (" - entry ends here" if isinstance(after, EntryEnded) else ""))
+async def _demo(config: Any, args: argparse.Namespace) -> int:
+    from controller.app import TableDaemon  # noqa: PLC0415
+    from controller.logs import configure_logging  # noqa: PLC0415
+    from simulators.sim_table import prepare_sim, virtual_table_task  # noqa: PLC0415
+
+    configure_logging(fmt="console", level="warning", table=config.table)
+    desk_keys, desk = prepare_sim(config)
+    daemon = TableDaemon(config, extra_desk_keys=desk_keys)
+    stop = asyncio.Event()
+    dealer = virtual_table_task(config, desk)
+    dealer_done = asyncio.Event()
+
+    async def play(d: TableDaemon) -> None:
+        try:
+            await dealer(d)
+        finally:
+            dealer_done.set()
+
+    runner = asyncio.create_task(daemon.run(stop, extra=play))
+    await asyncio.wait_for(daemon.ready.wait(), 30)
+    assert daemon.broker is not None
+    shoe = daemon.devices.shoe_sim.path if daemon.devices else "?"
+    print(f"table daemon t01 ready: simulated shoe on {shoe}, simulated chip reader, "
+          f"embedded MQTT broker on 127.0.0.1:{daemon.broker.port}")
+    print(f"seed {args.seed}; a subscriber on the table's events and scores topics prints what"
+          " it receives\n")
+    keyring = KeyRing([load_private_key(config.table_key).public_key])
+    watcher = _Watcher(keyring)
+    watch = asyncio.create_task(watcher.watch(daemon.broker.port, config))
+    await dealer_done.wait()
+    for _ in range(300):  # let the outbox drain to the subscriber
+        journal = daemon.journal
+        if journal is not None and not journal.pending(1) \
+                and watcher.last_seq >= journal.last_seq():
+            break
+        await asyncio.sleep(0.05)
+    stop.set()
+    await runner
+    watch.cancel()
+    print(f"\n{watcher.received} messages received, signatures verified, seq 1.."
+          f"{watcher.last_seq} with {len(watcher.gaps)} gaps; {len(watcher.scores)} scores:")
+    for entry, score in sorted(watcher.scores.items(), key=lambda kv: -kv[1]):
+        print(f"  {entry}: {format_rand(score)}")
+    return 0 if not watcher.gaps and watcher.scores else 1
+
+
+class _Watcher:
+    """The leaderboard side in miniature: verify, order, print."""
+
+    def __init__(self, keyring: KeyRing) -> None:
+        self.keyring = keyring
+        self.received = 0
+        self.last_seq = 0
+        self.gaps: list[int] = []
+        self.scores: dict[str, int] = {}
+
+    async def watch(self, port: int, config: Any) -> None:
+        topics = TableTopics(config.venue, config.table)
+        async with aiomqtt.Client("127.0.0.1", port, identifier="demo-watcher") as client:
+            for topic in (topics.events, topics.scores, topics.status):
+                await client.subscribe(topic, qos=1)
+            async for message in client.messages:
+                try:
+                    env = verify_envelope(bytes(message.payload),
+                                          self.keyring)
+                except EnvelopeError as exc:
+                    print(f"  !! rejected message on {message.topic}: {exc}")
+                    continue
+                self.received += 1
+                if env.seq == 0:
+                    continue
+                if env.seq > self.last_seq + 1:
+                    self.gaps.extend(range(self.last_seq + 1, env.seq))
+                self.last_seq = max(self.last_seq, env.seq)
+                self._show(env.seq, env.type, dict(env.body))
+
+    def _show(self, seq: int, kind: str, body: dict[str, Any]) -> None:
+        if kind == "hand.settled":
+            seats = ", ".join(
+                f"seat {s['seat']} {s['hand'].lower()} {s['outcome']} {format_rand(s['net'])}"
+                for s in body["settlement"]["seats"])
+            print(f"[{seq:>4}] {body['hand_id']}: board {' '.join(body['board'])}; dealer "
+                  f"{' '.join(body['dealer'])} ({body['settlement']['dealer']['hand'].lower()}); "
+                  f"{seats}")
+        elif kind == "hand.voided":
+            print(f"[{seq:>4}] {body['hand_id']}: VOID ({body['void']['reason']})")
+        elif kind == "score.recorded":
+            self.scores[body["entry_id"]] = body["score"]
+            print(f"[{seq:>4}] SCORE {body['entry_id']}: {format_rand(body['score'])} after "
+                  f"{body['hands']} hands ({body['status']})")
+        elif kind == "score.acknowledged":
+            print(f"[{seq:>4}] acknowledged by {body['method']}: {body['entry_id']}")
+        elif kind == "alert":
+            print(f"[{seq:>4}] ALERT {body['kind']}: {body['message']}")
+        elif kind in ("heat.opened", "heat.closed", "entry.seated"):
+            detail = body.get("entry_id") or body.get("heat_id")
+            print(f"[{seq:>4}] {kind} {detail}")
