@@ -2,7 +2,7 @@
 
 `TableService.apply(kind, payload, wall)` is the only way state changes. It is deterministic
 (the time comes with the input), so replaying the journal rebuilds the identical state after a
-crash. Inputs are plain JSON payloads (docs/table-inputs.md):
+crash. Inputs are plain JSON payloads (docs/table-config.md, "Inputs"):
 
 - devices: ``card``, ``chips``, ``manual_wager``, ``shoe_status``, ``device_alert``
 - the dealer's console (local API): ``dealer`` with an ``action``
