@@ -1,0 +1,32 @@
+"""Alembic environment of the leaderboard database (run through leaderboard.db.upgrade)."""
+
+from __future__ import annotations
+
+from alembic import context
+from sqlalchemy import engine_from_config, pool
+
+from leaderboard.models import Base
+
+config = context.config
+target_metadata = Base.metadata
+
+
+def run_migrations() -> None:
+    """Upgrade on a live connection (the caller may pass one in `config.attributes`)."""
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        context.configure(connection=connection, target_metadata=target_metadata,
+                          render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = engine_from_config(config.get_section(config.config_ini_section) or {},
+                                prefix="sqlalchemy.", poolclass=pool.NullPool)
+    with engine.connect() as conn:
+        context.configure(connection=conn, target_metadata=target_metadata,
+                          render_as_batch=True)
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+run_migrations()

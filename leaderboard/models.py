@@ -1,0 +1,231 @@
+"""The central service's database (SQLAlchemy 2, typed). Money is integer cents (BigInteger).
+
+Everything that identifies a patron lives here and only here: tables and MQTT carry opaque
+entry and patron ids. The schema is created and upgraded by Alembic
+(`leaderboard/migrations`, `leaderboard.db.upgrade`).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+__all__ = [
+    "AuditEntry", "Base", "Draw", "Entry", "Exclusion", "Hand", "Message", "Patron",
+    "PrizeAward", "Proxy", "Refusal", "Rejection", "Score", "TableProgress", "TableRecord",
+]
+
+Cents = BigInteger
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every leaderboard table."""
+
+    type_annotation_map = {dict[str, Any]: JSON, list[Any]: JSON}  # noqa: RUF012
+
+
+class TableRecord(Base):
+    """An enrolled table: its venue and Ed25519 public key (messages from others are rejected)."""
+
+    __tablename__ = "tables"
+    table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    venue: Mapped[str] = mapped_column(String(64))
+    public_key: Mapped[str] = mapped_column(String(64))
+    enrolled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+
+
+class Message(Base):
+    """Every valid message a table published, once: the idempotency key is (table, seq)."""
+
+    __tablename__ = "messages"
+    __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_messages_table_seq"),)
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    type: Mapped[str] = mapped_column(String(64))
+    ts: Mapped[str] = mapped_column(String(40))
+    body: Mapped[dict[str, Any]] = mapped_column(JSON)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TableProgress(Base):
+    """Per table: the highest contiguous seq stored, the highest seen, and the gaps."""
+
+    __tablename__ = "table_progress"
+    table_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    contiguous_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    highest_seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    gaps: Mapped[list[Any]] = mapped_column(JSON, default=list)
+    resend_requested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Rejection(Base):
+    """A message refused at ingest, with its reason (counted and kept for the regulator)."""
+
+    __tablename__ = "rejections"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    reason: Mapped[str] = mapped_column(String(40), index=True)
+    table_id: Mapped[str | None] = mapped_column(String(64))
+    topic: Mapped[str] = mapped_column(String(256))
+    detail: Mapped[str] = mapped_column(Text)
+    payload_sha256: Mapped[str] = mapped_column(String(64))
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Patron(Base):
+    """A patron (PII stays here): identified by rewards card or ID document."""
+
+    __tablename__ = "patrons"
+    patron_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    id_kind: Mapped[str] = mapped_column(String(20))  # rewards_card | id_document | licence
+    id_number: Mapped[str] = mapped_column(String(64), unique=True)
+    birth_date: Mapped[date] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Exclusion(Base):
+    """One line of an imported list: refusal of entry, self-exclusion, excluded, staff..."""
+
+    __tablename__ = "exclusions"
+    __table_args__ = (Index("ix_exclusions_id_number", "id_number"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    list_kind: Mapped[str] = mapped_column(String(32))
+    id_number: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(200), default="")
+    source: Mapped[str] = mapped_column(String(200))
+    source_date: Mapped[date] = mapped_column(Date)
+    imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Refusal(Base):
+    """Every refusal, with its reason (registration or seating)."""
+
+    __tablename__ = "refusals"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    id_number: Mapped[str] = mapped_column(String(64))
+    patron_id: Mapped[str | None] = mapped_column(String(40))
+    context: Mapped[str] = mapped_column(String(32))
+    reason: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Entry(Base):
+    """One entry (one buy-in, one heat, one score); tables know only `entry_id`."""
+
+    __tablename__ = "entries"
+    entry_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    patron_id: Mapped[str] = mapped_column(ForeignKey("patrons.patron_id"), index=True)
+    stage: Mapped[str] = mapped_column(String(16))
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    heat_day: Mapped[date | None] = mapped_column(Date)
+    table_id: Mapped[str | None] = mapped_column(String(64))
+    seat: Mapped[int | None] = mapped_column(Integer)
+    buy_in_cents: Mapped[int] = mapped_column(Cents, default=0)
+    bought_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16), default="registered")
+    played_by: Mapped[str | None] = mapped_column(String(40))  # a proxy's patron id
+    patron: Mapped[Patron] = relationship()
+
+
+class Score(Base):
+    """An entry's score as its table recorded it (one per entry), and its acknowledgement."""
+
+    __tablename__ = "scores"
+    entry_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[str] = mapped_column(String(16), index=True)
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    score_cents: Mapped[int] = mapped_column(Cents)
+    hands: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(16))
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ack_method: Mapped[str | None] = mapped_column(String(32))
+    voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    void_reason: Mapped[str | None] = mapped_column(Text)
+
+
+class Hand(Base):
+    """Every settled or voided hand as its table published it (for disputes and re-checks)."""
+
+    __tablename__ = "hands"
+    hand_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16))
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    body: Mapped[dict[str, Any]] = mapped_column(JSON)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class PrizeAward(Base):
+    """A prize awarded to an entry, and its claim (15 days, then expired)."""
+
+    __tablename__ = "prize_awards"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    kind: Mapped[str] = mapped_column(String(24))  # weekly | top_score | final
+    place: Mapped[int] = mapped_column(Integer)  # week number or position
+    entry_id: Mapped[str] = mapped_column(String(40))
+    patron_id: Mapped[str] = mapped_column(String(40))
+    amount_cents: Mapped[int] = mapped_column(Cents)
+    awarded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    claimed_by: Mapped[str | None] = mapped_column(String(200))
+
+
+class Draw(Base):
+    """The Final's seat draw: its inputs (random bytes, finalists) and result, replayable."""
+
+    __tablename__ = "draws"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    stage: Mapped[str] = mapped_column(String(16))
+    random_hex: Mapped[str] = mapped_column(Text)
+    finalists: Mapped[list[Any]] = mapped_column(JSON)
+    result: Mapped[dict[str, Any]] = mapped_column(JSON)
+    drawn_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    drawn_by: Mapped[str] = mapped_column(String(200))
+
+
+class Proxy(Base):
+    """A proxy nominated to play a patron's extra semi-final or final place (rules 25, 41)."""
+
+    __tablename__ = "proxies"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    entry_id: Mapped[str] = mapped_column(ForeignKey("entries.entry_id"), unique=True)
+    holder_patron_id: Mapped[str] = mapped_column(String(40))
+    proxy_patron_id: Mapped[str] = mapped_column(String(40))
+    nominated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    entry: Mapped[Entry] = relationship()
+
+
+class AuditEntry(Base):
+    """Every desk action: who, what, when, why."""
+
+    __tablename__ = "audit"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(200))
+    action: Mapped[str] = mapped_column(String(64))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON)
