@@ -104,6 +104,7 @@ class WeeklyPrizes:
     starts_on: int
     starts_at: time
     weeks: int
+    prize_cents: int = 0  # the cash prize of each paying week (set by the casino)
 
     def first_week_start(self, schedule: QualifyingSchedule) -> datetime:
         """The start of week 1: the last week start at or before qualifying opens."""

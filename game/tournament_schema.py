@@ -274,7 +274,7 @@ _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
     },
     "final": {**_STAGE_KEYS, "starts": _moment, "heats": _whole(1), "seats_per_heat": _whole(1)},
     "weekly_prizes": {"week_starts_on": _choice(*WEEKDAYS), "week_starts_at": _clock,
-                      "weeks": _whole(0)},
+                      "weeks": _whole(0), "prize": _rand},
     "prizes": {
         "final_pool_percent": _percent, "top_score_percent": _percent,
         "top_score_places": _percents, "final_places": _percents, "claim_days": _whole(1),
@@ -530,11 +530,12 @@ def _schedule(r: _Reader) -> QualifyingSchedule | None:
 
 
 def _weekly(r: _Reader) -> WeeklyPrizes | None:
-    keys = ("weekly_prizes.week_starts_on", "weekly_prizes.week_starts_at", "weekly_prizes.weeks")
+    keys = ("weekly_prizes.week_starts_on", "weekly_prizes.week_starts_at", "weekly_prizes.weeks",
+            "weekly_prizes.prize")
     if not r.has(*keys):
         return None
     return WeeklyPrizes(starts_on=WEEKDAYS.index(r[keys[0]]), starts_at=r[keys[1]],
-                        weeks=r[keys[2]])
+                        weeks=r[keys[2]], prize_cents=r[keys[3]])
 
 
 def _build(r: _Reader) -> TournamentSettings:
