@@ -1,0 +1,393 @@
+"""The registration desk over HTTP: the `showdown desk` operations as a small JSON API.
+
+`desk_routes(...)` returns Starlette routes that the leaderboard service mounts under
+``/api/desk``. Every request carries ``Authorization: Bearer <token>`` (the desk token from
+the service's config; compared in constant time); every change names its operator in the
+JSON field ``actor``. Answers are JSON: 200/201 with the result, 400 with ``error`` for bad
+input, 401 without the token, 403 with ``reasons`` when a person is refused on eligibility
+(the refusal is recorded), 404 for an unknown id, 409 on a conflict with the state (seat
+taken, buy-in window closed, already done), 502 when a command is recorded but the broker
+cannot be reached (the answer says so; nothing is undone).
+
+    POST /patrons            {name, id_kind, id_number, birth_date}    register (201)
+    GET  /patrons/{id}                                                  a patron and entries
+    POST /check              {patron_id} | {id_number, name, birth_date}
+    POST /lists              {kind, source, source_date, csv}           import a list (201)
+    POST /entries            {patron_id}                                buy an entry (201)
+    POST /heats              {table, stage[, heat_id]}                  open a heat (sends)
+    POST /heats/close        {table}                                    close it (sends)
+    POST /seatings           {entry_id, table[, seat]}                  seat (sends)
+    POST /commands/{seq}/resend                                         send a command again
+    GET  /places/{stage}                                                semi_final | final
+    POST /places/{stage}                                                allocate them
+    POST /proxies            {entry_id, proxy_patron_id}
+    POST /seat-choices       {entry_id, heat, seat}
+    POST /draws                                                         the Final's seat draw
+    GET  /draws/{id}/replay
+    GET  /prizes             POST /prizes {kind[, week, prize_cents]}
+    POST /prizes/{id}/claim  {id_number[, receipt]}
+    GET  /audit?limit=&action=
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any, Final
+
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from game.errors import GameError
+from game.tournament import Stage
+from game.tournament_schema import TournamentSettings
+from leaderboard import desk
+from leaderboard.desk import Clock, Conflict, DeskCommand, DeskError, NotFound, Place, PrizeView
+from leaderboard.desk_sender import CommandSender, SendError
+from leaderboard.eligibility import EligibilityError, import_list, parse_list
+from leaderboard.models import Entry
+
+__all__ = ["MIN_TOKEN_LENGTH", "desk_routes"]
+
+MIN_TOKEN_LENGTH: Final = 16
+_MAX_BODY: Final = 2 * 1024 * 1024  # a list upload of some tens of thousands of rows
+
+
+class _BadRequest(DeskError):
+    """The request itself is malformed (not JSON, a missing or mistyped field)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """What an operation returns: the JSON answer and the commands to send after it."""
+
+    body: Mapping[str, Any]
+    commands: tuple[DeskCommand, ...] = ()
+    status: int = 200
+
+
+class _Body:
+    """Typed access to a request's JSON object; every problem is a _BadRequest naming the field."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.data = data
+
+    def text(self, key: str) -> str:
+        value = self.data.get(key)
+        if not isinstance(value, str) or not value.strip():
+            raise _BadRequest(f"field {key!r}: a non-empty string is required")
+        return value.strip()
+
+    def optional_text(self, key: str) -> str | None:
+        return None if self.data.get(key) is None else self.text(key)
+
+    def integer(self, key: str) -> int:
+        value = self.data.get(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _BadRequest(f"field {key!r}: a whole number is required, got {value!r}")
+        return value
+
+    def optional_integer(self, key: str) -> int | None:
+        return None if self.data.get(key) is None else self.integer(key)
+
+    def day(self, key: str) -> date:
+        text = self.text(key)
+        try:
+            return date.fromisoformat(text)
+        except ValueError:
+            raise _BadRequest(f"field {key!r}: {text!r} is not a date such as 2026-07-03"
+                              ) from None
+
+    @property
+    def actor(self) -> str:
+        return self.text("actor")
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return None if moment is None else moment.isoformat()
+
+
+def _place(p: Place) -> dict[str, Any]:
+    return {"entry_id": p.entry_id, "stage": p.stage.value, "won_by": p.won_by,
+            "holder": p.holder, "played_by": p.played_by, "player": p.player,
+            "position": p.position, "score_cents": p.score_cents, "heat": p.heat,
+            "seat": p.seat, "table": p.table, "status": p.status}
+
+
+def _prize(p: PrizeView) -> dict[str, Any]:
+    return {"award_id": p.award_id, "kind": p.kind, "place": p.place, "entry_id": p.entry_id,
+            "patron_id": p.patron_id, "amount_cents": p.amount_cents,
+            "awarded_at": _iso(p.awarded_at), "deadline": _iso(p.deadline),
+            "claimed_at": _iso(p.claimed_at), "claimed_by": p.claimed_by, "status": p.status}
+
+
+def _entry(e: Entry) -> dict[str, Any]:
+    return {"entry_id": e.entry_id, "patron_id": e.patron_id, "stage": e.stage,
+            "heat_id": e.heat_id, "heat_day": e.heat_day.isoformat() if e.heat_day else None,
+            "table": e.table_id, "seat": e.seat, "buy_in_cents": e.buy_in_cents,
+            "status": e.status, "played_by": e.played_by}
+
+
+def _stage(text: str) -> Stage:
+    if text not in (Stage.SEMI_FINAL.value, Stage.FINAL.value):
+        raise NotFound(f"no places for {text!r} (semi_final or final)")
+    return Stage(text)
+
+
+def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+    return JSONResponse({"error": message, **extra}, status_code=status)
+
+
+Operation = Callable[[Session, _Body, Request], _Result]
+
+
+class _DeskApi:
+    """The endpoints, sharing the engine, settings, sender, clock and token."""
+
+    def __init__(self, engine: Engine, settings: TournamentSettings, sender: CommandSender,
+                 clock: Clock, token: str) -> None:
+        self.sessions = sessionmaker(engine, expire_on_commit=False)
+        self.settings = settings
+        self.sender = sender
+        self.clock = clock
+        self._token = token.encode()
+
+    def _authorised(self, request: Request) -> bool:
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            given.strip().encode(), self._token)
+
+    async def _body(self, request: Request) -> _Body:
+        if request.method == "GET":
+            return _Body(dict(request.query_params))
+        raw = await request.body()
+        if len(raw) > _MAX_BODY:
+            raise _BadRequest(f"the request body is larger than {_MAX_BODY} bytes")
+        if not raw.strip():
+            return _Body({})
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise _BadRequest(f"the request body is not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise _BadRequest("the request body must be a JSON object")
+        return _Body(data)
+
+    def _run(self, operation: Operation, body: _Body, request: Request) -> _Result:
+        with self.sessions() as session:
+            try:
+                return operation(session, body, request)
+            except BaseException:
+                session.rollback()
+                raise
+
+    def endpoint(self, operation: Operation) -> Callable[[Request], Awaitable[Response]]:
+        """Wrap an operation: authenticate, parse, run off the event loop, send, map errors."""
+        async def handle(request: Request) -> Response:
+            if not self._authorised(request):
+                return JSONResponse({"error": "a valid desk token is required"},
+                                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
+            try:
+                body = await self._body(request)
+                result = await run_in_threadpool(self._run, operation, body, request)
+            except desk.Refused as exc:
+                return _error(403, str(exc), reasons=list(exc.verdict.reasons),
+                              refusal_id=exc.refusal_id)
+            except NotFound as exc:
+                return _error(404, str(exc))
+            except Conflict as exc:
+                return _error(409, str(exc))
+            except (GameError, ValueError) as exc:
+                return _error(400, str(exc))
+            for command in result.commands:
+                try:
+                    await self.sender.send(command)
+                except SendError as exc:
+                    return _error(502, str(exc), recorded=dict(result.body))
+            return JSONResponse(dict(result.body), status_code=result.status)
+        return handle
+
+    # ---- operations (run in a worker thread with their own session) ---------------------
+
+    def register(self, s: Session, b: _Body, _: Request) -> _Result:
+        patron = desk.register_patron(
+            s, self.settings, self.clock, actor=b.actor, name=b.text("name"),
+            id_kind=b.text("id_kind"), id_number=b.text("id_number"),
+            birth_date=b.day("birth_date"), why=b.optional_text("why"))
+        return _Result({"patron_id": patron.patron_id}, status=201)
+
+    def patron(self, s: Session, _: _Body, request: Request) -> _Result:
+        patron = desk.get_patron(s, request.path_params["patron_id"])
+        entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
+                            .order_by(Entry.bought_at, Entry.entry_id)).all()
+        return _Result({"patron_id": patron.patron_id, "name": patron.name,
+                        "id_kind": patron.id_kind, "entries": [_entry(e) for e in entries]})
+
+    def check(self, s: Session, b: _Body, _: Request) -> _Result:
+        if b.data.get("patron_id") is not None:
+            verdict = desk.check_person(s, self.settings, self.clock, actor=b.actor,
+                                        patron_id=b.text("patron_id"))
+        else:
+            verdict = desk.check_person(
+                s, self.settings, self.clock, actor=b.actor, id_number=b.text("id_number"),
+                name=b.text("name"), birth_date=b.day("birth_date"))
+        return _Result({"eligible": verdict.eligible, "reasons": list(verdict.reasons)})
+
+    def import_list(self, s: Session, b: _Body, _: Request) -> _Result:
+        kind, source = b.text("kind"), b.text("source")
+        rows = parse_list(b.text("csv"), f"{kind} list from {source}")
+        result = import_list(s, kind=kind, rows=rows, source=source,
+                             source_date=b.day("source_date"), at=self.clock(),
+                             actor=b.actor)
+        s.commit()
+        return _Result({"kind": result.kind, "source": result.source,
+                        "source_date": result.source_date.isoformat(), "rows": result.rows,
+                        "replaced": result.replaced}, status=201)
+
+    def buy(self, s: Session, b: _Body, _: Request) -> _Result:
+        entry = desk.buy_entry(s, self.settings, self.clock, actor=b.actor,
+                               patron_id=b.text("patron_id"), why=b.optional_text("why"))
+        return _Result(_entry(entry), status=201)
+
+    def open_heat(self, s: Session, b: _Body, _: Request) -> _Result:
+        command = desk.open_heat(s, self.settings, self.clock, actor=b.actor,
+                                 table=b.text("table"), stage=b.text("stage"),
+                                 heat_id=b.optional_text("heat_id"), why=b.optional_text("why"))
+        return _Result({"table": command.table, "seq": command.seq, **command.args},
+                       (command,), 201)
+
+    def close_heat(self, s: Session, b: _Body, _: Request) -> _Result:
+        command = desk.close_heat(s, self.clock, actor=b.actor, table=b.text("table"),
+                                  why=b.optional_text("why"))
+        return _Result({"table": command.table, "seq": command.seq}, (command,))
+
+    def seat(self, s: Session, b: _Body, _: Request) -> _Result:
+        seating = desk.seat_entry(s, self.settings, self.clock, actor=b.actor,
+                                  entry_id=b.text("entry_id"), table=b.text("table"),
+                                  seat=b.optional_integer("seat"), why=b.optional_text("why"))
+        return _Result({"entry_id": seating.entry_id, "table": seating.table,
+                        "seat": seating.seat, "heat_id": seating.heat_id,
+                        "player": seating.player, "seq": seating.command.seq},
+                       (seating.command,), 201)
+
+    def resend(self, s: Session, b: _Body, request: Request) -> _Result:
+        try:
+            seq = int(request.path_params["seq"])
+        except ValueError:
+            raise NotFound(f"no desk command {request.path_params['seq']!r}") from None
+        command = desk.resend_command(s, self.clock, actor=b.actor, seq=seq,
+                                      why=b.optional_text("why"))
+        return _Result({"table": command.table, "command": command.command,
+                        "seq": command.seq}, (command,))
+
+    def places(self, s: Session, _: _Body, request: Request) -> _Result:
+        stage = _stage(request.path_params["stage"])
+        return _Result({"stage": stage.value,
+                        "places": [_place(p) for p in desk.places(s, self.settings, stage)]})
+
+    def allocate(self, s: Session, b: _Body, request: Request) -> _Result:
+        stage = _stage(request.path_params["stage"])
+        allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
+        result = allocate(s, self.settings, self.clock, actor=b.actor,
+                          why=b.optional_text("why"))
+        return _Result({"stage": stage.value, "places": [_place(p) for p in result]})
+
+    def proxy(self, s: Session, b: _Body, _: Request) -> _Result:
+        row = desk.nominate_proxy(s, self.settings, self.clock, actor=b.actor,
+                                  entry_id=b.text("entry_id"),
+                                  proxy_patron_id=b.text("proxy_patron_id"),
+                                  why=b.optional_text("why"))
+        return _Result({"entry_id": row.entry_id, "holder": row.holder_patron_id,
+                        "proxy": row.proxy_patron_id}, status=201)
+
+    def choose_seat(self, s: Session, b: _Body, _: Request) -> _Result:
+        place = desk.choose_seat(s, self.settings, self.clock, actor=b.actor,
+                                 entry_id=b.text("entry_id"), heat=b.integer("heat"),
+                                 seat=b.integer("seat"), why=b.optional_text("why"))
+        return _Result(_place(place))
+
+    def draw(self, s: Session, b: _Body, _: Request) -> _Result:
+        outcome = desk.draw_final(s, self.settings, self.clock, actor=b.actor,
+                                  why=b.optional_text("why"))
+        return _Result({"draw_id": outcome.draw_id, "seats": dict(outcome.seats),
+                        "random_hex": outcome.random_hex, "reused": outcome.reused},
+                       status=200 if outcome.reused else 201)
+
+    def replay(self, s: Session, _: _Body, request: Request) -> _Result:
+        try:
+            draw_id = int(request.path_params["draw_id"])
+        except ValueError:
+            raise NotFound(f"no draw {request.path_params['draw_id']!r}") from None
+        replay = desk.replay_draw(s, draw_id)
+        return _Result({"draw_id": replay.draw_id, "matches": replay.matches,
+                        "stored": dict(replay.stored), "replayed": dict(replay.replayed),
+                        "bytes_used": replay.bytes_used})
+
+    def prizes(self, s: Session, _: _Body, __: Request) -> _Result:
+        return _Result({"prizes": [_prize(p) for p in desk.prizes(s, self.clock)]})
+
+    def award(self, s: Session, b: _Body, _: Request) -> _Result:
+        views = desk.award_prizes(s, self.settings, self.clock, actor=b.actor,
+                                  kind=b.text("kind"), week=b.optional_integer("week"),
+                                  prize_cents=b.optional_integer("prize_cents"),
+                                  why=b.optional_text("why"))
+        return _Result({"prizes": [_prize(p) for p in views]}, status=201)
+
+    def claim(self, s: Session, b: _Body, request: Request) -> _Result:
+        try:
+            award_id = int(request.path_params["award_id"])
+        except ValueError:
+            raise NotFound(f"no prize award {request.path_params['award_id']!r}") from None
+        view = desk.claim_prize(s, self.settings, self.clock, actor=b.actor, award_id=award_id,
+                                id_number=b.text("id_number"),
+                                receipt=b.optional_text("receipt"), why=b.optional_text("why"))
+        return _Result(_prize(view))
+
+    def audit(self, s: Session, b: _Body, _: Request) -> _Result:
+        limit_text = b.data.get("limit") or "100"
+        try:
+            limit = int(limit_text)
+        except ValueError:
+            raise _BadRequest(f"limit {limit_text!r} is not a whole number") from None
+        rows = desk.audit_log(s, limit=min(limit, 1000), action=b.optional_text("action"))
+        return _Result({"audit": [{"id": r.id, "at": r.at.isoformat(), "actor": r.actor,
+                                   "action": r.action, "detail": r.detail} for r in rows]})
+
+
+def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
+                clock: Clock, *, token: str) -> list[Route]:
+    """The desk API's routes (mount them under /api/desk); `token` is the bearer token."""
+    if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_LENGTH:
+        raise EligibilityError(
+            f"the desk API token must be at least {MIN_TOKEN_LENGTH} characters"
+            " (e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
+    api = _DeskApi(engine, settings, sender, clock, token.strip())
+    e = api.endpoint
+    return [
+        Route("/patrons", e(api.register), methods=["POST"]),
+        Route("/patrons/{patron_id}", e(api.patron), methods=["GET"]),
+        Route("/check", e(api.check), methods=["POST"]),
+        Route("/lists", e(api.import_list), methods=["POST"]),
+        Route("/entries", e(api.buy), methods=["POST"]),
+        Route("/heats", e(api.open_heat), methods=["POST"]),
+        Route("/heats/close", e(api.close_heat), methods=["POST"]),
+        Route("/seatings", e(api.seat), methods=["POST"]),
+        Route("/commands/{seq}/resend", e(api.resend), methods=["POST"]),
+        Route("/places/{stage}", e(api.places), methods=["GET"]),
+        Route("/places/{stage}", e(api.allocate), methods=["POST"]),
+        Route("/proxies", e(api.proxy), methods=["POST"]),
+        Route("/seat-choices", e(api.choose_seat), methods=["POST"]),
+        Route("/draws", e(api.draw), methods=["POST"]),
+        Route("/draws/{draw_id}/replay", e(api.replay), methods=["GET"]),
+        Route("/prizes", e(api.prizes), methods=["GET"]),
+        Route("/prizes", e(api.award), methods=["POST"]),
+        Route("/prizes/{award_id}/claim", e(api.claim), methods=["POST"]),
+        Route("/audit", e(api.audit), methods=["GET"]),
+    ]

@@ -1,0 +1,364 @@
+"""Who may play: age 18+ and the exclusion lists, checked at the desk (promotion rules 1-3, 5).
+
+The casino's lists (refusal of entry, self-exclusion, excluded persons, staff and agents,
+associated persons) arrive as CSV files, one person a row (``id_number, name[, ...]``; a first
+row whose first cell is ``id_number`` is a header). Each import is stored with its source and
+date (`Exclusion` rows); a newer import of the same list kind from the same source replaces the
+older one for checks, and the older rows are kept for the record.
+
+`check` answers eligible, or the reasons not; `record_refusal` stores a `Refusal` row. Ages are
+taken on the venue-local date (Africa/Johannesburg): a patron is 18 from the first moment of
+their 18th birthday; one born on 29 February turns 18 on 1 March in a common year.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, tzinfo
+from pathlib import Path
+from typing import Final
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from game.errors import GameError
+from leaderboard.models import AuditEntry, Exclusion, Patron, Refusal
+
+__all__ = [
+    "ID_KINDS",
+    "LIST_KINDS",
+    "LIST_LABELS",
+    "MIN_AGE",
+    "Candidate",
+    "EligibilityError",
+    "ImportResult",
+    "ListFileError",
+    "ListRow",
+    "Verdict",
+    "age_on",
+    "as_utc",
+    "check",
+    "from_db",
+    "import_list",
+    "in_force",
+    "normalize_id",
+    "parse_list",
+    "read_list",
+    "record_refusal",
+    "turns_adult_on",
+]
+
+MIN_AGE: Final = 18
+ID_KINDS: Final = ("rewards_card", "id_document", "licence")  # rule 5
+LIST_KINDS: Final = ("refusal_of_entry", "self_exclusion", "excluded", "staff", "associated")
+LIST_LABELS: Final = {
+    "refusal_of_entry": "the refusal-of-entry list",  # rule 2
+    "self_exclusion": "the self-exclusion list",  # rule 2
+    "excluded": "the excluded-persons list",  # rule 2
+    "staff": "the staff, agents and marketing providers list",  # rule 3
+    "associated": "the associated-persons list (family and partners of staff)",  # rule 3
+}
+_ID_PATTERN: Final = re.compile(r"[A-Z0-9]{4,64}")
+_ID_SEPARATORS: Final = re.compile(r"[\s\-/]+")
+
+
+class EligibilityError(GameError, ValueError):
+    """Bad eligibility input: an unknown list kind, a malformed ID number, a stale list."""
+
+
+class ListFileError(EligibilityError):
+    """A list file that cannot be imported; names the file and (where known) the line."""
+
+    def __init__(self, source: str, line: int | None, reason: str) -> None:
+        self.source = source
+        self.line = line
+        self.reason = reason
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {reason}")
+
+
+def normalize_id(text: str) -> str:
+    """An ID, passport, licence or rewards-card number in one form: upper case, no separators.
+
+    Raises ValueError for anything that is not 4-64 letters and digits.
+    """
+    value = _ID_SEPARATORS.sub("", text.strip()).upper()
+    if not _ID_PATTERN.fullmatch(value):
+        raise ValueError(f"{text!r} is not a document or card number (4-64 letters and digits)")
+    return value
+
+
+def as_utc(moment: datetime) -> datetime:
+    """An aware datetime in UTC (what the database stores); naive values are refused."""
+    if moment.utcoffset() is None:
+        raise ValueError(f"{moment!r} has no time zone")
+    return moment.astimezone(UTC)
+
+
+def from_db(moment: datetime) -> datetime:
+    """A datetime read back from the database, aware in UTC (SQLite returns it naive)."""
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+# ---- the lists --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ListRow:
+    """One person on a list file: the normalised ID number and the name, with the file line."""
+
+    line: int
+    id_number: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImportResult:
+    """What an import stored: the list kind, its source and date, how many rows, and when."""
+
+    kind: str
+    source: str
+    source_date: date
+    rows: int
+    imported_at: datetime
+    replaced: int  # rows of the earlier import of this list that no longer count
+
+
+def parse_list(text: str, source: str) -> tuple[ListRow, ...]:
+    """Parse a list file's text; every bad row raises ListFileError naming `source` and line.
+
+    Blank lines and lines starting with ``#`` are skipped; an ID number twice is an error
+    (the file is probably a bad merge); columns after the name are ignored.
+    """
+    rows: list[ListRow] = []
+    seen: dict[str, int] = {}
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    try:
+        for fields in reader:
+            line = reader.line_num
+            cells = [c.strip() for c in fields]
+            if not any(cells) or cells[0].startswith("#"):
+                continue
+            if not rows and not seen and cells[0].lower().replace(" ", "_") == "id_number":
+                continue  # the header
+            if len(cells) < 2 or not cells[1]:
+                raise ListFileError(source, line, "each row needs an id_number and a name")
+            try:
+                id_number = normalize_id(cells[0])
+            except ValueError as exc:
+                raise ListFileError(source, line, str(exc)) from None
+            if id_number in seen:
+                raise ListFileError(
+                    source, line, f"id_number {id_number} is already on line {seen[id_number]}"
+                )
+            seen[id_number] = line
+            rows.append(ListRow(line=line, id_number=id_number, name=" ".join(cells[1].split())))
+    except csv.Error as exc:
+        raise ListFileError(source, reader.line_num, f"not valid CSV: {exc}") from None
+    if not rows:
+        raise ListFileError(
+            source, None, "no rows: a list must name at least one person (an empty file cannot"
+            " replace a list)"
+        )
+    return tuple(rows)
+
+
+def read_list(path: str | Path) -> tuple[ListRow, ...]:
+    """Read and parse a list file (UTF-8, a byte-order mark allowed)."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ListFileError(source, None, f"cannot read the file: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ListFileError(source, line, "not UTF-8 text") from None
+    return parse_list(text, source)
+
+
+def _latest_batch(session: Session, kind: str, source: str) -> tuple[date, datetime] | None:
+    """The (source_date, imported_at) of the import of this list that counts, if any."""
+    row = session.execute(
+        select(Exclusion.source_date, Exclusion.imported_at)
+        .where(Exclusion.list_kind == kind, Exclusion.source == source)
+        .order_by(Exclusion.source_date.desc(), Exclusion.imported_at.desc())
+        .limit(1)
+    ).first()
+    return None if row is None else (row[0], from_db(row[1]))
+
+
+def import_list(session: Session, *, kind: str, rows: Sequence[ListRow], source: str,
+                source_date: date, at: datetime, actor: str) -> ImportResult:
+    """Store one list import (not committed) and its audit row; refuses stale imports.
+
+    A list older than the one in force from the same source (`source_date` earlier) is
+    refused, so a stale file can never undo a newer exclusion.
+    """
+    if kind not in LIST_KINDS:
+        raise EligibilityError(f"unknown list kind {kind!r} (one of {', '.join(LIST_KINDS)})")
+    source = " ".join(source.split())
+    if not source:
+        raise EligibilityError("name the list's source (who issued it)")
+    if not rows:
+        raise EligibilityError(f"the {kind} list from {source} has no rows")
+    imported_at = as_utc(at)
+    latest = _latest_batch(session, kind, source)
+    replaced = 0
+    if latest is not None:
+        if source_date < latest[0]:
+            raise EligibilityError(
+                f"the {kind} list from {source} dated {source_date} is older than the one in"
+                f" force (dated {latest[0]}): refusing a stale list"
+            )
+        if imported_at <= latest[1]:
+            raise EligibilityError(
+                f"the {kind} list from {source} was already imported at"
+                f" {latest[1]:%Y-%m-%d %H:%M:%S} UTC; import again later"
+            )
+        replaced = session.scalar(
+            select(func.count()).select_from(Exclusion).where(
+                Exclusion.list_kind == kind, Exclusion.source == source,
+                Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1],
+            )
+        ) or 0
+    for row in rows:
+        session.add(Exclusion(list_kind=kind, id_number=row.id_number, name=row.name,
+                              source=source, source_date=source_date, imported_at=imported_at))
+    session.add(AuditEntry(at=imported_at, actor=actor, action="list.imported", detail={
+        "kind": kind, "source": source, "source_date": source_date.isoformat(),
+        "rows": len(rows), "replaced_rows": replaced,
+    }))
+    session.flush()
+    return ImportResult(kind=kind, source=source, source_date=source_date, rows=len(rows),
+                        imported_at=imported_at, replaced=replaced)
+
+
+# ---- the check --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Candidate:
+    """The facts checked: a document or card number, a name and a birth date."""
+
+    id_number: str
+    name: str
+    birth_date: date
+    patron_id: str | None = None
+
+    @classmethod
+    def of(cls, patron: Patron) -> Candidate:
+        """The facts of a registered patron."""
+        return cls(id_number=patron.id_number, name=patron.name, birth_date=patron.birth_date,
+                   patron_id=patron.patron_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Verdict:
+    """The answer: no reasons means eligible; each reason is one sentence for the patron file."""
+
+    reasons: tuple[str, ...]
+    lists: tuple[str, ...]  # the list kinds the person is on (in force)
+
+    @property
+    def eligible(self) -> bool:
+        """Whether nothing stands in the way."""
+        return not self.reasons
+
+    @property
+    def reason(self) -> str:
+        """Every reason in one line."""
+        return "; ".join(self.reasons)
+
+
+def age_on(birth_date: date, day: date) -> int:
+    """Whole years of age on `day` (one born on 29 February ages on 1 March in common years)."""
+    return day.year - birth_date.year - ((day.month, day.day) < (birth_date.month, birth_date.day))
+
+
+def turns_adult_on(birth_date: date) -> date:
+    """The first day on which a person born on `birth_date` is MIN_AGE years old."""
+    year = birth_date.year + MIN_AGE
+    try:
+        return birth_date.replace(year=year)
+    except ValueError:  # 29 February in a common year: 1 March
+        return date(year, 3, 1)
+
+
+def _list_hits(session: Session, id_number: str) -> list[Exclusion]:
+    """The rows naming `id_number` that belong to the import in force of their list."""
+    hits = session.scalars(
+        select(Exclusion).where(Exclusion.id_number == id_number).order_by(Exclusion.id)
+    ).all()
+    current: dict[tuple[str, str], tuple[date, datetime] | None] = {}
+    in_force: list[Exclusion] = []
+    for row in hits:
+        key = (row.list_kind, row.source)
+        if key not in current:
+            current[key] = _latest_batch(session, *key)
+        if current[key] == (row.source_date, from_db(row.imported_at)):
+            in_force.append(row)
+    return in_force
+
+
+def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzinfo
+          ) -> Verdict:
+    """Whether `person` may play at `at` (age on the venue-local date, then every list)."""
+    facts = person if isinstance(person, Candidate) else Candidate.of(person)
+    reasons: list[str] = []
+    today = at.astimezone(tz).date()
+    if facts.birth_date > today:
+        reasons.append(f"birth date {facts.birth_date} is in the future")
+    elif age_on(facts.birth_date, today) < MIN_AGE:
+        reasons.append(
+            f"under {MIN_AGE} (rule 1): born {facts.birth_date}, {MIN_AGE} only on"
+            f" {turns_adult_on(facts.birth_date)}"
+        )
+    try:
+        id_number = normalize_id(facts.id_number)
+    except ValueError as exc:
+        return Verdict(reasons=(*reasons, str(exc)), lists=())
+    kinds: list[str] = []
+    for row in _list_hits(session, id_number):
+        rule = "rule 3" if row.list_kind in ("staff", "associated") else "rule 2"
+        reasons.append(
+            f"on {LIST_LABELS[row.list_kind]} ({rule}): {row.source}, dated {row.source_date}"
+        )
+        if row.list_kind not in kinds:
+            kinds.append(row.list_kind)
+    return Verdict(reasons=tuple(reasons), lists=tuple(kinds))
+
+
+def record_refusal(session: Session, person: Candidate | Patron, verdict: Verdict,
+                   at: datetime, *, context: str, actor: str) -> Refusal:
+    """Store the refusal with its reasons (and an audit row); not committed."""
+    facts = person if isinstance(person, Candidate) else Candidate.of(person)
+    refusal = Refusal(id_number=facts.id_number, patron_id=facts.patron_id, context=context,
+                      reason=verdict.reason, at=as_utc(at))
+    session.add(refusal)
+    session.add(AuditEntry(at=as_utc(at), actor=actor, action="eligibility.refused", detail={
+        "context": context, "patron_id": facts.patron_id, "lists": list(verdict.lists),
+        "reasons": list(verdict.reasons),
+    }))
+    session.flush()
+    return refusal
+
+
+def in_force(session: Session) -> Iterable[tuple[str, str, date, int]]:
+    """Each list in force: (kind, source, source date, rows), for the desk's overview."""
+    for kind, source in session.execute(
+        select(Exclusion.list_kind, Exclusion.source).distinct()
+        .order_by(Exclusion.list_kind, Exclusion.source)
+    ).all():
+        latest = _latest_batch(session, kind, source)
+        if latest is None:
+            continue
+        count = session.scalar(select(func.count()).select_from(Exclusion).where(
+            Exclusion.list_kind == kind, Exclusion.source == source,
+            Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1])) or 0
+        yield kind, source, latest[0], count

@@ -1,0 +1,341 @@
+"""The desk's HTTP API and its command sender.
+
+httpx (needed by starlette.testclient.TestClient) is not installed in the project venv, so the
+routes are driven through their ASGI interface directly (`call` below): the same requests a
+client would send, routing, authentication and status codes included.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Iterator, MutableMapping
+from datetime import datetime
+from typing import Any
+
+import aiomqtt
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from controller.envelope import verify_envelope
+from controller.mqtt_link import MqttSettings
+from controller.paytable_files import read_paytables
+from controller.signing import KeyRing, Signer
+from controller.table_service import TableService
+from controller.topics import TableTopics
+from drivers.chip_registry import Chip, ChipRegistry
+from game.deal import DEFAULT_DEAL
+from game.errors import GameError
+from leaderboard import desk
+from leaderboard.desk import DeskCommand
+from leaderboard.desk_api import desk_routes
+from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
+from leaderboard.models import Refusal
+from tests.fixtures.services import Database, MqttBroker
+from tests.leaderboard.desk_helpers import FakeClock, local, migrated, settings
+from tests.leaderboard.test_desk import final_field, qualifying_field
+
+TOKEN = "t0ken-for-the-desk-api-tests"  # noqa: S105 - a test credential
+DESK = Signer.from_seed("desk-a", bytes(range(32)))
+ADULT = {"name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "8001015009087",
+         "birth_date": "1980-01-01", "actor": "desk-1"}
+
+
+@pytest.fixture
+def engine(database_url: Database) -> Iterator[Engine]:
+    with migrated(database_url) as e:
+        yield e
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock(local(2026, 7, 3, 14, 0))
+
+
+class Api:
+    """The desk routes mounted as the page mounts them, called through ASGI."""
+
+    def __init__(self, engine: Engine, clock: FakeClock, sender: Any) -> None:
+        self.app = Starlette(routes=[Mount("/api/desk", routes=desk_routes(
+            engine, settings(), sender, clock, token=TOKEN))])
+
+    async def call(self, method: str, path: str, body: Any = None, *, token: str | None = TOKEN,
+                   raw: bytes | None = None) -> tuple[int, dict[str, Any]]:
+        payload = raw if raw is not None else (
+            json.dumps(body).encode() if body is not None else b"")
+        headers = [(b"content-type", b"application/json"), (b"host", b"desk.test")]
+        if token is not None:
+            headers.append((b"authorization", f"Bearer {token}".encode()))
+        path, _, query = f"/api/desk{path}".partition("?")
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
+                 "query_string": query.encode(), "root_path": "", "headers": headers,
+                 "client": ("127.0.0.1", 50000), "server": ("desk.test", 80)}
+        inbox = [{"type": "http.request", "body": payload, "more_body": False}]
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return inbox.pop(0) if inbox else {"type": "http.disconnect"}
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            sent.append(message)
+
+        await self.app(scope, receive, send)
+        status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+        data = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        return status, json.loads(data)
+
+
+async def test_the_token_is_required(engine: Engine, clock: FakeClock) -> None:
+    api = Api(engine, clock, NullSender())
+    assert (await api.call("GET", "/prizes", token=None))[0] == 401
+    assert (await api.call("GET", "/prizes", token=TOKEN[:-1] + "z"))[0] == 401
+    status, body = await api.call("GET", "/prizes")
+    assert (status, body) == (200, {"prizes": []})
+    with pytest.raises(GameError, match="at least 16 characters"):
+        desk_routes(engine, settings(), NullSender(), clock, token=TOKEN[:15])
+
+
+async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> None:
+    api = Api(engine, clock, NullSender())
+    status, body = await api.call("POST", "/patrons", ADULT)
+    assert status == 201 and body["patron_id"].startswith("P-")
+    pid = body["patron_id"]
+    status, body = await api.call("GET", f"/patrons/{pid}")
+    assert (status, body) == (200, {"patron_id": pid, "name": "Thabo Mokoena",
+                                    "id_kind": "id_document", "entries": []})
+    assert (await api.call("GET", "/patrons/P-none"))[0] == 404
+    status, body = await api.call("POST", "/patrons", ADULT)
+    assert status == 409 and pid in body["error"]
+    status, body = await api.call("POST", "/patrons", {**ADULT, "birth_date": None})
+    assert (status, body["error"]) == (400, "field 'birth_date': a non-empty string is required")
+    status, body = await api.call("POST", "/patrons", raw=b"{not json")
+    assert status == 400 and "not JSON" in body["error"]
+    status, body = await api.call("POST", "/patrons", [1, 2])
+    assert (status, body["error"]) == (400, "the request body must be a JSON object")
+    young = {**ADULT, "id_number": "0807045009087", "birth_date": "2008-07-04"}
+    status, body = await api.call("POST", "/patrons", young)
+    assert status == 403
+    assert body["reasons"] == ["under 18 (rule 1): born 2008-07-04, 18 only on 2026-07-04"]
+    with Session(engine) as s:
+        refusal = s.get(Refusal, body["refusal_id"])
+        assert refusal is not None and refusal.context == "registration"
+
+    status, body = await api.call("POST", "/lists", {
+        "kind": "self_exclusion", "source": "NGB", "source_date": "2026-07-01",
+        "csv": "id_number,name\n8001015009087,Thabo Mokoena\nxx,Bad\n", "actor": "compliance"})
+    assert status == 400 and "self_exclusion list from NGB:3:" in body["error"]
+    status, body = await api.call("POST", "/lists", {
+        "kind": "self_exclusion", "source": "NGB", "source_date": "2026-07-01",
+        "csv": "8001015009087,Thabo Mokoena\n", "actor": "compliance"})
+    assert (status, body["rows"]) == (201, 1)
+    status, body = await api.call("POST", "/check", {"patron_id": pid, "actor": "desk-1"})
+    assert status == 200 and not body["eligible"]
+    assert body["reasons"] == ["on the self-exclusion list (rule 2): NGB, dated 2026-07-01"]
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    assert status == 403 and "self-exclusion" in body["error"]
+    with Session(engine) as s:
+        assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
+            "registration", "check", "buy_in"]
+
+
+async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) -> None:
+    sender = RecordingSender(venue="gold-reef", signer=DESK)
+    api = Api(engine, clock, sender)
+    pid = (await api.call("POST", "/patrons", ADULT))[1]["patron_id"]
+    clock.now = local(2026, 7, 3, 12, 59)
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    assert status == 409 and "no buy-in at 2026-07-03 12:59" in body["error"]
+    clock.now = local(2026, 7, 3, 13, 0)
+    status, entry = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    assert status == 201
+    assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
+    status, heat = await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying",
+                                                     "actor": "desk-1"})
+    assert status == 201
+    status, seat = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
+                                                        "table": "t01", "seat": 2,
+                                                        "actor": "desk-1"})
+    assert status == 201
+    assert (seat["seat"], seat["heat_id"], seat["player"]) == (2, heat["heat_id"], pid)
+    status, body = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
+                                                        "table": "t01", "seat": "2",
+                                                        "actor": "desk-1"})
+    assert status == 400 and "'seat'" in body["error"]
+    assert [c.command for c in sender.commands] == ["open_heat", "seat"]
+    envelope = sender.sent[1].envelope
+    assert envelope is not None
+    ring = KeyRing([DESK.public_key])
+    verified = verify_envelope(envelope.encode(), ring)
+    assert (verified.venue, verified.table, verified.type, verified.seq) == (
+        "gold-reef", "desk-a", "seat", seat["seq"])
+    assert verified.body == {"table": "t01", "command": "seat",
+                             "command_id": f"desk-a-{seat['seq']}",
+                             "entry_id": entry["entry_id"], "seat": 2}
+    status, body = await api.call("GET", "/audit?limit=2")
+    assert status == 200
+    assert [a["action"] for a in body["audit"]] == ["entry.seated", "heat.opened"]
+
+
+class FailingSender:
+    """A broker that cannot be reached."""
+
+    async def send(self, command: DeskCommand) -> None:
+        raise SendError(f"{command.command} seq {command.seq} is recorded but was not delivered")
+
+
+async def test_an_undelivered_command_is_kept_and_can_be_resent(engine: Engine,
+                                                                clock: FakeClock) -> None:
+    api = Api(engine, clock, FailingSender())
+    status, body = await api.call("POST", "/heats", {"table": "t02", "stage": "qualifying",
+                                                     "actor": "desk-1"})
+    assert status == 502 and "not delivered" in body["error"]
+    seq = body["recorded"]["seq"]
+    sender = RecordingSender()
+    api = Api(engine, clock, sender)
+    status, body = await api.call("POST", f"/commands/{seq}/resend", {"actor": "desk-1"})
+    assert (status, body) == (200, {"table": "t02", "command": "open_heat", "seq": seq})
+    assert sender.commands[0].seq == seq and sender.commands[0].args["stage"] == "qualifying"
+    assert (await api.call("POST", "/commands/999/resend", {"actor": "desk-1"}))[0] == 404
+
+
+async def test_places_draw_and_replay(engine: Engine, clock: FakeClock) -> None:
+    with Session(engine, expire_on_commit=False) as s:
+        await asyncio.to_thread(final_field, s, clock)
+    api = Api(engine, clock, NullSender())
+    status, body = await api.call("GET", "/places/semi_final")
+    assert status == 200 and len(body["places"]) == 12
+    assert [p["position"] for p in body["places"]] == list(range(1, 13))
+    status, body = await api.call("GET", "/places/final")
+    assert status == 200 and [p["seat"] for p in body["places"]] == [None] * 6
+    assert (await api.call("GET", "/places/qualifying"))[0] == 404
+    status, drawn = await api.call("POST", "/draws", {"actor": "desk-1"})
+    assert status == 201 and not drawn["reused"]
+    assert sorted(drawn["seats"].values()) == [1, 2, 3, 4, 5, 6]
+    status, again = await api.call("POST", "/draws", {"actor": "desk-1"})
+    assert status == 200 and again["reused"] and again["seats"] == drawn["seats"]
+    status, replay = await api.call("GET", f"/draws/{drawn['draw_id']}/replay")
+    assert status == 200 and replay["matches"] and replay["stored"] == drawn["seats"]
+    assert (await api.call("GET", "/draws/x/replay"))[0] == 404
+    status, body = await api.call("POST", "/seat-choices", {
+        "entry_id": next(iter(drawn["seats"])), "heat": 1, "seat": 1, "actor": "desk-1"})
+    assert status == 400 and "drawn" in body["error"]
+
+
+async def test_prizes_award_and_claim(engine: Engine, clock: FakeClock) -> None:
+    with Session(engine, expire_on_commit=False) as s:
+        await asyncio.to_thread(qualifying_field, s, clock)
+    a_number = "5001015009087"  # patron A of qualifying_field: the week's top score
+    clock.now = local(2026, 7, 10, 9, 0)
+    api = Api(engine, clock, NullSender())
+    status, body = await api.call("POST", "/prizes", {"kind": "weekly", "week": 1,
+                                                      "prize_cents": 500_000, "actor": "desk-1"})
+    assert status == 201
+    (award,) = body["prizes"]
+    assert (award["amount_cents"], award["status"]) == (500_000, "unclaimed")
+    assert datetime.fromisoformat(award["deadline"]) == local(2026, 7, 26, 0, 0)
+    status, body = await api.call("POST", "/prizes", {"kind": "weekly", "week": 1,
+                                                      "prize_cents": 500_000, "actor": "desk-1"})
+    assert status == 409
+    status, body = await api.call("POST", "/prizes", {"kind": "lottery", "actor": "desk-1"})
+    assert status == 400 and "unknown prize kind" in body["error"]
+    path = f"/prizes/{award['award_id']}/claim"
+    status, body = await api.call("POST", path, {"id_number": "9999999999999",
+                                                 "actor": "desk-1"})
+    assert status == 409
+    status, body = await api.call("POST", path, {"id_number": a_number, "receipt": "R-7",
+                                                 "actor": "desk-1"})
+    assert status == 200 and body["status"] == "claimed"
+    assert (await api.call("POST", path, {"id_number": a_number, "actor": "desk-1"}))[0] == 409
+    status, body = await api.call("GET", "/prizes")
+    assert [p["status"] for p in body["prizes"]] == ["claimed"]
+
+
+# ---- the MQTT sender ----------------------------------------------------------------------
+
+
+async def test_desk_sender_publishes_a_verifiable_command(mqtt_broker: MqttBroker,
+                                                          unique_topic: str) -> None:
+    settings_ = MqttSettings(host=mqtt_broker.host, port=mqtt_broker.port,
+                             topic_root=unique_topic)
+    sender = DeskSender(settings_, venue="gold-reef", signer=DESK)
+    command = DeskCommand(seq=41, table="t03", command="seat",
+                          args={"entry_id": "E-00ff", "seat": 5})
+    topic = TableTopics("gold-reef", "t03", unique_topic).cmd
+    async with aiomqtt.Client(mqtt_broker.host, mqtt_broker.port) as client:
+        await client.subscribe(topic, qos=1)
+        await sender.send(command)
+        async with asyncio.timeout(20):
+            message = await anext(aiomqtt_messages(client))
+    assert message.topic.value == topic
+    payload = message.payload
+    assert isinstance(payload, bytes)
+    envelope = verify_envelope(payload, KeyRing([DESK.public_key]))
+    assert (envelope.table, envelope.seq, envelope.type) == ("desk-a", 41, "seat")
+    assert envelope.body == {"table": "t03", "command": "seat", "command_id": "desk-a-41",
+                             "entry_id": "E-00ff", "seat": 5}
+
+
+async def aiomqtt_messages(client: aiomqtt.Client) -> Any:
+    async for message in client.messages:
+        yield message
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_desk_sender_says_when_the_broker_is_unreachable() -> None:
+    sender = DeskSender(MqttSettings(host="127.0.0.1", port=free_port(), timeout_s=2.0),
+                        venue="gold-reef", signer=DESK)
+    with pytest.raises(SendError, match=r"t03 \(seq 7\) is recorded but was not delivered"):
+        await sender.send(DeskCommand(seq=7, table="t03", command="close_heat"))
+
+
+def test_null_sender_drops_commands() -> None:
+    asyncio.run(NullSender().send(DeskCommand(seq=1, table="t01", command="close_heat")))
+
+
+def test_a_table_applies_the_desks_commands(engine: Engine, clock: FakeClock) -> None:
+    """The commands the desk signs are the ones a table daemon verifies and acts on."""
+    table = TableService(table_id="t01", settings=settings(), paytables=read_paytables(None),
+                         deal=DEFAULT_DEAL, registry=ChipRegistry(
+                             [Chip(uid=bytes(8), value_cents=2_500, chip_set="test")],
+                             chip_set="test"))
+    sender = RecordingSender(venue="gold-reef", signer=DESK)
+    ring = KeyRing([DESK.public_key])
+    s = settings()
+    with Session(engine, expire_on_commit=False) as session:
+        patron = desk.register_patron(session, s, clock, actor="d", name="X",
+                                      id_kind="licence", id_number="DL123456",
+                                      birth_date=datetime(1990, 1, 1).date())
+        entry = desk.buy_entry(session, s, clock, actor="d", patron_id=patron.patron_id)
+        commands = [desk.open_heat(session, s, clock, actor="d", table="t01",
+                                   stage="qualifying"),
+                    desk.seat_entry(session, s, clock, actor="d", entry_id=entry.entry_id,
+                                    table="t01", seat=4).command]
+    for command in commands:
+        asyncio.run(sender.send(command))
+    events = []
+    for sent in sender.sent:
+        assert sent.envelope is not None
+        envelope = verify_envelope(sent.envelope.encode(), ring)
+        body = {**envelope.body, "signer": envelope.signer, "command_seq": envelope.seq}
+        applied = table.apply("desk", body, clock.now)
+        assert applied.ok, applied.error
+        events += [(m.type, dict(m.body)) for m in applied.messages]
+    opened = [b for t, b in events if t == "heat.opened"]
+    seated = [b for t, b in events if t == "entry.seated"]
+    assert opened[0]["heat_id"] == commands[0].args["heat_id"]
+    assert (seated[0]["entry_id"], seated[0]["seat"]) == (entry.entry_id, 4)
+    # The same command delivered twice (QoS 1) is refused by the table, never applied twice.
+    again = sender.sent[1].envelope
+    assert again is not None
+    body = {**again.body, "signer": again.table, "command_seq": again.seq}
+    assert not table.apply("desk", body, clock.now).ok
