@@ -241,16 +241,41 @@ class TableDaemon:
 
     async def _pump_shoe(self) -> None:
         assert self.devices is not None
-        async for reading in self.devices.shoe:
+        assert self.journal is not None
+        shoe = self.devices.shoe
+        # A shoe driver with ack="on_confirm" acknowledges a reading only once it is journaled.
+        confirm = getattr(shoe, "confirm", None)
+        # device -> (session, read_index) of the last shoe read journaled: a read the shoe
+        # delivers again after a restart (journaled, but the ACK never left) is not applied twice.
+        last_read = await asyncio.to_thread(_last_shoe_reads, self.journal)
+        async for reading in shoe:
             if isinstance(reading, CardRead):
-                await self.ingest("card", {
-                    "card": str(reading.card), "read_index": reading.read_index,
-                    "quality": reading.quality, "device": reading.device,
-                    "source": reading.source})
+                last = last_read.get(reading.device)
+                if (reading.session is not None and last is not None
+                        and last[0] == reading.session and reading.read_index <= last[1]):
+                    self._log.warning("shoe read already journaled; skipped",
+                                      device=reading.device, session=reading.session,
+                                      read_index=reading.read_index)
+                else:
+                    payload: dict[str, Any] = {
+                        "card": str(reading.card), "read_index": reading.read_index,
+                        "quality": reading.quality, "device": reading.device,
+                        "source": reading.source}
+                    if reading.session is not None:
+                        payload["session"] = reading.session
+                    await self.ingest("card", payload)
+                    if self.faults:  # not journaled: the shoe must keep it
+                        continue
+                    if reading.session is not None:
+                        last_read[reading.device] = (reading.session, reading.read_index)
+                if confirm is not None:
+                    await confirm(reading)
             elif isinstance(reading, ShoeStatus):
                 await self.ingest("shoe_status", {"state": str(reading.state),
                                                   "device": reading.device,
                                                   "detail": reading.detail})
+                if confirm is not None and not self.faults:  # journaled, even if refused
+                    await confirm(reading)
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
@@ -301,14 +326,14 @@ class TableDaemon:
             assert cfg.sim is not None
             shoe_sim = stack.enter_context(ShoeSimulator(seed=cfg.sim.seed))
             shoe: Any = SerialCardReader(lambda: shoe_sim.path or "", name="sim-shoe",
-                                         stall_timeout=cfg.shoe.stall_seconds)
+                                         stall_timeout=cfg.shoe.stall_seconds, ack="on_confirm")
         elif cfg.shoe.kind == "manual":
             from drivers.manual import ManualCardReader  # noqa: PLC0415
 
             shoe = ManualCardReader()
         else:
             shoe = SerialCardReader(cfg.shoe.url or "", baudrate=cfg.shoe.baudrate,
-                                    stall_timeout=cfg.shoe.stall_seconds)
+                                    stall_timeout=cfg.shoe.stall_seconds, ack="on_confirm")
         from drivers.rfid import UsbChipReader, UsbReaderSettings  # noqa: PLC0415
 
         settings = UsbReaderSettings(vendor_id=cfg.rfid.vid, product_id=cfg.rfid.pid,
@@ -393,6 +418,20 @@ class TableDaemon:
         return {"state": "error" if self.faults else "online", "faults": list(self.faults),
                 "inputs": self.service.inputs_applied if self.service else 0,
                 "alerts": self.service.alerts_raised if self.service else 0}
+
+
+def _last_shoe_reads(journal: Journal) -> dict[str, tuple[int, int]]:
+    """device -> (session, read_index) of the last shoe read each device has in the journal
+    (card records that carry a session; manual cards and older records have none)."""
+    last: dict[str, tuple[int, int]] = {}
+    for record in journal.records():
+        p = record.payload
+        if record.kind != "card":
+            continue
+        device, session, index = p.get("device"), p.get("session"), p.get("read_index")
+        if isinstance(device, str) and isinstance(session, int) and isinstance(index, int):
+            last[device] = (session, index)
+    return last
 
 
 def _file_digest(path: Path) -> str:

@@ -61,6 +61,9 @@ class CardRead:
     device: str  # the shoe's serial number, or "manual:<operator>"
     source: Source = "device"
     at_mono: float = 0.0
+    # The shoe's power-on session (IDENTITY SESSION_ID) that ``read_index`` counts in; None when
+    # the source has no sessions (manual entry). (device, session, read_index) names one read.
+    session: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,6 +6,10 @@ asks a resolver callable for the current path each time it connects, so a shoe t
 under another name after a USB re-enumeration is found again. Blocking port calls run in a
 reader thread and ``asyncio.to_thread``, never on the event loop. Protocol:
 docs/protocols/card-shoe.md.
+
+With ``ack="on_confirm"`` the shoe's events are acknowledged only when the consumer calls
+``await reader.confirm(reading)`` after storing the reading, so a host that dies in between
+loses nothing: the shoe still holds the event and delivers it to the next reader (§5.5).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from types import TracebackType
-from typing import Final, Self
+from typing import Final, Literal, Self
 
 import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 import structlog
@@ -43,7 +47,7 @@ from drivers.shoe_codec import (
     encode,
 )
 
-__all__ = ["COUNTERS", "SerialCardReader", "ShoeLink"]
+__all__ = ["COUNTERS", "AckMode", "SerialCardReader", "ShoeLink"]
 
 _log = structlog.get_logger("drivers.shoe")
 
@@ -60,6 +64,8 @@ COUNTERS: Final = (
     "out_of_order",  # events ahead of the one expected (an earlier one was lost)
     "acks_sent",
     "naks_sent",
+    "confirms",  # readings the consumer confirmed as stored (ack="on_confirm")
+    "unconfirmed",  # a gauge: readings yielded and not confirmed yet (ack="on_confirm")
     "cards",  # card reads delivered
     "statuses",  # shoe status changes delivered
     "cards_missing",  # read indices the shoe skipped (never reported)
@@ -73,19 +79,25 @@ COUNTERS: Final = (
 _CLOSED: Final = object()
 _RECENT: Final = 256  # delivered events kept to cross-check repeats against
 
+AckMode = Literal["on_receipt", "on_confirm"]
+_ACK_MODES: Final = ("on_receipt", "on_confirm")
+
 
 class ShoeLink:
     """The host side of the shoe protocol without I/O: shoe messages in, readings and replies out.
 
     It keeps what must survive reconnections: the shoe's session, the next event number expected
-    (the dedupe key of the reliable stream), the next read index, and the counters.
+    (the dedupe key of the reliable stream), the next read index, and the counters. With
+    ``ack_on_confirm`` a delivered card or status is acknowledged only once `confirm` is called
+    for it; until then the shoe's retransmissions of it are dropped as repeats, unanswered.
     """
 
     def __init__(self, name: str, *, nak_holdoff: float = 0.2,
-                 bad_frame_alert_interval: float = 30.0) -> None:
+                 bad_frame_alert_interval: float = 30.0, ack_on_confirm: bool = False) -> None:
         self.name = name
         self.nak_holdoff = nak_holdoff
         self.bad_frame_alert_interval = bad_frame_alert_interval
+        self.ack_on_confirm = ack_on_confirm
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
         self.identity: ShoeIdentity | None = None
         self.session_id: int | None = None
@@ -93,6 +105,8 @@ class ShoeLink:
         self.next_read: int | None = None
         self.last_heartbeat: Heartbeat | None = None
         self._recent: OrderedDict[int, CardReport | StatusReport] = OrderedDict()
+        # Delivered but not yet confirmed (ack_on_confirm), by event number, in event order.
+        self._unconfirmed: OrderedDict[int, CardRead | ShoeStatus] = OrderedDict()
         self._host_seq = 0
         self._last_seq: int | None = None
         self._last_nak = float("-inf")
@@ -102,6 +116,33 @@ class ShoeLink:
     def device(self) -> str:
         """The shoe's serial number once known, else the configured name."""
         return self.identity.serial if self.identity is not None else self.name
+
+    @property
+    def ack_point(self) -> int:
+        """The NEXT_EVN this host acknowledges: every event below it is delivered and confirmed."""
+        return next(iter(self._unconfirmed), self.expected_evn)
+
+    @property
+    def unconfirmed(self) -> int:
+        """How many delivered readings still wait for `confirm`."""
+        return len(self._unconfirmed)
+
+    def confirm(self, reading: ShoeReading) -> bool:
+        """The consumer has stored ``reading``; True if the acknowledgement point moved on (then
+        send `ack_frame`). Alerts, readings of an earlier session and repeats are no-ops."""
+        evn = next((e for e, r in self._unconfirmed.items() if r is reading), None)
+        if evn is None:  # a copy of the reading: the earliest equal one (never acks too much)
+            evn = next((e for e, r in self._unconfirmed.items() if r == reading), None)
+        if evn is None:
+            return False
+        before = self.ack_point
+        del self._unconfirmed[evn]
+        self.counters["confirms"] += 1
+        return self.ack_point > before
+
+    def ack_frame(self) -> bytes:
+        """An ACK of everything below `ack_point`."""
+        return self._ack()
 
     def new_connection(self) -> None:
         """Forget per-connection link state (sequence numbers, NAK hold-off)."""
@@ -117,6 +158,7 @@ class ShoeLink:
         out: list[ShoeReading] = []
         if self.session_id is None:
             self.expected_evn = ident.unacked_from
+            self._unconfirmed.clear()
         elif ident.session_id != self.session_id:
             self.counters["sessions"] += 1
             detail = (f"shoe restarted: session {self.session_id:08x} -> {ident.session_id:08x};"
@@ -130,6 +172,7 @@ class ShoeLink:
             self.expected_evn = ident.unacked_from
             self.next_read = None
             self.last_heartbeat = None
+            self._unconfirmed.clear()  # the shoe lost them with the power: nothing to ack
         elif ident.unacked_from > self.expected_evn:
             lost = ident.unacked_from - self.expected_evn
             self.counters["events_missing"] += lost
@@ -138,6 +181,8 @@ class ShoeLink:
                 f"events {self.expected_evn}..{ident.unacked_from - 1} were acknowledged by"
                 " another host and never received here", now))
             self.expected_evn = ident.unacked_from
+        for evn in [e for e in self._unconfirmed if e < ident.unacked_from]:
+            del self._unconfirmed[evn]  # acknowledged by another host meanwhile
         self.session_id = ident.session_id
         self.identity = ident
         return out
@@ -184,7 +229,9 @@ class ShoeLink:
                   replies: list[bytes]) -> None:
         if event.evn < self.expected_evn:
             self.counters["duplicates_dropped"] += 1
-            replies.append(self._ack())
+            if event.evn < self.ack_point:  # acked before, the ACK was lost: ack again
+                replies.append(self._ack())
+            # else: delivered and awaiting the consumer's confirm; the shoe keeps resending
             self._cross_check(event, now, out)
             return
         if event.evn > self.expected_evn:
@@ -192,22 +239,31 @@ class ShoeLink:
             self._nak(now, replies)
             return
         self.expected_evn += 1
-        replies.append(self._ack())
         self._recent[event.evn] = replace(event, seq=0, retransmit=False)
         if len(self._recent) > _RECENT:
             self._recent.popitem(last=False)
+        reading = self._deliver(event, now, out)
+        if reading is not None:
+            out.append(reading)
+            if self.ack_on_confirm:
+                self._unconfirmed[event.evn] = reading
+                return
+        replies.append(self._ack())
+
+    def _deliver(self, event: CardReport | StatusReport, now: float,
+                 out: list[ShoeReading]) -> CardRead | ShoeStatus | None:
+        """The reading event ``event`` (the next expected) yields, if any; alerts go to ``out``."""
         if isinstance(event, StatusReport):
             self.counters["statuses"] += 1
-            out.append(ShoeStatus(state=event.state, device=self.device,
-                                  detail=_status_detail(event), at_mono=now))
-            return
+            return ShoeStatus(state=event.state, device=self.device,
+                              detail=_status_detail(event), at_mono=now)
         if self.next_read is not None and event.read_index < self.next_read:
             self.counters["duplicates_dropped"] += 1
             self.counters["duplicate_reads"] += 1
             out.append(self._alert(
                 "duplicate_read", f"read index {event.read_index} ({event.card}) reported again"
                 f" as event {event.evn}; dropped", now))
-            return
+            return None
         if self.next_read is not None and event.read_index > self.next_read:
             self.counters["cards_missing"] += event.read_index - self.next_read
             out.append(self._alert(
@@ -215,8 +271,8 @@ class ShoeLink:
                 " never reported by the shoe", now))
         self.next_read = event.read_index + 1
         self.counters["cards"] += 1
-        out.append(CardRead(card=event.card, read_index=event.read_index, quality=event.quality,
-                            device=self.device, at_mono=now))
+        return CardRead(card=event.card, read_index=event.read_index, quality=event.quality,
+                        device=self.device, at_mono=now, session=self.session_id)
 
     def _cross_check(self, event: CardReport | StatusReport, now: float,
                      out: list[ShoeReading]) -> None:
@@ -244,11 +300,11 @@ class ShoeLink:
             return
         self._last_nak = now
         self.counters["naks_sent"] += 1
-        replies.append(self._frame(Nak(next_evn=self.expected_evn)))
+        replies.append(self._frame(Nak(next_evn=self.ack_point)))  # a NAK acks: not beyond
 
     def _ack(self) -> bytes:
         self.counters["acks_sent"] += 1
-        return self._frame(Ack(next_evn=self.expected_evn))
+        return self._frame(Ack(next_evn=self.ack_point))
 
     def _frame(self, message: Identify | Ack | Nak) -> bytes:
         seq, self._host_seq = self._host_seq, (self._host_seq + 1) & 0xFF
@@ -318,7 +374,10 @@ class _Port:
     async def read(self, timeout: float) -> bytes | None:
         """Bytes received, or None if nothing came within ``timeout``; DeviceLost if it broke."""
         try:
-            item = await asyncio.wait_for(self._chunks.get(), timeout)
+            # Not asyncio.wait_for: on 3.11 it swallows a cancellation that arrives as the
+            # item does, and the reader's task then never ends (close() would hang).
+            async with asyncio.timeout(timeout):
+                item = await self._chunks.get()
         except TimeoutError:
             return None
         if isinstance(item, BaseException):
@@ -350,6 +409,11 @@ class SerialCardReader:
     yields `CardRead`, `ShoeStatus` and `DeviceAlert` (connected, disconnected, stalled,
     reconnected, session_changed, ...) until the block ends. Opening never fails because the
     shoe is absent: the reader alerts and keeps trying with jittered backoff.
+
+    ``ack="on_receipt"`` (the default) acknowledges each event as soon as it is decoded.
+    ``ack="on_confirm"`` acknowledges a `CardRead` or `ShoeStatus` only after the consumer
+    ``await reader.confirm(reading)``: every one of them must be confirmed, in any order, once
+    stored; the shoe keeps (and resends) what is not, for this reader or the next one.
     """
 
     def __init__(
@@ -367,15 +431,20 @@ class SerialCardReader:
         nak_holdoff: float = 0.2,
         idle_resync: float = 0.1,
         bad_frame_alert_interval: float = 30.0,
+        ack: AckMode = "on_receipt",
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if stall_timeout <= 0 or identify_timeout <= 0 or identify_attempts < 1:
             raise ValueError("stall_timeout and identify_timeout must be positive, "
                              "identify_attempts at least 1")
+        if ack not in _ACK_MODES:
+            raise ValueError(f"ack {ack!r} must be one of {', '.join(_ACK_MODES)}")
         self._url = url
         label = name if name is not None else (url if isinstance(url, str) else "shoe")
         self._link = ShoeLink(label, nak_holdoff=nak_holdoff,
-                              bad_frame_alert_interval=bad_frame_alert_interval)
+                              bad_frame_alert_interval=bad_frame_alert_interval,
+                              ack_on_confirm=ack == "on_confirm")
+        self.ack: AckMode = ack
         self._baudrate = baudrate
         self._stall_timeout = stall_timeout
         self._identify_timeout = identify_timeout
@@ -391,6 +460,7 @@ class SerialCardReader:
         self._connected = False
         self._last_seen: float | None = None
         self._skipped_done = 0  # skipped bytes of closed connections
+        self._writing = asyncio.Lock()  # frames go out in the order of their link SEQ
 
     # ------------------------------------------------------------------ the CardReader protocol
 
@@ -422,6 +492,23 @@ class SerialCardReader:
         while (item := await queue.get()) is not _CLOSED:
             yield item  # type: ignore[misc]  # everything but _CLOSED is a ShoeReading
 
+    async def confirm(self, reading: ShoeReading) -> None:
+        """The consumer has stored ``reading`` (ack="on_confirm"): acknowledge its event once
+        every earlier one is confirmed too. A no-op for alerts and in ack="on_receipt" mode.
+        Never raises for the line: if the ACK cannot go out now, the shoe resends the event
+        after reconnecting and is acknowledged then."""
+        async with self._writing:
+            if not self._link.confirm(reading):
+                return
+            port = self._port
+            if port is None or not self._connected:
+                return
+            try:
+                await port.write(self._link.ack_frame())
+            except DriverError as exc:
+                _log.warning("shoe ACK not sent; the shoe will resend", device=self._link.device,
+                             error=str(exc))
+
     def health(self) -> DeviceHealth:
         """Connected or not, the shoe's identity, when it was last heard, and the counters."""
         ident = self._link.identity
@@ -429,6 +516,7 @@ class SerialCardReader:
         port = self._port
         counters["skipped_bytes"] = self._skipped_done + (
             port.decoder.stats.skipped_bytes if port is not None else 0)
+        counters["unconfirmed"] = self._link.unconfirmed
         return DeviceHealth(
             device=self._link.device,
             connected=self._connected,
@@ -590,8 +678,9 @@ class SerialCardReader:
         now = self._clock()
         if not isinstance(event, BadFrame):
             self._last_seen = now
-        readings, replies = self._link.handle(event, now)
-        for reading in readings:
-            self._emit(reading)
-        for frame in replies:
-            await port.write(frame)
+        async with self._writing:
+            readings, replies = self._link.handle(event, now)
+            for reading in readings:
+                self._emit(reading)
+            for frame in replies:
+                await port.write(frame)

@@ -55,6 +55,7 @@ _T = TypeVar("_T")
 _Event = CardReport | StatusReport
 _CALL_TIMEOUT: Final = 5.0
 _NO_DEAL: Final = frozenset({ShoeState.JAM, ShoeState.EMPTY})
+_POWER_ON: Final = random.SystemRandom()  # session ids: never from the seed (see _boot)
 
 
 class ShoeSimulatorError(Exception):
@@ -351,7 +352,15 @@ class ShoeSimulator:
         self._deck.reverse()  # pop() from the end deals the first card first
 
     def _boot(self, now: float) -> None:
-        self.session_id = self._aux.randrange(1, 2**32)
+        # A real shoe draws a random SESSION_ID at every power-on. A simulator started again
+        # with the same seed (the table daemon restarted) is a new power-on too, so its session
+        # must not repeat: the daemon would take its reads for ones it journaled before. The
+        # seeded draw is still made so that the rest of the seeded stream stays as it was.
+        self._aux.randrange(1, 2**32)
+        session = self.session_id
+        while session in (0, self.session_id):
+            session = _POWER_ON.randrange(1, 2**32)
+        self.session_id = session
         self._reads = self._next_evn = self._seq = 0
         self._unacked.clear()
         self._cards_by_read.clear()
