@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "controller.commands.recall",
     "controller.commands.journal_admin",
     "controller.commands.table",
+    "controller.commands.leaderboard",
     "controller.commands.desk",
 )
 

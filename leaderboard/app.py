@@ -1,0 +1,524 @@
+"""The central leaderboard service's composition root: `showdown leaderboard serve`.
+
+One event loop runs, as named tasks of one TaskGroup:
+
+- ``ingest``: the MQTT subscription to every table (leaderboard.ingest.Ingestor.run), which
+  verifies, stores and projects, asks tables to resend gaps (signed with the leaderboard key),
+  and calls ``StandingsFeed.changed`` after each commit;
+- ``standings``: the feed, recomputing the standings document (debounced) after changes;
+- ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
+  published on every new version (names never leave: ``strip_names``);
+- ``http``: uvicorn serving the page, the JSON API, SSE and the desk API (inside this loop);
+- ``watchdog``: ``WATCHDOG=1`` pings to systemd at half its interval while the loop is alive.
+
+Start-up: settings and keys are read and the database migrated first; ``READY=1`` is sent
+once the web server listens and the broker has granted the subscription. SIGTERM/SIGINT:
+``STOPPING=1``, the ingest finishes its batch, streams end, the server and the publisher
+close, the engine is disposed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import socket
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import aiomqtt
+import uvicorn
+from sqlalchemy import Engine, select
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+from starlette.routing import BaseRoute
+
+from controller import sd_notify
+from controller.envelope import EnvelopeError, seal
+from controller.logs import get_logger
+from controller.mqtt_link import MqttSettings
+from controller.signing import Signer, load_private_key
+from controller.topics import TableTopics, standings_topic
+from controller.tournament_files import read_tournament
+from drivers.backoff import Backoff
+from game.errors import ConfigError
+from game.tournament_schema import TournamentSettings
+from leaderboard.config import LeaderboardConfig
+from leaderboard.db import make_engine, upgrade
+from leaderboard.desk import DeskCommand
+from leaderboard.ingest import Ingestor, MqttResender, subscription_filters
+from leaderboard.models import AuditEntry, TableRecord
+from leaderboard.standings_view import ViewOptions, standings, strip_names
+from leaderboard.web import StandingsFeed, create_app
+
+__all__ = [
+    "STANDINGS_TYPE",
+    "LeaderboardService",
+    "SdNotify",
+    "SendError",
+    "ServiceLink",
+    "enrol_tables",
+    "mqtt_settings",
+    "run_service",
+]
+
+STANDINGS_TYPE: Final = "standings"
+_log = get_logger("leaderboard.app")
+
+Clock = Callable[[], datetime]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class SdNotify:
+    """systemd notifications (no-ops outside systemd); tests pass a recording stand-in."""
+
+    def ready(self, text: str) -> None:
+        """READY=1 with a status line."""
+        sd_notify.ready(text)
+
+    def watchdog(self) -> None:
+        """WATCHDOG=1."""
+        sd_notify.watchdog()
+
+    def stopping(self) -> None:
+        """STOPPING=1."""
+        sd_notify.stopping("stopping")
+
+    def status(self, text: str) -> None:
+        """STATUS=..."""
+        sd_notify.status(text)
+
+    def watchdog_interval(self) -> float | None:
+        """Seconds systemd allows between pings, or None without a watchdog."""
+        return sd_notify.watchdog_interval()
+
+
+def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
+    """The broker connection settings of the config."""
+    m = config.mqtt
+    return MqttSettings(host=m.host, port=m.port, username=m.username, password=m.password,
+                        tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file, key_file=m.key_file,
+                        topic_root=config.topic_root)
+
+
+def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> list[str]:
+    """Make the config's tables the enrolled ones of its venue (TableRecord rows).
+
+    A table listed in the config is added, or re-activated; a listed table whose key differs
+    from the stored one gets the config's key and an audit row names both (the config is the
+    authority). Returns what changed, one line each, for the log.
+    """
+    changes: list[str] = []
+    with Session(engine) as session, session.begin():
+        stored = {r.table_id: r for r in session.scalars(select(TableRecord))}
+        for table_id, key in sorted(config.tables.items()):
+            row = stored.get(table_id)
+            if row is None:
+                session.add(TableRecord(table_id=table_id, venue=config.venue, public_key=key,
+                                        enrolled_at=now, active=True))
+                changes.append(f"enrolled {table_id}")
+            elif row.public_key != key or not row.active or row.venue != config.venue:
+                session.add(AuditEntry(at=now, actor=f"config:{config.source}",
+                                       action="table.enrolment_changed",
+                                       detail={"table": table_id, "old_key": row.public_key,
+                                               "new_key": key, "old_venue": row.venue,
+                                               "new_venue": config.venue,
+                                               "was_active": row.active}))
+                row.public_key, row.active, row.venue = key, True, config.venue
+                changes.append(f"updated {table_id}")
+    return changes
+
+
+class SendError(Exception):
+    """A command that could not be handed to the broker (not connected, or the publish failed)."""
+
+
+class ServiceLink:
+    """The service's ONE connection to the venue broker, used for everything it does by MQTT.
+
+    - the ingest subscription (every table's events, scores, status; optionally shared), whose
+      messages go to ``Ingestor.handle_batch`` in batches, and the ingest's gap checks;
+    - the retained, signed standings on ``{root}/{venue}/standings`` (QoS 1), published for
+      every new version of the feed and again on every (re)connect;
+    - resend requests to tables (the Ingestor's ``resend``) and the desk's commands (a
+      ``CommandSender`` for leaderboard.desk_api), signed with the leaderboard key.
+
+    One connection, because the venue broker enforces client id = username
+    (``use_username_as_clientid``, config/mosquitto/README.md): a second connection of the
+    ``leaderboard`` user would take the first one's session over, and two long-lived ones
+    would throw each other off for ever. The session is persistent (the broker queues the
+    tables' messages while the service restarts); reconnects use jittered backoff.
+
+    The standings envelope's ``seq`` is 0: a snapshot that replaces the last (retained), not
+    part of the key's command sequence; ``body.version`` and ``ts`` say which is newer.
+    """
+
+    def __init__(self, settings: MqttSettings, signer: Signer, feed: StandingsFeed, *,
+                 venue: str, client_id: str, shared_group: str | None = None,
+                 clock: Clock = _utc_now, batch_max: int = 500,
+                 gap_check_s: float = 0.5) -> None:
+        self.settings = settings
+        self.venue = venue
+        self.topic = standings_topic(venue, settings.topic_root)
+        self.filters = subscription_filters(venue, root=settings.topic_root,
+                                            shared_group=shared_group)
+        self.ingestor: Ingestor | None = None
+        self.subscribed = asyncio.Event()
+        self.published = 0
+        self.last_version = 0
+        self.commands_sent = 0
+        self._signer = signer
+        self._feed = feed
+        self._client_id = client_id
+        self._clock = clock
+        self._batch_max = batch_max
+        self._gap_check_s = gap_check_s
+        self._boot = f"leaderboard-{uuid.uuid4().hex[:12]}"
+        self._resender = MqttResender(settings, signer, venue=venue, clock=clock,
+                                      boot_id=self._boot)
+        self._client: aiomqtt.Client | None = None
+
+    @property
+    def connected(self) -> bool:
+        """True while connected and subscribed."""
+        return self._client is not None
+
+    # ---- what others send through the link ---------------------------------------------------
+
+    def standings_payload(self, doc: Mapping[str, Any]) -> bytes:
+        """The signed envelope of a standings document, names removed."""
+        return seal(venue=self.venue, table=self._signer.key_id, seq=0, wall=self._clock(),
+                    type=STANDINGS_TYPE, body=strip_names(doc), boot=self._boot,
+                    mono=time.monotonic_ns(), signer=self._signer).encode()
+
+    async def resend(self, table: str, from_seq: int) -> None:
+        """Ask a table to publish again from `from_seq` (the Ingestor's ``resend``)."""
+        topic, payload = self._resender.command(table, from_seq)
+        await self._publish(topic, payload, what=f"resend request to {table}")
+
+    async def send(self, command: DeskCommand) -> None:
+        """Deliver one desk command (leaderboard.desk_sender.CommandSender)."""
+        from leaderboard.desk_sender import SendError as DeskSendError  # noqa: PLC0415
+        from leaderboard.desk_sender import seal_command  # noqa: PLC0415
+
+        envelope = seal_command(command, venue=self.venue, signer=self._signer,
+                                wall=self._clock())
+        topic = TableTopics(self.venue, command.table, self.settings.topic_root).cmd
+        try:
+            await self._publish(topic, envelope.encode(),
+                                what=f"{command.command} for table {command.table}")
+        except SendError as exc:
+            raise DeskSendError(f"{command.command} for table {command.table} (seq"
+                                f" {command.seq}) is recorded but was not delivered: {exc}"
+                                ) from exc
+        self.commands_sent += 1
+
+    async def _publish(self, topic: str, payload: bytes, *, what: str) -> None:
+        client = self._client
+        if client is None:
+            raise SendError(f"{what}: not connected to the broker"
+                            f" {self.settings.host}:{self.settings.port}")
+        try:
+            await client.publish(topic, payload, qos=1, timeout=self.settings.timeout_s)
+        except aiomqtt.MqttError as exc:
+            raise SendError(f"{what}: {exc}") from exc
+
+    # ---- the connection ----------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Connect, subscribe, ingest and publish until `stop` is set (reconnecting)."""
+        if self.ingestor is None:
+            raise RuntimeError("ServiceLink.ingestor must be set before run()")
+        s = self.settings
+        backoff = Backoff(initial=s.backoff_initial_s, maximum=s.backoff_max_s)
+        while not stop.is_set():
+            try:
+                await self._connection(stop, backoff)
+            except* aiomqtt.MqttError as group:
+                _log.warning("mqtt_disconnected", host=s.host, port=s.port,
+                             error="; ".join(str(e) for e in group.exceptions))
+            finally:
+                self._client = None
+                self.subscribed.clear()
+            if stop.is_set():
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), backoff.next_delay())
+
+    async def _connection(self, stop: asyncio.Event, backoff: Backoff) -> None:
+        s = self.settings
+        async with aiomqtt.Client(
+            s.host, s.port, identifier=self._client_id, clean_session=False,
+            keepalive=s.keepalive_s, timeout=s.timeout_s, username=s.username,
+            password=s.password, tls_context=s.ssl_context(),
+        ) as client:
+            for topic_filter in self.filters:
+                granted = await client.subscribe(topic_filter, qos=1)
+                if any(_refused(code) for code in granted):
+                    _log.error("mqtt_subscription_refused", filter=topic_filter)
+            backoff.reset()
+            self._client = client
+            self.subscribed.set()
+            _log.info("mqtt_subscribed", host=s.host, port=s.port, filters=list(self.filters),
+                      client_id=self._client_id)
+            async with asyncio.TaskGroup() as tg:
+                standings = tg.create_task(self._standings(client, stop),
+                                           name="leaderboard.standings_publisher")
+                gaps = tg.create_task(self._gaps(stop), name="leaderboard.gap_check")
+                await self._receive(client, stop)
+                standings.cancel()
+                gaps.cancel()
+
+    async def _receive(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
+        assert self.ingestor is not None
+        messages = client.messages
+        while True:
+            first = await _next_or_stop(messages, stop)
+            if first is None:
+                return
+            received = [first]
+            while len(messages) and len(received) < self._batch_max:
+                received.append(await anext(messages))
+            await self.ingestor.handle_batch(
+                [(m.topic.value, _payload(m.payload)) for m in received])
+
+    async def _gaps(self, stop: asyncio.Event) -> None:
+        assert self.ingestor is not None
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), self._gap_check_s)
+            if stop.is_set():
+                return
+            try:
+                await self.ingestor.check_gaps()
+            except SQLAlchemyError as exc:
+                _log.error("gap_check_failed", error=str(exc))
+
+    async def _standings(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
+        seen = 0  # a new connection publishes the latest version again
+        while not stop.is_set() and not self._feed.is_closed():
+            current = self._feed.current
+            if current is None or current.version == seen:
+                await self._feed.wait_newer(seen, timeout=5.0)
+                continue
+            seen = current.version
+            try:
+                payload = self.standings_payload(current.doc)
+            except EnvelopeError as exc:
+                _log.error("standings_not_publishable", version=seen, error=str(exc))
+                continue
+            await client.publish(self.topic, payload, qos=1, retain=True)
+            self.last_version = seen
+            self.published += 1
+            _log.info("standings_published", version=seen, bytes=len(payload))
+
+
+def _refused(code: object) -> bool:
+    """A SUBACK return code of failure (0x80 and above)."""
+    value = getattr(code, "value", code)
+    return isinstance(value, int) and value >= 0x80
+
+
+def _payload(payload: object) -> bytes:
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    return b""
+
+
+async def _next_or_stop(messages: Any, stop: asyncio.Event) -> aiomqtt.Message | None:
+    """The next message, or None once `stop` is set (whichever comes first)."""
+    if stop.is_set():
+        return None
+    receive = asyncio.ensure_future(anext(messages))
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({receive, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not receive.done():
+            receive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await receive
+    if receive.cancelled():
+        return None
+    message: aiomqtt.Message = receive.result()
+    return message
+
+
+class _Server(uvicorn.Server):
+    """uvicorn inside our loop: the service handles SIGTERM itself (no signal capture)."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError("http", "host/port",
+                          f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+class LeaderboardService:
+    """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
+
+    def __init__(self, config: LeaderboardConfig, *, notify: SdNotify | None = None,
+                 clock: Clock = _utc_now, settings: TournamentSettings | None = None) -> None:
+        self.config = config
+        self.notify = notify or SdNotify()
+        self.clock = clock
+        self.settings = settings
+        self.engine: Engine | None = None
+        self.feed: StandingsFeed | None = None
+        self.ingestor: Ingestor | None = None
+        self.link: ServiceLink | None = None
+        self.port: int | None = None  # the HTTP port listened on (known once started)
+        self.ready = asyncio.Event()
+
+    def _options(self, settings: TournamentSettings) -> ViewOptions:
+        page = self.config.page
+        return ViewOptions(venue=self.config.venue, title=page.title or settings.venue_name,
+                           rows=page.rows, names=page.names)
+
+    def health(self) -> dict[str, Any]:
+        """What /healthz adds: the broker subscription, published standings, ingest counters."""
+        link = self.link
+        counters = self.ingestor.counters().as_dict() if self.ingestor else {}
+        subscribed = bool(link and link.subscribed.is_set())
+        return {"ok": subscribed, "subscribed": subscribed,
+                "standings_published": link.last_version if link else 0,
+                "ingest": counters}
+
+    def _desk(self, engine: Engine, settings: TournamentSettings,
+              link: ServiceLink) -> list[BaseRoute] | None:
+        token = self.config.desk_token()
+        if token is None:
+            return None
+        from leaderboard.desk_api import desk_routes  # noqa: PLC0415
+
+        return list(desk_routes(engine, settings, link, self.clock, token=token))
+
+    async def run(self, stop: asyncio.Event) -> int:
+        """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""
+        cfg = self.config
+        settings = self.settings or read_tournament(cfg.tournament)
+        signer = load_private_key(cfg.signing_key)
+        mqtt = mqtt_settings(cfg)
+        engine = self.engine = make_engine(cfg.database)
+        try:
+            await asyncio.to_thread(upgrade, engine)
+            for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
+                _log.info("table_enrolment", change=change)
+            return await self._serve(stop, engine, settings, mqtt, signer)
+        finally:
+            engine.dispose()
+
+    async def _serve(self, stop: asyncio.Event, engine: Engine, settings: TournamentSettings,
+                     mqtt: MqttSettings, signer: Signer) -> int:
+        cfg = self.config
+        options = self._options(settings)
+        feed = self.feed = StandingsFeed(
+            lambda: standings(engine, settings, options, now=self.clock()),
+            debounce=cfg.debounce_seconds)
+        await feed.refresh()
+        link = self.link = ServiceLink(mqtt, signer, feed, venue=cfg.venue,
+                                       client_id=cfg.mqtt.client_id,
+                                       shared_group=cfg.mqtt.shared_group, clock=self.clock)
+        self.ingestor = link.ingestor = Ingestor(
+            engine, None, venue=cfg.venue, topic_root=cfg.topic_root, clock=self.clock,
+            resend=link.resend, on_change=feed.changed)
+        await self.ingestor.refresh_keys()
+        app = create_app(feed, desk=self._desk(engine, settings, link), health=self.health)
+        sock = _listen(cfg.http.host, cfg.http.port)
+        self.port = sock.getsockname()[1]
+        server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
+                                        timeout_graceful_shutdown=3))
+        link_stop = asyncio.Event()
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(link.run(link_stop), name="leaderboard.mqtt")
+            feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
+            tg.create_task(server.serve(sockets=[sock]), name="leaderboard.http")
+            watchdog = tg.create_task(self._watchdog(), name="leaderboard.watchdog")
+            if await self._started(stop, link, server):
+                url = f"http://{cfg.http.host}:{self.port}/"
+                self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}")
+                self.ready.set()
+                _log.info("ready", url=url, venue=cfg.venue, broker=f"{mqtt.host}:{mqtt.port}",
+                          desk_api=cfg.http.desk_token_file is not None)
+                await stop.wait()
+            self.notify.stopping()
+            _log.info("stopping")
+            link_stop.set()
+            await feed.close()
+            feed_task.cancel()
+            server.should_exit = True
+            watchdog.cancel()
+        return 0
+
+    async def _started(self, stop: asyncio.Event, link: ServiceLink,
+                       server: uvicorn.Server) -> bool:
+        """Wait for the broker subscription and the web server; False if stopped first."""
+        waiting = asyncio.ensure_future(link.subscribed.wait())
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({waiting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+            stopped.cancel()
+        while not server.started and not stop.is_set():
+            await asyncio.sleep(0.05)
+        return not stop.is_set()
+
+    async def _watchdog(self) -> None:
+        interval = self.notify.watchdog_interval()
+        if interval is None:
+            return
+        while True:
+            await asyncio.sleep(interval / 2)
+            self.notify.watchdog()
+
+
+async def run_service(service: LeaderboardService) -> int:
+    """Run the service until SIGTERM / SIGINT; the `showdown leaderboard serve` entry point."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        return await service.run(stop)
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:  # one task failed: report its error, not the group
+            raise leaves[0] from None
+        raise
+    finally:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+
+
+
+def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            leaves.extend(_leaves(exc))
+        else:
+            leaves.append(exc)
+    return leaves

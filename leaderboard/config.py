@@ -1,0 +1,388 @@
+"""The central leaderboard service's configuration file (TOML), validated at start-up.
+
+Every error is a `ConfigError` naming the file, the key and what was expected; unknown
+sections and keys are refused, so a typo never falls back to a default silently. Relative
+paths are relative to the config file (a relative SQLite URL is relative to the working
+directory, as SQLAlchemy reads it). The format is documented in docs/leaderboard.md.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal, TypeVar
+
+from controller.signing import KeyFormatError, KeyRing, parse_public_key
+from controller.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
+from game.errors import ConfigError
+
+__all__ = [
+    "DEFAULT_DATABASE",
+    "NAME_MODES",
+    "HttpConfig",
+    "LeaderboardConfig",
+    "NameMode",
+    "PageConfig",
+    "ServiceMqttConfig",
+    "parse_leaderboard_config",
+    "read_leaderboard_config",
+]
+
+T = TypeVar("T")
+NameMode = Literal["entry_id", "first_name_initial"]
+NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_id", "first_name_initial")
+DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"
+_MIN_TOKEN: Final = 16
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServiceMqttConfig:
+    """The venue broker the service connects to (never an embedded one: tables own those)."""
+
+    host: str
+    port: int
+    client_id: str
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)  # from password/credentials file
+    tls: bool = False
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    shared_group: str | None = None  # subscribe as $share/{group}/... (several instances)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HttpConfig:
+    """Where the page and the APIs listen, and the desk API's bearer token (None = no desk API)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    desk_token_file: Path | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PageConfig:
+    """What the page shows: how many rows, its title, and whether patrons' names appear."""
+
+    rows: int = 20
+    title: str | None = None  # None: the venue name from the tournament settings
+    names: NameMode = "entry_id"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaderboardConfig:
+    """Everything `showdown leaderboard serve` needs to start."""
+
+    source: str
+    venue: str
+    database: str
+    tournament: Path | None
+    topic_root: str
+    mqtt: ServiceMqttConfig
+    signing_key: Path
+    tables: Mapping[str, str]  # enrolled table id -> base64 public key
+    http: HttpConfig
+    page: PageConfig
+    debounce_seconds: float = 0.5
+    log_format: Literal["auto", "json", "console"] = "auto"
+    log_level: str = "info"
+
+    def keyring(self) -> KeyRing:
+        """The enrolled tables' public keys (what ingest verifies against)."""
+        return KeyRing.from_mapping(self.tables)
+
+    def desk_token(self) -> str | None:
+        """The desk API's bearer token read from its file, or None when the desk API is off."""
+        path = self.http.desk_token_file
+        if path is None:
+            return None
+        try:
+            token = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(self.source, "http.desk_token_file",
+                              f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
+                              ) from exc
+        if len(token) < _MIN_TOKEN or any(c.isspace() for c in token):
+            raise ConfigError(self.source, "http.desk_token_file",
+                              f"{path} must hold one token of at least {_MIN_TOKEN} characters"
+                              " without spaces (e.g. `openssl rand -hex 32`)")
+        return token
+
+
+_SECTIONS: Final[dict[str, set[str]]] = {
+    "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds"},
+    "mqtt": {"broker", "credentials_file", "client_id", "username", "password_file", "tls",
+             "ca_file", "cert_file", "key_file", "shared_group"},
+    "keys": {"signing_key", "tables", "tables_file"},
+    "http": {"host", "port", "desk_token_file"},
+    "page": {"rows", "title", "names"},
+    "log": {"format", "level"},
+}
+
+
+class _Reader:
+    def __init__(self, data: Mapping[str, Any], source: str, base: Path) -> None:
+        self.data, self.source, self.base = data, source, base
+        unknown = sorted(set(data) - set(_SECTIONS))
+        if unknown:
+            raise ConfigError(source, unknown[0],
+                              f"unknown section (known: {', '.join(sorted(_SECTIONS))})")
+
+    def fail(self, key: str, reason: str) -> ConfigError:
+        return ConfigError(self.source, key, reason)
+
+    def section(self, name: str, *, required: bool = False) -> dict[str, Any]:
+        value = self.data.get(name)
+        if value is None:
+            if required:
+                raise self.fail(f"[{name}]", "section missing")
+            return {}
+        if not isinstance(value, dict):
+            raise self.fail(name, f"must be a table [{name}]")
+        unknown = sorted(set(value) - _SECTIONS[name])
+        if unknown:
+            raise self.fail(f"{name}.{unknown[0]}",
+                            f"unknown key (known: {', '.join(sorted(_SECTIONS[name]))})")
+        return value
+
+    def get(self, sec: str, d: Mapping[str, Any], key: str, kind: type[T],
+            default: T | None = None, *, check: Callable[[T], str | None] | None = None) -> T:
+        if key not in d:
+            if default is None:
+                raise self.fail(f"{sec}.{key}", "missing")
+            return default
+        value = d[key]
+        ok = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value, ok = float(value), True
+        if not ok:
+            raise self.fail(f"{sec}.{key}",
+                            f"expected {_kind_name(kind)}, got {type(value).__name__}")
+        if check is not None and (why := check(value)):
+            raise self.fail(f"{sec}.{key}", why)
+        return value  # type: ignore[no-any-return]
+
+    def optional_text(self, sec: str, d: Mapping[str, Any], key: str) -> str | None:
+        if key not in d:
+            return None
+        return self.get(sec, d, key, str, check=lambda v: None if v.strip()
+                        else "must not be empty (leave the key out instead)").strip()
+
+    def path(self, sec: str, d: Mapping[str, Any], key: str) -> Path | None:
+        text = self.optional_text(sec, d, key)
+        if text is None:
+            return None
+        p = Path(text).expanduser()
+        return p if p.is_absolute() else (self.base / p).resolve()
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "text", int: "a whole number", float: "a number", bool: "true or false",
+            dict: "a table"}.get(kind, kind.__name__)
+
+
+def _ident(value: str) -> str | None:
+    return None if ID_PATTERN.fullmatch(value) else "use 1 to 64 of a-z, 0-9 and '-'"
+
+
+def _broker(r: _Reader, text: str) -> tuple[str, int]:
+    text = text.strip()
+    if text == "embedded":
+        raise r.fail("mqtt.broker",
+                     "the central service connects to the venue's broker: write \"host:port\""
+                     " (\"embedded\" is for a table daemon; to watch a demo table, give the"
+                     " port its embedded broker printed, e.g. \"127.0.0.1:1883\")")
+    host, sep, port_text = text.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise r.fail("mqtt.broker", f'{text!r} is not "host:port" (port 1..65535)')
+    return host, int(port_text)
+
+
+_CREDENTIAL_KEYS: Final = {"host", "port", "username", "password", "tls", "ca_file", "cert_file",
+                           "key_file"}
+
+
+def _credentials(r: _Reader, path: Path) -> dict[str, Any]:
+    """The [mqtt] table of a credentials file written by `showdown broker config`."""
+    key = "mqtt.credentials_file"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise r.fail(key, f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise r.fail(key, f"{path} is not a TOML file: {exc}") from None
+    table = data.get("mqtt")
+    if not isinstance(table, dict) or set(data) != {"mqtt"}:
+        raise r.fail(key, f"{path} must hold one [mqtt] table (as `showdown broker config`"
+                          " writes it)")
+    unknown = sorted(set(table) - _CREDENTIAL_KEYS)
+    if unknown:
+        raise r.fail(key, f"{path}: unknown key mqtt.{unknown[0]}")
+    for name, kind in (("host", str), ("username", str), ("password", str), ("tls", bool),
+                       ("ca_file", str), ("cert_file", str), ("key_file", str)):
+        if name in table and not isinstance(table[name], kind):
+            raise r.fail(key, f"{path}: mqtt.{name} must be {_kind_name(kind)}")
+    port = table.get("port")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
+                             or not 1 <= port <= 65535):
+        raise r.fail(key, f"{path}: mqtt.port must be 1..65535")
+    for name in ("ca_file", "cert_file", "key_file"):
+        if name in table:
+            p = Path(table[name]).expanduser()
+            table[name] = str(p if p.is_absolute() else (path.parent / p).resolve())
+    return table
+
+
+def _mqtt(r: _Reader, m: Mapping[str, Any], venue: str) -> ServiceMqttConfig:
+    creds_path = r.path("mqtt", m, "credentials_file")
+    creds = _credentials(r, creds_path) if creds_path is not None else {}
+    if "broker" in m:
+        host, port = _broker(r, r.get("mqtt", m, "broker", str))
+    elif "host" in creds and "port" in creds:
+        host, port = creds["host"], creds["port"]
+    else:
+        raise r.fail("mqtt.broker", 'missing: "host:port" of the venue broker (or a'
+                                    " credentials_file that names host and port)")
+    group = r.optional_text("mqtt", m, "shared_group")
+    if group is not None and _ident(group):
+        raise r.fail("mqtt.shared_group", "use 1 to 64 of a-z, 0-9 and '-'")
+    password_file = r.path("mqtt", m, "password_file")
+    password: str | None = creds.get("password")
+    if password_file is not None:
+        try:
+            password = password_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise r.fail("mqtt.password_file",
+                         f"cannot read {password_file}: {getattr(exc, 'strerror', None) or exc}"
+                         ) from None
+    username = r.optional_text("mqtt", m, "username") or creds.get("username")
+
+    def file(name: str) -> Path | None:
+        given = r.path("mqtt", m, name)
+        return given if given is not None else (Path(creds[name]) if name in creds else None)
+
+    mqtt = ServiceMqttConfig(
+        host=host, port=port,
+        client_id=r.get("mqtt", m, "client_id", str, username or f"leaderboard-{venue}",
+                        check=_ident),
+        username=username, password=password,
+        tls=r.get("mqtt", m, "tls", bool, bool(creds.get("tls", False))),
+        ca_file=file("ca_file"), cert_file=file("cert_file"), key_file=file("key_file"),
+        shared_group=group,
+    )
+    if mqtt.password is not None and mqtt.username is None:
+        raise r.fail("mqtt.password_file", "a password is given without mqtt.username")
+    if mqtt.key_file is not None and mqtt.cert_file is None:
+        raise r.fail("mqtt.key_file", "given without mqtt.cert_file")
+    return mqtt
+
+
+def _tables(r: _Reader, k: Mapping[str, Any]) -> dict[str, str]:
+    tables: dict[str, str] = {}
+    inline = k.get("tables", {})
+    if not isinstance(inline, dict):
+        raise r.fail("keys.tables", 'must be a table of table id = "base64 public key"')
+    for table_id, text in inline.items():
+        key = f"keys.tables.{table_id}"
+        if not isinstance(text, str):
+            raise r.fail(key, f"expected the base64 public key as text, got {type(text).__name__}")
+        try:
+            tables[table_id] = parse_public_key(table_id, text).base64
+        except KeyFormatError as exc:
+            raise r.fail(key, str(exc)) from None
+    path = r.path("keys", k, "tables_file")
+    if path is not None:
+        try:
+            ring = KeyRing.load(path)
+        except OSError as exc:
+            raise r.fail("keys.tables_file", f"cannot read {path}: {exc.strerror or exc}"
+                         ) from None
+        except (KeyFormatError, UnicodeDecodeError) as exc:
+            raise r.fail("keys.tables_file", str(exc)) from None
+        for public in ring:
+            known = tables.get(public.key_id)
+            if known is not None and known != public.base64:
+                raise r.fail("keys.tables_file",
+                             f"table {public.key_id!r} is enrolled in {path} with another key"
+                             " than in [keys.tables]")
+            tables[public.key_id] = public.base64
+    if not tables:
+        raise r.fail("keys.tables",
+                     "no table is enrolled: list them in [keys.tables] (id = \"base64\") or"
+                     " name an enrolment file in keys.tables_file")
+    return tables
+
+
+def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
+                             base: Path) -> LeaderboardConfig:
+    """Validate a parsed TOML document into a LeaderboardConfig (ConfigError names the key)."""
+    r = _Reader(data, source, base)
+    s = r.section("service", required=True)
+    m = r.section("mqtt", required=True)
+    k = r.section("keys", required=True)
+    h = r.section("http")
+    p = r.section("page")
+    lg = r.section("log")
+    venue = r.get("service", s, "venue", str, check=_ident)
+    root = r.get("service", s, "topic_root", str, DEFAULT_ROOT)
+    try:
+        validate_root(root)
+    except TopicError as exc:
+        raise r.fail("service.topic_root", str(exc)) from None
+    database = r.get("service", s, "database", str, DEFAULT_DATABASE,
+                     check=lambda v: None if "://" in v else
+                     'a SQLAlchemy URL such as "sqlite:////var/lib/showdown-leaderboard/'
+                     'leaderboard.sqlite3" or "postgresql+psycopg://user@host/db"')
+    mqtt = _mqtt(r, m, venue)
+    signing_key = r.path("keys", k, "signing_key")
+    if signing_key is None:
+        raise r.fail("keys.signing_key", "missing: the leaderboard's private key file"
+                     " (`showdown keys generate --out leaderboard.key`)")
+    http = HttpConfig(
+        host=r.get("http", h, "host", str, "127.0.0.1",
+                   check=lambda v: None if v.strip() else "must not be empty"),
+        port=r.get("http", h, "port", int, 8080,
+                   check=lambda v: None if 0 <= v <= 65535 else "must be 0..65535 (0 = any)"),
+        desk_token_file=r.path("http", h, "desk_token_file"),
+    )
+    page = PageConfig(
+        rows=r.get("page", p, "rows", int, 20,
+                   check=lambda v: None if 1 <= v <= 200 else "must be 1..200"),
+        title=r.optional_text("page", p, "title"),
+        names=r.get("page", p, "names", str, "entry_id",  # type: ignore[arg-type]
+                    check=lambda v: None if v in NAME_MODES
+                    else f"must be one of {', '.join(NAME_MODES)}"),
+    )
+    fmt = r.get("log", lg, "format", str, "auto",
+                check=lambda v: None if v in ("auto", "json", "console")
+                else "must be auto, json or console")
+    return LeaderboardConfig(
+        source=source, venue=venue, database=database,
+        tournament=r.path("service", s, "tournament"), topic_root=root, mqtt=mqtt,
+        signing_key=signing_key, tables=_tables(r, k), http=http, page=page,
+        debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.5,
+                               check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
+        log_format=fmt,  # type: ignore[arg-type]
+        log_level=r.get("log", lg, "level", str, "info",
+                        check=lambda v: None if v.lower() in
+                        ("debug", "info", "warning", "error", "critical")
+                        else "must be debug, info, warning, error or critical"),
+    )
+
+
+def read_leaderboard_config(path: Path) -> LeaderboardConfig:
+    """Read and validate a leaderboard config file; errors name the file and key."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(str(path), "", f"not UTF-8 text (byte {exc.start})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "", f"not valid TOML: {exc}") from exc
+    return parse_leaderboard_config(data, source=str(path), base=Path(path).resolve().parent)

@@ -1,0 +1,282 @@
+"""The leaderboard's web side: the page for the casino's screens, the JSON API and live updates.
+
+    GET /                the page (static/index.html: HTML, CSS and a small inline script)
+    GET /api/standings   the standings document (leaderboard/standings_view.py), JSON
+    GET /events          server-sent events: ``event: standings`` with the document at once,
+                         then again whenever it changes; a ``: keep-alive`` comment every 15 s
+    GET /healthz         {"status": "ok" | "degraded" | "starting", ...}: 503 only before the
+                         first standings; "degraded" while the broker is not subscribed
+    /api/desk/...        the desk API (leaderboard/desk_api.py, bearer token), when mounted;
+                         a desk request that writes makes the standings recompute
+
+`StandingsFeed` holds the latest document and its version. Ingest calls `changed()` after it
+commits; the feed recomputes (debounced, in a worker thread: the queries are blocking) and
+wakes every SSE stream and the retained-topic publisher. The version only moves when the
+content changes, not when only the time of computing does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import re
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route, Router
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from controller.logs import get_logger
+
+__all__ = [
+    "KEEPALIVE_SECONDS",
+    "PAGE",
+    "StandingsFeed",
+    "create_app",
+    "sse_event",
+]
+
+KEEPALIVE_SECONDS: Final = 15.0
+PAGE: Final = Path(__file__).resolve().parent / "static" / "index.html"
+_VOLATILE: Final = frozenset({"version", "generated_at", "generated_local"})
+_log = get_logger("leaderboard.web")
+
+Compute = Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Current:
+    version: int
+    doc: dict[str, Any]
+    encoded: bytes  # the document as compact JSON (what the API and SSE send)
+
+
+def _content(doc: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k not in _VOLATILE}
+
+
+class StandingsFeed:
+    """The latest standings document, recomputed after changes; SSE streams wait on it.
+
+    ``compute`` is blocking (database queries) and runs in a worker thread. ``changed`` may be
+    called from any thread; recomputation waits ``debounce`` seconds so a burst of ingested
+    messages costs one recomputation. ``refresh_every`` recomputes anyway (the week, the
+    stage and the clock move on without any message).
+    """
+
+    def __init__(self, compute: Compute, *, debounce: float = 0.5,
+                 refresh_every: float = 60.0) -> None:
+        self._compute = compute
+        self._debounce = debounce
+        self._refresh_every = refresh_every
+        self._current: _Current | None = None
+        self._dirty = asyncio.Event()
+        self._new = asyncio.Condition()
+        self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.failures = 0
+
+    @property
+    def current(self) -> _Current | None:
+        """The latest document (None until the first computation)."""
+        return self._current
+
+    @property
+    def version(self) -> int:
+        """The latest document's version (0 before the first)."""
+        return self._current.version if self._current else 0
+
+    def is_closed(self) -> bool:
+        """True once close() was called: streams end."""
+        return self._closed
+
+    def changed(self, _what: str | None = None) -> None:
+        """Something was committed: recompute soon (ingest's on_change hook; thread-safe)."""
+        loop = self._loop
+        if loop is None:
+            self._dirty.set()
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._dirty.set()
+        else:
+            loop.call_soon_threadsafe(self._dirty.set)
+
+    async def refresh(self) -> int:
+        """Recompute now; returns the version (raised only when content changed)."""
+        self._loop = asyncio.get_running_loop()
+        doc = await asyncio.to_thread(self._compute)
+        current = self._current
+        if current is not None and _content(current.doc) == _content(doc):
+            return current.version
+        version = (current.version if current else 0) + 1
+        doc = {**doc, "version": version}
+        encoded = json.dumps(doc, separators=(",", ":"), ensure_ascii=False,
+                             allow_nan=False).encode("utf-8")
+        async with self._new:
+            self._current = _Current(version, doc, encoded)
+            self._new.notify_all()
+        return version
+
+    async def run(self) -> None:
+        """Recompute after each change (debounced) and every `refresh_every` s, until closed."""
+        self._loop = asyncio.get_running_loop()
+        while not self.is_closed():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._dirty.wait(), self._refresh_every)
+            if self.is_closed():
+                break
+            if self._dirty.is_set() and self._debounce > 0:
+                await asyncio.sleep(self._debounce)
+            self._dirty.clear()
+            try:
+                await self.refresh()
+            except Exception:
+                # The page keeps the last good standings; the next change tries again.
+                self.failures += 1
+                _log.exception("standings_refresh_failed", failures=self.failures)
+
+    async def wait_newer(self, version: int, timeout: float | None = None) -> _Current | None:
+        """The document once its version is above `version`; None on timeout or close."""
+        async with self._new:
+            try:
+                await asyncio.wait_for(self._new.wait_for(
+                    lambda: self._closed or (self._current is not None
+                                             and self._current.version > version)), timeout)
+            except TimeoutError:
+                return None
+        if self._closed:
+            return None
+        return self._current
+
+    async def close(self) -> None:
+        """End every stream and the run loop."""
+        self._closed = True
+        self._dirty.set()
+        async with self._new:
+            self._new.notify_all()
+
+
+def sse_event(current: _Current) -> bytes:
+    """One server-sent event carrying a standings document."""
+    return b"id: %d\nevent: standings\ndata: %s\n\n" % (current.version, current.encoded)
+
+
+_NO_STORE: Final = {"Cache-Control": "no-store"}
+
+
+def _inline_hashes(html: str, tag: str) -> list[str]:
+    pattern = re.compile(rf"<{tag}>(.*?)</{tag}>", re.DOTALL)
+    return ["'sha256-" + base64.b64encode(hashlib.sha256(m.encode("utf-8")).digest()).decode()
+            + "'" for m in pattern.findall(html)]
+
+
+def _security_headers(html: str) -> dict[str, str]:
+    scripts = " ".join(_inline_hashes(html, "script")) or "'none'"
+    styles = " ".join(_inline_hashes(html, "style")) or "'none'"
+    return {
+        "Content-Security-Policy": (
+            f"default-src 'none'; script-src {scripts}; style-src {styles}; "
+            "connect-src 'self'; img-src 'self' data:; base-uri 'none'; "
+            "form-action 'none'; frame-ancestors 'none'"),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        **_NO_STORE,
+    }
+
+
+def create_app(feed: StandingsFeed, *, desk: Sequence[BaseRoute] | None = None,
+               health: Callable[[], Mapping[str, Any]] | None = None,
+               page: Path = PAGE) -> Starlette:
+    """The Starlette app of the page, the JSON API, SSE and health; the desk API when given.
+
+    The desk routes (leaderboard.desk_api.desk_routes) check the desk's bearer token
+    themselves; the service builds them only when a desk token is configured.
+    """
+    html = page.read_text(encoding="utf-8")
+    page_headers = _security_headers(html)
+
+    async def index(_: Request) -> Response:
+        return HTMLResponse(html, headers=page_headers)
+
+    async def api_standings(_: Request) -> Response:
+        current = feed.current
+        if current is None:
+            return JSONResponse({"status": "starting", "error": "standings not computed yet"},
+                                status_code=503, headers=_NO_STORE)
+        return Response(current.encoded, media_type="application/json", headers=_NO_STORE)
+
+    async def events(request: Request) -> Response:
+        last = request.headers.get("last-event-id", "")
+        return StreamingResponse(
+            _stream(feed, int(last) if last.isdigit() else 0),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def healthz(_: Request) -> Response:
+        extra = dict(health()) if health is not None else {}
+        if feed.current is None:
+            state, code = "starting", 503
+        elif extra.pop("ok", True) is False:
+            state, code = "degraded", 200  # the page is served; the broker is not subscribed
+        else:
+            state, code = "ok", 200
+        body = {"status": state, "version": feed.version, "refresh_failures": feed.failures,
+                **extra}
+        return JSONResponse(body, status_code=code, headers=_NO_STORE)
+
+    routes: list[BaseRoute] = [
+        Route("/", index, methods=["GET", "HEAD"]),
+        Route("/api/standings", api_standings, methods=["GET", "HEAD"]),
+        Route("/events", events, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+    ]
+    if desk is not None:
+        routes.append(Mount("/api/desk", app=_ChangesStandings(Router(routes=list(desk)), feed)))
+    return Starlette(routes=routes)
+
+
+class _ChangesStandings:
+    """After a desk request that may write (not GET/HEAD), the standings are recomputed:
+    buy-ins move the pools, seatings the line-ups, without waiting for the periodic refresh."""
+
+    def __init__(self, app: ASGIApp, feed: StandingsFeed) -> None:
+        self.app = app
+        self.feed = feed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if scope["type"] == "http" and scope.get("method") not in ("GET", "HEAD"):
+                self.feed.changed("desk")
+
+
+async def _stream(feed: StandingsFeed, seen: int) -> AsyncIterator[bytes]:
+    yield b"retry: 3000\n\n"
+    current = feed.current
+    if current is not None:
+        # Always send the document on connect: after a service restart versions start again.
+        yield sse_event(current)
+        seen = current.version
+    while not feed.is_closed():
+        newer = await feed.wait_newer(seen, timeout=KEEPALIVE_SECONDS)
+        if newer is None:
+            if feed.is_closed():
+                break
+            yield b": keep-alive\n\n"
+            continue
+        seen = newer.version
+        yield sse_event(newer)

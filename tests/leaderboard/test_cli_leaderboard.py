@@ -1,0 +1,88 @@
+"""`showdown leaderboard standings` prints the standings from a database; `serve` checks its
+config before anything starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from controller.cli import EXIT_ERROR, main
+from leaderboard.db import make_engine, upgrade
+from tests.fixtures.services import Database
+from tests.leaderboard.support import seed_field
+
+REPO = Path(__file__).resolve().parents[2]
+TOURNAMENT = str(REPO / "config" / "tournament.toml")
+AT = "2026-07-08T22:00"  # venue time, mid-qualifying
+
+
+def test_standings_text_and_json(database_url: Database, capsys: pytest.CaptureFixture[str]
+                                 ) -> None:
+    engine = make_engine(database_url.url)
+    upgrade(engine)
+    seed_field(engine)
+    engine.dispose()
+
+    assert main(["leaderboard", "standings", "--db", database_url.url,
+                 "--tournament", TOURNAMENT, "--rows", "13", "--at", AT]) == 0
+    text = capsys.readouterr().out
+    lines = text.splitlines()
+    assert "Qualifying" in lines[0]
+    first = next(line for line in lines if "E-1a07c2" in line)
+    assert first.split()[:3] == ["1", "E-1a07c2", "R5,125.00"]
+    assert "---- top 12 advance ----" in text
+    assert "... and 1 more" in text
+    assert "awaiting acknowledgement: 1" in text
+    # 15 buy-ins: R1,200.00 to the Final Prize Pool, R300.00 to the Top Score Progressive.
+    assert "Final Prize Pool (80% of 15 buy-ins): R1,200.00" in text
+    assert "Top Score Progressive (20% of 15 buy-ins): R300.00" in text
+
+    assert main(["leaderboard", "standings", "--db", database_url.url,
+                 "--tournament", TOURNAMENT, "--json", "--at", AT]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["board"]["counted"] == 14
+    assert doc["pools"]["entries"] == 15
+    assert doc["generated_local"] == "2026-07-08 22:00"
+
+    # After the Final the current board is the Final's; --stage still shows qualifying.
+    assert main(["leaderboard", "standings", "--db", database_url.url,
+                 "--tournament", TOURNAMENT, "--json", "--at", "2026-08-02T10:00"]) == 0
+    assert json.loads(capsys.readouterr().out)["stage"] == "final"
+    assert main(["leaderboard", "standings", "--db", database_url.url,
+                 "--tournament", TOURNAMENT, "--json", "--at", "2026-08-02T10:00",
+                 "--stage", "qualifying"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    assert (after["stage"], after["board"]["counted"]) == ("qualifying", 14)
+    assert main(["leaderboard", "standings", "--db", database_url.url, "--at", "soon"]) == \
+        EXIT_ERROR
+    assert "--at" in capsys.readouterr().err
+
+
+def test_standings_of_a_database_without_the_schema(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+    assert main(["leaderboard", "standings", "--db", url, "--tournament", TOURNAMENT]) == \
+        EXIT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "has no leaderboard tables" in err[0]
+
+
+def test_standings_with_a_bad_url(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["leaderboard", "standings", "--db", "nosuchdb://x",
+                 "--tournament", TOURNAMENT]) == EXIT_ERROR
+    assert "cannot use database" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_bad_config_in_one_line(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "leaderboard.toml"
+    path.write_text('[service]\nvenue = "casino-1"\n[mqtt]\nbroker = "embedded"\n'
+                    '[keys]\nsigning_key = "k"\n')
+    assert main(["leaderboard", "serve", "--config", str(path)]) == EXIT_ERROR
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("showdown leaderboard: error:")
+    assert "mqtt.broker" in err
+    assert "\n" not in err

@@ -1,0 +1,323 @@
+"""Projections: scores, acknowledgements, voids, hands and seats from stored table messages.
+
+Body checks are pure; the rest runs through Ingestor.handle on SQLite and PostgreSQL, so each
+projection is seen in the transaction that stores its message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.envelope import Envelope, canonical_json, seal, verify_envelope
+from controller.signing import KeyRing
+from leaderboard.db import make_engine, upgrade
+from leaderboard.ingest import Ingestor
+from leaderboard.models import Entry, Hand, Rejection, Score
+from leaderboard.projections import (
+    ACK_CONFLICT,
+    ACK_MISMATCH,
+    HAND_CONFLICT,
+    MALFORMED_BODY,
+    PROJECTION_REASONS,
+    VOID_CONFLICT,
+    body_problem,
+    body_text,
+)
+from tests.fixtures.services import Database
+from tests.leaderboard.test_ingest import (
+    ROOT,
+    T0,
+    VENUE,
+    FakeClock,
+    FakeTable,
+    enroll,
+    key_of,
+    register_entry,
+    scores,
+)
+
+T01 = key_of("t01")
+
+
+def envelope(kind: str, body: dict[str, Any]) -> Envelope:
+    return seal(venue=VENUE, table="t01", seq=1, wall=T0, type=kind, body=body, boot="b",
+                mono=1, signer=T01)
+
+
+SCORE = {"entry_id": "E1", "stage": "qualifying", "heat_id": "heat-1", "score": 1_000,
+         "hands": 30, "status": "finished", "table": "t01", "seat": 2}
+
+
+# --- body checks (pure) -------------------------------------------------------------------------
+
+
+def test_a_complete_score_body_has_no_problem() -> None:
+    assert body_problem(envelope("score.recorded", SCORE)) is None
+    assert body_problem(envelope("alert", {})) is None  # only projected types are checked
+
+
+@pytest.mark.parametrize(("change", "expected"), [
+    ({"score": None}, "field 'score' must be a whole number"),
+    ({"score": True}, "field 'score' must be a whole number"),
+    ({"score": 12.5}, "field 'score' must be a whole number"),
+    ({"score": -1}, "field 'score' must be within 0..9223372036854775807"),
+    ({"score": 2**63}, "must be within 0.."),
+    ({"hands": 2**31}, "field 'hands' must be within 0..2147483647"),
+    ({"entry_id": ""}, "field 'entry_id' must not be empty"),
+    ({"entry_id": "E" * 41}, "must be at most 40 characters"),
+    ({"entry_id": "E\x001"}, "must not contain NUL"),
+    ({"entry_id": 17}, "field 'entry_id' must be text"),
+    ({"stage": "warmup"}, "field 'stage' must be one of"),
+    ({"status": "active"}, "field 'status' must be one of ['ended_early', 'finished']"),
+    ({"table": "t02"}, "field 'table' must be the sender 't01'"),
+    ({"heat_id": None}, "field 'heat_id' must be text"),
+    ({"seat": "2"}, "field 'seat' must be a whole number"),
+])
+def test_score_body_problems_are_named(change: dict[str, Any], expected: str) -> None:
+    problem = body_problem(envelope("score.recorded", {**SCORE, **change}))
+    assert problem is not None
+    assert expected in problem
+
+
+@pytest.mark.parametrize("missing", ["entry_id", "stage", "heat_id", "score", "hands", "status"])
+def test_each_required_score_field_is_named_when_missing(missing: str) -> None:
+    body = {k: v for k, v in SCORE.items() if k != missing}
+    assert body_problem(envelope("score.recorded", body)) == \
+        f"score.recorded body lacks {missing!r}"
+
+
+@pytest.mark.parametrize(("kind", "body", "expected"), [
+    ("score.acknowledged", {"entry_id": "E1", "score": 5}, "lacks 'method'"),
+    ("score.acknowledged", {"entry_id": "E1", "score": 5, "method": "x" * 33}, "at most 32"),
+    ("score.voided", {"entry_id": "E1"}, "lacks 'reason'"),
+    ("hand.settled", {"status": "settled"}, "lacks 'hand_id'"),
+    ("hand.settled", {"hand_id": "h", "status": "void"}, "must be 'settled' for hand.settled"),
+    ("hand.voided", {"hand_id": "h", "status": "settled"}, "must be 'void' for hand.voided"),
+    ("hand.voided", {"hand_id": "h" * 65}, "at most 64"),
+    ("entry.seated", {"entry_id": "E1", "seat": -1}, "must be within 0.."),
+    ("entry.seated", {"entry_id": "E1"}, "lacks 'seat'"),
+])
+def test_other_body_problems_are_named(kind: str, body: dict[str, Any], expected: str) -> None:
+    problem = body_problem(envelope(kind, body))
+    assert problem is not None
+    assert expected in problem
+
+
+def test_optional_fields_may_be_null_or_absent() -> None:
+    assert body_problem(envelope("hand.voided", {"hand_id": "h", "heat_id": None})) is None
+    assert body_problem(envelope("hand.settled", {"hand_id": "h"})) is None
+
+
+# --- projections through the ingest ---------------------------------------------------------------
+
+
+@pytest.fixture
+def engine(database_url: Database) -> Iterator[sa.Engine]:
+    eng = make_engine(database_url.url)
+    upgrade(eng)
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def ingest(engine: sa.Engine) -> Ingestor:
+    return Ingestor(engine, venue=VENUE, clock=FakeClock(), topic_root=ROOT, resend_after_s=0)
+
+
+def reasons(engine: sa.Engine) -> list[str]:
+    with engine.connect() as connection:
+        return list(connection.scalars(sa.select(Rejection.reason).order_by(Rejection.id)))
+
+
+async def test_score_rows_carry_the_record_and_the_acknowledgement_time(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    await ingest.handle(*t01.score("E1", 23_450, heat_id="heat-9", hands=28,
+                                   status="ended_early"))
+    await ingest.handle(*t01.ack("E1", 23_450, method="signature"))
+    with engine.connect() as connection:
+        row = connection.execute(sa.select(Score)).one()
+    assert (row.entry_id, row.table_id, row.seq, row.stage, row.heat_id) == (
+        "E1", "t01", 1, "qualifying", "heat-9")
+    assert (row.score_cents, row.hands, row.status) == (23_450, 28, "ended_early")
+    # Times are the envelopes' ts (seq n is sealed at T0 + n seconds).
+    assert row.recorded_at.replace(tzinfo=None) == (T0 + timedelta(seconds=1)).replace(
+        tzinfo=None)
+    assert row.acknowledged_at.replace(tzinfo=None) == (T0 + timedelta(seconds=2)).replace(
+        tzinfo=None)
+    assert row.ack_method == "signature"
+    assert (row.voided_at, row.void_reason) == (None, None)
+
+
+async def test_an_acknowledgement_of_another_figure_is_refused(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    await ingest.handle(*t01.score("E1", 10_000))
+    result = await ingest.handle(*t01.ack("E1", 10_001))
+    assert (result.outcome, result.reason) == ("stored", ACK_MISMATCH)
+    assert "acknowledged 10001 cents" in result.detail
+    assert scores(engine)["E1"][3] is False
+    assert reasons(engine) == [ACK_MISMATCH]
+
+
+async def test_an_acknowledgement_from_another_table_or_a_second_one_is_refused(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = FakeTable("t01"), FakeTable("t02")
+    enroll(engine, t01, t02)
+    await ingest.handle(*t01.score("E1", 10_000))
+    other = await ingest.handle(*t02.ack("E1", 10_000))
+    assert other.reason == ACK_CONFLICT
+    assert scores(engine)["E1"][3] is False
+    assert (await ingest.handle(*t01.ack("E1", 10_000))).reason is None
+    second = await ingest.handle(*t01.ack("E1", 10_000, method="desk"))
+    assert second.reason == ACK_CONFLICT
+    assert scores(engine)["E1"][4] == "card_tap"  # the first acknowledgement stands
+    assert reasons(engine) == [ACK_CONFLICT, ACK_CONFLICT]
+
+
+async def test_an_acknowledgement_that_arrived_first_waits_for_its_score(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    score, ack = t01.score("E1", 5_000), t01.ack("E1", 5_000)
+    waiting = await ingest.handle(*ack)
+    assert (waiting.outcome, waiting.reason, waiting.changes) == ("stored", None, ())
+    arrived = await ingest.handle(*score)
+    assert arrived.changes == ("score.recorded", "score.acknowledged")
+    assert scores(engine)["E1"] == ("t01", 1, 5_000, True, "card_tap", False)
+
+
+async def test_a_waiting_acknowledgement_of_another_figure_is_refused_when_the_score_comes(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    score, ack = t01.score("E1", 5_000), t01.ack("E1", 4_000)
+    await ingest.handle(*ack)
+    result = await ingest.handle(*score)
+    assert (result.outcome, result.reason) == ("stored", None)  # the score itself is fine
+    assert scores(engine)["E1"][3] is False
+    assert reasons(engine) == [ACK_MISMATCH]
+    assert ingest.counters().rejections == {ACK_MISMATCH: 1}
+
+
+async def test_a_score_void_from_the_table_follows_the_record_in_any_order(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = FakeTable("t01"), FakeTable("t02")
+    enroll(engine, t01, t02)
+    score = t01.score("E1", 9_000)
+    void = t01.message("score.voided", {"entry_id": "E1", "reason": "dealer error",
+                                        "by": "pit-boss"})
+    await ingest.handle(*void)  # before the score: waits
+    await ingest.handle(*score)
+    with engine.connect() as connection:
+        row = connection.execute(sa.select(Score)).one()
+    assert row.voided_at is not None
+    assert row.void_reason == "dealer error"
+    await ingest.handle(*t02.score("E2", 1_000))
+    foreign = await ingest.handle(*t01.message("score.voided",
+                                               {"entry_id": "E2", "reason": "x"}))
+    assert foreign.reason == VOID_CONFLICT
+    assert scores(engine)["E2"][5] is False
+
+
+async def test_hands_are_stored_and_the_later_record_of_a_hand_wins(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = FakeTable("t01"), FakeTable("t02")
+    enroll(engine, t01, t02)
+    settled = t01.hand("t01-000001", settled_at="2026-07-03T13:00:05Z")
+    voided = t01.hand("t01-000001", "hand.voided", void={"reason": "misdeal"})
+    await ingest.handle(*voided)
+    await ingest.handle(*settled)  # older: the void stays
+    with engine.connect() as connection:
+        row = connection.execute(sa.select(Hand)).one()
+    assert (row.hand_id, row.table_id, row.seq, row.status, row.heat_id) == (
+        "t01-000001", "t01", 2, "void", "heat-1")
+    assert row.body["void"] == {"reason": "misdeal"}
+    clash = await ingest.handle(*t02.hand("t01-000001"))
+    assert clash.reason == HAND_CONFLICT
+    assert reasons(engine) == [HAND_CONFLICT]
+
+
+async def test_a_batch_of_hands_with_a_bad_one_and_a_repeated_one(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    batch = [t01.hand("t01-000001"), t01.message("hand.settled", {"status": "settled"}),
+             t01.hand("t01-000002"), t01.hand("t01-000002", "hand.voided"),
+             t01.hand("t01-000003")]
+    results = await ingest.handle_batch(batch)
+    assert [(r.outcome, r.reason) for r in results] == [
+        ("stored", None), ("stored", MALFORMED_BODY), ("stored", None), ("stored", None),
+        ("stored", None)]
+    with engine.connect() as connection:
+        hands = dict(connection.execute(sa.select(Hand.hand_id, Hand.status)).all())
+    assert hands == {"t01-000001": "settled", "t01-000002": "void", "t01-000003": "settled"}
+    assert reasons(engine) == [MALFORMED_BODY]
+
+
+async def test_a_seating_sets_the_entry_table_and_seat_when_the_entry_exists(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    register_entry(engine, "E1")
+    first = t01.seated("E1", 4)
+    moved = t01.seated("E1", 6)
+    await ingest.handle(*moved)
+    await ingest.handle(*first)  # older: the later seat stays
+    unknown = await ingest.handle(*t01.seated("E404", 1))
+    assert (unknown.outcome, unknown.reason, unknown.changes) == ("stored", None, ())
+    with engine.connect() as connection:
+        row = connection.execute(sa.select(Entry.table_id, Entry.seat)).one()
+    assert tuple(row) == ("t01", 6)
+    assert reasons(engine) == []
+
+
+async def test_every_projection_reason_is_a_known_reason(ingest: Ingestor) -> None:
+    from leaderboard.ingest import INGEST_REASONS
+
+    assert set(PROJECTION_REASONS) <= set(INGEST_REASONS)
+    assert MALFORMED_BODY in PROJECTION_REASONS
+    assert ingest.counters().rejections == {}
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53)
+    | st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+    | st.sampled_from([',"boot":"', '"boot"', "}", '\\",']),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["boot", "body", "a", "z", ',"boot":"', "mono"]), inner,
+                      max_size=4),
+    max_leaves=20,
+)
+
+
+@given(body=st.dictionaries(st.sampled_from(["boot", "body", "x", "sig", "é"]), _JSON,
+                            max_size=5))
+def test_the_body_text_cut_from_a_verified_payload_is_its_canonical_json(
+    body: dict[str, Any]
+) -> None:
+    sealed = seal(venue=VENUE, table="t01", seq=3, wall=T0, type="alert", body=body,
+                  boot="boot:1.a-b", mono=5, signer=T01)
+    payload = sealed.encode()
+    assert verify_envelope(payload, KeyRing([T01.public_key])) == sealed
+    assert body_text(sealed, payload) == canonical_json(sealed.body).decode("utf-8")
+    assert json.loads(body_text(sealed, payload)) == sealed.body
