@@ -25,7 +25,7 @@ from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.embedded_broker import EmbeddedBroker
 from controller.envelope import Envelope
-from controller.journal import Journal, is_own_kind
+from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
 from controller.logs import get_logger
 from controller.mqtt_link import MqttLink, MqttSettings, TableIdentity
@@ -123,8 +123,14 @@ class TableDaemon:
         registry: ChipRegistry = sim_registry()
         return registry
 
-    def _open_journal(self, service: TableService) -> Journal:
-        journal = Journal.open(self.config.journal, clock=self.clock)
+    def _open_journal(self, service: TableService) -> Journal | None:
+        try:
+            journal = Journal.open(self.config.journal, clock=self.clock)
+        except JournalUnreadable as exc:
+            # A journal SQLite cannot read: the error state, never a crash (R3/R4).
+            self.faults = [f"journal_unreadable: {exc}"]
+            self._log.error("journal unreadable; entering the error state", error=str(exc))
+            return None
         problems = journal.verify()
         open_faults = journal.open_faults()
         if problems and not open_faults:
@@ -376,7 +382,8 @@ class TableDaemon:
         keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)
-            stack.callback(journal.close)
+            if journal is not None:
+                stack.callback(journal.close)
             self.service = service
             if not self.faults:
                 await self.ingest("start", {"config": cfg.source,
@@ -385,7 +392,10 @@ class TableDaemon:
             identity = TableIdentity(venue=cfg.venue, table=cfg.table,
                                      boot_id=self.clock().boot_id)
             self.link = await stack.enter_async_context(MqttLink(
-                settings, identity, signer, journal, self.on_command, command_keys=keyring,
+                # In the error state nothing stored is published: only availability + faults.
+                settings, identity, signer,
+                journal if journal is not None and not self.faults else _NoOutbox(),
+                self.on_command, command_keys=keyring,
                 status_extra=self._status_extra))
             await stack.enter_async_context(LocalApi(cfg.api.socket, self.on_console))
             async with asyncio.TaskGroup() as tg:
@@ -432,6 +442,19 @@ def _last_shoe_reads(journal: Journal) -> dict[str, tuple[int, int]]:
         if isinstance(device, str) and isinstance(session, int) and isinstance(index, int):
             last[device] = (session, index)
     return last
+
+
+class _NoOutbox:
+    """The outbox of a table in the error state: it publishes nothing stored."""
+
+    def pending(self, limit: int = 100) -> list[Any]:
+        """Nothing to send."""
+        del limit
+        return []
+
+    def mark_delivered(self, seq: int) -> None:
+        """Nothing is ever sent, so nothing is marked."""
+        del seq
 
 
 def _file_digest(path: Path) -> str:
