@@ -668,20 +668,6 @@ async def _until_settled(socket_path: Path, hands: int, log: Path) -> tuple[int,
     return settled, None
 
 
-async def _until_quiet(socket_path: Path) -> None:
-    """Wait until the service answers with its shoe connected, and a moment more."""
-    from controller.local_api import call  # noqa: PLC0415
-
-    async with asyncio.timeout(GUARD_S):
-        while True:
-            with contextlib.suppress(OSError):
-                status = (await call(socket_path, {"action": "status"}))["detail"]
-                if (status.get("shoe") or {}).get("connected"):
-                    break
-            await asyncio.sleep(0.2)
-    await asyncio.sleep(2.0)
-
-
 async def service_run(label: str, broker: str, hands: int, scratch: Path) -> ServiceResult:
     """Spawn the service twice (fresh journal, then restart), with its own virtual dealer."""
     table = make_table(scratch, broker, virtual_dealer=True, heats=1000)
@@ -717,10 +703,9 @@ async def service_run(label: str, broker: str, hands: int, scratch: Path) -> Ser
         process, took = await _start(restart, notify, log)
         try:
             result.ready_restart_ms = took / 1e6
-            # SIGTERM in the first moments after a restart, while the shoe's driver is busy
-            # reconnecting, can hang the shutdown (drivers/shoe.py `_Port.read`, see
-            # docs/performance.md); that is reported there, not measured here.
-            await _until_quiet(socket_path)
+            # SIGTERM at once, while the shoe's driver is still reconnecting: the moment a
+            # cancellation swallowed by asyncio.wait_for used to hang the shutdown (fixed in
+            # 17e7207, drivers/shoe.py `_Port.read`).
         finally:
             await _sigterm(process, notify, result)
     finally:

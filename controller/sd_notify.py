@@ -64,6 +64,7 @@ def notify(state: str, environ: Mapping[str, str] | None = None) -> bool:
         return False
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            sock.setblocking(False)  # a full receiver queue is a failed send, never a stall
             sock.sendto(state.encode("utf-8"), address)
     except OSError:
         return False

@@ -49,9 +49,10 @@ class SpotBook:
         self._uids.pop((seat, spot), None)
 
     def clear_seat(self, seat: int) -> None:
-        """Forget a seat's spots (its entry left)."""
-        for key in [k for k in (*self._uids, *self._manual) if k[0] == seat]:
-            self._uids.pop(key, None)
+        """A seat's entry left: forget keyed amounts and reported problems, but keep what the
+        readers last saw on its spots (they report a spot only when its chips change, so chips
+        still lying there must still be seen by the next entry)."""
+        for key in [k for k in self._manual if k[0] == seat]:
             self._manual.pop(key, None)
         self._reported = {r for r in self._reported if r[0] != seat}
 

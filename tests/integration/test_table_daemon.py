@@ -11,12 +11,11 @@ subscriber that verifies every envelope against the table's public key.
 - Broker outage: the broker is stopped mid-heat and restarted some hands later (an embedded
   broker on a fixed port, and a private `mosquitto` process started by the test); every
   message arrives, in order, and the scores are still right.
-- The error state: a journal damaged while the daemon was stopped makes it publish its
-  availability with the fault, take no device input, answer `status` on its local API, still
-  serve `showdown recall`, and stay in the error state until the explicit operator command.
-  Two daemon bugs are strict expected failures here (their reasons name file and line): it
-  also publishes the damaged journal's undelivered messages, and a journal SQLite cannot read
-  at all stops it with an exception instead of putting it in the error state.
+- The error state: a journal damaged while the daemon was stopped (an edited record, or a
+  file cut short that SQLite cannot read at all) makes it publish only its availability with
+  the fault (none of the journal's undelivered messages), take no device input, answer
+  `status` on its local API, still serve `showdown recall` (or say in one line that the file
+  cannot be read), and stay in the error state until the explicit operator command.
 
 Only unique venue and table ids are used, and what a test leaves on the machine's Mosquitto
 (the daemon's persistent session, its retained status) is cleared afterwards.
@@ -147,6 +146,7 @@ socket = "{sock_dir / 'console.sock'}"
 seed = {seed}
 players = 3
 stage = "qualifying"
+virtual_dealer = false  # the tests play through VirtualTable themselves
 
 [log]
 format = "console"
@@ -859,3 +859,83 @@ async def test_the_error_state_publishes_no_stored_message(
     finally:
         if not mqtt_broker.embedded:
             await forget_on_broker(host, port, table)
+
+
+# ---- chips that stay on a spot when its seat changes hands -------------------------------------
+
+async def test_chips_left_on_a_spot_are_still_seen_when_the_seat_changes_entry(
+        tmp_path: Path, short_dir: Path) -> None:
+    # No broker is needed: the link keeps trying in the background; desk commands go straight in.
+    table = make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}")
+    notify = RecordingNotify()
+    daemon = TableDaemon(table.config, notify=notify)
+    notify.daemon = daemon
+    async with running(daemon) as stop:
+        assert daemon.devices is not None
+        chips = daemon.devices.rfid_sim
+        vt = VirtualTable(daemon)
+        await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-spots")
+        await vt.send_desk("seat", entry_id="E1", seat=1)
+        await vt.send_desk("seat", entry_id="E2", seat=2)
+        chips.place(1, "ante", 2500)
+        chips.place(1, "odds", 2500)
+        await vt.until("seat 1's chips", lambda s: s["spots"].get("1") == {
+            "ante": 2500, "odds": 2500})
+        # Seat 1's entry leaves and another sits down; the chips stay where they are.
+        await vt.send_desk("unseat", seat=1, reason="test: the entry leaves")
+        await vt.send_desk("seat", entry_id="E3", seat=1)
+        # Barrier: chips put on seat 2 are seen only after the reader has swept every antenna
+        # again since the change of entry, seat 1's included.
+        chips.place(2, "ante", 5000)
+        chips.place(2, "odds", 5000)
+        await vt.until("seat 2's chips", lambda s: s["spots"].get("2") == {
+            "ante": 5000, "odds": 5000})
+        spots = daemon.status()["spots"]
+        assert await stop() == 0
+    assert spots["1"] == {"ante": 2500, "odds": 2500}, spots
+
+
+# ---- systemd's notification socket --------------------------------------------------------------
+
+async def test_a_full_notification_socket_does_not_stop_the_daemon(
+        tmp_path: Path, short_dir: Path) -> None:
+    table = make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}")
+    path = short_dir / "notify.sock"
+    receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    receiver.bind(str(path))
+    env = {k: v for k, v in os.environ.items() if k != "WATCHDOG_PID"}
+    env.update(NOTIFY_SOCKET=str(path), WATCHDOG_USEC="100000")  # a ping every 50 ms
+    log = (tmp_path / "daemon.log").open("wb")
+    process = subprocess.Popen([sys.executable, "-m", "controller", "table", "run", "--config",
+                                str(table.path)], stdout=log, stderr=subprocess.STDOUT,
+                               env=env, cwd=REPO)
+    try:
+        receiver.settimeout(GUARD_S)
+        while b"READY=1" not in receiver.recv(4096):
+            pass
+        # Stop reading, like a supervisor that is busy; fill what is left of the queue.
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as filler:
+            while True:
+                try:
+                    filler.sendto(b"FILLER=1", socket.MSG_DONTWAIT, str(path))
+                except BlockingIOError:
+                    break
+        # The daemon pings every 50 ms: over 40 status requests, 50 ms apart, it pings about
+        # 40 times into the full queue; each request must still be answered.
+        for _ in range(40):
+            try:
+                answer = await call(table.config.api.socket, {"action": "status"}, timeout=5.0)
+            except TimeoutError:
+                answer = None
+            assert answer is not None, "the daemon stopped answering once the queue was full"
+            assert answer["ok"] is True
+            await asyncio.sleep(0.05)
+    finally:
+        receiver.close()  # a blocked send then fails, and the daemon can stop
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
