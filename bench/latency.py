@@ -449,11 +449,6 @@ def _timed_table_class() -> type:
                 for entry in self.daemon.status().get("unacknowledged_scores", []):
                     await super().console("acknowledge", entry_id=entry, method="card_tap")
                 await self.send_desk("close_heat")
-                # Let the chip reader report the empty table before the next heat's chips go
-                # down: the daemon forgets an ended entry's spots, and the reader reports only
-                # changes, so the same chips put back within one report interval (200 ms) would
-                # never be seen (docs/performance.md, "Found while measuring").
-                await asyncio.sleep(0.5)
 
     return TimedTable
 
