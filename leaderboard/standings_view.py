@@ -475,12 +475,17 @@ def format_text(doc: Mapping[str, Any]) -> str:
     board = doc["board"]
     lines.append(f"{doc['title']} - {board['label']} (as of {doc['generated_local']}"
                  f" {doc['timezone']})")
-    lines.append(f"{'rank':>4}  {'entry':<16} {'score':>14}  hands  ack")
+
+    def who(row: Mapping[str, Any]) -> str:
+        return str(row["entry_id"]) + (f" ({row['name']})" if row.get("name") else "")
+
+    width = max([16, *(len(who(row)) for row in board["rows"])])
+    lines.append(f"{'rank':>4}  {'entry':<{width}} {'score':>14}  hands  ack")
     advance = board.get("advance")
     for row in board["rows"]:
-        who = row["entry_id"] + (f" ({row['name']})" if row.get("name") else "")
         mark = "=" if row["tied"] and board["tie_rule"] == "split" else " "
-        lines.append(f"{row['position']:>4}{mark} {who:<16} {row['score']:>14}  {row['hands']:>5}"
+        lines.append(f"{row['position']:>4}{mark} {who(row):<{width}} {row['score']:>14}"
+                     f"  {row['hands']:>5}"
                      f"  {'yes' if row['acknowledged'] else 'no'}"
                      + (f"  prize {row['prize']['text']}" if "prize" in row else ""))
         if advance is not None and row["rank"] == advance:

@@ -1,16 +1,81 @@
-"""`showdown demo` (what `make demo` runs): a simulated daemon watched over MQTT."""
+"""`showdown demo` (what `make demo` runs): the simulated floor, and one table watched."""
 
 from __future__ import annotations
 
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from controller.cli import main
+from tests import services
+from tests.fixtures.services import Database, require_service
 
 
-def test_demo_plays_a_heat_and_every_score_arrives(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--seed", "11", "--players", "2"]) == 0
+def _floor_summary(out: str) -> tuple[int, int, int, int, int]:
+    found = re.search(r"(\d+) heats played, (\d+) entries seated, (\d+) scores on the"
+                      r" leaderboard, (\d+) registration refused, (\d+) problems", out)
+    assert found is not None, out[-3000:]
+    return tuple(int(g) for g in found.groups())  # type: ignore[return-value]
+
+
+def test_demo_floor_fills_the_leaderboard(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--tables", "2", "--heats", "2", "--players", "2", "--pause", "0",
+                 "--port", "0", "--linger", "0", "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    page = re.search(r"leaderboard page : (http://127\.0\.0\.1:(\d+)/)", out)
+    assert page is not None and int(page.group(2)) > 0, out[:2000]
+    # 2 tables x 2 heats x 2 players, each score read back from the central database
+    assert _floor_summary(out) == (4, 8, 8, 1, 0)
+    assert len(re.findall(r"^t0[12]: heat q-\d{8}-t0[12]-[0-9a-f]{4}: seat 1 ", out,
+                          re.MULTILINE)) == 4
+    scored = re.findall(r"^t0[12]:   .+ \((E-[0-9a-f]+)\) scored (R[\d,]+\.\d\d), acknowledged",
+                        out, re.MULTILINE)
+    assert len({entry for entry, _ in scored}) == 8
+    assert "REFUSED" in out and "under 18 (rule 1)" in out
+    # the closing standings print every one of the 8 scores, ranked, with the pools of 8 buy-ins
+    board = out[out.index("- Qualifying (as of"):]
+    ranked = re.findall(r"^\s+\d+\s+(E-[0-9a-f]+) \(.+?\)\s+(R[\d,]+\.\d\d)\s+10\s+yes", board,
+                        re.MULTILINE)
+    assert {e for e, _ in ranked} == {e for e, _ in scored}
+    assert dict(ranked) == dict(scored)
+    assert "Final Prize Pool (80% of 8 buy-ins): R640.00" in board
+    assert "Top Score Progressive (20% of 8 buy-ins): R160.00" in board
+
+
+@pytest.mark.mosquitto
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
+def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    host, port = services.MOSQUITTO
+    require_service("Mosquitto", services.mosquitto_up(), f"{host}:{port}")
+    with tempfile.TemporaryDirectory() as keep:
+        assert main(["demo", "--tables", "2", "--heats", "1", "--players", "2", "--pause", "0",
+                     "--port", "0", "--linger", "0", "--broker", f"{host}:{port}",
+                     "--database", database_url.url, "--keep", keep]) == 0
+        kept = sorted(p.name for p in Path(keep).iterdir())
+    out = capsys.readouterr().out
+    assert f"MQTT broker      : {host}:{port}" in out
+    assert _floor_summary(out) == (2, 4, 4, 1, 0)
+    assert {"leaderboard.toml", "tournament-demo.toml", "t01", "t02"} <= set(kept)
+    assert "leaderboard.sqlite3" not in kept  # the scores went to PostgreSQL
+
+
+def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    assert main(["demo", "--port", "70000"]) == 2
+    assert "--port must be 0..65535" in capsys.readouterr().err
+    (tmp_path / "something").write_text("x")
+    assert main(["demo", "--keep", str(tmp_path)]) == 2
+    assert "the directory is not empty" in capsys.readouterr().err
+
+
+def test_demo_table_only_plays_a_heat_and_every_score_arrives(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--table-only", "--seed", "11", "--players", "2"]) == 0
     out = capsys.readouterr().out
     assert "table daemon t01 ready" in out
     summary = re.search(r"(\d+) messages received, signatures verified, seq 1\.\.(\d+) with "

@@ -1,21 +1,25 @@
-"""`showdown demo`: a simulated table daemon on the embedded broker, watched by a subscriber.
+"""`showdown demo`: a simulated casino floor, or one simulated table watched by a subscriber.
 
-The daemon runs with its simulated shoe and chip reader (the real drivers talk to them), a
-virtual desk opens a heat and seats entries with signed MQTT commands, a virtual dealer plays
-it, and a subscriber on the broker prints each hand and score as it arrives, checking every
-signature and that no sequence number is missing. `showdown heat` is the offline explainer.
+By default (what `make demo` runs) the central leaderboard service starts with its page, a
+few simulated tables play heats of simulated patrons who registered and bought entries at the
+desk, and the page fills as their scores arrive (simulators.floor). ``--table-only`` runs
+one table daemon on the embedded broker instead, with a subscriber that prints each hand and
+score as it arrives, checking every signature and that no sequence number is missing.
+`showdown heat` is the offline explainer.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import secrets
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 
+from controller.cli import CommandError
 from controller.config import parse_table_config
 from controller.envelope import EnvelopeError, verify_envelope
 from controller.signing import KeyRing, load_private_key
@@ -55,19 +59,40 @@ level = "warning"
 def register(sub: Any) -> None:
     """Add the `demo` subcommand."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "demo", help="run a simulated table daemon and watch its hands and scores arrive",
-        description=__doc__)
+        "demo", help="run a simulated floor: tables, patrons and the live leaderboard page",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, default=2026, help="seed of the shuffles and players")
-    p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6")
+    p.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
+    p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6",
+                   help="players per heat (default 3)")
+    p.add_argument("--heats", type=int, default=None,
+                   help="heats each table plays (default 3; 1 with --table-only)")
+    p.add_argument("--pause", type=float, default=None,
+                   help="seconds between hands (default 0.4; 0 with --table-only)")
+    p.add_argument("--port", type=int, default=8080,
+                   help="the page's port on 127.0.0.1 (default 8080; taken: any free port)")
+    p.add_argument("--broker", metavar="HOST:PORT",
+                   help="an MQTT broker to use (default: an embedded one on a free port)")
+    p.add_argument("--database", metavar="URL",
+                   help="the leaderboard database (default: SQLite in the demo's directory)")
+    p.add_argument("--linger", type=float, default=None, metavar="SECONDS",
+                   help="keep the page up this long after the last heat (default: until"
+                        " Ctrl-C on a terminal, else 0)")
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="write the demo's files (configs, keys, database) here and keep them")
+    p.add_argument("--table-only", action="store_true",
+                   help="one table daemon and a subscriber, without the central service")
     p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
-                   default="qualifying")
-    p.add_argument("--heats", type=int, default=1, help="heats to play (default 1)")
-    p.add_argument("--pause", type=float, default=0.0, help="seconds between hands")
+                   default="qualifying", help="the stage played (--table-only)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; returns 0 when every score arrived with no gap."""
+    """Run the demo; returns 0 when every heat was played and every score arrived."""
+    if not args.table_only:
+        return _floor(args)
+    args.heats = 1 if args.heats is None else args.heats
+    args.pause = 0.0 if args.pause is None else args.pause
     config_dir = Path(__file__).resolve().parents[2] / "config"
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
         text = _CONFIG.format(dir=tmp, config=config_dir, seed=args.seed,
@@ -79,6 +104,63 @@ def run(args: argparse.Namespace) -> int:
 
         config = parse_table_config(tomllib.loads(text), source=str(path), base=Path(tmp))
         return asyncio.run(_demo(config, args))
+
+
+def _floor(args: argparse.Namespace) -> int:
+    """The simulated floor (simulators.floor) in a fresh or a kept directory."""
+    import sys  # noqa: PLC0415
+
+    from simulators.floor import FloorPlan  # noqa: PLC0415
+
+    if not 0 <= args.port <= 65535:
+        raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
+    linger = args.linger if args.linger is not None else (None if sys.stdin.isatty() else 0.0)
+    if args.keep is not None:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        if any(args.keep.iterdir()):
+            raise CommandError(f"--keep {args.keep}: the directory is not empty")
+        directory: Path | None = args.keep
+    else:
+        directory = None
+    with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
+        try:
+            plan = FloorPlan(directory=directory or Path(tmp), tables=args.tables,
+                             heats=3 if args.heats is None else args.heats,
+                             players=args.players, seed=args.seed,
+                             hand_pause=0.4 if args.pause is None else args.pause,
+                             http_port=args.port, broker=args.broker, database=args.database,
+                             # on a shared broker, topics and sessions of this run's own
+                             venue="demo" if args.broker is None
+                             else f"demo-{secrets.token_hex(3)}")
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        return asyncio.run(_run_floor(plan, linger))
+
+
+async def _run_floor(plan: Any, linger: float | None) -> int:
+    import signal  # noqa: PLC0415
+
+    from controller.logs import configure_logging  # noqa: PLC0415
+    from simulators.floor import SimulatedFloor  # noqa: PLC0415
+
+    configure_logging(fmt="console", level="error")  # device alerts show on the page's feed
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        report = await SimulatedFloor(plan).run(stop, linger=linger)
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    print(f"\n{report.heats_played} heats played, {report.entries_seated} entries seated,"
+          f" {len(report.scores)} scores on the leaderboard, {len(report.refused)} registration"
+          f" refused, {len(report.problems)} problems")
+    for problem in report.problems:
+        print(f"  problem: {problem}")
+    complete = report.heats_played == plan.tables * plan.heats
+    return 0 if complete and not report.problems \
+        and len(report.scores) == report.entries_seated else 1
 
 
 async def _demo(config: Any, args: argparse.Namespace) -> int:

@@ -1,0 +1,535 @@
+"""A simulated casino floor: the central leaderboard service, several simulated tables and
+simulated patrons at the registration desk. What `showdown demo` runs.
+
+Everything is the production code wired as on a real floor, in one process:
+
+- an MQTT broker (the embedded amqtt one, or a given ``host:port`` such as Mosquitto);
+- the central service (leaderboard.app.LeaderboardService) with its database, its page and
+  its desk API, ingesting what every table publishes and verifying each signature;
+- one table daemon per table (controller.app.TableDaemon) with its simulated shoe and chip
+  reader, its own key, and the leaderboard's key enrolled as its desk key;
+- the registration desk (leaderboard.desk): patrons register (one is refused: under 18),
+  buy R100 entries, and are seated by signed desk commands over MQTT; a virtual dealer with
+  virtual players plays each heat, and each patron acknowledges their score at the table.
+
+The tournament settings are the shipped ones with the calendar moved so that today is a
+qualifying day (the heat window is the whole day): see `demo_tournament`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import secrets
+import socket
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from controller.signing import Signer, save_private_key
+from controller.tournament_files import default_tournament_path, read_tournament
+from game.money import format_rand
+from game.tournament import Stage
+from leaderboard import desk
+from leaderboard.models import Score
+from simulators.patrons import SimPatron, make_patrons
+from simulators.virtual_table import TableStuck, VirtualTable
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+    from controller.app import TableDaemon
+    from game.tournament_schema import TournamentSettings
+    from leaderboard.app import LeaderboardService
+
+__all__ = ["FloorPlan", "FloorReport", "SimulatedFloor", "demo_tournament"]
+
+DESK_ACTOR: Final = "demo-desk"
+LEADERBOARD_KEY_ID: Final = "leaderboard"
+_SCORE_WAIT_S: Final = 60.0
+
+
+def _shifted(today: date) -> dict[tuple[str, str], str]:
+    first, last = today - timedelta(days=6), today + timedelta(days=21)
+    finals = last + timedelta(days=2)
+    return {
+        ("venue", "name"): '"Showdown demo floor (simulated tables)"',
+        ("qualifying", "first_day"): first.isoformat(),
+        ("qualifying", "last_day"): last.isoformat(),
+        ("qualifying", "ends"): last.isoformat(),
+        ("qualifying", "heat_opens"): "00:00:00",
+        ("qualifying", "heat_closes"): "23:59:59",
+        ("qualifying", "last_buy_in"): "23:59:00",
+        ("semi_final", "starts"): f"{finals.isoformat()}T16:00:00",
+        ("final", "starts"): f"{finals.isoformat()}T17:00:00",
+    }
+
+
+def demo_tournament(template: str, today: date) -> str:
+    """The tournament settings `template` with its calendar moved around `today` (venue
+    date): qualifying from 6 days ago to 3 weeks ahead, heats all day, finals after."""
+    changes = _shifted(today)
+    done: set[tuple[str, str]] = set()
+    section = ""
+    lines = [f"# showdown demo: {default_tournament_path().name} with the dates moved around"
+             f" {today.isoformat()}"]
+    for line in template.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("[") and stripped.endswith("]"):
+            section = stripped[1:-1].strip()
+        key, eq, rest = line.partition("=")
+        where = (section, key.strip())
+        if eq and where in changes:
+            comment = rest[rest.index("#"):] if "#" in rest else ""
+            lines.append(f"{key.rstrip()} = {changes[where]}" + (f"   {comment}" if comment
+                                                                  else ""))
+            done.add(where)
+        else:
+            lines.append(line)
+    missing = ", ".join(".".join(m) for m in sorted(set(changes) - done))
+    if missing:
+        raise ValueError(f"the tournament template has no {missing}")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FloorPlan:
+    """What the floor runs: where its files go, how many tables, heats and players."""
+
+    directory: Path
+    tables: int = 3
+    heats: int = 2  # per table
+    players: int = 3  # per heat
+    seed: int = 2026
+    hand_pause: float = 0.5  # seconds between hands, so people can watch
+    http_host: str = "127.0.0.1"
+    http_port: int = 8080  # taken: any free port
+    broker: str | None = None  # "host:port"; None = an embedded broker on a free port
+    database: str | None = None  # URL; None = SQLite in `directory`
+    venue: str = "demo"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.tables <= 20:
+            raise ValueError(f"tables must be 1..20, got {self.tables}")
+        if not 1 <= self.players <= 6:
+            raise ValueError(f"players must be 1..6, got {self.players}")
+        if self.heats < 0:
+            raise ValueError(f"heats must be >= 0, got {self.heats}")
+
+
+@dataclass(slots=True)
+class FloorReport:
+    """What happened: heats played, scores that reached the leaderboard, problems."""
+
+    url: str = ""
+    heats_played: int = 0
+    entries_seated: int = 0
+    scores: dict[str, int] = field(default_factory=dict)  # entry -> score, as stored centrally
+    refused: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+class _Pool:
+    """Patrons free to take a seat (a person plays one entry at a time)."""
+
+    def __init__(self, patrons: Sequence[tuple[str, str]], rng: random.Random) -> None:
+        self._free = list(patrons)
+        self._rng = rng
+        self._changed = asyncio.Condition()
+
+    async def take(self, count: int) -> list[tuple[str, str]]:
+        async with self._changed:
+            await self._changed.wait_for(lambda: len(self._free) >= count)
+            chosen = self._rng.sample(self._free, count)
+            for patron in chosen:
+                self._free.remove(patron)
+            return chosen
+
+    async def give_back(self, patrons: Sequence[tuple[str, str]]) -> None:
+        async with self._changed:
+            self._free.extend(patrons)
+            self._changed.notify_all()
+
+
+def free_port(host: str, wanted: int) -> int:
+    """`wanted` if it can be listened on now, else 0 (any free port)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, wanted))
+        except OSError:
+            return 0
+    return wanted
+
+
+class SimulatedFloor:
+    """Runs a FloorPlan (see the module docstring); `run(stop)` returns a FloorReport."""
+
+    def __init__(self, plan: FloorPlan, *, out: Callable[[str], None] = print) -> None:
+        self.plan = plan
+        self.out = out
+        self.report = FloorReport()
+        self.service: LeaderboardService | None = None
+        self.daemons: dict[str, TableDaemon] = {}
+        self._rng = random.Random(plan.seed)
+        self._settings: TournamentSettings | None = None
+        self._names: dict[str, str] = {}  # patron id -> name
+        self._seated: dict[str, list[tuple[str, str]]] = {}  # table -> (entry, patron) in play
+
+    # ---- files ------------------------------------------------------------------------
+
+    def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
+        plan, d = self.plan, self.plan.directory
+        today = datetime.now(read_tournament().tz).date()
+        tournament = d / "tournament-demo.toml"
+        tournament.write_text(demo_tournament(default_tournament_path().read_text("utf-8"),
+                                              today), encoding="utf-8")
+        lb_key = Signer.generate(LEADERBOARD_KEY_ID)
+        save_private_key(lb_key, d / "leaderboard.key")
+        token = d / "desk-token"
+        token.write_text(secrets.token_hex(32), encoding="utf-8")
+        token.chmod(0o600)
+        config_dir = default_tournament_path().parent
+        tables: dict[str, Path] = {}
+        table_keys: dict[str, str] = {}
+        for n in range(1, plan.tables + 1):
+            table = f"t{n:02d}"
+            home = d / table
+            home.mkdir()
+            key = Signer.generate(table)
+            save_private_key(key, home / "table.key")
+            table_keys[table] = key.public_key.base64
+            tables[table] = home / "table.toml"
+            tables[table].write_text(_TABLE.format(
+                venue=plan.venue, table=table, home=home, tournament=tournament,
+                paytables=config_dir / "paytables.toml", broker=broker,
+                desk_key=lb_key.public_key.base64, seed=plan.seed * 100 + n,
+                players=plan.players, pause=plan.hand_pause), encoding="utf-8")
+        port = free_port(plan.http_host, plan.http_port)
+        database = plan.database or f"sqlite:///{d / 'leaderboard.sqlite3'}"
+        inline = "\n".join(f'{t} = "{k}"' for t, k in table_keys.items())
+        service = d / "leaderboard.toml"
+        service.write_text(_SERVICE.format(
+            venue=plan.venue, database=database, tournament=tournament, broker=broker,
+            host=plan.http_host, port=port, tables=inline), encoding="utf-8")
+        return service, tables
+
+    # ---- running ----------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event, *, linger: float | None = 0.0) -> FloorReport:
+        """Start everything, play every table's heats, show the standings, stop.
+
+        `linger`: seconds to keep serving the page after the last heat (None: until `stop`).
+        """
+        from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
+
+        async with contextlib.AsyncExitStack() as stack:
+            if self.plan.broker is None:
+                embedded = await stack.enter_async_context(EmbeddedBroker())
+                broker, kind = f"127.0.0.1:{embedded.port}", "embedded amqtt broker"
+            else:
+                broker, kind = self.plan.broker, "MQTT broker"
+            service_file, table_files = self._write_files(broker)
+            await self._play(stop, (broker, kind), service_file, table_files, linger)
+        return self.report
+
+    async def _play(self, stop: asyncio.Event, broker_kind: tuple[str, str], service_file: Path,
+                    table_files: dict[str, Path], linger: float | None) -> None:
+        broker, kind = broker_kind
+        from leaderboard.app import LeaderboardService  # noqa: PLC0415
+        from leaderboard.config import read_leaderboard_config  # noqa: PLC0415
+
+        config = read_leaderboard_config(service_file)
+        self._settings = read_tournament(config.tournament)
+        service = self.service = LeaderboardService(config)
+        service_stop = asyncio.Event()
+        service_task = asyncio.create_task(service.run(service_stop), name="floor.leaderboard")
+        try:
+            await _first(service.ready.wait(), service_task, stop, what="the leaderboard")
+            if stop.is_set():
+                return
+            url = self.report.url = f"http://{config.http.host}:{service.port}/"
+            self.out(f"showdown demo floor: {self.plan.tables} simulated tables, the central"
+                     f" leaderboard service, simulated patrons (seed {self.plan.seed})")
+            self.out(f"  leaderboard page : {url}    <- open it in a browser")
+            self.out(f"  JSON API         : {url}api/standings")
+            self.out(f"  {kind:<17}: {broker}")
+            self.out(f"  files            : {self.plan.directory}")
+            await self._register()
+            await self._tables(stop, table_files)
+            await self._summary()
+            if linger is None:
+                if not stop.is_set():
+                    self.out(f"\nevery heat is played; the page stays up at {url}"
+                             " - press Ctrl-C to stop")
+                await stop.wait()
+            elif linger > 0:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(linger):
+                        await stop.wait()
+        finally:
+            service_stop.set()
+            await service_task
+
+    # ---- the desk ---------------------------------------------------------------------
+
+    def _engine(self) -> Engine:
+        engine = self.service.engine if self.service is not None else None
+        if engine is None:
+            raise RuntimeError("the leaderboard service is not running")
+        return engine
+
+    def _desk(self, work: Callable[[Session, TournamentSettings], Any]) -> Any:
+        assert self._settings is not None
+        with Session(self._engine()) as session:
+            return work(session, self._settings)
+
+    async def _register(self) -> None:
+        plan = self.plan
+        settings = self._settings
+        assert settings is not None
+        today = datetime.now(settings.tz).date()
+        people = make_patrons(plan.tables * plan.players + 2, rng=self._rng, today=today)
+
+        def register(session: Session, s: TournamentSettings, person: SimPatron) -> str | None:
+            try:
+                patron = desk.register_patron(
+                    session, s, _now, actor=DESK_ACTOR, name=person.name,
+                    id_kind=person.id_kind, id_number=person.id_number,
+                    birth_date=person.birth_date)
+            except desk.Refused as exc:
+                self.report.refused.append(f"{person.name}: {exc}")
+                return None
+            return patron.patron_id
+
+        for person in people:
+            patron_id = await asyncio.to_thread(
+                self._desk, lambda s, st, p=person: register(s, st, p))
+            if patron_id is None:
+                self.out(f"desk: REFUSED {person.name} (born {person.birth_date}):"
+                         f" {self.report.refused[-1].split(': ', 1)[1]}")
+            else:
+                self._names[patron_id] = person.name
+        self.out(f"desk: {len(self._names)} patrons registered, {len(self.report.refused)}"
+                 " refused")
+
+    async def _tables(self, stop: asyncio.Event, table_files: dict[str, Path]) -> None:
+        import tomllib  # noqa: PLC0415
+
+        from controller.app import TableDaemon  # noqa: PLC0415
+        from controller.config import parse_table_config  # noqa: PLC0415
+
+        pool = _Pool(sorted(self._names.items()), self._rng)
+        done: list[asyncio.Event] = []
+        async with asyncio.TaskGroup() as tg:
+            table_stop = asyncio.Event()
+            runs = []
+            for table, path in table_files.items():
+                config = parse_table_config(tomllib.loads(path.read_text("utf-8")),
+                                            source=str(path), base=path.parent)
+                daemon = self.daemons[table] = TableDaemon(config)
+                finished = asyncio.Event()
+                done.append(finished)
+                runs.append(tg.create_task(
+                    daemon.run(table_stop, extra=self._dealer(table, pool, finished)),
+                    name=f"floor.{table}"))
+            all_done = asyncio.gather(*(e.wait() for e in done))
+            await _first(all_done, None, stop, what="the tables")
+            all_done.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await all_done
+            table_stop.set()
+
+    def _dealer(self, table: str, pool: _Pool, finished: asyncio.Event
+                ) -> Callable[[TableDaemon], Coroutine[Any, Any, None]]:
+        async def run(daemon: TableDaemon) -> None:
+            try:
+                sim = daemon.config.sim
+                assert sim is not None
+                dealer = VirtualTable(daemon, desk=self._closer(table), seed=sim.seed,
+                                      players=self.plan.players, hand_pause=sim.hand_pause,
+                                      timeout=30.0)
+                for _ in range(self.plan.heats):
+                    await self._heat(table, dealer, pool)
+            except (TableStuck, desk.DeskError, TimeoutError) as exc:
+                self.report.problems.append(f"{table}: {exc}")
+                self.out(f"{table}: STOPPED: {exc}")
+            finally:
+                finished.set()
+
+        return run
+
+    async def _send(self, command: desk.DeskCommand) -> None:
+        link = self.service.link if self.service is not None else None
+        if link is None:
+            raise desk.DeskError("the leaderboard service is not connected")
+        await link.send(command)
+
+    async def _heat(self, table: str, dealer: VirtualTable, pool: _Pool) -> None:
+        patrons = await pool.take(self.plan.players)
+        try:
+            entries = [await asyncio.to_thread(self._desk, lambda s, st, p=pid: desk.buy_entry(
+                s, st, _now, actor=DESK_ACTOR, patron_id=p).entry_id) for pid, _ in patrons]
+            opened = await asyncio.to_thread(self._desk, lambda s, st: desk.open_heat(
+                s, st, _now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
+            await self._send(opened)
+            heat_id = str(opened.args["heat_id"])
+            await dealer.until(f"heat {heat_id} to open",
+                               lambda status: status.get("heat") == heat_id)
+            seats: dict[int, str] = {}
+            for seat, entry in enumerate(entries, start=1):
+                seating = await asyncio.to_thread(self._desk, lambda s, st, e=entry, n=seat:
+                                                  desk.seat_entry(s, st, _now, actor=DESK_ACTOR,
+                                                                  entry_id=e, table=table,
+                                                                  seat=n))
+                await self._send(seating.command)
+                seats[seat] = entry
+            self.report.entries_seated += len(seats)
+            self._seated[table] = [(e, patrons[n - 1][0]) for n, e in seats.items()]
+            await dealer.until("the entries to be seated",
+                               lambda status: len(status.get("seats", {})) == len(seats))
+            who = ", ".join(f"seat {n} {self._short(patrons[n - 1][1])} ({e})"
+                            for n, e in seats.items())
+            self.out(f"{table}: heat {heat_id}: {who}")
+            await dealer.play_heat(seats)
+            self.report.heats_played += 1
+        finally:
+            await pool.give_back(patrons)
+
+    def _closer(self, table: str) -> Callable[..., Coroutine[Any, Any, None]]:
+        """The virtual dealer's desk: closing the heat waits for its scores to reach the
+        leaderboard (the desk refuses to close a heat whose scores it has not seen)."""
+
+        async def send(command: str, **_: Any) -> None:
+            if command != "close_heat":
+                raise desk.DeskError(f"the floor's desk does not send {command} for the dealer")
+            seated = self._seated.pop(table, [])
+            scores = await self._scores([e for e, _ in seated])
+            for entry, patron in seated:
+                score = scores[entry]
+                self.report.scores[entry] = score
+                self.out(f"{table}:   {self._short(self._names.get(patron, patron))}"
+                         f" ({entry}) scored {format_rand(score)}, acknowledged")
+            closed = await asyncio.to_thread(self._desk, lambda s, _st: desk.close_heat(
+                s, _now, actor=DESK_ACTOR, table=table))
+            await self._send(closed)
+
+        return send
+
+    async def _scores(self, entries: Sequence[str]) -> dict[str, int]:
+        """The entries' scores once the leaderboard has them all, acknowledged."""
+        deadline = time.monotonic() + _SCORE_WAIT_S
+        while True:
+            rows = await asyncio.to_thread(self._desk, lambda s, _st: {
+                r.entry_id: r.score_cents for r in s.scalars(
+                    select(Score).where(Score.entry_id.in_(entries),
+                                        Score.acknowledged_at.is_not(None)))})
+            if len(rows) == len(entries):
+                return dict(rows)
+            if time.monotonic() > deadline:
+                missing = sorted(set(entries) - set(rows))
+                raise TimeoutError(f"the leaderboard has no acknowledged score for"
+                                   f" {', '.join(missing)} after {_SCORE_WAIT_S:.0f} s")
+            await asyncio.sleep(0.1)
+
+    @staticmethod
+    def _short(name: str) -> str:
+        first, _, last = name.partition(" ")
+        return f"{first} {last[:1]}." if last else first
+
+    async def _summary(self) -> None:
+        from leaderboard.standings_view import ViewOptions, format_text, standings  # noqa: PLC0415
+
+        assert self._settings is not None
+        engine = self._engine()
+        settings = self._settings
+        doc = await asyncio.to_thread(standings, engine, settings, ViewOptions(
+            venue=self.plan.venue, title=settings.venue_name, rows=12,
+            names="first_name_initial"), now=_now())
+        self.out("\n" + format_text(doc))
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.Event, *,
+                 what: str) -> None:
+    """Wait for `awaitable`, or `stop`; a `task` that ends first raises its error."""
+    waiting = asyncio.ensure_future(awaitable)
+    stopped = asyncio.ensure_future(stop.wait())
+    watched: set[asyncio.Future[Any]] = {waiting, stopped}
+    if task is not None:
+        watched.add(task)
+    try:
+        await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not waiting.done():
+            waiting.cancel()
+    if task is not None and task.done() and not waiting.done():
+        task.result()  # raises what stopped it
+        raise RuntimeError(f"{what} stopped before it was ready")
+
+
+_TABLE = """\
+# A simulated table of the showdown demo floor (written by `showdown demo`).
+[table]
+venue = "{venue}"
+id = "{table}"
+journal = "{home}/journal.sqlite"
+[files]
+tournament = "{tournament}"
+paytables = "{paytables}"
+[keys]
+table_key = "{home}/table.key"
+[keys.desk]
+leaderboard = "{desk_key}"
+[shoe]
+kind = "sim"
+[rfid]
+kind = "sim"
+[mqtt]
+broker = "{broker}"
+[api]
+socket = "{home}/console.sock"
+[sim]
+seed = {seed}
+players = {players}
+hand_pause = {pause}
+[log]
+format = "console"
+level = "warning"
+"""
+
+_SERVICE = """\
+# The central leaderboard service of the showdown demo floor (written by `showdown demo`).
+[service]
+venue = "{venue}"
+database = "{database}"
+tournament = "{tournament}"
+debounce_seconds = 0.2
+[mqtt]
+broker = "{broker}"
+[keys]
+signing_key = "leaderboard.key"
+[keys.tables]
+{tables}
+[http]
+host = "{host}"
+port = {port}
+desk_token_file = "desk-token"
+[page]
+rows = 12
+names = "first_name_initial"
+[log]
+format = "console"
+level = "warning"
+"""

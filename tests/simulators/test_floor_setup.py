@@ -1,0 +1,75 @@
+"""The demo floor's generated settings and simulated patrons (simulators.floor, .patrons)."""
+
+from __future__ import annotations
+
+import random
+import tomllib
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from controller.tournament_files import default_tournament_path
+from game.schedule import QualifyingSchedule
+from game.tournament import Stage
+from game.tournament_schema import TournamentSettings, parse_tournament
+from simulators.floor import demo_tournament
+from simulators.patrons import make_patrons
+
+SAST = ZoneInfo("Africa/Johannesburg")
+TEMPLATE = default_tournament_path().read_text("utf-8")
+
+
+def _schedule(today: date) -> tuple[QualifyingSchedule, TournamentSettings]:
+    settings = parse_tournament(tomllib.loads(demo_tournament(TEMPLATE, today)), "demo",
+                                tz=SAST)
+    return settings.schedule, settings
+
+
+@given(st.dates(min_value=date(2025, 1, 1), max_value=date(2035, 12, 31)))
+def test_today_is_a_qualifying_day_with_buy_ins_open_all_day(today: date) -> None:
+    schedule, settings = _schedule(today)
+    for moment in (time(0, 0, 1), time(9, 30), time(13, 0), time(23, 58)):
+        at = datetime.combine(today, moment, tzinfo=SAST)
+        assert schedule.heat_day(at) == today
+        assert schedule.buy_in_open(at)
+    assert schedule.first_day == today - timedelta(days=6)
+    assert schedule.last_day == schedule.ends == today + timedelta(days=21)
+    semi = settings.stage(Stage.SEMI_FINAL).starts_at
+    final = settings.stage(Stage.FINAL).starts_at
+    assert semi is not None and final is not None
+    assert schedule.ends_at < semi < final
+
+
+def test_only_the_calendar_changes() -> None:
+    shipped = tomllib.loads(TEMPLATE)
+    demo = tomllib.loads(demo_tournament(TEMPLATE, date(2026, 11, 29)))
+    for section in ("money", "wagers", "markers", "weekly_prizes", "prizes", "scores"):
+        assert demo[section] == shipped[section]
+    assert demo["semi_final"]["starts"].date() == date(2026, 12, 22)
+    assert demo["final"]["starts"].date() == date(2026, 12, 22)
+    assert demo["semi_final"]["hands"] == shipped["semi_final"]["hands"]
+    assert demo["qualifying"]["hands"] == shipped["qualifying"]["hands"]
+
+
+def test_a_template_without_the_calendar_is_refused() -> None:
+    with pytest.raises(ValueError, match=r"qualifying\.first_day"):
+        demo_tournament(TEMPLATE.replace("first_day", "first_dayz"), date(2026, 11, 29))
+
+
+def test_patrons_are_distinct_adults_and_one_under_age_walk_in() -> None:
+    today = date(2026, 11, 29)
+    people = make_patrons(11, rng=random.Random(3), today=today)
+    assert len(people) == 12
+    assert len({p.name for p in people}) == len({p.id_number for p in people}) == 12
+
+    def age(born: date) -> int:
+        return today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+
+    assert all(19 <= age(p.birth_date) <= 70 for p in people[:11])
+    assert age(people[11].birth_date) == 17
+    assert make_patrons(11, rng=random.Random(3), today=today) == people  # seeded
+    with pytest.raises(ValueError, match="distinct"):
+        make_patrons(400, rng=random.Random(3), today=today)
