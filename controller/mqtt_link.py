@@ -419,7 +419,9 @@ class MqttLink:
             delay = backoff.next_delay()
             self._log.info("mqtt_reconnect_wait", delay_s=round(delay, 3), attempt=backoff.attempt)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closing.wait(), delay)
+                # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
+                async with asyncio.timeout(delay):
+                    await self._closing.wait()
 
     def _new_client(self) -> aiomqtt.Client:
         s = self.settings

@@ -134,7 +134,8 @@ class StandingsFeed:
         self._loop = asyncio.get_running_loop()
         while not self.is_closed():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._dirty.wait(), self._refresh_every)
+                async with asyncio.timeout(self._refresh_every):
+                    await self._dirty.wait()
             if self.is_closed():
                 break
             if self._dirty.is_set() and self._debounce > 0:
@@ -151,9 +152,10 @@ class StandingsFeed:
         """The document once its version is above `version`; None on timeout or close."""
         async with self._new:
             try:
-                await asyncio.wait_for(self._new.wait_for(
-                    lambda: self._closed or (self._current is not None
-                                             and self._current.version > version)), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._new.wait_for(
+                        lambda: self._closed or (self._current is not None
+                                                 and self._current.version > version))
             except TimeoutError:
                 return None
         if self._closed:

@@ -3,11 +3,15 @@ run), a virtual desk with a fresh key enrolled for this run, and the virtual dea
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+import aiomqtt
+
 from controller.logs import get_logger
 from controller.signing import Signer, load_private_key, save_private_key
+from drivers.backoff import Backoff
 from simulators.desk import VirtualDesk
 from simulators.virtual_table import TableStuck, VirtualTable
 
@@ -18,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["DESK_NAME", "prepare_sim", "virtual_table_task"]
 
 DESK_NAME = "virtual-desk"
+_DESK_PATIENCE_S = 120.0  # how long the virtual desk keeps trying an unreachable broker
 _log = get_logger("showdown.sim")
 
 
@@ -45,7 +50,21 @@ def virtual_table_task(config: TableConfig, desk_signer: Signer
                            venue=config.venue, signer=desk_signer)
 
         async def send(command: str, **body: Any) -> None:
-            await desk.send(config.table, command, **body)
+            # The broker away (restarting, a network cut): try again, as a desk clerk would;
+            # the daemon reconnects by itself meanwhile. Give up after _DESK_PATIENCE_S.
+            deadline = asyncio.get_running_loop().time() + _DESK_PATIENCE_S
+            backoff = Backoff(initial=0.5, maximum=5.0)
+            while True:
+                try:
+                    await desk.send(config.table, command, **body)
+                    return
+                except (aiomqtt.MqttError, OSError) as exc:
+                    if asyncio.get_running_loop().time() > deadline:
+                        raise TableStuck(f"the virtual desk could not send {command}:"
+                                         f" {exc}") from exc
+                    _log.warning("virtual desk: broker unreachable, retrying",
+                                 command=command, error=str(exc))
+                    await asyncio.sleep(backoff.next_delay())
 
         table = VirtualTable(daemon, desk=send, seed=sim.seed, stage=sim.stage,
                              players=sim.players, heats=sim.heats, hand_pause=sim.hand_pause)

@@ -182,7 +182,8 @@ async def _demo(config: Any, args: argparse.Namespace) -> int:
             dealer_done.set()
 
     runner = asyncio.create_task(daemon.run(stop, extra=play))
-    await asyncio.wait_for(daemon.ready.wait(), 30)
+    async with asyncio.timeout(30):
+        await daemon.ready.wait()
     assert daemon.broker is not None
     shoe = daemon.devices.shoe_sim.path if daemon.devices else "?"
     print(f"table daemon t01 ready: simulated shoe on {shoe}, simulated chip reader, "
