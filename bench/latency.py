@@ -136,6 +136,7 @@ def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int =
                ) -> BenchTable:
     """Write a config (and the table key, 0600) for a simulated table on `broker`."""
     from controller.signing import Signer, save_private_key  # noqa: PLC0415
+    from simulators.table_files import simulated_table_toml  # noqa: PLC0415
 
     token = secrets.token_hex(3)
     venue, table = f"bench-{token}", f"b-{token}"
@@ -143,42 +144,10 @@ def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int =
     signer = Signer.generate(table)
     save_private_key(signer, where / "table.key")
     path = where / "table.toml"
-    path.write_text(f"""
-[table]
-venue = "{venue}"
-id = "{table}"
-journal = "journal.sqlite"
-
-[files]
-tournament = "{TOURNAMENT}"
-paytables = "{PAYTABLES}"
-
-[keys]
-table_key = "table.key"
-
-[shoe]
-kind = "sim"
-
-[rfid]
-kind = "sim"
-
-[mqtt]
-broker = "{broker}"
-
-[api]
-socket = "console.sock"
-
-[sim]
-seed = {SEED}
-players = {PLAYERS}
-stage = "qualifying"
-heats = {heats}
-virtual_dealer = {"true" if virtual_dealer else "false"}
-
-[log]
-format = "json"
-level = "warning"
-""")
+    path.write_text(simulated_table_toml(
+        venue=venue, table=table, broker=broker, tournament=TOURNAMENT, paytables=PAYTABLES,
+        seed=SEED, players=PLAYERS, heats=heats, virtual_dealer=virtual_dealer,
+        log_format="json"))
     return BenchTable(dir=where, venue=venue, table=table, config_path=path,
                       public_key=signer.public_key.base64)
 

@@ -34,7 +34,7 @@ def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",
     structlog.configure(
         processors=[*shared, structlog.processors.format_exc_info, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stdout),
+        logger_factory=_stdout_logger,
         cache_logger_on_first_use=True,
     )
     logging.basicConfig(level=max(numeric, logging.WARNING), stream=sys.stderr,
@@ -42,6 +42,22 @@ def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",
     structlog.contextvars.clear_contextvars()
     if table is not None:
         structlog.contextvars.bind_contextvars(table=table)
+
+
+class _StdoutLogger:
+    """Prints each rendered line to the sys.stdout of the moment (a test may swap it)."""
+
+    def msg(self, message: str) -> None:
+        """Write one line."""
+        stream = sys.stdout
+        stream.write(message + "\n")
+        stream.flush()
+
+    log = debug = info = warning = warn = error = critical = exception = fatal = msg
+
+
+def _stdout_logger(*_: Any) -> _StdoutLogger:
+    return _StdoutLogger()
 
 
 def get_logger(name: str, **context: Any) -> Any:

@@ -273,6 +273,7 @@ class MqttLink:
         self._wake = asyncio.Event()
         self._closing = asyncio.Event()
         self._connected = asyncio.Event()
+        self._subscribed = asyncio.Event()  # connected and the cmd subscription granted
         self._client: aiomqtt.Client | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -330,6 +331,11 @@ class MqttLink:
     async def wait_connected(self) -> None:
         """Return once connected (immediately if already)."""
         await self._connected.wait()
+
+    async def wait_subscribed(self) -> None:
+        """Return once connected with the desk-command subscription granted: from then on
+        the broker holds commands for this table (its session is persistent)."""
+        await self._subscribed.wait()
 
     @property
     def failed(self) -> BaseException | None:
@@ -413,6 +419,7 @@ class MqttLink:
                     # not be hammered at the initial delay.
                     backoff.reset()
                 self._connected.clear()
+                self._subscribed.clear()
                 self._client = None
             if self._closing.is_set():
                 break
@@ -459,6 +466,8 @@ class MqttLink:
             if not self._counts.subscribed:
                 # Publishing goes on (scores matter more); the operator must fix the ACL.
                 self._log.error("mqtt_cmd_subscription_refused", topic=self.topics.cmd)
+            else:
+                self._subscribed.set()
             await client.publish(self.topics.status, self._availability("online"), qos=1,
                                  retain=True)
             async with asyncio.TaskGroup() as group:

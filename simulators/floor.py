@@ -40,6 +40,7 @@ from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.models import Score
 from simulators.patrons import SimPatron, make_patrons
+from simulators.table_files import simulated_table_toml
 from simulators.virtual_table import TableStuck, VirtualTable
 
 if TYPE_CHECKING:
@@ -207,11 +208,12 @@ class SimulatedFloor:
             save_private_key(key, home / "table.key")
             table_keys[table] = key.public_key.base64
             tables[table] = home / "table.toml"
-            tables[table].write_text(_TABLE.format(
-                venue=plan.venue, table=table, home=home, tournament=tournament,
-                paytables=config_dir / "paytables.toml", broker=broker,
-                desk_key=lb_key.public_key.base64, seed=plan.seed * 100 + n,
-                players=plan.players, pause=plan.hand_pause), encoding="utf-8")
+            tables[table].write_text(simulated_table_toml(
+                venue=plan.venue, table=table, broker=broker, tournament=tournament,
+                paytables=config_dir / "paytables.toml",
+                desk_keys={LEADERBOARD_KEY_ID: lb_key.public_key.base64},
+                seed=plan.seed * 100 + n, players=plan.players, hand_pause=plan.hand_pause,
+                virtual_dealer=False), encoding="utf-8")
         port = free_port(plan.http_host, plan.http_port)
         database = plan.database or f"sqlite:///{d / 'leaderboard.sqlite3'}"
         inline = "\n".join(f'{t} = "{k}"' for t, k in table_keys.items())
@@ -373,6 +375,10 @@ class SimulatedFloor:
         await link.send(command)
 
     async def _heat(self, table: str, dealer: VirtualTable, pool: _Pool) -> None:
+        link = dealer.daemon.link
+        if link is not None:  # the broker queues commands only for a table it has seen
+            async with asyncio.timeout(_SCORE_WAIT_S):
+                await link.wait_subscribed()
         patrons = await pool.take(self.plan.players)
         try:
             entries = [await asyncio.to_thread(self._desk, lambda s, st, p=pid: desk.buy_entry(
@@ -478,36 +484,6 @@ async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.E
         task.result()  # raises what stopped it
         raise RuntimeError(f"{what} stopped before it was ready")
 
-
-_TABLE = """\
-# A simulated table of the showdown demo floor (written by `showdown demo`).
-[table]
-venue = "{venue}"
-id = "{table}"
-journal = "{home}/journal.sqlite"
-[files]
-tournament = "{tournament}"
-paytables = "{paytables}"
-[keys]
-table_key = "{home}/table.key"
-[keys.desk]
-leaderboard = "{desk_key}"
-[shoe]
-kind = "sim"
-[rfid]
-kind = "sim"
-[mqtt]
-broker = "{broker}"
-[api]
-socket = "{home}/console.sock"
-[sim]
-seed = {seed}
-players = {players}
-hand_pause = {pause}
-[log]
-format = "console"
-level = "warning"
-"""
 
 _SERVICE = """\
 # The central leaderboard service of the showdown demo floor (written by `showdown demo`).

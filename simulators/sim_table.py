@@ -23,6 +23,7 @@ __all__ = ["DESK_NAME", "prepare_sim", "virtual_table_task"]
 
 DESK_NAME = "virtual-desk"
 _DESK_PATIENCE_S = 120.0  # how long the virtual desk keeps trying an unreachable broker
+_SUBSCRIBED_WAIT_S = 3.0  # then it says it is still waiting for the table
 _log = get_logger("showdown.sim")
 
 
@@ -52,14 +53,22 @@ def virtual_table_task(config: TableConfig, desk_signer: Signer
         async def send(command: str, **body: Any) -> None:
             # The broker away (restarting, a network cut): try again, as a desk clerk would;
             # the daemon reconnects by itself meanwhile. Give up after _DESK_PATIENCE_S.
-            deadline = asyncio.get_running_loop().time() + _DESK_PATIENCE_S
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + _DESK_PATIENCE_S
             backoff = Backoff(initial=0.5, maximum=5.0)
             while True:
                 try:
+                    # A command published before the table ever subscribed would be lost:
+                    # the broker queues only for a session it knows.
+                    try:
+                        async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
+                            await link.wait_subscribed()
+                    except TimeoutError:
+                        raise OSError("the table is not connected to the broker") from None
                     await desk.send(config.table, command, **body)
                     return
                 except (aiomqtt.MqttError, OSError) as exc:
-                    if asyncio.get_running_loop().time() > deadline:
+                    if loop.time() > deadline:
                         raise TableStuck(f"the virtual desk could not send {command}:"
                                          f" {exc}") from exc
                     _log.warning("virtual desk: broker unreachable, retrying",

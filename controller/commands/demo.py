@@ -25,35 +25,7 @@ from controller.envelope import EnvelopeError, verify_envelope
 from controller.signing import KeyRing, load_private_key
 from controller.topics import TableTopics
 from game.money import format_rand
-
-_CONFIG = """
-[table]
-venue = "demo"
-id = "t01"
-journal = "{dir}/journal.sqlite"
-[files]
-tournament = "{config}/tournament.toml"
-paytables = "{config}/paytables.toml"
-[keys]
-table_key = "{dir}/table.key"
-[shoe]
-kind = "sim"
-[rfid]
-kind = "sim"
-[mqtt]
-broker = "embedded"
-[api]
-socket = "{dir}/console.sock"
-[sim]
-seed = {seed}
-players = {players}
-stage = "{stage}"
-heats = {heats}
-hand_pause = {pause}
-[log]
-format = "json"
-level = "warning"
-"""
+from simulators.table_files import simulated_table_toml
 
 
 def register(sub: Any) -> None:
@@ -95,9 +67,11 @@ def run(args: argparse.Namespace) -> int:
     args.pause = 0.0 if args.pause is None else args.pause
     config_dir = Path(__file__).resolve().parents[2] / "config"
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
-        text = _CONFIG.format(dir=tmp, config=config_dir, seed=args.seed,
-                              players=args.players, stage=args.stage, heats=args.heats,
-                              pause=args.pause)
+        text = simulated_table_toml(
+            venue="demo", table="t01", broker="embedded",
+            tournament=config_dir / "tournament.toml", paytables=config_dir / "paytables.toml",
+            seed=args.seed, players=args.players, stage=args.stage, heats=args.heats,
+            hand_pause=args.pause, log_format="json")
         path = Path(tmp) / "table.toml"
         path.write_text(text)
         import tomllib  # noqa: PLC0415

@@ -1,0 +1,65 @@
+"""The config file of a simulated table (simulated shoe and chip reader), for demos, benches
+and tests: one writer, so every simulated table is configured the same way."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = ["simulated_table_toml"]
+
+
+def _text(value: str | Path) -> str:
+    """A TOML basic string (JSON's escaping is valid TOML for these values)."""
+    return json.dumps(str(value))
+
+
+def simulated_table_toml(*, venue: str, table: str, broker: str, tournament: Path,
+                         paytables: Path, desk_keys: Mapping[str, str] | None = None,
+                         journal: str | Path = "journal.sqlite", table_key: str | Path =
+                         "table.key", socket: str | Path = "console.sock", seed: int = 2026,
+                         players: int = 3, stage: str = "qualifying", heats: int = 1,
+                         hand_pause: float = 0.0, virtual_dealer: bool = True,
+                         log_format: str = "console", log_level: str = "warning") -> str:
+    """A table config (docs/table-config.md) with simulated devices; relative paths are
+    relative to the file; `broker` is "embedded" or "host:port"."""
+    desk = "".join(f"{name} = {_text(key)}\n" for name, key in (desk_keys or {}).items())
+    return f"""\
+# A simulated table: simulated card shoe and chip reader behind the real drivers.
+[table]
+venue = {_text(venue)}
+id = {_text(table)}
+journal = {_text(journal)}
+
+[files]
+tournament = {_text(tournament)}
+paytables = {_text(paytables)}
+
+[keys]
+table_key = {_text(table_key)}
+{"[keys.desk]" + chr(10) + desk if desk else ""}
+[shoe]
+kind = "sim"
+
+[rfid]
+kind = "sim"
+
+[mqtt]
+broker = {_text(broker)}
+
+[api]
+socket = {_text(socket)}
+
+[sim]
+seed = {seed}
+players = {players}
+stage = {_text(stage)}
+heats = {heats}
+hand_pause = {hand_pause}
+virtual_dealer = {"true" if virtual_dealer else "false"}
+
+[log]
+format = {_text(log_format)}
+level = {_text(log_level)}
+"""
