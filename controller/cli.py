@@ -9,6 +9,7 @@ non-zero exit code, never a traceback (set SHOWDOWN_DEBUG=1 to see one).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -20,6 +21,7 @@ __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "CommandError", "build_parser", "main"
 
 EXIT_ERROR = 2
 EXIT_INTERNAL = 70
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a killed writer
 # Subcommand modules, in the order `showdown --help` lists them.
 COMMAND_MODULES = (
     "controller.commands.demo",
@@ -61,6 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
+    except BrokenPipeError:
+        # The reader went away (`showdown ... | head`): stop quietly, as Unix tools do.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except (CommandError, GameError, OSError) as exc:
         print(f"showdown {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR

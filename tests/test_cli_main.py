@@ -1,0 +1,29 @@
+"""controller.cli.main: how every subcommand's failures reach the user."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from controller.cli import EXIT_BROKEN_PIPE
+
+
+def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:
+    # `showdown heat ... | head -0`: the reader is gone before the command (still importing
+    # its modules) writes its first line.
+    with subprocess.Popen([sys.executable, "-m", "controller", "heat", "--seed", "3"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        err = proc.stderr.read()
+        code = proc.wait(timeout=120)
+    assert code == EXIT_BROKEN_PIPE, err
+    assert err == b""  # no traceback, no "error:" line
+
+
+def test_an_internal_error_is_one_line_without_a_traceback() -> None:
+    done = subprocess.run([sys.executable, "-m", "controller", "settle"], input=b"[1, 2",
+                          capture_output=True, timeout=120, check=False)
+    assert done.returncode != 0
+    assert b"Traceback" not in done.stderr
+    assert len(done.stderr.decode().strip().splitlines()) == 1
