@@ -11,9 +11,9 @@ from __future__ import annotations
 import csv
 import os
 import tempfile
-import tomllib
 from pathlib import Path
 
+from controller.text_files import load_toml, read_text
 from drivers.chip_registry import (
     CSV_COLUMNS,
     ChipRegistry,
@@ -33,22 +33,12 @@ def read_registry(
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".toml"):
         raise ConfigError(source, "", "a chip registry is a .csv or .toml file")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(source, "", f"cannot read the file: {exc.strerror or exc}") from exc
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(source, "", f"not UTF-8 text (byte {exc.start})") from exc
+    text = read_text(path, encoding="utf-8-sig")
     if suffix == ".csv":
         return parse_registry_csv(
             text, source=source, chip_set=chip_set, require_issued=require_issued
         )
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(source, "", f"TOML syntax error: {exc}") from exc
+    data = load_toml(path, text)
     return parse_registry_toml(
         data, source=source, chip_set=chip_set, require_issued=require_issued
     )

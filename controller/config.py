@@ -7,12 +7,12 @@ The format is documented in docs/table-config.md.
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from controller.text_files import load_toml
 from game.errors import ConfigError
 
 __all__ = ["ApiConfig", "DeviceConfig", "MqttConfig", "SimConfig", "TableConfig",
@@ -243,12 +243,5 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
 
 def read_table_config(path: Path) -> TableConfig:
     """Read and validate a table config file; errors name the file and key."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "", f"not valid TOML: {exc}") from exc
+    data = load_toml(path)
     return parse_table_config(data, source=str(path), base=path.resolve().parent)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from controller.signing import KeyFormatError, KeyRing, parse_public_key
+from controller.text_files import load_toml
 from controller.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 from game.errors import ConfigError
 
@@ -375,14 +376,5 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
 
 def read_leaderboard_config(path: Path) -> LeaderboardConfig:
     """Read and validate a leaderboard config file; errors name the file and key."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(str(path), "", f"cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(str(path), "", f"not UTF-8 text (byte {exc.start})") from exc
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(str(path), "", f"not valid TOML: {exc}") from exc
+    data = load_toml(Path(path))
     return parse_leaderboard_config(data, source=str(path), base=Path(path).resolve().parent)

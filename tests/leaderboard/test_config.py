@@ -170,7 +170,7 @@ def test_desk_token_is_read_from_its_file_and_must_be_long(tmp_path: Path) -> No
 
 
 def test_not_toml_and_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="not valid TOML"):
+    with pytest.raises(ConfigError, match="TOML syntax error"):
         read_leaderboard_config(write(tmp_path, "[service\n"))
     with pytest.raises(ConfigError, match="cannot read"):
         read_leaderboard_config(tmp_path / "absent.toml")
