@@ -8,9 +8,15 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, create_engine, event
 
-__all__ = ["MIGRATIONS", "alembic_config", "make_engine", "upgrade"]
+from game.errors import GameError
+
+__all__ = ["MIGRATIONS", "MigrationError", "alembic_config", "make_engine", "upgrade"]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+class MigrationError(GameError):
+    """The database cannot be upgraded as it stands; the message names what must be resolved."""
 
 
 def make_engine(url: str, **options: object) -> Engine:

@@ -8,6 +8,13 @@ instruct a table (open a heat, seat an entry, close a heat) return a `DeskComman
 sends it with a `leaderboard.desk_sender` sender. A command's `seq` is the id of its audit
 row, so it is unique and rising for the desk's key across processes and restarts.
 
+Two desks (or two HTTP requests) may act at the same moment: each checks, then writes. What
+must be unique is also enforced by the database (one seat draw per stage, one semi-final or
+Final place per heat and seat until seated, one award of a kind per entry, one patron per
+document, one proxy per place); the loser of such a race gets a `Conflict` naming what the
+other desk did, and nothing of its action is kept. A prize claim is a compare-and-set:
+claimed once.
+
 Rules: tournament.md "Entries and eligibility", "Stages", "Prize money"; promotion rules 1-3,
 5-8, 14, 24-27, 39-41, 55. Nothing identifying a patron goes into a command: tables see the
 opaque entry ids only. Times are stored in UTC and read in the venue's zone.
@@ -17,12 +24,14 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any, Final
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from controller.topics import TopicError, validate_id
@@ -282,6 +291,18 @@ def _refuse(session: Session, person: Candidate | Patron, verdict: Verdict, now:
     return Refused(who, verdict, refusal.id)
 
 
+@contextmanager
+def _race(session: Session, describe: Callable[[], str]) -> Iterator[None]:
+    """Writes that a unique index may refuse because another desk did the same at the same
+    moment: the session is rolled back and `Conflict(describe())` raised (describe runs after
+    the rollback, so it sees what the other desk stored)."""
+    try:
+        yield
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(describe()) from None
+
+
 def _table_id(table: str) -> str:
     try:
         return validate_id("table", table)
@@ -401,10 +422,18 @@ def register_patron(session: Session, settings: TournamentSettings, clock: Clock
     patron = Patron(patron_id=_new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
                     created_at=as_utc(now))
-    session.add(patron)
-    _audit(session, now, actor, "patron.registered",
-           detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
-    session.commit()
+
+    def raced() -> str:
+        other = session.scalar(select(Patron.patron_id).where(
+            Patron.id_number == person.id_number))
+        return (f"{id_kind} {person.id_number} was registered at the same moment at another"
+                f" desk, as patron {other or '(unknown)'}")
+
+    with _race(session, raced):
+        session.add(patron)
+        _audit(session, now, actor, "patron.registered",
+               detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
+        session.commit()
     return patron
 
 
@@ -762,16 +791,19 @@ def _allocate(session: Session, settings: TournamentSettings, now: datetime, *, 
             f" now qualifying: {', '.join(sorted(set(wanted) - existing)) or '-'})")
     if not wanted:
         raise Conflict(f"no counted {_previous(stage)} score yet: nobody to allocate")
-    for entry_id, placing in wanted.items():
-        session.add(Entry(entry_id=entry_id, patron_id=placing.patron_id, stage=stage.value,
-                          buy_in_cents=0, bought_at=as_utc(now), status=_REGISTERED))
     tie = qualification.cut_line_tie
-    _audit(session, now, actor, f"{stage.value}.allocated", detail={
-        "places": [{"entry_id": eid, "won_by": p.entry_id, "holder": p.patron_id,
-                    "position": p.position, "score_cents": p.score_cents}
-                   for eid, p in wanted.items()],
-        "cut_line_tie": tie.note if tie else None}, why=why)
-    session.commit()
+    with _race(session, lambda: f"the {stage} places were allocated at the same moment at"
+                                " another desk: look at the line-up again"):
+        for entry_id, placing in wanted.items():
+            session.add(Entry(entry_id=entry_id, patron_id=placing.patron_id,
+                              stage=stage.value, buy_in_cents=0, bought_at=as_utc(now),
+                              status=_REGISTERED))
+        _audit(session, now, actor, f"{stage.value}.allocated", detail={
+            "places": [{"entry_id": eid, "won_by": p.entry_id, "holder": p.patron_id,
+                        "position": p.position, "score_cents": p.score_cents}
+                       for eid, p in wanted.items()],
+            "cut_line_tie": tie.note if tie else None}, why=why)
+        session.commit()
     return places(session, settings, stage)
 
 
@@ -837,12 +869,22 @@ def choose_seat(session: Session, settings: TournamentSettings, clock: Clock, *,
     if holder is not None:
         raise Conflict(f"heat {heat} seat {seat} is taken by place {holder.entry_id}")
     before = {"heat_id": entry.heat_id, "seat": entry.seat}
-    entry.heat_id, entry.seat = heat_id, seat
-    _audit(session, now, actor, "semi_final.seat_chosen", detail={
-        "entry_id": entry.entry_id, "holder": entry.patron_id, "heat": heat, "seat": seat,
-        "before": before}, why=why)
-    session.commit()
-    return next(p for p in places(session, settings, stage) if p.entry_id == entry.entry_id)
+    place_id = entry.entry_id
+
+    def raced() -> str:
+        other = session.scalar(select(Entry.entry_id).where(
+            Entry.stage == stage.value, Entry.heat_id == heat_id, Entry.seat == seat))
+        return (f"heat {heat} seat {seat} was taken at the same moment by place"
+                f" {other or '(unknown)'} at another desk; place {place_id} keeps"
+                f" {before['heat_id'] or 'no heat'} seat {before['seat'] or '-'}")
+
+    with _race(session, raced):
+        entry.heat_id, entry.seat = heat_id, seat
+        _audit(session, now, actor, "semi_final.seat_chosen", detail={
+            "entry_id": entry.entry_id, "holder": entry.patron_id, "heat": heat, "seat": seat,
+            "before": before}, why=why)
+        session.commit()
+    return next(p for p in places(session, settings, stage) if p.entry_id == place_id)
 
 
 def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock, *,
@@ -879,12 +921,20 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock,
                       who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
     row = Proxy(entry_id=entry.entry_id, holder_patron_id=holder,
                 proxy_patron_id=proxy.patron_id, nominated_at=as_utc(now))
-    session.add(row)
-    entry.played_by = proxy.patron_id
-    _audit(session, now, actor, "proxy.nominated", detail={
-        "entry_id": entry.entry_id, "stage": stage.value, "holder": holder,
-        "proxy": proxy.patron_id}, why=why)
-    session.commit()
+    place_id = entry.entry_id
+
+    def raced() -> str:
+        other = session.scalar(select(Proxy.proxy_patron_id).where(Proxy.entry_id == place_id))
+        return (f"place {place_id} was given proxy {other or '(unknown)'} at the same moment"
+                " at another desk")
+
+    with _race(session, raced):
+        session.add(row)
+        entry.played_by = proxy.patron_id
+        _audit(session, now, actor, "proxy.nominated", detail={
+            "entry_id": entry.entry_id, "stage": stage.value, "holder": holder,
+            "proxy": proxy.patron_id}, why=why)
+        session.commit()
     return row
 
 
@@ -897,17 +947,36 @@ def _draw_seats(settings: TournamentSettings) -> list[int]:
 
 def _apply_draw(session: Session, row: Draw, now: datetime, actor: str) -> dict[str, int]:
     """Give each Final place its drawn seat (idempotent) and commit."""
+    draw_id = row.id
     seats = {str(a["finalist"]): int(a["seat"]) for a in row.result["assignments"]}
-    changed = []
-    for entry_id, seat in sorted(seats.items()):
-        entry = get_entry(session, entry_id)
-        if entry.seat != seat or entry.heat_id != FINAL_HEAT:
-            entry.seat, entry.heat_id = seat, FINAL_HEAT
-            changed.append(entry_id)
+    entries = [get_entry(session, entry_id) for entry_id in sorted(seats)]
+    changed = [e for e in entries
+               if e.seat != seats[e.entry_id] or e.heat_id != FINAL_HEAT]
+
+    def raced() -> str:
+        held = session.execute(select(Entry.entry_id, Entry.seat).where(
+            Entry.stage == Stage.FINAL.value, Entry.heat_id == FINAL_HEAT,
+            Entry.table_id.is_(None))).all()
+        wrong = [f"{e} holds seat {s}" for e, s in sorted(held)
+                 if s is not None and seats.get(e) != s]
+        return (f"the seats of draw {draw_id} cannot be given: "
+                + ("; ".join(wrong) or "another desk changed the Final's seats meanwhile")
+                + ", which the draw did not give: a supervisor must resolve it")
+
     if changed:
-        _audit(session, now, actor, "final.seats_applied", detail={
-            "draw_id": row.id, "seats": {e: seats[e] for e in changed}})
-    session.commit()
+        with _race(session, raced):
+            # Free the seats first: a seat moving from one place to another never
+            # collides with itself on the way (one place per heat and seat).
+            for entry in changed:
+                entry.seat = None
+            session.flush()
+            for entry in changed:
+                entry.seat, entry.heat_id = seats[entry.entry_id], FINAL_HEAT
+            _audit(session, now, actor, "final.seats_applied", detail={
+                "draw_id": draw_id, "seats": {e.entry_id: seats[e.entry_id] for e in changed}})
+            session.commit()
+    else:
+        session.commit()
     return seats
 
 
@@ -939,12 +1008,21 @@ def draw_final(session: Session, settings: TournamentSettings, clock: Clock, *, 
         row = Draw(stage=Stage.FINAL.value, random_hex=data.hex(),
                    finalists=list(drawn.finalists), result=drawn.log_record(),
                    drawn_at=as_utc(now), drawn_by=actor)
-        session.add(row)
-        session.flush()
-        _audit(session, now, actor, "final.drawn", detail={
-            "draw_id": row.id, "seats": {a.finalist: a.seat for a in drawn.assignments}},
-            why=why)
-        session.commit()  # stored before use: a crash from here on reuses this draw
+
+        def raced() -> str:
+            other = session.scalar(select(Draw).where(Draw.stage == Stage.FINAL.value))
+            who = f"draw {other.id} by {other.drawn_by}" if other is not None else "a draw"
+            return (f"the Final's seats were drawn at the same moment at another desk ({who});"
+                    " that draw is in force and this one was not stored: run the draw again"
+                    " to give its seats")
+
+        with _race(session, raced):  # one draw per stage: the first one stored is in force
+            session.add(row)
+            session.flush()
+            _audit(session, now, actor, "final.drawn", detail={
+                "draw_id": row.id, "seats": {a.finalist: a.seat for a in drawn.assignments}},
+                why=why)
+            session.commit()  # stored before use: a crash from here on reuses this draw
     seats = _apply_draw(session, row, now, actor)
     return DrawOutcome(draw_id=row.id, seats=seats, random_hex=row.random_hex, reused=reused)
 
@@ -1042,21 +1120,24 @@ def award_prizes(session: Session, settings: TournamentSettings, clock: Clock, *
     except (PrizeError, StandingsError, ValueError) as exc:
         raise DeskError(str(exc)) from None
     rows = []
-    for award in book.awards:
-        place = award.week if award.week is not None else award.position
-        row = PrizeAward(kind=pkind.value, place=place or 0, entry_id=award.entry_id,
-                         patron_id=award.patron_id, amount_cents=award.amount_cents,
-                         awarded_at=as_utc(now), deadline=as_utc(award.claim_deadline))
-        session.add(row)
-        rows.append(row)
-    session.flush()
-    _audit(session, now, actor, "prize.awarded", detail={
-        "kind": pkind.value, "week": week, "total_cents": book.total_cents,
-        "awards": [{"award_id": r.id, "entry_id": r.entry_id, "patron_id": r.patron_id,
-                    "place": r.place, "amount_cents": r.amount_cents} for r in rows],
-        "remainders": [{"reason": r.reason.value, "amount_cents": r.amount_cents,
-                        "detail": r.detail} for r in book.remainders]}, why=why)
-    session.commit()
+    what = f"week {week}'s prize" if pkind is PrizeKind.WEEKLY else f"the {pkind} prizes"
+    with _race(session, lambda: f"{what} were awarded at the same moment at another desk:"
+                                " nothing was recorded twice; look at the prizes again"):
+        for award in book.awards:
+            place = award.week if award.week is not None else award.position
+            row = PrizeAward(kind=pkind.value, place=place or 0, entry_id=award.entry_id,
+                             patron_id=award.patron_id, amount_cents=award.amount_cents,
+                             awarded_at=as_utc(now), deadline=as_utc(award.claim_deadline))
+            session.add(row)
+            rows.append(row)
+        session.flush()
+        _audit(session, now, actor, "prize.awarded", detail={
+            "kind": pkind.value, "week": week, "total_cents": book.total_cents,
+            "awards": [{"award_id": r.id, "entry_id": r.entry_id, "patron_id": r.patron_id,
+                        "place": r.place, "amount_cents": r.amount_cents} for r in rows],
+            "remainders": [{"reason": r.reason.value, "amount_cents": r.amount_cents,
+                            "detail": r.detail} for r in book.remainders]}, why=why)
+        session.commit()
     return tuple(_view(r, now) for r in rows)
 
 
@@ -1085,8 +1166,16 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: Clock, *,
     winner = get_patron(session, row.patron_id)
     if number != winner.id_number:
         raise Conflict(f"the document shown is not that of the prize winner {winner.patron_id}")
-    row.claimed_at = as_utc(now)
-    row.claimed_by = f"{winner.name} ({winner.patron_id})"[:200]
+    # Compare-and-set: of two desks claiming at the same moment, one records the claim.
+    claimed = session.execute(
+        update(PrizeAward).where(PrizeAward.id == award_id, PrizeAward.claimed_at.is_(None))
+        .values(claimed_at=as_utc(now), claimed_by=f"{winner.name} ({winner.patron_id})"[:200])
+        .execution_options(synchronize_session=False))
+    if claimed.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise Conflict(f"prize {award_id} was claimed at the same moment at another desk:"
+                       " pay it once")
+    session.refresh(row)
     _audit(session, now, actor, "prize.claimed", detail={
         "award_id": row.id, "patron_id": winner.patron_id, "amount_cents": row.amount_cents,
         "receipt": receipt}, why=why)

@@ -3,6 +3,12 @@
 Everything that identifies a patron lives here and only here: tables and MQTT carry opaque
 entry and patron ids. The schema is created and upgraded by Alembic
 (`leaderboard/migrations`, `leaderboard.db.upgrade`).
+
+What the desk checks, the database enforces as well (revision 0002), so that two desk
+instances or two HTTP requests racing cannot leave an inconsistent tournament: one Final
+seat draw per stage, one semi-final or Final place per heat and seat until seated, one award
+of a kind per entry. Every stored message keeps the signed envelope it came in, so it can be
+verified again (`showdown leaderboard audit`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -31,6 +38,13 @@ __all__ = [
 ]
 
 Cents = BigInteger
+
+# A semi-final or Final place is given a seat of its heat by the desk (chosen, rule 27, or
+# drawn, rule 40) before it is seated at a table: no two places waiting to be seated may hold
+# one heat's seat. Once seated (table_id set, by the desk or by a table's `entry.seated`) the
+# table reports where the place sits and the database records it, whatever it says. A
+# qualifying seat is taken by entry after entry during a heat: no such index.
+UNSEATED_PLACE_SQL = "stage IN ('semi_final', 'final') AND table_id IS NULL"
 
 
 class Base(DeclarativeBase):
@@ -55,6 +69,10 @@ class Message(Base):
 
     __tablename__ = "messages"
     __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_messages_table_seq"),)
+    # `envelope` is the payload exactly as received and verified (canonical JSON, so its UTF-8
+    # bytes are the signed message) and `payload_sha256` the hex SHA-256 of those bytes: the
+    # evidence to verify the message again against the table's key. NULL only on rows stored
+    # before revision 0002.
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
                                     primary_key=True, autoincrement=True)
     table_id: Mapped[str] = mapped_column(String(64))
@@ -63,6 +81,8 @@ class Message(Base):
     ts: Mapped[str] = mapped_column(String(40))
     body: Mapped[dict[str, Any]] = mapped_column(JSON)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    payload_sha256: Mapped[str | None] = mapped_column(String(64))
+    envelope: Mapped[str | None] = mapped_column(Text, deferred=True)  # loaded when read
 
 
 class TableProgress(Base):
@@ -132,6 +152,11 @@ class Entry(Base):
     """One entry (one buy-in, one heat, one score); tables know only `entry_id`."""
 
     __tablename__ = "entries"
+    __table_args__ = (
+        Index("uq_entries_place_seat", "heat_id", "seat", unique=True,
+              postgresql_where=text(UNSEATED_PLACE_SQL),
+              sqlite_where=text(UNSEATED_PLACE_SQL)),
+    )
     entry_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     patron_id: Mapped[str] = mapped_column(ForeignKey("patrons.patron_id"), index=True)
     stage: Mapped[str] = mapped_column(String(16))
@@ -182,6 +207,8 @@ class PrizeAward(Base):
     """A prize awarded to an entry, and its claim (15 days, then expired)."""
 
     __tablename__ = "prize_awards"
+    # An entry wins a prize of a kind once: a second book of the same prize is refused.
+    __table_args__ = (Index("uq_prize_awards_kind_entry", "kind", "entry_id", unique=True),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     kind: Mapped[str] = mapped_column(String(24))  # weekly | top_score | final
     place: Mapped[int] = mapped_column(Integer)  # week number or position
@@ -195,9 +222,13 @@ class PrizeAward(Base):
 
 
 class Draw(Base):
-    """The Final's seat draw: its inputs (random bytes, finalists) and result, replayable."""
+    """The Final's seat draw: its inputs (random bytes, finalists) and result, replayable.
+
+    One per stage: the draw stored first is the one in force, and is never drawn again.
+    """
 
     __tablename__ = "draws"
+    __table_args__ = (Index("uq_draws_stage", "stage", unique=True),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     stage: Mapped[str] = mapped_column(String(16))
     random_hex: Mapped[str] = mapped_column(Text)
