@@ -2,18 +2,21 @@
 
 Several fake tables' messages (heats of seatings, settled hands with full records, scores and
 acknowledgements) are sealed with Ed25519 before any timing starts. Each scenario then gets a
-fresh database with the tables enrolled, starts the ingest, publishes every message at QoS 1
-(one MQTT client per table, in parallel) and measures from the first publish until the last
-message is stored. Afterwards it checks the database: every (table, seq) stored exactly once,
-every score projected, no rejection.
+fresh database with the tables enrolled, starts the ingest (``Ingestor.run``: the service's
+receive loop), publishes every message at QoS 1 (one minimal MQTT client per table, in
+parallel, see Publisher) and measures from the first publish until the last message is
+stored. Afterwards it checks the database: every (table, seq) stored exactly once, every
+score projected, no rejection. It also prints where the machine's CPU went (CpuMeter) and the
+machine's speed at the start and the end (shared machines vary).
 
 Scenarios: the ingest core alone (``handle_batch``, no broker), one instance over MQTT on
 SQLite and on PostgreSQL, and two instances on a shared subscription (``$share/...``; needs
 Mosquitto: the embedded amqtt broker grants shared subscriptions but delivers nothing) on
 SQLite and PostgreSQL. PostgreSQL is used when reachable at SHOWDOWN_BENCH_POSTGRES_URL
 (default: the tests' postgresql+psycopg://postgres@127.0.0.1:5432/test), in a schema of its
-own that is dropped afterwards; Mosquitto at 127.0.0.1:1883 (SHOWDOWN_BENCH_MQTT_PORT),
-otherwise the embedded broker.
+own that is dropped afterwards. The broker (``--broker``): a private Mosquitto if installed
+(broker_for), else the machine's at 127.0.0.1:1883 (SHOWDOWN_BENCH_MQTT_PORT), else the
+embedded one.
 
 The goal (issue 6) is at least 2,000 messages per second; it is reported as PASS/MISS and
 never fails a run, since machines vary. Exit status: 0, or 1 when a result is wrong
@@ -35,6 +38,7 @@ import os
 import platform
 import queue
 import random
+import resource
 import secrets
 import shutil
 import signal
@@ -49,7 +53,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import sqlalchemy as sa
 
 from controller.broker_config import BrokerSettings
@@ -62,7 +65,7 @@ from controller.topics import TableTopics
 from game.cards import DECK
 from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import Ingestor, MqttResender
-from leaderboard.models import Message, Rejection, Score, TableRecord
+from leaderboard.models import Message, Rejection, Score, TableProgress, TableRecord
 
 VENUE = "bench"
 GOAL = 2_000  # messages per second (issue 6)
@@ -239,6 +242,7 @@ class Row:
     verify_us: float | None = None  # verify_envelope alone, just before (core rows)
     problem: str | None = None
     note: str = ""
+    cpu: dict[str, float] | None = None  # CpuMeter.read() and "ingest" (MQTT rows)
 
     @property
     def rate(self) -> float | None:
@@ -270,9 +274,65 @@ def check_database(engine: sa.Engine, tables: Sequence[FakeTable]) -> tuple[int,
     return count, twice, problem
 
 
-def _count(engine: sa.Engine) -> int:
+def _contiguous(engine: sa.Engine) -> int:
+    """Messages stored without a hole, all tables together (a cheap poll: one row a table)."""
     with engine.connect() as connection:
-        return connection.scalar(sa.select(sa.func.count(Message.id))) or 0
+        return int(connection.scalar(sa.select(sa.func.sum(TableProgress.contiguous_seq)))
+                   or 0)
+
+
+def _ticks(path: str, fields: slice) -> int:
+    try:
+        return sum(int(x) for x in Path(path).read_text().split()[fields])
+    except (OSError, ValueError):
+        return 0
+
+
+class CpuMeter:
+    """CPU seconds used while a scenario runs: the whole machine, this process (the fake
+    tables and the poll), the private broker and PostgreSQL's processes (read from /proc).
+    What the ingest instances used, they report themselves."""
+
+    def __init__(self, broker_pid: int | None) -> None:
+        self.hz = os.sysconf("SC_CLK_TCK")
+        self.broker_pid = broker_pid
+        self.wall = time.perf_counter()
+        self.start = self._sample()
+
+    def _sample(self) -> dict[str, float]:
+        cpu_line = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+        ticks = [int(x) for x in cpu_line]
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        postgres = 0
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and _comm(entry) == "postgres":
+                postgres += _ticks(f"{entry}/stat", slice(13, 15))
+        broker = _ticks(f"/proc/{self.broker_pid}/stat", slice(13, 15)) \
+            if self.broker_pid else 0
+        return {"busy": (sum(ticks) - ticks[3] - ticks[4]) / self.hz,
+                "tables": own.ru_utime + own.ru_stime, "broker": broker / self.hz,
+                "postgres": postgres / self.hz}
+
+    def read(self) -> dict[str, float]:
+        """CPU seconds per part since the meter started, and ``wall`` seconds."""
+        end = self._sample()
+        out = {key: end[key] - value for key, value in self.start.items()}
+        out["wall"] = time.perf_counter() - self.wall
+        return out
+
+
+def _children_cpu() -> float:
+    """CPU seconds used so far by this process's live children (verification workers)."""
+    ticks = sum(_ticks(f"/proc/{child.pid}/stat", slice(13, 15))
+                for child in multiprocessing.active_children())
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def _comm(entry: Path) -> str:
+    try:
+        return (entry / "comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 async def run_core(tables: Sequence[FakeTable], db: Database, root: str) -> Row:
@@ -305,6 +365,17 @@ async def run_core(tables: Sequence[FakeTable], db: Database, root: str) -> Row:
                rejected=counts.rejected, verify_us=verify_us, problem=problem)
 
 
+def _calibrate(tables: Sequence[FakeTable], count: int = 600) -> float:
+    """Microseconds of CPU per verify_envelope over the first messages: the machine's speed
+    (figures from runs at different speeds compare through it)."""
+    ring = KeyRing([t.key.public_key for t in tables])
+    payloads = [payload for _, payload in _interleave(tables)[:count]]
+    started = time.process_time()
+    for payload in payloads:
+        verify_envelope(payload, ring)
+    return (time.process_time() - started) / len(payloads) * 1e6
+
+
 def _interleave(tables: Sequence[FakeTable]) -> list[tuple[str, bytes]]:
     out: list[tuple[str, bytes]] = []
     longest = max(len(t.messages) for t in tables)
@@ -313,9 +384,34 @@ def _interleave(tables: Sequence[FakeTable]) -> list[tuple[str, bytes]]:
     return out
 
 
+def _remaining(length: int) -> bytes:
+    """MQTT's variable-length encoding of a packet's remaining length."""
+    out = bytearray()
+    while True:
+        length, digit = divmod(length, 128)
+        out.append(digit | (0x80 if length else 0))
+        if not length:
+            return bytes(out)
+
+
+def _text(value: str) -> bytes:
+    data = value.encode("utf-8")
+    return len(data).to_bytes(2, "big") + data
+
+
+def _packet(first: int, body: bytes) -> bytes:
+    return bytes([first]) + _remaining(len(body)) + body
+
+
 class Publisher:
     """A fake table on the broker: publishes its messages (QoS 1, ``window`` in flight) and
-    answers the ingest's signed resend requests from what it has published so far."""
+    answers the ingest's signed resend requests from what it has published so far.
+
+    A minimal MQTT 3.1.1 client on asyncio streams, whose PUBLISH packets are encoded before
+    the clock starts: the fake tables share the machine with the ingest under test, and an
+    aiomqtt or paho client costs about as much CPU per message as verifying it. The broker
+    sees an ordinary client (clean session, QoS 1 publishes acknowledged one by one).
+    """
 
     def __init__(self, table: FakeTable, host: str, port: int, root: str,
                  leaderboard: Signer) -> None:
@@ -325,40 +421,116 @@ class Publisher:
         self.commands = KeyRing([leaderboard.public_key])
         self.published = 0  # messages 1..published have left
         self.resent = 0
+        # Each message's PUBLISH (QoS 1): the part before the packet id, and the payload.
+        self._heads = [_packet(0x32, _text(topic) + bytes(2 + len(payload)))[:-(2 + len(payload))]
+                       for topic, payload in table.messages]
+        # What a table says when its link comes up: the last seq it has published, so that
+        # a lost tail (a broker that dropped messages) is noticed and asked for.
+        status = TableTopics(VENUE, table.table, root).status
+        birth = seal(venue=VENUE, table=table.table, seq=0, wall=T0, type="availability",
+                     body={"state": "online", "link": {"last_published_seq": len(
+                         table.messages)}}, boot="bench", mono=0, signer=table.key).encode()
+        self._birth = _packet(0x32, _text(status) + (1).to_bytes(2, "big") + birth)
+        self._in_flight: dict[int, bool] = {}  # packet id -> counts in the window
+        self._last_id = 0
+        self._window: asyncio.Semaphore | None = None
+        self._subscribed = asyncio.Event()
 
     async def run(self, window: int, ready: asyncio.Event, go: asyncio.Event) -> None:
-        async with aiomqtt.Client(self.host, self.port,
-                                  identifier=f"bench-{self.table.table}-{secrets.token_hex(3)}",
-                                  max_inflight_messages=window) as client:
-            await client.subscribe(self.cmd, qos=1)
-            answering = asyncio.create_task(self._answer(client))
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        reading: asyncio.Task[None] | None = None
+        try:
+            client_id = f"bench-{self.table.table}-{secrets.token_hex(3)}"
+            # CONNECT: MQTT 3.1.1, clean session, no keep-alive (a run is short).
+            writer.write(_packet(0x10, _text("MQTT") + bytes([4, 0x02, 0, 0])
+                                 + _text(client_id)))
+            connack = await reader.readexactly(4)
+            if connack[0] != 0x20 or connack[3] != 0:
+                raise RuntimeError(f"{client_id}: the broker refused the connection {connack!r}")
+            self._window = asyncio.Semaphore(window)
+            reading = asyncio.create_task(self._read(reader, writer))
+            writer.write(_packet(0x82, (1).to_bytes(2, "big") + _text(self.cmd) + bytes([1])))
+            await self._subscribed.wait()
             ready.set()
             await go.wait()
-            pending: set[asyncio.Task[None]] = set()
-            for topic, payload in self.table.messages:
-                if len(pending) >= window:
-                    _, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                pending.add(asyncio.create_task(client.publish(topic, payload, qos=1)))
-                self.published += 1
-            if pending:
-                await asyncio.wait(pending)
-            with contextlib.suppress(asyncio.CancelledError):
-                await answering  # until cancelled at the end of the scenario
+            for index in range(len(self.table.messages)):
+                await self._window.acquire()  # given back by the PUBACK
+                if reading.done():  # the connection is lost: say why
+                    reading.result()
+                self._send(writer, index, in_window=True)
+                self.published = index + 1
+                if writer.transport.get_write_buffer_size() > 1 << 20:
+                    await writer.drain()
+            self._in_flight[1] = False  # its packet id is reserved at start: see _send
+            writer.write(self._birth)
+            await reading  # answers resend requests until cancelled at the end
+        finally:
+            if reading is not None:
+                reading.cancel()
+                with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                    await reading
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
 
-    async def _answer(self, client: aiomqtt.Client) -> None:
-        async for message in client.messages:
-            if str(message.topic) != self.cmd or not isinstance(message.payload, bytes):
-                continue
-            try:
-                command = verify_envelope(message.payload, self.commands)
-            except EnvelopeError:
-                continue
-            from_seq = command.body.get("from_seq")
-            if command.body.get("table") != self.table.table or not isinstance(from_seq, int):
-                continue
-            for topic, payload in self.table.messages[from_seq - 1: self.published]:
-                await client.publish(topic, payload, qos=1)
-                self.resent += 1
+    def _send(self, writer: asyncio.StreamWriter, index: int, *, in_window: bool) -> None:
+        packet_id = self._last_id
+        while True:  # the next id not in flight (2..65535; 1 is the availability's)
+            packet_id = 2 if packet_id >= 65_535 else max(packet_id + 1, 2)
+            if packet_id not in self._in_flight:
+                break
+        self._last_id = packet_id
+        self._in_flight[packet_id] = in_window
+        writer.writelines((self._heads[index], packet_id.to_bytes(2, "big"),
+                           self.table.messages[index][1]))
+
+    async def _read(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        assert self._window is not None
+        try:
+            await self._read_packets(reader, writer, self._window)
+        finally:
+            self._window.release()  # wakes run() if it waits: it then finds this task done
+
+    async def _read_packets(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                            window: asyncio.Semaphore) -> None:
+        while True:
+            first = (await reader.readexactly(1))[0]
+            length, shift = 0, 0
+            while True:
+                digit = (await reader.readexactly(1))[0]
+                length |= (digit & 0x7F) << shift
+                shift += 7
+                if not digit & 0x80:
+                    break
+            body = await reader.readexactly(length)
+            kind = first & 0xF0
+            if kind == 0x40:  # PUBACK
+                if self._in_flight.pop(int.from_bytes(body[:2], "big"), False):
+                    window.release()
+            elif kind == 0x90:  # SUBACK
+                if body[2:3] != b"\x01":
+                    raise RuntimeError(f"{self.cmd}: subscription refused ({body[2:]!r})")
+                self._subscribed.set()
+            elif kind == 0x30:  # PUBLISH (a command for this table)
+                size = int.from_bytes(body[:2], "big")
+                topic, rest = body[2:2 + size].decode("utf-8"), body[2 + size:]
+                if (first >> 1) & 3:  # QoS 1 or 2: acknowledge it (QoS 1 subscription)
+                    writer.write(b"\x40\x02" + rest[:2])
+                    rest = rest[2:]
+                if topic == self.cmd:
+                    self._answer(writer, rest)
+
+    def _answer(self, writer: asyncio.StreamWriter, payload: bytes) -> None:
+        try:
+            command = verify_envelope(payload, self.commands)
+        except EnvelopeError:
+            return
+        from_seq = command.body.get("from_seq")
+        if command.body.get("table") != self.table.table or not isinstance(from_seq, int):
+            return
+        for index in range(max(from_seq, 1) - 1, self.published):
+            self._send(writer, index, in_window=False)
+            self.resent += 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -391,19 +563,23 @@ def _instance(config: Instance, ready: Any, stop: Any, results: Any) -> None:
         runner = asyncio.create_task(ingest.run(settings, shared_group=config.shared_group,
                                                 stop=halt, ready=subscribed))
         await subscribed.wait()
+        # This process and its verification workers (started already), from now on.
+        cpu = time.process_time() + _children_cpu()
         ready.set()
         while not stop.is_set():
             await asyncio.sleep(0.05)
+        used = time.process_time() + _children_cpu() - cpu
         halt.set()
         await runner
         engine.dispose()
-        results.put(ingest.counters().as_dict())
+        results.put({**ingest.counters().as_dict(), "cpu_s": used})
 
     asyncio.run(main())
 
 
 async def run_mqtt(tables: Sequence[FakeTable], db: Database, *, host: str, port: int,
-                   broker: str, instances: int, verify_workers: int, root: str) -> Row:
+                   broker: str, instances: int, verify_workers: int, root: str,
+                   broker_pid: int | None = None) -> Row:
     """``instances`` ingest processes (on a shared subscription if more than one) fed over MQTT
     by one client per fake table; timed from the first publish to the last message stored."""
     enroll(db.engine, tables)
@@ -431,16 +607,19 @@ async def run_mqtt(tables: Sequence[FakeTable], db: Database, *, host: str, port
         for ready in readies:
             if not await asyncio.to_thread(ready.wait, 60):
                 raise RuntimeError("an ingest instance did not start within 60 s")
-        for event in table_ready:
-            await asyncio.wait_for(event.wait(), 30)
+        async with asyncio.timeout(30):
+            for event in table_ready:
+                await event.wait()
+        meter = CpuMeter(broker_pid)
         started = time.perf_counter()
         go.set()
         deadline = started + GUARD_S
-        while await asyncio.to_thread(_count, db.engine) < total:
+        while await asyncio.to_thread(_contiguous, db.engine) < total:
             if time.perf_counter() > deadline:
                 break
             await asyncio.sleep(0.02)
         seconds = time.perf_counter() - started
+        use = meter.read()
     finally:
         for task in tasks:
             task.cancel()
@@ -456,15 +635,31 @@ async def run_mqtt(tables: Sequence[FakeTable], db: Database, *, host: str, port
     count, twice, problem = check_database(db.engine, tables)
     note = "received " + " + ".join(f"{c['received']:,}" for c in counters) if instances > 1 \
         else ""
+    use["ingest"] = sum(c["cpu_s"] for c in counters)
     return Row(scenario=scenario, broker=broker, database=db.kind, messages=total,
                workers=verify_workers, seconds=seconds, stored=count,
                duplicates_received=sum(c["duplicates"] for c in counters),
                stored_twice=twice, rejected=sum(c["rejected"] for c in counters),
                resends=sum(c["resend_requests"] for c in counters), problem=problem,
-               note=note)
+               note=note, cpu=use)
 
 
 # --- main ---------------------------------------------------------------------------------------
+
+
+def _cpu_line(row: Row) -> str:
+    """Where the machine's CPU went during a scenario, in microseconds per stored message."""
+    cpu = row.cpu or {}
+    per = {key: value / row.stored * 1e6 for key, value in cpu.items() if key != "wall"}
+    known = sum(per.get(k, 0.0) for k in ("ingest", "tables", "broker", "postgres"))
+    cores = os.cpu_count() or 1
+    busy = cpu.get("busy", 0.0) / (cpu.get("wall") or 1.0) / cores
+    parts = ", ".join(f"{label} {per[key]:,.0f}" for key, label in (
+        ("ingest", "ingest"), ("tables", "fake tables"), ("broker", "broker"),
+        ("postgres", "postgresql")) if key in per and (key != "postgres" or per[key] > 0))
+    return (f"CPU per message, {row.scenario} on {row.database}: {per.get('busy', 0):,.0f} us "
+            f"machine-wide = {parts}, other {max(per.get('busy', 0) - known, 0):,.0f} "
+            f"(the {cores} CPUs {busy:.0%} busy)")
 
 
 def _print_table(rows: Sequence[Row]) -> None:
@@ -504,13 +699,16 @@ async def main_async(args: argparse.Namespace) -> int:
     print(f"{len(tables)} tables x {args.heats} heats: {total:,} messages sealed in "
           f"{time.perf_counter() - started:.1f} s before timing (mean {mean_bytes:,.0f} bytes; "
           f"{sum(t.scores for t in tables):,} scores), seed {args.seed}")
+    print(f"CPU speed: verify_envelope takes {_calibrate(tables):,.0f} us per message here, "
+          "now (shared machines vary; measured again at the end)")
     postgres = _answers(*_host_port(POSTGRES_URL))
     databases = [kind for kind in ("sqlite", "postgresql")
                  if kind in args.databases and (postgres or kind == "sqlite")]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="showdown-bench-ingest-") as tmp:
         workdir = Path(tmp)
-        async with broker_for(args.broker, workdir) as (host, port, broker, about):
+        async with broker_for(args.broker, workdir, messages=total) as (
+                host, port, broker, about, pid):
             print(f"services: broker {about}; PostgreSQL "
                   f"{'used' if postgres else 'absent (skipped)'}; verification workers: "
                   f"{args.workers} (1 instance), 0 (each of 2 instances)")
@@ -519,7 +717,7 @@ async def main_async(args: argparse.Namespace) -> int:
             for kind in databases if "single" in args.scenarios else []:
                 await _scenario(rows, kind, workdir, lambda db: run_mqtt(
                     tables, db, host=host, port=port, broker=broker, instances=1,
-                    verify_workers=args.workers, root=root))
+                    verify_workers=args.workers, root=root, broker_pid=pid))
             for kind in databases if "shared" in args.scenarios else []:
                 if broker == "embedded":
                     rows.append(Row(scenario="2 instances, shared subscription",
@@ -528,7 +726,7 @@ async def main_async(args: argparse.Namespace) -> int:
                     continue
                 await _scenario(rows, kind, workdir, lambda db: run_mqtt(
                     tables, db, host=host, port=port, broker=broker, instances=2,
-                    verify_workers=0, root=root))
+                    verify_workers=0, root=root, broker_pid=pid))
     print()
     _print_table(rows)
     print()
@@ -539,6 +737,9 @@ async def main_async(args: argparse.Namespace) -> int:
                   f"verify_envelope {verify_us:,.0f} us + store and project "
                   f"{max(total_us - verify_us, 0):,.0f} us (one core: at most "
                   f"{row.rate:,.0f} msg/s)")
+    for row in rows:
+        if row.cpu is not None and row.stored:
+            print(_cpu_line(row))
     print()
     wrong = [r for r in rows if r.problem]
     for row in rows:
@@ -547,27 +748,33 @@ async def main_async(args: argparse.Namespace) -> int:
         verdict = "PASS" if row.rate >= GOAL else "MISS"
         print(f"goal {GOAL:,} msg/s, {row.scenario} on {row.database}: {verdict} "
               f"({row.rate:,.0f} msg/s)")
+    print(f"CPU speed at the end: verify_envelope takes {_calibrate(tables):,.0f} us per message")
     print(f"result: {'WRONG' if wrong else 'OK'} ({len(wrong)} scenarios with a wrong result; "
           "every message stored once, none twice)")
     return 1 if wrong else 0
 
 
 @contextlib.asynccontextmanager
-async def broker_for(choice: str, workdir: Path) -> AsyncIterator[tuple[str, int, str, str]]:
-    """(host, port, kind, description) of the broker to use, for the duration of the block.
+async def broker_for(choice: str, workdir: Path, *, messages: int = 0
+                     ) -> AsyncIterator[tuple[str, int, str, str, int | None]]:
+    """(host, port, kind, description, pid if ours) of the broker to use, for the block.
 
     ``private``: a Mosquitto of our own, configured as production's (max_queued_messages
     from controller/broker_config.py; a stock Mosquitto drops a slow subscriber's QoS 1
-    messages beyond 1,000). ``system``: the machine's on 127.0.0.1:1883. ``embedded``: amqtt.
-    ``auto``: the first of these that is available.
+    messages beyond 1,000), but queueing at least ``messages``: the fake tables publish a
+    whole run in about a second, a burst no venue makes, and what the broker dropped would
+    only be recovered by resend requests after ``resend_after_s``, measuring those instead
+    of the ingest. ``system``: the machine's on 127.0.0.1:1883 (drops beyond 1,000 queued:
+    the resend path at work). ``embedded``: amqtt. ``auto``: the first of these available.
     """
     binary = shutil.which("mosquitto") or ("/usr/sbin/mosquitto"
                                             if Path("/usr/sbin/mosquitto").exists() else None)
     if choice == "private" or (choice == "auto" and binary):
         if binary is None:
             raise SystemExit("--broker private: mosquitto is not installed")
-        queued = next(f.default for f in dataclasses.fields(BrokerSettings)
-                      if f.name == "max_queued_messages")
+        production = next(f.default for f in dataclasses.fields(BrokerSettings)
+                          if f.name == "max_queued_messages")
+        queued = max(int(production), messages)
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
@@ -583,17 +790,18 @@ async def broker_for(choice: str, workdir: Path) -> AsyncIterator[tuple[str, int
                 while not await asyncio.to_thread(_answers, "127.0.0.1", port):
                     await asyncio.sleep(0.05)
             yield ("127.0.0.1", port, "mosquitto",
-                   f"a private Mosquitto on 127.0.0.1:{port} (max_queued_messages {queued:,})")
+                   f"a private Mosquitto on 127.0.0.1:{port} (max_queued_messages {queued:,}; "
+                   f"production's is {production:,})", process.pid)
         finally:
             process.terminate()
             await process.wait()
     elif choice == "system" or (choice == "auto" and _answers(MQTT_HOST, MQTT_PORT)):
         yield (MQTT_HOST, MQTT_PORT, "mosquitto",
-               f"the machine's Mosquitto on {MQTT_HOST}:{MQTT_PORT}")
+               f"the machine's Mosquitto on {MQTT_HOST}:{MQTT_PORT}", None)
     else:
         async with EmbeddedBroker() as embedded:
             yield (embedded.host, embedded.port, "embedded",
-                   f"the embedded amqtt broker on {embedded.host}:{embedded.port}")
+                   f"the embedded amqtt broker on {embedded.host}:{embedded.port}", None)
 
 
 def _host_port(url: str) -> tuple[str, int]:

@@ -2,9 +2,10 @@
 
 One event loop runs, as named tasks of one TaskGroup:
 
-- ``ingest``: the MQTT subscription to every table (leaderboard.ingest.Ingestor.run), which
-  verifies, stores and projects, asks tables to resend gaps (signed with the leaderboard key),
-  and calls ``StandingsFeed.changed`` after each commit;
+- ``mqtt``: the service's one broker connection (ServiceLink), whose receive loop is the
+  ingest's (leaderboard.ingest.IngestLink): it verifies, stores and projects, asks tables to
+  resend gaps (signed with the leaderboard key), and calls ``StandingsFeed.changed`` after
+  each commit;
 - ``standings``: the feed, recomputing the standings document (debounced) after changes;
 - ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
   published on every new version (names never leave: ``strip_names``);
@@ -32,7 +33,6 @@ from typing import Any, Final
 import aiomqtt
 import uvicorn
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
@@ -43,13 +43,12 @@ from controller.mqtt_link import MqttSettings
 from controller.signing import Signer, load_private_key
 from controller.topics import TableTopics, standings_topic
 from controller.tournament_files import read_tournament
-from drivers.backoff import Backoff
 from game.errors import ConfigError
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import make_engine, upgrade
 from leaderboard.desk import DeskCommand
-from leaderboard.ingest import Ingestor, MqttResender, subscription_filters
+from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
@@ -142,8 +141,9 @@ class SendError(Exception):
 class ServiceLink:
     """The service's ONE connection to the venue broker, used for everything it does by MQTT.
 
-    - the ingest subscription (every table's events, scores, status; optionally shared), whose
-      messages go to ``Ingestor.handle_batch`` in batches, and the ingest's gap checks;
+    - the ingest subscription (every table's events, scores, status; optionally shared), read
+      by the ingest's own receive loop (leaderboard.ingest.IngestLink: batches to the
+      Ingestor, gap checks), the same loop ``Ingestor.run`` uses;
     - the retained, signed standings on ``{root}/{venue}/standings`` (QoS 1), published for
       every new version of the feed and again on every (re)connect;
     - resend requests to tables (the Ingestor's ``resend``) and the desk's commands (a
@@ -161,8 +161,7 @@ class ServiceLink:
 
     def __init__(self, settings: MqttSettings, signer: Signer, feed: StandingsFeed, *,
                  venue: str, client_id: str, shared_group: str | None = None,
-                 clock: Clock = _utc_now, batch_max: int = 500,
-                 gap_check_s: float = 0.5) -> None:
+                 clock: Clock = _utc_now, gap_check_s: float = 0.5) -> None:
         self.settings = settings
         self.venue = venue
         self.topic = standings_topic(venue, settings.topic_root)
@@ -176,13 +175,17 @@ class ServiceLink:
         self._signer = signer
         self._feed = feed
         self._client_id = client_id
+        self._shared_group = shared_group
         self._clock = clock
-        self._batch_max = batch_max
         self._gap_check_s = gap_check_s
         self._boot = f"leaderboard-{uuid.uuid4().hex[:12]}"
         self._resender = MqttResender(settings, signer, venue=venue, clock=clock,
                                       boot_id=self._boot)
-        self._client: aiomqtt.Client | None = None
+        self._link: IngestLink | None = None
+
+    @property
+    def _client(self) -> aiomqtt.Client | None:
+        return self._link.client if self._link is not None else None
 
     @property
     def connected(self) -> bool:
@@ -232,73 +235,21 @@ class ServiceLink:
     # ---- the connection ----------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Connect, subscribe, ingest and publish until `stop` is set (reconnecting)."""
+        """Connect, subscribe, ingest and publish until `stop` is set (reconnecting).
+
+        The connection and the receive loop are the ingest's own (leaderboard.ingest.
+        IngestLink), with a persistent session under ``client_id``; the standings publisher
+        runs beside the receive loop on each connection.
+        """
         if self.ingestor is None:
             raise RuntimeError("ServiceLink.ingestor must be set before run()")
-        s = self.settings
-        backoff = Backoff(initial=s.backoff_initial_s, maximum=s.backoff_max_s)
-        while not stop.is_set():
-            try:
-                await self._connection(stop, backoff)
-            except* aiomqtt.MqttError as group:
-                _log.warning("mqtt_disconnected", host=s.host, port=s.port,
-                             error="; ".join(str(e) for e in group.exceptions))
-            finally:
-                self._client = None
-                self.subscribed.clear()
-            if stop.is_set():
-                break
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), backoff.next_delay())
-
-    async def _connection(self, stop: asyncio.Event, backoff: Backoff) -> None:
-        s = self.settings
-        async with aiomqtt.Client(
-            s.host, s.port, identifier=self._client_id, clean_session=False,
-            keepalive=s.keepalive_s, timeout=s.timeout_s, username=s.username,
-            password=s.password, tls_context=s.ssl_context(),
-        ) as client:
-            for topic_filter in self.filters:
-                granted = await client.subscribe(topic_filter, qos=1)
-                if any(_refused(code) for code in granted):
-                    _log.error("mqtt_subscription_refused", filter=topic_filter)
-            backoff.reset()
-            self._client = client
-            self.subscribed.set()
-            _log.info("mqtt_subscribed", host=s.host, port=s.port, filters=list(self.filters),
-                      client_id=self._client_id)
-            async with asyncio.TaskGroup() as tg:
-                standings = tg.create_task(self._standings(client, stop),
-                                           name="leaderboard.standings_publisher")
-                gaps = tg.create_task(self._gaps(stop), name="leaderboard.gap_check")
-                await self._receive(client, stop)
-                standings.cancel()
-                gaps.cancel()
-
-    async def _receive(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
-        assert self.ingestor is not None
-        messages = client.messages
-        while True:
-            first = await _next_or_stop(messages, stop)
-            if first is None:
-                return
-            received = [first]
-            while len(messages) and len(received) < self._batch_max:
-                received.append(await anext(messages))
-            await self.ingestor.handle_batch(
-                [(m.topic.value, _payload(m.payload)) for m in received])
-
-    async def _gaps(self, stop: asyncio.Event) -> None:
-        assert self.ingestor is not None
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), self._gap_check_s)
-            if stop.is_set():
-                return
-            try:
-                await self.ingestor.check_gaps()
-            except SQLAlchemyError as exc:
-                _log.error("gap_check_failed", error=str(exc))
+        self._link = IngestLink(self.ingestor, self.settings, shared_group=self._shared_group,
+                                client_id=self._client_id, gap_check_s=self._gap_check_s,
+                                subscribed=self.subscribed, alongside=self._standings)
+        try:
+            await self._link.run(stop)
+        finally:
+            self._link = None
 
     async def _standings(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
         seen = 0  # a new connection publishes the latest version again
@@ -317,40 +268,6 @@ class ServiceLink:
             self.last_version = seen
             self.published += 1
             _log.info("standings_published", version=seen, bytes=len(payload))
-
-
-def _refused(code: object) -> bool:
-    """A SUBACK return code of failure (0x80 and above)."""
-    value = getattr(code, "value", code)
-    return isinstance(value, int) and value >= 0x80
-
-
-def _payload(payload: object) -> bytes:
-    if isinstance(payload, bytes | bytearray):
-        return bytes(payload)
-    if isinstance(payload, str):
-        return payload.encode("utf-8")
-    return b""
-
-
-async def _next_or_stop(messages: Any, stop: asyncio.Event) -> aiomqtt.Message | None:
-    """The next message, or None once `stop` is set (whichever comes first)."""
-    if stop.is_set():
-        return None
-    receive = asyncio.ensure_future(anext(messages))
-    stopped = asyncio.ensure_future(stop.wait())
-    try:
-        await asyncio.wait({receive, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopped.cancel()
-        if not receive.done():
-            receive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await receive
-    if receive.cancelled():
-        return None
-    message: aiomqtt.Message = receive.result()
-    return message
 
 
 class _Server(uvicorn.Server):

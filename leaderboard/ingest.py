@@ -57,8 +57,7 @@ from controller.topics import DEFAULT_ROOT, ID_PATTERN, TableTopics, parse_table
 from drivers.backoff import Backoff
 from leaderboard.models import Message, TableProgress, TableRecord
 from leaderboard.projections import (
-    HAND_SETTLED,
-    HAND_VOIDED,
+    MESSAGES,
     PROGRESS,
     PROJECTION_REASONS,
     REJECTIONS,
@@ -66,9 +65,10 @@ from leaderboard.projections import (
     Refused,
     as_utc,
     body_text,
+    insert_new,
     later_messages_query,
     project,
-    project_hands,
+    project_bulk,
     statements,
 )
 
@@ -82,11 +82,14 @@ __all__ = [
     "TABLE_INACTIVE",
     "WRONG_TOPIC",
     "WRONG_VENUE",
+    "Alongside",
     "IngestCounters",
+    "IngestLink",
     "IngestResult",
     "Ingestor",
     "MqttResender",
     "Resend",
+    "stopped_within",
     "subscription_filters",
 ]
 
@@ -110,9 +113,10 @@ INGEST_REASONS: Final = (
 # seq 0: unsequenced notices (docs/mqtt.md); never stored by seq, never a gap.
 NOTICE_TYPES: Final = frozenset({"availability", "command_rejected"})
 INGEST_SUFFIXES: Final = ("events", "scores", "status")
-_HAND_TYPES: Final = frozenset({HAND_SETTLED, HAND_VOIDED})
 _MAX_DETAIL: Final = 2_000
 _MAX_TOPIC: Final = 256
+_MAX_TOPICS: Final = 4_096  # topics whose parse is remembered (3 per table)
+_UNPARSED: Final = object()
 
 _log = structlog.get_logger("leaderboard.ingest")
 
@@ -324,6 +328,7 @@ class Ingestor:
         self._background: set[asyncio.Task[None]] = set()
         self._counts: Counter[str] = Counter()
         self._reasons: Counter[str] = Counter()
+        self._topics: dict[str, Any] = {}  # topic -> parse_table_topic(topic), a few dozen
 
     # --- keys ----------------------------------------------------------------------------------
 
@@ -380,17 +385,26 @@ class Ingestor:
         await self._request_resends(batch.resends)
         return batch.results
 
-    async def _handle_received(self, messages: Sequence[tuple[str, bytes]]) -> None:
-        """handle_batch for run(): resend requests go out in the background, and a failure
-        (the database unreachable, say) is logged and counted, never the end of the loop;
-        what was lost then is asked for again once the gap shows."""
+    async def _screen_received(self, messages: Sequence[tuple[str, bytes]]
+                               ) -> list[_Item] | None:
+        """The first stage of handle_batch for the receive loop (IngestLink): verification,
+        which may run while the previous batch is being stored. None if it failed (logged
+        and counted; the gap is asked for again)."""
+        try:
+            return await asyncio.to_thread(self._screen_all, messages)
+        except Exception:
+            self._batch_failed(len(messages))
+            return None
+
+    async def _store_received(self, items: list[_Item]) -> None:
+        """The second stage: resend requests go out in the background, and a failure (the
+        database unreachable, say) is logged and counted, never the end of the loop; what
+        was lost then is asked for again once the gap shows."""
         try:
             async with self._lock:
-                batch = await asyncio.to_thread(self._process, messages)
+                batch = await asyncio.to_thread(self._store_screened, items)
         except Exception:
-            self._counts["received"] += len(messages)
-            self._counts["failed"] += len(messages)
-            _log.exception("ingest_batch_failed", size=len(messages))
+            self._batch_failed(len(items))
             return
         self._account(batch)
         if batch.resends:
@@ -398,12 +412,22 @@ class Ingestor:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 
+    def _batch_failed(self, size: int) -> None:
+        self._counts["received"] += size
+        self._counts["failed"] += size
+        _log.exception("ingest_batch_failed", size=size)
+
     async def check_gaps(self) -> list[tuple[str, int]]:
         """Ask for what is still missing (gaps past ``resend_after_s``); returns the requests."""
         async with self._lock:
             resends = await asyncio.to_thread(self._check_gaps)
         await self._request_resends(resends)
         return resends
+
+    async def _drain(self, timeout_s: float) -> None:
+        """Wait (at most ``timeout_s``) for the resend requests still going out."""
+        if self._background:
+            await asyncio.wait(set(self._background), timeout=timeout_s)
 
     def close(self) -> None:
         """Stop the verification worker processes, if any (run() does it when it ends)."""
@@ -437,86 +461,17 @@ class Ingestor:
     ) -> None:
         """Subscribe to every table of the venue and ingest until ``stop`` is set.
 
+        The loop is IngestLink's (the service's is the same one, see leaderboard.app).
         ``shared_group`` subscribes as ``$share/{group}/...`` so that several instances share
         the load (the broker must support shared subscriptions: Mosquitto does, the embedded
         amqtt 0.12.1 broker grants them but delivers nothing). ``client_id`` makes the session
         persistent (the broker queues while this instance is away); without it a clean session
         with a random id is used, and gaps are filled by resend requests. Reconnects with
-        jittered exponential backoff; ``ready`` is set after each subscription is granted.
+        jittered exponential backoff; ``ready`` is set while subscribed.
         """
-        stop = stop if stop is not None else asyncio.Event()
-        filters = subscription_filters(self.venue, root=settings.topic_root,
-                                       shared_group=shared_group)
-        if settings.topic_root != self.topic_root:
-            raise ValueError(f"settings.topic_root {settings.topic_root!r} differs from the "
-                             f"ingest's {self.topic_root!r}")
-        identifier = client_id or f"leaderboard-{self.venue}-{random.getrandbits(48):012x}"
-        backoff = Backoff(initial=settings.backoff_initial_s, maximum=settings.backoff_max_s,
-                          rng=rng)
-        if self.verify_workers:
-            await asyncio.to_thread(self._start_pool)
-        ticker = asyncio.create_task(self._tick(stop, gap_check_s), name="ingest.gaps")
-        try:
-            while not stop.is_set():
-                try:
-                    await self._connection(settings, filters, identifier,
-                                           persistent=client_id is not None, stop=stop,
-                                           ready=ready, backoff=backoff)
-                except aiomqtt.MqttError as exc:
-                    _log.warning("ingest_mqtt_disconnected", error=str(exc),
-                                 host=settings.host, port=settings.port)
-                if stop.is_set():
-                    break
-                delay = backoff.next_delay()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), delay)
-        finally:
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
-            if self._background:
-                await asyncio.wait(set(self._background), timeout=settings.timeout_s)
-            await asyncio.to_thread(self.close)
-
-    async def _connection(self, settings: MqttSettings, filters: Sequence[str], identifier: str,
-                          *, persistent: bool, stop: asyncio.Event,
-                          ready: asyncio.Event | None, backoff: Backoff) -> None:
-        client = aiomqtt.Client(
-            settings.host, settings.port, identifier=identifier, clean_session=not persistent,
-            keepalive=settings.keepalive_s, timeout=settings.timeout_s,
-            username=settings.username, password=settings.password,
-            tls_context=settings.ssl_context(),
-        )
-        async with client:
-            for topic_filter in filters:
-                granted = await client.subscribe(topic_filter, qos=1)
-                if any(_refused(code) for code in granted):
-                    _log.error("ingest_subscription_refused", filter=topic_filter)
-            backoff.reset()
-            _log.info("ingest_subscribed", filters=list(filters), client_id=identifier)
-            if ready is not None:
-                ready.set()
-            messages = client.messages
-            while True:
-                first = await _next_or_stop(messages, stop)
-                if first is None:
-                    return
-                received = [first]
-                while len(messages) and len(received) < self.batch_max:
-                    received.append(await anext(messages))
-                items = [(m.topic.value, _payload_bytes(m.payload)) for m in received]
-                await self._handle_received(items)
-
-    async def _tick(self, stop: asyncio.Event, every_s: float) -> None:
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), every_s)
-            if stop.is_set():
-                return
-            try:
-                await self.check_gaps()
-            except Exception as exc:  # the database away: try again at the next tick
-                _log.error("ingest_gap_check_failed", error=repr(exc))
+        link = IngestLink(self, settings, shared_group=shared_group, client_id=client_id,
+                          gap_check_s=gap_check_s, rng=rng, subscribed=ready)
+        await link.run(stop if stop is not None else asyncio.Event())
 
     # --- after a commit --------------------------------------------------------------------------
 
@@ -574,6 +529,10 @@ class Ingestor:
     # --- the worker (runs in a thread, one batch at a time) ------------------------------------
 
     def _process(self, messages: Sequence[tuple[str, bytes]]) -> _Batch:
+        return self._store_screened(self._screen_all(messages))
+
+    def _screen_all(self, messages: Sequence[tuple[str, bytes]]) -> list[_Item]:
+        """Verification and every check that needs no database (the first stage)."""
         if self._keys_loaded_at is None:
             self._load_keys()
         items = [_Item(index=i, topic=topic, payload=payload, sha256=_sha256(payload))
@@ -581,6 +540,11 @@ class Ingestor:
         verified = self._verify_in_workers([i.payload for i in items])
         for item, checked in zip(items, verified, strict=True):
             self._screen(item, checked)
+        return items
+
+    def _store_screened(self, items: list[_Item]) -> _Batch:
+        """Store a screened batch in one transaction (the second stage), or, if that fails,
+        message by message."""
         screened = [(i.result, i.envelope, i.claimed) for i in items]
         try:
             return self._store(items)
@@ -635,7 +599,12 @@ class Ingestor:
 
     def _screen(self, item: _Item, checked: _Verified = None) -> None:
         """Checks that need no database: topic, envelope, venue, seq 0."""
-        where = parse_table_topic(item.topic, self.topic_root)
+        where = self._topics.get(item.topic, _UNPARSED)
+        if where is _UNPARSED:
+            where = parse_table_topic(item.topic, self.topic_root)
+            if len(self._topics) >= _MAX_TOPICS:
+                self._topics.clear()
+            self._topics[item.topic] = where
         if where is None or where.venue != self.venue or where.suffix not in INGEST_SUFFIXES:
             item.result = IngestResult(outcome="ignored", detail=_clean(item.topic, 200))
             return
@@ -766,14 +735,14 @@ class Ingestor:
             envelope = item.envelope
             assert envelope is not None
             rows.setdefault((envelope.table, envelope.seq), {
-                "p_table": envelope.table, "p_seq": envelope.seq, "p_type": envelope.type,
-                "p_ts": envelope.ts, "p_body": item.body_text, "p_received_at": now,
+                "table_id": envelope.table, "seq": envelope.seq, "type": envelope.type,
+                "ts": envelope.ts, "body": item.body_text, "received_at": now,
+                # The evidence (revision 0002). The verified payload is canonical UTF-8 JSON.
+                "payload_sha256": item.sha256, "envelope": item.payload.decode("utf-8"),
             })
-        if not rows:
-            return set()
-        returned = connection.execute(statements(connection).insert_messages,
-                                      list(rows.values())).all()
-        return {(r.table_id, int(r.seq)) for r in returned}
+        inserted = insert_new(connection, MESSAGES, list(rows.values()),
+                              key=("table_id", "seq"), json_text=("body",))
+        return {(table, int(seq)) for table, seq in inserted}
 
     def _compare_existing(self, connection: Connection, fresh: list[_Item],
                           inserted: set[tuple[str, int]]) -> None:
@@ -821,32 +790,31 @@ class Ingestor:
         new = [i for i in fresh if i.result is None]
         pending = {_key(i) for i in new}
         later = later_messages_query(connection, pending)
-        # Hands touch only their own rows: the hands of distinct hand ids go in one statement
-        # after the rest (a hand id seen twice in the batch, or already stored, goes alone).
-        hand_ids = Counter(i.envelope.body.get("hand_id") for i in new
-                           if i.envelope is not None and i.envelope.type in _HAND_TYPES)
-        bulk = [i for i in new if i.envelope is not None and i.envelope.type in _HAND_TYPES
-                and hand_ids[i.envelope.body.get("hand_id")] == 1]
-        in_bulk = {_key(i) for i in bulk}
+        highest = {table: state.highest for table, state in progress.items()}
+        late = []  # in arrival order: below its table's highest seq so far (out of order)
         for item in new:
             envelope = item.envelope
             assert envelope is not None
+            late.append(envelope.seq < highest[envelope.table])
+            highest[envelope.table] = max(highest[envelope.table], envelope.seq)
+        # What does not depend on the order goes in a few statements first; the rest one by
+        # one, in arrival order (projections.project_bulk says why the result is the same).
+        done = project_bulk(connection, [(i.envelope, i.body_text, out_of_order)
+                                         for i, out_of_order in zip(new, late, strict=True)
+                                         if i.envelope is not None])
+        for index, item in enumerate(new):
+            envelope = item.envelope
+            assert envelope is not None
             state = progress[envelope.table]
-            out_of_order = envelope.seq < state.highest
             if not state.add(envelope.seq):
                 batch.notes.append((item, f"progress of {envelope.table} did not expect seq "
                                           f"{envelope.seq} (stored anew)"))
             pending.discard(_key(item))
-            if _key(item) not in in_bulk:
-                item.projected = project(connection, envelope, text=item.body_text,
-                                         later=later if out_of_order else None)
-        done = project_hands(connection, [(i.envelope, i.body_text) for i in bulk
-                                          if i.envelope is not None])
-        for item in bulk:
-            envelope = item.envelope
-            assert envelope is not None
-            item.projected = done.get(_key(item)) or project(connection, envelope,
-                                                             text=item.body_text)
+            projected = done.get(index)
+            if projected is None:
+                projected = project(connection, envelope, text=item.body_text,
+                                    later=later if late[index] else None)
+            item.projected = projected
         for item in new:
             envelope, projected = item.envelope, item.projected
             assert envelope is not None
@@ -884,12 +852,11 @@ class Ingestor:
         return state.contiguous + 1
 
     def _save_progress(self, connection: Connection, progress: dict[str, _Progress]) -> None:
-        for state in progress.values():
-            if state.dirty:
-                connection.execute(_SAVE_PROGRESS, {
-                    "table": state.table, "contiguous": state.contiguous,
-                    "highest": state.highest, "gaps": state.gaps,
-                    "requested_at": state.requested_at})
+        rows = [{"table": state.table, "contiguous": state.contiguous, "highest": state.highest,
+                 "gaps": state.gaps, "requested_at": state.requested_at}
+                for state in progress.values() if state.dirty]
+        if rows:  # one executemany (psycopg pipelines it: one round trip)
+            connection.execute(_SAVE_PROGRESS, rows)
 
     def _save_rejections(self, connection: Connection, items: list[_Item], batch: _Batch,
                          now: datetime) -> None:
@@ -1051,6 +1018,155 @@ async def _next_or_stop(messages: Any, stop: asyncio.Event) -> aiomqtt.Message |
         return None
     message: aiomqtt.Message = receive.result()
     return message
+
+
+async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait until ``stop`` is set or ``seconds`` pass; True if ``stop`` is set.
+
+    ``asyncio.timeout`` rather than ``wait_for``: on Python 3.11 ``wait_for`` can swallow a
+    cancellation that arrives as the inner wait completes.
+    """
+    if not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await stop.wait()
+    return stop.is_set()
+
+
+# --- the receive loop ----------------------------------------------------------------------------
+
+Alongside = Callable[[aiomqtt.Client, asyncio.Event], Awaitable[None]]
+
+
+class IngestLink:
+    """The ingest's connection to the broker: THE receive loop of the leaderboard.
+
+    Connects, subscribes at QoS 1 to every table's events, scores and status (``$share/...``
+    with ``shared_group``), feeds what the broker delivers to the Ingestor in batches (all
+    that has arrived while the previous batch was stored, up to ``batch_max``), checks gaps
+    every ``gap_check_s``, and reconnects with jittered exponential backoff until ``stop``.
+    ``client_id`` makes the session persistent (the broker queues while we are away); without
+    it a clean session with a random id is used. ``Ingestor.run`` runs one on its own; the
+    service (leaderboard.app.ServiceLink) runs one with its standings publisher ``alongside``
+    (started with each connection, cancelled when it ends) and publishes its commands
+    through ``client``, so that it has one connection to the broker.
+    """
+
+    def __init__(self, ingestor: Ingestor, settings: MqttSettings, *,
+                 shared_group: str | None = None, client_id: str | None = None,
+                 gap_check_s: float = 0.5, rng: random.Random | None = None,
+                 subscribed: asyncio.Event | None = None,
+                 alongside: Alongside | None = None) -> None:
+        if settings.topic_root != ingestor.topic_root:
+            raise ValueError(f"settings.topic_root {settings.topic_root!r} differs from the "
+                             f"ingest's {ingestor.topic_root!r}")
+        if gap_check_s <= 0:
+            raise ValueError(f"gap_check_s must be positive, got {gap_check_s}")
+        self.ingestor = ingestor
+        self.settings = settings
+        self.filters = subscription_filters(ingestor.venue, root=settings.topic_root,
+                                            shared_group=shared_group)
+        self.client_id = client_id or (
+            f"leaderboard-{ingestor.venue}-{random.getrandbits(48):012x}")
+        self.persistent = client_id is not None
+        self.gap_check_s = gap_check_s
+        self.subscribed = subscribed if subscribed is not None else asyncio.Event()
+        self.client: aiomqtt.Client | None = None  # while connected and subscribed
+        self._alongside = alongside
+        self._backoff = Backoff(initial=settings.backoff_initial_s,
+                                maximum=settings.backoff_max_s, rng=rng)
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Connect, subscribe and ingest until ``stop`` is set, reconnecting after a loss."""
+        ingestor, s = self.ingestor, self.settings
+        if ingestor.verify_workers:
+            await asyncio.to_thread(ingestor._start_pool)
+        try:
+            while not stop.is_set():
+                try:
+                    await self._connection(stop)
+                except* aiomqtt.MqttError as group:
+                    _log.warning("ingest_mqtt_disconnected", host=s.host, port=s.port,
+                                 error="; ".join(str(e) for e in group.exceptions))
+                finally:
+                    self.client = None
+                    self.subscribed.clear()
+                if await stopped_within(stop, self._backoff.next_delay()):
+                    break
+        finally:
+            await ingestor._drain(s.timeout_s)
+            await asyncio.to_thread(ingestor.close)
+
+    async def _connection(self, stop: asyncio.Event) -> None:
+        s = self.settings
+        async with aiomqtt.Client(
+            s.host, s.port, identifier=self.client_id, clean_session=not self.persistent,
+            keepalive=s.keepalive_s, timeout=s.timeout_s, username=s.username,
+            password=s.password, tls_context=s.ssl_context(),
+        ) as client:
+            for topic_filter in self.filters:
+                granted = await client.subscribe(topic_filter, qos=1)
+                if any(_refused(code) for code in granted):
+                    _log.error("ingest_subscription_refused", filter=topic_filter)
+            self._backoff.reset()
+            self.client = client
+            self.subscribed.set()
+            _log.info("ingest_subscribed", host=s.host, port=s.port, filters=list(self.filters),
+                      client_id=self.client_id, persistent=self.persistent)
+            async with asyncio.TaskGroup() as tasks:
+                beside = [tasks.create_task(self._gaps(stop), name="ingest.gap_check")]
+                if self._alongside is not None:
+                    beside.append(tasks.create_task(self._alongside(client, stop),
+                                                    name="ingest.alongside"))
+                await self._receive(client, stop)
+                for task in beside:
+                    task.cancel()
+
+    async def _receive(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
+        """Batches of what has arrived, stored one at a time in arrival order.
+
+        With PostgreSQL, or verification in worker processes, in a pipeline of two: a batch
+        is verified while the one before it is stored (its transaction then mostly waits: for
+        the database server, or for the other instance's lock on a table's progress). With
+        SQLite and verification here, one after the other: SQLite works in this process, and
+        two busy threads only slow each other down (measured: bench/README.md).
+        """
+        messages = client.messages
+        ingestor = self.ingestor
+        pipelined = ingestor.verify_workers > 0 or ingestor.engine.dialect.name != "sqlite"
+        storing: asyncio.Task[None] | None = None
+        try:
+            while True:
+                first = await _next_or_stop(messages, stop)
+                if first is None:
+                    return
+                received = [first]
+                while len(messages) and len(received) < ingestor.batch_max:
+                    received.append(await anext(messages))
+                items = await ingestor._screen_received(
+                    [(m.topic.value, _payload_bytes(m.payload)) for m in received])
+                if storing is not None:
+                    await asyncio.shield(storing)
+                    storing = None
+                if items is None:
+                    continue
+                # A task, shielded: a transaction under way is finished (its thread cannot
+                # be stopped) and accounted for even if this loop is cancelled meanwhile.
+                storing = asyncio.create_task(ingestor._store_received(items),
+                                              name="ingest.store")
+                if not pipelined:
+                    await asyncio.shield(storing)
+                    storing = None
+        finally:
+            if storing is not None:  # what was received is stored before the loop ends
+                await storing
+
+    async def _gaps(self, stop: asyncio.Event) -> None:
+        while not await stopped_within(stop, self.gap_check_s):
+            try:
+                await self.ingestor.check_gaps()
+            except Exception as exc:  # the database away: try again at the next tick
+                _log.error("ingest_gap_check_failed", error=repr(exc))
 
 
 # --- asking a table to resend ------------------------------------------------------------------

@@ -626,6 +626,72 @@ async def test_any_arrival_order_with_copies_stores_each_once_and_projects_the_s
     assert tuple(seat) == (name, 3)
 
 
+def _tangle(prefix: str, engine: sa.Engine) -> list[tuple[str, bytes]]:
+    """Two tables' messages that touch the same entries and hands: conflicts, repeats,
+    acknowledgements of the wrong figure or from the wrong table, a void, a malformed body,
+    an unregistered entry. The tables and entries are named after ``prefix``."""
+    t1, t2 = FakeTable(f"{prefix}-t1"), FakeTable(f"{prefix}-t2")
+    enroll(engine, t1, t2)
+    e = [f"{prefix}-e{n}" for n in range(6)]
+    for entry in e[1:3]:
+        register_entry(engine, entry, patron_id=f"{prefix}-p")
+    return [
+        t1.seated(e[1], 3), t1.hand(f"{prefix}-h1"), t1.hand(f"{prefix}-h1", "hand.voided"),
+        t1.score(e[1], 7_000), t1.ack(e[1], 7_000), t1.ack(e[1], 7_000),
+        t1.score(e[2], 500), t1.ack(e[2], 999), t1.seated(e[3], 1),
+        t1.message("score.voided", {"entry_id": e[1], "reason": "misdeal"}),
+        t1.message("score.recorded", {"entry_id": e[5], "score": 1}),  # malformed
+        t1.seated(e[1], 5), t1.hand(f"{prefix}-h2"),
+        t2.score(e[1], 100), t2.hand(f"{prefix}-h1"), t2.ack(e[2], 500),
+        t2.score(e[4], 800), t2.ack(e[4], 800), t2.seated(e[2], 2),
+    ]
+
+
+def _tangle_state(engine: sa.Engine, prefix: str) -> dict[str, Any]:
+    def plain(value: Any) -> Any:
+        return value.replace(prefix, "") if isinstance(value, str) else value
+
+    with engine.connect() as connection:
+        hands = {plain(r.hand_id): (plain(r.table_id), int(r.seq), r.status)
+                 for r in connection.execute(sa.select(Hand)
+                                             .where(Hand.hand_id.startswith(prefix)))}
+        entries = {plain(r.entry_id): (plain(r.table_id), r.seat)
+                   for r in connection.execute(sa.select(Entry)
+                                               .where(Entry.entry_id.startswith(prefix)))}
+        refused = sorted((r.reason, plain(r.table_id)) for r in connection.execute(
+            sa.select(Rejection.reason, Rejection.table_id)
+            .where(Rejection.table_id.startswith(prefix))))
+    return {"hands": hands, "entries": entries, "refused": refused,
+            "scores": {plain(k): tuple(plain(v) for v in value)
+                       for k, value in scores(engine).items() if k.startswith(prefix)}}
+
+
+@settings(max_examples=20, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(order=st.permutations(range(19)), copies=st.lists(st.integers(0, 18), max_size=5),
+       batch=st.integers(2, 12))
+async def test_a_batch_gives_the_results_of_its_messages_one_by_one(
+    engine: sa.Engine, order: list[int], copies: list[int], batch: int
+) -> None:
+    # Batches apply what they can in a few statements (projections.project_bulk); whatever
+    # the order, the outcome of every message and the final rows must be those of handling
+    # the same arrivals one at a time with project() alone (the reference).
+    number = next(_EXAMPLES)
+    one, many = f"o{number}", f"m{number}"
+    singly, batched = _tangle(one, engine), _tangle(many, engine)
+    arrivals = [*order, *copies]
+    ingest = make_ingestor(engine, FakeClock())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ingest_module, "project_bulk", lambda _connection, _items: {})
+        expected = [await ingest.handle(*singly[i]) for i in arrivals]
+    got = []
+    for start in range(0, len(arrivals), batch):
+        got += await ingest.handle_batch([batched[i] for i in arrivals[start:start + batch]])
+    assert [(r.outcome, r.reason, r.seq, r.changes) for r in got] == [
+        (r.outcome, r.reason, r.seq, r.changes) for r in expected]
+    assert _tangle_state(engine, many) == _tangle_state(engine, one)
+
+
 # --- conflicts and malformed bodies ------------------------------------------------------------
 
 
@@ -720,7 +786,15 @@ async def test_a_message_the_database_refuses_fails_alone_and_is_recovered_by_re
             raise sa.exc.OperationalError("UPDATE", {}, Exception("disk I/O error"))
         return real_project(connection, envelope, **kw)
 
+    real_bulk = ingest_module.project_bulk
+
+    def flaky_bulk(connection: Any, items: Any) -> Any:
+        if broken["on"] and any(envelope.seq == 2 for envelope, _, _ in items):
+            raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
+        return real_bulk(connection, items)
+
     monkeypatch.setattr(ingest_module, "project", flaky)
+    monkeypatch.setattr(ingest_module, "project_bulk", flaky_bulk)
     batch = [t01.alert(), t01.score("E1", 100), t01.alert()]
     results = await ingest.handle_batch(batch)
     assert [r.outcome for r in results] == ["stored", "failed", "stored"]

@@ -21,7 +21,7 @@ from controller.envelope import EnvelopeError, verify_envelope
 from controller.mqtt_link import MqttSettings
 from controller.signing import KeyRing, PublicKey
 from leaderboard.db import make_engine, upgrade
-from leaderboard.ingest import Ingestor, MqttResender
+from leaderboard.ingest import Ingestor, MqttResender, stopped_within
 from leaderboard.models import Message
 from tests.fixtures.services import Database, MqttBroker
 from tests.leaderboard.test_ingest import VENUE, FakeTable, enroll, key_of, progress, scores
@@ -48,8 +48,7 @@ class Changes:
                 self.event.clear()
                 if condition():
                     return
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.event.wait(), 0.02)
+                await stopped_within(self.event, 0.02)
 
 
 class MqttTable:
@@ -255,3 +254,19 @@ async def test_two_instances_on_a_shared_subscription_store_each_message_once(
     for table in tables:
         assert progress(engine, table.table) == (30, 30, [])
     assert len(scores(engine)) == 18
+
+
+async def test_stopped_within_waits_for_stop_or_time_and_never_swallows_a_cancellation() -> None:
+    stop = asyncio.Event()
+    assert await stopped_within(stop, 0.01) is False
+    stop.set()
+    assert await stopped_within(stop, 60) is True
+    # The stop event set and the task cancelled in the same turn of the loop: the
+    # cancellation wins (asyncio.wait_for on Python 3.11 returns the result instead).
+    other = asyncio.Event()
+    waiting = asyncio.create_task(stopped_within(other, 60))
+    await asyncio.sleep(0)
+    other.set()
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
