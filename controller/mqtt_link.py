@@ -67,6 +67,8 @@ __all__ = [
     "OutboxOrderError",
     "OutboxSource",
     "TableIdentity",
+    "exception_leaves",
+    "suback_refused",
 ]
 
 AVAILABILITY_TYPE: Final = "availability"
@@ -386,7 +388,7 @@ class MqttLink:
             await self._reconnecting()
         except BaseExceptionGroup as group:
             # A failure other than the connection's (outbox, a bug): surface the error itself.
-            leaves = _leaves(group)
+            leaves = exception_leaves(group)
             if len(leaves) == 1:
                 self._log.error("mqtt_link_failed", error=repr(leaves[0]))
                 raise leaves[0] from None
@@ -462,7 +464,7 @@ class MqttLink:
             self._log.info("mqtt_connected", host=self.settings.host, port=self.settings.port,
                            reconnects=self._counts.reconnects)
             granted = await client.subscribe(self.topics.cmd, qos=1)
-            self._counts.subscribed = not any(_refused(code) for code in granted)
+            self._counts.subscribed = not any(suback_refused(code) for code in granted)
             if not self._counts.subscribed:
                 # Publishing goes on (scores matter more); the operator must fix the ACL.
                 self._log.error("mqtt_cmd_subscription_refused", topic=self.topics.cmd)
@@ -610,17 +612,18 @@ class MqttLink:
         ).encode()
 
 
-def _refused(code: object) -> bool:
+def suback_refused(code: object) -> bool:
     """A SUBACK return code of failure (0x80 and above; paho gives ints or ReasonCodes)."""
     value = getattr(code, "value", code)
     return isinstance(value, int) and value >= 0x80
 
 
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+def exception_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions inside a (nested) exception group, flattened."""
     leaves: list[BaseException] = []
     for exc in group.exceptions:
         if isinstance(exc, BaseExceptionGroup):
-            leaves.extend(_leaves(exc))
+            leaves.extend(exception_leaves(exc))
         else:
             leaves.append(exc)
     return leaves

@@ -39,7 +39,7 @@ from starlette.routing import BaseRoute
 from controller import sd_notify
 from controller.envelope import EnvelopeError, seal
 from controller.logs import get_logger
-from controller.mqtt_link import MqttSettings
+from controller.mqtt_link import MqttSettings, exception_leaves
 from controller.signing import Signer, load_private_key
 from controller.topics import TableTopics, standings_topic
 from controller.tournament_files import read_tournament
@@ -421,21 +421,10 @@ async def run_service(service: LeaderboardService) -> int:
     try:
         return await service.run(stop)
     except BaseExceptionGroup as group:
-        leaves = _leaves(group)
+        leaves = exception_leaves(group)
         if len(leaves) == 1:  # one task failed: report its error, not the group
             raise leaves[0] from None
         raise
     finally:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(sig)
-
-
-
-def _leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    leaves: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            leaves.extend(_leaves(exc))
-        else:
-            leaves.append(exc)
-    return leaves

@@ -51,7 +51,7 @@ from controller.envelope import (
     seal,
     verify_envelope,
 )
-from controller.mqtt_link import MqttSettings
+from controller.mqtt_link import MqttSettings, suback_refused
 from controller.signing import KeyFormatError, KeyRing, Signer, parse_public_key
 from controller.topics import DEFAULT_ROOT, ID_PATTERN, TableTopics, parse_table_topic
 from drivers.backoff import Backoff
@@ -986,12 +986,6 @@ def _rejection_row(reason: str, table: str | None, topic: str, detail: str, *, s
     }
 
 
-def _refused(code: object) -> bool:
-    """True for a SUBACK code that refuses the subscription (0x80 and up)."""
-    value = getattr(code, "value", code)
-    return isinstance(value, int) and value >= 0x80
-
-
 def _payload_bytes(payload: object) -> bytes:
     if isinstance(payload, bytes | bytearray):
         return bytes(payload)
@@ -1106,7 +1100,7 @@ class IngestLink:
         ) as client:
             for topic_filter in self.filters:
                 granted = await client.subscribe(topic_filter, qos=1)
-                if any(_refused(code) for code in granted):
+                if any(suback_refused(code) for code in granted):
                     _log.error("ingest_subscription_refused", filter=topic_filter)
             self._backoff.reset()
             self.client = client
