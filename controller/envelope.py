@@ -24,10 +24,12 @@ import binascii
 import json
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
+
+import orjson
 
 from controller.outbox import OutboxItem
 from controller.signing import SIGNATURE_BYTES, KeyRing, Signer
@@ -482,29 +484,16 @@ def _envelope_of(obj: Mapping[str, Any]) -> Envelope:
 
 _CONTAINERS: Final = (dict, list)
 
-# canonical_json's encoder, made once: for values parsed from JSON (so never circular,
-# nothing the encoder cannot encode), without the cycle check; a third faster per message.
-_MAKE_ENCODER: Final[Callable[..., Any] | None] = getattr(json.encoder, "c_make_encoder", None)
-_C_ENCODER: Final = (
-    None if _MAKE_ENCODER is None
-    else _MAKE_ENCODER(None, None, json.encoder.encode_basestring, None, ":", ",", True, False,
-                       False))
 
-
-def _encode_parsed(value: Any) -> bytes:
-    """canonical_json(value) for a value parsed from JSON (a dict of plain JSON values)."""
-    if _C_ENCODER is None:  # a Python without the json C accelerator
-        return canonical_json(value)
-    chunks: list[str] = _C_ENCODER(value, 0)
-    return "".join(chunks).encode("utf-8")
-
-
-def _within_depth(value: Any, depth: int = 1) -> bool:
-    """False if arrays/objects below ``value`` (a parsed dict or list at ``depth``) nest
-    deeper than MAX_DEPTH."""
+def _plain_within_depth(value: Any, depth: int = 1) -> bool:
+    """False if below ``value`` (a parsed dict or list at ``depth``) there is a float, or
+    arrays/objects nest deeper than MAX_DEPTH."""
     for child in value.values() if type(value) is dict else value:
-        if type(child) in _CONTAINERS and (
-            depth >= MAX_DEPTH or not _within_depth(child, depth + 1)
+        kind = type(child)
+        if kind is float:
+            return False
+        if kind in _CONTAINERS and (
+            depth >= MAX_DEPTH or not _plain_within_depth(child, depth + 1)
         ):
             return False
     return True
@@ -514,16 +503,20 @@ def _well_formed(raw: bytes) -> tuple[Envelope, bytes] | None:
     """The fast path of _check_form: (envelope, signed bytes) of a message that passes every
     check before the signer's, else None (and _check_form then names the problem).
 
-    A message that passes here passes _check_form with the same envelope: the plain parser
-    differs from _parse only on what cannot be canonical (a duplicate key parses to fewer
-    keys than the text has; NaN, Infinity and 1e999 cannot be encoded; a lone surrogate
-    cannot be UTF-8), and the byte comparison with the canonical encoding comes last.
+    A message that passes here passes _check_form with the same envelope. orjson parses and
+    re-encodes; its encoding of what JSON parses to (objects with text keys, arrays, text,
+    integers, true, false, null) is canonical_json's, byte for byte, with floats left to
+    _check_form (the two spell some exponents differently); tests/controller/
+    test_envelope_fast_path.py checks this. Whatever cannot be canonical fails here: a
+    duplicate key parses to fewer keys than the text has, an integer beyond 64 bits parses to
+    a float, NaN, a lone surrogate and bytes that are not UTF-8 do not parse, and the byte
+    comparison with the canonical encoding comes last.
     """
     if len(raw) > MAX_ENVELOPE_BYTES:
         return None
     try:
-        parsed = json.loads(raw.decode("utf-8"))
-    except (ValueError, RecursionError):  # UnicodeDecodeError, JSONDecodeError, huge ints
+        parsed = orjson.loads(raw)
+    except orjson.JSONDecodeError:
         return None
     if type(parsed) is not dict or parsed.keys() != ENVELOPE_FIELDS:
         return None
@@ -537,10 +530,10 @@ def _well_formed(raw: bytes) -> tuple[Envelope, bytes] | None:
         return None
     envelope = _envelope_of(obj)
     try:
-        canonical = _encode_parsed(obj)  # the envelope's fields exactly: its to_json()
-    except ValueError:  # NaN or infinity (allow_nan=False), a lone surrogate
+        canonical = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
         return None
-    if canonical != raw or not _within_depth(obj):
+    if canonical != raw or not _plain_within_depth(obj):
         return None
     # What is signed is the canonical JSON of every field but sig: the same bytes without
     # ',"sig":"..."'. The fields after sig (table, ts, type, v, venue) hold no quotes once
