@@ -986,6 +986,19 @@ def _rejection_row(reason: str, table: str | None, topic: str, detail: str, *, s
     }
 
 
+def _inbox_type(made: list[asyncio.Queue[aiomqtt.Message]]
+                ) -> type[asyncio.Queue[aiomqtt.Message]]:
+    """A queue class for aiomqtt.Client(queue_type=...) that hands its instance to ``made``,
+    so that the receive loop can take a batch of what has arrived at once."""
+
+    class Inbox(asyncio.Queue[aiomqtt.Message]):
+        def __init__(self, maxsize: int = 0) -> None:
+            super().__init__(maxsize)
+            made.append(self)
+
+    return Inbox
+
+
 def _payload_bytes(payload: object) -> bytes:
     if isinstance(payload, bytes | bytearray):
         return bytes(payload)
@@ -1093,10 +1106,11 @@ class IngestLink:
 
     async def _connection(self, stop: asyncio.Event) -> None:
         s = self.settings
+        inboxes: list[asyncio.Queue[aiomqtt.Message]] = []
         async with aiomqtt.Client(
             s.host, s.port, identifier=self.client_id, clean_session=not self.persistent,
             keepalive=s.keepalive_s, timeout=s.timeout_s, username=s.username,
-            password=s.password, tls_context=s.ssl_context(),
+            password=s.password, tls_context=s.ssl_context(), queue_type=_inbox_type(inboxes),
         ) as client:
             for topic_filter in self.filters:
                 granted = await client.subscribe(topic_filter, qos=1)
@@ -1112,12 +1126,17 @@ class IngestLink:
                 if self._alongside is not None:
                     beside.append(tasks.create_task(self._alongside(client, stop),
                                                     name="ingest.alongside"))
-                await self._receive(client, stop)
+                await self._receive(client, inboxes[0], stop)
                 for task in beside:
                     task.cancel()
 
-    async def _receive(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
+    async def _receive(self, client: aiomqtt.Client, inbox: asyncio.Queue[aiomqtt.Message],
+                       stop: asyncio.Event) -> None:
         """Batches of what has arrived, stored one at a time in arrival order.
+
+        A batch's first message is awaited through the client (which notices a lost
+        connection); the rest are taken from its queue (``inbox``) as they are, not through
+        a task and a wait per message as the client's iterator does.
 
         With PostgreSQL, or verification in worker processes, in a pipeline of two: a batch
         is verified while the one before it is stored (its transaction then mostly waits: for
@@ -1135,8 +1154,11 @@ class IngestLink:
                 if first is None:
                     return
                 received = [first]
-                while len(messages) and len(received) < ingestor.batch_max:
-                    received.append(await anext(messages))
+                while len(received) < ingestor.batch_max:
+                    try:
+                        received.append(inbox.get_nowait())
+                    except asyncio.QueueEmpty:
+                        break
                 items = await ingestor._screen_received(
                     [(m.topic.value, _payload_bytes(m.payload)) for m in received])
                 if storing is not None:
