@@ -281,6 +281,10 @@ class TableService:
                 "at": _ts(wall)}))
         elif command == "unseat":
             seat = int(p["seat"])
+            sitting = session.seats.get(seat)
+            expected = p.get("entry_id")
+            if sitting is not None and expected is not None and sitting.entry_id != expected:
+                raise _Refused(f"seat {seat} holds entry {sitting.entry_id}, not {expected}")
             entry = session.unseat(seat)
             self.spots.clear_seat(seat)
             out.append(Outgoing(topic_suffix="events", type="entry.unseated", body={

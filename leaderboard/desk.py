@@ -80,6 +80,7 @@ from leaderboard.models import (
     Refusal,
     Score,
 )
+from leaderboard.projections import SEATED, WITHDRAWN
 
 __all__ = [
     "FINAL_HEAT",
@@ -119,6 +120,7 @@ __all__ = [
     "score_records",
     "seat_entry",
     "semi_heat_id",
+    "unseat_entry",
 ]
 
 Clock = Callable[[], datetime]
@@ -129,7 +131,9 @@ RandomBytes = Callable[[int], bytes]
 # without a patron's identity.
 _ENTRY_PREFIX: Final = {Stage.QUALIFYING: "E-", Stage.SEMI_FINAL: "S-", Stage.FINAL: "F-"}
 FINAL_HEAT: Final = "final-1"
-_SEATED: Final = "seated"
+_SEATED: Final = SEATED
+_WITHDRAWN: Final = WITHDRAWN  # left its seat before its last hand: no score, never reseated
+_PLAYED: Final = (_SEATED, _WITHDRAWN)
 _REGISTERED: Final = "registered"
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 _MAX_AGE: Final = 130
@@ -621,7 +625,7 @@ def _check_player(session: Session, *, entry: Entry, stage: Stage, player_id: st
         return
     other = [e for e in _stage_entries(session, stage)
              if e.entry_id != entry.entry_id and (e.played_by or e.patron_id) == player_id
-             and (e.status == _SEATED or _has_score(session, e.entry_id))]
+             and (e.status in _PLAYED or _has_score(session, e.entry_id))]
     if other:
         raise Conflict(
             f"patron {player_id} already played place {other[0].entry_id} in the {stage}:"
@@ -649,6 +653,9 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     if entry.status == _SEATED:
         raise Conflict(f"entry {entry.entry_id} is already seated at table {entry.table_id}"
                        f" seat {entry.seat}")
+    if entry.status == _WITHDRAWN:
+        raise Conflict(f"entry {entry.entry_id} left table {entry.table_id} before its last"
+                       " hand: it records no score (rule 14) and is not seated again")
     heat_id, seat = _seat_for(session, settings, now, entry=entry, stage=stage, table=table,
                               seat=seat)
     player_id = entry.played_by or entry.patron_id
@@ -667,6 +674,31 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
                    player=player_id,
                    command=DeskCommand(seq=row.id, table=table, command="seat", args=args))
+
+
+def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
+                 why: str) -> DeskCommand:
+    """Record and return the `unseat` command for an entry that leaves before its last hand
+    (between hands; the table refuses otherwise). Once the table reports it, the entry is
+    withdrawn: no score (rule 14), never seated again, its buy-in stays in the pools (D55)."""
+    actor = _actor(actor)
+    now = _now(clock)
+    reason = " ".join((why or "").split())
+    if not reason:
+        raise DeskError("say why the entry leaves (--why): it goes into the table's record")
+    entry = get_entry(session, entry_id)
+    if entry.status == _WITHDRAWN:
+        raise Conflict(f"entry {entry.entry_id} has already left table {entry.table_id}")
+    if entry.status != _SEATED or entry.table_id is None or entry.seat is None:
+        raise Conflict(f"entry {entry.entry_id} is not seated at a table")
+    if _has_score(session, entry.entry_id):
+        raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
+    args = {"seat": entry.seat, "entry_id": entry.entry_id, "reason": reason}
+    row = _audit(session, now, actor, "entry.unseat", detail={
+        "table": entry.table_id, "command": "unseat", "args": args, "heat_id": entry.heat_id,
+        **args}, why=why)
+    session.commit()
+    return DeskCommand(seq=row.id, table=entry.table_id, command="unseat", args=args)
 
 
 def recorded_command(session: Session, seq: int) -> DeskCommand:
@@ -843,7 +875,7 @@ def _unplayed_place(session: Session, entry_id: str) -> tuple[Entry, Stage]:
     stage = _stage(entry)
     if stage is Stage.QUALIFYING:
         raise DeskError(f"{entry.entry_id} is a qualifying entry, not a semi-final or Final place")
-    if entry.status == _SEATED or _has_score(session, entry.entry_id):
+    if entry.status in _PLAYED or _has_score(session, entry.entry_id):
         raise Conflict(f"place {entry.entry_id} has already been seated")
     return entry, stage
 
@@ -997,7 +1029,7 @@ def draw_final(session: Session, settings: TournamentSettings, clock: Clock, *, 
         finalists = [e.entry_id for e in _stage_entries(session, Stage.FINAL)]
         if not finalists:
             raise Conflict("no Final places are allocated")
-        seated = [e for e in _stage_entries(session, Stage.FINAL) if e.status == _SEATED]
+        seated = [e for e in _stage_entries(session, Stage.FINAL) if e.status in _PLAYED]
         if seated:
             raise Conflict(f"Final place {seated[0].entry_id} is already seated")
         data = random_bytes(RECOMMENDED_BYTES)

@@ -277,6 +277,12 @@ class _DeskApi:
                         "player": seating.player, "seq": seating.command.seq},
                        (seating.command,), 201)
 
+    def unseat(self, s: Session, b: _Body, _: Request) -> _Result:
+        command = desk.unseat_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
+                                    why=b.text("why"))
+        return _Result({"table": command.table, "seq": command.seq, **command.args},
+                       (command,), 201)
+
     def resend(self, s: Session, b: _Body, request: Request) -> _Result:
         try:
             seq = int(request.path_params["seq"])
@@ -379,6 +385,7 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/heats", e(api.open_heat), methods=["POST"]),
         Route("/heats/close", e(api.close_heat), methods=["POST"]),
         Route("/seatings", e(api.seat), methods=["POST"]),
+        Route("/unseatings", e(api.unseat), methods=["POST"]),
         Route("/commands/{seq}/resend", e(api.resend), methods=["POST"]),
         Route("/places/{stage}", e(api.places), methods=["GET"]),
         Route("/places/{stage}", e(api.allocate), methods=["POST"]),

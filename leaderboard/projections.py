@@ -4,7 +4,8 @@ Ingest stores every valid message once in ``messages`` and, in the same transact
 it here: ``score.recorded`` -> a Score row (one per entry, never overwritten),
 ``score.acknowledged`` / ``score.voided`` -> the Score's acknowledgement and void fields,
 ``hand.settled`` / ``hand.voided`` -> a Hand row, ``entry.seated`` -> the Entry's table and
-seat. Other types are only stored.
+seat (a seat other than the desk's is also written to the audit), ``entry.unseated`` -> the
+Entry withdrawn (it records no score, rule 14). Other types are only stored.
 
 Messages can arrive out of order (seq 5 before 4). Every projection gives the same result
 whatever the arrival order: an acknowledgement or void whose score has not arrived yet is
@@ -28,13 +29,15 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from controller.envelope import Envelope, canonical_json, parse_ts
 from game.tournament import Stage
-from leaderboard.models import Entry, Hand, Message, Rejection, Score, TableProgress
+from leaderboard.models import AuditEntry, Entry, Hand, Message, Rejection, Score, TableProgress
 
 __all__ = [
     "ACK_CONFLICT",
     "ACK_MISMATCH",
+    "AUDIT",
     "ENTRIES",
     "ENTRY_SEATED",
+    "ENTRY_UNSEATED",
     "HANDS",
     "HAND_CONFLICT",
     "HAND_SETTLED",
@@ -50,7 +53,10 @@ __all__ = [
     "SCORE_CONFLICT",
     "SCORE_RECORDED",
     "SCORE_VOIDED",
+    "SEATED",
+    "SEAT_MISMATCH",
     "VOID_CONFLICT",
+    "WITHDRAWN",
     "LaterMessages",
     "Projected",
     "Refused",
@@ -72,9 +78,15 @@ SCORE_VOIDED: Final = "score.voided"
 HAND_SETTLED: Final = "hand.settled"
 HAND_VOIDED: Final = "hand.voided"
 ENTRY_SEATED: Final = "entry.seated"
-PROJECTED_TYPES: Final = frozenset(
-    {SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED, HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED}
-)
+ENTRY_UNSEATED: Final = "entry.unseated"
+PROJECTED_TYPES: Final = frozenset({SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED,
+                                    HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED})
+# Entry statuses (leaderboard.desk sets the first two): an entry that left its seat before
+# its last hand is withdrawn; it records no score (rule 14) and is never seated again (D55).
+SEATED: Final = "seated"
+WITHDRAWN: Final = "withdrawn"
+SEAT_MISMATCH: Final = "entry.seat_mismatch"  # the audit action of a seat the desk did not give
+INGEST_ACTOR: Final = "ingest"
 
 # Reasons a stored message's projection is refused (counted with the ingest's own reasons).
 MALFORMED_BODY: Final = "malformed_body"
@@ -135,6 +147,8 @@ _SPECS: Final[Mapping[str, _Spec]] = {
     HAND_VOIDED: {"hand_id": ("id64", True), "heat_id": ("id64", False),
                   "table": ("table", False), "status": ("hand_status", False)},
     ENTRY_SEATED: {"entry_id": ("id40", True), "seat": ("count", True)},
+    ENTRY_UNSEATED: {"entry_id": ("id40", True), "seat": ("count", True),
+                     "hands_played": ("count", False), "reason": ("text0", False)},
 }
 
 
@@ -247,6 +261,7 @@ def wall_of(envelope: Envelope) -> datetime:
 SCORES: Final = cast(Table, Score.__table__)
 HANDS: Final = cast(Table, Hand.__table__)
 ENTRIES: Final = cast(Table, Entry.__table__)
+AUDIT: Final = cast(Table, AuditEntry.__table__)
 MESSAGES: Final = cast(Table, Message.__table__)
 PROGRESS: Final = cast(Table, TableProgress.__table__)
 REJECTIONS: Final = cast(Table, Rejection.__table__)
@@ -273,17 +288,20 @@ class Statements:
             update(SCORES).where(SCORES.c.entry_id == bindparam("entry"))
             .values(voided_at=bindparam("at"), void_reason=bindparam("reason"))
         )
-        self.seat = (
-            update(ENTRIES).where(ENTRIES.c.entry_id == bindparam("entry"))
-            .values(table_id=bindparam("table"), seat=bindparam("seat"))
+        self.withdraw = (
+            update(ENTRIES).where(ENTRIES.c.entry_id == bindparam("entry"),
+                                  ENTRIES.c.table_id == bindparam("table"),
+                                  ENTRIES.c.status == SEATED)
+            .values(status=WITHDRAWN)
             .returning(ENTRIES.c.entry_id)
         )
+        self.places_of = select(Entry.entry_id, Entry.table_id, Entry.seat).where(
+            Entry.entry_id.in_(bindparam("entries", expanding=True)))
+        self.insert_audit = AUDIT.insert()
         self.seat_many = (
             update(ENTRIES).where(ENTRIES.c.entry_id == bindparam("entry"))
             .values(table_id=bindparam("table"), seat=bindparam("seat"))
         )
-        self.entries_of = select(Entry.entry_id).where(
-            Entry.entry_id.in_(bindparam("entries", expanding=True)))
         self.scores_of = select(
             Score.entry_id, Score.table_id, Score.seq, Score.score_cents, Score.acknowledged_at,
             Score.voided_at,
@@ -492,8 +510,10 @@ def project(
         _score_voided(connection, sql, envelope, result)
     elif envelope.type in _HAND_STATUS:
         _hand(connection, sql, envelope, text, result)
-    else:
+    elif envelope.type == ENTRY_SEATED:
         _entry_seated(connection, sql, envelope, later, result)
+    else:
+        _entry_unseated(connection, sql, envelope, result)
     return result.frozen()
 
 
@@ -664,12 +684,48 @@ def _entry_seated(connection: Connection, sql: Statements, envelope: Envelope,
     ):
         result.notes.append(f"entry {entry_id}: a later seating from {envelope.table} applies")
         return
-    changed = connection.execute(sql.seat, {"entry": entry_id, "table": envelope.table,
-                                            "seat": body["seat"]}).first()
-    if changed is None:
+    held = connection.execute(sql.places_of, {"entries": [entry_id]}).first()
+    if held is None:
         result.notes.append(f"entry {entry_id} seated at {envelope.table} is not registered here")
         return
+    connection.execute(sql.seat_many, [{"entry": entry_id, "table": envelope.table,
+                                        "seat": body["seat"]}])
     result.changes.append(ENTRY_SEATED)
+    mismatch = _seat_mismatch(held, envelope)
+    if mismatch is not None:
+        connection.execute(sql.insert_audit, [mismatch])
+        result.notes.append(mismatch["detail"]["note"])
+
+
+def _seat_mismatch(held: Any, envelope: Envelope) -> dict[str, Any] | None:
+    """The audit row for a table's seating that differs from the desk's (D49: the table's
+    report is recorded, and the difference kept for the supervisors), else None."""
+    desk_table, desk_seat = held.table_id, held.seat
+    seat = envelope.body["seat"]
+    if desk_seat is None or (desk_table in (None, envelope.table) and desk_seat == seat):
+        return None
+    desk_place = f"table {desk_table} seat {desk_seat}" if desk_table else f"seat {desk_seat}"
+    note = (f"entry {held.entry_id}: {envelope.table} reports seat {seat}, the desk gave "
+            f"{desk_place}; the table's report is recorded")
+    return {"at": wall_of(envelope), "actor": INGEST_ACTOR, "action": SEAT_MISMATCH,
+            "detail": {"entry_id": held.entry_id, "desk_table": desk_table,
+                       "desk_seat": desk_seat, "table": envelope.table, "seat": seat,
+                       "seq": envelope.seq, "note": note}}
+
+
+def _entry_unseated(connection: Connection, sql: Statements, envelope: Envelope,
+                    result: _Result) -> None:
+    body = envelope.body
+    entry_id = body["entry_id"]
+    withdrawn = connection.execute(sql.withdraw, {"entry": entry_id,
+                                                  "table": envelope.table}).first()
+    if withdrawn is None:
+        result.notes.append(f"entry {entry_id} unseated at {envelope.table} is not seated there"
+                            " here; stored only")
+        return
+    result.changes.append(ENTRY_UNSEATED)
+    result.notes.append(f"entry {entry_id} withdrawn at {envelope.table} seat {body['seat']}"
+                        f" after {body.get('hands_played', '?')} hands: no score (rule 14)")
 
 
 
@@ -829,21 +885,28 @@ def _bulk_seats(connection: Connection, items: Sequence[tuple[Envelope, str | No
     if not chosen:
         return {}
     sql = statements(connection)
-    registered = set(connection.execute(
-        sql.entries_of, {"entries": [items[i][0].body["entry_id"] for i in chosen]}).scalars())
+    held = {row.entry_id: row for row in connection.execute(
+        sql.places_of, {"entries": [items[i][0].body["entry_id"] for i in chosen]})}
     done: dict[int, Projected] = {}
-    updates = []
+    updates, audits = [], []
     for i in chosen:
         envelope = items[i][0]
         entry_id = envelope.body["entry_id"]
-        if entry_id in registered:
+        if entry_id in held:
             updates.append({"entry": entry_id, "table": envelope.table,
                             "seat": envelope.body["seat"]})
-            done[i] = Projected(changes=(ENTRY_SEATED,))
+            mismatch = _seat_mismatch(held[entry_id], envelope)
+            if mismatch is None:
+                done[i] = Projected(changes=(ENTRY_SEATED,))
+            else:
+                audits.append(mismatch)
+                done[i] = Projected(changes=(ENTRY_SEATED,), notes=(mismatch["detail"]["note"],))
         else:
             done[i] = Projected(notes=(f"entry {entry_id} seated at {envelope.table} is not "
                                        "registered here",))
     _update_each(connection, sql.seat_many, updates)
+    if audits:
+        connection.execute(sql.insert_audit, audits)
     return done
 
 

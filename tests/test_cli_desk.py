@@ -107,6 +107,14 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     resent = run.json("resend", str(seat["command"]["seq"]))
     assert resent["seq"] == seat["command"]["seq"]
     assert run.sender.commands[-1] == run.sender.commands[1]
+    code, _, err = run("unseat", "--entry", entry["entry_id"])
+    assert code == EXIT_ERROR and "say why the entry leaves (--why)" in err
+    assert err.count("\n") == 1
+    code, out, _ = run("unseat", "--entry", entry["entry_id"], "--why", "patron left")
+    assert code == 0 and out.startswith(f"entry {entry['entry_id']} to leave table t01 seat 6")
+    assert run.sender.commands[-1].command == "unseat"
+    assert run.sender.commands[-1].args == {"seat": 6, "entry_id": entry["entry_id"],
+                                            "reason": "patron left"}
 
 
 def test_sending_needs_the_desk_key(database_url: Database, capsys: pytest.CaptureFixture[str],

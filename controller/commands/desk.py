@@ -7,6 +7,7 @@
     showdown desk buy --patron P-...
     showdown desk open-heat --table t01 --stage qualifying  --key desk.key --venue gold-reef
     showdown desk seat --entry E-... --table t01 --seat 3   --key desk.key --venue gold-reef
+    showdown desk unseat --entry E-... --why "left the table" --key desk.key --venue gold-reef
     showdown desk close-heat --table t01                    --key desk.key --venue gold-reef
     showdown desk resend SEQ                                --key desk.key --venue gold-reef
     showdown desk semis [--allocate]      showdown desk final [--allocate]
@@ -185,6 +186,11 @@ def _table_actions(add: _Add) -> None:
     a.add_argument("--seat", type=int, default=None,
                    help="the seat (semi-final and Final places have theirs already)")
     a.set_defaults(handler=run_seat)
+
+    a = add("unseat", "take an entry out of its seat between hands: it records no score"
+            " (rule 14) and is not seated again; --why is required", send=True)
+    a.add_argument("--entry", metavar="ID", required=True)
+    a.set_defaults(handler=run_unseat)
 
     a = add("resend", "send a recorded table command again (same seq)", send=True)
     a.add_argument("seq", type=int)
@@ -428,6 +434,19 @@ def run_seat(args: argparse.Namespace) -> int:
     _send(args, seating.command)
     _print(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
                            f" {seating.seat}, heat {seating.heat_id} (seq {seating.command.seq})"])
+    return 0
+
+
+def run_unseat(args: argparse.Namespace) -> int:
+    """Record and send the unseat command for an entry that leaves before its last hand."""
+    make_sender(args)
+    with _session(args) as s:
+        command = desk.unseat_entry(s, _clock, actor=_actor(args), entry_id=args.entry,
+                                    why=args.why)
+    _send(args, command)
+    _print(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
+                           f" seat {command.args['seat']} (seq {command.seq}); it is withdrawn"
+                           " once the table confirms"])
     return 0
 
 

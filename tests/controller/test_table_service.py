@@ -215,3 +215,26 @@ def test_wager_rules_are_enforced_through_the_hand() -> None:
     closed = table.send("dealer", action="no_more_bets")
     assert closed.ok
     assert [b["kind"] for b in messages(closed, "alert")] == ["wager_invalid"]
+
+
+def test_unseat_between_hands_checks_which_entry_sits_there() -> None:
+    table = Table()
+    table.send("desk", command="open_heat", stage="qualifying", heat_id="Q1")
+    table.send("desk", command="seat", entry_id="E1", seat=1)
+    table.send("desk", command="seat", entry_id="E2", seat=2)
+    table.place(1, SeatWagers(ante=R25, odds=R25))
+    table.place(2, SeatWagers(ante=R25, odds=R25))
+    table.send("dealer", action="no_more_bets")
+    refused = table.send("desk", command="unseat", seat=2, entry_id="E2", reason="left")
+    assert not refused.ok and "close the open hand first" in (refused.error or "")
+    table.send("dealer", action="void", reason="misdeal", by="supervisor")
+    wrong = table.send("desk", command="unseat", seat=2, entry_id="E1", reason="left")
+    assert not wrong.ok and wrong.error == "seat 2 holds entry E2, not E1"
+    assert table.service.session is not None and 2 in table.service.session.seats
+    done = table.send("desk", command="unseat", seat=2, entry_id="E2", reason="patron left")
+    assert done.ok
+    assert messages(done, "entry.unseated") == [{
+        "entry_id": "E2", "seat": 2, "hands_played": 0, "reason": "patron left",
+        "at": "2026-07-03T11:00:20Z"}]
+    assert sorted(table.service.session.seats) == [1]
+    assert table.replayed().status() == table.service.status()

@@ -14,12 +14,15 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from controller.envelope import seal
+from controller.signing import Signer
 from game.draw import RECOMMENDED_BYTES, draw_seats
 from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound, Refused
 from leaderboard.eligibility import from_db, import_list, parse_list
 from leaderboard.models import AuditEntry, Draw, Entry, Patron, PrizeAward, Proxy, Refusal
+from leaderboard.projections import project
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import (
     FakeClock,
@@ -230,6 +233,62 @@ def test_seat_sends_a_command_and_refuses_taken_seats(session: Session, clock: F
     desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e2, table="t01", seat=3)
     with pytest.raises(Conflict, match="already has a score"):
         desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=5)
+
+
+def table_reports_unseated(session: Session, entry_id: str, *, table: str, seat: int) -> None:
+    """Project the table's entry.unseated as the ingest does (same transaction rules)."""
+    envelope = seal(venue="gold-reef", table=table, seq=9, wall=HEAT_TIME, type="entry.unseated",
+                    body={"entry_id": entry_id, "seat": seat, "hands_played": 4,
+                          "reason": "left", "at": "2026-07-03T12:30:00Z"},
+                    boot="b", mono=1, signer=Signer.from_seed(table, bytes(32)))
+    assert project(session.connection(), envelope).changes == ("entry.unseated",)
+    session.commit()
+
+
+def test_an_entry_that_leaves_is_unseated_withdrawn_and_never_seated_again(
+    session: Session, clock: FakeClock
+) -> None:
+    s = settings()
+    a, b = register(session, clock, "8001015009087"), register(session, clock, "7001015009087")
+    e1, e2, e3 = buy(session, clock, a), buy(session, clock, b), buy(session, clock, a)
+    desk.open_heat(session, s, clock, actor="desk-1", table="t01", stage="qualifying")
+    with pytest.raises(Conflict, match=f"entry {e1} is not seated"):
+        desk.unseat_entry(session, clock, actor="desk-1", entry_id=e1, why="left")
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=2)
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e2, table="t01", seat=3)
+    with pytest.raises(DeskError, match="say why"):
+        desk.unseat_entry(session, clock, actor="desk-1", entry_id=e1, why="  ")
+    command = desk.unseat_entry(session, clock, actor="desk-1", entry_id=e1,
+                                why="patron  felt unwell")
+    assert (command.table, command.command, dict(command.args)) == (
+        "t01", "unseat", {"seat": 2, "entry_id": e1, "reason": "patron felt unwell"})
+    row = session.get(AuditEntry, command.seq)
+    assert row is not None and row.action == "entry.unseat" and row.detail["why"] == (
+        "patron felt unwell")
+    assert desk.recorded_command(session, command.seq) == command  # it can be sent again
+    # Until the table confirms, the entry still holds its seat and the heat cannot close.
+    with pytest.raises(Conflict, match=f"entries still seated at table t01 without a score: "
+                                       f"{min(e1, e2)}, {max(e1, e2)}"):
+        desk.close_heat(session, clock, actor="desk-1", table="t01")
+    table_reports_unseated(session, e1, table="t01", seat=2)
+    entry = session.get(Entry, e1)
+    assert entry is not None
+    session.refresh(entry)
+    assert (entry.status, entry.table_id, entry.seat) == ("withdrawn", "t01", 2)
+    with pytest.raises(Conflict, match="has already left table t01"):
+        desk.unseat_entry(session, clock, actor="desk-1", entry_id=e1, why="again")
+    with pytest.raises(Conflict, match="records no score \\(rule 14\\) and is not seated again"):
+        desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=2)
+    # Its seat and its patron are free: patron A plays another entry at seat 2.
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e3, table="t01", seat=2)
+    add_score(session, e2, 250_000, stage="qualifying", acknowledged=HEAT_TIME,
+              recorded=HEAT_TIME)
+    with pytest.raises(Conflict, match="has played its hands and has a score"):
+        desk.unseat_entry(session, clock, actor="desk-1", entry_id=e2, why="late")
+    add_score(session, e3, 150_000, stage="qualifying", acknowledged=HEAT_TIME,
+              recorded=HEAT_TIME, seq=2)
+    closed = desk.close_heat(session, clock, actor="desk-1", table="t01")
+    assert closed.command == "close_heat"
 
 
 def test_seating_checks_eligibility_again(session: Session, clock: FakeClock) -> None:

@@ -179,6 +179,18 @@ async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) ->
     status, body = await api.call("GET", "/audit?limit=2")
     assert status == 200
     assert [a["action"] for a in body["audit"]] == ["entry.seated", "heat.opened"]
+    status, body = await api.call("POST", "/unseatings", {"entry_id": entry["entry_id"],
+                                                          "actor": "desk-1"})
+    assert status == 400 and "'why'" in body["error"]
+    status, left = await api.call("POST", "/unseatings", {
+        "entry_id": entry["entry_id"], "why": "patron left", "actor": "desk-1"})
+    assert status == 201
+    assert left == {"table": "t01", "seq": left["seq"], "seat": 2,
+                    "entry_id": entry["entry_id"], "reason": "patron left"}
+    unseat = verify_envelope(sender.sent[2].envelope.encode(), ring)  # type: ignore[union-attr]
+    assert unseat.body == {"table": "t01", "command": "unseat",
+                           "command_id": f"desk-a-{left['seq']}", "seat": 2,
+                           "entry_id": entry["entry_id"], "reason": "patron left"}
 
 
 class FailingSender:

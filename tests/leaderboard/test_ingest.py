@@ -120,6 +120,11 @@ class FakeTable:
         return self.message("entry.seated", {"entry_id": entry, "seat": seat,
                                              "heat_id": "heat-1", "at": "2026-07-03T12:00:00Z"})
 
+    def unseated(self, entry: str, seat: int, hands_played: int = 4) -> tuple[str, bytes]:
+        return self.message("entry.unseated", {
+            "entry_id": entry, "seat": seat, "hands_played": hands_played,
+            "reason": "patron left", "at": "2026-07-03T12:30:00Z"})
+
     def hand(self, hand_id: str, kind: str = "hand.settled", **extra: Any) -> tuple[str, bytes]:
         status = "settled" if kind == "hand.settled" else "void"
         return self.message(kind, {"v": 1, "table": self.table, "hand_id": hand_id,
@@ -140,8 +145,10 @@ def enroll(engine: sa.Engine, *tables: FakeTable, active: bool = True) -> None:
                 enrolled_at=T0, active=active))
 
 
-def register_entry(engine: sa.Engine, entry_id: str, patron_id: str = "P1") -> None:
-    """A registered entry (and its patron), as the desk creates them."""
+def register_entry(engine: sa.Engine, entry_id: str, patron_id: str = "P1",
+                   **columns: Any) -> None:
+    """A registered entry (and its patron), as the desk creates them; ``columns`` override
+    (``status="seated", table_id="t01", seat=3``: as the desk seats it)."""
     with engine.begin() as connection:
         if connection.scalar(sa.select(Patron.patron_id).where(Patron.patron_id == patron_id)) \
                 is None:
@@ -150,8 +157,8 @@ def register_entry(engine: sa.Engine, entry_id: str, patron_id: str = "P1") -> N
                 id_number=f"id-{patron_id}", birth_date=datetime(1980, 1, 1).date(),
                 created_at=T0))
         connection.execute(sa.insert(Entry).values(
-            entry_id=entry_id, patron_id=patron_id, stage="qualifying", buy_in_cents=10_000,
-            bought_at=T0, status="registered"))
+            entry_id=entry_id, patron_id=patron_id, buy_in_cents=10_000, bought_at=T0,
+            **{"stage": "qualifying", "status": "registered", **columns}))
 
 
 class Resends:

@@ -20,7 +20,7 @@ from controller.envelope import Envelope, canonical_json, seal, verify_envelope
 from controller.signing import KeyRing
 from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import Ingestor
-from leaderboard.models import Entry, Hand, Rejection, Score
+from leaderboard.models import AuditEntry, Entry, Hand, Rejection, Score
 from leaderboard.projections import (
     ACK_CONFLICT,
     ACK_MISMATCH,
@@ -30,6 +30,7 @@ from leaderboard.projections import (
     VOID_CONFLICT,
     body_problem,
     body_text,
+    project,
 )
 from tests.fixtures.services import Database
 from tests.leaderboard.test_ingest import (
@@ -289,6 +290,74 @@ async def test_a_seating_sets_the_entry_table_and_seat_when_the_entry_exists(
         row = connection.execute(sa.select(Entry.table_id, Entry.seat)).one()
     assert tuple(row) == ("t01", 6)
     assert reasons(engine) == []
+
+
+def entry_place(engine: sa.Engine, entry_id: str) -> tuple[str | None, int | None, str]:
+    with engine.connect() as connection:
+        row = connection.execute(sa.select(Entry.table_id, Entry.seat, Entry.status)
+                                 .where(Entry.entry_id == entry_id)).one()
+    return row.table_id, row.seat, row.status
+
+
+def mismatches(engine: sa.Engine) -> list[dict[str, Any]]:
+    with engine.connect() as connection:
+        rows = connection.execute(sa.select(AuditEntry.actor, AuditEntry.action,
+                                            AuditEntry.detail).order_by(AuditEntry.id)).all()
+    assert all((r.actor, r.action) == ("ingest", "entry.seat_mismatch") for r in rows)
+    return [r.detail for r in rows]
+
+
+async def test_a_seat_other_than_the_desks_is_recorded_and_audited(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = FakeTable("t01"), FakeTable("t02")
+    enroll(engine, t01, t02)
+    register_entry(engine, "E1", status="seated", table_id="t01", seat=3)
+    register_entry(engine, "E2", status="seated", table_id="t01", seat=4)
+    register_entry(engine, "S-1", stage="semi_final", heat_id="semi-final-1", seat=2)
+    agreed = await ingest.handle(*t01.seated("E2", 4))
+    assert agreed.changes == ("entry.seated",)
+    assert mismatches(engine) == []
+    # The bulk path (one message in its batch) ...
+    moved = await ingest.handle(*t01.seated("E1", 5))
+    assert (moved.outcome, moved.reason, moved.changes) == ("stored", None, ("entry.seated",))
+    assert entry_place(engine, "E1") == ("t01", 5, "seated")  # the table's report (D49)
+    # ... and the one-by-one path (project) flag it alike.
+    with engine.begin() as connection:
+        envelope = verify_envelope(t02.seated("S-1", 6)[1], KeyRing([key_of("t02").public_key]))
+        projected = project(connection, envelope)
+    assert projected.changes == ("entry.seated",)
+    assert projected.notes == ("entry S-1: t02 reports seat 6, the desk gave seat 2; the "
+                               "table's report is recorded",)
+    assert entry_place(engine, "S-1") == ("t02", 6, "registered")
+    assert [(m["entry_id"], m["desk_table"], m["desk_seat"], m["table"], m["seat"])
+            for m in mismatches(engine)] == [("E1", "t01", 3, "t01", 5),
+                                             ("S-1", None, 2, "t02", 6)]
+    assert reasons(engine) == []
+
+
+async def test_an_entry_that_leaves_its_seat_is_withdrawn(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = FakeTable("t01"), FakeTable("t02")
+    enroll(engine, t01, t02)
+    register_entry(engine, "E1", status="seated", table_id="t01", seat=3)
+    register_entry(engine, "E2", status="seated", table_id="t01", seat=4)
+    left = await ingest.handle(*t01.unseated("E1", 3, hands_played=4))
+    assert (left.outcome, left.reason, left.changes) == ("stored", None, ("entry.unseated",))
+    assert entry_place(engine, "E1") == ("t01", 3, "withdrawn")
+    # Another table cannot withdraw t01's entry; an unknown entry is stored only.
+    other = await ingest.handle(*t02.unseated("E2", 4))
+    unknown = await ingest.handle(*t01.unseated("E404", 1))
+    assert other.changes == unknown.changes == ()
+    assert entry_place(engine, "E2") == ("t01", 4, "seated")
+    # A repeat (a second report) changes nothing; a malformed one is refused.
+    again = await ingest.handle(*t01.unseated("E1", 3, hands_played=4))
+    assert again.changes == ()
+    bad = await ingest.handle(*t01.message("entry.unseated", {"entry_id": "E2"}))
+    assert bad.reason == MALFORMED_BODY
+    assert entry_place(engine, "E2") == ("t01", 4, "seated")
+    assert reasons(engine) == [MALFORMED_BODY]
 
 
 async def test_every_projection_reason_is_a_known_reason(ingest: Ingestor) -> None:
