@@ -60,6 +60,7 @@ from game.standings import (
 )
 from game.tournament import Stage
 from game.tournament_schema import MAX_SEATS, TournamentSettings
+from leaderboard.desk_lock import hold_desk_lock
 from leaderboard.eligibility import (
     ID_KINDS,
     Candidate,
@@ -267,6 +268,14 @@ def _now(clock: Clock) -> datetime:
     return now
 
 
+def _begin(session: Session, actor: str) -> str:
+    """Start a desk action: the operator's name checked, then the desk lock taken, so that
+    the action's checks and writes are not interleaved with another desk's (D57)."""
+    actor = _actor(actor)
+    hold_desk_lock(session)
+    return actor
+
+
 def _actor(actor: str) -> str:
     actor = " ".join(str(actor).split())
     if not actor:
@@ -386,7 +395,7 @@ def check_person(session: Session, settings: TournamentSettings, clock: Clock, *
                  name: str | None = None, birth_date: date | str | None = None) -> Verdict:
     """Check a registered patron or a would-be one; a negative answer is recorded (context
     "check") like every refusal."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     person: Candidate | Patron
     if patron_id is not None:
@@ -407,7 +416,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: Clock
                     birth_date: date | str, why: str | None = None) -> Patron:
     """Register a patron by rewards card, ID document or driver's licence (rule 5), after
     the eligibility check (rules 1-3); an ineligible person is refused and recorded."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     if id_kind not in ID_KINDS:
         raise DeskError(f"unknown document kind {id_kind!r} (one of {', '.join(ID_KINDS)})")
@@ -454,7 +463,7 @@ def buy_entry(session: Session, settings: TournamentSettings, clock: Clock, *, a
               patron_id: str, why: str | None = None) -> Entry:
     """Sell a qualifying entry (R100, rule 6) inside the heat window; a patron may buy many,
     each its own entry and heat (rule 7). Eligibility is checked again before the money."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     patron = get_patron(session, patron_id)
     schedule = settings.schedule
@@ -518,7 +527,7 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
     ``semi-final-1`` or ``-2`` (the heats patrons choose, rule 27) and the Final
     ``final-1``.
     """
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     table = _table_id(table)
     try:
@@ -557,7 +566,7 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
 def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
                why: str | None = None) -> DeskCommand:
     """Record and return the `close_heat` command; refused while entries are still seated."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     table = _table_id(table)
     open_now = _open_heats(session)
@@ -643,7 +652,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     place its drawn seat (rule 40). A person plays one entry at a time, and one place per
     semi-final or Final.
     """
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     table = _table_id(table)
     entry = get_entry(session, entry_id)
@@ -681,7 +690,7 @@ def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
     """Record and return the `unseat` command for an entry that leaves before its last hand
     (between hands; the table refuses otherwise). Once the table reports it, the entry is
     withdrawn: no score (rule 14), never seated again, its buy-in stays in the pools (D55)."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     reason = " ".join((why or "").split())
     if not reason:
@@ -714,7 +723,7 @@ def resend_command(session: Session, clock: Clock, *, actor: str, seq: int,
                    why: str | None = None) -> DeskCommand:
     """The recorded command `seq`, to send again unchanged (after a failed delivery): a
     table applies a seq once and refuses a repeat, so a resend is always safe."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     command = recorded_command(session, seq)
     _audit(session, now, actor, "command.resent",
@@ -843,7 +852,7 @@ def allocate_semis(session: Session, settings: TournamentSettings, clock: Clock,
                    actor: str, why: str | None = None) -> tuple[Place, ...]:
     """Give the top 12 qualifying entries their semi-final places (rules 21, 24), once
     qualifying has ended; a patron with several qualifying entries holds several places."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     ends = settings.schedule.ends_at
     if now < ends:
@@ -856,7 +865,7 @@ def allocate_final(session: Session, settings: TournamentSettings, clock: Clock,
                    actor: str, why: str | None = None) -> tuple[Place, ...]:
     """Give the top 6 of both semi-final heats their Final places (rule 36), once no
     semi-final place is still at a table."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     if not _stage_entries(session, Stage.SEMI_FINAL):
         raise Conflict("no semi-final places are allocated")
@@ -884,7 +893,7 @@ def choose_seat(session: Session, settings: TournamentSettings, clock: Clock, *,
                 entry_id: str, heat: int, seat: int, why: str | None = None) -> Place:
     """The holder of a semi-final place selects its heat and seat (rule 27); a taken seat is
     refused. The Final's seats are drawn instead (rule 40)."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     entry, stage = _unplayed_place(session, entry_id)
     if stage is Stage.FINAL:
@@ -925,7 +934,7 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock,
     """A patron holding several places in a stage nominates a proxy for each extra place
     (rules 25, 41); the proxy must be registered, pass eligibility and hold or play no other
     place of that stage. The holder keeps the place (and any prize); the proxy plays it."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     entry, stage = _unplayed_place(session, entry_id)
     holder = entry.patron_id
@@ -1021,7 +1030,7 @@ def draw_final(session: Session, settings: TournamentSettings, clock: Clock, *, 
     seat is given; if a draw row exists (say the desk crashed after drawing) it is used
     again and nothing is drawn anew (R10).
     """
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     row = session.scalar(select(Draw).where(Draw.stage == Stage.FINAL.value).order_by(Draw.id))
     reused = row is not None
@@ -1129,7 +1138,7 @@ def award_prizes(session: Session, settings: TournamentSettings, clock: Clock, *
                  why: str | None = None) -> tuple[PrizeView, ...]:
     """Record the awards of one prize book (weekly, top score or Final) with their claim
     deadlines (rule 55); each book is recorded once. Remainders go to the audit row."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     try:
         pkind = PrizeKind(kind)
@@ -1178,7 +1187,7 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: Clock, *,
                 why: str | None = None) -> PrizeView:
     """Record that the winner collected and signed for a prize (rule 55): the claimant's
     document must be the winning patron's, and the claim must come before the deadline."""
-    actor = _actor(actor)
+    actor = _begin(session, actor)
     now = _now(clock)
     row = session.get(PrizeAward, award_id)
     if row is None:

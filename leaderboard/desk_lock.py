@@ -1,0 +1,37 @@
+"""One desk action at a time: each desk action checks the state and writes under one lock.
+
+Desk actions check, then write (a seat is free, then it is taken; a table has no open heat,
+then it has one). Several desks and HTTP requests may act at once, so each action takes the
+desk lock before its first read, and holds it until its transaction ends (commit or
+rollback). Desk actions are human-paced and take milliseconds: one lock for all of them costs
+nothing and leaves no check-then-write race (docs/leaderboard.md, decision D57).
+
+- PostgreSQL: a transaction-level advisory lock (``pg_advisory_xact_lock``).
+- SQLite: the database's write lock, taken at once (``BEGIN IMMEDIATE``) instead of at the
+  first write, so that what the checks read cannot change before the transaction ends.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+__all__ = ["DESK_LOCK_ID", "hold_desk_lock"]
+
+DESK_LOCK_ID: Final = 0x73686F77_6465736B  # "showdesk": the advisory lock's 64-bit id
+
+
+def hold_desk_lock(session: Session) -> None:
+    """Take the desk lock for the rest of ``session``'s transaction (waiting for another
+    desk's action to end), and forget what the session had loaded before it."""
+    connection = session.connection()
+    dialect = connection.dialect.name
+    if dialect == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": DESK_LOCK_ID})
+    elif dialect == "sqlite":
+        dbapi = connection.connection.dbapi_connection
+        if dbapi is not None and not dbapi.in_transaction:  # else it holds the lock already
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+    session.expire_all()

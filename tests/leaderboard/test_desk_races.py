@@ -1,0 +1,104 @@
+"""Two desks acting at the same moment: the desk lock (D57) lets one act, the other is told why.
+
+Each race holds the first desk between its check and its write (a barrier after the check,
+through pytest-mock: an interleaving that cannot be produced on demand otherwise) until the
+second desk has had every chance to run its own check. Without the lock both checks pass and
+both write; with it the second desk waits for the first and then sees what it did.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from pytest_mock import MockerFixture
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from leaderboard import desk
+from leaderboard.desk import Conflict
+from leaderboard.models import AuditEntry, Entry
+from tests.fixtures.services import Database
+from tests.leaderboard.desk_helpers import FakeClock, local, migrated, register, settings
+
+HEAT_TIME = local(2026, 7, 3, 14, 0)
+HOLD_S = 1.0  # how long the first desk waits, after its check, for the second desk's check
+
+
+@pytest.fixture
+def engine(database_url: Database) -> Iterator[Engine]:
+    with migrated(database_url) as e:
+        yield e
+
+
+def held_after(mocker: MockerFixture, name: str) -> None:
+    """Make desk.<name> (a check's read) wait for a second caller, at most HOLD_S."""
+    original = getattr(desk, name)
+    barrier = threading.Barrier(2, timeout=HOLD_S)
+
+    def held(*args: Any, **kwargs: Any) -> Any:
+        result = original(*args, **kwargs)
+        with contextlib.suppress(threading.BrokenBarrierError):  # the other desk waits
+            barrier.wait()                                      # for the lock
+        return result
+
+    mocker.patch.object(desk, name, side_effect=held)
+
+
+def race(engine: Engine, *actions: Callable[[Session], object]) -> list[object]:
+    """Run each action in its own thread and session at once; their results or errors."""
+    results: list[object] = [None] * len(actions)
+
+    def run(index: int) -> None:
+        with Session(engine) as session:
+            try:
+                results[index] = actions[index](session)
+            except Exception as exc:  # what the desk would show
+                results[index] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(actions))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return results
+
+
+def test_two_desks_opening_a_heat_at_one_table(engine: Engine, mocker: MockerFixture) -> None:
+    clock = FakeClock(HEAT_TIME)
+    held_after(mocker, "_open_heats")
+    results = race(engine, *[
+        lambda s, who=who: desk.open_heat(s, settings(), clock, actor=who, table="t01",
+                                          stage="qualifying")
+        for who in ("desk-1", "desk-2")])
+    opened = [r for r in results if isinstance(r, desk.DeskCommand)]
+    refused = [r for r in results if isinstance(r, Conflict)]
+    assert len(opened) == 1 and len(refused) == 1, results
+    assert "still open" in str(refused[0])
+    with Session(engine) as s:
+        assert s.scalars(select(AuditEntry.action)).all() == ["heat.opened"]
+
+
+def test_two_desks_seating_two_entries_on_one_seat(engine: Engine,
+                                                   mocker: MockerFixture) -> None:
+    clock = FakeClock(HEAT_TIME)
+    with Session(engine) as s:
+        a, b = register(s, clock, "8001015009087"), register(s, clock, "7001015009087")
+        e1 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=a).entry_id
+        e2 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=b).entry_id
+        desk.open_heat(s, settings(), clock, actor="desk-1", table="t01", stage="qualifying")
+    held_after(mocker, "_occupied")
+    results = race(engine, *[
+        lambda s, entry=entry: desk.seat_entry(s, settings(), clock, actor="desk-1",
+                                               entry_id=entry, table="t01", seat=4)
+        for entry in (e1, e2)])
+    seated = [r for r in results if isinstance(r, desk.Seating)]
+    refused = [r for r in results if isinstance(r, Conflict)]
+    assert len(seated) == 1 and len(refused) == 1, results
+    assert "seat 4 at table t01 is taken" in str(refused[0])
+    with Session(engine) as s:
+        statuses = {r.entry_id: r.status for r in s.execute(select(Entry.entry_id, Entry.status))}
+    assert sorted(statuses.values()) == ["registered", "seated"]
