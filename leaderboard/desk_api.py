@@ -38,7 +38,9 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Final
 
+import structlog
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -58,6 +60,7 @@ __all__ = ["MIN_TOKEN_LENGTH", "desk_routes"]
 
 MIN_TOKEN_LENGTH: Final = 16
 _MAX_BODY: Final = 2 * 1024 * 1024  # a list upload of some tens of thousands of rows
+_log = structlog.get_logger("leaderboard.desk_api")
 
 
 class _BadRequest(DeskError):
@@ -206,6 +209,13 @@ class _DeskApi:
                 return _error(409, str(exc))
             except (GameError, ValueError) as exc:
                 return _error(400, str(exc))
+            except SQLAlchemyError as exc:  # down, or another desk's action holds the lock
+                _log.error("desk_database_error", path=request.url.path, error=repr(exc))
+                return _error(503, "the database did not answer (unreachable, or busy with"
+                              " another desk's action); the audit (GET /api/desk/audit) shows"
+                              " whether the action was recorded before trying again",
+                              detail=str(exc.orig if getattr(exc, "orig", None) else exc)
+                              .splitlines()[0][:200])
             for command in result.commands:
                 try:
                     await self.sender.send(command)

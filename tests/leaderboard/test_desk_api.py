@@ -12,6 +12,7 @@ import json
 import socket
 from collections.abc import Iterator, MutableMapping
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import aiomqtt
@@ -31,6 +32,7 @@ from drivers.chip_registry import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
 from game.errors import GameError
 from leaderboard import desk
+from leaderboard.db import make_engine
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
@@ -351,3 +353,17 @@ def test_a_table_applies_the_desks_commands(engine: Engine, clock: FakeClock) ->
     assert again is not None
     body = {**again.body, "signer": again.table, "command_seq": again.seq}
     assert not table.apply("desk", body, clock.now).ok
+
+
+async def test_a_database_that_does_not_answer_is_a_503_not_a_traceback(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # A real fault: the database file's directory does not exist, so every connect fails.
+    missing = make_engine(f"sqlite:///{tmp_path / 'gone' / 'leaderboard.sqlite'}")
+    sender = RecordingSender(venue="gold-reef", signer=DESK)
+    status, body = await Api(missing, clock, sender).call("POST", "/patrons", ADULT)
+    assert status == 503
+    assert body["error"].startswith("the database did not answer")
+    assert body["detail"] == "unable to open database file"
+    assert sender.commands == []
+    missing.dispose()
