@@ -60,6 +60,7 @@ from controller.embedded_broker import EmbeddedBroker
 from controller.envelope import EnvelopeError, seal, verify_envelope
 from controller.logs import configure_logging
 from controller.mqtt_link import MqttSettings
+from controller.net import answers
 from controller.signing import KeyRing, Signer
 from controller.topics import TableTopics
 from game.cards import DECK
@@ -176,13 +177,6 @@ def build_tables(count: int, heats: int, seed: int, root: str) -> list[FakeTable
 
 # --- services ------------------------------------------------------------------------------------
 
-
-def _answers(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
 
 
 class Database:
@@ -703,7 +697,7 @@ async def main_async(args: argparse.Namespace) -> int:
           f"{sum(t.scores for t in tables):,} scores), seed {args.seed}")
     print(f"CPU speed: an Ed25519 verification of 3.75 KB takes {_calibrate():,.0f} us here, "
           "now (shared machines vary; measured again at the end)")
-    postgres = _answers(*_host_port(POSTGRES_URL))
+    postgres = answers(*_host_port(POSTGRES_URL))
     databases = [kind for kind in ("sqlite", "postgresql")
                  if kind in args.databases and (postgres or kind == "sqlite")]
     rows: list[Row] = []
@@ -789,7 +783,7 @@ async def broker_for(choice: str, workdir: Path, *, messages: int = 0
             stderr=asyncio.subprocess.DEVNULL)
         try:
             async with asyncio.timeout(30):
-                while not await asyncio.to_thread(_answers, "127.0.0.1", port):
+                while not await asyncio.to_thread(answers, "127.0.0.1", port):
                     await asyncio.sleep(0.05)
             yield ("127.0.0.1", port, "mosquitto",
                    f"a private Mosquitto on 127.0.0.1:{port} (max_queued_messages {queued:,}; "
@@ -797,7 +791,7 @@ async def broker_for(choice: str, workdir: Path, *, messages: int = 0
         finally:
             process.terminate()
             await process.wait()
-    elif choice == "system" or (choice == "auto" and _answers(MQTT_HOST, MQTT_PORT)):
+    elif choice == "system" or (choice == "auto" and answers(MQTT_HOST, MQTT_PORT)):
         yield (MQTT_HOST, MQTT_PORT, "mosquitto",
                f"the machine's Mosquitto on {MQTT_HOST}:{MQTT_PORT}", None)
     else:

@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.net import answers
+
 REPO = Path(__file__).resolve().parents[1]
 TOURNAMENT = REPO / "config" / "tournament.toml"
 PAYTABLES = REPO / "config" / "paytables.toml"
@@ -685,14 +687,6 @@ async def service_run(label: str, broker: str, hands: int, scratch: Path) -> Ser
 
 # ---- Mosquitto ----------------------------------------------------------------------------------
 
-def _answers(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
-
 @contextlib.contextmanager
 def private_mosquitto(scratch: Path) -> Any:
     """A `mosquitto` process of our own on a free port; yields "host:port"."""
@@ -706,7 +700,7 @@ def private_mosquitto(scratch: Path) -> Any:
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 20
-        while not _answers("127.0.0.1", port):
+        while not answers("127.0.0.1", port):
             if process.poll() is not None or time.monotonic() > deadline:
                 raise BenchError("the private mosquitto did not start")
             time.sleep(0.05)
@@ -725,7 +719,7 @@ def choose_mosquitto(given: str | None, stack: contextlib.ExitStack, scratch: Pa
     """Which Mosquitto to use: ("host:port" or None, a description)."""
     if given:
         return given, f"Mosquitto {given} (given)"
-    if _answers(*MACHINE_MOSQUITTO):
+    if answers(*MACHINE_MOSQUITTO):
         where = "{}:{}".format(*MACHINE_MOSQUITTO)
         return where, f"the machine's Mosquitto {where}"
     if shutil.which("mosquitto") or os.access("/usr/sbin/mosquitto", os.X_OK):

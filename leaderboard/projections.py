@@ -148,7 +148,7 @@ _SPECS: Final[Mapping[str, _Spec]] = {
                   "table": ("table", False), "status": ("hand_status", False)},
     ENTRY_SEATED: {"entry_id": ("id40", True), "seat": ("count", True)},
     ENTRY_UNSEATED: {"entry_id": ("id40", True), "seat": ("count", True),
-                     "hands_played": ("count", False), "reason": ("text0", False)},
+                     "hands_played": ("count", False)},
 }
 
 
@@ -291,7 +291,9 @@ class Statements:
         self.withdraw = (
             update(ENTRIES).where(ENTRIES.c.entry_id == bindparam("entry"),
                                   ENTRIES.c.table_id == bindparam("table"),
-                                  ENTRIES.c.status == SEATED)
+                                  ENTRIES.c.status == SEATED,
+                                  ~select(SCORES.c.entry_id)
+                                  .where(SCORES.c.entry_id == ENTRIES.c.entry_id).exists())
             .values(status=WITHDRAWN)
             .returning(ENTRIES.c.entry_id)
         )
@@ -720,8 +722,8 @@ def _entry_unseated(connection: Connection, sql: Statements, envelope: Envelope,
     withdrawn = connection.execute(sql.withdraw, {"entry": entry_id,
                                                   "table": envelope.table}).first()
     if withdrawn is None:
-        result.notes.append(f"entry {entry_id} unseated at {envelope.table} is not seated there"
-                            " here; stored only")
+        result.notes.append(f"entry {entry_id} unseated at {envelope.table}: not seated there"
+                            " without a score here; stored only")
         return
     result.changes.append(ENTRY_UNSEATED)
     result.notes.append(f"entry {entry_id} withdrawn at {envelope.table} seat {body['seat']}"

@@ -8,9 +8,10 @@ With SHOWDOWN_REQUIRE_SERVICES=1 (CI) a missing service fails the run instead of
 from __future__ import annotations
 
 import os
-import socket
 from functools import cache
 from urllib.parse import urlsplit
+
+from controller.net import answers
 
 __all__ = [
     "MOSQUITTO",
@@ -29,24 +30,17 @@ POSTGRES_URL = os.environ.get(
 POSTGRES = (urlsplit(POSTGRES_URL).hostname or "127.0.0.1", urlsplit(POSTGRES_URL).port or 5432)
 
 
-def _answers(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
-
 
 @cache
 def mosquitto_up() -> bool:
     """True when something accepts connections on the Mosquitto port."""
-    return _answers(*MOSQUITTO)
+    return answers(*MOSQUITTO)
 
 
 @cache
 def postgres_up() -> bool:
     """True when something accepts connections on POSTGRES_URL's host and port."""
-    return _answers(*POSTGRES)
+    return answers(*POSTGRES)
 
 
 def services_required() -> bool:

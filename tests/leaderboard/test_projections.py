@@ -351,6 +351,12 @@ async def test_an_entry_that_leaves_its_seat_is_withdrawn(
     unknown = await ingest.handle(*t01.unseated("E404", 1))
     assert other.changes == unknown.changes == ()
     assert entry_place(engine, "E2") == ("t01", 4, "seated")
+    # An entry that has its score has played its hands: an unseating does not withdraw it.
+    register_entry(engine, "E3", status="seated", table_id="t01", seat=5)
+    await ingest.handle(*t01.score("E3", 12_000))
+    finished = await ingest.handle(*t01.unseated("E3", 5, hands_played=10))
+    assert finished.changes == ()
+    assert entry_place(engine, "E3") == ("t01", 5, "seated")
     # A repeat (a second report) changes nothing; a malformed one is refused.
     again = await ingest.handle(*t01.unseated("E1", 3, hands_played=4))
     assert again.changes == ()
