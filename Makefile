@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make demo   - set everything up and run the demo on embedded defaults"
 	@echo "make test   - set up and run the test suite (uses Mosquitto/PostgreSQL when reachable)"
-	@echo "make lint   - ruff, and mypy --strict on the game core"
+	@echo "make lint   - ruff, and mypy --strict on every package"
 	@echo "make bench  - run the benchmarks in bench/ and print their figures"
 
 $(STAMP): pyproject.toml
@@ -38,7 +38,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy game
+	$(BIN)/mypy game controller drivers simulators leaderboard
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/evaluator.py

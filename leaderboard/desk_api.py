@@ -144,6 +144,10 @@ def _stage(text: str) -> Stage:
     return Stage(text)
 
 
+def _first_line(error: BaseException) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0][:200]
+
+
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
@@ -214,8 +218,7 @@ class _DeskApi:
                 return _error(503, "the database did not answer (unreachable, or busy with"
                               " another desk's action); the audit (GET /api/desk/audit) shows"
                               " whether the action was recorded before trying again",
-                              detail=str(exc.orig if getattr(exc, "orig", None) else exc)
-                              .splitlines()[0][:200])
+                              detail=_first_line(getattr(exc, "orig", None) or exc))
             for command in result.commands:
                 try:
                     await self.sender.send(command)

@@ -30,7 +30,7 @@ import json
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -1042,7 +1042,7 @@ async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:
 
 # --- the receive loop ----------------------------------------------------------------------------
 
-Alongside = Callable[[aiomqtt.Client, asyncio.Event], Awaitable[None]]
+Alongside = Callable[[aiomqtt.Client, asyncio.Event], Coroutine[Any, Any, None]]
 
 
 class IngestLink:

@@ -371,7 +371,7 @@ def insert_new(connection: Connection, table: Table, rows: Sequence[Mapping[str,
     return {tuple(r) for r in returned}
 
 
-_SQL: dict[tuple[Any, ...], Any] = {}  # built statements, by dialect, table, columns, ...
+_SQL: dict[tuple[Any, ...] | str, Any] = {}  # built statements, by dialect, table, ...
 
 
 def _unnest_insert(connection: Connection, table: Table, columns: tuple[str, ...],

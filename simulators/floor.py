@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -312,8 +313,7 @@ class SimulatedFloor:
             return patron.patron_id
 
         for person in people:
-            patron_id = await asyncio.to_thread(
-                self._desk, lambda s, st, p=person: register(s, st, p))
+            patron_id = await asyncio.to_thread(self._desk, partial(register, person=person))
             if patron_id is None:
                 self.out(f"desk: REFUSED {person.name} (born {person.birth_date}):"
                          f" {self.report.refused[-1].split(': ', 1)[1]}")
@@ -381,8 +381,8 @@ class SimulatedFloor:
                 await link.wait_subscribed()
         patrons = await pool.take(self.plan.players)
         try:
-            entries = [await asyncio.to_thread(self._desk, lambda s, st, p=pid: desk.buy_entry(
-                s, st, _now, actor=DESK_ACTOR, patron_id=p).entry_id) for pid, _ in patrons]
+            entries = [await asyncio.to_thread(self._desk, partial(_buy, patron_id=pid))
+                       for pid, _ in patrons]
             opened = await asyncio.to_thread(self._desk, lambda s, st: desk.open_heat(
                 s, st, _now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
             await self._send(opened)
@@ -391,10 +391,9 @@ class SimulatedFloor:
                                lambda status: status.get("heat") == heat_id)
             seats: dict[int, str] = {}
             for seat, entry in enumerate(entries, start=1):
-                seating = await asyncio.to_thread(self._desk, lambda s, st, e=entry, n=seat:
-                                                  desk.seat_entry(s, st, _now, actor=DESK_ACTOR,
-                                                                  entry_id=e, table=table,
-                                                                  seat=n))
+                seating = await asyncio.to_thread(self._desk, partial(
+                    desk.seat_entry, clock=_now, actor=DESK_ACTOR, entry_id=entry, table=table,
+                    seat=seat))
                 await self._send(seating.command)
                 seats[seat] = entry
             self.report.entries_seated += len(seats)
@@ -460,6 +459,12 @@ class SimulatedFloor:
             venue=self.plan.venue, title=settings.venue_name, rows=12,
             names="first_name_initial"), now=_now())
         self.out("\n" + format_text(doc))
+
+
+def _buy(session: Session, settings: TournamentSettings, *, patron_id: str) -> str:
+    """A desk buy-in for the patron; the new entry's id."""
+    return desk.buy_entry(session, settings, _now, actor=DESK_ACTOR,
+                          patron_id=patron_id).entry_id
 
 
 def _now() -> datetime:
