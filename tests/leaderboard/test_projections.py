@@ -299,6 +299,15 @@ def entry_place(engine: sa.Engine, entry_id: str) -> tuple[str | None, int | Non
     return row.table_id, row.seat, row.status
 
 
+def two_tables_e1_e2_seated_at_t01(engine: sa.Engine) -> tuple[FakeTable, FakeTable]:
+    """Tables t01 and t02 enrolled; the desk has seated E1 at t01 seat 3, E2 at seat 4."""
+    t01, t02 = FakeTable("t01"), FakeTable("t02")
+    enroll(engine, t01, t02)
+    register_entry(engine, "E1", status="seated", table_id="t01", seat=3)
+    register_entry(engine, "E2", status="seated", table_id="t01", seat=4)
+    return t01, t02
+
+
 def mismatches(engine: sa.Engine) -> list[dict[str, Any]]:
     with engine.connect() as connection:
         rows = connection.execute(sa.select(AuditEntry.actor, AuditEntry.action,
@@ -310,10 +319,7 @@ def mismatches(engine: sa.Engine) -> list[dict[str, Any]]:
 async def test_a_seat_other_than_the_desks_is_recorded_and_audited(
     engine: sa.Engine, ingest: Ingestor
 ) -> None:
-    t01, t02 = FakeTable("t01"), FakeTable("t02")
-    enroll(engine, t01, t02)
-    register_entry(engine, "E1", status="seated", table_id="t01", seat=3)
-    register_entry(engine, "E2", status="seated", table_id="t01", seat=4)
+    t01, t02 = two_tables_e1_e2_seated_at_t01(engine)
     register_entry(engine, "S-1", stage="semi_final", heat_id="semi-final-1", seat=2)
     agreed = await ingest.handle(*t01.seated("E2", 4))
     assert agreed.changes == ("entry.seated",)
@@ -339,10 +345,7 @@ async def test_a_seat_other_than_the_desks_is_recorded_and_audited(
 async def test_an_entry_that_leaves_its_seat_is_withdrawn(
     engine: sa.Engine, ingest: Ingestor
 ) -> None:
-    t01, t02 = FakeTable("t01"), FakeTable("t02")
-    enroll(engine, t01, t02)
-    register_entry(engine, "E1", status="seated", table_id="t01", seat=3)
-    register_entry(engine, "E2", status="seated", table_id="t01", seat=4)
+    t01, t02 = two_tables_e1_e2_seated_at_t01(engine)
     left = await ingest.handle(*t01.unseated("E1", 3, hands_played=4))
     assert (left.outcome, left.reason, left.changes) == ("stored", None, ("entry.unseated",))
     assert entry_place(engine, "E1") == ("t01", 3, "withdrawn")
