@@ -18,17 +18,20 @@ from typing import Final
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
-__all__ = ["DESK_LOCK_ID", "hold_desk_lock"]
+__all__ = ["DESK_LOCK_ID", "WAIT_MS", "hold_desk_lock"]
 
 DESK_LOCK_ID: Final = 0x73686F77_6465736B  # "showdesk": the advisory lock's 64-bit id
+WAIT_MS: Final = 10_000  # how long a desk action waits for another one's lock
 
 
 def hold_desk_lock(session: Session) -> None:
-    """Take the desk lock for the rest of ``session``'s transaction (waiting for another
-    desk's action to end), and forget what the session had loaded before it."""
+    """Take the desk lock for the rest of ``session``'s transaction (waiting up to WAIT_MS
+    for another desk's action to end), and forget what the session had loaded before it."""
     connection = session.connection()
     dialect = connection.dialect.name
     if dialect == "postgresql":
+        # At most as long as SQLite's busy timeout (leaderboard.db): then an error, not a hang.
+        connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{WAIT_MS}ms'")
         connection.execute(text("SELECT pg_advisory_xact_lock(:id)"), {"id": DESK_LOCK_ID})
     elif dialect == "sqlite":
         dbapi = connection.connection.dbapi_connection

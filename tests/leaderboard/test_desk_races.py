@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 from pytest_mock import MockerFixture
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from leaderboard import desk
+from leaderboard import desk, desk_lock
 from leaderboard.desk import Conflict
 from leaderboard.models import AuditEntry, Entry
 from tests.fixtures.services import Database
@@ -102,3 +104,26 @@ def test_two_desks_seating_two_entries_on_one_seat(engine: Engine,
     with Session(engine) as s:
         statuses = {r.entry_id: r.status for r in s.execute(select(Entry.entry_id, Entry.status))}
     assert sorted(statuses.values()) == ["registered", "seated"]
+
+
+def test_a_desk_lock_held_too_long_is_an_error_not_a_hang(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(desk_lock, "WAIT_MS", 200)
+    clock = FakeClock(HEAT_TIME)
+    with Session(engine) as holder, Session(engine) as waiter:
+        desk_lock.hold_desk_lock(holder)  # a desk action that does not end
+        if engine.dialect.name == "sqlite":
+            waiter.connection().exec_driver_sql("PRAGMA busy_timeout = 200")
+        started = time.monotonic()
+        with pytest.raises(OperationalError):
+            desk.open_heat(waiter, settings(), clock, actor="desk-2", table="t01",
+                           stage="qualifying")
+        waited = time.monotonic() - started
+        waiter.rollback()
+        holder.rollback()  # the first action ends: the lock is free again
+    assert 0.15 < waited < 5
+    with Session(engine) as s:
+        opened = desk.open_heat(s, settings(), clock, actor="desk-2", table="t01",
+                                stage="qualifying")
+    assert opened.command == "open_heat"
