@@ -12,8 +12,8 @@ Everything is the production code wired as on a real floor, in one process:
   buy R100 entries, and are seated by signed desk commands over MQTT; a virtual dealer with
   virtual players plays each heat, and each patron acknowledges their score at the table.
 
-The tournament settings are the shipped ones with the calendar moved so that today is a
-qualifying day (the heat window is the whole day): see `demo_tournament`.
+The tournament settings are the shipped ones with the calendar moved so that a heat opened
+two hours ago and stays open for most of a day: see `demo_tournament`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import socket
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -58,30 +58,38 @@ LEADERBOARD_KEY_ID: Final = "leaderboard"
 _SCORE_WAIT_S: Final = 60.0
 
 
-def _shifted(today: date) -> dict[tuple[str, str], str]:
-    first, last = today - timedelta(days=6), today + timedelta(days=21)
+_DEMO_HEAT_OPENED_AGO: Final = timedelta(hours=2)
+
+
+def _shifted(now: datetime) -> dict[tuple[str, str], str]:
+    # Today's heat opened 2 hours ago and lasts a day less a second, so that a demo never
+    # runs into a heat's last buy-in or close (at 23:59 the old 00:00 heats refused buy-ins).
+    opened = (now - _DEMO_HEAT_OPENED_AGO).replace(second=0, microsecond=0)
+    heat_day = opened.date()
+    first, last = heat_day - timedelta(days=6), heat_day + timedelta(days=21)
     finals = last + timedelta(days=2)
     return {
         ("venue", "name"): '"Showdown demo floor (simulated tables)"',
         ("qualifying", "first_day"): first.isoformat(),
         ("qualifying", "last_day"): last.isoformat(),
         ("qualifying", "ends"): last.isoformat(),
-        ("qualifying", "heat_opens"): "00:00:00",
-        ("qualifying", "heat_closes"): "23:59:59",
-        ("qualifying", "last_buy_in"): "23:59:00",
+        ("qualifying", "heat_opens"): f"{opened:%H:%M:00}",
+        ("qualifying", "heat_closes"): f"{opened - timedelta(seconds=1):%H:%M:%S}",
+        ("qualifying", "last_buy_in"): f"{opened - timedelta(minutes=1):%H:%M:00}",
         ("semi_final", "starts"): f"{finals.isoformat()}T16:00:00",
         ("final", "starts"): f"{finals.isoformat()}T17:00:00",
     }
 
 
-def demo_tournament(template: str, today: date) -> str:
-    """The tournament settings `template` with its calendar moved around `today` (venue
-    date): qualifying from 6 days ago to 3 weeks ahead, heats all day, finals after."""
-    changes = _shifted(today)
+def demo_tournament(template: str, now: datetime) -> str:
+    """The tournament settings `template` with its calendar moved around `now` (venue time):
+    today's heat opened 2 hours ago and lasts a day (less a second), qualifying runs from 6
+    heat days before to 3 weeks after it, the finals after that."""
+    changes = _shifted(now)
     done: set[tuple[str, str]] = set()
     section = ""
     lines = [f"# showdown demo: {default_tournament_path().name} with the dates moved around"
-             f" {today.isoformat()}"]
+             f" {now:%Y-%m-%d %H:%M}"]
     for line in template.splitlines():
         stripped = line.strip()
         if stripped.startswith("[") and stripped.endswith("]"):
@@ -189,10 +197,10 @@ class SimulatedFloor:
 
     def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
         plan, d = self.plan, self.plan.directory
-        today = datetime.now(read_tournament().tz).date()
+        now = datetime.now(read_tournament().tz)
         tournament = d / "tournament-demo.toml"
         tournament.write_text(demo_tournament(default_tournament_path().read_text("utf-8"),
-                                              today), encoding="utf-8")
+                                              now), encoding="utf-8")
         lb_key = Signer.generate(LEADERBOARD_KEY_ID)
         save_private_key(lb_key, d / "leaderboard.key")
         token = d / "desk-token"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import tomllib
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -22,21 +22,27 @@ SAST = ZoneInfo("Africa/Johannesburg")
 TEMPLATE = default_tournament_path().read_text("utf-8")
 
 
-def _schedule(today: date) -> tuple[QualifyingSchedule, TournamentSettings]:
-    settings = parse_tournament(tomllib.loads(demo_tournament(TEMPLATE, today)), "demo",
+def _schedule(now: datetime) -> tuple[QualifyingSchedule, TournamentSettings]:
+    settings = parse_tournament(tomllib.loads(demo_tournament(TEMPLATE, now)), "demo",
                                 tz=SAST)
     return settings.schedule, settings
 
 
-@given(st.dates(min_value=date(2025, 1, 1), max_value=date(2035, 12, 31)))
-def test_today_is_a_qualifying_day_with_buy_ins_open_all_day(today: date) -> None:
-    schedule, settings = _schedule(today)
-    for moment in (time(0, 0, 1), time(9, 30), time(13, 0), time(23, 58)):
-        at = datetime.combine(today, moment, tzinfo=SAST)
-        assert schedule.heat_day(at) == today
+@given(st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2035, 12, 31),
+                    timezones=st.just(SAST)))
+def test_a_demo_started_at_any_moment_has_a_heat_open_for_most_of_a_day(now: datetime) -> None:
+    schedule, settings = _schedule(now)
+    heat_day = schedule.heat_day(now)
+    assert heat_day is not None
+    # Every moment of the next 20 hours belongs to the same heat, with buy-ins open (the
+    # demo buys and seats at the real clock; the last minute before midnight used to fail).
+    for hours in range(21):
+        at = now + timedelta(hours=hours)
+        assert schedule.heat_day(at) == heat_day
         assert schedule.buy_in_open(at)
-    assert schedule.first_day == today - timedelta(days=6)
-    assert schedule.last_day == schedule.ends == today + timedelta(days=21)
+    assert schedule.opens_at(heat_day) <= now < schedule.opens_at(heat_day) + timedelta(hours=3)
+    assert schedule.first_day == heat_day - timedelta(days=6)
+    assert schedule.last_day == schedule.ends == heat_day + timedelta(days=21)
     semi = settings.stage(Stage.SEMI_FINAL).starts_at
     final = settings.stage(Stage.FINAL).starts_at
     assert semi is not None and final is not None
@@ -45,7 +51,7 @@ def test_today_is_a_qualifying_day_with_buy_ins_open_all_day(today: date) -> Non
 
 def test_only_the_calendar_changes() -> None:
     shipped = tomllib.loads(TEMPLATE)
-    demo = tomllib.loads(demo_tournament(TEMPLATE, date(2026, 11, 29)))
+    demo = tomllib.loads(demo_tournament(TEMPLATE, datetime(2026, 11, 29, 23, 59, tzinfo=SAST)))
     for section in ("money", "wagers", "markers", "weekly_prizes", "prizes", "scores"):
         assert demo[section] == shipped[section]
     assert demo["semi_final"]["starts"].date() == date(2026, 12, 22)
@@ -56,7 +62,8 @@ def test_only_the_calendar_changes() -> None:
 
 def test_a_template_without_the_calendar_is_refused() -> None:
     with pytest.raises(ValueError, match=r"qualifying\.first_day"):
-        demo_tournament(TEMPLATE.replace("first_day", "first_dayz"), date(2026, 11, 29))
+        demo_tournament(TEMPLATE.replace("first_day", "first_dayz"),
+                        datetime(2026, 11, 29, 12, 0, tzinfo=SAST))
 
 
 def test_patrons_are_distinct_adults_and_one_under_age_walk_in() -> None:
