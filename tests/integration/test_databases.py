@@ -126,8 +126,9 @@ def test_postgres_tables_live_in_the_tests_own_schema(
             sa.text(
                 "SELECT table_schema, column_name, data_type FROM information_schema.columns"
                 " WHERE table_name = 'scores' AND column_name IN ('seq', 'amount_cents')"
+                " AND table_schema IN (:mine, 'public', current_user)"
                 " ORDER BY column_name"
-            )
+            ), {"mine": database_url.schema}
         ).all()
     assert [tuple(row) for row in found] == [
         (database_url.schema, "amount_cents", "bigint"),
