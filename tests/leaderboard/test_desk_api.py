@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from controller.envelope import verify_envelope
+from controller.envelope import seal, verify_envelope
 from controller.mqtt_link import MqttSettings
 from controller.paytable_files import read_paytables
 from controller.signing import KeyRing, Signer
@@ -36,7 +36,8 @@ from leaderboard.db import make_engine
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
-from leaderboard.models import Refusal
+from leaderboard.models import Entry, Refusal
+from leaderboard.projections import project
 from tests.fixtures.services import Database, MqttBroker
 from tests.leaderboard.desk_helpers import FakeClock, local, migrated, settings
 from tests.leaderboard.test_desk import final_field, qualifying_field
@@ -353,6 +354,28 @@ def test_a_table_applies_the_desks_commands(engine: Engine, clock: FakeClock) ->
     assert again is not None
     body = {**again.body, "signer": again.table, "command_seq": again.seq}
     assert not table.apply("desk", body, clock.now).ok
+    # The patron leaves: the desk's unseat reaches the table, whose report withdraws the entry.
+    with Session(engine, expire_on_commit=False) as session:
+        unseat = desk.unseat_entry(session, clock, actor="d", entry_id=entry.entry_id,
+                                   why="patron left")
+    asyncio.run(sender.send(unseat))
+    sent = sender.sent[-1].envelope
+    assert sent is not None
+    verified = verify_envelope(sent.encode(), ring)
+    applied = table.apply("desk", {**verified.body, "signer": verified.signer,
+                                   "command_seq": verified.seq}, clock.now)
+    assert applied.ok, applied.error
+    [report] = [m for m in applied.messages if m.type == "entry.unseated"]
+    assert dict(report.body) | {"at": None} == {"entry_id": entry.entry_id, "seat": 4,
+                                                "hands_played": 0, "reason": "patron left",
+                                                "at": None}
+    published = seal(venue="gold-reef", table="t01", seq=3, wall=clock.now, type=report.type,
+                     body=dict(report.body), boot="b", mono=3,
+                     signer=Signer.from_seed("t01", bytes(32)))
+    with Session(engine) as session:
+        assert project(session.connection(), published).changes == ("entry.unseated",)
+        session.commit()
+        assert session.get(Entry, entry.entry_id).status == "withdrawn"  # type: ignore[union-attr]
 
 
 async def test_a_database_that_does_not_answer_is_a_503_not_a_traceback(
