@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,7 +20,7 @@ from controller.tournament_files import read_tournament
 from game.tournament import Stage
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from sqlalchemy import Engine, Inspector
 
     from controller.envelope import Envelope
     from controller.signing import KeyRing
@@ -77,11 +78,33 @@ def _serve(args: argparse.Namespace) -> int:
     return asyncio.run(run_service(LeaderboardService(config)))
 
 
-def _standings(args: argparse.Namespace) -> int:
+@contextmanager
+def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspector]]:
+    """An engine on the leaderboard database at ``url`` that has ``table``, and its
+    inspector; a database that cannot be used or read is a one-line CommandError."""
     from sqlalchemy import inspect  # noqa: PLC0415
     from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
 
     from leaderboard.db import make_engine  # noqa: PLC0415
+
+    try:
+        engine = make_engine(url)
+    except (SQLAlchemyError, ValueError) as exc:
+        raise CommandError(f"cannot use database {url!r}: {exc}") from exc
+    try:
+        try:
+            inspector = inspect(engine)
+            if not inspector.has_table(table):
+                raise CommandError(f"{url} has no leaderboard tables: start the service"
+                                   " on it once (it migrates the database)")
+            yield engine, inspector
+        except SQLAlchemyError as exc:
+            raise CommandError(f"cannot read {url}: {' '.join(str(exc).split())}") from exc
+    finally:
+        engine.dispose()
+
+
+def _standings(args: argparse.Namespace) -> int:
     from leaderboard.standings_view import ViewOptions, format_text, standings  # noqa: PLC0415
 
     if not 1 <= args.rows <= 10_000:
@@ -95,24 +118,12 @@ def _standings(args: argparse.Namespace) -> int:
             raise CommandError(f"--at {args.at!r} is not a time such as 2026-07-10T21:00"
                                ) from exc
         now = at.replace(tzinfo=settings.tz) if at.tzinfo is None else at
-    try:
-        engine = make_engine(args.db)
-    except (SQLAlchemyError, ValueError) as exc:
-        raise CommandError(f"cannot use database {args.db!r}: {exc}") from exc
-    try:
-        try:
-            if not inspect(engine).has_table("scores"):
-                raise CommandError(f"{args.db} has no leaderboard tables: start the service"
-                                   " on it once (it migrates the database)")
-            doc = standings(engine, settings,
-                            ViewOptions(venue=args.venue, title=settings.venue_name,
-                                        rows=args.rows,
-                                        stage=Stage(args.stage) if args.stage else None),
-                            now=now)
-        except SQLAlchemyError as exc:
-            raise CommandError(f"cannot read {args.db}: {' '.join(str(exc).split())}") from exc
-    finally:
-        engine.dispose()
+    with _leaderboard_database(args.db, "scores") as (engine, _):
+        doc = standings(engine, settings,
+                        ViewOptions(venue=args.venue, title=settings.venue_name,
+                                    rows=args.rows,
+                                    stage=Stage(args.stage) if args.stage else None),
+                        now=now)
     if args.json:
         print(json.dumps(doc, indent=2, ensure_ascii=False))
     else:
@@ -328,29 +339,12 @@ def audit_messages(engine: Engine) -> MessageAudit:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from sqlalchemy import inspect  # noqa: PLC0415
-    from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
-
-    from leaderboard.db import make_engine  # noqa: PLC0415
-
-    try:
-        engine = make_engine(args.db)
-    except (SQLAlchemyError, ValueError) as exc:
-        raise CommandError(f"cannot use database {args.db!r}: {exc}") from exc
-    try:
-        try:
-            inspector = inspect(engine)
-            if not inspector.has_table("messages"):
-                raise CommandError(f"{args.db} has no leaderboard tables")
-            columns = {c["name"] for c in inspector.get_columns("messages")}
-            if not {"envelope", "payload_sha256"} <= columns:
-                raise CommandError(f"{args.db} is at schema revision 0001, which keeps no"
-                                   " evidence to verify: start the service on it once (it"
-                                   " migrates the database), then audit")
-            audit = audit_messages(engine)
-        except SQLAlchemyError as exc:
-            raise CommandError(f"cannot read {args.db}: {' '.join(str(exc).split())}") from exc
-    finally:
-        engine.dispose()
+    with _leaderboard_database(args.db, "messages") as (engine, inspector):
+        columns = {c["name"] for c in inspector.get_columns("messages")}
+        if not {"envelope", "payload_sha256"} <= columns:
+            raise CommandError(f"{args.db} is at schema revision 0001, which keeps no"
+                               " evidence to verify: start the service on it once (it"
+                               " migrates the database), then audit")
+        audit = audit_messages(engine)
     print(json.dumps(audit.as_dict(), indent=2) if args.json else audit.text())
     return AUDIT_FAILED if audit.failures else 0
