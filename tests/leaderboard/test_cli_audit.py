@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -18,7 +17,7 @@ from alembic import command
 
 from controller.cli import EXIT_ERROR, main
 from controller.commands.leaderboard import AUDIT_FAILED, audit_messages
-from leaderboard.db import alembic_config, make_engine, upgrade
+from leaderboard.db import alembic_config, make_engine
 from leaderboard.models import AuditEntry, Message, TableRecord
 from tests.fixtures.services import Database
 from tests.leaderboard.test_ingest import (
@@ -29,14 +28,6 @@ from tests.leaderboard.test_ingest import (
     key_of,
     make_ingestor,
 )
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[sa.Engine]:
-    eng = make_engine(database_url.url)
-    upgrade(eng)
-    yield eng
-    eng.dispose()
 
 
 async def ingest_some(engine: sa.Engine, clock: FakeClock) -> tuple[FakeTable, FakeTable]:

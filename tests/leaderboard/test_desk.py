@@ -6,7 +6,6 @@ expected line-ups and prize amounts below are worked out by hand from the rules.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
@@ -23,12 +22,10 @@ from leaderboard.desk import Conflict, DeskError, NotFound, Refused
 from leaderboard.eligibility import from_db, import_list, parse_list
 from leaderboard.models import AuditEntry, Draw, Entry, Patron, PrizeAward, Proxy, Refusal
 from leaderboard.projections import project
-from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import (
     FakeClock,
     add_score,
     local,
-    migrated,
     register,
     settings,
 )
@@ -36,18 +33,6 @@ from tests.leaderboard.desk_helpers import (
 HEAT_TIME = local(2026, 7, 3, 14, 0)
 AFTER_QUALIFYING = local(2026, 8, 1, 10, 0)
 AFTER_SEMIS = local(2026, 8, 1, 16, 50)
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[Engine]:
-    with migrated(database_url) as e:
-        yield e
-
-
-@pytest.fixture
-def session(engine: Engine) -> Iterator[Session]:
-    with Session(engine, expire_on_commit=False) as s:
-        yield s
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Iterator, MutableMapping
+from collections.abc import MutableMapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -38,20 +38,14 @@ from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
 from leaderboard.models import Entry, Refusal
 from leaderboard.projections import project
-from tests.fixtures.services import Database, MqttBroker
-from tests.leaderboard.desk_helpers import FakeClock, local, migrated, settings
+from tests.fixtures.services import MqttBroker
+from tests.leaderboard.desk_helpers import FakeClock, local, settings
 from tests.leaderboard.test_desk import final_field, qualifying_field
 
 TOKEN = "t0ken-for-the-desk-api-tests"  # noqa: S105 - a test credential
 DESK = Signer.from_seed("desk-a", bytes(range(32)))
 ADULT = {"name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "8001015009087",
          "birth_date": "1980-01-01", "actor": "desk-1"}
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[Engine]:
-    with migrated(database_url) as e:
-        yield e
 
 
 @pytest.fixture

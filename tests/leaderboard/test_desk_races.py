@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -23,17 +23,10 @@ from sqlalchemy.orm import Session
 from leaderboard import desk, desk_lock
 from leaderboard.desk import Conflict
 from leaderboard.models import AuditEntry, Entry
-from tests.fixtures.services import Database
-from tests.leaderboard.desk_helpers import FakeClock, local, migrated, register, settings
+from tests.leaderboard.desk_helpers import FakeClock, local, register, settings
 
 HEAT_TIME = local(2026, 7, 3, 14, 0)
 HOLD_S = 1.0  # how long the first desk waits, after its check, for the second desk's check
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[Engine]:
-    with migrated(database_url) as e:
-        yield e
 
 
 def held_after(mocker: MockerFixture, name: str) -> None:

@@ -11,7 +11,6 @@ import hashlib
 import itertools
 import json
 import random
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,7 +23,6 @@ from controller.envelope import REJECTION_REASONS, canonical_json, seal, verify_
 from controller.signing import KeyRing, Signer
 from controller.topics import TableTopics
 from leaderboard import ingest as ingest_module
-from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import (
     INGEST_REASONS,
     OUT_OF_WINDOW,
@@ -48,7 +46,6 @@ from leaderboard.models import (
     TableRecord,
 )
 from leaderboard.projections import MALFORMED_BODY, SCORE_CONFLICT
-from tests.fixtures.services import Database
 
 VENUE = "casino-1"
 ROOT = "showdown-test/ingest"
@@ -201,14 +198,6 @@ def scores(engine: sa.Engine) -> dict[str, tuple[Any, ...]]:
                              r.acknowledged_at is not None, r.ack_method,
                              r.voided_at is not None)
                 for r in connection.execute(sa.select(Score))}
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[sa.Engine]:
-    eng = make_engine(database_url.url)
-    upgrade(eng)
-    yield eng
-    eng.dispose()
 
 
 @pytest.fixture

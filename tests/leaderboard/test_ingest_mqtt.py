@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import aiomqtt
@@ -20,10 +20,9 @@ import sqlalchemy as sa
 from controller.envelope import EnvelopeError, verify_envelope
 from controller.mqtt_link import MqttSettings
 from controller.signing import KeyRing, PublicKey
-from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import Ingestor, MqttResender, stopped_within
 from leaderboard.models import Message
-from tests.fixtures.services import Database, MqttBroker
+from tests.fixtures.services import MqttBroker
 from tests.leaderboard.test_ingest import VENUE, FakeTable, enroll, key_of, progress, scores
 
 GUARD_S = 20.0  # against hangs only
@@ -92,14 +91,6 @@ class MqttTable:
     async def publish(self, topic: str, payload: bytes) -> None:
         assert self._client is not None
         await self._client.publish(topic, payload, qos=1)
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[sa.Engine]:
-    eng = make_engine(database_url.url)
-    upgrade(eng)
-    yield eng
-    eng.dispose()
 
 
 def settings_for(broker: MqttBroker, root: str) -> MqttSettings:

@@ -7,7 +7,6 @@ projection is seen in the transaction that stores its message.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -18,7 +17,6 @@ from hypothesis import strategies as st
 
 from controller.envelope import Envelope, canonical_json, seal, verify_envelope
 from controller.signing import KeyRing
-from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import Ingestor
 from leaderboard.models import AuditEntry, Entry, Hand, Rejection, Score
 from leaderboard.projections import (
@@ -32,7 +30,6 @@ from leaderboard.projections import (
     body_text,
     project,
 )
-from tests.fixtures.services import Database
 from tests.leaderboard.test_ingest import (
     ROOT,
     T0,
@@ -118,14 +115,6 @@ def test_optional_fields_may_be_null_or_absent() -> None:
 
 
 # --- projections through the ingest ---------------------------------------------------------------
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[sa.Engine]:
-    eng = make_engine(database_url.url)
-    upgrade(eng)
-    yield eng
-    eng.dispose()
 
 
 @pytest.fixture

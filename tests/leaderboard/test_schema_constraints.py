@@ -42,7 +42,7 @@ from leaderboard.models import (
     PrizeAward,
 )
 from tests.fixtures.services import Database
-from tests.leaderboard.desk_helpers import FakeClock, local, migrated, settings
+from tests.leaderboard.desk_helpers import FakeClock, local, settings
 from tests.leaderboard.test_desk import (
     FINAL_SCORES,
     final_field,
@@ -140,18 +140,6 @@ def rival_first(session: Session, rival: Callable[[], object]) -> None:
 def without_the_desk_lock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Desk actions here do not take the desk lock (the rival runs inside the first one)."""
     monkeypatch.setattr(desk, "hold_desk_lock", lambda _session: None)
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[Engine]:
-    with migrated(database_url) as e:
-        yield e
-
-
-@pytest.fixture
-def session(engine: Engine) -> Iterator[Session]:
-    with Session(engine, expire_on_commit=False) as s:
-        yield s
 
 
 @pytest.fixture

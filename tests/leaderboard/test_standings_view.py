@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from sqlalchemy.orm import Session
 
 from controller.tournament_files import read_tournament
 from game.tournament_schema import TournamentSettings, parse_tournament
-from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Entry, Patron, Score
 from leaderboard.standings_view import (
     ViewOptions,
@@ -30,7 +28,6 @@ from leaderboard.standings_view import (
     standings,
     strip_names,
 )
-from tests.fixtures.services import Database
 
 SAST = ZoneInfo("Africa/Johannesburg")
 REPO = Path(__file__).resolve().parents[2]
@@ -38,14 +35,6 @@ REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 7, 12, 15, 0, tzinfo=SAST)
 OPTIONS = ViewOptions(venue="goldreef", title="Test floor", rows=20)
 NAMES = {"P1": "Thandiwe Mokoena", "P2": "Pieter van der Merwe", "P3": "Sipho Dlamini"}
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[Engine]:
-    engine = make_engine(database_url.url)
-    upgrade(engine)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -23,12 +23,10 @@ from sqlalchemy.orm import Session
 from controller.tournament_files import read_tournament
 from game.tournament_schema import TournamentSettings
 from leaderboard import web
-from leaderboard.db import make_engine, upgrade
 from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import NullSender
 from leaderboard.standings_view import ViewOptions, standings
 from leaderboard.web import StandingsFeed, create_app
-from tests.fixtures.services import Database
 from tests.leaderboard.support import (
     InLoopServer,
     SseClient,
@@ -49,14 +47,6 @@ TOKEN = "desk-token-0123456789abcdef"  # noqa: S105 (a test token)
 @pytest.fixture(scope="module")
 def settings() -> TournamentSettings:
     return read_tournament(REPO / "config" / "tournament.toml")
-
-
-@pytest.fixture
-def engine(database_url: Database) -> Iterator[Engine]:
-    engine = make_engine(database_url.url)
-    upgrade(engine)
-    yield engine
-    engine.dispose()
 
 
 def make_feed(engine: Engine, settings: TournamentSettings) -> StandingsFeed:
