@@ -860,13 +860,20 @@ def _bulk_scores(connection: Connection, items: Sequence[tuple[Envelope, str | N
             if (items[i][0].body["entry_id"],) in inserted}
 
 
+def _rows_by_entry(connection: Connection, query: Any,
+                   items: Sequence[tuple[Envelope, str | None, bool]],
+                   chosen: list[int]) -> dict[str, Any]:
+    """The rows ``query`` (by ``entries``) reads for the chosen messages' entries, by entry."""
+    entries = [items[i][0].body["entry_id"] for i in chosen]
+    return {row.entry_id: row for row in connection.execute(query, {"entries": entries})}
+
+
 def _bulk_acks(connection: Connection, items: Sequence[tuple[Envelope, str | None, bool]],
                chosen: list[int]) -> dict[int, Projected]:
     if not chosen:
         return {}
     sql = statements(connection)
-    held = {r.entry_id: r for r in connection.execute(
-        sql.scores_of, {"entries": [items[i][0].body["entry_id"] for i in chosen]})}
+    held = _rows_by_entry(connection, sql.scores_of, items, chosen)
     done: dict[int, Projected] = {}
     updates = []
     for i in chosen:
@@ -887,8 +894,7 @@ def _bulk_seats(connection: Connection, items: Sequence[tuple[Envelope, str | No
     if not chosen:
         return {}
     sql = statements(connection)
-    held = {row.entry_id: row for row in connection.execute(
-        sql.places_of, {"entries": [items[i][0].body["entry_id"] for i in chosen]})}
+    held = _rows_by_entry(connection, sql.places_of, items, chosen)
     done: dict[int, Projected] = {}
     updates, audits = [], []
     for i in chosen:
