@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except (CommandError, GameError, OSError) as exc:
-        print(f"showdown {args.command}: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"showdown {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
@@ -77,14 +77,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("SHOWDOWN_DEBUG"):
             raise
         print(
-            f"showdown {args.command}: internal error: {type(exc).__name__}: {_one_line(exc)}"
+            f"showdown {args.command}: internal error: {type(exc).__name__}: {one_line(exc)}"
             " (run again with SHOWDOWN_DEBUG=1 for details)",
             file=sys.stderr,
         )
         return EXIT_INTERNAL
 
 
-def _one_line(exc: BaseException) -> str:
+def one_line(exc: BaseException) -> str:
+    """An exception as one line for a person: its message with the whitespace folded."""
     if isinstance(exc, OSError) and exc.filename:
         return f"{exc.strerror or exc}: {exc.filename}"
     return " ".join(str(exc).split()) or type(exc).__name__

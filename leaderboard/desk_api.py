@@ -47,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from controller.cli import one_line
 from game.errors import GameError
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -144,10 +145,6 @@ def _stage(text: str) -> Stage:
     return Stage(text)
 
 
-def _first_line(error: BaseException) -> str:
-    return (str(error).splitlines() or [type(error).__name__])[0][:200]
-
-
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
@@ -218,7 +215,7 @@ class _DeskApi:
                 return _error(503, "the database did not answer (unreachable, or busy with"
                               " another desk's action); the audit (GET /api/desk/audit) shows"
                               " whether the action was recorded before trying again",
-                              detail=_first_line(getattr(exc, "orig", None) or exc))
+                              detail=one_line(getattr(exc, "orig", None) or exc)[:200])
             for command in result.commands:
                 try:
                     await self.sender.send(command)

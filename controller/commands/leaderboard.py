@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cli import CommandError
+from controller.cli import CommandError, one_line
 from controller.logs import configure_logging
 from controller.tournament_files import read_tournament
 from game.tournament import Stage
@@ -99,7 +99,7 @@ def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspec
                                    " on it once (it migrates the database)")
             yield engine, inspector
         except SQLAlchemyError as exc:
-            raise CommandError(f"cannot read {url}: {' '.join(str(exc).split())}") from exc
+            raise CommandError(f"cannot read {url}: {one_line(exc)}") from exc
     finally:
         engine.dispose()
 
