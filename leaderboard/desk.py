@@ -132,9 +132,7 @@ RandomBytes = Callable[[int], bytes]
 # without a patron's identity.
 _ENTRY_PREFIX: Final = {Stage.QUALIFYING: "E-", Stage.SEMI_FINAL: "S-", Stage.FINAL: "F-"}
 FINAL_HEAT: Final = "final-1"
-_SEATED: Final = SEATED
-_WITHDRAWN: Final = WITHDRAWN  # left its seat before its last hand: no score, never reseated
-_PLAYED: Final = (_SEATED, _WITHDRAWN)
+_PLAYED: Final = (SEATED, WITHDRAWN)  # a withdrawn entry left before its last hand (D55)
 _REGISTERED: Final = "registered"
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 _MAX_AGE: Final = 130
@@ -509,7 +507,7 @@ def _occupied(session: Session, *, table: str | None = None,
               player: str | None = None) -> list[Entry]:
     """Entries seated (at `table`, or played by `player`) whose score has not come in."""
     scored = select(Score.entry_id).where(Score.entry_id == Entry.entry_id).exists()
-    query = select(Entry).where(Entry.status == _SEATED, ~scored)
+    query = select(Entry).where(Entry.status == SEATED, ~scored)
     if table is not None:
         query = query.where(Entry.table_id == table)
     if player is not None:
@@ -659,10 +657,10 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     stage = _stage(entry)
     if _has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} already has a score; it cannot be seated again")
-    if entry.status == _SEATED:
+    if entry.status == SEATED:
         raise Conflict(f"entry {entry.entry_id} is already seated at table {entry.table_id}"
                        f" seat {entry.seat}")
-    if entry.status == _WITHDRAWN:
+    if entry.status == WITHDRAWN:
         raise Conflict(f"entry {entry.entry_id} left table {entry.table_id} before its last"
                        " hand: it records no score (rule 14) and is not seated again")
     heat_id, seat = _seat_for(session, settings, now, entry=entry, stage=stage, table=table,
@@ -674,7 +672,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     if not verdict.eligible:
         raise _refuse(session, player, verdict, now, context="seating", actor=actor,
                       who=f"seating of entry {entry.entry_id}")
-    entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, _SEATED
+    entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
     args = {"entry_id": entry.entry_id, "seat": seat}
     row = _audit(session, now, actor, "entry.seated", detail={
         "table": table, "command": "seat", "args": args, "heat_id": heat_id,
@@ -696,9 +694,9 @@ def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
     if not reason:
         raise DeskError("say why the entry leaves (--why): it goes into the table's record")
     entry = get_entry(session, entry_id)
-    if entry.status == _WITHDRAWN:
+    if entry.status == WITHDRAWN:
         raise Conflict(f"entry {entry.entry_id} has already left table {entry.table_id}")
-    if entry.status != _SEATED or entry.table_id is None or entry.seat is None:
+    if entry.status != SEATED or entry.table_id is None or entry.seat is None:
         raise Conflict(f"entry {entry.entry_id} is not seated at a table")
     if _has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
@@ -873,7 +871,7 @@ def allocate_final(session: Session, settings: TournamentSettings, clock: Clock,
     if starts is not None and now < starts:
         raise Conflict(f"the semi-finals start at {starts:%Y-%m-%d %H:%M}")
     playing = [e.entry_id for e in _stage_entries(session, Stage.SEMI_FINAL)
-               if e.status == _SEATED and not _has_score(session, e.entry_id)]
+               if e.status == SEATED and not _has_score(session, e.entry_id)]
     if playing:
         raise Conflict(f"semi-final places still playing: {', '.join(playing)}")
     return _allocate(session, settings, now, actor=actor, stage=Stage.FINAL, why=why)
