@@ -11,7 +11,7 @@ machine's speed at the start and the end (shared machines vary).
 
 Scenarios: the ingest core alone (``handle_batch``, no broker), one instance over MQTT on
 SQLite and on PostgreSQL, and two instances on a shared subscription (``$share/...``; needs
-Mosquitto: the embedded amqtt broker grants shared subscriptions but delivers nothing) on
+Mosquitto: amqtt cannot deliver to shared subscriptions, so the embedded broker refuses them) on
 SQLite and PostgreSQL. PostgreSQL is used when reachable at SHOWDOWN_BENCH_POSTGRES_URL
 (default: the tests' postgresql+psycopg://postgres@127.0.0.1:5432/test), in a schema of its
 own that is dropped afterwards. The broker (``--broker``): a private Mosquitto if installed

@@ -12,6 +12,11 @@ Every client is accepted as an authenticated client rather than through amqtt's 
 queues QoS 1/2 messages for a disconnected persistent session nor keeps the session (its monitor
 drops it within a second), so a persistent session would silently lose what was published while
 it was away. Known amqtt 0.12.1 differences from Mosquitto are listed in docs/testing.md.
+
+amqtt 0.12.1 grants a shared subscription (``$share/{group}/{filter}``) but never delivers
+anything to it, so a leaderboard configured with ``shared_group`` would silently receive
+nothing. This broker says so instead: it refuses such a
+subscription (SUBACK 0x80), and the leaderboard stops with an error naming the setting.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import ipaddress
 import logging
 import os
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from amqtt.broker import Broker
 from amqtt.errors import AMQTTError, BrokerError, PluginError, PluginLoadError
@@ -58,6 +63,25 @@ class AcceptAnyClient(BaseAuthPlugin):
     async def authenticate(self, *, session: Session) -> bool:  # noqa: ARG002
         """Accept the client."""
         return True
+
+
+SHARED_PREFIX = "$share/"
+_REFUSED: Final = 0x80  # SUBACK return code: failure
+
+
+class _Broker(Broker):
+    """amqtt's broker, refusing ``$share/...`` subscriptions, which it cannot deliver to.
+
+    (Checked here rather than in an amqtt topic plugin: a topic plugin is also consulted
+    for every message published and delivered, through a task per call.)
+    """
+
+    async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
+        """The SUBACK code for one topic filter: 0x80 for a shared subscription."""
+        if subscription[0].startswith(SHARED_PREFIX):
+            return _REFUSED
+        code: int = await super().add_subscription(subscription, session)
+        return code
 
 
 class _DropStartupTraceback(logging.Filter):
@@ -145,7 +169,7 @@ class EmbeddedBroker:
             raise EmbeddedBrokerError(self.host, self.port, "already running")
         _quiet_amqtt()
         try:
-            broker = Broker(self._config())
+            broker = _Broker(self._config())
             await broker.start()
         except _AMQTT_ERRORS as exc:
             raise EmbeddedBrokerError(self.host, self._requested_port, _reason(exc)) from exc

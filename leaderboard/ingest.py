@@ -55,6 +55,7 @@ from controller.mqtt_link import MqttSettings, suback_refused
 from controller.signing import KeyFormatError, KeyRing, Signer, parse_public_key
 from controller.topics import DEFAULT_ROOT, ID_PATTERN, TableTopics, parse_table_topic
 from drivers.backoff import Backoff
+from game.errors import ConfigError
 from leaderboard.models import Message, TableProgress, TableRecord
 from leaderboard.projections import (
     MESSAGES,
@@ -1045,6 +1046,27 @@ async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:
 Alongside = Callable[[aiomqtt.Client, asyncio.Event], Coroutine[Any, Any, None]]
 
 
+class SubscriptionRefused(ConfigError):
+    """The broker refused one of the ingest's subscriptions; reconnecting cannot help.
+
+    Receiving nothing would look like a quiet floor, so the ingest stops with this error.
+    """
+
+    def __init__(self, topic_filter: str, host: str, port: int) -> None:
+        self.topic_filter = topic_filter
+        if topic_filter.startswith("$share/"):
+            super().__init__(
+                "mqtt", "shared_group",
+                f"the broker at {host}:{port} refused the shared subscription {topic_filter}:"
+                " it does not deliver shared subscriptions (the embedded amqtt broker does"
+                " not); use Mosquitto, or remove shared_group")
+        else:
+            super().__init__(
+                "mqtt", "username",
+                f"the broker at {host}:{port} refused the subscription {topic_filter}:"
+                " check this client's read rights in the broker's ACL")
+
+
 class IngestLink:
     """The ingest's connection to the broker: THE receive loop of the leaderboard.
 
@@ -1115,7 +1137,9 @@ class IngestLink:
             for topic_filter in self.filters:
                 granted = await client.subscribe(topic_filter, qos=1)
                 if any(suback_refused(code) for code in granted):
-                    _log.error("ingest_subscription_refused", filter=topic_filter)
+                    _log.error("ingest_subscription_refused", filter=topic_filter,
+                               host=s.host, port=s.port)
+                    raise SubscriptionRefused(topic_filter, s.host, s.port)
             self._backoff.reset()
             self.client = client
             self.subscribed.set()

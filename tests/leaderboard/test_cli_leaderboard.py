@@ -3,15 +3,21 @@ config before anything starts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from controller.cli import EXIT_ERROR, main
+from controller.embedded_broker import EmbeddedBroker
+from controller.signing import Signer
 from leaderboard.db import make_engine, upgrade
-from tests.fixtures.services import Database
-from tests.leaderboard.support import seed_field
+from tests.fixtures.services import Database, MqttBroker
+from tests.leaderboard.support import seed_field, write_config
 
 REPO = Path(__file__).resolve().parents[2]
 TOURNAMENT = str(REPO / "config" / "tournament.toml")
@@ -86,3 +92,43 @@ def test_serve_refuses_a_bad_config_in_one_line(tmp_path: Path,
     assert err.startswith("showdown leaderboard: error:")
     assert "mqtt.broker" in err
     assert "\n" not in err
+
+
+@contextmanager
+def _broker_in_a_thread() -> Iterator[int]:
+    """An embedded broker on its own event loop (the CLI runs its own); yields its port."""
+    started, done, ports = threading.Event(), threading.Event(), []
+
+    async def serve() -> None:
+        async with EmbeddedBroker() as broker:
+            ports.append(broker.port)
+            started.set()
+            while not done.is_set():
+                await asyncio.sleep(0.02)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),), daemon=True)
+    thread.start()
+    try:
+        assert started.wait(30), "the embedded broker did not start"
+        yield ports[0]
+    finally:
+        done.set()
+        thread.join(30)
+
+
+def test_serve_with_a_shared_group_on_the_embedded_broker_stops_in_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # amqtt cannot deliver to $share/... subscriptions, so it refuses them, and the service
+    # stops naming the setting instead of waiting for messages that would never come.
+    with _broker_in_a_thread() as port:
+        path = write_config(tmp_path, MqttBroker(kind="embedded", host="127.0.0.1", port=port),
+                            "showdown-test/shared", Signer.generate("t01"))
+        path.write_text(path.read_text().replace("[mqtt]\n", '[mqtt]\nshared_group = "lb"\n'))
+        assert main(["leaderboard", "serve", "--config", str(path)]) == EXIT_ERROR
+    printed = capsys.readouterr().err
+    assert "Traceback" not in printed
+    err = printed.strip().splitlines()[-1]
+    assert err.startswith("showdown leaderboard: error: mqtt: shared_group: the broker at"
+                          f" 127.0.0.1:{port} refused the shared subscription $share/lb/"
+                          "showdown-test/shared/goldreef/tables/+/")
+    assert err.endswith("use Mosquitto, or remove shared_group")

@@ -17,10 +17,11 @@ import aiomqtt
 import pytest
 import sqlalchemy as sa
 
+from controller.embedded_broker import EmbeddedBroker
 from controller.envelope import EnvelopeError, verify_envelope
 from controller.mqtt_link import MqttSettings
 from controller.signing import KeyRing, PublicKey
-from leaderboard.ingest import Ingestor, MqttResender, stopped_within
+from leaderboard.ingest import Ingestor, MqttResender, SubscriptionRefused, stopped_within
 from leaderboard.models import Message
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.test_ingest import VENUE, FakeTable, enroll, key_of, progress, scores
@@ -200,8 +201,8 @@ async def test_two_instances_on_a_shared_subscription_store_each_message_once(
     mqtt_broker: MqttBroker, unique_topic: str, engine: sa.Engine
 ) -> None:
     if mqtt_broker.embedded:
-        pytest.skip("amqtt 0.12.1 grants $share/... subscriptions but delivers nothing to "
-                    "them (no shared subscription support); Mosquitto runs this test")
+        pytest.skip("amqtt 0.12.1 cannot deliver to shared subscriptions, so the embedded"
+                    " broker refuses them (the next test); Mosquitto runs this one")
     tables = [FakeTable(f"t{n:02d}", root=unique_topic) for n in range(1, 4)]
     enroll(engine, *tables)
     changes = Changes()
@@ -245,6 +246,31 @@ async def test_two_instances_on_a_shared_subscription_store_each_message_once(
     for table in tables:
         assert progress(engine, table.table) == (30, 30, [])
     assert len(scores(engine)) == 18
+
+
+async def test_a_refused_shared_subscription_stops_the_ingest_naming_the_setting(
+    unique_topic: str, engine: sa.Engine
+) -> None:
+    # amqtt grants $share/... and then delivers nothing; the embedded broker refuses it, and
+    # the ingest stops with an error, rather than listen to a floor that seems quiet.
+    async with EmbeddedBroker() as broker:
+        settings = MqttSettings(host=broker.host, port=broker.port, topic_root=unique_topic,
+                                backoff_initial_s=0.1, backoff_max_s=1.0)
+        ingest = Ingestor(engine, venue=VENUE, topic_root=unique_topic)
+        with pytest.raises(SubscriptionRefused) as refused:
+            async with ingesting(ingest, settings, "lb"):
+                pass
+        port = broker.port
+    assert refused.value.topic_filter.startswith(f"$share/lb/{unique_topic}/")
+    message = str(refused.value)
+    assert message.startswith(f"mqtt: shared_group: the broker at 127.0.0.1:{port}"
+                              f" refused the shared subscription $share/lb/")
+    assert "use Mosquitto, or remove shared_group" in message
+    # without the group, the same broker and ingest subscribe
+    async with EmbeddedBroker() as broker:
+        settings = MqttSettings(host=broker.host, port=broker.port, topic_root=unique_topic)
+        async with ingesting(ingest, settings):
+            pass
 
 
 async def test_stopped_within_waits_for_stop_or_time_and_never_swallows_a_cancellation() -> None:
