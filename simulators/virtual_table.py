@@ -109,11 +109,15 @@ class VirtualTable:
             await self.play_heat(entries)
 
     async def play_heat(self, entries: Mapping[int, str]) -> None:
-        """Hands until every entry has ended, then acknowledgements and closing the heat."""
+        """Hands until every entry has ended, then acknowledgements and closing the heat.
+
+        The players' choices come from the table's seed and the seat, not the entry id (the
+        desk's ids are random), so a seed replays each table's heats card for card.
+        """
         players = {seat: VirtualPlayer(name=f"player {seat}",
-                                       rng=random.Random(f"{self.rng.random()}:{entry}"),
+                                       rng=random.Random(f"{self.rng.random()}:{seat}"),
                                        style=PlayerStyle(bold=seat % 2 == 0))
-                   for seat, entry in entries.items()}
+                   for seat in entries}
         while self.daemon.status().get("seats"):
             await self.play_hand(players)
             if self.hand_pause:

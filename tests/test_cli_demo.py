@@ -46,6 +46,32 @@ def test_demo_floor_fills_the_leaderboard(capsys: pytest.CaptureFixture[str]) ->
     assert "Top Score Progressive (20% of 8 buy-ins): R160.00" in board
 
 
+def _play_by_seat(out: str) -> list[tuple[str, int, int, str]]:
+    """(table, heat number, seat, score) from the floor's output, whoever played."""
+    seats: dict[str, tuple[str, int, int]] = {}
+    heats: dict[str, int] = {}
+    for table, seating in re.findall(r"^(t\d\d): heat \S+: (.+)$", out, re.MULTILINE):
+        heats[table] = heats.get(table, 0) + 1
+        for seat, entry in re.findall(r"seat (\d+) .+? \((E-[0-9a-f]+)\)", seating):
+            seats[entry] = (table, heats[table], int(seat))
+    scored = re.findall(r"^t\d\d:   .+ \((E-[0-9a-f]+)\) scored (R[\d,]+\.\d\d)", out,
+                        re.MULTILINE)
+    return sorted((*seats[entry], score) for entry, score in scored)
+
+
+def test_a_seed_replays_the_floors_play(capsys: pytest.CaptureFixture[str]) -> None:
+    # Entry ids and who sits where are the desk's (random); the cards and the players'
+    # choices at each table's heats and seats come from the seed.
+    runs = []
+    for seed in (7, 7, 8):
+        assert main(["demo", "--tables", "2", "--heats", "1", "--players", "2", "--pause", "0",
+                     "--port", "0", "--linger", "0", "--seed", str(seed)]) == 0
+        runs.append(_play_by_seat(capsys.readouterr().out))
+    assert len(runs[0]) == 4
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
 @pytest.mark.mosquitto
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
