@@ -10,7 +10,11 @@ Everything is the production code wired as on a real floor, in one process:
   reader, its own key, and the leaderboard's key enrolled as its desk key;
 - the registration desk (leaderboard.desk): patrons register (one is refused: under 18),
   buy R100 entries, and are seated by signed desk commands over MQTT; a virtual dealer with
-  virtual players plays each heat, and each patron acknowledges their score at the table.
+  virtual players plays each heat, and each patron acknowledges their score at the table;
+- one patron leaves mid-heat (``FloorPlan.withdrawal``, with 2 or more players a heat):
+  after the third hand of the first table's last heat the desk unseats the last seat's
+  entry, the table reports it, and the leaderboard marks the entry withdrawn (no score,
+  rule 14; D55).
 
 The tournament settings are the shipped ones with the calendar moved so that a heat opened
 two hours ago and stays open for most of a day: see `demo_tournament`.
@@ -39,7 +43,8 @@ from controller.tournament_files import default_tournament_path, read_tournament
 from game.money import format_rand
 from game.tournament import Stage
 from leaderboard import desk
-from leaderboard.models import Score
+from leaderboard.models import Entry, Score
+from leaderboard.projections import WITHDRAWN
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_files import simulated_table_toml
 from simulators.virtual_table import TableStuck, VirtualTable
@@ -56,6 +61,8 @@ __all__ = ["FloorPlan", "FloorReport", "SimulatedFloor", "demo_tournament"]
 DESK_ACTOR: Final = "demo-desk"
 LEADERBOARD_KEY_ID: Final = "leaderboard"
 _SCORE_WAIT_S: Final = 60.0
+_LEAVES_AFTER: Final = 3  # hands
+_LEAVES_WHY: Final = "felt unwell"
 
 
 _DEMO_HEAT_OPENED_AGO: Final = timedelta(hours=2)
@@ -124,6 +131,7 @@ class FloorPlan:
     broker: str | None = None  # "host:port"; None = an embedded broker on a free port
     database: str | None = None  # URL; None = SQLite in `directory`
     venue: str = "demo"
+    withdrawal: bool = True  # one patron leaves mid-heat: the first table's last heat
 
     def __post_init__(self) -> None:
         if not 1 <= self.tables <= 20:
@@ -142,6 +150,7 @@ class FloorReport:
     heats_played: int = 0
     entries_seated: int = 0
     scores: dict[str, int] = field(default_factory=dict)  # entry -> score, as stored centrally
+    withdrawn: dict[str, int] = field(default_factory=dict)  # entry -> hands played, centrally
     refused: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -366,8 +375,10 @@ class SimulatedFloor:
                 dealer = VirtualTable(daemon, desk=self._closer(table), seed=sim.seed,
                                       players=self.plan.players, hand_pause=sim.hand_pause,
                                       timeout=30.0)
-                for _ in range(self.plan.heats):
-                    await self._heat(table, dealer, pool)
+                first_table = table == "t01"
+                for n in range(1, self.plan.heats + 1):
+                    await self._heat(table, dealer, pool, withdrawal=(
+                        self.plan.withdrawal and first_table and n == self.plan.heats))
             except (TableStuck, desk.DeskError, TimeoutError) as exc:
                 self.report.problems.append(f"{table}: {exc}")
                 self.out(f"{table}: STOPPED: {exc}")
@@ -382,7 +393,8 @@ class SimulatedFloor:
             raise desk.DeskError("the leaderboard service is not connected")
         await link.send(command)
 
-    async def _heat(self, table: str, dealer: VirtualTable, pool: _Pool) -> None:
+    async def _heat(self, table: str, dealer: VirtualTable, pool: _Pool, *,
+                    withdrawal: bool = False) -> None:
         link = dealer.daemon.link
         if link is not None:  # the broker queues commands only for a table it has seen
             async with asyncio.timeout(_SCORE_WAIT_S):
@@ -411,10 +423,46 @@ class SimulatedFloor:
             who = ", ".join(f"seat {n} {self._short(patrons[n - 1][1])} ({e})"
                             for n, e in seats.items())
             self.out(f"{table}: heat {heat_id}: {who}")
-            await dealer.play_heat(seats)
+            leaves = max(seats) if withdrawal and len(seats) > 1 else None
+            await dealer.play_heat(seats, between_hands=None if leaves is None else partial(
+                self._leave, table, dealer, (leaves, seats[leaves], patrons[leaves - 1][0])))
             self.report.heats_played += 1
         finally:
             await pool.give_back(patrons)
+
+    async def _leave(self, table: str, dealer: VirtualTable, leaver: tuple[int, str, str],
+                     hands: int) -> None:
+        """After the third hand the patron in the `leaver` (seat, entry, patron) leaves: the
+        desk unseats the entry, and the leaderboard, told by the table, withdraws it (D55)."""
+        seat, entry, patron = leaver
+        if hands != _LEAVES_AFTER or entry in self.report.withdrawn:
+            return
+        if str(seat) not in dealer.daemon.status().get("seats", {}):
+            return  # the entry has already ended (its chips ran out)
+        command = await asyncio.to_thread(self._desk, lambda s, _st: desk.unseat_entry(
+            s, _now, actor=DESK_ACTOR, entry_id=entry, why=_LEAVES_WHY))
+        await self._send(command)
+        await dealer.until(f"seat {seat} to be free",
+                           lambda status: str(seat) not in status.get("seats", {}))
+        self._seated[table] = [(e, p) for e, p in self._seated.get(table, []) if e != entry]
+        await self._withdrawn(entry)
+        self.report.withdrawn[entry] = hands
+        self.out(f"{table}:   {self._short(self._names.get(patron, patron))} ({entry}) left"
+                 f" after {hands} hands ({_LEAVES_WHY}): unseated by the desk, withdrawn,"
+                 " no score (rule 14)")
+
+    async def _withdrawn(self, entry: str) -> None:
+        """Wait until the leaderboard has the table's report that the entry left."""
+        def status(session: Session, _: TournamentSettings) -> str | None:
+            row = session.get(Entry, entry)
+            return None if row is None else row.status
+
+        deadline = time.monotonic() + _SCORE_WAIT_S
+        while await asyncio.to_thread(self._desk, status) != WITHDRAWN:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the leaderboard has not withdrawn {entry} after"
+                                   f" {_SCORE_WAIT_S:.0f} s")
+            await asyncio.sleep(0.1)
 
     def _closer(self, table: str) -> Callable[..., Coroutine[Any, Any, None]]:
         """The virtual dealer's desk: closing the heat waits for its scores to reach the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from drivers.chip_registry import Chip, ChipRegistry
@@ -108,18 +108,24 @@ class VirtualTable:
             await self.until("the entries to be seated", _seated(len(entries)))
             await self.play_heat(entries)
 
-    async def play_heat(self, entries: Mapping[int, str]) -> None:
+    async def play_heat(self, entries: Mapping[int, str], *,
+                        between_hands: Callable[[int], Awaitable[None]] | None = None) -> None:
         """Hands until every entry has ended, then acknowledgements and closing the heat.
 
         The players' choices come from the table's seed and the seat, not the entry id (the
         desk's ids are random), so a seed replays each table's heats card for card.
+        ``between_hands(n)`` runs after the heat's n-th hand (the desk may act then).
         """
         players = {seat: VirtualPlayer(name=f"player {seat}",
                                        rng=random.Random(f"{self.rng.random()}:{seat}"),
                                        style=PlayerStyle(bold=seat % 2 == 0))
                    for seat in entries}
+        hands = 0
         while self.daemon.status().get("seats"):
             await self.play_hand(players)
+            hands += 1
+            if between_hands is not None:
+                await between_hands(hands)
             if self.hand_pause:
                 await asyncio.sleep(self.hand_pause)
         for entry in self.daemon.status().get("unacknowledged_scores", []):

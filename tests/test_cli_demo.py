@@ -13,9 +13,10 @@ from tests import services
 from tests.fixtures.services import Database, require_service
 
 
-def _floor_summary(out: str) -> tuple[int, int, int, int, int]:
+def _floor_summary(out: str) -> tuple[int, int, int, int, int, int]:
     found = re.search(r"(\d+) heats played, (\d+) entries seated, (\d+) scores on the"
-                      r" leaderboard, (\d+) registration refused, (\d+) problems", out)
+                      r" leaderboard, (\d+) withdrawn, (\d+) registration refused,"
+                      r" (\d+) problems", out)
     assert found is not None, out[-3000:]
     return tuple(int(g) for g in found.groups())  # type: ignore[return-value]
 
@@ -26,15 +27,22 @@ def test_demo_floor_fills_the_leaderboard(capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     page = re.search(r"leaderboard page : (http://127\.0\.0\.1:(\d+)/)", out)
     assert page is not None and int(page.group(2)) > 0, out[:2000]
-    # 2 tables x 2 heats x 2 players, each score read back from the central database
-    assert _floor_summary(out) == (4, 8, 8, 1, 0)
-    assert len(re.findall(r"^t0[12]: heat q-\d{8}-t0[12]-[0-9a-f]{4}: seat 1 ", out,
-                          re.MULTILINE)) == 4
+    # 2 tables x 2 heats x 2 players, each score read back from the central database; one
+    # patron (t01's last heat, seat 2) leaves after 3 hands and is withdrawn there too
+    assert _floor_summary(out) == (4, 8, 7, 1, 1, 0)
+    heats = re.findall(r"^(t0[12]): heat q-\d{8}-t0[12]-[0-9a-f]{4}: seat 1 .+ \((E-[0-9a-f]+)\),"
+                       r" seat 2 .+ \((E-[0-9a-f]+)\)$", out, re.MULTILINE)
+    assert len(heats) == 4
     scored = re.findall(r"^t0[12]:   .+ \((E-[0-9a-f]+)\) scored (R[\d,]+\.\d\d), acknowledged",
                         out, re.MULTILINE)
-    assert len({entry for entry, _ in scored}) == 8
+    assert len({entry for entry, _ in scored}) == 7
+    left = re.findall(r"^t01:   .+ \((E-[0-9a-f]+)\) left after 3 hands \(felt unwell\):"
+                      r" unseated by the desk, withdrawn, no score \(rule 14\)$", out, re.MULTILINE)
+    assert left == [[seat_2 for table, _, seat_2 in heats if table == "t01"][-1]]
+    assert left[0] not in {entry for entry, _ in scored}
     assert "REFUSED" in out and "under 18 (rule 1)" in out
-    # the closing standings print every one of the 8 scores, ranked, with the pools of 8 buy-ins
+    # the closing standings print every one of the 7 scores, ranked, with the pools of all 8
+    # buy-ins (the withdrawn entry's stays in, D55)
     board = out[out.index("- Qualifying (as of"):]
     # (an entry whose chips fall below the least stake ends early, after fewer than 10 hands)
     ranked = re.findall(r"^\s+\d+\s+(E-[0-9a-f]+) \(.+?\)\s+(R[\d,]+\.\d\d)\s+(\d+)\s+yes",
@@ -65,7 +73,8 @@ def test_a_seed_replays_the_floors_play(capsys: pytest.CaptureFixture[str]) -> N
     runs = []
     for seed in (7, 7, 8):
         assert main(["demo", "--tables", "2", "--heats", "1", "--players", "2", "--pause", "0",
-                     "--port", "0", "--linger", "0", "--seed", str(seed)]) == 0
+                     "--port", "0", "--linger", "0", "--seed", str(seed),
+                     "--no-withdrawal"]) == 0
         runs.append(_play_by_seat(capsys.readouterr().out))
     assert len(runs[0]) == 4
     assert runs[0] == runs[1]
@@ -86,7 +95,7 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
         kept = sorted(p.name for p in Path(keep).iterdir())
     out = capsys.readouterr().out
     assert f"MQTT broker      : {host}:{port}" in out
-    assert _floor_summary(out) == (2, 4, 4, 1, 0)
+    assert _floor_summary(out) == (2, 4, 3, 1, 1, 0)
     assert {"leaderboard.toml", "tournament-demo.toml", "t01", "t02"} <= set(kept)
     assert "leaderboard.sqlite3" not in kept  # the scores went to PostgreSQL
 

@@ -52,6 +52,9 @@ def register(sub: Any) -> None:
                         " Ctrl-C on a terminal, else 0)")
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="write the demo's files (configs, keys, database) here and keep them")
+    p.add_argument("--no-withdrawal", dest="withdrawal", action="store_false",
+                   help="nobody leaves mid-heat (by default one patron of the first table's"
+                        " last heat leaves after 3 hands and is withdrawn)")
     p.add_argument("--table-only", action="store_true",
                    help="one table daemon and a subscriber, without the central service")
     p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
@@ -103,6 +106,7 @@ def _floor(args: argparse.Namespace) -> int:
                              players=args.players, seed=args.seed,
                              hand_pause=0.4 if args.pause is None else args.pause,
                              http_port=args.port, broker=args.broker, database=args.database,
+                             withdrawal=args.withdrawal,
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
@@ -128,13 +132,13 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
     print(f"\n{report.heats_played} heats played, {report.entries_seated} entries seated,"
-          f" {len(report.scores)} scores on the leaderboard, {len(report.refused)} registration"
-          f" refused, {len(report.problems)} problems")
+          f" {len(report.scores)} scores on the leaderboard, {len(report.withdrawn)} withdrawn,"
+          f" {len(report.refused)} registration refused, {len(report.problems)} problems")
     for problem in report.problems:
         print(f"  problem: {problem}")
     complete = report.heats_played == plan.tables * plan.heats
     return 0 if complete and not report.problems \
-        and len(report.scores) == report.entries_seated else 1
+        and len(report.scores) + len(report.withdrawn) == report.entries_seated else 1
 
 
 async def _demo(config: Any, args: argparse.Namespace) -> int:
