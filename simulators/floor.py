@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -61,6 +61,7 @@ __all__ = ["FloorPlan", "FloorReport", "SimulatedFloor", "demo_tournament"]
 DESK_ACTOR: Final = "demo-desk"
 LEADERBOARD_KEY_ID: Final = "leaderboard"
 _SCORE_WAIT_S: Final = 60.0
+_T = TypeVar("_T")
 _LEAVES_AFTER: Final = 3  # hands
 _LEAVES_WHY: Final = "felt unwell"
 
@@ -306,7 +307,7 @@ class SimulatedFloor:
             raise RuntimeError("the leaderboard service is not running")
         return engine
 
-    def _desk(self, work: Callable[[Session, TournamentSettings], Any]) -> Any:
+    def _desk(self, work: Callable[[Session, TournamentSettings], _T]) -> _T:
         assert self._settings is not None
         with Session(self._engine()) as session:
             return work(session, self._settings)
@@ -457,10 +458,19 @@ class SimulatedFloor:
             row = session.get(Entry, entry)
             return None if row is None else row.status
 
+        await self._central(status, lambda value: value == WITHDRAWN,
+                            lambda _: f"not withdrawn {entry}")
+
+    async def _central(self, read: Callable[[Session, TournamentSettings], _T],
+                       done: Callable[[_T], bool], lacking: Callable[[_T], str]) -> _T:
+        """What `read` finds in the central database, once `done` with it (polled)."""
         deadline = time.monotonic() + _SCORE_WAIT_S
-        while await asyncio.to_thread(self._desk, status) != WITHDRAWN:
+        while True:
+            value = await asyncio.to_thread(self._desk, read)
+            if done(value):
+                return value
             if time.monotonic() > deadline:
-                raise TimeoutError(f"the leaderboard has not withdrawn {entry} after"
+                raise TimeoutError(f"the leaderboard has {lacking(value)} after"
                                    f" {_SCORE_WAIT_S:.0f} s")
             await asyncio.sleep(0.1)
 
@@ -486,19 +496,15 @@ class SimulatedFloor:
 
     async def _scores(self, entries: Sequence[str]) -> dict[str, int]:
         """The entries' scores once the leaderboard has them all, acknowledged."""
-        deadline = time.monotonic() + _SCORE_WAIT_S
-        while True:
-            rows = await asyncio.to_thread(self._desk, lambda s, _st: {
-                r.entry_id: r.score_cents for r in s.scalars(
-                    select(Score).where(Score.entry_id.in_(entries),
-                                        Score.acknowledged_at.is_not(None)))})
-            if len(rows) == len(entries):
-                return dict(rows)
-            if time.monotonic() > deadline:
-                missing = sorted(set(entries) - set(rows))
-                raise TimeoutError(f"the leaderboard has no acknowledged score for"
-                                   f" {', '.join(missing)} after {_SCORE_WAIT_S:.0f} s")
-            await asyncio.sleep(0.1)
+        def scores(session: Session, _: TournamentSettings) -> dict[str, int]:
+            return {r.entry_id: r.score_cents for r in session.scalars(
+                select(Score).where(Score.entry_id.in_(entries),
+                                    Score.acknowledged_at.is_not(None)))}
+
+        return await self._central(
+            scores, lambda rows: len(rows) == len(entries),
+            lambda rows: "no acknowledged score for"
+                         f" {', '.join(sorted(set(entries) - set(rows)))}")
 
     @staticmethod
     def _short(name: str) -> str:
