@@ -134,6 +134,7 @@ _ENTRY_PREFIX: Final = {Stage.QUALIFYING: "E-", Stage.SEMI_FINAL: "S-", Stage.FI
 FINAL_HEAT: Final = "final-1"
 _PLAYED: Final = (SEATED, WITHDRAWN)  # a withdrawn entry left before its last hand (D55)
 _REGISTERED: Final = "registered"
+REFUNDED: Final = "refunded"  # the buy-in went back to the patron; out of the pools
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 _MAX_AGE: Final = 130
 
@@ -178,6 +179,17 @@ class DeskCommand:
         """The envelope body: table, command, a command id unique per desk key, the args."""
         return {"table": self.table, "command": self.command,
                 "command_id": f"{key_id}-{self.seq}", **self.args}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableFault:
+    """A table taken out of service mid-heat: what the desk did and what the table is sent."""
+
+    table: str
+    heat_id: str
+    refunded: Mapping[str, int]  # qualifying entry -> the buy-in returned, cents
+    released: tuple[str, ...]  # semi-final and Final places, free to be seated again
+    commands: tuple[DeskCommand, ...]  # unseat each, then close_heat: applied if it returns
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -663,6 +675,8 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     if entry.status == WITHDRAWN:
         raise Conflict(f"entry {entry.entry_id} left table {entry.table_id} before its last"
                        " hand: it records no score (rule 14) and is not seated again")
+    if entry.status == REFUNDED:
+        raise Conflict(f"entry {entry.entry_id} was refunded: the patron buys a new entry")
     heat_id, seat = _seat_for(session, settings, now, entry=entry, stage=stage, table=table,
                               seat=seat)
     player_id = entry.played_by or entry.patron_id
@@ -690,9 +704,7 @@ def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
     withdrawn: no score (rule 14), never seated again, its buy-in stays in the pools (D55)."""
     actor = _begin(session, actor)
     now = _now(clock)
-    reason = " ".join((why or "").split())
-    if not reason:
-        raise DeskError("say why the entry leaves (--why): it goes into the table's record")
+    reason = _reason(why, "the entry leaves", kept="the table's record")
     entry = get_entry(session, entry_id)
     if entry.status == WITHDRAWN:
         raise Conflict(f"entry {entry.entry_id} has already left table {entry.table_id}")
@@ -706,6 +718,85 @@ def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
         **args}, why=why)
     session.commit()
     return DeskCommand(seq=row.id, table=entry.table_id, command="unseat", args=args)
+
+
+def _reason(why: str | None, what: str, *, kept: str = "the audit") -> str:
+    reason = " ".join((why or "").split())
+    if not reason:
+        raise DeskError(f"say why {what} (--why): it goes into {kept}")
+    return reason
+
+
+def refund_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
+                 why: str) -> Entry:
+    """Refund a qualifying entry that has not been seated: its buy-in goes back to the
+    patron and out of the pools (D60). A seated entry leaves by `unseat` or a table fault."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    reason = _reason(why, "the entry is refunded")
+    entry = get_entry(session, entry_id)
+    if entry.stage != Stage.QUALIFYING.value:
+        raise Conflict(f"entry {entry.entry_id} is a {entry.stage} place: only a bought"
+                       " (qualifying) entry is refunded")
+    if entry.status == REFUNDED:
+        raise Conflict(f"entry {entry.entry_id} has already been refunded")
+    if entry.status != _REGISTERED or _has_score(session, entry.entry_id):
+        raise Conflict(f"entry {entry.entry_id} is {entry.status}: only an entry not yet"
+                       " seated is refunded (a table out of service: `desk table-fault`)")
+    _refund(session, now, actor, entry, cause="desk", why=reason)
+    session.commit()
+    return entry
+
+
+def _refund(session: Session, now: datetime, actor: str, entry: Entry, *, cause: str,
+            why: str) -> None:
+    entry.status = REFUNDED
+    _audit(session, now, actor, "entry.refunded", detail={
+        "entry_id": entry.entry_id, "patron_id": entry.patron_id, "cause": cause,
+        "refund_cents": entry.buy_in_cents, "table": entry.table_id,
+        "heat_id": entry.heat_id}, why=why)
+
+
+def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
+                why: str) -> TableFault:
+    """Take a table out of service mid-heat (D60): its unfinished qualifying entries are
+    refunded, its semi-final and Final places are freed to be seated again, and the desk
+    closes its heat. The returned commands (unseat each, close the heat) go to the table,
+    which applies them if it comes back, so it never plays those entries on."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    reason = _reason(why, "the table is out of service", kept="the audit and the table's record")
+    table = _table_id(table)
+    open_now = _open_heats(session)
+    if table not in open_now:
+        raise Conflict(f"the desk has no heat open at table {table}")
+    heat_id = open_now[table][0]
+    refunded: dict[str, int] = {}
+    released: list[str] = []
+    commands: list[DeskCommand] = []
+    for entry in _occupied(session, table=table):
+        args = {"seat": entry.seat, "entry_id": entry.entry_id,
+                "reason": f"table out of service: {reason}"}
+        row = _audit(session, now, actor, "entry.unseat", detail={
+            "table": table, "command": "unseat", "args": args, "heat_id": entry.heat_id,
+            "table_fault": True, **args}, why=why)
+        commands.append(DeskCommand(seq=row.id, table=table, command="unseat", args=args))
+        if entry.stage == Stage.QUALIFYING.value:
+            _refund(session, now, actor, entry, cause="table_fault", why=reason)
+            refunded[entry.entry_id] = entry.buy_in_cents
+        else:  # the place is played again from the start, at a table the desk seats it at
+            _audit(session, now, actor, "entry.released", detail={
+                "entry_id": entry.entry_id, "table": table, "heat_id": entry.heat_id,
+                "seat": entry.seat}, why=why)
+            entry.table_id, entry.status = None, _REGISTERED
+            released.append(entry.entry_id)
+    row = _audit(session, now, actor, "heat.closed", detail={
+        "table": table, "command": "close_heat", "args": {}, "heat_id": heat_id,
+        "table_fault": True}, why=why)
+    commands.append(DeskCommand(seq=row.id, table=table, command="close_heat", args={}))
+    session.commit()
+    return TableFault(table=table, heat_id=heat_id, refunded=refunded,
+                      released=tuple(released), commands=tuple(commands))
 
 
 def recorded_command(session: Session, seq: int) -> DeskCommand:
@@ -742,7 +833,8 @@ def score_records(session: Session, settings: TournamentSettings,
         .where(Score.stage == stage.value).order_by(Score.entry_id)
     ).all()
     for score, entry in rows:
-        voided = score.voided_at is not None or score.status == "voided"
+        voided = score.voided_at is not None or score.status == "voided" or (
+            entry.status == REFUNDED)  # a table that came back after its fault (D60)
         try:
             status = ScoreStatus(score.status) if not voided else ScoreStatus.FINISHED
         except ValueError:

@@ -17,6 +17,9 @@ cannot be reached (the answer says so; nothing is undone).
     POST /heats              {table, stage[, heat_id]}                  open a heat (sends)
     POST /heats/close        {table}                                    close it (sends)
     POST /seatings           {entry_id, table[, seat]}                  seat (sends)
+    POST /unseatings         {entry_id, why}                            unseat (sends)
+    POST /refunds            {entry_id, why}                            refund, unseated (201)
+    POST /table-faults       {table, why}                               out of service (sends)
     POST /commands/{seq}/resend                                         send a command again
     GET  /places/{stage}                                                semi_final | final
     POST /places/{stage}                                                allocate them
@@ -293,6 +296,19 @@ class _DeskApi:
         return _Result({"table": command.table, "seq": command.seq, **command.args},
                        (command,), 201)
 
+    def refund(self, s: Session, b: _Body, _: Request) -> _Result:
+        entry = desk.refund_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
+                                  why=b.text("why"))
+        return _Result({"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
+                       status=201)
+
+    def table_fault(self, s: Session, b: _Body, _: Request) -> _Result:
+        fault = desk.table_fault(s, self.clock, actor=b.actor, table=b.text("table"),
+                                 why=b.text("why"))
+        return _Result({"table": fault.table, "heat_id": fault.heat_id,
+                        "refunded": dict(fault.refunded), "released": list(fault.released),
+                        "seqs": [c.seq for c in fault.commands]}, fault.commands, 201)
+
     def resend(self, s: Session, b: _Body, request: Request) -> _Result:
         try:
             seq = int(request.path_params["seq"])
@@ -396,6 +412,8 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/heats/close", e(api.close_heat), methods=["POST"]),
         Route("/seatings", e(api.seat), methods=["POST"]),
         Route("/unseatings", e(api.unseat), methods=["POST"]),
+        Route("/refunds", e(api.refund), methods=["POST"]),
+        Route("/table-faults", e(api.table_fault), methods=["POST"]),
         Route("/commands/{seq}/resend", e(api.resend), methods=["POST"]),
         Route("/places/{stage}", e(api.places), methods=["GET"]),
         Route("/places/{stage}", e(api.allocate), methods=["POST"]),

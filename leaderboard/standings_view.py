@@ -165,6 +165,8 @@ def _record(score: Score, entry: Entry | None, settings: TournamentSettings
 
     if entry is None:
         return excluded("no registered entry with this id")
+    if entry.status in UNPAID_STATUSES:  # e.g. refunded after its table's fault (D60)
+        return excluded(f"the entry was {entry.status}")
     try:
         stage = Stage(score.stage)
     except ValueError:

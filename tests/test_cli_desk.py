@@ -117,6 +117,29 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
                                             "reason": "patron left"}
 
 
+def test_refund_and_table_fault(run: Desk) -> None:
+    pid = run.json("register", *ADULT)["patron_id"]
+    first, second = run.json("buy", "--patron", pid), run.json("buy", "--patron", pid)
+    code, _, err = run("refund", "--entry", first["entry_id"])
+    assert code == EXIT_ERROR and "say why the entry is refunded (--why)" in err
+    code, out, _ = run("refund", "--entry", first["entry_id"], "--why", "bought twice")
+    assert (code, out) == (0, f"entry {first['entry_id']} refunded: pay the patron R100.00\n")
+    heat = run.json("open-heat", "--table", "t01", "--stage", "qualifying")
+    run.json("seat", "--entry", second["entry_id"], "--table", "t01", "--seat", "2")
+    code, out, err = run("table-fault", "--table", "t01", "--why", "shoe jammed")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[:2] == [
+        f"table t01 out of service; heat {heat['args']['heat_id']} closed at the desk",
+        f"entry {second['entry_id']} refunded: pay the patron R100.00"]
+    unseat, close = run.sender.commands[-2:]
+    assert (unseat.command, close.command) == ("unseat", "close_heat")
+    assert lines[2] == (f"the table is sent 2 commands (seq {unseat.seq}, {close.seq}); it"
+                        " applies them if it comes back, so it never plays those entries on")
+    code, _, err = run("table-fault", "--table", "t01", "--why", "again")
+    assert code == EXIT_ERROR and "no heat open at table t01" in err
+
+
 def test_sending_needs_the_desk_key(database_url: Database, capsys: pytest.CaptureFixture[str],
                                     tmp_path: Path) -> None:
     code = main(["desk", "open-heat", "--db", database_url.url, "--table", "t01", "--stage",

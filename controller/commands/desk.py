@@ -9,6 +9,8 @@
     showdown desk seat --entry E-... --table t01 --seat 3   --key desk.key --venue gold-reef
     showdown desk unseat --entry E-... --why "left the table" --key desk.key --venue gold-reef
     showdown desk close-heat --table t01                    --key desk.key --venue gold-reef
+    showdown desk table-fault --table t01 --why "shoe broken" --key desk.key --venue gold-reef
+    showdown desk refund --entry E-... --why "bought by mistake"
     showdown desk resend SEQ                                --key desk.key --venue gold-reef
     showdown desk semis [--allocate]      showdown desk final [--allocate]
     showdown desk proxy --entry S-... --proxy P-...
@@ -168,6 +170,11 @@ def _patron_actions(add: _Add) -> None:
     a.add_argument("--patron", metavar="ID", required=True)
     a.set_defaults(handler=run_buy)
 
+    a = add("refund", "refund an entry not yet seated: its buy-in leaves the pools; --why is"
+            " required")
+    a.add_argument("--entry", metavar="ID", required=True)
+    a.set_defaults(handler=run_refund)
+
 
 def _table_actions(add: _Add) -> None:
     a = add("open-heat", "open a heat at a table", send=True)
@@ -191,6 +198,12 @@ def _table_actions(add: _Add) -> None:
             " (rule 14) and is not seated again; --why is required", send=True)
     a.add_argument("--entry", metavar="ID", required=True)
     a.set_defaults(handler=run_unseat)
+
+    a = add("table-fault", "take a table out of service mid-heat: its unfinished entries are"
+            " refunded (semi-final and Final places freed to be seated again) and its heat"
+            " closed; the table is told, for when it comes back; --why is required", send=True)
+    a.add_argument("--table", required=True)
+    a.set_defaults(handler=run_table_fault)
 
     a = add("resend", "send a recorded table command again (same seq)", send=True)
     a.add_argument("seq", type=int)
@@ -398,6 +411,41 @@ def run_buy(args: argparse.Namespace) -> int:
                   "buy_in_cents": entry.buy_in_cents},
            [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
             f" ({format_rand(entry.buy_in_cents)})"])
+    return 0
+
+
+def run_refund(args: argparse.Namespace) -> int:
+    """Refund an entry that has not been seated."""
+    with _session(args) as s:
+        entry = desk.refund_entry(s, _clock, actor=_actor(args), entry_id=args.entry,
+                                  why=args.why)
+    _print(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
+           [f"entry {entry.entry_id} refunded: pay the patron"
+            f" {format_rand(entry.buy_in_cents)}"])
+    return 0
+
+
+def run_table_fault(args: argparse.Namespace) -> int:
+    """Take a table out of service mid-heat, and tell the table (for when it comes back)."""
+    make_sender(args)
+    with _session(args) as s:
+        fault = desk.table_fault(s, _clock, actor=_actor(args), table=args.table, why=args.why)
+    lines = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
+    lines += [f"entry {e} refunded: pay the patron {format_rand(c)}"
+              for e, c in fault.refunded.items()]
+    lines += [f"place {e} freed: seat it again (it is played from the start)"
+              for e in fault.released]
+    for n, command in enumerate(fault.commands):
+        try:
+            _send(args, command)
+        except CommandError as exc:
+            unsent = ", ".join(str(c.seq) for c in fault.commands[n:])
+            raise CommandError(f"table {fault.table} is out of service at the desk, but the"
+                               f" table was not told: {exc}; unsent seq {unsent}") from None
+    lines.append(f"the table is sent {len(fault.commands)} commands (seq"
+                 f" {', '.join(str(c.seq) for c in fault.commands)}); it applies them if it"
+                 " comes back, so it never plays those entries on")
+    _print(args, fault, lines)
     return 0
 
 

@@ -22,6 +22,7 @@ from leaderboard.desk import Conflict, DeskError, NotFound, Refused
 from leaderboard.eligibility import from_db, import_list, parse_list
 from leaderboard.models import AuditEntry, Draw, Entry, Patron, PrizeAward, Proxy, Refusal
 from leaderboard.projections import project
+from leaderboard.standings_view import Snapshot, load_snapshot
 from tests.leaderboard.desk_helpers import (
     FakeClock,
     add_score,
@@ -276,6 +277,93 @@ def test_an_entry_that_leaves_is_unseated_withdrawn_and_never_seated_again(
     assert closed.command == "close_heat"
 
 
+def _snapshot(session: Session) -> Snapshot:
+    session.expire_all()
+    return load_snapshot(session, settings())
+
+
+def test_an_entry_not_yet_seated_is_refunded_and_leaves_the_pools(session: Session,
+                                                                  clock: FakeClock) -> None:
+    s = settings()
+    a = register(session, clock, "8001015009087")
+    e1, e2 = buy(session, clock, a), buy(session, clock, a)
+    assert _snapshot(session).paid_entries == 2
+    with pytest.raises(DeskError, match="say why the entry is refunded"):
+        desk.refund_entry(session, clock, actor="desk-1", entry_id=e1, why=" ")
+    refunded = desk.refund_entry(session, clock, actor="desk-1", entry_id=e1,
+                                 why="bought by mistake")
+    assert (refunded.entry_id, refunded.status, refunded.buy_in_cents) == (e1, "refunded",
+                                                                          10_000)
+    row = session.scalars(select(AuditEntry).where(AuditEntry.action == "entry.refunded")).one()
+    assert (row.actor, row.detail["refund_cents"], row.detail["cause"], row.detail["why"]) == (
+        "desk-1", 10_000, "desk", "bought by mistake")
+    snap = _snapshot(session)
+    assert (snap.paid_entries, snap.buy_ins_cents) == (1, 10_000)
+    with pytest.raises(Conflict, match="already been refunded"):
+        desk.refund_entry(session, clock, actor="desk-1", entry_id=e1, why="again")
+    desk.open_heat(session, s, clock, actor="desk-1", table="t01", stage="qualifying")
+    with pytest.raises(Conflict, match="was refunded: the patron buys a new entry"):
+        desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=1)
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e2, table="t01", seat=1)
+    with pytest.raises(Conflict, match="is seated: only an entry not yet seated is refunded"):
+        desk.refund_entry(session, clock, actor="desk-1", entry_id=e2, why="changed mind")
+
+
+def test_a_table_out_of_service_refunds_its_unfinished_entries_and_closes_its_heat(
+    session: Session, clock: FakeClock
+) -> None:
+    s = settings()
+    a, b = register(session, clock, "8001015009087"), register(session, clock, "7001015009087")
+    e1, e2, e3 = buy(session, clock, a), buy(session, clock, b), buy(session, clock, a)
+    opened = desk.open_heat(session, s, clock, actor="desk-1", table="t01", stage="qualifying")
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=1)
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e2, table="t01", seat=2)
+    add_score(session, e2, 310_000, stage="qualifying", acknowledged=HEAT_TIME,
+              recorded=HEAT_TIME)  # e2 finished before the table failed
+    with pytest.raises(DeskError, match="say why the table is out of service"):
+        desk.table_fault(session, clock, actor="pit-boss", table="t01", why="")
+    with pytest.raises(Conflict, match="no heat open at table t02"):
+        desk.table_fault(session, clock, actor="pit-boss", table="t02", why="dead")
+    fault = desk.table_fault(session, clock, actor="pit-boss", table="t01",
+                             why="shoe  jammed, PC will not boot")
+    assert (fault.table, fault.heat_id, dict(fault.refunded), fault.released) == (
+        "t01", opened.args["heat_id"], {e1: 10_000}, ())
+    unseat, close = fault.commands
+    assert (unseat.command, dict(unseat.args)) == ("unseat", {
+        "seat": 1, "entry_id": e1, "reason": "table out of service: shoe jammed, PC will not boot"})
+    assert (close.command, dict(close.args), close.table) == ("close_heat", {}, "t01")
+    assert unseat.seq < close.seq
+    # Both are recorded, so a desk can send them again when the table is back.
+    assert desk.recorded_command(session, unseat.seq) == unseat
+    assert desk.recorded_command(session, close.seq) == close
+    session.expire_all()
+    assert session.get(Entry, e1).status == "refunded"  # type: ignore[union-attr]
+    assert session.get(Entry, e2).status == "seated"  # type: ignore[union-attr]
+    assert audit_actions(session)[-3:] == ["entry.unseat", "entry.refunded", "heat.closed"]
+    snap = _snapshot(session)
+    assert (snap.paid_entries, snap.buy_ins_cents) == (2, 20_000)  # e2 and e3; e1 refunded
+    # Patron A is free to play again, and the repaired table opens a new heat.
+    desk.open_heat(session, s, clock, actor="desk-1", table="t02", stage="qualifying")
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e3, table="t02", seat=1)
+    desk.open_heat(session, s, clock, actor="desk-1", table="t01", stage="qualifying")
+    # The table comes back and reports e1 unseated, or even a score for it: neither counts.
+    envelope = seal(venue="gold-reef", table="t01", seq=9, wall=HEAT_TIME, type="entry.unseated",
+                    body={"entry_id": e1, "seat": 1, "hands_played": 6,
+                          "reason": unseat.args["reason"], "at": "2026-07-03T12:30:00Z"},
+                    boot="b", mono=1, signer=Signer.from_seed("t01", bytes(32)))
+    assert project(session.connection(), envelope).changes == ()
+    session.commit()
+    session.expire_all()
+    assert session.get(Entry, e1).status == "refunded"  # type: ignore[union-attr]
+    add_score(session, e1, 990_000, stage="qualifying", acknowledged=HEAT_TIME,
+              recorded=HEAT_TIME, seq=10)
+    snap = _snapshot(session)
+    assert [r.entry_id for r in snap.records] == [e2]
+    assert [(x.entry_id, x.reason) for x in snap.excluded] == [(e1, "the entry was refunded")]
+    assert [(r.entry_id, r.voided) for r in desk.score_records(session, s, Stage.QUALIFYING)
+            if r.entry_id == e1] == [(e1, True)]
+
+
 def test_seating_checks_eligibility_again(session: Session, clock: FakeClock) -> None:
     s = settings()
     pid = register(session, clock, "8001015009087")
@@ -467,6 +555,31 @@ def test_heat_and_seat_choice_and_semi_final_seating(session: Session, clock: Fa
                         table="t05")
     with pytest.raises(Conflict, match="already been seated"):
         desk.choose_seat(session, s, clock, actor="desk-1", entry_id=first, heat=1, seat=6)
+
+
+def test_a_semi_final_table_out_of_service_frees_its_places_to_be_played_again(
+    session: Session, clock: FakeClock
+) -> None:
+    s = settings()
+    f, places = semis(session, clock)
+    first = places[0].entry_id
+    desk.choose_seat(session, s, clock, actor="desk-1", entry_id=first, heat=1, seat=5)
+    clock.now = local(2026, 8, 1, 15, 55)
+    desk.open_heat(session, s, clock, actor="desk-1", table="t05", stage="semi_final",
+                   heat_id="semi-final-1")
+    desk.seat_entry(session, s, clock, actor="desk-1", entry_id=first, table="t05")
+    fault = desk.table_fault(session, clock, actor="td", table="t05", why="power")
+    assert (dict(fault.refunded), fault.released) == ({}, (first,))
+    assert [c.command for c in fault.commands] == ["unseat", "close_heat"]
+    place = session.get(Entry, first)
+    assert place is not None
+    assert (place.status, place.table_id, place.seat, place.heat_id) == (
+        "registered", None, 5, "semi-final-1")
+    # The heat is played again from the start at another table, in the chosen seat.
+    desk.open_heat(session, s, clock, actor="desk-1", table="t06", stage="semi_final",
+                   heat_id="semi-final-1")
+    seating = desk.seat_entry(session, s, clock, actor="desk-1", entry_id=first, table="t06")
+    assert (seating.table, seating.seat, seating.player) == ("t06", 5, f.a)
 
 
 def test_a_holder_without_a_proxy_plays_only_one_place(session: Session, clock: FakeClock

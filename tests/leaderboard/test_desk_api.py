@@ -190,6 +190,50 @@ async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) ->
                            "entry_id": entry["entry_id"], "reason": "patron left"}
 
 
+async def test_refunds_and_a_table_fault_and_the_table_applies_them(engine: Engine,
+                                                                     clock: FakeClock) -> None:
+    sender = RecordingSender(venue="gold-reef", signer=DESK)
+    api = Api(engine, clock, sender)
+    pid = (await api.call("POST", "/patrons", ADULT))[1]["patron_id"]
+    clock.now = local(2026, 7, 3, 13, 0)
+    mistaken = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"}))[1]
+    played = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"}))[1]
+    status, body = await api.call("POST", "/refunds", {"entry_id": mistaken["entry_id"],
+                                                       "actor": "desk-1"})
+    assert status == 400 and "'why'" in body["error"]
+    status, body = await api.call("POST", "/refunds", {
+        "entry_id": mistaken["entry_id"], "why": "bought twice", "actor": "desk-1"})
+    assert (status, body) == (201, {"entry_id": mistaken["entry_id"], "refund_cents": 10_000})
+    status, body = await api.call("POST", "/refunds", {
+        "entry_id": mistaken["entry_id"], "why": "bought twice", "actor": "desk-1"})
+    assert status == 409 and "already been refunded" in body["error"]
+    await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying", "actor": "d"})
+    await api.call("POST", "/seatings", {"entry_id": played["entry_id"], "table": "t01",
+                                         "seat": 3, "actor": "desk-1"})
+    status, fault = await api.call("POST", "/table-faults", {
+        "table": "t01", "why": "chip reader dead", "actor": "pit-boss"})
+    assert status == 201
+    assert (fault["refunded"], fault["released"]) == ({played["entry_id"]: 10_000}, [])
+    assert [c.command for c in sender.commands] == ["open_heat", "seat", "unseat", "close_heat"]
+    assert [c.seq for c in sender.commands[2:]] == fault["seqs"]
+    # The table, back in service, verifies and applies what it was sent (between hands).
+    table = TableService(table_id="t01", settings=settings(), paytables=read_paytables(None),
+                         deal=DEFAULT_DEAL, registry=ChipRegistry(
+                             [Chip(uid=bytes(8), value_cents=2_500, chip_set="test")],
+                             chip_set="test"))
+    ring = KeyRing([DESK.public_key])
+    events = []
+    for sent in sender.sent:
+        assert sent.envelope is not None
+        verified = verify_envelope(sent.envelope.encode(), ring)
+        applied = table.apply("desk", {**verified.body, "signer": verified.signer,
+                                       "command_seq": verified.seq}, clock.now)
+        assert applied.ok, applied.error
+        events += [m.type for m in applied.messages]
+    assert [e for e in events if e != "command.result"][-2:] == ["entry.unseated", "heat.closed"]
+    assert table.status()["heat"] is None
+
+
 class FailingSender:
     """A broker that cannot be reached."""
 
