@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,10 +22,12 @@ import pytest
 SYSTEMD = Path(__file__).resolve().parents[1] / "systemd"
 TABLE = SYSTEMD / "showdown-table.service"
 LEADERBOARD = SYSTEMD / "showdown-leaderboard.service"
+BACKUP = SYSTEMD / "showdown-leaderboard-backup.service"
+BACKUP_TIMER = SYSTEMD / "showdown-leaderboard-backup.timer"
 RULES = SYSTEMD / "99-showdown-readers.rules"
 INSTALLED_BINARY = "/opt/showdown/venv/bin/showdown"
 # The exposure `systemd-analyze security` reports (0 = fully locked down, 10 = nothing).
-EXPOSURE_LIMIT = {TABLE.name: 2.5, LEADERBOARD.name: 2.0}
+EXPOSURE_LIMIT = {TABLE.name: 2.5, LEADERBOARD.name: 2.0, BACKUP.name: 1.0}
 
 
 def unit_settings(path: Path) -> dict[str, dict[str, list[str]]]:
@@ -98,6 +101,22 @@ def test_leaderboard_unit_runs_the_service_without_devices() -> None:
     assert one(s, "StateDirectory") == "showdown-leaderboard"
 
 
+def test_the_backup_copies_the_services_database_on_a_timer() -> None:
+    unit = unit_settings(BACKUP)
+    s = unit["Service"]
+    assert one(s, "Type") == "oneshot"
+    config = tomllib.loads((SYSTEMD.parent / "config" / "leaderboard.toml").read_text())
+    assert one(s, "ExecStart") == (
+        f"{INSTALLED_BINARY} leaderboard backup --db {config['service']['database']}"
+        " --out /var/lib/showdown-leaderboard-backups --keep 30")
+    assert one(s, "StateDirectory").split() == ["showdown-leaderboard",
+                                                "showdown-leaderboard-backups"]
+    assert one(s, "PrivateNetwork") == "yes"
+    timer = unit_settings(BACKUP_TIMER)
+    assert one(timer["Timer"], "Persistent") == "true"
+    assert one(timer["Install"], "WantedBy") == "timers.target"
+
+
 # --- unit files: systemd's own checks ------------------------------------------------------
 
 
@@ -117,16 +136,18 @@ def _checkable_copy(path: Path, directory: Path) -> Path:
     return copy
 
 
-@pytest.mark.parametrize("path", [TABLE, LEADERBOARD], ids=lambda p: p.name)
-def test_systemd_analyze_verify_is_silent(path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("paths", [[TABLE], [LEADERBOARD], [BACKUP, BACKUP_TIMER]],
+                         ids=lambda p: p[-1].name)
+def test_systemd_analyze_verify_is_silent(paths: list[Path], tmp_path: Path) -> None:
     tool = _systemd_analyze()
-    result = subprocess.run([tool, "verify", str(_checkable_copy(path, tmp_path))],
-                            capture_output=True, text=True, check=False)
+    copies = [str(_checkable_copy(path, tmp_path)) for path in paths]  # a timer needs its unit
+    result = subprocess.run([tool, "verify", *copies], capture_output=True, text=True,
+                            check=False)
     # verify exits 0 even for unknown keys and unparsable values; it only warns.
     assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
 
 
-@pytest.mark.parametrize("path", [TABLE, LEADERBOARD], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", [TABLE, LEADERBOARD, BACKUP], ids=lambda p: p.name)
 def test_systemd_analyze_security_exposure(path: Path, tmp_path: Path) -> None:
     tool = _systemd_analyze()
     result = subprocess.run(
