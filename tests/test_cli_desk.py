@@ -14,7 +14,8 @@ from sqlalchemy.orm import Session
 import controller.commands.desk as desk_cli
 from controller.cli import EXIT_ERROR, main
 from controller.signing import Signer
-from leaderboard.desk_sender import RecordingSender
+from leaderboard.desk import DeskCommand
+from leaderboard.desk_sender import RecordingSender, SendError
 from leaderboard.models import Draw, Refusal
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import FakeClock, local, migrated
@@ -135,9 +136,25 @@ def test_refund_and_table_fault(run: Desk) -> None:
     unseat, close = run.sender.commands[-2:]
     assert (unseat.command, close.command) == ("unseat", "close_heat")
     assert lines[2] == (f"the table is sent 2 commands (seq {unseat.seq}, {close.seq}); it"
-                        " applies them if it comes back, so it never plays those entries on")
+                        " applies them if it comes back, so it does not play those entries on")
     code, _, err = run("table-fault", "--table", "t01", "--why", "again")
     assert code == EXIT_ERROR and "no heat open at table t01" in err
+    # The broker is down: what the desk recorded is printed, and the unsent seqs are named.
+    third = run.json("buy", "--patron", pid)
+    run.json("open-heat", "--table", "t02", "--stage", "qualifying")
+    run.json("seat", "--entry", third["entry_id"], "--table", "t02", "--seat", "1")
+    run.sender = _Unreachable()  # type: ignore[assignment]
+    code, out, err = run("table-fault", "--table", "t02", "--why", "power")
+    assert code == EXIT_ERROR
+    assert f"entry {third['entry_id']} refunded: pay the patron R100.00" in out
+    assert err.startswith("showdown desk: error: table t02 is out of service at the desk, but"
+                          " the table was not told: ")
+    assert err.count("\n") == 1 and "; unsent seq " in err
+
+
+class _Unreachable:
+    async def send(self, command: DeskCommand) -> None:
+        raise SendError(f"{command.command} seq {command.seq}: the broker is unreachable")
 
 
 def test_sending_needs_the_desk_key(database_url: Database, capsys: pytest.CaptureFixture[str],

@@ -430,11 +430,13 @@ def run_table_fault(args: argparse.Namespace) -> int:
     make_sender(args)
     with _session(args) as s:
         fault = desk.table_fault(s, _clock, actor=_actor(args), table=args.table, why=args.why)
-    lines = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
-    lines += [f"entry {e} refunded: pay the patron {format_rand(c)}"
-              for e, c in fault.refunded.items()]
-    lines += [f"place {e} freed: seat it again (it is played from the start)"
-              for e in fault.released]
+    recorded = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
+    recorded += [f"entry {e} refunded: pay the patron {format_rand(c)}"
+                 for e, c in fault.refunded.items()]
+    recorded += [f"place {e} freed: seat it again (it is played from the start)"
+                 for e in fault.released]
+    if not args.json:  # what the desk recorded shows even if the table cannot be told
+        _print(args, fault, recorded)
     for n, command in enumerate(fault.commands):
         try:
             _send(args, command)
@@ -442,10 +444,9 @@ def run_table_fault(args: argparse.Namespace) -> int:
             unsent = ", ".join(str(c.seq) for c in fault.commands[n:])
             raise CommandError(f"table {fault.table} is out of service at the desk, but the"
                                f" table was not told: {exc}; unsent seq {unsent}") from None
-    lines.append(f"the table is sent {len(fault.commands)} commands (seq"
-                 f" {', '.join(str(c.seq) for c in fault.commands)}); it applies them if it"
-                 " comes back, so it never plays those entries on")
-    _print(args, fault, lines)
+    _print(args, fault, [f"the table is sent {len(fault.commands)} commands (seq"
+                         f" {', '.join(str(c.seq) for c in fault.commands)}); it applies"
+                         " them if it comes back, so it does not play those entries on"])
     return 0
 
 
