@@ -33,6 +33,8 @@ from amqtt.errors import AMQTTError, BrokerError, PluginError, PluginLoadError
 from amqtt.plugins.base import BaseAuthPlugin
 from amqtt.session import Session
 
+from controller.topics import SHARED_PREFIX
+
 __all__ = ["EmbeddedBroker", "EmbeddedBrokerError"]
 
 # amqtt logs every connection, packet and state change at INFO or DEBUG; `transitions` (its
@@ -65,7 +67,6 @@ class AcceptAnyClient(BaseAuthPlugin):
         return True
 
 
-SHARED_PREFIX = "$share/"
 _REFUSED: Final = 0x80  # SUBACK return code: failure
 
 

@@ -35,6 +35,7 @@ __all__ = [
 DEFAULT_ROOT: Final = "showdown/v1"
 ID_PATTERN: Final = re.compile(r"[a-z0-9-]{1,64}")
 CMD_SUFFIX: Final = "cmd"
+SHARED_PREFIX: Final = "$share/"  # a shared subscription: $share/{group}/{filter} (MQTT 5)
 _ALL_SUFFIXES: Final = (*TOPIC_SUFFIXES, CMD_SUFFIX)
 
 

@@ -53,7 +53,13 @@ from controller.envelope import (
 )
 from controller.mqtt_link import MqttSettings, suback_refused
 from controller.signing import KeyFormatError, KeyRing, Signer, parse_public_key
-from controller.topics import DEFAULT_ROOT, ID_PATTERN, TableTopics, parse_table_topic
+from controller.topics import (
+    DEFAULT_ROOT,
+    ID_PATTERN,
+    SHARED_PREFIX,
+    TableTopics,
+    parse_table_topic,
+)
 from drivers.backoff import Backoff
 from game.errors import ConfigError
 from leaderboard.models import Message, TableProgress, TableRecord
@@ -148,7 +154,7 @@ def subscription_filters(venue: str, *, root: str = DEFAULT_ROOT,
         return tuple(filters)
     if not ID_PATTERN.fullmatch(shared_group):
         raise ValueError(f"shared group {shared_group!r}: use 1 to 64 of a-z, 0-9 and '-'")
-    return tuple(f"$share/{shared_group}/{f}" for f in filters)
+    return tuple(f"{SHARED_PREFIX}{shared_group}/{f}" for f in filters)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -1054,7 +1060,7 @@ class SubscriptionRefused(ConfigError):
 
     def __init__(self, topic_filter: str, host: str, port: int) -> None:
         self.topic_filter = topic_filter
-        if topic_filter.startswith("$share/"):
+        if topic_filter.startswith(SHARED_PREFIX):
             super().__init__(
                 "mqtt", "shared_group",
                 f"the broker at {host}:{port} refused the shared subscription {topic_filter}:"

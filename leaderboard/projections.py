@@ -47,6 +47,7 @@ __all__ = [
     "PROGRESS",
     "PROJECTED_TYPES",
     "PROJECTION_REASONS",
+    "REFUNDED",
     "REJECTIONS",
     "SCORES",
     "SCORE_ACKNOWLEDGED",
@@ -55,6 +56,7 @@ __all__ = [
     "SCORE_VOIDED",
     "SEATED",
     "SEAT_MISMATCH",
+    "UNPAID_STATUSES",
     "VOID_CONFLICT",
     "WITHDRAWN",
     "LaterMessages",
@@ -81,10 +83,14 @@ ENTRY_SEATED: Final = "entry.seated"
 ENTRY_UNSEATED: Final = "entry.unseated"
 PROJECTED_TYPES: Final = frozenset({SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED,
                                     HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED})
-# Entry statuses (leaderboard.desk sets the first two): an entry that left its seat before
-# its last hand is withdrawn; it records no score (rule 14) and is never seated again (D55).
+# Entry statuses (leaderboard.desk sets all but withdrawn): an entry that left its seat
+# before its last hand is withdrawn; it records no score (rule 14) and is never seated again
+# (D55). A refunded one's buy-in went back to the patron (D60).
 SEATED: Final = "seated"
 WITHDRAWN: Final = "withdrawn"
+REFUNDED: Final = "refunded"
+# Entry statuses whose buy-in is not (or no longer) in the pools; their scores never count.
+UNPAID_STATUSES: Final = frozenset({REFUNDED, "cancelled", "void", "voided", "refused"})
 SEAT_MISMATCH: Final = "entry.seat_mismatch"  # the audit action of a seat the desk did not give
 INGEST_ACTOR: Final = "ingest"
 

@@ -50,6 +50,7 @@ from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import NameMode
 from leaderboard.models import Entry, Patron, Score
+from leaderboard.projections import UNPAID_STATUSES
 
 __all__ = [
     "FORMAT_VERSION",
@@ -68,8 +69,6 @@ __all__ = [
 ]
 
 FORMAT_VERSION: Final = 1
-# Entry statuses whose buy-in is not (or no longer) in the pools.
-UNPAID_STATUSES: Final = frozenset({"refunded", "cancelled", "void", "voided", "refused"})
 STAGE_LABELS: Final = {Stage.QUALIFYING: "Qualifying", Stage.SEMI_FINAL: "Semi-finals",
                        Stage.FINAL: "Final"}
 _PENDING_ROWS: Final = 10
