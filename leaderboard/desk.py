@@ -81,7 +81,7 @@ from leaderboard.models import (
     Refusal,
     Score,
 )
-from leaderboard.projections import SEATED, WITHDRAWN
+from leaderboard.projections import REFUNDED, SEATED, UNPAID_STATUSES, WITHDRAWN
 
 __all__ = [
     "FINAL_HEAT",
@@ -134,7 +134,6 @@ _ENTRY_PREFIX: Final = {Stage.QUALIFYING: "E-", Stage.SEMI_FINAL: "S-", Stage.FI
 FINAL_HEAT: Final = "final-1"
 _PLAYED: Final = (SEATED, WITHDRAWN)  # a withdrawn entry left before its last hand (D55)
 _REGISTERED: Final = "registered"
-REFUNDED: Final = "refunded"  # the buy-in went back to the patron; out of the pools
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 _MAX_AGE: Final = 130
 
@@ -712,11 +711,19 @@ def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
         raise Conflict(f"entry {entry.entry_id} is not seated at a table")
     if _has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
+    command = _unseat(session, now, actor, entry, reason=reason, why=why)
+    session.commit()
+    return command
+
+
+def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason: str,
+            why: str | None, **detail: Any) -> DeskCommand:
+    """Record the `unseat` command for a seated entry (its audit row is the command's seq)."""
+    assert entry.table_id is not None
     args = {"seat": entry.seat, "entry_id": entry.entry_id, "reason": reason}
     row = _audit(session, now, actor, "entry.unseat", detail={
         "table": entry.table_id, "command": "unseat", "args": args, "heat_id": entry.heat_id,
-        **args}, why=why)
-    session.commit()
+        **detail, **args}, why=why)
     return DeskCommand(seq=row.id, table=entry.table_id, command="unseat", args=args)
 
 
@@ -775,12 +782,8 @@ def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
     released: list[str] = []
     commands: list[DeskCommand] = []
     for entry in _occupied(session, table=table):
-        args = {"seat": entry.seat, "entry_id": entry.entry_id,
-                "reason": f"table out of service: {reason}"}
-        row = _audit(session, now, actor, "entry.unseat", detail={
-            "table": table, "command": "unseat", "args": args, "heat_id": entry.heat_id,
-            "table_fault": True, **args}, why=why)
-        commands.append(DeskCommand(seq=row.id, table=table, command="unseat", args=args))
+        commands.append(_unseat(session, now, actor, entry, why=why, table_fault=True,
+                                reason=f"table out of service: {reason}"))
         if entry.stage == Stage.QUALIFYING.value:
             _refund(session, now, actor, entry, cause="table_fault", why=reason)
             refunded[entry.entry_id] = entry.buy_in_cents
@@ -834,7 +837,7 @@ def score_records(session: Session, settings: TournamentSettings,
     ).all()
     for score, entry in rows:
         voided = score.voided_at is not None or score.status == "voided" or (
-            entry.status == REFUNDED)  # a table that came back after its fault (D60)
+            entry.status in UNPAID_STATUSES)  # e.g. a table that came back after its fault
         try:
             status = ScoreStatus(score.status) if not voided else ScoreStatus.FINISHED
         except ValueError:

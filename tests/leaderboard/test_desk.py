@@ -221,14 +221,17 @@ def test_seat_sends_a_command_and_refuses_taken_seats(session: Session, clock: F
         desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=5)
 
 
-def table_reports_unseated(session: Session, entry_id: str, *, table: str, seat: int) -> None:
-    """Project the table's entry.unseated as the ingest does (same transaction rules)."""
+def table_reports_unseated(session: Session, entry_id: str, *, table: str, seat: int,
+                           hands: int = 4, reason: str = "left") -> tuple[str, ...]:
+    """Project the table's entry.unseated as the ingest does (same transaction rules); the
+    projection's changes."""
     envelope = seal(venue="gold-reef", table=table, seq=9, wall=HEAT_TIME, type="entry.unseated",
-                    body={"entry_id": entry_id, "seat": seat, "hands_played": 4,
-                          "reason": "left", "at": "2026-07-03T12:30:00Z"},
+                    body={"entry_id": entry_id, "seat": seat, "hands_played": hands,
+                          "reason": reason, "at": "2026-07-03T12:30:00Z"},
                     boot="b", mono=1, signer=Signer.from_seed(table, bytes(32)))
-    assert project(session.connection(), envelope).changes == ("entry.unseated",)
+    changes = project(session.connection(), envelope).changes
     session.commit()
+    return tuple(changes)
 
 
 def test_an_entry_that_leaves_is_unseated_withdrawn_and_never_seated_again(
@@ -256,7 +259,7 @@ def test_an_entry_that_leaves_is_unseated_withdrawn_and_never_seated_again(
     with pytest.raises(Conflict, match=f"entries still seated at table t01 without a score: "
                                        f"{min(e1, e2)}, {max(e1, e2)}"):
         desk.close_heat(session, clock, actor="desk-1", table="t01")
-    table_reports_unseated(session, e1, table="t01", seat=2)
+    assert table_reports_unseated(session, e1, table="t01", seat=2) == ("entry.unseated",)
     entry = session.get(Entry, e1)
     assert entry is not None
     session.refresh(entry)
@@ -347,12 +350,8 @@ def test_a_table_out_of_service_refunds_its_unfinished_entries_and_closes_its_he
     desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e3, table="t02", seat=1)
     desk.open_heat(session, s, clock, actor="desk-1", table="t01", stage="qualifying")
     # The table comes back and reports e1 unseated, or even a score for it: neither counts.
-    envelope = seal(venue="gold-reef", table="t01", seq=9, wall=HEAT_TIME, type="entry.unseated",
-                    body={"entry_id": e1, "seat": 1, "hands_played": 6,
-                          "reason": unseat.args["reason"], "at": "2026-07-03T12:30:00Z"},
-                    boot="b", mono=1, signer=Signer.from_seed("t01", bytes(32)))
-    assert project(session.connection(), envelope).changes == ()
-    session.commit()
+    assert table_reports_unseated(session, e1, table="t01", seat=1, hands=6,
+                                  reason=unseat.args["reason"]) == ()
     session.expire_all()
     assert session.get(Entry, e1).status == "refunded"  # type: ignore[union-attr]
     add_score(session, e1, 990_000, stage="qualifying", acknowledged=HEAT_TIME,
