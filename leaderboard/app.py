@@ -10,7 +10,8 @@ One event loop runs, as named tasks of one TaskGroup:
 - ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
   published on every new version (names never leave: ``strip_names``);
 - ``http``: uvicorn serving the page, the JSON API, SSE and the desk API (inside this loop);
-- ``watchdog``: ``WATCHDOG=1`` pings to systemd at half its interval while the loop is alive.
+- ``watchdog``: ``WATCHDOG=1`` pings to systemd at half its interval while the loop is alive,
+  from the start (a long migration is not a hang), so pings may precede ``READY=1``.
 
 Start-up: settings and keys are read and the database migrated first; ``READY=1`` is sent
 once the web server listens and the broker has granted the subscription. SIGTERM/SIGINT:
@@ -339,12 +340,17 @@ class LeaderboardService:
         signer = load_private_key(cfg.signing_key)
         mqtt = mqtt_settings(cfg)
         engine = self.engine = make_engine(cfg.database)
+        # Pinged from the first await: a long migration must not look like a hung service.
+        watchdog = asyncio.create_task(self._watchdog(), name="leaderboard.watchdog")
         try:
             await asyncio.to_thread(upgrade, engine)
             for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
                 _log.info("table_enrolment", change=change)
             return await self._serve(stop, engine, settings, mqtt, signer)
         finally:
+            watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watchdog
             engine.dispose()
 
     async def _serve(self, stop: asyncio.Event, engine: Engine, settings: TournamentSettings,
@@ -372,7 +378,6 @@ class LeaderboardService:
             tg.create_task(link.run(link_stop), name="leaderboard.mqtt")
             feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
             tg.create_task(server.serve(sockets=[sock]), name="leaderboard.http")
-            watchdog = tg.create_task(self._watchdog(), name="leaderboard.watchdog")
             if await self._started(stop, link, server):
                 url = f"http://{cfg.http.host}:{self.port}/"
                 self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}")
@@ -386,7 +391,6 @@ class LeaderboardService:
             await feed.close()
             feed_task.cancel()
             server.should_exit = True
-            watchdog.cancel()
         return 0
 
     async def _started(self, stop: asyncio.Event, link: ServiceLink,

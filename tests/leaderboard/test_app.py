@@ -150,10 +150,10 @@ async def test_systemd_hears_ready_watchdog_and_stopping(tmp_path: Path, mqtt_br
     await asyncio.wait_for(run.notify.pinged.wait(), 30)
     assert await finish(run) == 0
     calls = run.notify.calls
-    assert calls[0] == "READY"
+    # Pings run from start-up (a long migration is not a hang) until the engine is disposed,
+    # so they may come before READY and after STOPPING.
+    assert [c for c in calls if c != "WATCHDOG"] == ["READY", "STOPPING"]
     assert "WATCHDOG" in calls
-    assert calls[-1] == "STOPPING"
-    assert calls.count("READY") == calls.count("STOPPING") == 1
 
 
 async def next_command(client: aiomqtt.Client, ring: KeyRing) -> Envelope:
