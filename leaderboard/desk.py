@@ -81,7 +81,7 @@ from leaderboard.models import (
     Refusal,
     Score,
 )
-from leaderboard.projections import REFUNDED, SEATED, UNPAID_STATUSES, WITHDRAWN
+from leaderboard.projections import REFUNDED, RELEASED, SEATED, UNPAID_STATUSES, WITHDRAWN
 
 __all__ = [
     "FINAL_HEAT",
@@ -788,7 +788,7 @@ def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
             _refund(session, now, actor, entry, cause="table_fault", why=reason)
             refunded[entry.entry_id] = entry.buy_in_cents
         else:  # the place is played again from the start, at a table the desk seats it at
-            _audit(session, now, actor, "entry.released", detail={
+            _audit(session, now, actor, RELEASED, detail={
                 "entry_id": entry.entry_id, "table": table, "heat_id": entry.heat_id,
                 "seat": entry.seat}, why=why)
             entry.table_id, entry.status = None, _REGISTERED

@@ -4,8 +4,10 @@ Ingest stores every valid message once in ``messages`` and, in the same transact
 it here: ``score.recorded`` -> a Score row (one per entry, never overwritten),
 ``score.acknowledged`` / ``score.voided`` -> the Score's acknowledgement and void fields,
 ``hand.settled`` / ``hand.voided`` -> a Hand row, ``entry.seated`` -> the Entry's table and
-seat (a seat other than the desk's is also written to the audit), ``entry.unseated`` -> the
-Entry withdrawn (it records no score, rule 14). Other types are only stored.
+seat (a seat other than the desk's is also written to the audit; a seating the desk has since
+undone, by a refund, a release from a failed table or a seating elsewhere, is audited and moves
+nothing, D62), ``entry.unseated`` -> the Entry withdrawn (it records no score, rule 14). Other
+types are only stored.
 
 Messages can arrive out of order (seq 5 before 4). Every projection gives the same result
 whatever the arrival order: an acknowledgement or void whose score has not arrived yet is
@@ -49,6 +51,7 @@ __all__ = [
     "PROJECTION_REASONS",
     "REFUNDED",
     "REJECTIONS",
+    "RELEASED",
     "SCORES",
     "SCORE_ACKNOWLEDGED",
     "SCORE_CONFLICT",
@@ -56,6 +59,7 @@ __all__ = [
     "SCORE_VOIDED",
     "SEATED",
     "SEAT_MISMATCH",
+    "SEAT_STALE",
     "UNPAID_STATUSES",
     "VOID_CONFLICT",
     "WITHDRAWN",
@@ -92,6 +96,8 @@ REFUNDED: Final = "refunded"
 # Entry statuses whose buy-in is not (or no longer) in the pools; their scores never count.
 UNPAID_STATUSES: Final = frozenset({REFUNDED, "cancelled", "void", "voided", "refused"})
 SEAT_MISMATCH: Final = "entry.seat_mismatch"  # the audit action of a seat the desk did not give
+SEAT_STALE: Final = "entry.seat_stale"  # ... of a seating the desk has since undone (D62)
+RELEASED: Final = "entry.released"  # the desk's action freeing a place from a failed table (D60)
 INGEST_ACTOR: Final = "ingest"
 
 # Reasons a stored message's projection is refused (counted with the ingest's own reasons).
@@ -303,9 +309,11 @@ class Statements:
             .values(status=WITHDRAWN)
             .returning(ENTRIES.c.entry_id)
         )
-        self.places_of = select(Entry.entry_id, Entry.table_id, Entry.seat).where(
+        self.places_of = select(Entry.entry_id, Entry.table_id, Entry.seat, Entry.status,
+                                Entry.stage).where(
             Entry.entry_id.in_(bindparam("entries", expanding=True)))
         self.insert_audit = AUDIT.insert()
+        self.releases = select(AUDIT.c.detail).where(AUDIT.c.action == RELEASED)
         self.seat_many = (
             update(ENTRIES).where(ENTRIES.c.entry_id == bindparam("entry"))
             .values(table_id=bindparam("table"), seat=bindparam("seat"))
@@ -696,13 +704,47 @@ def _entry_seated(connection: Connection, sql: Statements, envelope: Envelope,
     if held is None:
         result.notes.append(f"entry {entry_id} seated at {envelope.table} is not registered here")
         return
-    connection.execute(sql.seat_many, [{"entry": entry_id, "table": envelope.table,
-                                        "seat": body["seat"]}])
-    result.changes.append(ENTRY_SEATED)
-    mismatch = _seat_mismatch(held, envelope)
-    if mismatch is not None:
-        connection.execute(sql.insert_audit, [mismatch])
-        result.notes.append(mismatch["detail"]["note"])
+    seating, audit = _seating(connection, sql, held, envelope)
+    if seating is not None:
+        connection.execute(sql.seat_many, [seating])
+        result.changes.append(ENTRY_SEATED)
+    if audit is not None:
+        connection.execute(sql.insert_audit, [audit])
+        result.notes.append(audit["detail"]["note"])
+
+
+def _seating(connection: Connection, sql: Statements, held: Any, envelope: Envelope
+             ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """What a table's seating report writes: the entry's table and seat (None when the desk
+    has since undone that seating, D62) and an audit row (a mismatch or a stale report)."""
+    stale = _undone_because(connection, sql, held, envelope.table)
+    if stale is None:
+        seating = {"entry": held.entry_id, "table": envelope.table, "seat": envelope.body["seat"]}
+        return seating, _seat_mismatch(held, envelope)
+    note = (f"entry {held.entry_id}: {envelope.table} reports seat {envelope.body['seat']},"
+            f" but {stale}; the report is stored, the entry stays as the desk has it")
+    return None, {"at": wall_of(envelope), "actor": INGEST_ACTOR, "action": SEAT_STALE,
+                  "detail": {"entry_id": held.entry_id, "desk_table": held.table_id,
+                             "desk_seat": held.seat, "status": held.status,
+                             "table": envelope.table, "seat": envelope.body["seat"],
+                             "seq": envelope.seq, "note": note}}
+
+
+def _undone_because(connection: Connection, sql: Statements, held: Any,
+                    table: str) -> str | None:
+    """Why the desk's record no longer has the entry at `table` (D62), or None. The desk
+    commits a seating before it sends the command, so a table's report of it always finds
+    the entry seated there, unless the desk has since refunded it, released it from a failed
+    table (D60) or seated it at another table."""
+    if held.status == REFUNDED:
+        return "the desk has refunded it"
+    if held.status == SEATED and held.table_id not in (None, table):
+        return f"the desk has it seated at table {held.table_id}"
+    if held.status == SEATED or held.table_id is not None or held.stage == Stage.QUALIFYING:
+        return None
+    released = any(isinstance(d, Mapping) and d.get("entry_id") == held.entry_id
+                   and d.get("table") == table for (d,) in connection.execute(sql.releases))
+    return f"the desk released it from table {table} (out of service)" if released else None
 
 
 def _seat_mismatch(held: Any, envelope: Envelope) -> dict[str, Any] | None:
@@ -907,14 +949,15 @@ def _bulk_seats(connection: Connection, items: Sequence[tuple[Envelope, str | No
         envelope = items[i][0]
         entry_id = envelope.body["entry_id"]
         if entry_id in held:
-            updates.append({"entry": entry_id, "table": envelope.table,
-                            "seat": envelope.body["seat"]})
-            mismatch = _seat_mismatch(held[entry_id], envelope)
-            if mismatch is None:
-                done[i] = Projected(changes=(ENTRY_SEATED,))
+            seating, audit = _seating(connection, sql, held[entry_id], envelope)
+            changes = (ENTRY_SEATED,) if seating is not None else ()
+            if seating is not None:
+                updates.append(seating)
+            if audit is None:
+                done[i] = Projected(changes=changes)
             else:
-                audits.append(mismatch)
-                done[i] = Projected(changes=(ENTRY_SEATED,), notes=(mismatch["detail"]["note"],))
+                audits.append(audit)
+                done[i] = Projected(changes=changes, notes=(audit["detail"]["note"],))
         else:
             done[i] = Projected(notes=(f"entry {entry_id} seated at {envelope.table} is not "
                                        "registered here",))

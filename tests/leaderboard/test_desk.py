@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select
@@ -21,7 +22,7 @@ from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound, Refused
 from leaderboard.eligibility import from_db, import_list, parse_list
 from leaderboard.models import AuditEntry, Draw, Entry, Patron, PrizeAward, Proxy, Refusal
-from leaderboard.projections import project
+from leaderboard.projections import Projected, project
 from leaderboard.standings_view import Snapshot, load_snapshot
 from tests.leaderboard.desk_helpers import (
     FakeClock,
@@ -221,17 +222,29 @@ def test_seat_sends_a_command_and_refuses_taken_seats(session: Session, clock: F
         desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1, table="t01", seat=5)
 
 
+def table_reports(session: Session, kind: str, body: dict[str, Any], *, table: str,
+                  seq: int = 9) -> Projected:
+    """Project a table's message as the ingest does (same transaction rules)."""
+    envelope = seal(venue="gold-reef", table=table, seq=seq, wall=HEAT_TIME, type=kind,
+                    body=body, boot="b", mono=seq, signer=Signer.from_seed(table, bytes(32)))
+    projected = project(session.connection(), envelope)
+    session.commit()
+    return projected
+
+
 def table_reports_unseated(session: Session, entry_id: str, *, table: str, seat: int,
                            hands: int = 4, reason: str = "left") -> tuple[str, ...]:
-    """Project the table's entry.unseated as the ingest does (same transaction rules); the
-    projection's changes."""
-    envelope = seal(venue="gold-reef", table=table, seq=9, wall=HEAT_TIME, type="entry.unseated",
-                    body={"entry_id": entry_id, "seat": seat, "hands_played": hands,
-                          "reason": reason, "at": "2026-07-03T12:30:00Z"},
-                    boot="b", mono=1, signer=Signer.from_seed(table, bytes(32)))
-    changes = project(session.connection(), envelope).changes
-    session.commit()
-    return tuple(changes)
+    """Project the table's entry.unseated; the projection's changes."""
+    return tuple(table_reports(session, "entry.unseated", {
+        "entry_id": entry_id, "seat": seat, "hands_played": hands, "reason": reason,
+        "at": "2026-07-03T12:30:00Z"}, table=table).changes)
+
+
+def table_reports_seated(session: Session, entry_id: str, *, table: str, seat: int,
+                         seq: int = 9) -> Projected:
+    """Project the table's entry.seated (a late one, when `seq` is low)."""
+    return table_reports(session, "entry.seated", {"entry_id": entry_id, "seat": seat},
+                         table=table, seq=seq)
 
 
 def test_an_entry_that_leaves_is_unseated_withdrawn_and_never_seated_again(
@@ -354,6 +367,12 @@ def test_a_table_out_of_service_refunds_its_unfinished_entries_and_closes_its_he
                                   reason=unseat.args["reason"]) == ()
     session.expire_all()
     assert session.get(Entry, e1).status == "refunded"  # type: ignore[union-attr]
+    # Its seating report, delayed until now, is stored and audited, and moves nothing (D62).
+    late = table_reports_seated(session, e1, table="t01", seat=1, seq=3)
+    assert late.changes == ()
+    assert late.notes == (f"entry {e1}: t01 reports seat 1, but the desk has refunded it; the"
+                          " report is stored, the entry stays as the desk has it",)
+    assert audit_actions(session)[-1] == "entry.seat_stale"
     add_score(session, e1, 990_000, stage="qualifying", acknowledged=HEAT_TIME,
               recorded=HEAT_TIME, seq=10)
     snap = _snapshot(session)
@@ -577,8 +596,24 @@ def test_a_semi_final_table_out_of_service_frees_its_places_to_be_played_again(
     # The heat is played again from the start at another table, in the chosen seat.
     desk.open_heat(session, s, clock, actor="desk-1", table="t06", stage="semi_final",
                    heat_id="semi-final-1")
+    # The failed table's seating report, delayed until now, does not take the place back
+    # (D62): the freed seat stays free for the replay.
+    late = table_reports_seated(session, first, table="t05", seat=5, seq=2)
+    assert (late.changes, late.notes) == ((), (
+        f"entry {first}: t05 reports seat 5, but the desk released it from table t05 (out of"
+        " service); the report is stored, the entry stays as the desk has it",))
+    session.expire_all()
+    assert (place.status, place.table_id) == ("registered", None)
     seating = desk.seat_entry(session, s, clock, actor="desk-1", entry_id=first, table="t06")
     assert (seating.table, seating.seat, seating.player) == ("t06", 5, f.a)
+    # Nor does it, arriving later still, move the place off the table that replays it; the
+    # replaying table's own report applies.
+    assert table_reports_seated(session, first, table="t05", seat=5, seq=3).changes == ()
+    assert table_reports_seated(session, first, table="t06", seat=5, seq=1).changes == (
+        "entry.seated",)
+    session.expire_all()
+    assert (place.status, place.table_id, place.seat) == ("seated", "t06", 5)
+    assert audit_actions(session)[-3:] == ["entry.seat_stale", "entry.seated", "entry.seat_stale"]
 
 
 def test_a_holder_without_a_proxy_plays_only_one_place(session: Session, clock: FakeClock

@@ -331,6 +331,34 @@ async def test_a_seat_other_than_the_desks_is_recorded_and_audited(
     assert reasons(engine) == []
 
 
+async def test_a_seating_at_a_table_the_desk_has_moved_the_entry_from_moves_nothing(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = two_tables_e1_e2_seated_at_t01(engine)
+    register_entry(engine, "E3", status="refunded", table_id="t02", seat=1)
+    # The bulk path: t02's late report of E1 (the desk has E1 at t01 now) and of E3 (refunded).
+    late = await ingest.handle(*t02.seated("E1", 3))
+    refunded = await ingest.handle(*t02.seated("E3", 1))
+    assert (late.outcome, late.reason, late.changes) == ("stored", None, ())
+    assert refunded.changes == ()
+    assert entry_place(engine, "E1") == ("t01", 3, "seated")
+    assert entry_place(engine, "E3") == ("t02", 1, "refunded")
+    with engine.connect() as connection:
+        rows = connection.execute(sa.select(AuditEntry.actor, AuditEntry.action,
+                                            AuditEntry.detail).order_by(AuditEntry.id)).all()
+    assert [(r.actor, r.action, r.detail["entry_id"], r.detail["desk_table"], r.detail["table"],
+             r.detail["note"]) for r in rows] == [
+        ("ingest", "entry.seat_stale", "E1", "t01", "t02",
+         "entry E1: t02 reports seat 3, but the desk has it seated at table t01; the report is"
+         " stored, the entry stays as the desk has it"),
+        ("ingest", "entry.seat_stale", "E3", "t02", "t02",
+         "entry E3: t02 reports seat 1, but the desk has refunded it; the report is stored,"
+         " the entry stays as the desk has it")]
+    # The table the desk seated it at is heard as ever.
+    assert (await ingest.handle(*t01.seated("E1", 3))).changes == ("entry.seated",)
+    assert reasons(engine) == []
+
+
 async def test_an_entry_that_leaves_its_seat_is_withdrawn(
     engine: sa.Engine, ingest: Ingestor
 ) -> None:
