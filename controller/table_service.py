@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from controller.wagers import SpotBook
 from drivers.chip_registry import ChipRegistry, parse_uid
@@ -93,6 +93,7 @@ class TableService:
         self.unacknowledged: dict[str, dict[str, Any]] = {}  # entry id -> its score body
         self._fed: dict[int, SeatWagers] = {}  # what the open hand last saw per seat
         self._commands_seen: set[tuple[str, int]] = set()  # (desk signer, envelope seq)
+        self.held: list[dict[str, Any]] = []  # desk commands waiting for the hand to end
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -111,7 +112,8 @@ class TableService:
                 out.append(self._command_result(payload, accepted=False, reason=reason))
             return Applied(messages=tuple(out), ok=False, error=reason)
         if kind == "desk":
-            out.append(self._command_result(payload, accepted=True, reason=None))
+            out.append(self._command_result(payload, accepted=True, reason=None,
+                                            held=(detail or {}).get("held_until")))
         return Applied(messages=tuple(out), ok=True, detail=detail or {})
 
     # ---- views --------------------------------------------------------------------------
@@ -143,6 +145,8 @@ class TableService:
             "alerts": self.alerts_raised,
             "inputs": self.inputs_applied,
             "unacknowledged_scores": sorted(self.unacknowledged),
+            "held_commands": [{k: h[k] for k in ("command", "seat", "entry_id", "reason")
+                               if h.get(k) is not None} for h in self.held],
         }
 
     def _spots_view(self) -> dict[str, dict[str, Any]]:
@@ -247,12 +251,17 @@ class TableService:
     def _on_desk(
         self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]
     ) -> dict[str, Any] | None:
-        command = p["command"]
         if p.get("command_seq") is not None:  # QoS 1 may deliver a command twice
             key = (str(p.get("signer")), int(p["command_seq"]))
             if key in self._commands_seen:
                 raise _Refused(f"duplicate command {key[1]} from {key[0]}: already applied")
             self._commands_seen.add(key)
+        return self._desk_command(p, wall, out)
+
+    def _desk_command(
+        self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]
+    ) -> dict[str, Any] | None:
+        command = p["command"]
         if command == "open_heat":
             if self.session is not None:
                 raise _Refused(f"heat {self.heat_id} is still open")
@@ -272,6 +281,8 @@ class TableService:
                               p.get("signer"), wall, out)
             return None
         session = self._session()
+        if command in _HELD_DURING_A_HAND and session.hand is not None:
+            return self._hold(p, session)
         if command == "seat":
             entry = Entry.start(entry_id=str(p["entry_id"]), rules=session.rules)
             seat = int(p["seat"])
@@ -308,6 +319,37 @@ class TableService:
         else:
             raise _Refused(f"unknown desk command {command!r}")
         return None
+
+    def _hold(self, p: Mapping[str, Any], session: TableSession) -> dict[str, Any]:
+        """Keep an `unseat` or `close_heat` that arrives during a hand until the hand ends
+        (a table back from a fault mid-hand gets them queued, D63); refused now if it could
+        never apply."""
+        assert session.hand is not None
+        if p["command"] == "unseat":
+            seat = int(p["seat"])
+            sitting = session.seats.get(seat)
+            if sitting is None:
+                raise _Refused(f"seat {seat} is empty")
+            if p.get("entry_id") is not None and sitting.entry_id != p["entry_id"]:
+                raise _Refused(f"seat {seat} holds entry {sitting.entry_id}, not {p['entry_id']}")
+        same = [h for h in self.held if _held_key(h) == _held_key(p)]
+        if same:
+            raise _Refused(f"{p['command']} is already held until hand"
+                           f" {session.hand.hand_id} ends")
+        self.held.append(dict(p))
+        return {"held_until": session.hand.hand_id}
+
+    def _apply_held(self, out: list[Outgoing], wall: datetime) -> None:
+        """Apply the held desk commands, in the order they came, now that the hand has ended;
+        each gets its final command.result."""
+        held, self.held = self.held, []
+        for p in held:
+            try:
+                self._desk_command(p, wall, out)
+            except (_Refused, GameError, KeyError, TypeError, ValueError) as exc:
+                out.append(self._command_result(p, accepted=False, reason=_reason(exc)))
+            else:
+                out.append(self._command_result(p, accepted=True, reason=None))
 
     # ---- helpers ----------------------------------------------------------------------
 
@@ -388,6 +430,7 @@ class TableService:
             self.unacknowledged[ended.entry_id] = body
             out.append(Outgoing(topic_suffix="scores", type="score.recorded", body=body))
         self._fed = {}
+        self._apply_held(out, wall)
 
     def _acknowledge(self, entry_id: str, method: str, by: object, wall: datetime,
                      out: list[Outgoing]) -> None:
@@ -398,11 +441,21 @@ class TableService:
             "entry_id": entry_id, "score": score["score"], "stage": score["stage"],
             "method": method, "by": by, "at": _ts(wall)}))
 
-    def _command_result(self, p: Mapping[str, Any], *, accepted: bool,
-                        reason: str | None) -> Outgoing:
-        return Outgoing(topic_suffix="events", type="command.result", body={
-            "command_id": p.get("command_id"), "command": p.get("command"),
-            "accepted": accepted, "reason": reason})
+    def _command_result(self, p: Mapping[str, Any], *, accepted: bool, reason: str | None,
+                        held: str | None = None) -> Outgoing:
+        body: dict[str, Any] = {"command_id": p.get("command_id"), "command": p.get("command"),
+                                "accepted": accepted, "reason": reason}
+        if held is not None:  # a second result follows when the hand ends
+            body["held_until_hand_ends"] = held
+        return Outgoing(topic_suffix="events", type="command.result", body=body)
+
+
+_HELD_DURING_A_HAND: Final = frozenset({"unseat", "close_heat"})
+
+
+def _held_key(p: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Held commands that would do the same thing share a key."""
+    return (p.get("command"), p.get("seat"), p.get("entry_id"))
 
 
 def _reason(exc: BaseException) -> str:

@@ -217,7 +217,8 @@ def test_wager_rules_are_enforced_through_the_hand() -> None:
     assert [b["kind"] for b in messages(closed, "alert")] == ["wager_invalid"]
 
 
-def test_unseat_between_hands_checks_which_entry_sits_there() -> None:
+def two_seated_in_a_hand() -> Table:
+    """A table with E1 in seat 1 and E2 in seat 2, their first hand in progress."""
     table = Table()
     table.send("desk", command="open_heat", stage="qualifying", heat_id="Q1")
     table.send("desk", command="seat", entry_id="E1", seat=1)
@@ -225,16 +226,75 @@ def test_unseat_between_hands_checks_which_entry_sits_there() -> None:
     table.place(1, SeatWagers(ante=R25, odds=R25))
     table.place(2, SeatWagers(ante=R25, odds=R25))
     table.send("dealer", action="no_more_bets")
-    refused = table.send("desk", command="unseat", seat=2, entry_id="E2", reason="left")
-    assert not refused.ok and "close the open hand first" in (refused.error or "")
-    table.send("dealer", action="void", reason="misdeal", by="supervisor")
+    return table
+
+
+def test_an_unseat_during_a_hand_is_held_until_the_hand_ends() -> None:
+    table = two_seated_in_a_hand()
     wrong = table.send("desk", command="unseat", seat=2, entry_id="E1", reason="left")
     assert not wrong.ok and wrong.error == "seat 2 holds entry E2, not E1"
+    empty = table.send("desk", command="unseat", seat=4, reason="left")
+    assert not empty.ok and empty.error == "seat 4 is empty"
+    held = table.send("desk", command="unseat", seat=2, entry_id="E2", reason="patron left",
+                      command_id="u1")
+    assert held.ok and held.detail == {"held_until": "t07-000001"}
+    assert messages(held, "entry.unseated") == []
+    assert messages(held, "command.result") == [{
+        "command_id": "u1", "command": "unseat", "accepted": True, "reason": None,
+        "held_until_hand_ends": "t07-000001"}]
+    again = table.send("desk", command="unseat", seat=2, entry_id="E2", reason="patron left")
+    assert not again.ok and again.error == "unseat is already held until hand t07-000001 ends"
+    assert table.service.status()["held_commands"] == [
+        {"command": "unseat", "seat": 2, "entry_id": "E2", "reason": "patron left"}]
     assert table.service.session is not None and 2 in table.service.session.seats
-    done = table.send("desk", command="unseat", seat=2, entry_id="E2", reason="patron left")
-    assert done.ok
-    assert messages(done, "entry.unseated") == [{
-        "entry_id": "E2", "seat": 2, "hands_played": 0, "reason": "patron left",
-        "at": "2026-07-03T11:00:20Z"}]
-    assert sorted(table.service.session.seats) == [1]
+    # A replay (a power cut now) holds it all the same.
     assert table.replayed().status() == table.service.status()
+    ended = table.send("dealer", action="void", reason="misdeal", by="supervisor")
+    assert [m.type for m in ended.messages] == ["hand.voided", "entry.unseated",
+                                                "command.result"]
+    assert messages(ended, "entry.unseated") == [{
+        "entry_id": "E2", "seat": 2, "hands_played": 0, "reason": "patron left",
+        "at": "2026-07-03T11:00:21Z"}]
+    assert messages(ended, "command.result") == [{
+        "command_id": "u1", "command": "unseat", "accepted": True, "reason": None}]
+    assert sorted(table.service.session.seats) == [1]
+    assert table.service.status()["held_commands"] == []
+    assert table.replayed().status() == table.service.status()
+    # Between hands it applies at once, and still checks who sits there.
+    wrong = table.send("desk", command="unseat", seat=1, entry_id="E2", reason="left")
+    assert not wrong.ok and wrong.error == "seat 1 holds entry E1, not E2"
+    done = table.send("desk", command="unseat", seat=1, entry_id="E1", reason="called away")
+    assert done.ok and [b["entry_id"] for b in messages(done, "entry.unseated")] == ["E1"]
+
+
+def test_a_table_back_mid_hand_applies_the_queued_table_fault_when_the_hand_ends() -> None:
+    table = two_seated_in_a_hand()
+    # The desk declared the table out of service (D60); its commands were queued by the
+    # broker and arrive as the table comes back inside the hand.
+    for n, (seat, entry) in enumerate([(1, "E1"), (2, "E2")]):
+        assert table.send("desk", command="unseat", seat=seat, entry_id=entry, command_seq=n,
+                          signer="desk", reason="table out of service: power").ok
+    assert table.send("desk", command="close_heat", command_seq=2, signer="desk").ok
+    # A second delivery of a held command is refused as a duplicate, as ever.
+    dup = table.send("desk", command="close_heat", command_seq=2, signer="desk")
+    assert not dup.ok and "already applied" in (dup.error or "")
+    voided = table.send("desk", command="void_hand", hand_id="t07-000001",
+                         reason="table out of service", signer="desk", command_seq=3)
+    assert [m.type for m in voided.messages] == [
+        "hand.voided", "entry.unseated", "command.result", "entry.unseated", "command.result",
+        "heat.closed", "command.result", "command.result"]
+    assert all(b["accepted"] for b in messages(voided, "command.result"))
+    assert table.service.session is None and table.service.heat_id is None
+    assert table.replayed().status() == table.service.status()
+
+
+def test_a_held_command_that_cannot_apply_when_the_hand_ends_is_refused_then() -> None:
+    table = two_seated_in_a_hand()
+    table.send("desk", command="unseat", seat=2, entry_id="E2", reason="left", command_id="u2")
+    table.send("desk", command="close_heat", command_id="c9")
+    ended = table.send("dealer", action="void", reason="misdeal", by="supervisor")
+    results = messages(ended, "command.result")
+    # E2 leaves; E1 still sits, so the heat cannot close: refused with the reason, once.
+    assert [(r["command_id"], r["accepted"], r["reason"]) for r in results] == [
+        ("u2", True, None), ("c9", False, "entries still seated: E1")]
+    assert table.service.heat_id == "Q1"
