@@ -194,8 +194,9 @@ def _table_actions(add: _Add) -> None:
                    help="the seat (semi-final and Final places have theirs already)")
     a.set_defaults(handler=run_seat)
 
-    a = add("unseat", "take an entry out of its seat between hands: it records no score"
-            " (rule 14) and is not seated again; --why is required", send=True)
+    a = add("unseat", "take an entry out of its seat (during a hand the table holds it until"
+            " the hand ends): it records no score (rule 14) and is not seated again; --why is"
+            " required", send=True)
     a.add_argument("--entry", metavar="ID", required=True)
     a.set_defaults(handler=run_unseat)
 

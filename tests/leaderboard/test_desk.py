@@ -19,7 +19,7 @@ from controller.signing import Signer
 from game.draw import RECOMMENDED_BYTES, draw_seats
 from game.tournament import Stage
 from leaderboard import desk
-from leaderboard.desk import Conflict, DeskError, NotFound, Refused
+from leaderboard.desk import Conflict, DeskError, NotFound, Refused, seat_draw
 from leaderboard.eligibility import from_db, import_list, parse_list
 from leaderboard.models import AuditEntry, Draw, Entry, Patron, PrizeAward, Proxy, Refusal
 from leaderboard.projections import Projected, project
@@ -709,7 +709,7 @@ def test_final_places_and_the_seat_draw(session: Session, engine: Engine, clock:
         raise RuntimeError("power cut")
 
     with monkeypatch.context() as m:
-        m.setattr(desk, "_apply_draw", crash)
+        m.setattr(seat_draw, "_apply_draw", crash)
         with pytest.raises(RuntimeError, match="power cut"):
             desk.draw_final(session, s, clock, actor="desk-1", random_bytes=source)
     assert calls == [RECOMMENDED_BYTES]

@@ -12,6 +12,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -22,6 +23,8 @@ from sqlalchemy.orm import Session
 
 from leaderboard import desk, desk_lock
 from leaderboard.desk import Conflict
+from leaderboard.desk import heats as desk_heats
+from leaderboard.desk import seating as desk_seating
 from leaderboard.models import AuditEntry, Entry
 from tests.leaderboard.desk_helpers import FakeClock, local, register, settings
 
@@ -29,9 +32,10 @@ HEAT_TIME = local(2026, 7, 3, 14, 0)
 HOLD_S = 1.0  # how long the first desk waits, after its check, for the second desk's check
 
 
-def held_after(mocker: MockerFixture, name: str) -> None:
-    """Make desk.<name> (a check's read) wait for a second caller, at most HOLD_S."""
-    original = getattr(desk, name)
+def held_after(mocker: MockerFixture, where: ModuleType, name: str) -> None:
+    """Make <where>.<name> (a check's read, looked up in desk module `where`) wait for a
+    second caller, at most HOLD_S."""
+    original = getattr(where, name)
     barrier = threading.Barrier(2, timeout=HOLD_S)
 
     def held(*args: Any, **kwargs: Any) -> Any:
@@ -40,7 +44,7 @@ def held_after(mocker: MockerFixture, name: str) -> None:
             barrier.wait()                                      # for the lock
         return result
 
-    mocker.patch.object(desk, name, side_effect=held)
+    mocker.patch.object(where, name, side_effect=held)
 
 
 def race(engine: Engine, *actions: Callable[[Session], object]) -> list[object]:
@@ -64,7 +68,7 @@ def race(engine: Engine, *actions: Callable[[Session], object]) -> list[object]:
 
 def test_two_desks_opening_a_heat_at_one_table(engine: Engine, mocker: MockerFixture) -> None:
     clock = FakeClock(HEAT_TIME)
-    held_after(mocker, "_open_heats")
+    held_after(mocker, desk_heats, "_open_heats")
     results = race(engine, *[
         lambda s, who=who: desk.open_heat(s, settings(), clock, actor=who, table="t01",
                                           stage="qualifying")
@@ -85,7 +89,7 @@ def test_two_desks_seating_two_entries_on_one_seat(engine: Engine,
         e1 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=a).entry_id
         e2 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=b).entry_id
         desk.open_heat(s, settings(), clock, actor="desk-1", table="t01", stage="qualifying")
-    held_after(mocker, "_occupied")
+    held_after(mocker, desk_seating, "_occupied")
     results = race(engine, *[
         lambda s, entry=entry: desk.seat_entry(s, settings(), clock, actor="desk-1",
                                                entry_id=entry, table="t01", seat=4)

@@ -31,7 +31,8 @@ from game.draw import RECOMMENDED_BYTES, draw_seats
 from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.db import MigrationError, alembic_config, make_engine, upgrade
-from leaderboard.desk import Conflict
+from leaderboard.desk import Conflict, seat_draw
+from leaderboard.desk import common as desk_common
 from leaderboard.models import (
     AuditEntry,
     Base,
@@ -139,7 +140,7 @@ def rival_first(session: Session, rival: Callable[[], object]) -> None:
 @pytest.fixture(autouse=True)
 def without_the_desk_lock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Desk actions here do not take the desk lock (the rival runs inside the first one)."""
-    monkeypatch.setattr(desk, "hold_desk_lock", lambda _session: None)
+    monkeypatch.setattr(desk_common, "hold_desk_lock", lambda _session: None)
 
 
 @pytest.fixture
@@ -316,7 +317,7 @@ def test_a_seat_held_outside_the_draw_is_a_conflict_for_a_supervisor(
     _, finals = final_field(session, clock)
     data = bytes(range(RECOMMENDED_BYTES))
     with monkeypatch.context() as m:  # the draw is stored, its seats not yet given
-        m.setattr(desk, "_apply_draw", lambda *_: None)
+        m.setattr(seat_draw, "_apply_draw", lambda *_: None)
         desk.draw_final(session, s, clock, actor="desk-1", random_bytes=lambda _: data)
     seats = {a.finalist: a.seat for a in draw_seats(
         [p.entry_id for p in finals], [1, 2, 3, 4, 5, 6], data).assignments}

@@ -1,0 +1,97 @@
+"""The registration desk: patrons, entries, seating, semi-final and Final line-ups, prizes.
+
+Plain functions on a SQLAlchemy `Session`, the tournament settings and a clock; each one is a
+whole desk action: it checks everything first, writes its rows and an `AuditEntry` (who, what,
+when, why) and commits, or raises a `DeskError` having changed nothing, except that a refusal
+on eligibility is committed (the `Refusal` row) before `Refused` is raised. Actions that
+instruct a table (open a heat, seat an entry, close a heat) return a `DeskCommand`; the caller
+sends it with a `leaderboard.desk_sender` sender. A command's `seq` is the id of its audit
+row, so it is unique and rising for the desk's key across processes and restarts.
+
+Two desks (or two HTTP requests) may act at the same moment: each checks, then writes. What
+must be unique is also enforced by the database (one seat draw per stage, one semi-final or
+Final place per heat and seat until seated, one award of a kind per entry, one patron per
+document, one proxy per place); the loser of such a race gets a `Conflict` naming what the
+other desk did, and nothing of its action is kept. A prize claim is a compare-and-set:
+claimed once.
+
+Rules: tournament.md "Entries and eligibility", "Stages", "Prize money"; promotion rules 1-3,
+5-8, 14, 24-27, 39-41, 55. Nothing identifying a patron goes into a command: tables see the
+opaque entry ids only. Times are stored in UTC and read in the venue's zone.
+"""
+
+from __future__ import annotations
+
+from leaderboard.desk.awards import award_prizes, claim_prize, prize_status, prizes
+from leaderboard.desk.commands import recorded_command, resend_command
+from leaderboard.desk.common import FINAL_HEAT, Clock, get_entry, get_patron, semi_heat_id
+from leaderboard.desk.entries import buy_entry, refund_entry
+from leaderboard.desk.errors import Conflict, DeskError, NotFound, Refused
+from leaderboard.desk.faults import table_fault
+from leaderboard.desk.heats import close_heat, open_heat
+from leaderboard.desk.lineups import (
+    allocate_final,
+    allocate_semis,
+    choose_seat,
+    nominate_proxy,
+    places,
+)
+from leaderboard.desk.patrons import check_person, register_patron
+from leaderboard.desk.record import audit_log, refusals
+from leaderboard.desk.scores import score_records
+from leaderboard.desk.seat_draw import RandomBytes, draw_final, replay_draw
+from leaderboard.desk.seating import seat_entry, unseat_entry
+from leaderboard.desk.values import (
+    DeskCommand,
+    DrawOutcome,
+    Place,
+    PrizeView,
+    Replay,
+    Seating,
+    TableFault,
+)
+
+__all__ = [
+    "FINAL_HEAT",
+    "Clock",
+    "Conflict",
+    "DeskCommand",
+    "DeskError",
+    "DrawOutcome",
+    "NotFound",
+    "Place",
+    "PrizeView",
+    "RandomBytes",
+    "Refused",
+    "Replay",
+    "Seating",
+    "TableFault",
+    "allocate_final",
+    "allocate_semis",
+    "audit_log",
+    "award_prizes",
+    "buy_entry",
+    "check_person",
+    "choose_seat",
+    "claim_prize",
+    "close_heat",
+    "draw_final",
+    "get_entry",
+    "get_patron",
+    "nominate_proxy",
+    "open_heat",
+    "places",
+    "prize_status",
+    "prizes",
+    "recorded_command",
+    "refund_entry",
+    "refusals",
+    "register_patron",
+    "replay_draw",
+    "resend_command",
+    "score_records",
+    "seat_entry",
+    "semi_heat_id",
+    "table_fault",
+    "unseat_entry",
+]

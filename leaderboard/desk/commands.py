@@ -1,0 +1,32 @@
+"""Recorded table commands: read back by their seq, and sent again unchanged."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from leaderboard.desk.common import Clock, _audit, _begin, _now
+from leaderboard.desk.errors import NotFound
+from leaderboard.desk.values import DeskCommand
+from leaderboard.models import AuditEntry
+
+
+def recorded_command(session: Session, seq: int) -> DeskCommand:
+    """A command as it was recorded (its audit row `seq`)."""
+    row = session.get(AuditEntry, seq)
+    if row is None or "command" not in row.detail or "args" not in row.detail:
+        raise NotFound(f"no desk command with seq {seq}")
+    return DeskCommand(seq=row.id, table=str(row.detail["table"]),
+                       command=str(row.detail["command"]), args=dict(row.detail["args"]))
+
+
+def resend_command(session: Session, clock: Clock, *, actor: str, seq: int,
+                   why: str | None = None) -> DeskCommand:
+    """The recorded command `seq`, to send again unchanged (after a failed delivery): a
+    table applies a seq once and refuses a repeat, so a resend is always safe."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    command = recorded_command(session, seq)
+    _audit(session, now, actor, "command.resent",
+           detail={"seq": seq, "table": command.table, "resent": command.command}, why=why)
+    session.commit()
+    return command

@@ -1,0 +1,61 @@
+"""A table taken out of service mid-heat (D60): its entries refunded or freed, its heat
+closed."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from game.tournament import Stage
+from leaderboard.desk.common import (
+    _REGISTERED,
+    Clock,
+    _audit,
+    _begin,
+    _now,
+    _reason,
+    _table_id,
+)
+from leaderboard.desk.entries import _refund
+from leaderboard.desk.errors import Conflict
+from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.seating import _unseat
+from leaderboard.desk.values import DeskCommand, TableFault
+from leaderboard.projections import RELEASED
+
+
+def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
+                why: str) -> TableFault:
+    """Take a table out of service mid-heat (D60): its unfinished qualifying entries are
+    refunded, its semi-final and Final places are freed to be seated again, and the desk
+    closes its heat. The returned commands (unseat each, close the heat) go to the table,
+    which applies them if it comes back, so it never plays those entries on."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    reason = _reason(why, "the table is out of service", kept="the audit and the table's record")
+    table = _table_id(table)
+    open_now = _open_heats(session)
+    if table not in open_now:
+        raise Conflict(f"the desk has no heat open at table {table}")
+    heat_id = open_now[table][0]
+    refunded: dict[str, int] = {}
+    released: list[str] = []
+    commands: list[DeskCommand] = []
+    for entry in _occupied(session, table=table):
+        commands.append(_unseat(session, now, actor, entry, why=why, table_fault=True,
+                                reason=f"table out of service: {reason}"))
+        if entry.stage == Stage.QUALIFYING.value:
+            _refund(session, now, actor, entry, cause="table_fault", why=reason)
+            refunded[entry.entry_id] = entry.buy_in_cents
+        else:  # the place is played again from the start, at a table the desk seats it at
+            _audit(session, now, actor, RELEASED, detail={
+                "entry_id": entry.entry_id, "table": table, "heat_id": entry.heat_id,
+                "seat": entry.seat}, why=why)
+            entry.table_id, entry.status = None, _REGISTERED
+            released.append(entry.entry_id)
+    row = _audit(session, now, actor, "heat.closed", detail={
+        "table": table, "command": "close_heat", "args": {}, "heat_id": heat_id,
+        "table_fault": True}, why=why)
+    commands.append(DeskCommand(seq=row.id, table=table, command="close_heat", args={}))
+    session.commit()
+    return TableFault(table=table, heat_id=heat_id, refunded=refunded,
+                      released=tuple(released), commands=tuple(commands))

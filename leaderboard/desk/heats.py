@@ -1,0 +1,123 @@
+"""Heats: the `open_heat` and `close_heat` commands for a table, and which heats are open
+and which entries occupy a seat."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from typing import Final
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.orm import Session
+
+from game.tournament import Stage
+from game.tournament_schema import TournamentSettings
+from leaderboard.desk.common import (
+    FINAL_HEAT,
+    Clock,
+    _audit,
+    _begin,
+    _now,
+    _table_id,
+    semi_heat_id,
+)
+from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.values import DeskCommand
+from leaderboard.models import AuditEntry, Entry, Score
+from leaderboard.projections import SEATED
+
+_HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
+
+
+def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
+    """The heat the desk last opened at each table and has not closed: table -> (heat, stage)."""
+    rows = session.scalars(
+        select(AuditEntry).where(AuditEntry.action.in_(("heat.opened", "heat.closed")))
+        .order_by(AuditEntry.id)
+    ).all()
+    heats: dict[str, tuple[str, Stage]] = {}
+    for row in rows:
+        table = str(row.detail.get("table"))
+        if row.action == "heat.opened":
+            heats[table] = (str(row.detail["heat_id"]), Stage(row.detail["stage"]))
+        else:
+            heats.pop(table, None)
+    return heats
+
+
+def _occupied(session: Session, *, table: str | None = None,
+              player: str | None = None) -> list[Entry]:
+    """Entries seated (at `table`, or played by `player`) whose score has not come in."""
+    scored = select(Score.entry_id).where(Score.entry_id == Entry.entry_id).exists()
+    query = select(Entry).where(Entry.status == SEATED, ~scored)
+    if table is not None:
+        query = query.where(Entry.table_id == table)
+    if player is not None:
+        query = query.where(or_(Entry.played_by == player,
+                                and_(Entry.played_by.is_(None), Entry.patron_id == player)))
+    return list(session.scalars(query.order_by(Entry.entry_id)).all())
+
+
+def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+              table: str, stage: Stage | str, heat_id: str | None = None,
+              why: str | None = None) -> DeskCommand:
+    """Record and return the `open_heat` command for a table.
+
+    Qualifying heats get an id of their own unless one is given; a semi-final heat must be
+    ``semi-final-1`` or ``-2`` (the heats patrons choose, rule 27) and the Final
+    ``final-1``.
+    """
+    actor = _begin(session, actor)
+    now = _now(clock)
+    table = _table_id(table)
+    try:
+        stage = Stage(stage)
+    except ValueError:
+        raise DeskError(f"unknown stage {stage!r} (one of {', '.join(s.value for s in Stage)})"
+                        ) from None
+    open_now = _open_heats(session)
+    if table in open_now:
+        raise Conflict(f"heat {open_now[table][0]} is still open at table {table}; close it first")
+    if stage is Stage.QUALIFYING:
+        day = settings.schedule.heat_day(now)
+        if day is None:
+            local = now.astimezone(settings.tz)
+            raise Conflict(f"no qualifying heat runs at {local:%Y-%m-%d %H:%M}")
+        heat_id = heat_id or f"q-{day:%Y%m%d}-{table}-{secrets.token_hex(2)}"
+    else:
+        sset = settings.stage(stage)
+        heats = sset.heats or 1
+        allowed = ([semi_heat_id(n) for n in range(1, heats + 1)] if stage is Stage.SEMI_FINAL
+                   else [FINAL_HEAT])
+        heat_id = heat_id or (allowed[0] if len(allowed) == 1 else None)
+        if heat_id not in allowed:
+            raise DeskError(f"a {stage} heat is one of {', '.join(allowed)}, not {heat_id!r}")
+    if not _HEAT_ID.fullmatch(heat_id):
+        raise DeskError(f"heat id {heat_id!r} must be a-z, 0-9 and '-' (at most 64)")
+    if heat_id in {h for h, _ in open_now.values()}:
+        raise Conflict(f"heat {heat_id} is already open at another table")
+    args = {"stage": stage.value, "heat_id": heat_id}
+    row = _audit(session, now, actor, "heat.opened",
+                 detail={"table": table, "command": "open_heat", "args": args, **args}, why=why)
+    session.commit()
+    return DeskCommand(seq=row.id, table=table, command="open_heat", args=args)
+
+
+def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
+               why: str | None = None) -> DeskCommand:
+    """Record and return the `close_heat` command; refused while entries are still seated."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    table = _table_id(table)
+    open_now = _open_heats(session)
+    if table not in open_now:
+        raise Conflict(f"the desk has no heat open at table {table}")
+    seated = _occupied(session, table=table)
+    if seated:
+        raise Conflict(f"entries still seated at table {table} without a score: "
+                       + ", ".join(e.entry_id for e in seated))
+    row = _audit(session, now, actor, "heat.closed", detail={
+        "table": table, "command": "close_heat", "args": {}, "heat_id": open_now[table][0]},
+        why=why)
+    session.commit()
+    return DeskCommand(seq=row.id, table=table, command="close_heat", args={})

@@ -1,0 +1,119 @@
+"""Patrons: checking a person's eligibility and registering a patron (rules 1-3, 5)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Final
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from game.tournament_schema import TournamentSettings
+from leaderboard.desk.common import (
+    Clock,
+    _audit,
+    _begin,
+    _local_day,
+    _new_id,
+    _now,
+    _race,
+    _refuse,
+    get_patron,
+)
+from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.eligibility import (
+    ID_KINDS,
+    Candidate,
+    Verdict,
+    as_utc,
+    check,
+    normalize_id,
+    record_refusal,
+)
+from leaderboard.models import Patron
+
+_MAX_AGE: Final = 130
+
+
+def _birth_date(value: date | str) -> date:
+    if isinstance(value, datetime):
+        raise DeskError(f"birth date must be a date, not a date and time ({value!r})")
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value).strip())
+    except ValueError:
+        raise DeskError(f"birth date {value!r} is not a date such as 1990-05-31") from None
+
+
+def _candidate(*, id_number: str, name: str, birth_date: date | str) -> Candidate:
+    try:
+        number = normalize_id(str(id_number))
+    except ValueError as exc:
+        raise DeskError(str(exc)) from None
+    clean = " ".join(str(name).split())
+    if not clean:
+        raise DeskError("the patron's name is empty")
+    if len(clean) > 200:
+        raise DeskError("the patron's name is longer than 200 characters")
+    return Candidate(id_number=number, name=clean, birth_date=_birth_date(birth_date))
+
+
+def check_person(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+                 patron_id: str | None = None, id_number: str | None = None,
+                 name: str | None = None, birth_date: date | str | None = None) -> Verdict:
+    """Check a registered patron or a would-be one; a negative answer is recorded (context
+    "check") like every refusal."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    person: Candidate | Patron
+    if patron_id is not None:
+        person = get_patron(session, patron_id)
+    elif id_number is not None and name is not None and birth_date is not None:
+        person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
+    else:
+        raise DeskError("give a patron id, or an id number, name and birth date")
+    verdict = check(session, person, now, tz=settings.tz)
+    if not verdict.eligible:
+        record_refusal(session, person, verdict, now, context="check", actor=actor)
+    session.commit()
+    return verdict
+
+
+def register_patron(session: Session, settings: TournamentSettings, clock: Clock, *,
+                    actor: str, name: str, id_kind: str, id_number: str,
+                    birth_date: date | str, why: str | None = None) -> Patron:
+    """Register a patron by rewards card, ID document or driver's licence (rule 5), after
+    the eligibility check (rules 1-3); an ineligible person is refused and recorded."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    if id_kind not in ID_KINDS:
+        raise DeskError(f"unknown document kind {id_kind!r} (one of {', '.join(ID_KINDS)})")
+    person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
+    today = _local_day(settings, now)
+    if person.birth_date > today or today.year - person.birth_date.year > _MAX_AGE:
+        raise DeskError(f"birth date {person.birth_date} is not plausible")
+    existing = session.scalar(select(Patron).where(Patron.id_number == person.id_number))
+    if existing is not None:
+        raise Conflict(f"{id_kind} {person.id_number} is already registered as patron"
+                       f" {existing.patron_id}")
+    verdict = check(session, person, now, tz=settings.tz)
+    if not verdict.eligible:
+        raise _refuse(session, person, verdict, now, context="registration", actor=actor,
+                      who="registration")
+    patron = Patron(patron_id=_new_id("P-"), name=person.name, id_kind=id_kind,
+                    id_number=person.id_number, birth_date=person.birth_date,
+                    created_at=as_utc(now))
+
+    def raced() -> str:
+        other = session.scalar(select(Patron.patron_id).where(
+            Patron.id_number == person.id_number))
+        return (f"{id_kind} {person.id_number} was registered at the same moment at another"
+                f" desk, as patron {other or '(unknown)'}")
+
+    with _race(session, raced):
+        session.add(patron)
+        _audit(session, now, actor, "patron.registered",
+               detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
+        session.commit()
+    return patron

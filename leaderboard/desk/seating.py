@@ -1,0 +1,169 @@
+"""Seating: an entry or place seated at a table with the `seat` command, and unseated with
+`unseat` when it leaves before its last hand (rules 1-3, 14, 25, 27, 40, 41; D55)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from game.tournament import Stage
+from game.tournament_schema import MAX_SEATS, TournamentSettings
+from leaderboard.desk.common import (
+    _PLAYED,
+    Clock,
+    _audit,
+    _begin,
+    _has_score,
+    _now,
+    _reason,
+    _refuse,
+    _stage,
+    _stage_entries,
+    _table_id,
+    get_entry,
+    get_patron,
+)
+from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.values import DeskCommand, Seating
+from leaderboard.eligibility import check
+from leaderboard.models import Entry
+from leaderboard.projections import REFUNDED, SEATED, WITHDRAWN
+
+
+def _seat_for(session: Session, settings: TournamentSettings, now: datetime, *,
+              entry: Entry, stage: Stage, table: str, seat: int | None) -> tuple[str, int]:
+    """The heat and seat an entry takes at `table` (checks the heat, the day, the choice)."""
+    heat = _open_heats(session).get(table)
+    if heat is None:
+        raise Conflict(f"no heat is open at table {table} (open one first)")
+    heat_id, heat_stage = heat
+    if heat_stage is not stage:
+        raise Conflict(f"table {table} runs a {heat_stage} heat; entry {entry.entry_id} plays"
+                       f" the {stage}")
+    seats = MAX_SEATS
+    if stage is Stage.QUALIFYING:
+        day = entry.heat_day
+        if day is None:
+            raise DeskError(f"entry {entry.entry_id} has no heat day")
+        opens = settings.schedule.opens_at(day)
+        if not opens <= now < opens + timedelta(days=1):
+            raise Conflict(f"entry {entry.entry_id} is for the heat of {day}; it can be seated"
+                           f" from {opens:%Y-%m-%d %H:%M} until the next heat opens")
+        if seat is None:
+            raise DeskError("name the seat")
+    else:
+        seats = settings.stage(stage).seats_per_heat or MAX_SEATS
+        if entry.seat is None or entry.heat_id is None:
+            how = ("choose its heat and seat first (rule 27)" if stage is Stage.SEMI_FINAL
+                   else "draw the Final's seats first (rule 40)")
+            raise Conflict(f"place {entry.entry_id} has no seat yet: {how}")
+        if entry.heat_id != heat_id:
+            raise Conflict(f"place {entry.entry_id} plays heat {entry.heat_id}; table {table}"
+                           f" runs {heat_id}")
+        if seat is not None and seat != entry.seat:
+            raise Conflict(f"place {entry.entry_id} has seat {entry.seat}, not {seat}")
+        seat = entry.seat
+    if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= seats:
+        raise DeskError(f"seat must be 1 to {seats}, not {seat!r}")
+    taken = [e for e in _occupied(session, table=table) if e.seat == seat]
+    if taken:
+        raise Conflict(f"seat {seat} at table {table} is taken by entry {taken[0].entry_id}")
+    return heat_id, seat
+
+
+def _check_player(session: Session, *, entry: Entry, stage: Stage, player_id: str) -> None:
+    """A person plays one entry at a time, and one place per semi-final or Final."""
+    busy = _occupied(session, player=player_id)
+    if busy:
+        raise Conflict(f"patron {player_id} is already playing entry {busy[0].entry_id} at"
+                       f" table {busy[0].table_id}")
+    if stage is Stage.QUALIFYING:
+        return
+    other = [e for e in _stage_entries(session, stage)
+             if e.entry_id != entry.entry_id and (e.played_by or e.patron_id) == player_id
+             and (e.status in _PLAYED or _has_score(session, e.entry_id))]
+    if other:
+        raise Conflict(
+            f"patron {player_id} already played place {other[0].entry_id} in the {stage}:"
+            " each extra place needs a proxy (rules 25, 41)")
+
+
+def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+               entry_id: str, table: str, seat: int | None = None,
+               why: str | None = None) -> Seating:
+    """Seat an entry at a table: eligibility is checked again (rules 1-3) for whoever plays
+    it, and the `seat` command is recorded and returned for sending.
+
+    A qualifying entry takes any free seat at a table running a qualifying heat, on its
+    heat day; a semi-final place takes the heat and seat chosen for it (rule 27), a Final
+    place its drawn seat (rule 40). A person plays one entry at a time, and one place per
+    semi-final or Final.
+    """
+    actor = _begin(session, actor)
+    now = _now(clock)
+    table = _table_id(table)
+    entry = get_entry(session, entry_id)
+    stage = _stage(entry)
+    if _has_score(session, entry.entry_id):
+        raise Conflict(f"entry {entry.entry_id} already has a score; it cannot be seated again")
+    if entry.status == SEATED:
+        raise Conflict(f"entry {entry.entry_id} is already seated at table {entry.table_id}"
+                       f" seat {entry.seat}")
+    if entry.status == WITHDRAWN:
+        raise Conflict(f"entry {entry.entry_id} left table {entry.table_id} before its last"
+                       " hand: it records no score (rule 14) and is not seated again")
+    if entry.status == REFUNDED:
+        raise Conflict(f"entry {entry.entry_id} was refunded: the patron buys a new entry")
+    heat_id, seat = _seat_for(session, settings, now, entry=entry, stage=stage, table=table,
+                              seat=seat)
+    player_id = entry.played_by or entry.patron_id
+    _check_player(session, entry=entry, stage=stage, player_id=player_id)
+    player = get_patron(session, player_id)
+    verdict = check(session, player, now, tz=settings.tz)
+    if not verdict.eligible:
+        raise _refuse(session, player, verdict, now, context="seating", actor=actor,
+                      who=f"seating of entry {entry.entry_id}")
+    entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
+    args = {"entry_id": entry.entry_id, "seat": seat}
+    row = _audit(session, now, actor, "entry.seated", detail={
+        "table": table, "command": "seat", "args": args, "heat_id": heat_id,
+        "player": player_id, "holder": entry.patron_id, **args}, why=why)
+    session.commit()
+    return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
+                   player=player_id,
+                   command=DeskCommand(seq=row.id, table=table, command="seat", args=args))
+
+
+def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
+                 why: str) -> DeskCommand:
+    """Record and return the `unseat` command for an entry that leaves before its last hand
+    (the table applies it between hands, holding it to the hand's end, D63). Once the table
+    reports it, the entry is withdrawn: no score (rule 14), never seated again, its buy-in
+    stays in the pools (D55)."""
+    actor = _begin(session, actor)
+    now = _now(clock)
+    reason = _reason(why, "the entry leaves", kept="the table's record")
+    entry = get_entry(session, entry_id)
+    if entry.status == WITHDRAWN:
+        raise Conflict(f"entry {entry.entry_id} has already left table {entry.table_id}")
+    if entry.status != SEATED or entry.table_id is None or entry.seat is None:
+        raise Conflict(f"entry {entry.entry_id} is not seated at a table")
+    if _has_score(session, entry.entry_id):
+        raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
+    command = _unseat(session, now, actor, entry, reason=reason, why=why)
+    session.commit()
+    return command
+
+
+def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason: str,
+            why: str | None, **detail: Any) -> DeskCommand:
+    """Record the `unseat` command for a seated entry (its audit row is the command's seq)."""
+    assert entry.table_id is not None
+    args = {"seat": entry.seat, "entry_id": entry.entry_id, "reason": reason}
+    row = _audit(session, now, actor, "entry.unseat", detail={
+        "table": entry.table_id, "command": "unseat", "args": args, "heat_id": entry.heat_id,
+        **detail, **args}, why=why)
+    return DeskCommand(seq=row.id, table=entry.table_id, command="unseat", args=args)

@@ -1,0 +1,112 @@
+"""What desk actions return: commands for a table, seatings, places, draws, prizes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from game.tournament import Stage
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeskCommand:
+    """A command for one table, recorded before it is sent; `seq` is its audit row id."""
+
+    seq: int
+    table: str
+    command: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+
+    def body(self, key_id: str) -> dict[str, Any]:
+        """The envelope body: table, command, a command id unique per desk key, the args."""
+        return {"table": self.table, "command": self.command,
+                "command_id": f"{key_id}-{self.seq}", **self.args}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TableFault:
+    """A table taken out of service mid-heat: what the desk did and what the table is sent."""
+
+    table: str
+    heat_id: str
+    refunded: Mapping[str, int]  # qualifying entry -> the buy-in returned, cents
+    released: tuple[str, ...]  # semi-final and Final places, free to be seated again
+    commands: tuple[DeskCommand, ...]  # unseat each, then close_heat: applied if it returns
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Seating:
+    """An entry seated at a table and the `seat` command to send."""
+
+    entry_id: str
+    table: str
+    seat: int
+    heat_id: str
+    player: str  # the patron who plays: the holder or a proxy
+    command: DeskCommand
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Place:
+    """A semi-final or Final place: its entry, where it came from, who holds and plays it."""
+
+    entry_id: str
+    stage: Stage
+    won_by: str  # the entry of the previous stage that earned the place
+    holder: str
+    played_by: str | None
+    position: int | None  # on the previous stage's board (None if that score was voided since)
+    score_cents: int | None
+    heat: int | None
+    seat: int | None
+    table: str | None
+    status: str
+
+    @property
+    def player(self) -> str:
+        """Who plays the place: the proxy if one is nominated, else the holder."""
+        return self.played_by or self.holder
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DrawOutcome:
+    """The Final's seat draw: its stored row, the seats, and whether it was reused."""
+
+    draw_id: int
+    seats: Mapping[str, int]  # entry id -> seat
+    random_hex: str
+    reused: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Replay:
+    """A stored draw recomputed from its stored inputs."""
+
+    draw_id: int
+    stored: tuple[tuple[str, int], ...]
+    replayed: tuple[tuple[str, int], ...]
+    bytes_used: int
+
+    @property
+    def matches(self) -> bool:
+        """Whether the recomputation gives the stored result."""
+        return self.stored == self.replayed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrizeView:
+    """An awarded prize and its claim status at a given moment."""
+
+    award_id: int
+    kind: str
+    place: int
+    entry_id: str
+    patron_id: str
+    amount_cents: int
+    awarded_at: datetime
+    deadline: datetime
+    claimed_at: datetime | None
+    claimed_by: str | None
+    status: str  # claimed | unclaimed | expired
