@@ -56,6 +56,7 @@ __all__ = [
     "SCORE_ACKNOWLEDGED",
     "SCORE_CONFLICT",
     "SCORE_RECORDED",
+    "SCORE_STALE",
     "SCORE_VOIDED",
     "SEATED",
     "SEAT_MISMATCH",
@@ -103,12 +104,14 @@ INGEST_ACTOR: Final = "ingest"
 # Reasons a stored message's projection is refused (counted with the ingest's own reasons).
 MALFORMED_BODY: Final = "malformed_body"
 SCORE_CONFLICT: Final = "score_conflict"
+SCORE_STALE: Final = "score_stale"
 ACK_CONFLICT: Final = "ack_conflict"
 ACK_MISMATCH: Final = "ack_mismatch"
 VOID_CONFLICT: Final = "void_conflict"
 HAND_CONFLICT: Final = "hand_conflict"
 PROJECTION_REASONS: Final = (
-    MALFORMED_BODY, SCORE_CONFLICT, ACK_CONFLICT, ACK_MISMATCH, VOID_CONFLICT, HAND_CONFLICT,
+    MALFORMED_BODY, SCORE_CONFLICT, SCORE_STALE, ACK_CONFLICT, ACK_MISMATCH, VOID_CONFLICT,
+    HAND_CONFLICT,
 )
 
 _INT64_MAX: Final = 2**63 - 1
@@ -537,6 +540,11 @@ def _score_recorded(connection: Connection, sql: Statements, envelope: Envelope,
                     later: LaterMessages | None, result: _Result) -> None:
     body = envelope.body
     entry_id = body["entry_id"]
+    place = connection.execute(sql.places_of, {"entries": [entry_id]}).first()
+    stale = _score_undone(connection, sql, place, envelope.table)
+    if stale is not None:
+        result.refuse(envelope, SCORE_STALE, _stale_score(envelope, stale))
+        return
     inserted = connection.execute(sql.insert_score, {
         "entry_id": entry_id, "table_id": envelope.table, "seq": envelope.seq,
         "stage": body["stage"], "heat_id": body["heat_id"], "score_cents": body["score"],
@@ -569,6 +577,22 @@ def _score_recorded(connection: Connection, sql: Statements, envelope: Envelope,
             _score_acknowledged(connection, sql, follower, result)
         else:
             _score_voided(connection, sql, follower, result)
+
+
+def _score_undone(connection: Connection, sql: Statements, held: Any,
+                  table: str) -> str | None:
+    """Why a score from `table` does not count: the desk released the place from that failed
+    table or seated it at another (D64); else None. A refunded entry's score is stored and
+    left out of the standings instead (D60)."""
+    if held is None or held.status == REFUNDED:
+        return None
+    return _undone_because(connection, sql, held, table)
+
+
+def _stale_score(envelope: Envelope, why: str) -> str:
+    body = envelope.body
+    return (f"entry {body['entry_id']}: this score of {body['score']} cents from"
+            f" {envelope.table} seq {envelope.seq} is not counted: {why}")
 
 
 def _score_acknowledged(connection: Connection, sql: Statements, envelope: Envelope,
@@ -832,7 +856,7 @@ def project_bulk(connection: Connection,
               and all(f > i for f in named.get(("follower", e.body["entry_id"]), ()))]
     done.update(_bulk_hands(connection, items, hands))
     done.update(_bulk_scores(connection, items, scores))
-    scored = {items[i][0].body["entry_id"] for i in scores if i in done}
+    scored = {items[i][0].body["entry_id"] for i in scores if i in done and done[i].changes}
     acks = [i for i, (e, _, _) in enumerate(items)
             if e.type == SCORE_ACKNOWLEDGED and valid[i]
             and alone("follower", e.body["entry_id"])
@@ -895,17 +919,27 @@ def _bulk_scores(connection: Connection, items: Sequence[tuple[Envelope, str | N
                  chosen: list[int]) -> dict[int, Projected]:
     if not chosen:
         return {}
+    sql = statements(connection)
+    held = _rows_by_entry(connection, sql.places_of, items, chosen)
+    done: dict[int, Projected] = {}
     rows = []
     for i in chosen:
         envelope = items[i][0]
         body = envelope.body
+        stale = _score_undone(connection, sql, held.get(body["entry_id"]), envelope.table)
+        if stale is not None:
+            done[i] = Projected(refused=(Refused(
+                table=envelope.table, seq=envelope.seq, type=envelope.type, reason=SCORE_STALE,
+                detail=_stale_score(envelope, stale)),))
+            continue
         rows.append({"entry_id": body["entry_id"], "table_id": envelope.table,
                      "seq": envelope.seq, "stage": body["stage"], "heat_id": body["heat_id"],
                      "score_cents": body["score"], "hands": body["hands"],
                      "status": body["status"], "recorded_at": wall_of(envelope)})
-    inserted = insert_new(connection, SCORES, rows, key=_SCORE_KEY)
-    return {i: Projected(changes=(SCORE_RECORDED,)) for i in chosen
-            if (items[i][0].body["entry_id"],) in inserted}
+    inserted = insert_new(connection, SCORES, rows, key=_SCORE_KEY) if rows else set()
+    done.update({i: Projected(changes=(SCORE_RECORDED,)) for i in chosen
+                 if i not in done and (items[i][0].body["entry_id"],) in inserted})
+    return done
 
 
 def _rows_by_entry(connection: Connection, query: Any,

@@ -21,7 +21,16 @@ from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound, Refused, seat_draw
 from leaderboard.eligibility import from_db, import_list, parse_list
-from leaderboard.models import AuditEntry, Draw, Entry, Patron, PrizeAward, Proxy, Refusal
+from leaderboard.models import (
+    AuditEntry,
+    Draw,
+    Entry,
+    Patron,
+    PrizeAward,
+    Proxy,
+    Refusal,
+    Score,
+)
 from leaderboard.projections import Projected, project
 from leaderboard.standings_view import Snapshot, load_snapshot
 from tests.leaderboard.desk_helpers import (
@@ -614,6 +623,19 @@ def test_a_semi_final_table_out_of_service_frees_its_places_to_be_played_again(
     session.expire_all()
     assert (place.status, place.table_id, place.seat) == ("seated", "t06", 5)
     assert audit_actions(session)[-3:] == ["entry.seat_stale", "entry.seated", "entry.seat_stale"]
+    # A score the failed table publishes for the place is not counted (D64); the replay's is.
+    def score(table: str, cents: int, seq: int) -> Projected:
+        return table_reports(session, "score.recorded", {
+            "entry_id": first, "stage": "semi_final", "heat_id": "semi-final-1", "seat": 5,
+            "score": cents, "hands": 12, "status": "finished"}, table=table, seq=seq)
+
+    stale = score("t05", 900_000, 4)
+    assert stale.changes == ()
+    assert [(r.reason, r.detail) for r in stale.refused] == [(
+        "score_stale", f"entry {first}: this score of 900000 cents from t05 seq 4 is not"
+        " counted: the desk has it seated at table t06")]
+    assert score("t06", 250_000, 2).changes == ("score.recorded",)
+    assert session.get(Score, first).score_cents == 250_000  # type: ignore[union-attr]
 
 
 def test_a_holder_without_a_proxy_plays_only_one_place(session: Session, clock: FakeClock

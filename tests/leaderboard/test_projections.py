@@ -357,6 +357,28 @@ async def test_a_seating_at_a_table_the_desk_has_moved_the_entry_from_moves_noth
     assert reasons(engine) == []
 
 
+async def test_a_score_from_a_table_the_desk_has_moved_the_entry_from_is_not_counted(
+    engine: sa.Engine, ingest: Ingestor
+) -> None:
+    t01, t02 = two_tables_e1_e2_seated_at_t01(engine)
+    # t02 publishes a score (and its acknowledgement, in the same batch) for E1, which the
+    # desk has seated at t01: stored, counted as refused, no score row (D64).
+    stale, ack = await ingest.handle_batch([t02.score("E1", 999_900), t02.ack("E1", 999_900)])
+    assert (stale.outcome, stale.reason, stale.changes) == ("stored", "score_stale", ())
+    assert stale.detail == ("entry E1: this score of 999900 cents from t02 seq 1 is not counted:"
+                            " the desk has it seated at table t01")
+    assert (ack.outcome, ack.changes) == ("stored", ())
+    # The table the desk seated it at is counted, and its acknowledgement with it.
+    counted = await ingest.handle(*t01.score("E1", 210_000))
+    assert counted.changes == ("score.recorded",)
+    assert (await ingest.handle(*t01.ack("E1", 210_000))).changes == ("score.acknowledged",)
+    with engine.connect() as connection:
+        rows = connection.execute(sa.select(Score.entry_id, Score.table_id, Score.score_cents,
+                                            Score.acknowledged_at.is_not(None))).all()
+    assert [tuple(r) for r in rows] == [("E1", "t01", 210_000, True)]
+    assert reasons(engine) == ["score_stale"]
+
+
 async def test_an_entry_that_leaves_its_seat_is_withdrawn(
     engine: sa.Engine, ingest: Ingestor
 ) -> None:
