@@ -81,6 +81,7 @@ class ScoreRecord:
     acknowledged_at: datetime | None
     voided: bool
     heat_day: date
+    corrected: bool = False  # the figure is a supervisor's correction of the table's (D65)
 
     def __post_init__(self) -> None:
         for name in ("entry_id", "patron_id", "heat_id", "table"):

@@ -19,6 +19,8 @@ cannot be reached (the answer says so; nothing is undone).
     POST /seatings           {entry_id, table[, seat]}                  seat (sends)
     POST /unseatings         {entry_id, why}                            unseat (sends)
     POST /refunds            {entry_id, why}                            refund, unseated (201)
+    POST /score-voids        {entry_id, why}                            void a score (201)
+    POST /score-corrections  {entry_id, score_cents, why}               correct a score (201)
     POST /table-faults       {table, why}                               out of service (sends)
     POST /commands/{seq}/resend                                         send a command again
     GET  /places/{stage}                                                semi_final | final
@@ -55,7 +57,16 @@ from game.errors import GameError
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.desk import Clock, Conflict, DeskCommand, DeskError, NotFound, Place, PrizeView
+from leaderboard.desk import (
+    Clock,
+    Conflict,
+    DeskCommand,
+    DeskError,
+    NotFound,
+    Place,
+    PrizeView,
+    ScoreRuling,
+)
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
 from leaderboard.models import Entry
@@ -133,6 +144,12 @@ def _prize(p: PrizeView) -> dict[str, Any]:
             "patron_id": p.patron_id, "amount_cents": p.amount_cents,
             "awarded_at": _iso(p.awarded_at), "deadline": _iso(p.deadline),
             "claimed_at": _iso(p.claimed_at), "claimed_by": p.claimed_by, "status": p.status}
+
+
+def _ruling(r: ScoreRuling) -> dict[str, Any]:
+    return {"entry_id": r.entry_id, "ruling": r.ruling, "stage": r.stage, "table": r.table,
+            "recorded_cents": r.recorded_cents, "counted_cents": r.counted_cents,
+            "at": r.at.isoformat(), "why": r.why}
 
 
 def _entry(e: Entry) -> dict[str, Any]:
@@ -302,6 +319,17 @@ class _DeskApi:
         return _Result({"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
                        status=201)
 
+    def void_score(self, s: Session, b: _Body, _: Request) -> _Result:
+        ruling = desk.void_score(s, self.settings, self.clock, actor=b.actor,
+                                 entry_id=b.text("entry_id"), why=b.text("why"))
+        return _Result(_ruling(ruling), status=201)
+
+    def correct_score(self, s: Session, b: _Body, _: Request) -> _Result:
+        ruling = desk.correct_score(s, self.settings, self.clock, actor=b.actor,
+                                    entry_id=b.text("entry_id"),
+                                    score_cents=b.integer("score_cents"), why=b.text("why"))
+        return _Result(_ruling(ruling), status=201)
+
     def table_fault(self, s: Session, b: _Body, _: Request) -> _Result:
         fault = desk.table_fault(s, self.clock, actor=b.actor, table=b.text("table"),
                                  why=b.text("why"))
@@ -413,6 +441,8 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/seatings", e(api.seat), methods=["POST"]),
         Route("/unseatings", e(api.unseat), methods=["POST"]),
         Route("/refunds", e(api.refund), methods=["POST"]),
+        Route("/score-voids", e(api.void_score), methods=["POST"]),
+        Route("/score-corrections", e(api.correct_score), methods=["POST"]),
         Route("/table-faults", e(api.table_fault), methods=["POST"]),
         Route("/commands/{seq}/resend", e(api.resend), methods=["POST"]),
         Route("/places/{stage}", e(api.places), methods=["GET"]),

@@ -188,6 +188,23 @@ class Score(Base):
     ack_method: Mapped[str | None] = mapped_column(String(32))
     voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     void_reason: Mapped[str | None] = mapped_column(Text)
+    # A supervisor's ruling after a dispute (rules 22, 23; D65); score_cents stays the table's.
+    corrected_cents: Mapped[int | None] = mapped_column(Cents)
+    corrected_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    correction_reason: Mapped[str | None] = mapped_column(Text)
+
+    @property
+    def counted_cents(self) -> int:
+        """The figure the standings count: the supervisor's correction, else the table's."""
+        return self.score_cents if self.corrected_cents is None else self.corrected_cents
+
+    @property
+    def counted_acknowledged_at(self) -> datetime | None:
+        """The patron's acknowledgement; for a corrected score never acknowledged, the
+        correction (management's decision is final, rule 23; D65)."""
+        if self.acknowledged_at is not None or self.corrected_cents is None:
+            return self.acknowledged_at
+        return self.corrected_at
 
 
 class Hand(Base):

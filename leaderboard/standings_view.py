@@ -183,10 +183,11 @@ def _record(score: Score, entry: Entry | None, settings: TournamentSettings
         record = ScoreRecord(
             entry_id=score.entry_id, patron_id=entry.patron_id, stage=stage,
             heat_id=score.heat_id or entry.heat_id or stage.value, table=score.table_id,
-            score_cents=score.score_cents, hands=score.hands, status=status,
-            recorded_at=recorded_at, acknowledged_at=_utc(score.acknowledged_at),
+            score_cents=score.counted_cents, hands=score.hands, status=status,
+            recorded_at=recorded_at, acknowledged_at=_utc(score.counted_acknowledged_at),
             voided=voided,
             heat_day=_heat_day(entry, recorded_at, stage, settings),
+            corrected=score.corrected_cents is not None,
         )
         check_record(record, settings)
     except StandingsError as exc:
@@ -285,7 +286,7 @@ class _Builder:
             "score_cents": r.score_cents, "score": format_rand(r.score_cents),
             "hands": r.hands, "status": r.status.value, "acknowledged": r.acknowledged,
             "acknowledged_at": format_ts(r.acknowledged_at) if r.acknowledged_at else None,
-            "tied": p.tied, "table": r.table, "heat_id": r.heat_id,
+            "tied": p.tied, "table": r.table, "heat_id": r.heat_id, "corrected": r.corrected,
             "advancing": advance is not None and p.rank <= advance,
         }
         if prizes is not None and r.entry_id in prizes:

@@ -16,9 +16,9 @@ from controller.cli import EXIT_ERROR, main
 from controller.signing import Signer
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_sender import RecordingSender, SendError
-from leaderboard.models import Draw, Refusal
+from leaderboard.models import AuditEntry, Draw, Refusal, Score
 from tests.fixtures.services import Database
-from tests.leaderboard.desk_helpers import FakeClock, local, migrated
+from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
 from tests.leaderboard.test_desk import final_field
 
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
@@ -150,6 +150,68 @@ def test_refund_and_table_fault(run: Desk) -> None:
     assert err.startswith("showdown desk: error: table t02 is out of service at the desk, but"
                           " the table was not told: ")
     assert err.count("\n") == 1 and "; unsent seq " in err
+
+
+def test_void_and_correct_a_score(run: Desk) -> None:
+    pid = run.json("register", *ADULT)["patron_id"]
+    voided, corrected, unscored = (run.json("buy", "--patron", pid)["entry_id"]
+                                   for _ in range(3))
+    recorded = local(2026, 7, 3, 15, 0)
+    with migrated(run.db) as engine, Session(engine) as s:
+        add_score(s, voided, 225_000, stage="qualifying", recorded=recorded,
+                  acknowledged=recorded, table="t09", seq=1)
+        add_score(s, corrected, 225_000, stage="qualifying", recorded=recorded,
+                  acknowledged=None, table="t09", seq=2)
+    run.clock.now = local(2026, 7, 3, 16, 0)
+
+    code, out, err = run("void-score", "--entry", voided)
+    assert (code, out, err.count("\n")) == (EXIT_ERROR, "", 1)
+    assert "say why the score is voided (--why)" in err
+    code, out, err = run("void-score", "--entry", voided, "--why", "dispute upheld: misdeal")
+    assert (code, out) == (0, f"entry {voided} score voided: R2,250.00 from t09 no longer"
+                              " counts\n"), err
+    code, _, err = run("void-score", "--entry", voided, "--why", "again")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert f"entry {voided}'s score is voided" in err
+
+    for bad in ("R-5", "abc"):
+        code, out, err = run("correct-score", "--entry", corrected, "--score", bad, "--why",
+                             "miscount")
+        assert (code, out, err.count("\n")) == (EXIT_ERROR, "", 1)
+        assert err.startswith(f"showdown desk: error: --score: {bad!r} is not an amount")
+    code, _, err = run("correct-score", "--entry", corrected, "--score=-R5", "--why", "x")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert "must be 0 or more cents, not -500" in err
+    code, _, err = run("correct-score", "--entry", corrected, "--score", "R1,500")
+    assert code == EXIT_ERROR and "say why the score is corrected (--why)" in err
+    ruling = run.json("correct-score", "--entry", corrected, "--score", "R1,500",
+                      "--why", "dispute upheld: chips miscounted")
+    assert ruling == {"entry_id": corrected, "ruling": "corrected", "stage": "qualifying",
+                      "table": "t09", "recorded_cents": 225_000, "counted_cents": 150_000,
+                      "at": local(2026, 7, 3, 16, 0).isoformat(),
+                      "why": "dispute upheld: chips miscounted"}
+    code, out, err = run("correct-score", "--entry", corrected, "--score", "1200.50",
+                         "--why", "recounted")
+    assert (code, out) == (0, f"entry {corrected} score corrected: R2,250.00 from t09 now"
+                              " counts R1,200.50\n"), err
+
+    code, _, err = run("void-score", "--entry", unscored, "--why", "no such score")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert f"entry {unscored} has no recorded score" in err
+    code, _, err = run("correct-score", "--entry", "E-nope", "--score", "R1", "--why", "x")
+    assert code == EXIT_ERROR and "no entry 'E-nope'" in err
+
+    # The table's figures are kept; the rulings are in the audit with who and why.
+    with migrated(run.db) as engine, Session(engine) as s:
+        kept = {row.entry_id: (row.score_cents, row.corrected_cents, row.voided_at is not None)
+                for row in s.scalars(select(Score))}
+        assert kept == {voided: (225_000, None, True), corrected: (225_000, 120_050, False)}
+        audit = s.scalars(select(AuditEntry).where(AuditEntry.action.in_(
+            ["score.voided", "score.corrected"])).order_by(AuditEntry.id)).all()
+        assert [(a.action, a.actor, a.detail["entry_id"], a.detail["why"]) for a in audit] == [
+            ("score.voided", "desk-1", voided, "dispute upheld: misdeal"),
+            ("score.corrected", "desk-1", corrected, "dispute upheld: chips miscounted"),
+            ("score.corrected", "desk-1", corrected, "recounted")]
 
 
 class _Unreachable:

@@ -11,6 +11,8 @@
     showdown desk close-heat --table t01                    --key desk.key --venue gold-reef
     showdown desk table-fault --table t01 --why "shoe broken" --key desk.key --venue gold-reef
     showdown desk refund --entry E-... --why "bought by mistake"
+    showdown desk void-score --entry E-... --why "dispute upheld: misdealt hand"
+    showdown desk correct-score --entry E-... --score R1,500 --why "dispute upheld: miscount"
     showdown desk resend SEQ                                --key desk.key --venue gold-reef
     showdown desk semis [--allocate]      showdown desk final [--allocate]
     showdown desk proxy --entry S-... --proxy P-...
@@ -135,6 +137,7 @@ def register(sub: Any) -> None:
         return a
 
     _patron_actions(add)
+    _score_actions(add)
     _table_actions(add)
     _place_actions(add)
     _prize_actions(add)
@@ -174,6 +177,22 @@ def _patron_actions(add: _Add) -> None:
             " required")
     a.add_argument("--entry", metavar="ID", required=True)
     a.set_defaults(handler=run_refund)
+
+
+def _score_actions(add: _Add) -> None:
+    a = add("void-score", "a supervisor's ruling on a disputed score (rules 22, 23): void the"
+            " entry's recorded score, so it no longer counts; the table's record is kept;"
+            " --why is required")
+    a.add_argument("--entry", metavar="ID", required=True)
+    a.set_defaults(handler=run_void_score)
+
+    a = add("correct-score", "a supervisor's ruling on a disputed score (rules 22, 23): the"
+            " standings count the corrected figure instead of the table's, whose record is"
+            " kept; --why is required")
+    a.add_argument("--entry", metavar="ID", required=True)
+    a.add_argument("--score", metavar="AMOUNT", required=True,
+                   help="the corrected score, e.g. R1,500.00")
+    a.set_defaults(handler=run_correct_score)
 
 
 def _table_actions(add: _Add) -> None:
@@ -423,6 +442,35 @@ def run_refund(args: argparse.Namespace) -> int:
     _print(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
            [f"entry {entry.entry_id} refunded: pay the patron"
             f" {format_rand(entry.buy_in_cents)}"])
+    return 0
+
+
+def run_void_score(args: argparse.Namespace) -> int:
+    """Void an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
+    settings = _settings(args)
+    with _session(args) as s:
+        ruling = desk.void_score(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
+                                 why=args.why)
+    _print(args, ruling, [f"entry {ruling.entry_id} score voided:"
+                          f" {format_rand(ruling.recorded_cents)} from {ruling.table} no"
+                          " longer counts"])
+    return 0
+
+
+def run_correct_score(args: argparse.Namespace) -> int:
+    """Correct an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
+    try:
+        score_cents = parse_rand(args.score)
+    except InvalidAmount as exc:
+        raise CommandError(f"--score: {exc}") from None
+    settings = _settings(args)
+    with _session(args) as s:
+        ruling = desk.correct_score(s, settings, _clock, actor=_actor(args),
+                                    entry_id=args.entry, score_cents=score_cents, why=args.why)
+    counted = "-" if ruling.counted_cents is None else format_rand(ruling.counted_cents)
+    _print(args, ruling, [f"entry {ruling.entry_id} score corrected:"
+                          f" {format_rand(ruling.recorded_cents)} from {ruling.table} now"
+                          f" counts {counted}"])
     return 0
 
 

@@ -38,6 +38,7 @@ from leaderboard.desk.lineups import (
 )
 from leaderboard.desk.patrons import check_person, register_patron
 from leaderboard.desk.record import audit_log, refusals
+from leaderboard.desk.rulings import correct_score, void_score
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.seat_draw import RandomBytes, draw_final, replay_draw
 from leaderboard.desk.seating import seat_entry, unseat_entry
@@ -47,6 +48,7 @@ from leaderboard.desk.values import (
     Place,
     PrizeView,
     Replay,
+    ScoreRuling,
     Seating,
     TableFault,
 )
@@ -64,6 +66,7 @@ __all__ = [
     "RandomBytes",
     "Refused",
     "Replay",
+    "ScoreRuling",
     "Seating",
     "TableFault",
     "allocate_final",
@@ -75,6 +78,7 @@ __all__ = [
     "choose_seat",
     "claim_prize",
     "close_heat",
+    "correct_score",
     "draw_final",
     "get_entry",
     "get_patron",
@@ -94,4 +98,5 @@ __all__ = [
     "semi_heat_id",
     "table_fault",
     "unseat_entry",
+    "void_score",
 ]

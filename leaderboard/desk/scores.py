@@ -32,11 +32,13 @@ def score_records(session: Session, settings: TournamentSettings,
             raise DeskError(f"entry {score.entry_id}: unknown score status {score.status!r}"
                             ) from None
         recorded = from_db(score.recorded_at)
-        acked = from_db(score.acknowledged_at) if score.acknowledged_at else None
+        ack = score.counted_acknowledged_at  # a supervisor's correction is final (D65)
+        acked = from_db(ack) if ack else None
         out.append(ScoreRecord(
             entry_id=score.entry_id, patron_id=entry.patron_id, stage=stage,
             heat_id=score.heat_id or entry.heat_id or "-", table=score.table_id,
-            score_cents=score.score_cents, hands=score.hands, status=status,
+            score_cents=score.counted_cents, hands=score.hands, status=status,
             recorded_at=recorded, acknowledged_at=acked, voided=voided,
-            heat_day=entry.heat_day or _local_day(settings, recorded)))
+            heat_day=entry.heat_day or _local_day(settings, recorded),
+            corrected=score.corrected_cents is not None))
     return out

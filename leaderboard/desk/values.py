@@ -110,3 +110,17 @@ class PrizeView:
     claimed_at: datetime | None
     claimed_by: str | None
     status: str  # claimed | unclaimed | expired
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoreRuling:
+    """A supervisor's ruling on a score: `voided` (counts nothing) or `corrected`."""
+
+    entry_id: str
+    ruling: str
+    stage: str
+    table: str
+    recorded_cents: int  # the table's figure, kept in the record
+    counted_cents: int | None  # what the standings count now (None: voided)
+    at: datetime
+    why: str

@@ -38,8 +38,10 @@ from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
 from leaderboard.models import Entry, Refusal
 from leaderboard.projections import project
+from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.web import StandingsFeed, create_app
 from tests.fixtures.services import MqttBroker
-from tests.leaderboard.desk_helpers import FakeClock, local, settings
+from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
 from tests.leaderboard.test_desk import final_field, qualifying_field
 
 TOKEN = "t0ken-for-the-desk-api-tests"  # noqa: S105 - a test credential
@@ -54,20 +56,24 @@ def clock() -> FakeClock:
 
 
 class Api:
-    """The desk routes mounted as the page mounts them, called through ASGI."""
+    """The desk routes mounted as the page mounts them, called through ASGI; with a `feed`,
+    the whole page app (its /api/standings too), as the service serves it."""
 
-    def __init__(self, engine: Engine, clock: FakeClock, sender: Any) -> None:
-        self.app = Starlette(routes=[Mount("/api/desk", routes=desk_routes(
-            engine, settings(), sender, clock, token=TOKEN))])
+    def __init__(self, engine: Engine, clock: FakeClock, sender: Any,
+                 feed: StandingsFeed | None = None) -> None:
+        routes = desk_routes(engine, settings(), sender, clock, token=TOKEN)
+        self.app = (create_app(feed, desk=routes) if feed is not None
+                    else Starlette(routes=[Mount("/api/desk", routes=routes)]))
 
     async def call(self, method: str, path: str, body: Any = None, *, token: str | None = TOKEN,
-                   raw: bytes | None = None) -> tuple[int, dict[str, Any]]:
+                   raw: bytes | None = None, root: str = "/api/desk"
+                   ) -> tuple[int, dict[str, Any]]:
         payload = raw if raw is not None else (
             json.dumps(body).encode() if body is not None else b"")
         headers = [(b"content-type", b"application/json"), (b"host", b"desk.test")]
         if token is not None:
             headers.append((b"authorization", f"Bearer {token}".encode()))
-        path, _, query = f"/api/desk{path}".partition("?")
+        path, _, query = f"{root}{path}".partition("?")
         scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
                  "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
                  "query_string": query.encode(), "root_path": "", "headers": headers,
@@ -232,6 +238,118 @@ async def test_refunds_and_a_table_fault_and_the_table_applies_them(engine: Engi
         events += [m.type for m in applied.messages]
     assert [e for e in events if e != "command.result"][-2:] == ["entry.unseated", "heat.closed"]
     assert table.status()["heat"] is None
+
+
+def scored_entries(engine: Engine, clock: FakeClock) -> dict[str, str]:
+    """Four entries of one patron: scores of R2,250 and R5,000 acknowledged at table t09, one
+    of R9,900 awaiting acknowledgement, and one with no score yet."""
+    recorded = local(2026, 7, 3, 15, 0)
+    with Session(engine, expire_on_commit=False) as s:
+        pid = register(s, clock, "8001015009087")
+        names = ("disputed", "voided", "unacked", "unscored")
+        ids = {n: desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=pid).entry_id
+               for n in names}
+        for seq, (name, cents, acked) in enumerate((("disputed", 225_000, True),
+                                                    ("voided", 500_000, True),
+                                                    ("unacked", 990_000, False)), start=1):
+            add_score(s, ids[name], cents, stage="qualifying", recorded=recorded,
+                      acknowledged=recorded if acked else None, table="t09", seq=seq)
+    return ids
+
+
+def _board(doc: dict[str, Any]) -> dict[str, tuple[int, bool]]:
+    return {r["entry_id"]: (r["score_cents"], r["acknowledged"]) for r in doc["board"]["rows"]}
+
+
+async def standings_showing(api: Api, feed: StandingsFeed, entry_id: str) -> dict[str, Any]:
+    """GET /api/standings once the feed, recomputed after the desk's writes, shows the entry
+    on the board (each desk write raises a recomputation; the timeout only stops a hang)."""
+    while True:
+        status, doc = await api.call("GET", "/api/standings", root="")
+        assert status == 200
+        if entry_id in _board(doc):
+            return doc
+        assert await feed.wait_newer(doc["version"], timeout=30) is not None
+
+
+async def test_score_rulings_void_and_correct_and_the_standings_count_them(
+        engine: Engine, clock: FakeClock) -> None:
+    ids = await asyncio.to_thread(scored_entries, engine, clock)
+    clock.now = local(2026, 7, 3, 16, 0)
+    feed = StandingsFeed(lambda: standings(engine, settings(), ViewOptions(
+        venue="gold-reef", title="Main floor"), now=clock()), debounce=0)
+    await feed.refresh()
+    runner = asyncio.create_task(feed.run())
+    api = Api(engine, clock, NullSender(), feed)
+    try:
+        status, before = await api.call("GET", "/api/standings", root="")
+        assert status == 200
+        assert _board(before) == {ids["voided"]: (500_000, True),
+                                  ids["disputed"]: (225_000, True)}
+        assert before["board"]["awaiting_acknowledgement"] == 1
+
+        void = {"entry_id": ids["voided"], "why": "dispute upheld: misdeal", "actor": "pit-boss"}
+        assert (await api.call("POST", "/score-voids", void, token=None))[0] == 401
+        status, body = await api.call("POST", "/score-voids", {**void, "why": None})
+        assert (status, body["error"]) == (400, "field 'why': a non-empty string is required")
+        status, body = await api.call("POST", "/score-voids", {**void, "entry_id": "E-nope"})
+        assert status == 404 and "no entry 'E-nope'" in body["error"]
+        status, body = await api.call("POST", "/score-voids", {**void,
+                                                               "entry_id": ids["unscored"]})
+        assert (status, body["error"]) == (404, f"entry {ids['unscored']} has no recorded"
+                                                " score")
+        status, body = await api.call("POST", "/score-voids", void)
+        assert (status, body) == (201, {
+            "entry_id": ids["voided"], "ruling": "voided", "stage": "qualifying",
+            "table": "t09", "recorded_cents": 500_000, "counted_cents": None,
+            "at": clock.now.isoformat(), "why": "dispute upheld: misdeal"})
+        status, body = await api.call("POST", "/score-voids", void)
+        assert status == 409 and f"entry {ids['voided']}'s score is voided" in body["error"]
+
+        fix = {"entry_id": ids["disputed"], "score_cents": 150_000,
+               "why": "dispute upheld: chips miscounted", "actor": "pit-boss"}
+        assert (await api.call("POST", "/score-corrections", fix, token="x" * 20))[0] == 401
+        for bad in ("12", 12.5, True, None):
+            status, body = await api.call("POST", "/score-corrections",
+                                          {**fix, "score_cents": bad})
+            assert (status, body["error"]) == (
+                400, f"field 'score_cents': a whole number is required, got {bad!r}")
+        status, body = await api.call("POST", "/score-corrections", {**fix, "why": " "})
+        assert (status, body["error"]) == (400, "field 'why': a non-empty string is required")
+        status, body = await api.call("POST", "/score-corrections", {**fix, "score_cents": -1})
+        assert status == 400 and "0 or more cents, not -1" in body["error"]
+        assert (await api.call("POST", "/score-corrections",
+                               {**fix, "entry_id": "E-nope"}))[0] == 404
+        status, body = await api.call("POST", "/score-corrections",
+                                      {**fix, "entry_id": ids["voided"]})
+        assert status == 409 and "is voided" in body["error"]
+        status, body = await api.call("POST", "/score-corrections", fix)
+        assert (status, body) == (201, {
+            "entry_id": ids["disputed"], "ruling": "corrected", "stage": "qualifying",
+            "table": "t09", "recorded_cents": 225_000, "counted_cents": 150_000,
+            "at": clock.now.isoformat(), "why": "dispute upheld: chips miscounted"})
+        status, body = await api.call("POST", "/score-corrections",
+                                      {**fix, "entry_id": ids["unacked"],
+                                       "score_cents": 99_000})
+        assert (status, body["counted_cents"]) == (201, 99_000)
+
+        # The desk's writes refresh the feed: the page counts the rulings, not the table's
+        # figures; the unacknowledged score, corrected, counts as acknowledged (rule 23).
+        after = await standings_showing(api, feed, ids["unacked"])
+        assert _board(after) == {ids["disputed"]: (150_000, True),
+                                 ids["unacked"]: (99_000, True)}
+        rows = {r["entry_id"]: r for r in after["board"]["rows"]}
+        assert rows[ids["disputed"]]["score"] == "R1,500.00"
+        assert (after["board"]["voided"], after["board"]["awaiting_acknowledgement"]) == (1, 0)
+        status, body = await api.call("GET", "/audit?limit=3")
+        assert [(a["action"], a["actor"], a["detail"]["entry_id"], a["detail"]["why"])
+                for a in body["audit"]] == [
+            ("score.corrected", "pit-boss", ids["unacked"], "dispute upheld: chips miscounted"),
+            ("score.corrected", "pit-boss", ids["disputed"], "dispute upheld: chips miscounted"),
+            ("score.voided", "pit-boss", ids["voided"], "dispute upheld: misdeal")]
+    finally:
+        await feed.close()
+        await runner
 
 
 class FailingSender:

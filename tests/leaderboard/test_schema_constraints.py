@@ -41,6 +41,7 @@ from leaderboard.models import (
     Message,
     Patron,
     PrizeAward,
+    Score,
 )
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import FakeClock, local, settings
@@ -56,6 +57,7 @@ from tests.leaderboard.test_ingest import FakeTable, enroll, make_ingestor
 NOW = datetime(2026, 7, 3, 13, 0, tzinfo=UTC)
 NEW_INDEXES = {"uq_draws_stage": "draws", "uq_entries_place_seat": "entries",
                "uq_prize_awards_kind_entry": "prize_awards"}
+RULING_COLUMNS = ("corrected_cents", "corrected_at", "correction_reason")  # revision 0003
 
 
 # ---- helpers ----------------------------------------------------------------------------------
@@ -173,7 +175,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     insert(engine, PrizeAward, award("weekly", "E-1"), award("top_score", "E-1"))
 
     upgrade(engine)
-    assert revision_of(engine) == "0002"
+    assert revision_of(engine) == "0003"
     with Session(engine) as s:
         rows = s.scalars(select(Message).order_by(Message.seq)).all()
         assert [(m.seq, m.body, m.payload_sha256, m.envelope) for m in rows] == [
@@ -186,6 +188,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
         index = next(i for i in inspector.get_indexes(table) if i["name"] == name)
         assert index["unique"]
     assert {"payload_sha256", "envelope"} <= {c["name"] for c in inspector.get_columns("messages")}
+    assert set(RULING_COLUMNS) <= {c["name"] for c in inspector.get_columns("scores")}
     # The models and the migrations describe the same schema.
     with engine.connect() as connection:
         assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
@@ -196,7 +199,32 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     assert "envelope" not in {c["name"] for c in inspector.get_columns("messages")}
     assert not {i["name"] for i in inspector.get_indexes("draws")} & set(NEW_INDEXES)
     upgrade(engine)
-    assert revision_of(engine) == "0002"
+    assert revision_of(engine) == "0003"
+    engine.dispose()
+
+
+def test_a_0002_database_with_scores_gains_the_ruling_columns_and_keeps_its_scores(
+    database_url: Database
+) -> None:
+    engine = at_revision(database_url, "0002")
+    insert(engine, Patron, patron("P1"))
+    insert(engine, Entry, entry("E-1", "qualifying", "q-1", 3))
+    insert(engine, Score, {"entry_id": "E-1", "table_id": "t01", "seq": 7, "stage": "qualifying",
+                           "heat_id": "q-1", "score_cents": 250_000, "hands": 10,
+                           "status": "finished", "recorded_at": NOW, "acknowledged_at": NOW})
+    upgrade(engine)
+    assert revision_of(engine) == "0003"
+    with Session(engine) as s:
+        row = s.get(Score, "E-1")
+        assert row is not None
+        assert (row.score_cents, row.corrected_cents, row.counted_cents) == (250_000, None,
+                                                                            250_000)
+    # Down to 0002 (the corrections go with their columns) and up again; the score stays.
+    downgrade_to(engine, "0002")
+    assert not set(RULING_COLUMNS) & {c["name"] for c in sa.inspect(engine).get_columns("scores")}
+    upgrade(engine)
+    with Session(engine) as s:
+        assert s.scalar(select(Score.score_cents)) == 250_000
     engine.dispose()
 
 

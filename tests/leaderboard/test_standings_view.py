@@ -123,6 +123,36 @@ def test_qualifying_board_ties_acknowledgement_voids_and_prizes(
     assert doc["excluded"] == []
 
 
+def test_a_supervisors_correction_is_counted_and_flagged(
+        engine: Engine, settings: TournamentSettings) -> None:
+    with Session(engine) as s:
+        add_patrons(s)
+        for eid, patron in (("E-1", "P1"), ("E-2", "P2"), ("E-3", "P3")):
+            add_entry(s, eid, patron)
+        s.flush()
+        add_score(s, "E-1", 300_000, recorded=at(10, 14), acked=at(10, 14, 5))
+        add_score(s, "E-2", 200_000, recorded=at(10, 15), acked=None)  # disputed
+        add_score(s, "E-3", 250_000, recorded=at(10, 16), acked=at(10, 16, 2))
+        s.flush()
+        # E-2's dispute ruled at R3,500 (counts, as decided at 18:00); E-1's cut to R2,400.
+        for eid, cents in (("E-2", 350_000), ("E-1", 240_000)):
+            row = s.get(Score, eid)
+            assert row is not None
+            row.corrected_cents, row.corrected_at = cents, at(10, 18).astimezone(UTC)
+            row.correction_reason = "re-settled"
+        s.commit()
+
+    doc = standings(engine, settings, OPTIONS, now=NOW)
+
+    assert rows(doc) == [(1, 1, "E-2", 350_000, False), (2, 2, "E-3", 250_000, False),
+                         (3, 3, "E-1", 240_000, False)]
+    board = doc["board"]
+    assert [(r["corrected"], r["acknowledged"]) for r in board["rows"]] == [
+        (True, True), (False, True), (True, True)]
+    assert board["rows"][0]["score"] == "R3,500.00"
+    assert (board["awaiting_acknowledgement"], doc["pending"]) == (0, [])
+
+
 def test_split_tie_rule_shares_the_position(engine: Engine, settings: TournamentSettings
                                             ) -> None:
     split = _settings_with(settings, scores={"tie_rule": "split"})
