@@ -515,9 +515,9 @@ def test_a_table_applies_the_desks_commands(engine: Engine, clock: FakeClock) ->
         unseat = desk.unseat_entry(session, clock, actor="d", entry_id=entry.entry_id,
                                    why="patron left")
     asyncio.run(sender.send(unseat))
-    sent = sender.sent[-1].envelope
-    assert sent is not None
-    verified = verify_envelope(sent.encode(), ring)
+    last = sender.sent[-1].envelope
+    assert last is not None
+    verified = verify_envelope(last.encode(), ring)
     applied = table.apply("desk", {**verified.body, "signer": verified.signer,
                                    "command_seq": verified.seq}, clock.now)
     assert applied.ok, applied.error
