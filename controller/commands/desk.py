@@ -467,10 +467,10 @@ def run_correct_score(args: argparse.Namespace) -> int:
     with _session(args) as s:
         ruling = desk.correct_score(s, settings, _clock, actor=_actor(args),
                                     entry_id=args.entry, score_cents=score_cents, why=args.why)
-    counted = "-" if ruling.counted_cents is None else format_rand(ruling.counted_cents)
+    assert ruling.counted_cents is not None  # a correction always counts a figure
     _print(args, ruling, [f"entry {ruling.entry_id} score corrected:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} now"
-                          f" counts {counted}"])
+                          f" counts {format_rand(ruling.counted_cents)}"])
     return 0
 
 

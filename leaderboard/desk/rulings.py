@@ -5,7 +5,7 @@ change have been used: the next stage's places allocated, or a prize awarded fro
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,7 +18,6 @@ from leaderboard.desk.common import (
     Clock,
     _audit,
     _begin,
-    _local_day,
     _now,
     _reason,
     _stage,
@@ -26,8 +25,9 @@ from leaderboard.desk.common import (
     get_entry,
 )
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
+from leaderboard.desk.scores import heat_day_of
 from leaderboard.desk.values import ScoreRuling
-from leaderboard.eligibility import as_utc, from_db
+from leaderboard.eligibility import as_utc
 from leaderboard.models import Entry, PrizeAward, Score
 from leaderboard.projections import UNPAID_STATUSES
 
@@ -99,9 +99,9 @@ def _ruled(session: Session, settings: TournamentSettings, entry_id: str,
 def _standings_used(session: Session, settings: TournamentSettings, score: Score,
                     entry: Entry) -> str | None:
     """What has already been decided from the standings this score is in, or None."""
-    awards = {(a.kind, a.place) for a in session.scalars(select(PrizeAward))}
-    own = session.scalars(select(PrizeAward).where(PrizeAward.entry_id == entry.entry_id)
-                          ).first()
+    rows = session.scalars(select(PrizeAward).order_by(PrizeAward.id)).all()
+    awards = {(a.kind, a.place) for a in rows}
+    own = next((a for a in rows if a.entry_id == entry.entry_id), None)
     if own is not None:
         return f"it won the {own.kind} prize (award {own.id})"
     stage = _stage(entry)
@@ -110,8 +110,8 @@ def _standings_used(session: Session, settings: TournamentSettings, score: Score
             return "the semi-final places were allocated from the qualifying standings"
         if any(kind == PrizeKind.TOP_SCORE.value for kind, _ in awards):
             return "the Top Score Progressive was awarded"
-        week = settings.weekly_prizes.week_of(settings.schedule, _heat_day(settings, score,
-                                                                           entry))
+        week = settings.weekly_prizes.week_of(settings.schedule,
+                                              heat_day_of(settings, score, entry))
         if (PrizeKind.WEEKLY.value, week) in awards:
             return f"week {week}'s prize was awarded"
     elif stage is Stage.SEMI_FINAL:
@@ -120,10 +120,6 @@ def _standings_used(session: Session, settings: TournamentSettings, score: Score
     elif any(kind == PrizeKind.FINAL.value for kind, _ in awards):
         return "the Final prizes were awarded"
     return None
-
-
-def _heat_day(settings: TournamentSettings, score: Score, entry: Entry) -> date:
-    return entry.heat_day or _local_day(settings, from_db(score.recorded_at))
 
 
 def _ruling(score: Score, entry: Entry, ruling: str, now: datetime, why: str) -> ScoreRuling:

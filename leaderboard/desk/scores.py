@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -13,6 +15,11 @@ from leaderboard.desk.errors import DeskError
 from leaderboard.eligibility import from_db
 from leaderboard.models import Entry, Score
 from leaderboard.projections import UNPAID_STATUSES
+
+
+def heat_day_of(settings: TournamentSettings, score: Score, entry: Entry) -> date:
+    """The venue-local day whose heat a score belongs to (its week, for the weekly prize)."""
+    return entry.heat_day or _local_day(settings, from_db(score.recorded_at))
 
 
 def score_records(session: Session, settings: TournamentSettings,
@@ -39,6 +46,6 @@ def score_records(session: Session, settings: TournamentSettings,
             heat_id=score.heat_id or entry.heat_id or "-", table=score.table_id,
             score_cents=score.counted_cents, hands=score.hands, status=status,
             recorded_at=recorded, acknowledged_at=acked, voided=voided,
-            heat_day=entry.heat_day or _local_day(settings, recorded),
+            heat_day=heat_day_of(settings, score, entry),
             corrected=score.corrected_cents is not None))
     return out
