@@ -38,7 +38,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy game controller drivers simulators leaderboard
+	$(BIN)/mypy game wire runtime controller drivers simulators leaderboard
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/evaluator.py

@@ -57,16 +57,16 @@ import sqlalchemy as sa
 
 from controller.broker_config import BrokerSettings
 from controller.embedded_broker import EmbeddedBroker
-from controller.envelope import EnvelopeError, seal, verify_envelope
-from controller.logs import configure_logging
 from controller.mqtt_link import MqttSettings
-from controller.net import answers
-from controller.signing import KeyRing, Signer
-from controller.topics import TableTopics
 from game.cards import DECK
 from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import Ingestor, MqttResender
 from leaderboard.models import Message, Rejection, Score, TableProgress, TableRecord
+from runtime.logs import configure_logging
+from runtime.net import answers
+from wire.envelope import EnvelopeError, seal, verify_envelope
+from wire.signing import KeyRing, Signer
+from wire.topics import TableTopics
 
 VENUE = "bench"
 GOAL = 2_000  # messages per second (issue 6)

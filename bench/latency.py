@@ -56,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.net import answers
+from runtime.net import answers
 
 REPO = Path(__file__).resolve().parents[1]
 TOURNAMENT = REPO / "config" / "tournament.toml"
@@ -137,8 +137,8 @@ class BenchTable:
 def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int = 1
                ) -> BenchTable:
     """Write a config (and the table key, 0600) for a simulated table on `broker`."""
-    from controller.signing import Signer, save_private_key  # noqa: PLC0415
     from simulators.table_files import simulated_table_toml  # noqa: PLC0415
+    from wire.signing import Signer, save_private_key  # noqa: PLC0415
 
     token = secrets.token_hex(3)
     venue, table = f"bench-{token}", f"b-{token}"
@@ -158,7 +158,7 @@ async def forget_on_broker(host: str, port: int, table: BenchTable) -> None:
     """Clear the table's retained status and its persistent session on a shared broker."""
     import aiomqtt  # noqa: PLC0415
 
-    from controller.topics import TableTopics  # noqa: PLC0415
+    from wire.topics import TableTopics  # noqa: PLC0415
 
     with contextlib.suppress(aiomqtt.MqttError):
         async with aiomqtt.Client(host, port, identifier=f"bench-clear-{table.table}") as c:
@@ -174,9 +174,9 @@ async def subscriber_main(host: str, port: int, venue: str, table: str, key: str
     """Subscribe to one table; one JSON line per message: arrival time, seq, type, hand id."""
     import aiomqtt  # noqa: PLC0415
 
-    from controller.envelope import EnvelopeError, verify_envelope  # noqa: PLC0415
-    from controller.signing import KeyRing  # noqa: PLC0415
-    from controller.topics import TableTopics  # noqa: PLC0415
+    from wire.envelope import EnvelopeError, verify_envelope  # noqa: PLC0415
+    from wire.signing import KeyRing  # noqa: PLC0415
+    from wire.topics import TableTopics  # noqa: PLC0415
 
     keyring = KeyRing.from_mapping({table: key})
     topics = TableTopics(venue, table)

@@ -13,7 +13,6 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TypeVar
 
-from controller.paytable_files import read_paytables
 from game.evaluate import seven_card_category_counts
 from game.parsheet import (
     ParSheet,
@@ -21,6 +20,7 @@ from game.parsheet import (
     sweet16_par_sheet,
     trips_plus_par_sheet,
 )
+from runtime.settings_files import read_paytables
 
 T = TypeVar("T")
 TRIPS_PLUS_TARGET_S = 10.0

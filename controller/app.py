@@ -20,22 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller import sd_notify
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.embedded_broker import EmbeddedBroker
-from controller.envelope import Envelope
 from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
-from controller.logs import get_logger
 from controller.mqtt_link import MqttLink, MqttSettings, TableIdentity
-from controller.paytable_files import read_paytables
-from controller.signing import KeyRing, load_private_key
 from controller.table_service import Applied, TableService
-from controller.tournament_files import read_tournament
 from drivers.chip_registry import ChipRegistry
 from drivers.readings import CardRead, ChipInventory, DeviceAlert, ShoeStatus
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
+from runtime import sd_notify
+from runtime.logs import get_logger
+from runtime.settings_files import read_paytables, read_tournament
+from wire.envelope import Envelope
+from wire.signing import KeyRing, load_private_key
 
 __all__ = ["TableDaemon", "run_table"]
 

@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from controller.topics import DEFAULT_ROOT, TopicError, validate_id, validate_root
 from game.errors import ConfigError
+from wire.topics import DEFAULT_ROOT, TopicError, validate_id, validate_root
 
 __all__ = [
     "DEFAULT_ITERATIONS",

@@ -13,7 +13,6 @@ import os
 import tempfile
 from pathlib import Path
 
-from controller.text_files import load_toml, read_text
 from drivers.chip_registry import (
     CSV_COLUMNS,
     ChipRegistry,
@@ -21,6 +20,7 @@ from drivers.chip_registry import (
     parse_registry_toml,
 )
 from game.errors import ConfigError
+from runtime.settings_files import load_toml, read_text
 
 __all__ = ["read_registry", "write_registry_csv"]
 

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 
 from game.errors import GameError
+from runtime.errors import one_line
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "CommandError", "build_parser", "main"]
 
@@ -82,10 +83,3 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line for a person: its message with the whitespace folded."""
-    if isinstance(exc, OSError) and exc.filename:
-        return f"{exc.strerror or exc}: {exc.filename}"
-    return " ".join(str(exc).split()) or type(exc).__name__

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from controller.text_files import load_toml
 from game.errors import ConfigError
+from runtime.settings_files import load_toml
 
 __all__ = ["ApiConfig", "DeviceConfig", "MqttConfig", "SimConfig", "TableConfig",
            "read_table_config"]

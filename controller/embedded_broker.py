@@ -33,7 +33,7 @@ from amqtt.errors import AMQTTError, BrokerError, PluginError, PluginLoadError
 from amqtt.plugins.base import BaseAuthPlugin
 from amqtt.session import Session
 
-from controller.topics import SHARED_PREFIX
+from wire.topics import SHARED_PREFIX
 
 __all__ = ["EmbeddedBroker", "EmbeddedBrokerError"]
 

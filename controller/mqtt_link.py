@@ -48,12 +48,12 @@ from typing import Any, Final, Self
 import aiomqtt
 import structlog
 
-from controller.envelope import Envelope, EnvelopeError, envelope_for, seal, verify_envelope
-from controller.outbox import OutboxItem, OutboxSource
-from controller.signing import KeyRing, Signer
-from controller.topics import DEFAULT_ROOT, TableTopics, TopicError, validate_id, validate_root
-from drivers.backoff import Backoff
 from game.errors import ConfigError
+from runtime.backoff import Backoff
+from wire.envelope import Envelope, EnvelopeError, envelope_for, seal, verify_envelope
+from wire.outbox import OutboxItem, OutboxSource
+from wire.signing import KeyRing, Signer
+from wire.topics import DEFAULT_ROOT, TableTopics, TopicError, validate_id, validate_root
 
 __all__ = [
     "AVAILABILITY_TYPE",
@@ -73,7 +73,7 @@ __all__ = [
 
 AVAILABILITY_TYPE: Final = "availability"
 COMMAND_REJECTED_TYPE: Final = "command_rejected"
-# Rejection reasons beyond the envelope's own (controller.envelope.REJECTION_REASONS).
+# Rejection reasons beyond the envelope's own (wire.envelope.REJECTION_REASONS).
 WRONG_VENUE: Final = "wrong_venue"
 WRONG_TABLE: Final = "wrong_table"
 VERIFY_ERROR: Final = "verify_error"  # verification itself failed (a bug): never delivered

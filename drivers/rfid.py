@@ -27,7 +27,6 @@ from typing import Any, Self, TypeVar
 import usb.core  # type: ignore[import-untyped]
 import usb.util  # type: ignore[import-untyped]
 
-from drivers.backoff import Backoff
 from drivers.errors import DeviceLost, DeviceNotFound, DeviceProtocolError, DriverError
 from drivers.protocols import ChipReading
 from drivers.readings import (
@@ -65,6 +64,7 @@ from drivers.rfid_codec import (
     seq_delta,
 )
 from game.errors import ConfigError
+from runtime.backoff import Backoff
 
 __all__ = ["DEFAULT_PRODUCT_ID", "DEFAULT_VENDOR_ID", "UsbChipReader", "UsbReaderSettings"]
 

@@ -27,7 +27,6 @@ from typing import Final, Literal, Self
 import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 import structlog
 
-from drivers.backoff import Backoff
 from drivers.errors import DeviceLost, DeviceNotFound, DriverError
 from drivers.protocols import ShoeReading
 from drivers.readings import CardRead, DeviceAlert, DeviceHealth, DeviceIdentity, ShoeStatus
@@ -46,6 +45,7 @@ from drivers.shoe_codec import (
     StatusReport,
     encode,
 )
+from runtime.backoff import Backoff
 
 __all__ = ["COUNTERS", "AckMode", "SerialCardReader", "ShoeLink"]
 

@@ -1,7 +1,7 @@
 """Validate a tournament settings document (TOML already parsed) into frozen settings.
 
 Pure: the caller reads the file and looks up the venue's time zone (see
-controller/tournament_files.py). Every key is required and documented in
+runtime/settings_files.py). Every key is required and documented in
 docs/tournament-config.md; unknown keys are refused. Every mistake, including settings that
 contradict each other (promotion rule 21's "18 June" against heats to 30 July), is a
 `ConfigError(source, key, reason)` naming the file, the key(s) and why. All problems are

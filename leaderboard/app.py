@@ -37,13 +37,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
-from controller import sd_notify
-from controller.envelope import EnvelopeError, seal
-from controller.logs import get_logger
 from controller.mqtt_link import MqttSettings, exception_leaves
-from controller.signing import Signer, load_private_key
-from controller.topics import TableTopics, standings_topic
-from controller.tournament_files import read_tournament
 from game.errors import ConfigError
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import LeaderboardConfig
@@ -53,6 +47,12 @@ from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_
 from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
+from runtime import sd_notify
+from runtime.logs import get_logger
+from runtime.settings_files import read_tournament
+from wire.envelope import EnvelopeError, seal
+from wire.signing import Signer, load_private_key
+from wire.topics import TableTopics, standings_topic
 
 __all__ = [
     "STANDINGS_TYPE",

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
-from controller.signing import KeyFormatError, KeyRing, parse_public_key
-from controller.text_files import load_toml
-from controller.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 from game.errors import ConfigError
+from runtime.settings_files import load_toml
+from wire.signing import KeyFormatError, KeyRing, parse_public_key
+from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 
 __all__ = [
     "DEFAULT_DATABASE",

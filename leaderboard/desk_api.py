@@ -52,7 +52,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from controller.cli import one_line
 from game.errors import GameError
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -70,6 +69,7 @@ from leaderboard.desk import (
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
 from leaderboard.models import Entry
+from runtime.errors import one_line
 
 __all__ = ["MIN_TOKEN_LENGTH", "desk_routes"]
 

@@ -1,7 +1,7 @@
 """Sending the desk's commands to the tables: signed envelopes on each table's `cmd` topic.
 
 A command (`leaderboard.desk.DeskCommand`) becomes the envelope the tables verify
-(controller/envelope.py): ``table`` = the desk's key id, ``type`` = the command name, ``seq``
+(wire/envelope.py): ``table`` = the desk's key id, ``type`` = the command name, ``seq``
 = the command's audit row id, body ``{"table": ..., "command": ..., "command_id": ...,
 ...args}``. `MqttDeskSender` publishes it at QoS 1 (aiomqtt, one connection per command: the
 desk sends a few a minute); `RecordingSender` keeps what it would send, for tests and dry
@@ -19,11 +19,11 @@ from typing import Final, Protocol
 
 import aiomqtt
 
-from controller.envelope import Envelope, seal
 from controller.mqtt_link import MqttSettings
-from controller.signing import Signer
-from controller.topics import TableTopics, validate_id
 from leaderboard.desk import DeskCommand
+from wire.envelope import Envelope, seal
+from wire.signing import Signer
+from wire.topics import TableTopics, validate_id
 
 __all__ = ["CommandSender", "DeskSender", "NullSender", "RecordingSender", "SendError",
            "seal_command"]

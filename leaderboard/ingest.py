@@ -42,25 +42,7 @@ import structlog
 from sqlalchemy import Connection, Engine, bindparam, select, tuple_, update
 from sqlalchemy.exc import SQLAlchemyError
 
-from controller.envelope import (
-    REJECTION_REASONS,
-    Envelope,
-    EnvelopeError,
-    UnknownSigner,
-    canonical_json,
-    seal,
-    verify_envelope,
-)
 from controller.mqtt_link import MqttSettings, suback_refused
-from controller.signing import KeyFormatError, KeyRing, Signer, parse_public_key
-from controller.topics import (
-    DEFAULT_ROOT,
-    ID_PATTERN,
-    SHARED_PREFIX,
-    TableTopics,
-    parse_table_topic,
-)
-from drivers.backoff import Backoff
 from game.errors import ConfigError
 from leaderboard.models import Message, TableProgress, TableRecord
 from leaderboard.projections import (
@@ -77,6 +59,24 @@ from leaderboard.projections import (
     project,
     project_bulk,
     statements,
+)
+from runtime.backoff import Backoff
+from wire.envelope import (
+    REJECTION_REASONS,
+    Envelope,
+    EnvelopeError,
+    UnknownSigner,
+    canonical_json,
+    seal,
+    verify_envelope,
+)
+from wire.signing import KeyFormatError, KeyRing, Signer, parse_public_key
+from wire.topics import (
+    DEFAULT_ROOT,
+    ID_PATTERN,
+    SHARED_PREFIX,
+    TableTopics,
+    parse_table_topic,
 )
 
 __all__ = [
@@ -105,7 +105,7 @@ OnChange = Callable[[str], None]
 Clock = Callable[[], datetime]
 Outcome = Literal["stored", "duplicate", "rejected", "notice", "ignored", "failed"]
 
-# Rejection reasons of the ingest itself, beyond the envelope's (controller.envelope) and the
+# Rejection reasons of the ingest itself, beyond the envelope's (wire.envelope) and the
 # projections' (leaderboard.projections).
 WRONG_TOPIC: Final = "wrong_topic"  # a table's message on another table's topic
 WRONG_VENUE: Final = "wrong_venue"  # an envelope of another venue

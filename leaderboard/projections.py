@@ -29,9 +29,9 @@ from sqlalchemy import cast as cast_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
-from controller.envelope import Envelope, canonical_json, parse_ts
 from game.tournament import Stage
 from leaderboard.models import AuditEntry, Entry, Hand, Message, Rejection, Score, TableProgress
+from wire.envelope import Envelope, canonical_json, parse_ts
 
 __all__ = [
     "ACK_CONFLICT",

@@ -29,7 +29,6 @@ from typing import Any, Final
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from controller.envelope import format_ts
 from game.money import format_rand, split_round_down
 from game.prizes import Pools, PrizeBook, final_book, prize_pools, top_score_book
 from game.standings import (
@@ -51,6 +50,7 @@ from game.tournament_schema import TournamentSettings
 from leaderboard.config import NameMode
 from leaderboard.models import Entry, Patron, Score
 from leaderboard.projections import UNPAID_STATUSES
+from wire.envelope import format_ts
 
 __all__ = [
     "FORMAT_VERSION",

@@ -34,7 +34,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import BaseRoute, Mount, Route, Router
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from controller.logs import get_logger
+from runtime.logs import get_logger
 
 __all__ = [
     "KEEPALIVE_SECONDS",

@@ -9,9 +9,9 @@ from typing import Any
 
 import aiomqtt
 
-from controller.envelope import seal
-from controller.signing import Signer
-from controller.topics import TableTopics
+from wire.envelope import seal
+from wire.signing import Signer
+from wire.topics import TableTopics
 
 __all__ = ["VirtualDesk"]
 

@@ -38,16 +38,16 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from controller.signing import Signer, save_private_key
-from controller.tournament_files import default_tournament_path, read_tournament
 from game.money import format_rand
 from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.models import Entry, Score
 from leaderboard.projections import WITHDRAWN
+from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_files import simulated_table_toml
 from simulators.virtual_table import TableStuck, VirtualTable
+from wire.signing import Signer, save_private_key
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 
-from controller.logs import get_logger
-from controller.signing import Signer, load_private_key, save_private_key
-from drivers.backoff import Backoff
+from runtime.backoff import Backoff
+from runtime.logs import get_logger
 from simulators.desk import VirtualDesk
 from simulators.virtual_table import TableStuck, VirtualTable
+from wire.signing import Signer, load_private_key, save_private_key
 
 if TYPE_CHECKING:
     from controller.app import TableDaemon

@@ -11,7 +11,7 @@ import os
 from functools import cache
 from urllib.parse import urlsplit
 
-from controller.net import answers
+from runtime.net import answers
 
 __all__ = [
     "MOSQUITTO",

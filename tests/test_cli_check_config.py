@@ -1,4 +1,4 @@
-"""`showdown check-config` and controller.tournament_files, through the real entry point."""
+"""`showdown check-config` and runtime.settings_files, through the real entry point."""
 
 from __future__ import annotations
 
@@ -7,10 +7,14 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.paytable_files import PAYTABLES_ENV
-from controller.tournament_files import TOURNAMENT_ENV, default_tournament_path, read_tournament
 from game.errors import ConfigError
 from game.tournament_schema import ConfigErrors
+from runtime.settings_files import (
+    PAYTABLES_ENV,
+    TOURNAMENT_ENV,
+    default_tournament_path,
+    read_tournament,
+)
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 SHIPPED = CONFIG / "tournament.toml"

@@ -13,13 +13,13 @@ from sqlalchemy.orm import Session
 
 import controller.commands.desk as desk_cli
 from controller.cli import EXIT_ERROR, main
-from controller.signing import Signer
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_sender import RecordingSender, SendError
 from leaderboard.models import AuditEntry, Draw, Refusal, Score
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
 from tests.leaderboard.test_desk import final_field
+from wire.signing import Signer
 
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
          "8001015009087", "--birth-date", "1980-01-01"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import EXIT_ERROR, main
-from controller.signing import KeyRing, load_private_key
+from wire.signing import KeyRing, load_private_key
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

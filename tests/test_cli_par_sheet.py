@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.paytable_files import PAYTABLES_ENV, default_paytables_path, read_paytables
 from game.errors import ConfigError
+from runtime.settings_files import PAYTABLES_ENV, default_paytables_path, read_paytables
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 

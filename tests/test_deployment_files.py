@@ -174,7 +174,8 @@ try:
 except OSError:
     pass
 import sqlite3, numpy, serial, usb.core, aiomqtt, sqlalchemy, structlog
-from controller import sd_notify, signing
+from runtime import sd_notify
+from wire import signing
 import nacl.signing
 key = nacl.signing.SigningKey.generate()
 key.verify_key.verify(key.sign(b"hand 1"))

@@ -8,12 +8,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
 from game.errors import ConfigError
 from game.money import format_rand
 from game.schedule import WEEKDAYS
 from game.tournament_schema import ConfigErrors, TournamentSettings
+from runtime.settings_files import read_paytables, read_tournament
 
 __all__ = ["register", "run", "tournament_summary"]
 

@@ -21,11 +21,11 @@ import aiomqtt
 
 from controller.cli import CommandError
 from controller.config import parse_table_config
-from controller.envelope import EnvelopeError, verify_envelope
-from controller.signing import KeyRing, load_private_key
-from controller.topics import TableTopics
 from game.money import format_rand
 from simulators.table_files import simulated_table_toml
+from wire.envelope import EnvelopeError, verify_envelope
+from wire.signing import KeyRing, load_private_key
+from wire.topics import TableTopics
 
 
 def register(sub: Any) -> None:
@@ -118,7 +118,7 @@ def _floor(args: argparse.Namespace) -> int:
 async def _run_floor(plan: Any, linger: float | None) -> int:
     import signal  # noqa: PLC0415
 
-    from controller.logs import configure_logging  # noqa: PLC0415
+    from runtime.logs import configure_logging  # noqa: PLC0415
     from simulators.floor import SimulatedFloor  # noqa: PLC0415
 
     configure_logging(fmt="console", level="error")  # device alerts show on the page's feed
@@ -143,7 +143,7 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
 
 async def _demo(config: Any, args: argparse.Namespace) -> int:
     from controller.app import TableDaemon  # noqa: PLC0415
-    from controller.logs import configure_logging  # noqa: PLC0415
+    from runtime.logs import configure_logging  # noqa: PLC0415
     from simulators.sim_table import prepare_sim, virtual_table_task  # noqa: PLC0415
 
     configure_logging(fmt="console", level="warning", table=config.table)

@@ -46,9 +46,6 @@ from sqlalchemy.orm import Session
 
 from controller.cli import CommandError
 from controller.mqtt_link import MqttSettings
-from controller.signing import SigningError, load_private_key
-from controller.topics import DEFAULT_ROOT
-from controller.tournament_files import read_tournament
 from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -57,6 +54,9 @@ from leaderboard.db import make_engine, upgrade
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import ID_KINDS, LIST_KINDS, import_list, in_force, read_list
+from runtime.settings_files import read_tournament
+from wire.signing import SigningError, load_private_key
+from wire.topics import DEFAULT_ROOT
 
 __all__ = ["DEFAULT_DB", "make_sender", "now", "register"]
 

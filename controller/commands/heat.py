@@ -12,8 +12,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
 from game.cards import format_cards
 from game.deal import DEFAULT_DEAL
 from game.events import PlayMade, SeatFolded
@@ -21,6 +19,7 @@ from game.hand import Hand
 from game.money import format_rand
 from game.table import EntryEnded, TableSession
 from game.tournament import Entry, Stage
+from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import PlayerStyle, VirtualPlayer
 

@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import CommandError
-from controller.signing import (
+from wire.signing import (
     KeyFormatError,
     Signer,
     SigningError,
     load_private_key,
     save_private_key,
 )
-from controller.topics import TopicError, validate_id
+from wire.topics import TopicError, validate_id
 
 __all__ = ["register", "run_generate", "run_show"]
 

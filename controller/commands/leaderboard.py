@@ -14,16 +14,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cli import CommandError, one_line
-from controller.logs import configure_logging
-from controller.tournament_files import read_tournament
+from controller.cli import CommandError
 from game.tournament import Stage
+from runtime.errors import one_line
+from runtime.logs import configure_logging
+from runtime.settings_files import read_tournament
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine, Inspector
 
-    from controller.envelope import Envelope
-    from controller.signing import KeyRing
+    from wire.envelope import Envelope
+    from wire.signing import KeyRing
 
 __all__ = ["AUDIT_FAILED", "AuditFailure", "MessageAudit", "audit_messages", "register"]
 
@@ -226,7 +227,7 @@ class _TableKeys:
 
 
 def _ring(table: str, key: str) -> KeyRing:
-    from controller.signing import KeyRing, parse_public_key  # noqa: PLC0415
+    from wire.signing import KeyRing, parse_public_key  # noqa: PLC0415
 
     return KeyRing([parse_public_key(table, key)])
 
@@ -236,9 +237,9 @@ def _table_keys(engine: Engine) -> dict[str, _TableKeys]:
     from sqlalchemy import select  # noqa: PLC0415
     from sqlalchemy.orm import Session  # noqa: PLC0415
 
-    from controller.signing import KeyFormatError  # noqa: PLC0415
     from leaderboard.eligibility import from_db  # noqa: PLC0415
     from leaderboard.models import AuditEntry, TableRecord  # noqa: PLC0415
+    from wire.signing import KeyFormatError  # noqa: PLC0415
 
     keys: dict[str, _TableKeys] = {}
     with Session(engine) as session:
@@ -277,7 +278,7 @@ def _verify(raw: bytes, current: KeyRing, former: list[tuple[KeyRing, datetime]]
     A signature that fails against the current key is tried against each key the table had
     when the message was received (replaced after that moment).
     """
-    from controller.envelope import EnvelopeError, verify_envelope  # noqa: PLC0415
+    from wire.envelope import EnvelopeError, verify_envelope  # noqa: PLC0415
 
     try:
         return verify_envelope(raw, current), "verified"
@@ -296,8 +297,8 @@ def _verify(raw: bytes, current: KeyRing, former: list[tuple[KeyRing, datetime]]
 
 def _check_message(row: Any, tables: dict[str, _TableKeys]) -> tuple[str, str | None]:
     """("verified" | "former_key" | "legacy" | "failed", why it failed)."""
-    from controller.envelope import canonical_json  # noqa: PLC0415
     from leaderboard.eligibility import from_db  # noqa: PLC0415
+    from wire.envelope import canonical_json  # noqa: PLC0415
 
     if row.envelope is None and row.payload_sha256 is None:
         return "legacy", None

@@ -8,11 +8,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from controller.paytable_files import read_paytables
 from game.evaluate import Category
 from game.parsheet import ParSheet, par_sheets
 from game.paytables import CategoryTable, Paytables
 from game.ranges import format_range
+from runtime.settings_files import read_paytables
 
 __all__ = ["register", "render_json", "render_text", "run"]
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import CommandError
-from controller.paytable_files import read_paytables
 from game.cards import RANK_CHARS, Card, parse_card
 from game.errors import GameError, InvalidWager
 from game.paytables import Paytables
@@ -28,6 +27,7 @@ from game.settle import (
     SeatWagers,
     settle_hand,
 )
+from runtime.settings_files import read_paytables
 
 __all__ = ["ParsedHand", "parse_hand", "paytables_json", "register", "run", "settlement_json"]
 

@@ -118,7 +118,7 @@ def _dealer(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from controller.logs import configure_logging  # noqa: PLC0415
+    from runtime.logs import configure_logging  # noqa: PLC0415
 
     config = read_table_config(args.config)
     configure_logging(fmt=config.log_format, level=config.log_level, table=config.table)

@@ -13,7 +13,6 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from controller.topics import TopicError, validate_id
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.errors import Conflict, DeskError, NotFound, Refused
@@ -21,6 +20,7 @@ from leaderboard.desk_lock import hold_desk_lock
 from leaderboard.eligibility import Candidate, Verdict, as_utc, record_refusal
 from leaderboard.models import AuditEntry, Entry, Patron, Score
 from leaderboard.projections import SEATED, WITHDRAWN
+from wire.topics import TopicError, validate_id
 
 Clock = Callable[[], datetime]
 

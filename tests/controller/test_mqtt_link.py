@@ -28,7 +28,6 @@ import aiomqtt
 import pytest
 
 from controller.embedded_broker import EmbeddedBroker
-from controller.envelope import Envelope, canonical_json, seal, verify_envelope
 from controller.mqtt_link import (
     AVAILABILITY_TYPE,
     COMMAND_REJECTED_TYPE,
@@ -37,11 +36,12 @@ from controller.mqtt_link import (
     OutboxOrderError,
     TableIdentity,
 )
-from controller.outbox import OutboxMessage, TopicSuffix
-from controller.signing import KeyRing, Signer
-from controller.topics import TableTopics
 from game.errors import ConfigError
 from tests.fixtures.services import MqttBroker
+from wire.envelope import Envelope, canonical_json, seal, verify_envelope
+from wire.outbox import OutboxMessage, TopicSuffix
+from wire.signing import KeyRing, Signer
+from wire.topics import TableTopics
 
 GUARD_S = 10.0  # against hangs only
 VENUE = "casino-1"

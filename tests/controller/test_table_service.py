@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 
-from controller.paytable_files import read_paytables
 from controller.table_service import Applied, TableService
-from controller.tournament_files import read_tournament
 from drivers.chip_registry import Chip, ChipRegistry, format_uid
 from game.deal import DEFAULT_DEAL
 from game.settle import WAGERS, SeatWagers
+from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import VirtualPlayer
 

@@ -25,7 +25,6 @@ import pytest
 from controller.app import TableDaemon, _Devices
 from controller.config import read_table_config
 from controller.journal import Journal
-from drivers.backoff import Backoff
 from drivers.protocols import ShoeReading
 from drivers.readings import CardRead, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader, ShoeLink
@@ -39,6 +38,7 @@ from drivers.shoe_codec import (
     StatusReport,
 )
 from game.cards import Card, parse_card, parse_cards
+from runtime.backoff import Backoff
 from simulators.shoe import ShoeSimulator
 
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from drivers.backoff import Backoff
 from drivers.manual import ManualCardReader
 from drivers.protocols import CardReader, ShoeReading
 from drivers.readings import CardRead, DeviceAlert, ShoeState, ShoeStatus
@@ -34,6 +33,7 @@ from drivers.shoe_codec import (
 )
 from game.cards import Card, parse_card
 from game.errors import InvalidCard
+from runtime.backoff import Backoff
 from simulators.shoe import ShoeSimulator
 
 FAST: dict[str, Any] = {"stall_timeout": 0.4, "identify_timeout": 0.2, "identify_attempts": 2,

@@ -9,14 +9,13 @@ import random
 import pytest
 
 from controller.cli import main
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
 from game.cards import parse_cards
 from game.codec import hand_record
 from game.deal import DEFAULT_DEAL
 from game.settle import SeatWagers
 from game.table import TableSession
 from game.tournament import Entry, Stage
+from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import VirtualPlayer
 

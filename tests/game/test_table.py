@@ -7,14 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
 from game.cards import parse_cards
 from game.deal import DEFAULT_DEAL
 from game.errors import IllegalAction
 from game.settle import SeatWagers
 from game.table import TableSession
 from game.tournament import Entry, EntryStatus, Stage
+from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import VirtualPlayer
 

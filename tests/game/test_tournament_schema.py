@@ -119,7 +119,14 @@ def changed(path: str, value: object) -> dict[str, Any]:
     return data
 
 
-DELETE = object()
+class _Delete:
+    """A marker for "remove this key" whose repr is the same in every process (pytest-xdist)."""
+
+    def __repr__(self) -> str:
+        return "DELETE"
+
+
+DELETE = _Delete()
 
 CONTRADICTIONS = [
     # (key to change, new value, words every message must contain)

@@ -31,10 +31,10 @@ from typing import Any
 import aiomqtt
 import tomli_w
 
-from controller.envelope import Envelope, EnvelopeError, seal, verify_envelope
 from controller.local_api import call
-from controller.signing import KeyRing, Signer, save_private_key
-from controller.topics import TableTopics
+from wire.envelope import Envelope, EnvelopeError, seal, verify_envelope
+from wire.signing import KeyRing, Signer, save_private_key
+from wire.topics import TableTopics
 
 __all__ = [
     "REPO",

@@ -41,11 +41,10 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
 from game.cards import parse_card
 from game.paytables import Paytables
 from game.settle import SeatHand, SeatWagers, settle_hand
+from runtime.settings_files import read_paytables, read_tournament
 from tests import services
 from tests.fixtures.services import require_service
 from tests.integration.crash_support import (

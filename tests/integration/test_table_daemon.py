@@ -1,6 +1,6 @@
 """The table daemon in-process, with the simulators and a real MQTT broker (issue 5 §4).
 
-Each test builds a table config in tmp_path (a table key made with controller.signing, 0600,
+Each test builds a table config in tmp_path (a table key made with wire.signing, 0600,
 and a desk key enrolled for the test), runs `TableDaemon.run()` in the test's event loop with
 the simulated shoe and chip reader behind the real drivers, and watches the broker with a
 subscriber that verifies every envelope against the table's public key.
@@ -45,20 +45,20 @@ import pytest
 from controller.app import SdNotify, TableDaemon
 from controller.config import TableConfig, read_table_config
 from controller.embedded_broker import EmbeddedBroker
-from controller.envelope import Envelope, EnvelopeError, verify_envelope
 from controller.journal import Journal
 from controller.journal_models import TRIGGERS
 from controller.local_api import call
-from controller.paytable_files import read_paytables
-from controller.signing import KeyRing, Signer, save_private_key
-from controller.topics import TableTopics
 from game.cards import parse_card
 from game.settle import WAGERS, SeatHand, SeatWagers, settle_hand
+from runtime.settings_files import read_paytables
 from simulators.desk import VirtualDesk
 from simulators.players import PlayerStyle, VirtualPlayer
 from simulators.table_files import simulated_table_toml
 from simulators.virtual_table import VirtualTable
 from tests.fixtures.services import MqttBroker, require_service
+from wire.envelope import Envelope, EnvelopeError, verify_envelope
+from wire.signing import KeyRing, Signer, save_private_key
+from wire.topics import TableTopics
 
 REPO = Path(__file__).resolve().parents[2]
 TOURNAMENT = REPO / "config" / "tournament.toml"

@@ -11,11 +11,11 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from controller.tournament_files import read_tournament
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Score
+from runtime.settings_files import read_tournament
 from tests.fixtures.services import Database
 
 SAST = ZoneInfo("Africa/Johannesburg")

@@ -25,14 +25,14 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 
-from controller.envelope import seal
-from controller.signing import Signer, load_private_key, save_private_key
-from controller.topics import TableTopics, standings_topic
 from leaderboard.app import LeaderboardService, SdNotify
 from leaderboard.config import read_leaderboard_config
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Entry, Patron, Score
 from tests.fixtures.services import MqttBroker
+from wire.envelope import seal
+from wire.signing import Signer, load_private_key, save_private_key
+from wire.topics import TableTopics, standings_topic
 
 SAST = ZoneInfo("Africa/Johannesburg")
 REPO = Path(__file__).resolve().parents[2]
@@ -298,7 +298,7 @@ def seed_field(engine: Engine) -> None:
 
 @dataclass
 class FakeTable:
-    """Publishes signed messages as an enrolled table would (controller.envelope.seal)."""
+    """Publishes signed messages as an enrolled table would (wire.envelope.seal)."""
 
     venue: str
     signer: Signer

@@ -19,9 +19,6 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.envelope import Envelope, verify_envelope
-from controller.signing import KeyRing, Signer
-from controller.topics import TableTopics, standings_topic
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.support import (
     START,
@@ -35,6 +32,9 @@ from tests.leaderboard.support import (
     http_post,
     start,
 )
+from wire.envelope import Envelope, verify_envelope
+from wire.signing import KeyRing, Signer
+from wire.topics import TableTopics, standings_topic
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import pytest
 
 from controller.cli import EXIT_ERROR, main
 from controller.embedded_broker import EmbeddedBroker
-from controller.signing import Signer
 from leaderboard.db import make_engine, upgrade
 from tests.fixtures.services import Database, MqttBroker
 from tests.leaderboard.support import seed_field, write_config
+from wire.signing import Signer
 
 REPO = Path(__file__).resolve().parents[2]
 TOURNAMENT = str(REPO / "config" / "tournament.toml")

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 import tomli_w
 
-from controller.signing import Signer
 from game.errors import ConfigError
 from leaderboard.config import DEFAULT_DATABASE, read_leaderboard_config
+from wire.signing import Signer
 
 REPO = Path(__file__).resolve().parents[2]
 T01 = Signer.from_seed("t01", bytes(range(32))).public_key

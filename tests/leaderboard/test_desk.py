@@ -15,8 +15,6 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from controller.envelope import seal
-from controller.signing import Signer
 from game.draw import RECOMMENDED_BYTES, draw_seats
 from game.standings import qualifying_leaderboard
 from game.tournament import Stage
@@ -42,6 +40,8 @@ from tests.leaderboard.desk_helpers import (
     register,
     settings,
 )
+from wire.envelope import seal
+from wire.signing import Signer
 
 HEAT_TIME = local(2026, 7, 3, 14, 0)
 AFTER_QUALIFYING = local(2026, 8, 1, 10, 0)

@@ -22,12 +22,8 @@ from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from controller.envelope import seal, verify_envelope
 from controller.mqtt_link import MqttSettings
-from controller.paytable_files import read_paytables
-from controller.signing import KeyRing, Signer
 from controller.table_service import TableService
-from controller.topics import TableTopics
 from drivers.chip_registry import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
 from game.errors import GameError
@@ -40,9 +36,13 @@ from leaderboard.models import Entry, Refusal
 from leaderboard.projections import project
 from leaderboard.standings_view import ViewOptions, standings
 from leaderboard.web import StandingsFeed, create_app
+from runtime.settings_files import read_paytables
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
 from tests.leaderboard.test_desk import final_field, qualifying_field
+from wire.envelope import seal, verify_envelope
+from wire.signing import KeyRing, Signer
+from wire.topics import TableTopics
 
 TOKEN = "t0ken-for-the-desk-api-tests"  # noqa: S105 - a test credential
 DESK = Signer.from_seed("desk-a", bytes(range(32)))

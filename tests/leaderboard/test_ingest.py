@@ -19,9 +19,6 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.envelope import REJECTION_REASONS, canonical_json, seal, verify_envelope
-from controller.signing import KeyRing, Signer
-from controller.topics import TableTopics
 from leaderboard import ingest as ingest_module
 from leaderboard.ingest import (
     INGEST_REASONS,
@@ -46,6 +43,9 @@ from leaderboard.models import (
     TableRecord,
 )
 from leaderboard.projections import MALFORMED_BODY, SCORE_CONFLICT
+from wire.envelope import REJECTION_REASONS, canonical_json, seal, verify_envelope
+from wire.signing import KeyRing, Signer
+from wire.topics import TableTopics
 
 VENUE = "casino-1"
 ROOT = "showdown-test/ingest"

@@ -15,8 +15,6 @@ import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.envelope import Envelope, canonical_json, seal, verify_envelope
-from controller.signing import KeyRing
 from leaderboard.ingest import Ingestor
 from leaderboard.models import AuditEntry, Entry, Hand, Rejection, Score
 from leaderboard.projections import (
@@ -41,6 +39,8 @@ from tests.leaderboard.test_ingest import (
     register_entry,
     scores,
 )
+from wire.envelope import Envelope, canonical_json, seal, verify_envelope
+from wire.signing import KeyRing
 
 T01 = key_of("t01")
 

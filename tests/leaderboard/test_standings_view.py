@@ -18,7 +18,6 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from controller.tournament_files import read_tournament
 from game.tournament_schema import TournamentSettings, parse_tournament
 from leaderboard.models import Entry, Patron, Score
 from leaderboard.standings_view import (
@@ -28,6 +27,7 @@ from leaderboard.standings_view import (
     standings,
     strip_names,
 )
+from runtime.settings_files import read_tournament
 
 SAST = ZoneInfo("Africa/Johannesburg")
 REPO = Path(__file__).resolve().parents[2]

@@ -20,13 +20,13 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from controller.tournament_files import read_tournament
 from game.tournament_schema import TournamentSettings
 from leaderboard import web
 from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import NullSender
 from leaderboard.standings_view import ViewOptions, standings
 from leaderboard.web import StandingsFeed, create_app
+from runtime.settings_files import read_tournament
 from tests.leaderboard.support import (
     InLoopServer,
     SseClient,

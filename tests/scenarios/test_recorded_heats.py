@@ -30,8 +30,6 @@ from typing import Any
 
 import pytest
 
-from controller.paytable_files import read_paytables
-from controller.tournament_files import read_tournament
 from game.cards import Card, parse_card, parse_cards
 from game.deal import DEFAULT_DEAL
 from game.events import PlayMade, SeatChecked, SeatFolded
@@ -42,6 +40,7 @@ from game.replay import replay
 from game.settle import SIDE_BETS, SeatWagers
 from game.table import EntryEnded, TableSession
 from game.tournament import Entry, EntryStatus, Stage, StageRules
+from runtime.settings_files import read_paytables, read_tournament
 
 HEATS_DIR = Path(__file__).parent / "heats"
 HEAT_FILES = sorted(HEATS_DIR.glob("*.toml"))

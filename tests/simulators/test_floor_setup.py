@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.tournament_files import default_tournament_path
 from game.schedule import QualifyingSchedule
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings, parse_tournament
+from runtime.settings_files import default_tournament_path
 from simulators.floor import demo_tournament
 from simulators.patrons import make_patrons
 

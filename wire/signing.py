@@ -23,7 +23,7 @@ from typing import Final
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
-from controller.topics import TopicError, validate_id
+from wire.topics import TopicError, validate_id
 
 __all__ = [
     "PRIVATE_KEY_FORMAT",

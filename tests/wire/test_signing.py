@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from nacl.signing import SigningKey
 
-from controller.signing import (
+from wire.signing import (
     KeyFileError,
     KeyFormatError,
     KeyRing,

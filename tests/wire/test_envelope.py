@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from nacl.signing import SigningKey
 
-from controller.envelope import (
+from wire.envelope import (
     ENVELOPE_FIELDS,
     MAX_ENVELOPE_BYTES,
     REJECTION_REASONS,
@@ -36,8 +36,8 @@ from controller.envelope import (
     seal,
     verify_envelope,
 )
-from controller.outbox import OutboxMessage
-from controller.signing import KeyRing, Signer
+from wire.outbox import OutboxMessage
+from wire.signing import KeyRing, Signer
 
 SEED = bytes(range(32))
 TABLE = Signer.from_seed("t1", SEED)

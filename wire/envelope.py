@@ -31,9 +31,9 @@ from typing import Any, ClassVar, Final
 
 import orjson
 
-from controller.outbox import OutboxItem
-from controller.signing import SIGNATURE_BYTES, KeyRing, Signer
-from controller.topics import ID_PATTERN
+from wire.outbox import OutboxItem
+from wire.signing import SIGNATURE_BYTES, KeyRing, Signer
+from wire.topics import ID_PATTERN
 
 __all__ = [
     "ENVELOPE_FIELDS",

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from controller.outbox import TOPIC_SUFFIXES
+from wire.outbox import TOPIC_SUFFIXES
 
 __all__ = [
     "DEFAULT_ROOT",

@@ -1,4 +1,4 @@
-"""controller.sd_notify against a real AF_UNIX datagram socket standing in for systemd."""
+"""runtime.sd_notify against a real AF_UNIX datagram socket standing in for systemd."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import sd_notify
+from runtime import sd_notify
 
 GUARD_S = 10.0  # a hang guard for recv, not a timed assertion
 
@@ -80,7 +80,7 @@ def test_a_child_process_notifies_like_the_daemon_will(
     systemd_socket: socket.socket,
 ) -> None:
     # What a service started by systemd does: the variable is in its environment.
-    code = ("from controller import sd_notify as n; "
+    code = ("from runtime import sd_notify as n; "
             "assert n.ready() and n.watchdog() and n.stopping()")
     subprocess.run([sys.executable, "-c", code], check=True, env=os.environ.copy())
     assert [received(systemd_socket) for _ in range(3)] == ["READY=1", "WATCHDOG=1",

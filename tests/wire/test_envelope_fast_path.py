@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.envelope import (
+from tests.wire.test_envelope import WALL
+from wire.envelope import (
     MAX_DEPTH,
     EnvelopeError,
     _check_form,
@@ -20,8 +21,7 @@ from controller.envelope import (
     canonical_json,
     seal,
 )
-from controller.signing import Signer
-from tests.controller.test_envelope import WALL
+from wire.signing import Signer
 
 TABLE = Signer.from_seed("t1", bytes(range(32)))
 

@@ -1,0 +1,107 @@
+"""Reading settings files: every failure is one ConfigError naming the file and what is wrong.
+
+The I/O half of the settings both services read: finding a file (the shipped default or the
+one an environment variable names), reading it as UTF-8 TOML, and for the tournament
+settings looking up the venue's time zone. Validation is pure and lives in
+`game.tournament_schema` and `game.paytable_schema` (and each service's own config module).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from game.errors import ConfigError
+from game.paytable_schema import parse_paytables
+from game.paytables import Paytables
+from game.tournament_schema import TournamentSettings, parse_tournament, timezone_name
+
+__all__ = [
+    "PAYTABLES_ENV",
+    "TOURNAMENT_ENV",
+    "default_paytables_path",
+    "default_tournament_path",
+    "load_toml",
+    "read_paytables",
+    "read_text",
+    "read_tournament",
+    "shipped_or_configured",
+]
+
+TOURNAMENT_ENV: Final = "SHOWDOWN_TOURNAMENT"
+PAYTABLES_ENV: Final = "SHOWDOWN_PAYTABLES"
+_CONFIG_DIR: Final = Path(__file__).resolve().parents[1] / "config"
+
+
+def read_text(path: Path, *, encoding: str = "utf-8") -> str:
+    """The file's text; ConfigError if it cannot be read or is not UTF-8."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(source, "", f"cannot read the file: {exc.strerror or exc}") from exc
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, "", f"not UTF-8 text (byte {exc.start})") from exc
+
+
+def load_toml(path: Path, text: str | None = None) -> dict[str, Any]:
+    """The parsed TOML document of `path` (or of `text` read from it already)."""
+    try:
+        return tomllib.loads(read_text(path) if text is None else text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), "", f"TOML syntax error: {exc}") from exc
+
+
+def shipped_or_configured(env: str, filename: str, *, what: str, flag: str) -> Path:
+    """The file named by $`env` if set, else the repository's config/`filename`."""
+    configured = os.environ.get(env, "").strip()
+    if configured:
+        path = Path(configured)
+        if not path.is_file():
+            raise ConfigError(str(path), "", f"no such {what} file (named by ${env})")
+        return path
+    path = _CONFIG_DIR / filename
+    if not path.is_file():
+        raise ConfigError(str(path), "", f"the default {what} file is missing; pass {flag}"
+                                         f" FILE or set ${env}")
+    return path
+
+
+def default_tournament_path() -> Path:
+    """The settings in force: $SHOWDOWN_TOURNAMENT if set, else the repository's config file."""
+    return shipped_or_configured(TOURNAMENT_ENV, "tournament.toml",
+                                 what="tournament settings", flag="--tournament")
+
+
+def read_tournament(path: str | Path | None = None) -> TournamentSettings:
+    """Read and validate a tournament settings file (the default one when ``path`` is None)."""
+    path = default_tournament_path() if path is None else Path(path)
+    source = str(path)
+    data = load_toml(path)
+    name = timezone_name(data, source)
+    try:
+        tz = ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(
+            source, "venue.timezone",
+            f"unknown time zone {name!r} (an IANA name such as \"Africa/Johannesburg\"; the"
+            " machine needs its time zone data)",
+        ) from exc
+    return parse_tournament(data, source, tz=tz)
+
+
+def default_paytables_path() -> Path:
+    """The paytables in force: $SHOWDOWN_PAYTABLES if set, else the repository's config file."""
+    return shipped_or_configured(PAYTABLES_ENV, "paytables.toml", what="paytable",
+                                 flag="--paytables")
+
+
+def read_paytables(path: Path | None = None) -> Paytables:
+    """Read and validate a paytable file (the default one when ``path`` is None)."""
+    path = default_paytables_path() if path is None else path
+    return parse_paytables(load_toml(path), str(path))
