@@ -57,7 +57,6 @@ import sqlalchemy as sa
 
 from controller.broker_config import BrokerSettings
 from controller.embedded_broker import EmbeddedBroker
-from controller.mqtt_link import MqttSettings
 from game.cards import DECK
 from leaderboard.db import make_engine, upgrade
 from leaderboard.ingest import Ingestor, MqttResender
@@ -65,6 +64,7 @@ from leaderboard.models import Message, Rejection, Score, TableProgress, TableRe
 from runtime.logs import configure_logging
 from runtime.net import answers
 from wire.envelope import EnvelopeError, seal, verify_envelope
+from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics
 

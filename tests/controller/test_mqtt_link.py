@@ -32,13 +32,13 @@ from controller.mqtt_link import (
     AVAILABILITY_TYPE,
     COMMAND_REJECTED_TYPE,
     MqttLink,
-    MqttSettings,
     OutboxOrderError,
     TableIdentity,
 )
 from game.errors import ConfigError
 from tests.fixtures.services import MqttBroker
 from wire.envelope import Envelope, canonical_json, seal, verify_envelope
+from wire.mqtt import MqttSettings
 from wire.outbox import OutboxMessage, TopicSuffix
 from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics

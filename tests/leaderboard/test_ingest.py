@@ -862,7 +862,7 @@ async def test_verification_in_worker_processes_gives_the_same_results(
 
 
 def test_resend_command_is_a_signed_desk_style_command_for_the_table() -> None:
-    from controller.mqtt_link import MqttSettings
+    from wire.mqtt import MqttSettings
 
     key = key_of("leaderboard")
     resender = MqttResender(MqttSettings(topic_root=ROOT), key, venue=VENUE,

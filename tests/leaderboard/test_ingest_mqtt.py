@@ -18,12 +18,12 @@ import pytest
 import sqlalchemy as sa
 
 from controller.embedded_broker import EmbeddedBroker
-from controller.mqtt_link import MqttSettings
 from leaderboard.ingest import Ingestor, MqttResender, SubscriptionRefused, stopped_within
 from leaderboard.models import Message
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.test_ingest import VENUE, FakeTable, enroll, key_of, progress, scores
 from wire.envelope import EnvelopeError, verify_envelope
+from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, PublicKey
 
 GUARD_S = 20.0  # against hangs only
