@@ -156,15 +156,14 @@ def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int =
 
 async def forget_on_broker(host: str, port: int, table: BenchTable) -> None:
     """Clear the table's retained status and its persistent session on a shared broker."""
-    import aiomqtt  # noqa: PLC0415
-
+    from wire.mqtt import MqttError, MqttSettings, connect, publish_once  # noqa: PLC0415
     from wire.topics import TableTopics  # noqa: PLC0415
 
-    with contextlib.suppress(aiomqtt.MqttError):
-        async with aiomqtt.Client(host, port, identifier=f"bench-clear-{table.table}") as c:
-            await c.publish(TableTopics(table.venue, table.table).status, b"", qos=1,
-                            retain=True)
-        async with aiomqtt.Client(host, port, identifier=table.table, clean_session=True):
+    settings = MqttSettings(host=host, port=port)
+    with contextlib.suppress(MqttError):
+        await publish_once(settings, TableTopics(table.venue, table.table).status, b"", qos=1,
+                           retain=True, client_id=f"bench-clear-{table.table}")
+        async with connect(settings, client_id=table.table, clean_session=True):
             pass
 
 
@@ -172,9 +171,8 @@ async def forget_on_broker(host: str, port: int, table: BenchTable) -> None:
 
 async def subscriber_main(host: str, port: int, venue: str, table: str, key: str) -> int:
     """Subscribe to one table; one JSON line per message: arrival time, seq, type, hand id."""
-    import aiomqtt  # noqa: PLC0415
-
     from wire.envelope import EnvelopeError, verify_envelope  # noqa: PLC0415
+    from wire.mqtt import MqttSettings, connect  # noqa: PLC0415
     from wire.signing import KeyRing  # noqa: PLC0415
     from wire.topics import TableTopics  # noqa: PLC0415
 
@@ -182,17 +180,17 @@ async def subscriber_main(host: str, port: int, venue: str, table: str, key: str
     topics = TableTopics(venue, table)
     wanted = {topics.events, topics.scores, topics.status}
     out = sys.stdout
-    async with aiomqtt.Client(host, port, identifier=f"bench-sub-{secrets.token_hex(4)}") as c:
+    async with connect(MqttSettings(host=host, port=port),
+                       client_id=f"bench-sub-{secrets.token_hex(4)}") as c:
         await c.subscribe(f"{topics.base}/+", qos=1)
         out.write("SUBSCRIBED\n")
         out.flush()
-        async for message in c.messages:
+        async for message in c.messages():
             arrived = time.monotonic_ns()
-            if message.topic.value not in wanted or not message.payload:
+            if message.topic not in wanted or not message.payload:
                 continue
-            raw = bytes(message.payload)  # type: ignore[arg-type]
             try:
-                env = verify_envelope(raw, keyring)
+                env = verify_envelope(message.payload, keyring)
             except EnvelopeError as exc:
                 line: dict[str, Any] = {"t": arrived, "bad": exc.reason}
             else:

@@ -19,7 +19,6 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from leaderboard import ingest as ingest_module
 from leaderboard.ingest import (
     INGEST_REASONS,
     OUT_OF_WINDOW,
@@ -32,6 +31,7 @@ from leaderboard.ingest import (
     MqttResender,
     subscription_filters,
 )
+from leaderboard.ingest import storing as ingest_storing
 from leaderboard.models import (
     Entry,
     Hand,
@@ -678,7 +678,7 @@ async def test_a_batch_gives_the_results_of_its_messages_one_by_one(
     arrivals = [*order, *copies]
     ingest = make_ingestor(engine, FakeClock())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ingest_module, "project_bulk", lambda _connection, _items: {})
+        patch.setattr(ingest_storing, "project_bulk", lambda _connection, _items: {})
         expected = [await ingest.handle(*singly[i]) for i in arrivals]
     got = []
     for start in range(0, len(arrivals), batch):
@@ -774,7 +774,7 @@ async def test_a_message_the_database_refuses_fails_alone_and_is_recovered_by_re
     t01 = FakeTable("t01")
     enroll(engine, t01)
     ingest = make_ingestor(engine, clock, resends)
-    real_project = ingest_module.project
+    real_project = ingest_storing.project
     broken = {"on": True}
 
     def flaky(connection: Any, envelope: Any, **kw: Any) -> Any:
@@ -782,15 +782,15 @@ async def test_a_message_the_database_refuses_fails_alone_and_is_recovered_by_re
             raise sa.exc.OperationalError("UPDATE", {}, Exception("disk I/O error"))
         return real_project(connection, envelope, **kw)
 
-    real_bulk = ingest_module.project_bulk
+    real_bulk = ingest_storing.project_bulk
 
     def flaky_bulk(connection: Any, items: Any) -> Any:
         if broken["on"] and any(envelope.seq == 2 for envelope, _, _ in items):
             raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
         return real_bulk(connection, items)
 
-    monkeypatch.setattr(ingest_module, "project", flaky)
-    monkeypatch.setattr(ingest_module, "project_bulk", flaky_bulk)
+    monkeypatch.setattr(ingest_storing, "project", flaky)
+    monkeypatch.setattr(ingest_storing, "project_bulk", flaky_bulk)
     batch = [t01.alert(), t01.score("E1", 100), t01.alert()]
     results = await ingest.handle_batch(batch)
     assert [r.outcome for r in results] == ["stored", "failed", "stored"]
