@@ -202,6 +202,7 @@ class Received:
 
     topic: str
     payload: bytes
+    qos: int = 0
     retain: bool = False
 
 
@@ -215,7 +216,7 @@ def _payload_bytes(payload: object) -> bytes:
 
 def _received(message: aiomqtt.Message) -> Received:
     return Received(topic=message.topic.value, payload=_payload_bytes(message.payload),
-                    retain=bool(message.retain))
+                    qos=int(message.qos), retain=bool(message.retain))
 
 
 def _inbox_type(made: list[asyncio.Queue[aiomqtt.Message]]
