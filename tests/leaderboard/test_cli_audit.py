@@ -21,7 +21,7 @@ from leaderboard.audit import audit_messages
 from leaderboard.db import alembic_config, make_engine
 from leaderboard.models import AuditEntry, Message, TableRecord
 from tests.fixtures.services import Database
-from tests.leaderboard.test_ingest import (
+from tests.leaderboard.ingest_support import (
     T0,
     FakeClock,
     FakeTable,
