@@ -75,7 +75,7 @@ _MAX_DETAIL: Final = 300  # characters of a rejection's detail in logs and notic
 
 _log = structlog.get_logger("controller.mqtt_link")
 
-Clock = Callable[[], tuple[datetime, int]]
+StampSource = Callable[[], tuple[datetime, int]]  # (wall time, monotonic ns) for a seal
 
 
 def _system_clock() -> tuple[datetime, int]:
@@ -168,7 +168,7 @@ class MqttLink:
         *,
         command_keys: KeyRing,
         status_extra: Callable[[], Mapping[str, Any]] | None = None,
-        clock: Clock | None = None,
+        clock: StampSource | None = None,
         rng: random.Random | None = None,
     ) -> None:
         if signer.key_id != identity.table:

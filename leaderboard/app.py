@@ -67,7 +67,7 @@ __all__ = [
 STANDINGS_TYPE: Final = "standings"
 _log = get_logger("leaderboard.app")
 
-Clock = Callable[[], datetime]
+WallClock = Callable[[], datetime]
 
 
 def _utc_now() -> datetime:
@@ -162,7 +162,7 @@ class ServiceLink:
 
     def __init__(self, settings: MqttSettings, signer: Signer, feed: StandingsFeed, *,
                  venue: str, client_id: str, shared_group: str | None = None,
-                 clock: Clock = _utc_now, gap_check_s: float = 0.5) -> None:
+                 clock: WallClock = _utc_now, gap_check_s: float = 0.5) -> None:
         self.settings = settings
         self.venue = venue
         self.topic = standings_topic(venue, settings.topic_root)
@@ -297,7 +297,7 @@ class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: LeaderboardConfig, *, notify: SdNotify | None = None,
-                 clock: Clock = _utc_now, settings: TournamentSettings | None = None) -> None:
+                 clock: WallClock = _utc_now, settings: TournamentSettings | None = None) -> None:
         self.config = config
         self.notify = notify or SdNotify()
         self.clock = clock
