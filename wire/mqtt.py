@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import random
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -361,12 +362,13 @@ class MqttSession:
     accepts and at once drops us - a second client with our id, an ACL - must not be
     hammered at the initial delay), or when the owner calls ``backoff.reset()``.
     ``will`` is called on each connect, so the will can carry fresh content.
-    Other exceptions (SubscriptionRefused, a bug) end ``run``.
+    Other exceptions (SubscriptionRefused, a bug) end ``run``. ``log`` is a structlog logger
+    with the owner's context bound (the default names the client id).
     """
 
     def __init__(self, settings: MqttSettings, *, client_id: str,
                  clean_session: bool | None = None, will: Callable[[], Will] | None = None,
-                 steady_s: float | None = None, rng: Any = None,
+                 steady_s: float | None = None, rng: random.Random | None = None,
                  log: Any = None) -> None:
         self.settings = settings
         self.client_id = client_id
