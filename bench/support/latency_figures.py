@@ -21,8 +21,6 @@ class BenchError(RuntimeError):
     """A wrong result (not a slow one): the run exits 1."""
 
 
-# ---- figures ------------------------------------------------------------------------------------
-
 def percentile(values: list[int], q: float) -> int:
     """Nearest-rank percentile: the smallest value with at least q% of the values at or below."""
     ordered = sorted(values)

@@ -16,7 +16,6 @@ from typing import Any
 from runtime.net import answers
 from support.latency_figures import MACHINE_MOSQUITTO, BenchError, Series
 
-# ---- Mosquitto ----------------------------------------------------------------------------------
 
 @contextlib.contextmanager
 def private_mosquitto(scratch: Path) -> Any:

@@ -15,7 +15,6 @@ from support.latency_figures import PLAYERS, SEED, BenchError, Series
 from support.latency_subscriber import SubscriberProcess
 from support.latency_tables import forget_on_broker, make_table
 
-# ---- latency, daemon in this process ------------------------------------------------------------
 
 @dataclass(slots=True)
 class LatencyResult:

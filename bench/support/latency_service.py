@@ -17,7 +17,6 @@ from pathlib import Path
 from support.latency_figures import GUARD_S, REPO, BenchError, proc_status
 from support.latency_tables import forget_on_broker, make_table
 
-# ---- as a service: subprocess, NOTIFY_SOCKET ----------------------------------------------------
 
 @dataclass(slots=True)
 class ServiceResult:

@@ -14,8 +14,6 @@ from typing import Any
 from support.latency_figures import GUARD_S, BenchError
 from support.latency_tables import BenchTable
 
-# ---- the subscriber process ---------------------------------------------------------------------
-
 SCRIPT = Path(__file__).resolve().parents[1] / "latency.py"  # runs subscriber_main
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from support.latency_figures import PAYTABLES, PLAYERS, SEED, TOURNAMENT
 
-# ---- a table of our own -------------------------------------------------------------------------
 
 @dataclass(slots=True)
 class BenchTable:
