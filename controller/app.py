@@ -25,7 +25,7 @@ from controller.config import TableConfig
 from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
-from controller.mqtt_link import MqttLink, MqttSettings, TableIdentity
+from controller.mqtt_link import MqttLink, TableIdentity
 from controller.table_service import Applied, TableService
 from drivers.chip_registry import ChipRegistry
 from drivers.readings import CardRead, ChipInventory, DeviceAlert, ShoeStatus
@@ -34,6 +34,7 @@ from runtime import sd_notify
 from runtime.logs import get_logger
 from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
+from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, load_private_key
 
 __all__ = ["TableDaemon", "run_table"]

@@ -1,11 +1,11 @@
-"""The table's MQTT connection: the only module that imports aiomqtt (2.x).
+"""The table's MQTT link: outbox to broker, desk commands from it, availability (birth/will).
 
     async with MqttLink(settings, identity, signer, journal, on_command,
                         command_keys=desk_keys) as link:
         ...                      # after each commit that wrote outbox rows: link.wake()
 
-While open, a background task keeps one connection to the broker and reconnects after any
-failure with jittered exponential backoff. On every connection it
+While open, a background task keeps one connection to the broker (wire.mqtt.MqttSession:
+reconnects after any failure with jittered exponential backoff). On every connection it
 
 - connects as client id = table id with a persistent session (clean_session False) and a last
   will: a retained, signed ``availability`` envelope ``{"state": "offline"}`` on the status topic;
@@ -13,14 +13,14 @@ failure with jittered exponential backoff. On every connection it
   availability (birth) again, on *every* connect, so a broker restart never leaves the table
   shown offline (zigbee2mqtt #4854);
 - drains the outbox strictly in ``seq`` order, one message at a time at QoS 1, and marks a
-  message delivered only once ``publish`` has returned, which in aiomqtt 2.5.1 is after the
-  broker's PUBACK (paho calls ``on_publish`` for QoS 1 only from its PUBACK handler);
+  message delivered only once ``publish`` has returned, which is after the broker's PUBACK
+  (wire.mqtt.MqttClient.publish);
 - hands every ``cmd`` message that is a valid envelope signed by an enrolled command key and
   addressed to this venue and table to ``on_command``; anything else is logged, counted by
   reason and answered with a signed ``command_rejected`` notice on the events topic.
 
 Messages on topics this link did not subscribe to are dropped: amqtt 0.12.1 sends every
-client, on CONNECT, the retained messages matching *any* client's subscriptions (D12).
+client, on CONNECT, the retained messages matching *any* client's subscriptions.
 
 Outbox messages are signed when published (Ed25519 is deterministic, so a republished message
 is byte-for-byte the same). Availability and rejection notices use ``seq`` 0: they are not
@@ -30,30 +30,26 @@ part of the table's sequence.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import itertools
 import json
 import random
-import ssl
 import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
 
-import aiomqtt
 import structlog
 
 from game.errors import ConfigError
-from runtime.backoff import Backoff
 from wire.envelope import Envelope, EnvelopeError, envelope_for, seal, verify_envelope
+from wire.mqtt import MqttClient, MqttError, MqttSession, MqttSettings, Will, exception_leaves
 from wire.outbox import OutboxItem, OutboxSource
 from wire.signing import KeyRing, Signer
-from wire.topics import DEFAULT_ROOT, TableTopics, TopicError, validate_id, validate_root
+from wire.topics import TableTopics, TopicError, validate_id
 
 __all__ = [
     "AVAILABILITY_TYPE",
@@ -63,12 +59,9 @@ __all__ = [
     "WRONG_VENUE",
     "LinkCounters",
     "MqttLink",
-    "MqttSettings",
     "OutboxOrderError",
     "OutboxSource",
     "TableIdentity",
-    "exception_leaves",
-    "suback_refused",
 ]
 
 AVAILABILITY_TYPE: Final = "availability"
@@ -79,86 +72,14 @@ WRONG_TABLE: Final = "wrong_table"
 VERIFY_ERROR: Final = "verify_error"  # verification itself failed (a bug): never delivered
 UNSEQUENCED: Final = 0
 _MAX_DETAIL: Final = 300  # characters of a rejection's detail in logs and notices
-_SOURCE: Final = "mqtt settings"
 
 _log = structlog.get_logger("controller.mqtt_link")
 
-Clock = Callable[[], tuple[datetime, int]]
+StampSource = Callable[[], tuple[datetime, int]]  # (wall time, monotonic ns) for a seal
 
 
 def _system_clock() -> tuple[datetime, int]:
     return datetime.now(UTC), time.monotonic_ns()
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MqttSettings:
-    """Where and how to connect; validated on construction (ConfigError names the key)."""
-
-    host: str = "127.0.0.1"
-    port: int = 1883
-    username: str | None = None
-    password: str | None = None
-    tls: bool = False
-    ca_file: Path | None = None
-    cert_file: Path | None = None
-    key_file: Path | None = None
-    keepalive_s: int = 30
-    timeout_s: float = 10.0
-    backoff_initial_s: float = 0.5
-    backoff_max_s: float = 30.0
-    topic_root: str = DEFAULT_ROOT
-    batch_size: int = 100
-
-    def __post_init__(self) -> None:
-        if not self.host:
-            raise ConfigError(_SOURCE, "host", "must not be empty")
-        if not 1 <= self.port <= 65535:
-            raise ConfigError(_SOURCE, "port", f"must be 1..65535, got {self.port}")
-        if self.password is not None and self.username is None:
-            raise ConfigError(_SOURCE, "password", "given without a username")
-        if self.key_file is not None and self.cert_file is None:
-            raise ConfigError(_SOURCE, "key_file", "given without cert_file")
-        if not 1 <= self.keepalive_s <= 65535:
-            raise ConfigError(_SOURCE, "keepalive_s", f"must be 1..65535, got {self.keepalive_s}")
-        if not self.timeout_s > 0:
-            raise ConfigError(_SOURCE, "timeout_s", f"must be positive, got {self.timeout_s}")
-        if not 0 < self.backoff_initial_s <= self.backoff_max_s:
-            raise ConfigError(
-                _SOURCE, "backoff_initial_s",
-                f"need 0 < backoff_initial_s <= backoff_max_s, got {self.backoff_initial_s} "
-                f"and {self.backoff_max_s}",
-            )
-        if self.batch_size < 1:
-            raise ConfigError(_SOURCE, "batch_size", f"must be at least 1, got {self.batch_size}")
-        try:
-            validate_root(self.topic_root)
-        except TopicError as exc:
-            raise ConfigError(_SOURCE, "topic_root", str(exc)) from None
-
-    @property
-    def uses_tls(self) -> bool:
-        """True when TLS is asked for, explicitly or by giving a CA or client certificate."""
-        return self.tls or self.ca_file is not None or self.cert_file is not None
-
-    def ssl_context(self) -> ssl.SSLContext | None:
-        """The TLS context (server verified against ``ca_file`` or the system CAs), or None."""
-        if not self.uses_tls:
-            return None
-        for key, path in (("ca_file", self.ca_file), ("cert_file", self.cert_file),
-                          ("key_file", self.key_file)):
-            if path is not None and not path.is_file():
-                raise ConfigError(_SOURCE, key, f"{path} is not a readable file")
-        try:
-            context = ssl.create_default_context(
-                cafile=str(self.ca_file) if self.ca_file is not None else None
-            )
-            if self.cert_file is not None:
-                context.load_cert_chain(
-                    str(self.cert_file), str(self.key_file) if self.key_file else None
-                )
-        except (ssl.SSLError, OSError) as exc:
-            raise ConfigError(_SOURCE, "tls", f"cannot load certificates: {exc}") from None
-        return context
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,9 +140,6 @@ class OutboxOrderError(RuntimeError):
 class _Counts:
     published: int = 0
     resent: int = 0
-    connections: int = 0
-    reconnects: int = 0
-    connect_failures: int = 0
     subscribed: bool = False
     commands: int = 0
     command_errors: int = 0
@@ -250,7 +168,7 @@ class MqttLink:
         *,
         command_keys: KeyRing,
         status_extra: Callable[[], Mapping[str, Any]] | None = None,
-        clock: Clock | None = None,
+        clock: StampSource | None = None,
         rng: random.Random | None = None,
     ) -> None:
         if signer.key_id != identity.table:
@@ -268,15 +186,18 @@ class MqttLink:
         self._status_extra = status_extra
         self._clock = clock or _system_clock
         self._rng = rng if rng is not None else random.Random()
-        self._ssl = settings.ssl_context()
         self._log = _log.bind(venue=identity.venue, table=identity.table)
+        settings.ssl_context()  # TLS files are checked now, not at the first connect
+        self._session = MqttSession(
+            settings, client_id=identity.table, clean_session=False, will=self._will,
+            steady_s=settings.backoff_max_s, rng=self._rng, log=self._log)
         self._counts = _Counts()
         self._resend: deque[OutboxItem] = deque()
         self._wake = asyncio.Event()
         self._closing = asyncio.Event()
         self._connected = asyncio.Event()
         self._subscribed = asyncio.Event()  # connected and the cmd subscription granted
-        self._client: aiomqtt.Client | None = None
+        self._client: MqttClient | None = None
         self._task: asyncio.Task[None] | None = None
 
     # --- public surface --------------------------------------------------------------------
@@ -355,8 +276,8 @@ class MqttLink:
             subscribed=self.connected and c.subscribed,
             published=c.published,
             resent=c.resent,
-            reconnects=c.reconnects,
-            connect_failures=c.connect_failures,
+            reconnects=self._session.reconnects,
+            connect_failures=self._session.connect_failures,
             commands=c.commands,
             commands_rejected=sum(c.rejections.values()),
             rejections=dict(c.rejections),
@@ -376,7 +297,7 @@ class MqttLink:
         try:
             await client.publish(self.topics.status, self._availability("online"), qos=1,
                                  retain=True)
-        except aiomqtt.MqttError as exc:
+        except MqttError as exc:
             self._log.warning("mqtt_status_not_published", error=str(exc))
             return False
         return True
@@ -396,75 +317,20 @@ class MqttLink:
             raise
 
     async def _reconnecting(self) -> None:
-        backoff = Backoff(
-            initial=self.settings.backoff_initial_s,
-            maximum=self.settings.backoff_max_s,
-            rng=self._rng,
-        )
-        loop = asyncio.get_running_loop()
-        while not self._closing.is_set():
-            started = loop.time()
-            try:
-                await self._connection()
-            except* aiomqtt.MqttError as group:
-                if not self.connected:
-                    self._counts.connect_failures += 1
-                self._log.warning(
-                    "mqtt_disconnected" if self.connected else "mqtt_connect_failed",
-                    error="; ".join(str(e) for e in group.exceptions),
-                    host=self.settings.host, port=self.settings.port,
-                )
-            finally:
-                if self.connected and loop.time() - started >= self.settings.backoff_max_s:
-                    # Only a connection that lasted resets the backoff: a broker that accepts
-                    # and then drops us at once (a second client with our id, an ACL) must
-                    # not be hammered at the initial delay.
-                    backoff.reset()
-                self._connected.clear()
-                self._subscribed.clear()
-                self._client = None
-            if self._closing.is_set():
-                break
-            delay = backoff.next_delay()
-            self._log.info("mqtt_reconnect_wait", delay_s=round(delay, 3), attempt=backoff.attempt)
-            with contextlib.suppress(TimeoutError):
-                # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation
-                async with asyncio.timeout(delay):
-                    await self._closing.wait()
+        await self._session.run(self._connection, self._closing)
 
-    def _new_client(self) -> aiomqtt.Client:
-        s = self.settings
-        will = aiomqtt.Will(
-            self.topics.status,
-            self._availability("offline", clean=False),
-            qos=1,
-            retain=True,
-        )
-        return aiomqtt.Client(
-            s.host,
-            s.port,
-            identifier=self.identity.table,
-            clean_session=False,
-            will=will,
-            keepalive=s.keepalive_s,
-            timeout=s.timeout_s,
-            username=s.username,
-            password=s.password,
-            tls_context=self._ssl,
-        )
+    def _will(self) -> Will:
+        return Will(self.topics.status, self._availability("offline", clean=False), qos=1,
+                    retain=True)
 
-    async def _connection(self) -> None:
+    async def _connection(self, client: MqttClient) -> None:
         """One connection, from CONNECT to its end; returns normally only when closing."""
-        client = self._new_client()
-        async with client:
-            self._counts.connections += 1
-            self._counts.reconnects = self._counts.connections - 1
-            self._client = client
-            self._connected.set()
+        self._client = client
+        self._connected.set()
+        try:
             self._log.info("mqtt_connected", host=self.settings.host, port=self.settings.port,
-                           reconnects=self._counts.reconnects)
-            granted = await client.subscribe(self.topics.cmd, qos=1)
-            self._counts.subscribed = not any(suback_refused(code) for code in granted)
+                           reconnects=self._session.reconnects)
+            self._counts.subscribed = await client.subscribe(self.topics.cmd, qos=1)
             if not self._counts.subscribed:
                 # Publishing goes on (scores matter more); the operator must fix the ACL.
                 self._log.error("mqtt_cmd_subscription_refused", topic=self.topics.cmd)
@@ -482,10 +348,14 @@ class MqttLink:
                 retain=True,
             )
             self._log.info("mqtt_closed", published=self._counts.published)
+        finally:
+            self._connected.clear()
+            self._subscribed.clear()
+            self._client = None
 
     # --- outbox -> broker ------------------------------------------------------------------
 
-    async def _drain(self, client: aiomqtt.Client) -> None:
+    async def _drain(self, client: MqttClient) -> None:
         """Publish resend requests, then pending outbox messages in seq order, until closing."""
         while not self._closing.is_set():
             if self._resend:
@@ -525,7 +395,7 @@ class MqttLink:
             self._log.warning("mqtt_outbox_repeats_published", first_seq=seqs[0],
                               last_published=last)
 
-    async def _publish(self, client: aiomqtt.Client, message: OutboxItem) -> None:
+    async def _publish(self, client: MqttClient, message: OutboxItem) -> None:
         envelope = envelope_for(
             message, venue=self.identity.venue, table=self.identity.table, signer=self._signer
         )
@@ -534,18 +404,15 @@ class MqttLink:
 
     # --- broker -> commands ----------------------------------------------------------------
 
-    async def _receive(self, client: aiomqtt.Client) -> None:
-        async for message in client.messages:
-            topic = message.topic.value
-            if topic != self.topics.cmd:
+    async def _receive(self, client: MqttClient) -> None:
+        async for message in client.messages():
+            if message.topic != self.topics.cmd:
                 # amqtt sends retained messages of other clients' subscriptions (D12).
-                self._log.debug("mqtt_foreign_message_dropped", topic=topic)
+                self._log.debug("mqtt_foreign_message_dropped", topic=message.topic)
                 continue
-            payload = message.payload
-            raw = bytes(payload) if isinstance(payload, bytes | bytearray) else b""
-            await self._command(client, raw)
+            await self._command(client, message.payload)
 
-    async def _command(self, client: aiomqtt.Client, raw: bytes) -> None:
+    async def _command(self, client: MqttClient, raw: bytes) -> None:
         try:
             envelope = verify_envelope(raw, self._command_keys)
             self._check_addressee(envelope)
@@ -576,7 +443,7 @@ class MqttLink:
         if target != self.identity.table:
             raise _Rejected(WRONG_TABLE, f"command body names table {target!r}")
 
-    async def _reject(self, client: aiomqtt.Client, raw: bytes, reason: str, detail: str) -> None:
+    async def _reject(self, client: MqttClient, raw: bytes, reason: str, detail: str) -> None:
         self._counts.rejections[reason] += 1
         detail = detail if len(detail) <= _MAX_DETAIL else detail[:_MAX_DETAIL] + "..."
         claimed = _claimed(raw)
@@ -593,7 +460,7 @@ class MqttLink:
         )
         try:
             await client.publish(self.topics.events, notice.encode(), qos=1, retain=False)
-        except aiomqtt.MqttError as exc:
+        except MqttError as exc:
             self._log.warning("mqtt_rejection_not_published", error=str(exc))
 
     # --- availability ----------------------------------------------------------------------
@@ -610,23 +477,6 @@ class MqttLink:
             type=AVAILABILITY_TYPE, body=body, boot=self.identity.boot_id, mono=mono,
             signer=self._signer,
         ).encode()
-
-
-def suback_refused(code: object) -> bool:
-    """A SUBACK return code of failure (0x80 and above; paho gives ints or ReasonCodes)."""
-    value = getattr(code, "value", code)
-    return isinstance(value, int) and value >= 0x80
-
-
-def exception_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
-    """The exceptions inside a (nested) exception group, flattened."""
-    leaves: list[BaseException] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            leaves.extend(exception_leaves(exc))
-        else:
-            leaves.append(exc)
-    return leaves
 
 
 def _claimed(raw: bytes) -> dict[str, Any]:

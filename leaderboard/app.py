@@ -31,13 +31,11 @@ from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import aiomqtt
 import uvicorn
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
-from controller.mqtt_link import MqttSettings, exception_leaves
 from game.errors import ConfigError
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import LeaderboardConfig
@@ -51,14 +49,15 @@ from runtime import sd_notify
 from runtime.logs import get_logger
 from runtime.settings_files import read_tournament
 from wire.envelope import EnvelopeError, seal
+from wire.mqtt import MqttClient, MqttError, MqttSettings, exception_leaves
 from wire.signing import Signer, load_private_key
 from wire.topics import TableTopics, standings_topic
 
 __all__ = [
     "STANDINGS_TYPE",
     "LeaderboardService",
+    "PublishError",
     "SdNotify",
-    "SendError",
     "ServiceLink",
     "enrol_tables",
     "mqtt_settings",
@@ -68,7 +67,7 @@ __all__ = [
 STANDINGS_TYPE: Final = "standings"
 _log = get_logger("leaderboard.app")
 
-Clock = Callable[[], datetime]
+WallClock = Callable[[], datetime]
 
 
 def _utc_now() -> datetime:
@@ -135,8 +134,9 @@ def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> li
     return changes
 
 
-class SendError(Exception):
-    """A command that could not be handed to the broker (not connected, or the publish failed)."""
+class PublishError(Exception):
+    """A message the service could not hand to the broker (not connected, or the publish
+    failed); the desk's commands become leaderboard.desk_sender.SendError."""
 
 
 class ServiceLink:
@@ -162,7 +162,7 @@ class ServiceLink:
 
     def __init__(self, settings: MqttSettings, signer: Signer, feed: StandingsFeed, *,
                  venue: str, client_id: str, shared_group: str | None = None,
-                 clock: Clock = _utc_now, gap_check_s: float = 0.5) -> None:
+                 clock: WallClock = _utc_now, gap_check_s: float = 0.5) -> None:
         self.settings = settings
         self.venue = venue
         self.topic = standings_topic(venue, settings.topic_root)
@@ -185,7 +185,7 @@ class ServiceLink:
         self._link: IngestLink | None = None
 
     @property
-    def _client(self) -> aiomqtt.Client | None:
+    def _client(self) -> MqttClient | None:
         return self._link.client if self._link is not None else None
 
     @property
@@ -208,8 +208,7 @@ class ServiceLink:
 
     async def send(self, command: DeskCommand) -> None:
         """Deliver one desk command (leaderboard.desk_sender.CommandSender)."""
-        from leaderboard.desk_sender import SendError as DeskSendError  # noqa: PLC0415
-        from leaderboard.desk_sender import seal_command  # noqa: PLC0415
+        from leaderboard.desk_sender import SendError, seal_command  # noqa: PLC0415
 
         envelope = seal_command(command, venue=self.venue, signer=self._signer,
                                 wall=self._clock())
@@ -217,8 +216,8 @@ class ServiceLink:
         try:
             await self._publish(topic, envelope.encode(),
                                 what=f"{command.command} for table {command.table}")
-        except SendError as exc:
-            raise DeskSendError(f"{command.command} for table {command.table} (seq"
+        except PublishError as exc:
+            raise SendError(f"{command.command} for table {command.table} (seq"
                                 f" {command.seq}) is recorded but was not delivered: {exc}"
                                 ) from exc
         self.commands_sent += 1
@@ -226,12 +225,12 @@ class ServiceLink:
     async def _publish(self, topic: str, payload: bytes, *, what: str) -> None:
         client = self._client
         if client is None:
-            raise SendError(f"{what}: not connected to the broker"
-                            f" {self.settings.host}:{self.settings.port}")
+            raise PublishError(f"{what}: not connected to the broker"
+                               f" {self.settings.host}:{self.settings.port}")
         try:
-            await client.publish(topic, payload, qos=1, timeout=self.settings.timeout_s)
-        except aiomqtt.MqttError as exc:
-            raise SendError(f"{what}: {exc}") from exc
+            await client.publish(topic, payload, qos=1)
+        except MqttError as exc:
+            raise PublishError(f"{what}: {exc}") from exc
 
     # ---- the connection ----------------------------------------------------------------------
 
@@ -252,7 +251,7 @@ class ServiceLink:
         finally:
             self._link = None
 
-    async def _standings(self, client: aiomqtt.Client, stop: asyncio.Event) -> None:
+    async def _standings(self, client: MqttClient, stop: asyncio.Event) -> None:
         seen = 0  # a new connection publishes the latest version again
         while not stop.is_set() and not self._feed.is_closed():
             current = self._feed.current
@@ -298,7 +297,7 @@ class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: LeaderboardConfig, *, notify: SdNotify | None = None,
-                 clock: Clock = _utc_now, settings: TournamentSettings | None = None) -> None:
+                 clock: WallClock = _utc_now, settings: TournamentSettings | None = None) -> None:
         self.config = config
         self.notify = notify or SdNotify()
         self.clock = clock

@@ -3,7 +3,7 @@
 A command (`leaderboard.desk.DeskCommand`) becomes the envelope the tables verify
 (wire/envelope.py): ``table`` = the desk's key id, ``type`` = the command name, ``seq``
 = the command's audit row id, body ``{"table": ..., "command": ..., "command_id": ...,
-...args}``. `MqttDeskSender` publishes it at QoS 1 (aiomqtt, one connection per command: the
+...args}``. `DeskSender` publishes it at QoS 1 (wire.mqtt, one connection per command: the
 desk sends a few a minute); `RecordingSender` keeps what it would send, for tests and dry
 runs; `NullSender` drops everything.
 """
@@ -17,11 +17,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final, Protocol
 
-import aiomqtt
-
-from controller.mqtt_link import MqttSettings
 from leaderboard.desk import DeskCommand
 from wire.envelope import Envelope, seal
+from wire.mqtt import MqttError, MqttSettings, publish_once
 from wire.signing import Signer
 from wire.topics import TableTopics, validate_id
 
@@ -68,13 +66,10 @@ class DeskSender:
         topic = TableTopics(self.venue, command.table, self.settings.topic_root).cmd
         s = self.settings
         try:
-            async with aiomqtt.Client(
-                s.host, s.port, username=s.username, password=s.password,
-                identifier=f"{self.signer.key_id}-{command.seq}-{uuid.uuid4().hex[:6]}",
-                tls_context=s.ssl_context(), keepalive=s.keepalive_s, timeout=s.timeout_s,
-            ) as client:
-                await client.publish(topic, envelope.encode(), qos=1, timeout=s.timeout_s)
-        except (aiomqtt.MqttError, OSError) as exc:
+            await publish_once(
+                s, topic, envelope.encode(), qos=1,
+                client_id=f"{self.signer.key_id}-{command.seq}-{uuid.uuid4().hex[:6]}")
+        except (MqttError, OSError) as exc:
             raise SendError(
                 f"{command.command} for table {command.table} (seq {command.seq}) is recorded"
                 f" but was not delivered to {s.host}:{s.port}: {exc}"

@@ -7,9 +7,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import aiomqtt
-
 from wire.envelope import seal
+from wire.mqtt import MqttSettings, publish_once
 from wire.signing import Signer
 from wire.topics import TableTopics
 
@@ -32,7 +31,6 @@ class VirtualDesk:
                               "command_id": f"{self.signer.key_id}-{self._seq}", **body},
                         boot="virtual-desk", mono=time.monotonic_ns(), signer=self.signer)
         topic = TableTopics(self.venue, table).cmd
-        async with aiomqtt.Client(self.host, self.port,
-                                  identifier=f"{self.signer.key_id}-{self._seq}") as client:
-            await client.publish(topic, envelope.encode(), qos=1)
+        await publish_once(MqttSettings(host=self.host, port=self.port), topic,
+                           envelope.encode(), qos=1, client_id=f"{self.signer.key_id}-{self._seq}")
         return self._seq

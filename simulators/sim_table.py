@@ -7,12 +7,11 @@ import asyncio
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-import aiomqtt
-
 from runtime.backoff import Backoff
 from runtime.logs import get_logger
 from simulators.desk import VirtualDesk
 from simulators.virtual_table import TableStuck, VirtualTable
+from wire.mqtt import MqttError
 from wire.signing import Signer, load_private_key, save_private_key
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ def virtual_table_task(config: TableConfig, desk_signer: Signer
                         raise OSError("the table is not connected to the broker") from None
                     await desk.send(config.table, command, **body)
                     return
-                except (aiomqtt.MqttError, OSError) as exc:
+                except (MqttError, OSError) as exc:
                     if loop.time() > deadline:
                         raise TableStuck(f"the virtual desk could not send {command}:"
                                          f" {exc}") from exc

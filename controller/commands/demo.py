@@ -17,13 +17,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
-
 from controller.cli import CommandError
 from controller.config import parse_table_config
 from game.money import format_rand
 from simulators.table_files import simulated_table_toml
 from wire.envelope import EnvelopeError, verify_envelope
+from wire.mqtt import MqttSettings, connect
 from wire.signing import KeyRing, load_private_key
 from wire.topics import TableTopics
 
@@ -200,13 +199,13 @@ class _Watcher:
 
     async def watch(self, port: int, config: Any) -> None:
         topics = TableTopics(config.venue, config.table)
-        async with aiomqtt.Client("127.0.0.1", port, identifier="demo-watcher") as client:
+        async with connect(MqttSettings(host="127.0.0.1", port=port),
+                           client_id="demo-watcher") as client:
             for topic in (topics.events, topics.scores, topics.status):
                 await client.subscribe(topic, qos=1)
-            async for message in client.messages:
+            async for message in client.messages():
                 try:
-                    env = verify_envelope(bytes(message.payload),
-                                          self.keyring)
+                    env = verify_envelope(message.payload, self.keyring)
                 except EnvelopeError as exc:
                     print(f"  !! rejected message on {message.topic}: {exc}")
                     continue

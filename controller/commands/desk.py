@@ -45,7 +45,6 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from controller.cli import CommandError
-from controller.mqtt_link import MqttSettings
 from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -55,6 +54,7 @@ from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import ID_KINDS, LIST_KINDS, import_list, in_force, read_list
 from runtime.settings_files import read_tournament
+from wire.mqtt import MqttSettings
 from wire.signing import SigningError, load_private_key
 from wire.topics import DEFAULT_ROOT
 

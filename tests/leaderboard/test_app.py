@@ -16,7 +16,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 import pytest
 
 from tests.fixtures.services import MqttBroker
@@ -33,6 +32,7 @@ from tests.leaderboard.support import (
     start,
 )
 from wire.envelope import Envelope, verify_envelope
+from wire.mqtt import MqttClient, MqttSettings, connect
 from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics, standings_topic
 
@@ -59,13 +59,12 @@ async def retained_standings(run: Running, *, containing: str) -> Envelope:
     """The retained standings message, once one contains `containing`; verified."""
     ring = KeyRing([run.leaderboard_key.public_key])
     topic = standings_topic(VENUE, run.root)
-    async with aiomqtt.Client(run.broker.host, run.broker.port,
-                              identifier=f"display-{secrets.token_hex(3)}") as client:
+    async with connect(broker_settings(run), client_id=f"display-{secrets.token_hex(3)}"
+                       ) as client:
         await client.subscribe(topic, qos=1)
-        async for message in client.messages:
-            if message.topic.value != topic or not message.payload:
+        async for message in client.messages():
+            if message.topic != topic or not message.payload:
                 continue
-            assert isinstance(message.payload, bytes)
             envelope = verify_envelope(message.payload, ring)
             if containing in message.payload.decode():
                 return envelope
@@ -114,8 +113,7 @@ async def test_a_gap_makes_the_service_ask_the_table_to_resend(running: Running)
     run = running
     cmd = TableTopics(VENUE, "t01", run.root).cmd
     ring = KeyRing([run.leaderboard_key.public_key])
-    async with aiomqtt.Client(run.broker.host, run.broker.port,
-                              identifier=f"t01-{secrets.token_hex(3)}") as client:
+    async with connect(broker_settings(run), client_id=f"t01-{secrets.token_hex(3)}") as client:
         await client.subscribe(cmd, qos=1)
         first = run.table.envelope("alert", {"kind": "x", "message": "one"}, START)
         run.table.envelope("alert", {"kind": "x", "message": "lost"}, START)  # seq 2 is lost
@@ -131,8 +129,7 @@ async def test_desk_commands_go_out_signed_through_the_service(running: Running)
     run = running
     cmd = TableTopics(VENUE, "t01", run.root).cmd
     ring = KeyRing([run.leaderboard_key.public_key])
-    async with aiomqtt.Client(run.broker.host, run.broker.port,
-                              identifier=f"t01-{secrets.token_hex(3)}") as client:
+    async with connect(broker_settings(run), client_id=f"t01-{secrets.token_hex(3)}") as client:
         await client.subscribe(cmd, qos=1)
         answer = await http_post(run.port, "/api/desk/heats",
                                  {"actor": "desk-1", "table": "t01", "stage": "qualifying"},
@@ -156,9 +153,12 @@ async def test_systemd_hears_ready_watchdog_and_stopping(tmp_path: Path, mqtt_br
     assert "WATCHDOG" in calls
 
 
-async def next_command(client: aiomqtt.Client, ring: KeyRing) -> Envelope:
+async def next_command(client: MqttClient, ring: KeyRing) -> Envelope:
     """The next message on the subscribed cmd topic, verified against `ring`."""
-    async for message in client.messages:
-        assert isinstance(message.payload, bytes)
-        return verify_envelope(message.payload, ring)
-    raise AssertionError("the subscription ended")  # pragma: no cover
+    message = await client.next_message()
+    return verify_envelope(message.payload, ring)
+
+
+def broker_settings(run: Running) -> MqttSettings:
+    """The test broker, for a client of the test's own (a display, a table)."""
+    return MqttSettings(host=run.broker.host, port=run.broker.port)

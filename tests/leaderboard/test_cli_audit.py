@@ -16,11 +16,12 @@ import sqlalchemy as sa
 from alembic import command
 
 from controller.cli import EXIT_ERROR, main
-from controller.commands.leaderboard import AUDIT_FAILED, audit_messages
+from controller.commands.leaderboard import AUDIT_FAILED
+from leaderboard.audit import audit_messages
 from leaderboard.db import alembic_config, make_engine
 from leaderboard.models import AuditEntry, Message, TableRecord
 from tests.fixtures.services import Database
-from tests.leaderboard.test_ingest import (
+from tests.leaderboard.ingest_support import (
     T0,
     FakeClock,
     FakeTable,

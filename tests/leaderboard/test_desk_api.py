@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from controller.mqtt_link import MqttSettings
 from controller.table_service import TableService
 from drivers.chip_registry import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
@@ -41,6 +40,7 @@ from tests.fixtures.services import MqttBroker
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
 from tests.leaderboard.test_desk import final_field, qualifying_field
 from wire.envelope import seal, verify_envelope
+from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics
 

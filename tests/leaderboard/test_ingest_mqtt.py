@@ -10,20 +10,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
-import aiomqtt
 import pytest
 import sqlalchemy as sa
 
 from controller.embedded_broker import EmbeddedBroker
-from controller.mqtt_link import MqttSettings
 from leaderboard.ingest import Ingestor, MqttResender, SubscriptionRefused, stopped_within
 from leaderboard.models import Message
 from tests.fixtures.services import MqttBroker
-from tests.leaderboard.test_ingest import VENUE, FakeTable, enroll, key_of, progress, scores
+from tests.leaderboard.ingest_support import VENUE, FakeTable, enroll, key_of, progress, scores
 from wire.envelope import EnvelopeError, verify_envelope
+from wire.mqtt import MqttClient, MqttSettings, connect
 from wire.signing import KeyRing, PublicKey
 
 GUARD_S = 20.0  # against hangs only
@@ -60,20 +60,20 @@ class MqttTable:
         self.commands = KeyRing([command_key])
         self.requests: list[int] = []
         self.ready = asyncio.Event()
-        self._client: aiomqtt.Client | None = None
+        self._client: MqttClient | None = None
 
     async def run(self) -> None:
         identifier = f"fake-{self.table.table}-{secrets.token_hex(4)}"
-        async with aiomqtt.Client(self.broker.host, self.broker.port,
-                                  identifier=identifier) as client:
+        async with connect(MqttSettings(host=self.broker.host, port=self.broker.port),
+                           client_id=identifier) as client:
             self._client = client
             await client.subscribe(self.table.topics.cmd, qos=1)
             self.ready.set()
-            async for message in client.messages:
-                if str(message.topic) != self.table.topics.cmd:
+            async for message in client.messages():
+                if message.topic != self.table.topics.cmd:
                     continue  # amqtt sends other subscriptions' retained messages
                 try:
-                    command = verify_envelope(bytes(message.payload), self.commands)  # type: ignore[arg-type]
+                    command = verify_envelope(message.payload, self.commands)
                 except EnvelopeError:
                     continue
                 body = command.body
@@ -100,9 +100,9 @@ def settings_for(broker: MqttBroker, root: str) -> MqttSettings:
 
 
 @asynccontextmanager
-async def running(*coros: object) -> AsyncIterator[list[asyncio.Task[None]]]:
+async def running(*coros: Coroutine[Any, Any, None]) -> AsyncIterator[list[asyncio.Task[None]]]:
     """Run tasks for the block; cancel them after (re-raising what failed)."""
-    tasks = [asyncio.create_task(c) for c in coros]  # type: ignore[arg-type]
+    tasks = [asyncio.create_task(c) for c in coros]
     try:
         yield tasks
     finally:

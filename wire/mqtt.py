@@ -1,0 +1,425 @@
+"""MQTT for every client in the project: the only module that imports aiomqtt (2.x).
+
+    async with connect(settings, client_id="t01", will=Will(topic, payload)) as client:
+        await client.subscribe_all([topic_filter])          # SubscriptionRefused if refused
+        await client.publish(topic, payload, qos=1, retain=True)
+        async for message in client.messages(): ...
+
+    session = MqttSession(settings, client_id="t01", clean_session=False)
+    await session.run(on_connected, stop)   # reconnects with jittered backoff until stop
+
+``connect`` is one connection; ``MqttSession`` keeps one up until ``stop`` is set, calling
+``on_connected(client)`` on each, and waits a jittered exponential backoff
+(runtime.backoff) after a failure. ``publish_once`` is a short connection for one message.
+
+Exceptions (aiomqtt's are mapped at this boundary, ``from`` the original)::
+
+    MqttError
+     +-- ConnectFailed         the broker could not be reached, or refused the CONNECT
+     +-- ConnectionLost        an open connection failed (a publish, a subscribe, the reader)
+     +-- SubscriptionRefused   a SUBACK refused a filter (also a ConfigError: retrying cannot help)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import ssl
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import aiomqtt
+import structlog
+
+from game.errors import ConfigError
+from runtime.backoff import Backoff
+from wire.topics import DEFAULT_ROOT, SHARED_PREFIX, TopicError, validate_root
+
+__all__ = [
+    "ConnectFailed",
+    "ConnectionLost",
+    "MqttClient",
+    "MqttError",
+    "MqttSession",
+    "MqttSettings",
+    "Received",
+    "SubscriptionRefused",
+    "Will",
+    "connect",
+    "exception_leaves",
+    "publish_once",
+    "stopped_within",
+    "suback_refused",
+]
+
+_SOURCE: Final = "mqtt settings"
+_log = structlog.get_logger("wire.mqtt")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MqttSettings:
+    """Where and how to connect; validated on construction (ConfigError names the key)."""
+
+    host: str = "127.0.0.1"
+    port: int = 1883
+    username: str | None = None
+    password: str | None = None
+    tls: bool = False
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    keepalive_s: int = 30
+    timeout_s: float = 10.0
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    topic_root: str = DEFAULT_ROOT
+    batch_size: int = 100
+
+    def __post_init__(self) -> None:
+        if not self.host:
+            raise ConfigError(_SOURCE, "host", "must not be empty")
+        if not 1 <= self.port <= 65535:
+            raise ConfigError(_SOURCE, "port", f"must be 1..65535, got {self.port}")
+        if self.password is not None and self.username is None:
+            raise ConfigError(_SOURCE, "password", "given without a username")
+        if self.key_file is not None and self.cert_file is None:
+            raise ConfigError(_SOURCE, "key_file", "given without cert_file")
+        if not 1 <= self.keepalive_s <= 65535:
+            raise ConfigError(_SOURCE, "keepalive_s", f"must be 1..65535, got {self.keepalive_s}")
+        if not self.timeout_s > 0:
+            raise ConfigError(_SOURCE, "timeout_s", f"must be positive, got {self.timeout_s}")
+        if not 0 < self.backoff_initial_s <= self.backoff_max_s:
+            raise ConfigError(
+                _SOURCE, "backoff_initial_s",
+                f"need 0 < backoff_initial_s <= backoff_max_s, got {self.backoff_initial_s} "
+                f"and {self.backoff_max_s}",
+            )
+        if self.batch_size < 1:
+            raise ConfigError(_SOURCE, "batch_size", f"must be at least 1, got {self.batch_size}")
+        try:
+            validate_root(self.topic_root)
+        except TopicError as exc:
+            raise ConfigError(_SOURCE, "topic_root", str(exc)) from None
+
+    @property
+    def uses_tls(self) -> bool:
+        """True when TLS is asked for, explicitly or by giving a CA or client certificate."""
+        return self.tls or self.ca_file is not None or self.cert_file is not None
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context (server verified against ``ca_file`` or the system CAs), or None."""
+        if not self.uses_tls:
+            return None
+        for key, path in (("ca_file", self.ca_file), ("cert_file", self.cert_file),
+                          ("key_file", self.key_file)):
+            if path is not None and not path.is_file():
+                raise ConfigError(_SOURCE, key, f"{path} is not a readable file")
+        try:
+            context = ssl.create_default_context(
+                cafile=str(self.ca_file) if self.ca_file is not None else None
+            )
+            if self.cert_file is not None:
+                context.load_cert_chain(
+                    str(self.cert_file), str(self.key_file) if self.key_file else None
+                )
+        except (ssl.SSLError, OSError) as exc:
+            raise ConfigError(_SOURCE, "tls", f"cannot load certificates: {exc}") from None
+        return context
+
+
+# --- exceptions --------------------------------------------------------------------------------
+
+
+class MqttError(Exception):
+    """Something went wrong talking to the broker (the root of this module's exceptions)."""
+
+
+class ConnectFailed(MqttError):
+    """The broker could not be reached, or refused the connection (credentials, TLS, ACL)."""
+
+
+class ConnectionLost(MqttError):
+    """An open connection failed: a publish or subscribe that did not complete, the reader."""
+
+
+class SubscriptionRefused(MqttError, ConfigError):
+    """The broker refused a subscription; reconnecting cannot help, so nothing retries it.
+
+    The message names the setting to look at: ``shared_group`` for a refused
+    ``$share/...`` filter, the client's read rights (``username``) otherwise.
+    """
+
+    def __init__(self, topic_filter: str, host: str, port: int) -> None:
+        self.topic_filter = topic_filter
+        if topic_filter.startswith(SHARED_PREFIX):
+            ConfigError.__init__(
+                self, "mqtt", "shared_group",
+                f"the broker at {host}:{port} refused the shared subscription {topic_filter}:"
+                " it does not deliver shared subscriptions (the embedded amqtt broker does"
+                " not); use Mosquitto, or remove shared_group")
+        else:
+            ConfigError.__init__(
+                self, "mqtt", "username",
+                f"the broker at {host}:{port} refused the subscription {topic_filter}:"
+                " check this client's read rights in the broker's ACL")
+
+
+def suback_refused(code: object) -> bool:
+    """A SUBACK return code of failure (0x80 and above; paho gives ints or ReasonCodes)."""
+    value = getattr(code, "value", code)
+    return isinstance(value, int) and value >= 0x80
+
+
+def exception_leaves(group: BaseExceptionGroup[BaseException]) -> list[BaseException]:
+    """The exceptions inside a (nested) exception group, flattened."""
+    leaves: list[BaseException] = []
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            leaves.extend(exception_leaves(exc))
+        else:
+            leaves.append(exc)
+    return leaves
+
+
+# --- one connection ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Will:
+    """The last will: published by the broker if the connection ends without DISCONNECT."""
+
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """One message the broker delivered."""
+
+    topic: str
+    payload: bytes
+    qos: int = 0
+    retain: bool = False
+
+
+def _payload_bytes(payload: object) -> bytes:
+    if isinstance(payload, bytes | bytearray):
+        return bytes(payload)
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    return b"" if payload is None else str(payload).encode("ascii")
+
+
+def _received(message: aiomqtt.Message) -> Received:
+    return Received(topic=message.topic.value, payload=_payload_bytes(message.payload),
+                    qos=int(message.qos), retain=bool(message.retain))
+
+
+def _inbox_type(made: list[asyncio.Queue[aiomqtt.Message]]
+                ) -> type[asyncio.Queue[aiomqtt.Message]]:
+    """A queue class for aiomqtt.Client(queue_type=...) that hands its instance to ``made``,
+    so that a reader can take a batch of what has arrived at once (MqttClient.take_nowait)."""
+
+    class Inbox(asyncio.Queue[aiomqtt.Message]):
+        def __init__(self, maxsize: int = 0) -> None:
+            super().__init__(maxsize)
+            made.append(self)
+
+    return Inbox
+
+
+class MqttClient:
+    """A connected client, valid inside its ``connect`` block; errors are this module's."""
+
+    def __init__(self, client: aiomqtt.Client, inbox: asyncio.Queue[aiomqtt.Message],
+                 settings: MqttSettings) -> None:
+        self._client = client
+        self._inbox = inbox
+        self.settings = settings
+
+    @property
+    def where(self) -> str:
+        """host:port of the broker, for messages."""
+        return f"{self.settings.host}:{self.settings.port}"
+
+    async def publish(self, topic: str, payload: bytes, *, qos: int = 1,
+                      retain: bool = False) -> None:
+        """Publish; at QoS 1 returns once the broker has acknowledged (PUBACK).
+
+        In aiomqtt 2.5.1 ``publish`` returns after the PUBACK: paho calls ``on_publish`` for
+        QoS 1 only from its PUBACK handler.
+        """
+        try:
+            await self._client.publish(topic, payload, qos=qos, retain=retain)
+        except aiomqtt.MqttError as exc:
+            raise ConnectionLost(f"publish to {topic} on {self.where}: {exc}") from exc
+
+    async def subscribe(self, topic_filter: str, *, qos: int = 1) -> bool:
+        """Subscribe to one filter; True if the broker granted it, False if its SUBACK refused."""
+        try:
+            granted = await self._client.subscribe(topic_filter, qos=qos)
+        except aiomqtt.MqttError as exc:
+            raise ConnectionLost(f"subscribe to {topic_filter} on {self.where}: {exc}") from exc
+        return not any(suback_refused(code) for code in granted)
+
+    async def subscribe_all(self, filters: Iterable[str], *, qos: int = 1) -> None:
+        """Subscribe to each filter in turn; SubscriptionRefused at the first one refused."""
+        for topic_filter in filters:
+            if not await self.subscribe(topic_filter, qos=qos):
+                _log.error("mqtt_subscription_refused", filter=topic_filter, broker=self.where)
+                raise SubscriptionRefused(topic_filter, self.settings.host, self.settings.port)
+
+    async def next_message(self) -> Received:
+        """The next message delivered (waits); ConnectionLost if the connection ends."""
+        try:
+            message = await anext(self._client.messages)
+        except aiomqtt.MqttError as exc:
+            raise ConnectionLost(f"reading from {self.where}: {exc}") from exc
+        return _received(message)
+
+    async def messages(self) -> AsyncIterator[Received]:
+        """Every message delivered, as it arrives, until the connection ends."""
+        while True:
+            yield await self.next_message()
+
+    def take_nowait(self, limit: int) -> list[Received]:
+        """Up to ``limit`` messages that have already arrived, without waiting."""
+        taken: list[Received] = []
+        while len(taken) < limit:
+            try:
+                taken.append(_received(self._inbox.get_nowait()))
+            except asyncio.QueueEmpty:
+                break
+        return taken
+
+
+@contextlib.asynccontextmanager
+async def connect(settings: MqttSettings, *, client_id: str | None = None,
+                  clean_session: bool | None = None, will: Will | None = None
+                  ) -> AsyncIterator[MqttClient]:
+    """One connection (MQTT 3.1.1, TLS and credentials from ``settings``), closed on exit.
+
+    ConnectFailed if it cannot be opened; an aiomqtt error in the block is ConnectionLost.
+    """
+    inboxes: list[asyncio.Queue[aiomqtt.Message]] = []
+    client = aiomqtt.Client(
+        settings.host, settings.port, identifier=client_id, clean_session=clean_session,
+        will=aiomqtt.Will(will.topic, will.payload, qos=will.qos, retain=will.retain)
+        if will is not None else None,
+        keepalive=settings.keepalive_s, timeout=settings.timeout_s,
+        username=settings.username, password=settings.password,
+        tls_context=settings.ssl_context(), queue_type=_inbox_type(inboxes),
+    )
+    where = f"{settings.host}:{settings.port}"
+    entered = False
+    try:
+        async with client:
+            entered = True
+            yield MqttClient(client, inboxes[0], settings)
+    except aiomqtt.MqttError as exc:
+        if not entered:
+            raise ConnectFailed(f"cannot connect to {where}: {exc}") from exc
+        raise ConnectionLost(f"connection to {where}: {exc}") from exc
+
+
+async def publish_once(settings: MqttSettings, topic: str, payload: bytes, *, client_id: str,
+                       qos: int = 1, retain: bool = False) -> None:
+    """Publish one message on a short connection of its own (for rare messages)."""
+    async with connect(settings, client_id=client_id) as client:
+        await client.publish(topic, payload, qos=qos, retain=retain)
+
+
+async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait until ``stop`` is set or ``seconds`` pass; True if ``stop`` is set.
+
+    ``asyncio.timeout`` rather than ``wait_for``: on Python 3.11 ``wait_for`` can swallow a
+    cancellation that arrives as the inner wait completes.
+    """
+    if not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await stop.wait()
+    return stop.is_set()
+
+
+# --- a connection kept up -----------------------------------------------------------------------
+
+OnConnected = Callable[[MqttClient], Awaitable[None]]
+
+
+class MqttSession:
+    """Keeps one connection to the broker until ``stop``, reconnecting after any failure.
+
+    ``run(on_connected, stop)`` connects, calls ``on_connected(client)`` (which returns when
+    it is done with the connection, normally once ``stop`` is set), and after a
+    ConnectFailed or ConnectionLost waits a jittered exponential backoff and connects again.
+    The backoff starts again only after a connection that lasted ``steady_s`` (a broker that
+    accepts and at once drops us - a second client with our id, an ACL - must not be
+    hammered at the initial delay), or when the owner calls ``backoff.reset()``.
+    ``will`` is called on each connect, so the will can carry fresh content.
+    Other exceptions (SubscriptionRefused, a bug) end ``run``. ``log`` is a structlog logger
+    with the owner's context bound (the default names the client id).
+    """
+
+    def __init__(self, settings: MqttSettings, *, client_id: str,
+                 clean_session: bool | None = None, will: Callable[[], Will] | None = None,
+                 steady_s: float | None = None, rng: random.Random | None = None,
+                 log: Any = None) -> None:
+        self.settings = settings
+        self.client_id = client_id
+        self.clean_session = clean_session
+        self.backoff = Backoff(initial=settings.backoff_initial_s,
+                               maximum=settings.backoff_max_s, rng=rng)
+        self.connections = 0  # connections opened
+        self.connect_failures = 0  # attempts that never connected
+        self._will = will
+        self._steady_s = steady_s
+        self._connected = False
+        self._log = log if log is not None else _log.bind(client_id=client_id)
+
+    @property
+    def connected(self) -> bool:
+        """True while a connection is open."""
+        return self._connected
+
+    @property
+    def reconnects(self) -> int:
+        """Connections opened after the first."""
+        return max(0, self.connections - 1)
+
+    async def run(self, on_connected: OnConnected, stop: asyncio.Event) -> None:
+        """Connect and reconnect until ``stop`` is set (see the class docstring)."""
+        s = self.settings
+        loop = asyncio.get_running_loop()
+        while not stop.is_set():
+            started = loop.time()
+            try:
+                async with connect(s, client_id=self.client_id, clean_session=self.clean_session,
+                                   will=self._will() if self._will is not None else None
+                                   ) as client:
+                    self.connections += 1
+                    self._connected = True
+                    await on_connected(client)
+            except* (ConnectFailed, ConnectionLost) as group:
+                if not self._connected:
+                    self.connect_failures += 1
+                self._log.warning(
+                    "mqtt_disconnected" if self._connected else "mqtt_connect_failed",
+                    error="; ".join(str(e) for e in group.exceptions), host=s.host, port=s.port)
+            finally:
+                if (self._connected and self._steady_s is not None
+                        and loop.time() - started >= self._steady_s):
+                    self.backoff.reset()
+                self._connected = False
+            if stop.is_set():
+                break
+            delay = self.backoff.next_delay()
+            self._log.info("mqtt_reconnect_wait", delay_s=round(delay, 3),
+                           attempt=self.backoff.attempt)
+            if await stopped_within(stop, delay):
+                break
