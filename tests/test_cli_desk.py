@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-import controller.commands.desk as desk_cli
+import controller.commands.desk_actions as desk_cli
 from controller.cli import EXIT_ERROR, main
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_sender import RecordingSender, SendError

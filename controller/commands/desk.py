@@ -30,46 +30,18 @@ Commands to tables are signed with the desk's key and published on the table's c
 from __future__ import annotations
 
 import argparse
-import asyncio
-import getpass
-import json
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
-from datetime import UTC, date, datetime
+from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-from sqlalchemy.orm import Session
-
-from controller.cli import CommandError
-from game.money import InvalidAmount, format_rand, parse_rand
+from controller.commands import desk_actions as act
+from game.money import InvalidAmount, parse_rand
 from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
-from leaderboard import desk
-from leaderboard.db import make_engine, upgrade
-from leaderboard.desk import DeskCommand, Place, PrizeView
-from leaderboard.desk_sender import CommandSender, DeskSender, SendError
-from leaderboard.eligibility import ID_KINDS, LIST_KINDS, import_list, in_force, read_list
-from runtime.settings_files import read_tournament
-from wire.mqtt import MqttSettings
-from wire.signing import SigningError, load_private_key
+from leaderboard.eligibility import ID_KINDS, LIST_KINDS
 from wire.topics import DEFAULT_ROOT
 
-__all__ = ["DEFAULT_DB", "make_sender", "now", "register"]
-
-DEFAULT_DB = "sqlite:///var/leaderboard.sqlite"
-
-
-def now() -> datetime:
-    """The desk's clock (UTC); tests replace it."""
-    return datetime.now(UTC)
-
-
-def _clock() -> datetime:
-    return now()
+__all__ = ["register"]
 
 
 # ---- arguments ----------------------------------------------------------------------------
@@ -77,8 +49,8 @@ def _clock() -> datetime:
 
 def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--db", metavar="URL", default=DEFAULT_DB,
-                   help=f"the leaderboard database (default {DEFAULT_DB})")
+    p.add_argument("--db", metavar="URL", default=act.DEFAULT_DB,
+                   help=f"the leaderboard database (default {act.DEFAULT_DB})")
     p.add_argument("--tournament", metavar="FILE", type=Path,
                    help="tournament settings file (default: the one in force)")
     p.add_argument("--by", metavar="NAME", default=None,
@@ -149,7 +121,7 @@ def _patron_actions(add: _Add) -> None:
     a.add_argument("--id-kind", required=True, choices=ID_KINDS)
     a.add_argument("--id-number", required=True)
     a.add_argument("--birth-date", required=True, type=_day, metavar="YYYY-MM-DD")
-    a.set_defaults(handler=run_register)
+    a.set_defaults(handler=act.run_register)
 
     a = add("import-list", "import an exclusion or staff list (CSV: id_number, name[, ...])")
     a.add_argument("kind", choices=LIST_KINDS)
@@ -157,26 +129,26 @@ def _patron_actions(add: _Add) -> None:
     a.add_argument("--source", required=True, help="who issued the list")
     a.add_argument("--date", required=True, type=_day, metavar="YYYY-MM-DD",
                    help="the list's date")
-    a.set_defaults(handler=run_import_list)
+    a.set_defaults(handler=act.run_import_list)
 
     a = add("lists", "show the lists in force")
-    a.set_defaults(handler=run_lists)
+    a.set_defaults(handler=act.run_lists)
 
     a = add("check", "check a patron's (or a person's) eligibility now")
     a.add_argument("--patron", metavar="ID")
     a.add_argument("--id-number")
     a.add_argument("--name")
     a.add_argument("--birth-date", type=_day, metavar="YYYY-MM-DD")
-    a.set_defaults(handler=run_check)
+    a.set_defaults(handler=act.run_check)
 
     a = add("buy", "sell a qualifying entry (inside the heat window)")
     a.add_argument("--patron", metavar="ID", required=True)
-    a.set_defaults(handler=run_buy)
+    a.set_defaults(handler=act.run_buy)
 
     a = add("refund", "refund an entry not yet seated: its buy-in leaves the pools; --why is"
             " required")
     a.add_argument("--entry", metavar="ID", required=True)
-    a.set_defaults(handler=run_refund)
+    a.set_defaults(handler=act.run_refund)
 
 
 def _score_actions(add: _Add) -> None:
@@ -184,7 +156,7 @@ def _score_actions(add: _Add) -> None:
             " entry's recorded score, so it no longer counts; the table's record is kept;"
             " --why is required")
     a.add_argument("--entry", metavar="ID", required=True)
-    a.set_defaults(handler=run_void_score)
+    a.set_defaults(handler=act.run_void_score)
 
     a = add("correct-score", "a supervisor's ruling on a disputed score (rules 22, 23): the"
             " standings count the corrected figure instead of the table's, whose record is"
@@ -192,7 +164,7 @@ def _score_actions(add: _Add) -> None:
     a.add_argument("--entry", metavar="ID", required=True)
     a.add_argument("--score", metavar="AMOUNT", required=True,
                    help="the corrected score, e.g. R1,500.00")
-    a.set_defaults(handler=run_correct_score)
+    a.set_defaults(handler=act.run_correct_score)
 
 
 def _table_actions(add: _Add) -> None:
@@ -200,56 +172,56 @@ def _table_actions(add: _Add) -> None:
     a.add_argument("--table", required=True)
     a.add_argument("--stage", required=True, choices=[s.value for s in Stage])
     a.add_argument("--heat-id", default=None)
-    a.set_defaults(handler=run_open_heat)
+    a.set_defaults(handler=act.run_open_heat)
 
     a = add("close-heat", "close the heat at a table", send=True)
     a.add_argument("--table", required=True)
-    a.set_defaults(handler=run_close_heat)
+    a.set_defaults(handler=act.run_close_heat)
 
     a = add("seat", "seat an entry at a table (eligibility checked again)", send=True)
     a.add_argument("--entry", metavar="ID", required=True)
     a.add_argument("--table", required=True)
     a.add_argument("--seat", type=int, default=None,
                    help="the seat (semi-final and Final places have theirs already)")
-    a.set_defaults(handler=run_seat)
+    a.set_defaults(handler=act.run_seat)
 
     a = add("unseat", "take an entry out of its seat (during a hand the table holds it until"
             " the hand ends): it records no score (rule 14) and is not seated again; --why is"
             " required", send=True)
     a.add_argument("--entry", metavar="ID", required=True)
-    a.set_defaults(handler=run_unseat)
+    a.set_defaults(handler=act.run_unseat)
 
     a = add("table-fault", "take a table out of service mid-heat: its unfinished entries are"
             " refunded (semi-final and Final places freed to be seated again) and its heat"
             " closed; the table is told, for when it comes back; --why is required", send=True)
     a.add_argument("--table", required=True)
-    a.set_defaults(handler=run_table_fault)
+    a.set_defaults(handler=act.run_table_fault)
 
     a = add("resend", "send a recorded table command again (same seq)", send=True)
     a.add_argument("seq", type=int)
-    a.set_defaults(handler=run_resend)
+    a.set_defaults(handler=act.run_resend)
 
 
 def _place_actions(add: _Add) -> None:
     for stage, name in ((Stage.SEMI_FINAL, "semis"), (Stage.FINAL, "final")):
         a = add(name, f"show the {stage} places (--allocate: allocate them)")
         a.add_argument("--allocate", action="store_true")
-        a.set_defaults(handler=run_places, stage=stage)
+        a.set_defaults(handler=act.run_places, stage=stage)
 
     a = add("proxy", "nominate a proxy for a patron's extra place")
     a.add_argument("--entry", metavar="PLACE", required=True)
     a.add_argument("--proxy", metavar="PATRON", required=True)
-    a.set_defaults(handler=run_proxy)
+    a.set_defaults(handler=act.run_proxy)
 
     a = add("choose-seat", "select a semi-final place's heat and seat")
     a.add_argument("--entry", metavar="PLACE", required=True)
     a.add_argument("--heat", type=int, required=True)
     a.add_argument("--seat", type=int, required=True)
-    a.set_defaults(handler=run_choose_seat)
+    a.set_defaults(handler=act.run_choose_seat)
 
     a = add("draw", "draw the Final's seats (or --replay a stored draw)")
     a.add_argument("--replay", metavar="ID", type=int, default=None)
-    a.set_defaults(handler=run_draw)
+    a.set_defaults(handler=act.run_draw)
 
 
 def _prize_actions(add: _Add) -> None:
@@ -258,415 +230,20 @@ def _prize_actions(add: _Add) -> None:
     a.add_argument("--week", type=int, default=None)
     a.add_argument("--prize", type=_cents, default=None, metavar="AMOUNT",
                    help="the weekly prize, e.g. R5,000")
-    a.set_defaults(handler=run_award)
+    a.set_defaults(handler=act.run_award)
 
     a = add("claim", "record a prize claimed and signed for")
     a.add_argument("award", type=int, metavar="AWARD_ID")
     a.add_argument("--id-number", required=True, help="the claimant's document number")
     a.add_argument("--receipt", default=None, help="the signed receipt's number")
-    a.set_defaults(handler=run_claim)
+    a.set_defaults(handler=act.run_claim)
 
     a = add("prizes", "list the prizes and their claim status")
-    a.set_defaults(handler=run_prizes)
+    a.set_defaults(handler=act.run_prizes)
 
     a = add("audit", "show the audit log, newest first")
     a.add_argument("--limit", type=int, default=50)
     a.add_argument("--action", default=None)
-    a.set_defaults(handler=run_audit)
+    a.set_defaults(handler=act.run_audit)
 
 
-# ---- plumbing -----------------------------------------------------------------------------
-
-
-def _engine(url: str) -> Engine:
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        raise CommandError(f"--db {url!r} is not a database URL") from None
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    return make_engine(url)
-
-
-@contextmanager
-def _session(args: argparse.Namespace) -> Iterator[Session]:
-    engine = _engine(args.db)
-    try:
-        upgrade(engine)
-        with Session(engine, expire_on_commit=False) as session:
-            yield session
-    except SQLAlchemyError as exc:
-        orig = getattr(exc, "orig", None)
-        detail = " ".join(str(orig if orig is not None else exc).split())
-        raise CommandError(f"database {make_url(args.db).render_as_string()}: {detail[:300]}"
-                           ) from None
-    finally:
-        engine.dispose()
-
-
-def _settings(args: argparse.Namespace) -> TournamentSettings:
-    return read_tournament(args.tournament)
-
-
-def _actor(args: argparse.Namespace) -> str:
-    if args.by:
-        return str(args.by)
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        raise CommandError("name the operator with --by") from None
-
-
-def make_sender(args: argparse.Namespace) -> CommandSender:
-    """The MQTT sender for the desk's key and venue (tests replace this)."""
-    if args.key is None or args.venue is None:
-        raise CommandError("sending to a table needs --key (the desk's signing key) and"
-                           " --venue (the tables' venue id)")
-    host, _, port = str(args.broker).rpartition(":")
-    if not host or not port.isdigit():
-        raise CommandError(f"--broker {args.broker!r}: write it as HOST:PORT")
-    password = None
-    if args.password_file is not None:
-        password = Path(args.password_file).read_text(encoding="utf-8").strip()
-    try:
-        signer = load_private_key(args.key)
-        settings = MqttSettings(host=host, port=int(port), username=args.username,
-                                password=password, ca_file=args.ca_file,
-                                topic_root=args.topic_root)
-        return DeskSender(settings, venue=args.venue, signer=signer)
-    except (SigningError, ValueError) as exc:
-        raise CommandError(str(exc)) from None
-
-
-def _send(args: argparse.Namespace, command: DeskCommand) -> None:
-    sender = make_sender(args)
-    try:
-        asyncio.run(sender.send(command))
-    except SendError as exc:
-        raise CommandError(f"{exc} (send it again with `showdown desk resend {command.seq}`)"
-                           ) from None
-
-
-def _jsonable(value: Any) -> Any:
-    if is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(asdict(value))
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, datetime | date):
-        return value.isoformat()
-    return value
-
-
-def _print(args: argparse.Namespace, data: Any, lines: Sequence[str]) -> None:
-    if args.json:
-        print(json.dumps(_jsonable(data), sort_keys=True))
-    else:
-        for line in lines:
-            print(line)
-
-
-def _local(settings: TournamentSettings, moment: datetime) -> str:
-    return f"{moment.astimezone(settings.tz):%Y-%m-%d %H:%M}"
-
-
-# ---- actions ------------------------------------------------------------------------------
-
-
-def run_register(args: argparse.Namespace) -> int:
-    """Register a patron; prints the patron id."""
-    settings = _settings(args)
-    with _session(args) as s:
-        patron = desk.register_patron(s, settings, _clock, actor=_actor(args), name=args.name,
-                                      id_kind=args.id_kind, id_number=args.id_number,
-                                      birth_date=args.birth_date, why=args.why)
-    _print(args, {"patron_id": patron.patron_id}, [f"registered {patron.patron_id}"])
-    return 0
-
-
-def run_import_list(args: argparse.Namespace) -> int:
-    """Import a list file."""
-    rows = read_list(args.file)
-    with _session(args) as s:
-        result = import_list(s, kind=args.kind, rows=rows, source=args.source,
-                             source_date=args.date, at=now(), actor=_actor(args))
-        s.commit()
-    _print(args, result, [
-        f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
-        f" {result.source_date}" + (f" (replaces {result.replaced} rows)" if result.replaced
-                                    else "")])
-    return 0
-
-
-def run_lists(args: argparse.Namespace) -> int:
-    """Show the lists in force."""
-    with _session(args) as s:
-        lists = list(in_force(s))
-    data = [{"kind": k, "source": src, "source_date": d, "rows": n} for k, src, d, n in lists]
-    _print(args, data, [f"{k}: {src}, dated {d}, {n} rows" for k, src, d, n in lists]
-           or ["no lists imported"])
-    return 0
-
-
-def run_check(args: argparse.Namespace) -> int:
-    """Check eligibility; exit 0 if eligible, 1 if not (the refusal is recorded)."""
-    settings = _settings(args)
-    with _session(args) as s:
-        verdict = desk.check_person(s, settings, _clock, actor=_actor(args),
-                                    patron_id=args.patron, id_number=args.id_number,
-                                    name=args.name, birth_date=args.birth_date)
-    _print(args, {"eligible": verdict.eligible, "reasons": verdict.reasons},
-           ["eligible"] if verdict.eligible else [f"not eligible: {r}" for r in verdict.reasons])
-    return 0 if verdict.eligible else 1
-
-
-def run_buy(args: argparse.Namespace) -> int:
-    """Sell an entry; prints the entry id."""
-    settings = _settings(args)
-    with _session(args) as s:
-        entry = desk.buy_entry(s, settings, _clock, actor=_actor(args), patron_id=args.patron,
-                               why=args.why)
-    _print(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
-                  "buy_in_cents": entry.buy_in_cents},
-           [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
-            f" ({format_rand(entry.buy_in_cents)})"])
-    return 0
-
-
-def run_refund(args: argparse.Namespace) -> int:
-    """Refund an entry that has not been seated."""
-    with _session(args) as s:
-        entry = desk.refund_entry(s, _clock, actor=_actor(args), entry_id=args.entry,
-                                  why=args.why)
-    _print(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
-           [f"entry {entry.entry_id} refunded: pay the patron"
-            f" {format_rand(entry.buy_in_cents)}"])
-    return 0
-
-
-def run_void_score(args: argparse.Namespace) -> int:
-    """Void an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
-    settings = _settings(args)
-    with _session(args) as s:
-        ruling = desk.void_score(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
-                                 why=args.why)
-    _print(args, ruling, [f"entry {ruling.entry_id} score voided:"
-                          f" {format_rand(ruling.recorded_cents)} from {ruling.table} no"
-                          " longer counts"])
-    return 0
-
-
-def run_correct_score(args: argparse.Namespace) -> int:
-    """Correct an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
-    try:
-        score_cents = parse_rand(args.score)
-    except InvalidAmount as exc:
-        raise CommandError(f"--score: {exc}") from None
-    settings = _settings(args)
-    with _session(args) as s:
-        ruling = desk.correct_score(s, settings, _clock, actor=_actor(args),
-                                    entry_id=args.entry, score_cents=score_cents, why=args.why)
-    assert ruling.counted_cents is not None  # a correction always counts a figure
-    _print(args, ruling, [f"entry {ruling.entry_id} score corrected:"
-                          f" {format_rand(ruling.recorded_cents)} from {ruling.table} now"
-                          f" counts {format_rand(ruling.counted_cents)}"])
-    return 0
-
-
-def run_table_fault(args: argparse.Namespace) -> int:
-    """Take a table out of service mid-heat, and tell the table (for when it comes back)."""
-    make_sender(args)
-    with _session(args) as s:
-        fault = desk.table_fault(s, _clock, actor=_actor(args), table=args.table, why=args.why)
-    recorded = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
-    recorded += [f"entry {e} refunded: pay the patron {format_rand(c)}"
-                 for e, c in fault.refunded.items()]
-    recorded += [f"place {e} freed: seat it again (it is played from the start)"
-                 for e in fault.released]
-    if not args.json:  # what the desk recorded shows even if the table cannot be told
-        _print(args, fault, recorded)
-    for n, command in enumerate(fault.commands):
-        try:
-            _send(args, command)
-        except CommandError as exc:
-            unsent = ", ".join(str(c.seq) for c in fault.commands[n:])
-            raise CommandError(f"table {fault.table} is out of service at the desk, but the"
-                               f" table was not told: {exc}; unsent seq {unsent}") from None
-    _print(args, fault, [f"the table is sent {len(fault.commands)} commands (seq"
-                         f" {', '.join(str(c.seq) for c in fault.commands)}); it applies"
-                         " them if it comes back, so it does not play those entries on"])
-    return 0
-
-
-def run_open_heat(args: argparse.Namespace) -> int:
-    """Open a heat at a table."""
-    settings = _settings(args)
-    make_sender(args)  # refuse before recording anything if the sender cannot be made
-    with _session(args) as s:
-        command = desk.open_heat(s, settings, _clock, actor=_actor(args), table=args.table,
-                                 stage=args.stage, heat_id=args.heat_id, why=args.why)
-    _send(args, command)
-    _print(args, command, [f"heat {command.args['heat_id']} opened at table {command.table}"
-                           f" (seq {command.seq})"])
-    return 0
-
-
-def run_close_heat(args: argparse.Namespace) -> int:
-    """Close the heat at a table."""
-    make_sender(args)
-    with _session(args) as s:
-        command = desk.close_heat(s, _clock, actor=_actor(args), table=args.table, why=args.why)
-    _send(args, command)
-    _print(args, command, [f"heat closed at table {command.table} (seq {command.seq})"])
-    return 0
-
-
-def run_seat(args: argparse.Namespace) -> int:
-    """Seat an entry and send the seat command."""
-    settings = _settings(args)
-    make_sender(args)
-    with _session(args) as s:
-        seating = desk.seat_entry(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
-                                  table=args.table, seat=args.seat, why=args.why)
-    _send(args, seating.command)
-    _print(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
-                           f" {seating.seat}, heat {seating.heat_id} (seq {seating.command.seq})"])
-    return 0
-
-
-def run_unseat(args: argparse.Namespace) -> int:
-    """Record and send the unseat command for an entry that leaves before its last hand."""
-    make_sender(args)
-    with _session(args) as s:
-        command = desk.unseat_entry(s, _clock, actor=_actor(args), entry_id=args.entry,
-                                    why=args.why)
-    _send(args, command)
-    _print(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
-                           f" seat {command.args['seat']} (seq {command.seq}); it is withdrawn"
-                           " once the table confirms"])
-    return 0
-
-
-def run_resend(args: argparse.Namespace) -> int:
-    """Send a recorded command again."""
-    make_sender(args)
-    with _session(args) as s:
-        command = desk.resend_command(s, _clock, actor=_actor(args), seq=args.seq, why=args.why)
-    _send(args, command)
-    _print(args, command, [f"{command.command} for table {command.table} sent again"
-                           f" (seq {command.seq})"])
-    return 0
-
-
-def _place_line(p: Place) -> str:
-    score = format_rand(p.score_cents) if p.score_cents is not None else "-"
-    where = f"heat {p.heat} seat {p.seat}" if p.seat is not None else "no seat yet"
-    proxy = f", played by proxy {p.played_by}" if p.played_by else ""
-    return (f"{p.position or '-':>2}. {p.entry_id} (from {p.won_by}, {score}) holder"
-            f" {p.holder}{proxy}: {where}, {p.status}")
-
-
-def run_places(args: argparse.Namespace) -> int:
-    """Show (or allocate) the semi-final or Final places."""
-    settings = _settings(args)
-    stage: Stage = args.stage
-    with _session(args) as s:
-        if args.allocate:
-            allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
-            result = allocate(s, settings, _clock, actor=_actor(args), why=args.why)
-        else:
-            result = desk.places(s, settings, stage)
-    _print(args, result, [_place_line(p) for p in result]
-           or [f"no {stage} places allocated yet"])
-    return 0
-
-
-def run_proxy(args: argparse.Namespace) -> int:
-    """Nominate a proxy."""
-    settings = _settings(args)
-    with _session(args) as s:
-        row = desk.nominate_proxy(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
-                                  proxy_patron_id=args.proxy, why=args.why)
-        data = {"entry_id": row.entry_id, "holder": row.holder_patron_id,
-                "proxy": row.proxy_patron_id}
-    _print(args, data, [f"{data['proxy']} plays place {data['entry_id']} for {data['holder']}"])
-    return 0
-
-
-def run_choose_seat(args: argparse.Namespace) -> int:
-    """Select a semi-final heat and seat."""
-    settings = _settings(args)
-    with _session(args) as s:
-        place = desk.choose_seat(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
-                                 heat=args.heat, seat=args.seat, why=args.why)
-    _print(args, place, [_place_line(place)])
-    return 0
-
-
-def run_draw(args: argparse.Namespace) -> int:
-    """Draw the Final's seats, or replay a stored draw (exit 1 if the replay differs)."""
-    with _session(args) as s:
-        if args.replay is not None:
-            replay = desk.replay_draw(s, args.replay)
-            lines = [f"draw {replay.draw_id}: replay "
-                     + ("matches" if replay.matches else "DIFFERS from the stored result")]
-            lines += [f"  {e}: stored seat {st}, replayed seat {rp}" for (e, st), (_, rp)
-                      in zip(replay.stored, replay.replayed, strict=False)]
-            _print(args, {**asdict(replay), "matches": replay.matches}, lines)
-            return 0 if replay.matches else 1
-        settings = _settings(args)
-        outcome = desk.draw_final(s, settings, _clock, actor=_actor(args), why=args.why)
-    head = (f"draw {outcome.draw_id} " + ("(already drawn: reused)" if outcome.reused
-                                          else "made") + f", random bytes {outcome.random_hex}")
-    _print(args, outcome, [head] + [f"  {e}: seat {seat}" for e, seat
-                                    in sorted(outcome.seats.items(), key=lambda x: x[1])])
-    return 0
-
-
-def _prize_line(settings: TournamentSettings, p: PrizeView) -> str:
-    claimed = (f", claimed {_local(settings, p.claimed_at)} by {p.claimed_by}"
-               if p.claimed_at else "")
-    return (f"#{p.award_id} {p.kind} {p.place}: {format_rand(p.amount_cents)} to {p.patron_id}"
-            f" (entry {p.entry_id}) {p.status}, deadline {_local(settings, p.deadline)}"
-            f"{claimed}")
-
-
-def run_award(args: argparse.Namespace) -> int:
-    """Record a prize book."""
-    settings = _settings(args)
-    with _session(args) as s:
-        views = desk.award_prizes(s, settings, _clock, actor=_actor(args), kind=args.kind,
-                                  week=args.week, prize_cents=args.prize, why=args.why)
-    _print(args, views, [_prize_line(settings, v) for v in views] or ["nothing to award"])
-    return 0
-
-
-def run_claim(args: argparse.Namespace) -> int:
-    """Record a claim."""
-    settings = _settings(args)
-    with _session(args) as s:
-        view = desk.claim_prize(s, settings, _clock, actor=_actor(args), award_id=args.award,
-                                id_number=args.id_number, receipt=args.receipt, why=args.why)
-    _print(args, view, [_prize_line(settings, view)])
-    return 0
-
-
-def run_prizes(args: argparse.Namespace) -> int:
-    """List the prizes."""
-    settings = _settings(args)
-    with _session(args) as s:
-        views = desk.prizes(s, _clock)
-    _print(args, views, [_prize_line(settings, v) for v in views] or ["no prizes awarded"])
-    return 0
-
-
-def run_audit(args: argparse.Namespace) -> int:
-    """Show the audit log."""
-    with _session(args) as s:
-        rows = desk.audit_log(s, limit=args.limit, action=args.action)
-        data = [{"id": r.id, "at": r.at, "actor": r.actor, "action": r.action,
-                 "detail": r.detail} for r in rows]
-    _print(args, data, [f"{d['id']:>6} {d['at']:%Y-%m-%d %H:%M:%S} {d['actor']}: {d['action']}"
-                        f" {json.dumps(d['detail'], sort_keys=True)}" for d in data])
-    return 0
