@@ -22,9 +22,10 @@ from typing import Any
 
 import pytest
 
-from controller.app import TableDaemon, _Devices
+from controller.app import TableDaemon, TableDevices
 from controller.config import read_table_config
 from controller.journal import Journal
+from controller.wiring import ConfiguredDevices, wire_table
 from drivers.protocols import ShoeReading
 from drivers.readings import CardRead, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader, ShoeLink
@@ -429,12 +430,12 @@ def card_records(journal_path: Path) -> list[dict[str, Any]]:
 async def run_pump(tmp_path: Path, shoe: object, until: Callable[[TableDaemon], bool], *,
                    faults: tuple[str, ...] = ()) -> None:
     """One life of the daemon's shoe pump on the table's journal, until ``until`` holds."""
-    daemon = TableDaemon(read_table_config(daemon_config(tmp_path)))
+    daemon = wire_table(read_table_config(daemon_config(tmp_path))).daemon
     service, _ = daemon._load()
     daemon.journal = daemon._open_journal(service)
     daemon.service = service
     daemon.faults.extend(faults)
-    daemon.devices = _Devices(shoe=shoe, rfid=None)
+    daemon.devices = TableDevices(shoe=shoe, rfid=None)  # type: ignore[arg-type]
     try:
         pump = asyncio.create_task(daemon._pump_shoe())
         await wait_for(lambda: until(daemon) or pump.done())
@@ -520,9 +521,10 @@ async def test_the_daemon_does_not_confirm_what_it_could_not_journal(
 
 
 async def test_the_daemon_opens_its_shoes_with_ack_on_confirm(tmp_path: Path) -> None:
-    daemon = TableDaemon(read_table_config(daemon_config(tmp_path)))
-    _, registry = daemon._load()
+    config = read_table_config(daemon_config(tmp_path))
+    source = ConfiguredDevices(config)
+    registry = source.chip_registry()
     async with AsyncExitStack() as stack:
-        devices = daemon._devices(stack, registry)
+        devices = source.open(stack, registry)
         assert isinstance(devices.shoe, SerialCardReader)
         assert devices.shoe.ack == "on_confirm"

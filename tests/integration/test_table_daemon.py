@@ -48,13 +48,13 @@ from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal
 from controller.journal_models import TRIGGERS
 from controller.local_api import call
+from controller.wiring import wire_table
 from game.cards import parse_card
 from game.settle import WAGERS, SeatHand, SeatWagers, settle_hand
 from runtime.settings_files import read_paytables
 from simulators.desk import VirtualDesk
 from simulators.players import PlayerStyle, VirtualPlayer
-from simulators.table_files import simulated_table_toml
-from simulators.virtual_table import VirtualTable
+from simulators.table_toml import simulated_table_toml
 from tests.fixtures.services import MqttBroker, require_service
 from wire.envelope import Envelope, EnvelopeError, verify_envelope
 from wire.signing import KeyRing, Signer, save_private_key
@@ -375,12 +375,14 @@ async def test_a_whole_qualifying_heat_publishes_the_game_cores_scores(
     host, port = mqtt_broker.host, mqtt_broker.port
     table = make_table(tmp_path, short_dir, f"{host}:{port}")
     notify = RecordingNotify()
-    daemon = TableDaemon(table.config, notify=notify)
+    wired = wire_table(table.config, notify=notify)
+    daemon = wired.daemon
     notify.daemon = daemon
     played = asyncio.get_running_loop().create_future()
 
     async def play(d: TableDaemon) -> None:
-        vt = VirtualTable(d, desk=desk_sender(table, host, port), seed=7, players=3, heats=1)
+        vt = wired.virtual_table(desk=desk_sender(table, host, port), seed=7, players=3,
+                                 heats=1)
         try:
             await vt.run()
         except BaseException as exc:
@@ -521,7 +523,8 @@ async def test_a_broker_outage_mid_heat_loses_nothing(
         short_dir: Path) -> None:
     host, port = "127.0.0.1", outage_broker.port
     table = make_table(tmp_path, short_dir, f"{host}:{port}", seed=11)
-    daemon = TableDaemon(table.config, notify=RecordingNotify())
+    wired = wire_table(table.config, notify=RecordingNotify())
+    daemon = wired.daemon
     daemon.notify.daemon = daemon  # type: ignore[attr-defined]
     # Mosquitto keeps the subscriber's persistent session across its restart (persistence on);
     # amqtt keeps nothing, so there the subscriber may have to ask for a resend (below).
@@ -544,7 +547,7 @@ async def test_a_broker_outage_mid_heat_loses_nothing(
 
     async with Subscriber(host, port, table, persistent=persistent) as sub, \
             running(daemon) as stop:
-        vt = VirtualTable(daemon, desk=send, seed=11, players=3)
+        vt = wired.virtual_table(desk=send, seed=11, players=3)
         entries = {seat: f"{table.config.table.upper()}-E{seat}" for seat in (1, 2, 3)}
         await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-outage")
         for seat, entry in entries.items():
@@ -660,10 +663,11 @@ def showdown(*args: str) -> subprocess.CompletedProcess[str]:
 async def play_offline(table: Table, hands: int) -> list[str]:
     """Play `hands` hands while the broker is unreachable; returns the hand ids (all pending)."""
     notify = RecordingNotify()
-    daemon = TableDaemon(table.config, notify=notify)
+    wired = wire_table(table.config, notify=notify)
+    daemon = wired.daemon
     notify.daemon = daemon
     async with running(daemon) as stop:
-        vt = VirtualTable(daemon, seed=5, players=2)  # desk commands straight in: no broker
+        vt = wired.virtual_table(seed=5, players=2)  # desk commands straight in: no broker
         await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-damaged")
         for seat in (1, 2):
             await vt.send_desk("seat", entry_id=f"E{seat}", seat=seat)
@@ -699,7 +703,8 @@ async def error_state_run(table: Table, host: str, port: int) -> tuple[Subscribe
     notice has arrived, whatever the daemon published before it has arrived too.
     """
     notify = RecordingNotify()
-    daemon = TableDaemon(table.config, notify=notify)
+    wired = wire_table(table.config, notify=notify)
+    daemon = wired.daemon
     notify.daemon = daemon
     async with Subscriber(host, port, table) as sub:
         async with running(daemon) as stop:
@@ -784,13 +789,14 @@ async def test_a_damaged_journal_puts_the_table_in_the_error_state(
         assert replaced.returncode == 0, replaced.stdout + replaced.stderr
         assert list(journal_path.parent.glob(f"{journal_path.name}.retired-*"))
         notify = RecordingNotify()
-        daemon = TableDaemon(table.config, notify=notify)
+        wired = wire_table(table.config, notify=notify)
+        daemon = wired.daemon
         notify.daemon = daemon
         async with Subscriber(host, port, table) as sub, running(daemon) as stop:
             status = await call(table.config.api.socket, {"action": "status"})
             assert status["detail"]["state"] == "running" and status["detail"]["faults"] == []
             assert daemon.devices is not None
-            vt = VirtualTable(daemon, desk=desk_sender(table, host, port))
+            vt = wired.virtual_table(desk=desk_sender(table, host, port))
             await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-afresh")
             await sub.wait_for("the new heat", lambda: any(
                 m.type == "heat.opened" for m in sub.arrivals))
@@ -809,10 +815,11 @@ async def test_the_error_state_publishes_no_stored_message(
     host, port = mqtt_broker.host, mqtt_broker.port
     offline = make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}", seed=5)
     notify = RecordingNotify()
-    daemon = TableDaemon(offline.config, notify=notify)
+    wired = wire_table(offline.config, notify=notify)
+    daemon = wired.daemon
     notify.daemon = daemon
     async with running(daemon) as stop:  # the broker is unreachable: everything stays pending
-        vt = VirtualTable(daemon, seed=5, players=1)
+        vt = wired.virtual_table(seed=5, players=1)
         await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-pending")
         await vt.send_desk("seat", entry_id="E1", seat=1)
         assert await stop() == 0
@@ -839,12 +846,13 @@ async def test_chips_left_on_a_spot_are_still_seen_when_the_seat_changes_entry(
     # No broker is needed: the link keeps trying in the background; desk commands go straight in.
     table = make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}")
     notify = RecordingNotify()
-    daemon = TableDaemon(table.config, notify=notify)
+    wired = wire_table(table.config, notify=notify)
+    daemon = wired.daemon
     notify.daemon = daemon
     async with running(daemon) as stop:
         assert daemon.devices is not None
-        chips = daemon.devices.rfid_sim
-        vt = VirtualTable(daemon)
+        chips = wired.devices.rfid_sim
+        vt = wired.virtual_table()
         await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-spots")
         await vt.send_desk("seat", entry_id="E1", seat=1)
         await vt.send_desk("seat", entry_id="E2", seat=2)

@@ -1,4 +1,4 @@
-"""A simulated table whose broker is away when its virtual desk first sends (simulators.sim_table).
+"""A simulated table whose broker is away when its virtual desk first sends (controller.wiring).
 
 Produced for real: the table points at a port where nothing listens yet; an embedded broker
 starts there a little later. The virtual desk keeps trying, and the heat is played in full.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from controller.app import TableDaemon
 from controller.embedded_broker import EmbeddedBroker
-from simulators.sim_table import _SUBSCRIBED_WAIT_S, prepare_sim, virtual_table_task
+from controller.wiring import _SUBSCRIBED_WAIT_S, prepare_sim, virtual_table_task, wire_table
 from tests.integration.test_table_daemon import make_table, short_dir  # noqa: F401
 
 GUARD_S = 120.0  # against hangs only
@@ -30,8 +30,9 @@ async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
     port = _unused_port()
     table = make_table(tmp_path, short_dir, f"127.0.0.1:{port}")
     desk_keys, desk = prepare_sim(table.config)
-    daemon = TableDaemon(table.config, extra_desk_keys=desk_keys)
-    dealer = virtual_table_task(table.config, desk)
+    wired = wire_table(table.config, extra_desk_keys=desk_keys)
+    daemon = wired.daemon
+    dealer = virtual_table_task(wired, desk)
     finished = asyncio.Event()
 
     async def play(d: TableDaemon) -> None:
