@@ -2,9 +2,9 @@
 
 By default (what `make demo` runs) the central leaderboard service starts with its page, a
 few simulated tables play heats of simulated patrons who registered and bought entries at the
-desk, and the page fills as their scores arrive (controller.demo_floor). ``--table-only`` runs
-one table daemon on the embedded broker instead, with a subscriber that prints each hand and
-score as it arrives, checking every signature and that no sequence number is missing.
+desk, and the page fills as their scores arrive (controller.commands.demo_floor).
+``--table-only`` runs one table daemon on the embedded broker instead, with a subscriber that
+prints each hand and score as it arrives, checking every signature and that no sequence number is missing.
 `showdown heat` is the offline explainer.
 """
 
@@ -84,10 +84,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _floor(args: argparse.Namespace) -> int:
-    """The simulated floor (controller.demo_floor) in a fresh or a kept directory."""
+    """The simulated floor (controller.commands.demo_floor) in a fresh or a kept directory."""
     import sys  # noqa: PLC0415
 
-    from controller.demo_floor import FloorPlan  # noqa: PLC0415
+    from controller.commands.demo_floor import FloorPlan  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
@@ -118,7 +118,7 @@ def _floor(args: argparse.Namespace) -> int:
 async def _run_floor(plan: Any, linger: float | None) -> int:
     import signal  # noqa: PLC0415
 
-    from controller.demo_floor import SimulatedFloor  # noqa: PLC0415
+    from controller.commands.demo_floor import SimulatedFloor  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level="error")  # device alerts show on the page's feed

@@ -1,4 +1,4 @@
-"""The demo floor's generated settings and simulated patrons (controller.demo_floor)."""
+"""The demo floor's generated settings and simulated patrons (controller.commands.demo_floor)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.demo_floor import demo_tournament
+from controller.commands.demo_floor import demo_tournament
 from game.schedule import QualifyingSchedule
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings, parse_tournament

@@ -1,5 +1,5 @@
 """A simulated casino floor: the central leaderboard service, several simulated tables and
-simulated patrons at the registration desk. What `showdown demo` runs.
+simulated patrons at the registration desk: the composition root `showdown demo` runs.
 
 Everything is the production code wired as on a real floor, in one process:
 
