@@ -4,8 +4,8 @@ By default (what `make demo` runs) the central leaderboard service starts with i
 few simulated tables play heats of simulated patrons who registered and bought entries at the
 desk, and the page fills as their scores arrive (controller.commands.demo_floor).
 ``--table-only`` runs one table daemon on the embedded broker instead, with a subscriber that
-prints each hand and score as it arrives, checking every signature and that no sequence number is missing.
-`showdown heat` is the offline explainer.
+prints each hand and score as it arrives, checking every signature and that no sequence
+number is missing. `showdown heat` is the offline explainer.
 """
 
 from __future__ import annotations
