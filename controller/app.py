@@ -29,10 +29,10 @@ from controller.mqtt_link import MqttLink, MqttSettings, TableIdentity
 from controller.table_service import Applied, TableService
 from drivers.chip_registry import ChipRegistry
 from drivers.protocols import CardReader, ChipReader
-from drivers.readings import CardRead, ChipInventory, DeviceAlert, ShoeStatus
+from drivers.readings import CardReading, ChipInventory, DeviceAlert, ShoeStatus
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
-from runtime import sd_notify
 from runtime.logs import get_logger
+from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
 from wire.signing import KeyRing, load_private_key
@@ -40,30 +40,6 @@ from wire.signing import KeyRing, load_private_key
 __all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
 
 _log = get_logger("showdown.table")
-
-
-class SdNotify:
-    """systemd notifications (no-ops outside systemd); tests pass a recording stand-in."""
-
-    def ready(self) -> None:
-        """READY=1: self-test passed, inputs are being taken."""
-        sd_notify.ready()
-
-    def watchdog(self) -> None:
-        """WATCHDOG=1: the loop is alive and working."""
-        sd_notify.watchdog()
-
-    def stopping(self) -> None:
-        """STOPPING=1: a clean shutdown has begun."""
-        sd_notify.stopping()
-
-    def status(self, text: str) -> None:
-        """STATUS=...: one line for `systemctl status`."""
-        sd_notify.status(text)
-
-    def watchdog_interval(self) -> float | None:
-        """Seconds systemd allows between pings, or None without a watchdog."""
-        return sd_notify.watchdog_interval()
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,13 +66,13 @@ class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: TableConfig, *, devices: DeviceSource,
-                 clock: ClockSource = system_clock, notify: SdNotify | None = None,
+                 clock: ClockSource = system_clock, notify: Notifier | None = None,
                  extra_desk_keys: Mapping[str, str] | None = None) -> None:
         self.config = config
         self.device_source = devices
         self.extra_desk_keys = dict(extra_desk_keys or {})
         self.clock = clock
-        self.notify = notify or SdNotify()
+        self.notify = notify or Notifier()
         self.journal: Journal | None = None
         self.service: TableService | None = None
         self.link: MqttLink | None = None
@@ -253,7 +229,7 @@ class TableDaemon:
         # delivers again after a restart (journaled, but the ACK never left) is not applied twice.
         last_read = await asyncio.to_thread(_last_shoe_reads, self.journal)
         async for reading in shoe:
-            if isinstance(reading, CardRead):
+            if isinstance(reading, CardReading):
                 last = last_read.get(reading.device)
                 if (reading.session is not None and last is not None
                         and last[0] == reading.session and reading.read_index <= last[1]):

@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from sqlalchemy import event, exc, insert, pool, select, update
 from sqlalchemy.engine import Connection, Engine
 
-from controller.clock import Clock, ClockSource, system_clock
+from controller.clock import ClockReading, ClockSource, system_clock
 from controller.journal_models import (
     APPLICATION_ID,
     SCHEMA_VERSION,
@@ -479,7 +479,7 @@ class Journal:
     # ----------------------------------------------------------------------------------------
     # writing
 
-    def append(self, *, kind: str, payload: Mapping[str, Any], clock: Clock,
+    def append(self, *, kind: str, payload: Mapping[str, Any], clock: ClockReading,
                outgoing: Callable[[JournalRecord], Sequence[OutgoingLike]],
                ) -> tuple[JournalRecord, list[OutboxMessage]]:
         """Append one input and the messages it causes in ONE transaction (journal first).
@@ -668,14 +668,14 @@ class Journal:
     # ----------------------------------------------------------------------------------------
     # internals
 
-    def _append(self, kind: str, payload: Mapping[str, Any], clock: Clock,
+    def _append(self, kind: str, payload: Mapping[str, Any], clock: ClockReading,
                 outgoing: Callable[[JournalRecord], Sequence[OutgoingLike]],
                 setup: Callable[[Connection], None] | None = None,
                 ) -> tuple[JournalRecord, list[OutboxMessage]]:
         if not isinstance(payload, Mapping):
             raise JournalError(f"payload must be a mapping, got {type(payload).__name__}")
-        if not isinstance(clock, Clock):
-            raise JournalError(f"clock must be a Clock reading, got {type(clock).__name__}")
+        if not isinstance(clock, ClockReading):
+            raise JournalError(f"clock must be a ClockReading, got {type(clock).__name__}")
         payload_text = canonical_json(payload, what="payload")
         wall = _wall_text(clock.wall)
         with self._write() as conn:
@@ -920,7 +920,7 @@ def _checked(row: _Row) -> CheckedMessage:
 
 
 def _outbox_rows(produced: Sequence[OutgoingLike], *, record: JournalRecord, wall: str,
-                 clock: Clock, last_seq: int, prev: str,
+                 clock: ClockReading, last_seq: int, prev: str,
                  ) -> tuple[list[dict[str, Any]], list[OutboxMessage]]:
     if isinstance(produced, (str, bytes, Mapping)) or not isinstance(produced, Sequence):
         raise JournalError(f"outgoing must return a sequence of messages, got "

@@ -17,7 +17,7 @@ from typing import Any
 
 import aiomqtt
 
-from controller.app import SdNotify, TableDaemon, TableDevices, run_table
+from controller.app import TableDaemon, TableDevices, run_table
 from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
@@ -32,6 +32,7 @@ from game.errors import ConfigError
 from game.house import HouseRules
 from runtime.backoff import Backoff
 from runtime.logs import get_logger
+from runtime.sd_notify import Notifier
 from simulators.desk import VirtualDesk
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
@@ -150,7 +151,7 @@ class WiredTable:
 
 
 def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
-               notify: SdNotify | None = None,
+               notify: Notifier | None = None,
                extra_desk_keys: Mapping[str, str] | None = None) -> WiredTable:
     """The table daemon with the devices its config names."""
     devices = ConfiguredDevices(config)

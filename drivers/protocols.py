@@ -12,13 +12,13 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-from drivers.readings import CardRead, ChipInventory, DeviceAlert, DeviceHealth, ShoeStatus
+from drivers.readings import CardReading, ChipInventory, DeviceAlert, DeviceHealth, ShoeStatus
 from game.deal import Target
 from game.house import HouseRules
 
 __all__ = ["CardReader", "ChipReader", "ChipReading", "ShoeReading", "TableHandle"]
 
-ShoeReading = CardRead | ShoeStatus | DeviceAlert
+ShoeReading = CardReading | ShoeStatus | DeviceAlert
 ChipReading = ChipInventory | DeviceAlert
 
 

@@ -29,7 +29,7 @@ import structlog
 
 from drivers.errors import DeviceLost, DeviceNotFound, DriverError
 from drivers.protocols import ShoeReading
-from drivers.readings import CardRead, DeviceAlert, DeviceHealth, DeviceIdentity, ShoeStatus
+from drivers.readings import CardReading, DeviceAlert, DeviceHealth, DeviceIdentity, ShoeStatus
 from drivers.shoe_codec import (
     DETAIL_NONE,
     DETAIL_QUEUE_FULL,
@@ -106,7 +106,7 @@ class ShoeLink:
         self.last_heartbeat: Heartbeat | None = None
         self._recent: OrderedDict[int, CardReport | StatusReport] = OrderedDict()
         # Delivered but not yet confirmed (ack_on_confirm), by event number, in event order.
-        self._unconfirmed: OrderedDict[int, CardRead | ShoeStatus] = OrderedDict()
+        self._unconfirmed: OrderedDict[int, CardReading | ShoeStatus] = OrderedDict()
         self._host_seq = 0
         self._last_seq: int | None = None
         self._last_nak = float("-inf")
@@ -251,7 +251,7 @@ class ShoeLink:
         replies.append(self._ack())
 
     def _deliver(self, event: CardReport | StatusReport, now: float,
-                 out: list[ShoeReading]) -> CardRead | ShoeStatus | None:
+                 out: list[ShoeReading]) -> CardReading | ShoeStatus | None:
         """The reading event ``event`` (the next expected) yields, if any; alerts go to ``out``."""
         if isinstance(event, StatusReport):
             self.counters["statuses"] += 1
@@ -271,7 +271,7 @@ class ShoeLink:
                 " never reported by the shoe", now))
         self.next_read = event.read_index + 1
         self.counters["cards"] += 1
-        return CardRead(card=event.card, read_index=event.read_index, quality=event.quality,
+        return CardReading(card=event.card, read_index=event.read_index, quality=event.quality,
                         device=self.device, at_mono=now, session=self.session_id)
 
     def _cross_check(self, event: CardReport | StatusReport, now: float,
@@ -406,12 +406,12 @@ class SerialCardReader:
     """A card shoe on a serial line, satisfying `drivers.protocols.CardReader`.
 
     ``async with SerialCardReader("/dev/serial/by-id/...") as shoe: async for r in shoe: ...``
-    yields `CardRead`, `ShoeStatus` and `DeviceAlert` (connected, disconnected, stalled,
+    yields `CardReading`, `ShoeStatus` and `DeviceAlert` (connected, disconnected, stalled,
     reconnected, session_changed, ...) until the block ends. Opening never fails because the
     shoe is absent: the reader alerts and keeps trying with jittered backoff.
 
     ``ack="on_receipt"`` (the default) acknowledges each event as soon as it is decoded.
-    ``ack="on_confirm"`` acknowledges a `CardRead` or `ShoeStatus` only after the consumer
+    ``ack="on_confirm"`` acknowledges a `CardReading` or `ShoeStatus` only after the consumer
     ``await reader.confirm(reading)``: every one of them must be confirmed, in any order, once
     stored; the shoe keeps (and resends) what is not, for this reader or the next one.
     """

@@ -47,8 +47,8 @@ from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_
 from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
-from runtime import sd_notify
 from runtime.logs import get_logger
+from runtime.sd_notify import Notifier
 from runtime.settings_files import read_tournament
 from wire.envelope import EnvelopeError, seal
 from wire.signing import Signer, load_private_key
@@ -57,7 +57,6 @@ from wire.topics import TableTopics, standings_topic
 __all__ = [
     "STANDINGS_TYPE",
     "LeaderboardService",
-    "SdNotify",
     "SendError",
     "ServiceLink",
     "enrol_tables",
@@ -73,30 +72,6 @@ Clock = Callable[[], datetime]
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class SdNotify:
-    """systemd notifications (no-ops outside systemd); tests pass a recording stand-in."""
-
-    def ready(self, text: str) -> None:
-        """READY=1 with a status line."""
-        sd_notify.ready(text)
-
-    def watchdog(self) -> None:
-        """WATCHDOG=1."""
-        sd_notify.watchdog()
-
-    def stopping(self) -> None:
-        """STOPPING=1."""
-        sd_notify.stopping("stopping")
-
-    def status(self, text: str) -> None:
-        """STATUS=..."""
-        sd_notify.status(text)
-
-    def watchdog_interval(self) -> float | None:
-        """Seconds systemd allows between pings, or None without a watchdog."""
-        return sd_notify.watchdog_interval()
 
 
 def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
@@ -297,10 +272,10 @@ def _listen(host: str, port: int) -> socket.socket:
 class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
-    def __init__(self, config: LeaderboardConfig, *, notify: SdNotify | None = None,
+    def __init__(self, config: LeaderboardConfig, *, notify: Notifier | None = None,
                  clock: Clock = _utc_now, settings: TournamentSettings | None = None) -> None:
         self.config = config
-        self.notify = notify or SdNotify()
+        self.notify = notify or Notifier(stopping_status="stopping")
         self.clock = clock
         self.settings = settings
         self.engine: Engine | None = None

@@ -27,7 +27,7 @@ from controller.config import read_table_config
 from controller.journal import Journal
 from controller.wiring import ConfiguredDevices, wire_table
 from drivers.protocols import ShoeReading
-from drivers.readings import CardRead, DeviceAlert, ShoeState, ShoeStatus
+from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader, ShoeLink
 from drivers.shoe_codec import (
     Ack,
@@ -74,12 +74,12 @@ class Tap:
             while not done(self):
                 self.seen.append(await anext(self._it))
 
-    async def cards_n(self, n: int) -> list[CardRead]:
+    async def cards_n(self, n: int) -> list[CardReading]:
         await self.until(lambda t: len(t.cards()) >= n)
         return self.cards()
 
-    def cards(self) -> list[CardRead]:
-        return [r for r in self.seen if isinstance(r, CardRead)]
+    def cards(self) -> list[CardReading]:
+        return [r for r in self.seen if isinstance(r, CardReading)]
 
     def statuses(self) -> list[ShoeStatus]:
         return [r for r in self.seen if isinstance(r, ShoeStatus)]
@@ -94,7 +94,7 @@ async def wait_for(predicate: Callable[[], bool]) -> None:
             await asyncio.sleep(0.01)
 
 
-def reads(cards: list[CardRead]) -> list[tuple[int, Card]]:
+def reads(cards: list[CardReading]) -> list[tuple[int, Card]]:
     return [(c.read_index, c.card) for c in cards]
 
 
@@ -144,7 +144,7 @@ def test_link_holds_the_ack_until_the_reading_is_confirmed() -> None:
     assert replies == []
     out, replies = link.handle(card(1, 0, seq=1), 1.1)
     [read] = out
-    assert isinstance(read, CardRead)
+    assert isinstance(read, CardReading)
     assert (read.read_index, read.session) == (0, 0xAB)
     assert replies == []
     assert (link.ack_point, link.unconfirmed) == (0, 2)
@@ -186,8 +186,8 @@ def test_link_acknowledges_only_up_to_the_first_unconfirmed_event() -> None:
 def test_link_confirms_an_equal_copy_of_a_reading() -> None:
     link = confirming_link()
     [read] = link.handle(card(0, 0), 1.0)[0]
-    assert isinstance(read, CardRead)
-    copy = CardRead(card=read.card, read_index=read.read_index, quality=read.quality,
+    assert isinstance(read, CardReading)
+    copy = CardReading(card=read.card, read_index=read.read_index, quality=read.quality,
                     device=read.device, at_mono=read.at_mono, session=read.session)
     assert copy is not read
     assert link.confirm(copy)
@@ -222,7 +222,7 @@ def test_link_forgets_unconfirmed_readings_of_a_session_lost_with_the_power() ->
     assert not link.confirm(old)  # nothing to acknowledge: the shoe lost that event
     assert (link.ack_point, link.unconfirmed) == (0, 0)
     [new] = link.handle(card(0, 0, "2c", seq=0), 2.1)[0]
-    assert isinstance(new, CardRead)
+    assert isinstance(new, CardReading)
     assert new.session == 0xCD
 
 
@@ -297,7 +297,7 @@ async def test_a_confirmation_made_while_unplugged_is_sent_after_reconnecting(
 
 CHILD = """
 import asyncio, sys
-from drivers.readings import CardRead, ShoeStatus
+from drivers.readings import CardReading, ShoeStatus
 from drivers.shoe import SerialCardReader
 
 async def main(path: str, confirm_below: int) -> None:
@@ -306,7 +306,7 @@ async def main(path: str, confirm_below: int) -> None:
         async for r in shoe:
             if isinstance(r, ShoeStatus):
                 await shoe.confirm(r)
-            elif isinstance(r, CardRead):
+            elif isinstance(r, CardReading):
                 held = r.read_index >= confirm_below
                 if not held:
                     await shoe.confirm(r)
@@ -504,7 +504,7 @@ async def test_the_daemon_does_not_confirm_what_it_could_not_journal(
         recording = Recording(shoe)
 
         def pulled(n: int) -> Callable[[TableDaemon], bool]:
-            return lambda _d: len([r for r in recording.pulled if isinstance(r, CardRead)]) >= n
+            return lambda _d: len([r for r in recording.pulled if isinstance(r, CardReading)]) >= n
 
         # In the error state (journal write failed) nothing is journaled, so nothing is acked.
         faulted = ("journal write failed: disk full",)

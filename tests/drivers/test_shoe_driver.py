@@ -19,7 +19,7 @@ import pytest
 
 from drivers.manual import ManualCardReader
 from drivers.protocols import CardReader, ShoeReading
-from drivers.readings import CardRead, DeviceAlert, ShoeState, ShoeStatus
+from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader, ShoeLink
 from drivers.shoe_codec import (
     Ack,
@@ -64,15 +64,15 @@ class Tap:
             while not done(self):
                 self.seen.append(await anext(self._it))
 
-    async def cards_n(self, n: int) -> list[CardRead]:
+    async def cards_n(self, n: int) -> list[CardReading]:
         await self.until(lambda t: len(t.cards()) >= n)
         return self.cards()
 
     async def alert(self, kind: str, count: int = 1) -> None:
         await self.until(lambda t: len(t.alerts(kind)) >= count)
 
-    def cards(self) -> list[CardRead]:
-        return [r for r in self.seen if isinstance(r, CardRead)]
+    def cards(self) -> list[CardReading]:
+        return [r for r in self.seen if isinstance(r, CardReading)]
 
     def alerts(self, kind: str | None = None) -> list[DeviceAlert]:
         return [r for r in self.seen
@@ -82,7 +82,7 @@ class Tap:
         return [r for r in self.seen if isinstance(r, ShoeStatus)]
 
 
-def read_list(cards: list[CardRead]) -> list[tuple[int, Card]]:
+def read_list(cards: list[CardReading]) -> list[tuple[int, Card]]:
     return [(c.read_index, c.card) for c in cards]
 
 
@@ -483,7 +483,7 @@ def test_link_delivers_in_order_and_naks_a_gap() -> None:
     link = ShoeLink("shoe", nak_holdoff=0.0)
     link.accept_identity(IDENT, 0.0)
     out, replies = link.handle(card(0, 0, seq=1), 1.0)
-    assert [type(r) for r in out] == [CardRead]
+    assert [type(r) for r in out] == [CardReading]
     assert host_frames(replies) == [Ack(next_evn=1, seq=0)]
     out, replies = link.handle(card(2, 2, "Kd", seq=3), 2.0)  # event 1 lost: seq and evn jump
     assert out == []
@@ -526,7 +526,7 @@ def test_link_drops_a_read_index_reported_under_a_new_event_number() -> None:
         (DeviceAlert, "duplicate_read")]
     assert link.counters["duplicate_reads"] == 1
     out, _ = link.handle(card(2, 1, "Kd", seq=2), 1.2)
-    assert [r.read_index for r in out if isinstance(r, CardRead)] == [1]
+    assert [r.read_index for r in out if isinstance(r, CardReading)] == [1]
 
 
 def test_link_reports_skipped_read_indices() -> None:
@@ -537,7 +537,7 @@ def test_link_reports_skipped_read_indices() -> None:
     assert isinstance(out[0], DeviceAlert)
     assert out[0].kind == "card_missing"
     assert "1..2" in out[0].detail
-    assert isinstance(out[1], CardRead)
+    assert isinstance(out[1], CardReading)
     assert link.counters["cards_missing"] == 2
 
 
@@ -552,7 +552,7 @@ def test_link_reports_a_restart_and_events_lost_with_the_power() -> None:
     assert [a.kind for a in alerts if isinstance(a, DeviceAlert)] == ["session_changed"]
     assert "2 event(s) of the old session were never received" in alerts[0].detail  # type: ignore[union-attr]
     out, _ = link.handle(card(0, 0, "2c", seq=0), 2.1)
-    assert [r.read_index for r in out if isinstance(r, CardRead)] == [0]
+    assert [r.read_index for r in out if isinstance(r, CardReading)] == [0]
 
 
 def test_link_reports_events_acknowledged_by_another_host() -> None:

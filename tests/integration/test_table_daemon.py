@@ -42,7 +42,7 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from controller.app import SdNotify, TableDaemon
+from controller.app import TableDaemon
 from controller.config import TableConfig, read_table_config
 from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal
@@ -51,6 +51,7 @@ from controller.local_api import call
 from controller.wiring import wire_table
 from game.cards import parse_card
 from game.settle import WAGERS, SeatHand, SeatWagers, settle_hand
+from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables
 from simulators.desk import VirtualDesk
 from simulators.players import PlayerStyle, VirtualPlayer
@@ -123,7 +124,7 @@ def make_table(tmp_path: Path, sock_dir: Path, broker: str, *, seed: int = 2026)
                  keyring=KeyRing([signer.public_key]))
 
 
-class RecordingNotify(SdNotify):
+class RecordingNotify(Notifier):
     """Records what the daemon tells systemd, and the journal's last record at READY."""
 
     def __init__(self) -> None:
