@@ -38,11 +38,11 @@ from controller.journal import (
     JournalError,
     JournalRecord,
     JournalUnreadable,
-    Outgoing,
     replace_journal,
     verify_file,
 )
-from controller.journal_models import APPLICATION_ID, TRIGGERS
+from controller.journal.models import APPLICATION_ID, TRIGGERS
+from tests.controller.journal_support import Message
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = datetime(2026, 3, 1, 18, 30, tzinfo=UTC)
@@ -66,13 +66,13 @@ def journal(path: Path, fake: FakeClock) -> Iterator[Journal]:
 
 def events(*types: str) -> object:
     """An `outgoing` callback producing one "events" message per type, naming the record."""
-    def outgoing(record: JournalRecord) -> list[Outgoing]:
-        return [Outgoing(topic_suffix="events", type=t, body={"record": record.seq, "i": i})
+    def outgoing(record: JournalRecord) -> list[Message]:
+        return [Message(topic_suffix="events", type=t, body={"record": record.seq, "i": i})
                 for i, t in enumerate(types)]
     return outgoing
 
 
-def nothing(_record: JournalRecord) -> list[Outgoing]:
+def nothing(_record: JournalRecord) -> list[Message]:
     return []
 
 
@@ -187,7 +187,7 @@ def test_append_then_replay_in_order(journal: Journal, fake: FakeClock) -> None:
 
 def test_records_stream_in_batches(journal: Journal, fake: FakeClock,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("controller.journal._BATCH", 3)
+    monkeypatch.setattr("controller.journal.store._BATCH", 3)
     add(journal, fake, 10)
     assert [r.seq for r in journal.records()] == list(range(1, 12))
     assert [r.seq for r in journal.records(after=9)] == [10, 11]
@@ -197,11 +197,11 @@ def test_outgoing_sees_the_record_and_messages_get_consecutive_seqs(
         journal: Journal, fake: FakeClock) -> None:
     seen: list[JournalRecord] = []
 
-    def outgoing(record: JournalRecord) -> list[Outgoing]:
+    def outgoing(record: JournalRecord) -> list[Message]:
         seen.append(record)
-        return [Outgoing(topic_suffix="events", type="hand.settled", body={"hand_id": "H1"}),
-                Outgoing(topic_suffix="scores", type="score.recorded", body={"net_cents": -2500}),
-                Outgoing(topic_suffix="status", type="status", body={"ok": True}, retain=True)]
+        return [Message(topic_suffix="events", type="hand.settled", body={"hand_id": "H1"}),
+                Message(topic_suffix="scores", type="score.recorded", body={"net_cents": -2500}),
+                Message(topic_suffix="status", type="status", body={"ok": True}, retain=True)]
 
     clock = fake()
     record, messages = journal.append(kind="settle", payload={"hand_id": "H1"}, clock=clock,
@@ -223,16 +223,16 @@ def test_failed_apply_rolls_everything_back(journal: Journal, path: Path,
                                             fake: FakeClock) -> None:
     add(journal, fake, 1, per_record=2)
 
-    def explode(_record: JournalRecord) -> list[Outgoing]:
+    def explode(_record: JournalRecord) -> list[Message]:
         raise RuntimeError("apply failed")
 
     with pytest.raises(RuntimeError, match="apply failed"):
         journal.append(kind="card", payload={"n": 99}, clock=fake(), outgoing=explode)
     bad_results = [
-        lambda _r: [Outgoing(topic_suffix="elsewhere", type="x", body={})],  # type: ignore[arg-type]
-        lambda _r: [Outgoing(topic_suffix="events", type="", body={})],
-        lambda _r: [Outgoing(topic_suffix="events", type="x", body={"v": {1, 2}})],  # not JSON
-        lambda _r: ["not an Outgoing"],
+        lambda _r: [Message(topic_suffix="elsewhere", type="x", body={})],  # type: ignore[arg-type]
+        lambda _r: [Message(topic_suffix="events", type="", body={})],
+        lambda _r: [Message(topic_suffix="events", type="x", body={"v": {1, 2}})],  # not JSON
+        lambda _r: ["not a message"],
         lambda _r: None,
     ]
     for outgoing in bad_results:
@@ -247,7 +247,7 @@ def test_failed_apply_rolls_everything_back(journal: Journal, path: Path,
 
 
 def test_any_message_shaped_object_is_accepted(journal: Journal, fake: FakeClock) -> None:
-    """The table service has its own Outgoing class; the journal reads the attributes."""
+    """The table service has its own outgoing type; the journal reads the attributes."""
 
     @dataclass(frozen=True)
     class Theirs:
@@ -285,7 +285,7 @@ def test_append_refuses_bad_input(journal: Journal, fake: FakeClock, kind: str, 
 
 
 def test_append_from_inside_outgoing_is_refused(journal: Journal, fake: FakeClock) -> None:
-    def reenter(_record: JournalRecord) -> list[Outgoing]:
+    def reenter(_record: JournalRecord) -> list[Message]:
         journal.append(kind="card", payload={}, clock=fake(), outgoing=nothing)
         return []
 
@@ -644,7 +644,15 @@ def test_overwritten_page_is_detected(path: Path, fake: FakeClock) -> None:
 CHILD = r"""
 import random, sys, time
 from controller.clock import system_clock
-from controller.journal import Journal, Outgoing
+from dataclasses import dataclass
+from controller.journal import Journal
+
+@dataclass(frozen=True)
+class Outgoing:
+    topic_suffix: str
+    type: str
+    body: dict
+    retain: bool = False
 
 path, mode, arg = sys.argv[1], sys.argv[2], int(sys.argv[3])
 
@@ -823,10 +831,10 @@ def test_any_mix_of_appends_keeps_a_whole_record(steps: list[tuple[int, bool]]) 
         with Journal.open(where, clock=fake) as j:
             for k, fails in steps:
                 def outgoing(record: JournalRecord, k: int = k, fails: bool = fails
-                             ) -> list[Outgoing]:
+                             ) -> list[Message]:
                     if fails:
                         raise ValueError("refused")
-                    return [Outgoing(topic_suffix="events", type="t", body={"i": i})
+                    return [Message(topic_suffix="events", type="t", body={"i": i})
                             for i in range(k)]
                 try:
                     record, _ = j.append(kind="card", payload={"messages": k}, clock=fake(),

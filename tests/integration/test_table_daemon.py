@@ -46,7 +46,7 @@ from controller.app import TableDaemon
 from controller.config import TableConfig, read_table_config
 from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal
-from controller.journal_models import TRIGGERS
+from controller.journal.models import TRIGGERS
 from controller.local_api import call
 from controller.wiring import wire_table
 from game.cards import parse_card
