@@ -28,7 +28,7 @@ from controller.journal import Journal
 from controller.wiring import ConfiguredDevices, wire_table
 from drivers.protocols import ShoeReading
 from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
-from drivers.shoe import SerialCardReader, ShoeLink
+from drivers.shoe import SerialCardReader
 from drivers.shoe_codec import (
     Ack,
     CardReport,
@@ -38,6 +38,7 @@ from drivers.shoe_codec import (
     ShoeIdentity,
     StatusReport,
 )
+from drivers.shoe_link import ShoeLink
 from game.cards import Card, parse_card, parse_cards
 from runtime.backoff import Backoff
 from simulators.shoe import ShoeSimulator
