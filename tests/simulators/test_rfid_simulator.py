@@ -42,12 +42,11 @@ from drivers.rfid_codec import (
 )
 from simulators.faults import Faults
 from simulators.rfid import (
-    EP_IN,
-    EP_OUT,
     RfidReaderSimulator,
     _make_change,
     build_sim_registry,
 )
+from simulators.rfid_usb import EP_IN, EP_OUT
 
 
 class Host:
