@@ -25,7 +25,8 @@ from drivers.chip_registry import ChipRegistry
 from drivers.manual import ManualCardReader
 from drivers.manual_chips import ManualChipReader
 from drivers.protocols import CardReader, ChipReader
-from drivers.rfid import UsbChipReader, UsbReaderSettings
+from drivers.rfid import UsbChipReader
+from drivers.rfid_settings import UsbReaderSettings
 from drivers.shoe import SerialCardReader
 from game.deal import Target
 from game.errors import ConfigError

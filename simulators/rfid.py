@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 from drivers.chip_registry import Chip, ChipRegistry
 from drivers.readings import SPOTS, SpotId
-from drivers.rfid_codec import (
+from drivers.rfid_codec import FrameDecoder, encode_frame
+from drivers.rfid_messages import (
     DEFAULT_ANTENNA_MAP,
     DEFAULT_PRODUCT_ID,
     DEFAULT_VENDOR_ID,
@@ -36,7 +37,6 @@ from drivers.rfid_codec import (
     AntennaFault,
     AntennaFaultCode,
     Frame,
-    FrameDecoder,
     FrameError,
     Heartbeat,
     Identify,
@@ -50,7 +50,6 @@ from drivers.rfid_codec import (
     SetTiming,
     StartInventory,
     StopInventory,
-    encode_frame,
 )
 from simulators.faults import Faults
 from simulators.rfid_usb import (
