@@ -13,7 +13,7 @@ from controller.clock import FakeClock
 from controller.commands.journal_admin import EXIT_PROBLEMS
 from controller.journal import FAULTS_CLEARED_KIND, Journal, JournalRecord
 from controller.journal.models import TRIGGERS
-from tests.controller.journal_support import Message
+from tests.controller.journal.support import Message
 
 
 def build(path: Path, *, faults: tuple[str, ...] = ()) -> None:

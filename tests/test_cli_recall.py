@@ -17,7 +17,7 @@ from controller.cli import EXIT_ERROR, main
 from controller.clock import FakeClock
 from controller.journal import Journal, JournalRecord
 from controller.journal.models import TRIGGERS
-from tests.controller.journal_support import Message
+from tests.controller.journal.support import Message
 
 
 def hand_body(n: int) -> dict[str, Any]:
