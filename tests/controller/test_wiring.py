@@ -13,7 +13,7 @@ from pathlib import Path
 from controller.app import TableDaemon
 from controller.embedded_broker import EmbeddedBroker
 from controller.wiring import _SUBSCRIBED_WAIT_S, prepare_sim, virtual_table_task, wire_table
-from tests.integration.test_table_daemon import make_table, short_dir  # noqa: F401
+from tests.integration.daemon_support import make_table, short_dir  # noqa: F401
 
 GUARD_S = 120.0  # against hangs only
 
