@@ -30,7 +30,7 @@ import socket
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -44,6 +44,7 @@ from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.models import Entry, Score
 from leaderboard.projections import WITHDRAWN
+from runtime.clocks import utc_now
 from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_play import TableStuck, VirtualTable
@@ -323,7 +324,7 @@ class SimulatedFloor:
         def register(session: Session, s: TournamentSettings, person: SimPatron) -> str | None:
             try:
                 patron = desk.register_patron(
-                    session, s, _now, actor=DESK_ACTOR, name=person.name,
+                    session, s, utc_now, actor=DESK_ACTOR, name=person.name,
                     id_kind=person.id_kind, id_number=person.id_number,
                     birth_date=person.birth_date)
             except desk.Refused as exc:
@@ -407,7 +408,7 @@ class SimulatedFloor:
             entries = [await asyncio.to_thread(self._desk, partial(_buy, patron_id=pid))
                        for pid, _ in patrons]
             opened = await asyncio.to_thread(self._desk, lambda s, st: desk.open_heat(
-                s, st, _now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
+                s, st, utc_now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
             await self._send(opened)
             heat_id = str(opened.args["heat_id"])
             await dealer.until(f"heat {heat_id} to open",
@@ -415,7 +416,7 @@ class SimulatedFloor:
             seats: dict[int, str] = {}
             for seat, entry in enumerate(entries, start=1):
                 seating = await asyncio.to_thread(self._desk, partial(
-                    desk.seat_entry, clock=_now, actor=DESK_ACTOR, entry_id=entry, table=table,
+                    desk.seat_entry, clock=utc_now, actor=DESK_ACTOR, entry_id=entry, table=table,
                     seat=seat))
                 await self._send(seating.command)
                 seats[seat] = entry
@@ -443,7 +444,7 @@ class SimulatedFloor:
         if str(seat) not in dealer.table.status().get("seats", {}):
             return  # the entry has already ended (its chips ran out)
         command = await asyncio.to_thread(self._desk, lambda s, _st: desk.unseat_entry(
-            s, _now, actor=DESK_ACTOR, entry_id=entry, why=_LEAVES_WHY))
+            s, utc_now, actor=DESK_ACTOR, entry_id=entry, why=_LEAVES_WHY))
         await self._send(command)
         await dealer.until(f"seat {seat} to be free",
                            lambda status: str(seat) not in status.get("seats", {}))
@@ -491,7 +492,7 @@ class SimulatedFloor:
                 self.out(f"{table}:   {self._short(self._names.get(patron, patron))}"
                          f" ({entry}) scored {format_rand(score)}, acknowledged")
             closed = await asyncio.to_thread(self._desk, lambda s, _st: desk.close_heat(
-                s, _now, actor=DESK_ACTOR, table=table))
+                s, utc_now, actor=DESK_ACTOR, table=table))
             await self._send(closed)
 
         return send
@@ -521,18 +522,14 @@ class SimulatedFloor:
         settings = self._settings
         doc = await asyncio.to_thread(standings, engine, settings, ViewOptions(
             venue=self.plan.venue, title=settings.venue_name, rows=12,
-            names="first_name_initial"), now=_now())
+            names="first_name_initial"), now=utc_now())
         self.out("\n" + format_text(doc))
 
 
 def _buy(session: Session, settings: TournamentSettings, *, patron_id: str) -> str:
     """A desk buy-in for the patron; the new entry's id."""
-    return desk.buy_entry(session, settings, _now, actor=DESK_ACTOR,
+    return desk.buy_entry(session, settings, utc_now, actor=DESK_ACTOR,
                           patron_id=patron_id).entry_id
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.Event, *,
