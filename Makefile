@@ -11,7 +11,7 @@ PYTEST_ARGS ?=
 help:
 	@echo "make demo   - set everything up and run the demo on embedded defaults"
 	@echo "make test   - set up and run the test suite (uses Mosquitto/PostgreSQL when reachable)"
-	@echo "make lint   - ruff, and mypy --strict on every package"
+	@echo "make lint   - ruff, mypy --strict on every package, the import contracts"
 	@echo "make bench  - run the benchmarks in bench/ and print their figures"
 
 $(STAMP): pyproject.toml
@@ -39,6 +39,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy game wire runtime controller drivers simulators leaderboard
+	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/evaluator.py

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from drivers import rfid_codec as rfid
+from drivers import rfid_messages as rmsg
 from drivers.readings import SPOTS, ShoeState, SpotId
 from drivers.shoe_codec import (
     MAX_TEXT,
@@ -281,7 +282,7 @@ def _rfid_frame_checks(frame: bytes) -> bool:
             and crc32_reference(frame[:-4]) == int.from_bytes(frame[-4:], "little"))
 
 
-def _random_rfid_message(rng: random.Random) -> rfid.Message:
+def _random_rfid_message(rng: random.Random) -> rmsg.Message:
     def text(lo: int = 0) -> str:
         return "".join(chr(rng.randint(0x20, 0x7E)) for _ in range(rng.randint(lo, 32)))
 
@@ -290,35 +291,35 @@ def _random_rfid_message(rng: random.Random) -> rfid.Message:
 
     pick = rng.randrange(20)
     if pick < 9:  # inventories dominate the real traffic
-        count = rng.choice((0, 0, 1, 2, 3, 5, 8, 12, 20, rng.randint(0, rfid.MAX_CHIPS_PER_REPORT)))
+        count = rng.choice((0, 0, 1, 2, 3, 5, 8, 12, 20, rng.randint(0, rmsg.MAX_CHIPS_PER_REPORT)))
         uids = tuple(dict.fromkeys(rng.randbytes(8) for _ in range(count)))
-        return rfid.Inventory(antenna=rng.randint(1, 64), spot=spot(),
+        return rmsg.Inventory(antenna=rng.randint(1, 64), spot=spot(),
                               cycle=rng.randrange(65536), uids=uids)
     if pick < 12:
-        return rfid.Heartbeat(uptime_ms=rng.getrandbits(32), inventory_running=rng.random() < .5,
+        return rmsg.Heartbeat(uptime_ms=rng.getrandbits(32), inventory_running=rng.random() < .5,
                               mapped_antennas=rng.randint(0, 64))
     if pick < 13:
-        return rfid.Ack(cmd_seq=rng.randrange(65536), cmd_type=rng.randint(1, 6),
-                        status=rng.choice(list(rfid.AckStatus)))
+        return rmsg.Ack(cmd_seq=rng.randrange(65536), cmd_type=rng.randint(1, 6),
+                        status=rng.choice(list(rmsg.AckStatus)))
     if pick < 14:
-        return rfid.Identity(model=text(), serial=text(1), firmware=text(),
+        return rmsg.Identity(model=text(), serial=text(1), firmware=text(),
                              antenna_count=rng.randint(1, 64))
     if pick < 15:
         token = rng.getrandbits(32)
-        return rfid.Ping(token) if rng.random() < 0.5 else rfid.Pong(token)
+        return rmsg.Ping(token) if rng.random() < 0.5 else rmsg.Pong(token)
     if pick < 16:
-        return rfid.AntennaFault(antenna=rng.randint(1, 64),
-                                 code=rng.choice(list(rfid.AntennaFaultCode)))
+        return rmsg.AntennaFault(antenna=rng.randint(1, 64),
+                                 code=rng.choice(list(rmsg.AntennaFaultCode)))
     if pick < 17:
         antennas = rng.sample(range(1, 65), rng.randint(0, 42))
         spots = rng.sample([SpotId(s, p) for s in range(1, 7) for p in SPOTS], len(antennas))
-        return rfid.SetAntennaMap(tuple(zip(antennas, spots, strict=True)))
+        return rmsg.SetAntennaMap(tuple(zip(antennas, spots, strict=True)))
     if pick < 18:
         heartbeat = rng.randint(20, 10_000)
-        return rfid.SetTiming(report_interval_ms=rng.randint(20, 10_000),
+        return rmsg.SetTiming(report_interval_ms=rng.randint(20, 10_000),
                               heartbeat_interval_ms=heartbeat,
                               watchdog_ms=rng.choice((0, rng.randint(2 * heartbeat, 60_000))))
-    return rng.choice((rfid.Identify(), rfid.StartInventory(), rfid.StopInventory()))
+    return rng.choice((rmsg.Identify(), rmsg.StartInventory(), rmsg.StopInventory()))
 
 
 def fuzz_rfid(frames: int, rng: random.Random) -> SectionResult:
@@ -349,7 +350,7 @@ def fuzz_rfid(frames: int, rng: random.Random) -> SectionResult:
         decoder.reset()  # the line goes idle between trials: a partial frame is given up
         got_original = False
         for event in events:
-            if isinstance(event, rfid.FrameError):
+            if isinstance(event, rmsg.FrameError):
                 result.bad_frames[event.kind] += 1
                 continue
             canonical = rfid.encode_frame(event.seq, event.message)

@@ -1,6 +1,6 @@
-"""The table daemon's composition root: the one place that picks real devices or simulators,
-wires them to the journal, the table service, the MQTT link and the local API, and runs them
-in one named TaskGroup.
+"""The table daemon: the journal, the table service, the MQTT link, the local API and the
+device pumps, run in one named TaskGroup. Which devices (real, simulated, manual) is decided
+by the composition root, controller.wiring, and handed in as a `DeviceSource`.
 
 Start-up order (regulators' R3): verify the journal, replay it, self-test; only then connect
 devices and the broker and tell systemd READY=1. A damaged journal puts the table in the error
@@ -18,7 +18,7 @@ from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
@@ -28,67 +28,57 @@ from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.table_service import Applied, TableService
 from drivers.chip_registry import ChipRegistry
-from drivers.readings import CardRead, ChipInventory, DeviceAlert, ShoeStatus
+from drivers.protocols import CardReader, ChipReader
+from drivers.readings import CardReading, ChipInventory, DeviceAlert, ShoeStatus
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
-from runtime import sd_notify
 from runtime.logs import get_logger
+from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
 from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, load_private_key
 
-__all__ = ["TableDaemon", "run_table"]
+__all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
 
 _log = get_logger("showdown.table")
 
 
-class SdNotify:
-    """systemd notifications (no-ops outside systemd); tests pass a recording stand-in."""
+@dataclass(frozen=True, slots=True)
+class TableDevices:
+    """The table's card shoe and chip readers, as the daemon's pumps read them."""
 
-    def ready(self) -> None:
-        """READY=1: self-test passed, inputs are being taken."""
-        sd_notify.ready()
-
-    def watchdog(self) -> None:
-        """WATCHDOG=1: the loop is alive and working."""
-        sd_notify.watchdog()
-
-    def stopping(self) -> None:
-        """STOPPING=1: a clean shutdown has begun."""
-        sd_notify.stopping()
-
-    def status(self, text: str) -> None:
-        """STATUS=...: one line for `systemctl status`."""
-        sd_notify.status(text)
-
-    def watchdog_interval(self) -> float | None:
-        """Seconds systemd allows between pings, or None without a watchdog."""
-        return sd_notify.watchdog_interval()
+    shoe: CardReader
+    rfid: ChipReader
 
 
-@dataclass(slots=True)
-class _Devices:
-    shoe: Any  # a CardReader
-    rfid: Any  # a ChipReader
-    shoe_sim: Any = None
-    rfid_sim: Any = None
+class DeviceSource(Protocol):
+    """Where the daemon gets its chip registry and its devices (controller.wiring)."""
+
+    def chip_registry(self) -> ChipRegistry:
+        """The registry of the chips in play (raises ConfigError when there is none)."""
+        ...
+
+    def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
+        """The devices, not yet entered; anything they need closed goes on `stack`."""
+        ...
 
 
 class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
 
-    def __init__(self, config: TableConfig, *, clock: ClockSource = system_clock,
-                 notify: SdNotify | None = None,
+    def __init__(self, config: TableConfig, *, devices: DeviceSource,
+                 clock: ClockSource = system_clock, notify: Notifier | None = None,
                  extra_desk_keys: Mapping[str, str] | None = None) -> None:
         self.config = config
+        self.device_source = devices
         self.extra_desk_keys = dict(extra_desk_keys or {})
         self.clock = clock
-        self.notify = notify or SdNotify()
+        self.notify = notify or Notifier()
         self.journal: Journal | None = None
         self.service: TableService | None = None
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
-        self.devices: _Devices | None = None
+        self.devices: TableDevices | None = None
         self.faults: list[str] = []
         self.ready = asyncio.Event()
         self._lock = asyncio.Lock()
@@ -103,25 +93,10 @@ class TableDaemon:
         paytables = read_paytables(cfg.paytables)
         deal = parse_deal_sequence(cfg.deal, source=f"{cfg.source} [deal]") if cfg.deal \
             else DEFAULT_DEAL
-        registry = self._registry()
+        registry = self.device_source.chip_registry()
         service = TableService(table_id=cfg.table, settings=settings, paytables=paytables,
                                deal=deal, registry=registry, marker_set=cfg.marker_set)
         return service, registry
-
-    def _registry(self) -> ChipRegistry:
-        from controller.chip_registry_files import read_registry  # noqa: PLC0415
-
-        if self.config.chips is not None:
-            return read_registry(self.config.chips, chip_set=self.config.chip_set)
-        if self.config.sim is None:
-            from game.errors import ConfigError  # noqa: PLC0415
-
-            raise ConfigError(self.config.source, "files.chips",
-                              "a table with real chip readers needs its chip registry file")
-        from simulators.virtual_table import sim_registry  # noqa: PLC0415
-
-        registry: ChipRegistry = sim_registry()
-        return registry
 
     def _open_journal(self, service: TableService) -> Journal | None:
         try:
@@ -255,7 +230,7 @@ class TableDaemon:
         # delivers again after a restart (journaled, but the ACK never left) is not applied twice.
         last_read = await asyncio.to_thread(_last_shoe_reads, self.journal)
         async for reading in shoe:
-            if isinstance(reading, CardRead):
+            if isinstance(reading, CardReading):
                 last = last_read.get(reading.device)
                 if (reading.session is not None and last is not None
                         and last[0] == reading.session and reading.read_index <= last[1]):
@@ -319,45 +294,6 @@ class TableDaemon:
                     asyncio.get_running_loop().time() - self._last_work < interval):
                 self.notify.watchdog()
 
-    # ---- devices (the only place that asks: real or simulated?) ------------------------
-
-    def _devices(self, stack: AsyncExitStack, registry: ChipRegistry) -> _Devices:
-        cfg = self.config
-        from drivers.shoe import SerialCardReader  # noqa: PLC0415
-
-        shoe_sim = rfid_sim = None
-        if cfg.shoe.kind == "sim":
-            from simulators.shoe import ShoeSimulator  # noqa: PLC0415
-
-            assert cfg.sim is not None
-            shoe_sim = stack.enter_context(ShoeSimulator(seed=cfg.sim.seed))
-            shoe: Any = SerialCardReader(lambda: shoe_sim.path or "", name="sim-shoe",
-                                         stall_timeout=cfg.shoe.stall_seconds, ack="on_confirm")
-        elif cfg.shoe.kind == "manual":
-            from drivers.manual import ManualCardReader  # noqa: PLC0415
-
-            shoe = ManualCardReader()
-        else:
-            shoe = SerialCardReader(cfg.shoe.url or "", baudrate=cfg.shoe.baudrate,
-                                    stall_timeout=cfg.shoe.stall_seconds, ack="on_confirm")
-        from drivers.rfid import UsbChipReader, UsbReaderSettings  # noqa: PLC0415
-
-        settings = UsbReaderSettings(vendor_id=cfg.rfid.vid, product_id=cfg.rfid.pid,
-                                     stall_timeout=cfg.rfid.stall_seconds)
-        if cfg.rfid.kind == "sim":
-            from simulators.rfid import RfidReaderSimulator  # noqa: PLC0415
-
-            rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
-                                           vendor_id=cfg.rfid.vid, product_id=cfg.rfid.pid)
-            rfid: Any = UsbChipReader(settings, backend=rfid_sim.backend)
-        elif cfg.rfid.kind == "manual":
-            from drivers.manual_chips import ManualChipReader  # noqa: PLC0415
-
-            rfid = ManualChipReader()
-        else:
-            rfid = UsbChipReader(settings)
-        return _Devices(shoe=shoe, rfid=rfid, shoe_sim=shoe_sim, rfid_sim=rfid_sim)
-
     async def _mqtt_settings(self, stack: AsyncExitStack) -> MqttSettings:
         m = self.config.mqtt
         if m.broker == "embedded":
@@ -401,7 +337,7 @@ class TableDaemon:
             async with asyncio.TaskGroup() as tg:
                 tasks = [tg.create_task(self._watchdog(), name=f"table[{cfg.table}].watchdog")]
                 if not self.faults:
-                    self.devices = self._devices(stack, registry)
+                    self.devices = self.device_source.open(stack, registry)
                     await stack.enter_async_context(self.devices.shoe)
                     await stack.enter_async_context(self.devices.rfid)
                     tasks.append(tg.create_task(self._pump_shoe(),

@@ -1,13 +1,14 @@
 """Time stamps for the journal (R13): UTC wall time, a monotonic counter and the boot id.
 
-A `Clock` is one reading, taken once per input and stored with everything that input causes.
+A `ClockReading` is one reading, taken once per input and stored with everything that input
+causes.
 The wall clock can jump (NTP, an operator), so every reading also carries the kernel's
 monotonic nanoseconds and the id of the boot they count from: within one boot id the
 monotonic values order events exactly. `synced` says whether the kernel considered the wall
 clock synchronised (NTP) when it was read, so events stamped before time sync are marked.
 
 `system_clock()` reads the machine; `FakeClock` produces deterministic readings for tests.
-Both are `ClockSource`s: callables that return a fresh `Clock`.
+Both are `ClockSource`s: callables that return a fresh `ClockReading`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Final, TypeAlias
 __all__ = [
     "BOOT_ID_PATH",
     "FALLBACK_BOOT_PREFIX",
-    "Clock",
+    "ClockReading",
     "ClockSource",
     "FakeClock",
     "boot_id",
@@ -44,7 +45,7 @@ _TIMEX_BYTES: Final = 512  # larger than struct timex on every Linux ABI
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Clock:
+class ClockReading:
     """One time reading: aware UTC wall time, monotonic ns, boot id, and whether NTP-synced."""
 
     wall: datetime
@@ -54,15 +55,16 @@ class Clock:
 
     def __post_init__(self) -> None:
         if not isinstance(self.wall, datetime) or self.wall.utcoffset() is None:
-            raise ValueError(f"Clock.wall must be an aware datetime, got {self.wall!r}")
+            raise ValueError(f"ClockReading.wall must be an aware datetime, got {self.wall!r}")
         if self.wall.utcoffset() != timedelta(0):
-            raise ValueError(f"Clock.wall must be UTC, got offset {self.wall.utcoffset()}")
+            raise ValueError(f"ClockReading.wall must be UTC, got offset {self.wall.utcoffset()}")
         if self.wall.tzinfo is not UTC:
             object.__setattr__(self, "wall", self.wall.replace(tzinfo=UTC))
         if isinstance(self.mono_ns, bool) or not isinstance(self.mono_ns, int) or self.mono_ns < 0:
-            raise ValueError(f"Clock.mono_ns must be a non-negative int, got {self.mono_ns!r}")
+            raise ValueError("ClockReading.mono_ns must be a non-negative int,"
+                             f" got {self.mono_ns!r}")
         if not isinstance(self.boot_id, str) or not self.boot_id.strip():
-            raise ValueError(f"Clock.boot_id must be non-empty text, got {self.boot_id!r}")
+            raise ValueError(f"ClockReading.boot_id must be non-empty text, got {self.boot_id!r}")
 
     @property
     def boot_id_fallback(self) -> bool:
@@ -70,7 +72,7 @@ class Clock:
         return self.boot_id.startswith(FALLBACK_BOOT_PREFIX)
 
 
-ClockSource: TypeAlias = Callable[[], Clock]
+ClockSource: TypeAlias = Callable[[], ClockReading]
 
 
 def wall_from_ns(ns: int) -> datetime:
@@ -113,11 +115,11 @@ def _libc() -> ctypes.CDLL | None:
     return libc
 
 
-def system_clock() -> Clock:
+def system_clock() -> ClockReading:
     """Read the machine's clocks now."""
     mono = time.monotonic_ns()
     wall = wall_from_ns(time.time_ns())
-    return Clock(wall=wall, mono_ns=mono, boot_id=boot_id(), synced=_kernel_synced())
+    return ClockReading(wall=wall, mono_ns=mono, boot_id=boot_id(), synced=_kernel_synced())
 
 
 class FakeClock:
@@ -131,21 +133,21 @@ class FakeClock:
         step_ns: int = 1_000_000,
         synced: bool | None = True,
     ) -> None:
-        self._wall = Clock(wall=start, mono_ns=0, boot_id=boot_id).wall
+        self._wall = ClockReading(wall=start, mono_ns=0, boot_id=boot_id).wall
         self._mono_ns = 1_000_000_000
         self._boot_id = boot_id
         self._step_ns = step_ns
         self.synced = synced
 
-    def __call__(self) -> Clock:
+    def __call__(self) -> ClockReading:
         """The current reading; then time moves on by one step."""
         now = self.peek()
         self.advance(self._step_ns)
         return now
 
-    def peek(self) -> Clock:
+    def peek(self) -> ClockReading:
         """The current reading, without advancing."""
-        return Clock(wall=self._wall, mono_ns=self._mono_ns, boot_id=self._boot_id,
+        return ClockReading(wall=self._wall, mono_ns=self._mono_ns, boot_id=self._boot_id,
                      synced=self.synced)
 
     def advance(self, ns: int) -> None:
@@ -157,7 +159,7 @@ class FakeClock:
 
     def set_wall(self, wall: datetime) -> None:
         """Step the wall clock (as NTP or an operator might), leaving the monotonic one alone."""
-        self._wall = Clock(wall=wall, mono_ns=0, boot_id=self._boot_id).wall
+        self._wall = ClockReading(wall=wall, mono_ns=0, boot_id=self._boot_id).wall
 
     def reboot(self, boot_id: str) -> None:
         """Simulate a reboot: a new boot id and the monotonic counter starting again."""

@@ -34,17 +34,16 @@ import hashlib
 import itertools
 import json
 import random
-import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Final, Self
 
 import structlog
 
 from game.errors import ConfigError
+from runtime.clocks import StampClock, utc_stamp
 from wire.envelope import Envelope, EnvelopeError, envelope_for, seal, verify_envelope
 from wire.mqtt import MqttClient, MqttError, MqttSession, MqttSettings, Will, exception_leaves
 from wire.outbox import OutboxItem, OutboxSource
@@ -75,11 +74,6 @@ _MAX_DETAIL: Final = 300  # characters of a rejection's detail in logs and notic
 
 _log = structlog.get_logger("controller.mqtt_link")
 
-StampSource = Callable[[], tuple[datetime, int]]  # (wall time, monotonic ns) for a seal
-
-
-def _system_clock() -> tuple[datetime, int]:
-    return datetime.now(UTC), time.monotonic_ns()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -168,7 +162,7 @@ class MqttLink:
         *,
         command_keys: KeyRing,
         status_extra: Callable[[], Mapping[str, Any]] | None = None,
-        clock: StampSource | None = None,
+        clock: StampClock | None = None,
         rng: random.Random | None = None,
     ) -> None:
         if signer.key_id != identity.table:
@@ -184,7 +178,7 @@ class MqttLink:
         self._on_command = on_command
         self._command_keys = command_keys
         self._status_extra = status_extra
-        self._clock = clock or _system_clock
+        self._clock = clock or utc_stamp
         self._rng = rng if rng is not None else random.Random()
         self._log = _log.bind(venue=identity.venue, table=identity.table)
         settings.ssl_context()  # TLS files are checked now, not at the first connect

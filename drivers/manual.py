@@ -14,7 +14,7 @@ from types import TracebackType
 from typing import Final, Self
 
 from drivers.protocols import ShoeReading
-from drivers.readings import CardRead, DeviceAlert, DeviceHealth, ShoeState, ShoeStatus
+from drivers.readings import CardReading, DeviceAlert, DeviceHealth, ShoeState, ShoeStatus
 from game.cards import Card, parse_card
 
 __all__ = ["MANUAL_QUALITY", "ManualCardReader"]
@@ -25,7 +25,7 @@ _CLOSED: Final = object()
 
 
 class ManualCardReader:
-    """Cards keyed by the dealer, one `CardRead` each, in the order keyed.
+    """Cards keyed by the dealer, one `CardReading` each, in the order keyed.
 
     ``read_index`` counts keyed cards from 0 for the life of this reader; ``device`` is
     ``"manual:<operator>"`` so every reading names who keyed it. A card keyed twice is passed on
@@ -66,11 +66,11 @@ class ManualCardReader:
         while (item := await queue.get()) is not _CLOSED:
             yield item  # type: ignore[misc]  # everything but _CLOSED is a ShoeReading
 
-    async def key_card(self, card: str | Card, *, operator: str) -> CardRead:
+    async def key_card(self, card: str | Card, *, operator: str) -> CardReading:
         """The dealer keys one card ("Ah", "10d", a Card); InvalidCard if it is not a card."""
         who = _operator(operator)
         chosen = parse_card(card) if isinstance(card, str) else _card(card)
-        reading = CardRead(card=chosen, read_index=self._next_index, quality=MANUAL_QUALITY,
+        reading = CardReading(card=chosen, read_index=self._next_index, quality=MANUAL_QUALITY,
                            device=f"manual:{who}", source="manual", at_mono=self._clock())
         self._queue().put_nowait(reading)
         self._next_index += 1

@@ -1,17 +1,24 @@
 """The one interface per device kind that the daemon sees; real drivers, simulators and manual
-entry all satisfy it structurally, and the composition root picks one from config."""
+entry all satisfy it structurally, and the composition root picks one from config.
+
+`TableHandle` is the other direction: what a running table shows to what stands in for the
+people at it (a virtual dealer, players, a desk clerk). The daemon side implements it
+(controller.wiring), so a simulator never reaches into the daemon's attributes.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
-from typing import Protocol, Self
+from typing import Any, Protocol, Self
 
-from drivers.readings import CardRead, ChipInventory, DeviceAlert, DeviceHealth, ShoeStatus
+from drivers.readings import CardReading, ChipInventory, DeviceAlert, DeviceHealth, ShoeStatus
+from game.deal import Target
+from game.house import HouseRules
 
-__all__ = ["CardReader", "ChipReader", "ChipReading", "ShoeReading"]
+__all__ = ["CardReader", "ChipReader", "ChipReading", "ShoeReading", "TableHandle"]
 
-ShoeReading = CardRead | ShoeStatus | DeviceAlert
+ShoeReading = CardReading | ShoeStatus | DeviceAlert
 ChipReading = ChipInventory | DeviceAlert
 
 
@@ -44,4 +51,33 @@ class ChipReader(Protocol):
 
     def health(self) -> DeviceHealth:
         """Connected or not, last heard, counters (bad reports, reconnects)."""
+        ...
+
+
+class TableHandle(Protocol):
+    """A running table as its dealer's console and the desk see it."""
+
+    @property
+    def table_id(self) -> str:
+        """The table's id (config ``[table] id``)."""
+        ...
+
+    def status(self) -> Mapping[str, Any]:
+        """Everything `showdown table status` shows (heat, seats, spots, the hand in play)."""
+        ...
+
+    async def console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Press a console button: the same handler as the local API; its answer."""
+        ...
+
+    async def desk_input(self, body: Mapping[str, Any]) -> str | None:
+        """A desk command handed straight in (no MQTT); None when applied, else the refusal."""
+        ...
+
+    def house_rules(self) -> HouseRules:
+        """The house rules of the stage in play (a heat must be open)."""
+        ...
+
+    def deal_targets(self, seats: Sequence[int]) -> Sequence[Target]:
+        """Where each card read goes, in shoe order, for a hand of these seats."""
         ...

@@ -15,7 +15,7 @@ from game.cards import Card
 
 __all__ = [
     "SPOTS",
-    "CardRead",
+    "CardReading",
     "ChipInventory",
     "DeviceAlert",
     "DeviceHealth",
@@ -52,7 +52,7 @@ class DeviceIdentity:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class CardRead:
+class CardReading:
     """One card leaving the shoe: ``read_index`` counts reads since the shoe started (0-based)."""
 
     card: Card

@@ -27,8 +27,8 @@ import signal
 import socket
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
+from collections.abc import Iterator, Mapping
+from datetime import datetime
 from typing import Any, Final
 
 import uvicorn
@@ -45,8 +45,9 @@ from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_
 from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
-from runtime import sd_notify
+from runtime.clocks import WallClock, utc_now
 from runtime.logs import get_logger
+from runtime.sd_notify import Notifier
 from runtime.settings_files import read_tournament
 from wire.envelope import EnvelopeError, seal
 from wire.mqtt import MqttClient, MqttError, MqttSettings, exception_leaves
@@ -57,7 +58,6 @@ __all__ = [
     "STANDINGS_TYPE",
     "LeaderboardService",
     "PublishError",
-    "SdNotify",
     "ServiceLink",
     "enrol_tables",
     "mqtt_settings",
@@ -66,37 +66,6 @@ __all__ = [
 
 STANDINGS_TYPE: Final = "standings"
 _log = get_logger("leaderboard.app")
-
-WallClock = Callable[[], datetime]
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
-
-
-class SdNotify:
-    """systemd notifications (no-ops outside systemd); tests pass a recording stand-in."""
-
-    def ready(self, text: str) -> None:
-        """READY=1 with a status line."""
-        sd_notify.ready(text)
-
-    def watchdog(self) -> None:
-        """WATCHDOG=1."""
-        sd_notify.watchdog()
-
-    def stopping(self) -> None:
-        """STOPPING=1."""
-        sd_notify.stopping("stopping")
-
-    def status(self, text: str) -> None:
-        """STATUS=..."""
-        sd_notify.status(text)
-
-    def watchdog_interval(self) -> float | None:
-        """Seconds systemd allows between pings, or None without a watchdog."""
-        return sd_notify.watchdog_interval()
-
 
 def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
     """The broker connection settings of the config."""
@@ -162,7 +131,7 @@ class ServiceLink:
 
     def __init__(self, settings: MqttSettings, signer: Signer, feed: StandingsFeed, *,
                  venue: str, client_id: str, shared_group: str | None = None,
-                 clock: WallClock = _utc_now, gap_check_s: float = 0.5) -> None:
+                 clock: WallClock = utc_now, gap_check_s: float = 0.5) -> None:
         self.settings = settings
         self.venue = venue
         self.topic = standings_topic(venue, settings.topic_root)
@@ -296,10 +265,10 @@ def _listen(host: str, port: int) -> socket.socket:
 class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
-    def __init__(self, config: LeaderboardConfig, *, notify: SdNotify | None = None,
-                 clock: WallClock = _utc_now, settings: TournamentSettings | None = None) -> None:
+    def __init__(self, config: LeaderboardConfig, *, notify: Notifier | None = None,
+                 clock: WallClock = utc_now, settings: TournamentSettings | None = None) -> None:
         self.config = config
-        self.notify = notify or SdNotify()
+        self.notify = notify or Notifier(stopping_status="stopping")
         self.clock = clock
         self.settings = settings
         self.engine: Engine | None = None

@@ -11,7 +11,8 @@ process it expects the pings from); :func:`watchdog_interval` reads them. Ping a
 half of that interval, from the event loop after real work, not from a free-running thread.
 
 Outside systemd (no ``NOTIFY_SOCKET``) every call is a no-op that returns False, so the daemon
-runs the same way in a terminal, in tests and under systemd.
+runs the same way in a terminal, in tests and under systemd. `Notifier` wraps these calls as
+the one object both services hold (tests pass a recording stand-in of the same shape).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Mapping
 
 __all__ = [
     "NOTIFY_SOCKET_ENV",
+    "Notifier",
     "notify",
     "ready",
     "socket_address",
@@ -126,3 +128,33 @@ def _positive_int(text: str) -> int | None:
         return None
     value = int(text)
     return value if value > 0 else None
+
+
+class Notifier:
+    """systemd notifications for one service (no-ops outside systemd).
+
+    `stopping_status`: the STATUS= line sent with STOPPING=1 (None: none).
+    """
+
+    def __init__(self, *, stopping_status: str | None = None) -> None:
+        self.stopping_status = stopping_status
+
+    def ready(self, status_text: str | None = None) -> None:
+        """READY=1: start-up is complete, inputs are being taken."""
+        ready(status_text)
+
+    def watchdog(self) -> None:
+        """WATCHDOG=1: the loop is alive and working."""
+        watchdog()
+
+    def stopping(self) -> None:
+        """STOPPING=1: a clean shutdown has begun."""
+        stopping(self.stopping_status)
+
+    def status(self, text: str) -> None:
+        """STATUS=...: one line for `systemctl status`."""
+        status(text)
+
+    def watchdog_interval(self) -> float | None:
+        """Seconds systemd allows between pings, or None without a watchdog."""
+        return watchdog_interval()

@@ -1,10 +1,11 @@
-"""The SR-48 chip spot reader in software, as a pyusb backend (docs/protocols/chip-rfid.md).
+"""The SR-48 chip spot reader in software: the device's behaviour (docs/protocols/chip-rfid.md).
 
-``usb.core.find(idVendor=..., idProduct=..., backend=sim.backend)`` finds it, and the real
-driver (`drivers.rfid.UsbChipReader`) then runs its normal code against it: descriptors,
-configuration, interface claim, bulk OUT commands, interrupt (or bulk) IN reports, string
-descriptors. The firmware is emulated lazily: heartbeats and inventory sweeps that fall due are
-produced when the host reads, so there is no thread of its own.
+``usb.core.find(idVendor=..., idProduct=..., backend=sim.backend)`` finds it through its pyusb
+backend (simulators.rfid_usb), and the real driver (`drivers.rfid.UsbChipReader`) then runs its
+normal code against it: descriptors, configuration, interface claim, bulk OUT commands,
+interrupt (or bulk) IN reports, string descriptors. The firmware is emulated lazily: heartbeats
+and inventory sweeps that fall due are produced when the host reads, so there is no thread of
+its own.
 
 Wagers are placed and removed by seat and spot (``place(1, "ante", 2500)``) with chips minted
 from a registry (`build_sim_registry`, or one given). Faults switch at run time: the line faults
@@ -13,27 +14,20 @@ unplug / plug / re-enumeration (the device leaves enumeration and old handles ra
 ``USBError`` errno 19), unknown chips, chips of another chip set and antenna faults.
 """
 
-# The backend methods keep pyusb's IBackend signatures (argument names and order included).
-# ruff: noqa: ARG002, N803, PLR0917
-
 from __future__ import annotations
 
 import array
-import errno
 import random
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import usb.backend  # type: ignore[import-untyped]
-import usb.core  # type: ignore[import-untyped]
 
 from drivers.chip_registry import Chip, ChipRegistry
 from drivers.readings import SPOTS, SpotId
-from drivers.rfid_codec import (
+from drivers.rfid_codec import FrameDecoder, encode_frame
+from drivers.rfid_messages import (
     DEFAULT_ANTENNA_MAP,
     DEFAULT_PRODUCT_ID,
     DEFAULT_VENDOR_ID,
@@ -43,7 +37,6 @@ from drivers.rfid_codec import (
     AntennaFault,
     AntennaFaultCode,
     Frame,
-    FrameDecoder,
     FrameError,
     Heartbeat,
     Identify,
@@ -57,9 +50,18 @@ from drivers.rfid_codec import (
     SetTiming,
     StartInventory,
     StopInventory,
-    encode_frame,
 )
 from simulators.faults import Faults
+from simulators.rfid_usb import (
+    EP_IN,
+    EP_OUT,
+    PACKET,
+    RfidSimBackend,
+    no_device,
+    overflow_error,
+    pipe_error,
+    usb_timeout,
+)
 
 __all__ = [
     "DEFAULT_PRODUCT_ID",
@@ -67,16 +69,11 @@ __all__ = [
     "SIM_CHIP_SET",
     "SIM_FOREIGN_SET",
     "RfidReaderSimulator",
-    "RfidSimBackend",
     "build_sim_registry",
     "sim_seat_entries",
 ]
 
-EP_OUT = 0x01
-EP_IN = 0x81
-PACKET = 64
 OUT_QUEUE_BYTES = 16 * 1024
-LANGID_EN_US = 0x0409
 SIM_CHIP_SET = "showdown-2026"
 SIM_FOREIGN_SET = "cash-2019"
 # Chips each simulated entry is issued (R2,000) and the dealer's unissued float.
@@ -119,43 +116,6 @@ def build_sim_registry() -> ChipRegistry:
             for n in range(1, count + 1)
         ]
     return ChipRegistry(chips, chip_set=SIM_CHIP_SET, source="simulators.rfid")
-
-
-# ----------------------------------------------------------------------------- descriptors
-
-
-@dataclass(slots=True)
-class _Descriptor:
-    """A descriptor as pyusb wants it: fields as attributes."""
-
-    fields: dict[str, Any]
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self.fields[name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-@dataclass(frozen=True, slots=True)
-class _DevId:
-    generation: int
-    address: int
-
-
-@dataclass(frozen=True, slots=True)
-class _Handle:
-    generation: int
-
-
-def _no_device() -> usb.core.USBError:
-    return usb.core.USBError(
-        "No such device (it may have been disconnected)", -4, errno.ENODEV
-    )
-
-
-def _timeout() -> usb.core.USBError:
-    return usb.core.USBTimeoutError("Operation timed out", -7, errno.ETIMEDOUT)
 
 
 # ----------------------------------------------------------------------------- firmware
@@ -374,7 +334,7 @@ class RfidReaderSimulator:
 
     def _alive(self, generation: int) -> None:
         if not self.plugged or generation != self.generation:
-            raise _no_device()
+            raise no_device()
 
     def _emit(self, message: Message, now: float, *, reading: bool = False) -> None:
         fw = self._fw
@@ -447,31 +407,71 @@ class RfidReaderSimulator:
             data += chunk
         return bytes(data)
 
-    def _read(self, handle: _Handle, ep: int, buff: array.array[int], timeout_ms: int) -> int:
+    # ------------------------------------------------------------------ USB side (UsbSimDevice)
+
+    def present(self) -> tuple[int, int] | None:
+        """(generation, address) while plugged in, else None."""
+        with self._cond:
+            return (self.generation, self.address) if self.plugged else None
+
+    def check_alive(self, generation: int) -> None:
+        """Raise libusb's "no device" unless plugged in at that generation."""
+        with self._cond:
+            self._alive(generation)
+
+    def configure(self, generation: int, value: int) -> None:
+        """SET_CONFIGURATION: 1 starts the firmware (heartbeats); 0 unconfigures it."""
+        with self._cond:
+            self._alive(generation)
+            if value not in (0, 1):
+                raise pipe_error()
+            fw = self._fw
+            fw.configured = value == 1
+            fw.running = fw.running and fw.configured
+            now = time.monotonic()
+            fw.next_heartbeat = now
+            fw.last_host_frame = now
+
+    def configuration(self, generation: int) -> int:
+        """The active configuration value (0: unconfigured)."""
+        with self._cond:
+            self._alive(generation)
+            return 1 if self._fw.configured else 0
+
+    def claim(self, generation: int, *, claimed: bool) -> None:
+        """Claim or release interface 0."""
+        with self._cond:
+            self._alive(generation)
+            self._fw.claimed = claimed
+
+    def endpoint_read(self, generation: int, ep: int, buff: array.array[int],
+                      timeout_ms: int) -> int:
+        """Reader bytes from the IN endpoint, waiting up to `timeout_ms` for some."""
         deadline = time.monotonic() + (timeout_ms / 1000 if timeout_ms > 0 else 3600.0)
         with self._cond:
             while True:
-                self._alive(handle.generation)
+                self._alive(generation)
                 if ep != EP_IN or not self._fw.configured:
-                    raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+                    raise pipe_error()
                 now = time.monotonic()
                 self._tick(now)
                 data = self._take(len(buff), now)
                 if len(data) > len(buff):  # a packet larger than the buffer: libusb's overflow
-                    raise usb.core.USBError("Overflow", -8, errno.EOVERFLOW)
+                    raise overflow_error()
                 if data:
                     buff[: len(data)] = array.array("B", data)
                     return len(data)
                 if now >= deadline:
-                    raise _timeout()
+                    raise usb_timeout()
                 wait = min(deadline, self._next_event(now)) - now
                 self._cond.wait(max(wait, 0.0005))
 
-    def _write(self, handle: _Handle, ep: int, data: array.array[int]) -> int:
+    def endpoint_write(self, generation: int, ep: int, data: array.array[int]) -> int:
+        """Host command bytes into the emulated firmware."""
         with self._cond:
-            self._alive(handle.generation)
+            self._alive(generation)
             if ep != EP_OUT or not self._fw.configured:
-                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
+                raise pipe_error()
             now = time.monotonic()
             for item in self._fw.decoder.feed(data.tobytes()):
                 if self.faults.lose_incoming():
@@ -527,22 +527,6 @@ class RfidReaderSimulator:
         cmd_type = _host_type(msg)
         self._emit(Ack(cmd_seq=frame.seq, cmd_type=cmd_type, status=status), now)
 
-    # ------------------------------------------------------------------ descriptors
-
-    def _device_descriptor(self, dev: _DevId) -> _Descriptor:
-        return _Descriptor({
-            "bLength": 18, "bDescriptorType": 1, "bcdUSB": 0x0200, "bDeviceClass": 0,
-            "bDeviceSubClass": 0, "bDeviceProtocol": 0, "bMaxPacketSize0": 64,
-            "idVendor": self.vendor_id, "idProduct": self.product_id, "bcdDevice": 0x0100,
-            "iManufacturer": 1, "iProduct": 2, "iSerialNumber": 3, "bNumConfigurations": 1,
-            "address": dev.address, "bus": self.bus, "port_number": 2, "port_numbers": (2,),
-            "speed": 2,  # full speed
-        })
-
-    def _strings(self) -> dict[int, str]:
-        return {1: "Showdown Table Systems", 2: "SR-48 chip spot reader", 3: self.serial}
-
-
 def _host_type(message: Message) -> int:
     types: dict[type, MsgType] = {
         StartInventory: MsgType.START_INVENTORY, StopInventory: MsgType.STOP_INVENTORY,
@@ -576,179 +560,3 @@ def _make_change(cents: int, available: Mapping[int, int]) -> dict[int, int] | N
         return None
 
     return search(0, cents)
-
-
-# ----------------------------------------------------------------------------- pyusb backend
-
-
-class RfidSimBackend(usb.backend.IBackend):  # type: ignore[misc]
-    """The pyusb backend through which the simulated reader is found and driven."""
-
-    def __init__(self, sim: RfidReaderSimulator) -> None:
-        super().__init__()
-        self._sim = sim
-
-    def enumerate_devices(self) -> Iterator[_DevId]:
-        """The simulated reader, while it is plugged in."""
-        sim = self._sim
-        with sim._cond:
-            present = [_DevId(sim.generation, sim.address)] if sim.plugged else []
-        return iter(present)
-
-    def get_parent(self, dev: _DevId) -> None:
-        """The reader hangs off a root hub the simulation does not model."""
-
-    def get_device_descriptor(self, dev: _DevId) -> _Descriptor:
-        """The device descriptor (VID:PID, strings, one configuration)."""
-        return self._sim._device_descriptor(dev)
-
-    def get_configuration_descriptor(self, dev: _DevId, config: int) -> _Descriptor:
-        """Configuration 1: self-powered, one interface."""
-        if config != 0:
-            raise IndexError(f"Invalid configuration index {config}")
-        return _Descriptor({
-            "bLength": 9, "bDescriptorType": 2, "wTotalLength": 32, "bNumInterfaces": 1,
-            "bConfigurationValue": 1, "iConfiguration": 0, "bmAttributes": 0xC0,
-            "bMaxPower": 1, "extra_descriptors": [],
-        })
-
-    def get_interface_descriptor(
-        self, dev: _DevId, intf: int, alt: int, config: int
-    ) -> _Descriptor:
-        """Interface 0: vendor class 0xFF, subclass 'R', protocol 1, two endpoints."""
-        if config != 0 or intf != 0:
-            raise IndexError(f"Invalid interface index {intf}")
-        if alt != 0:
-            raise IndexError(f"Invalid alternate setting index {alt}")
-        return _Descriptor({
-            "bLength": 9, "bDescriptorType": 4, "bInterfaceNumber": 0, "bAlternateSetting": 0,
-            "bNumEndpoints": 2, "bInterfaceClass": 0xFF, "bInterfaceSubClass": 0x52,
-            "bInterfaceProtocol": 0x01, "iInterface": 0, "extra_descriptors": [],
-        })
-
-    def get_endpoint_descriptor(self, dev: _DevId, ep: int, intf: int, alt: int,
-                                config: int) -> _Descriptor:
-        """Endpoint 0x01 bulk OUT and 0x81 interrupt (or bulk) IN, 64-byte packets."""
-        if config != 0 or intf != 0 or alt != 0 or ep not in (0, 1):
-            raise IndexError(f"Invalid endpoint index {ep}")
-        if ep == 0:
-            address, attributes, interval = EP_OUT, 0x02, 0
-        else:
-            interrupt = self._sim.in_transfer == "interrupt"
-            address, attributes, interval = EP_IN, 0x03 if interrupt else 0x02, 1
-        return _Descriptor({
-            "bLength": 7, "bDescriptorType": 5, "bEndpointAddress": address,
-            "bmAttributes": attributes, "wMaxPacketSize": PACKET, "bInterval": interval,
-            "bRefresh": 0, "bSynchAddress": 0, "extra_descriptors": [],
-        })
-
-    def open_device(self, dev: _DevId) -> _Handle:
-        """A handle bound to this enumeration of the device."""
-        with self._sim._cond:
-            self._sim._alive(dev.generation)
-            return _Handle(dev.generation)
-
-    def close_device(self, dev_handle: _Handle) -> None:
-        """Closing never fails, even on a device that is gone."""
-
-    def set_configuration(self, dev_handle: _Handle, config_value: int) -> None:
-        """Configuration 1 starts the firmware (heartbeats); 0 unconfigures it."""
-        sim = self._sim
-        with sim._cond:
-            sim._alive(dev_handle.generation)
-            if config_value not in (0, 1):
-                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
-            fw = sim._fw
-            fw.configured = config_value == 1
-            fw.running = fw.running and fw.configured
-            now = time.monotonic()
-            fw.next_heartbeat = now
-            fw.last_host_frame = now
-
-    def get_configuration(self, dev_handle: _Handle) -> int:
-        """The active configuration value (0: unconfigured)."""
-        with self._sim._cond:
-            self._sim._alive(dev_handle.generation)
-            return 1 if self._sim._fw.configured else 0
-
-    def set_interface_altsetting(self, dev_handle: _Handle, intf: int, altsetting: int) -> None:
-        """Only interface 0, alternate setting 0 exists."""
-        with self._sim._cond:
-            self._sim._alive(dev_handle.generation)
-            if intf != 0 or altsetting != 0:
-                raise usb.core.USBError("Invalid parameter", -2, errno.EINVAL)
-
-    def claim_interface(self, dev_handle: _Handle, intf: int) -> None:
-        """Claim interface 0."""
-        with self._sim._cond:
-            self._sim._alive(dev_handle.generation)
-            if intf != 0:
-                raise usb.core.USBError("Entity not found", -5, errno.ENOENT)
-            self._sim._fw.claimed = True
-
-    def release_interface(self, dev_handle: _Handle, intf: int) -> None:
-        """Release interface 0."""
-        with self._sim._cond:
-            self._sim._alive(dev_handle.generation)
-            self._sim._fw.claimed = False
-
-    def bulk_write(self, dev_handle: _Handle, ep: int, intf: int, data: array.array[int],
-                   timeout: int) -> int:
-        """Host command bytes into the emulated firmware."""
-        return self._sim._write(dev_handle, ep, data)
-
-    def bulk_read(self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int],
-                  timeout: int) -> int:
-        """Reader bytes out (when the IN endpoint is bulk)."""
-        return self._sim._read(dev_handle, ep, buff, timeout)
-
-    def intr_read(self, dev_handle: _Handle, ep: int, intf: int, buff: array.array[int],
-                  timeout: int) -> int:
-        """Reader bytes out (the IN endpoint is interrupt by default)."""
-        return self._sim._read(dev_handle, ep, buff, timeout)
-
-    def ctrl_transfer(self, dev_handle: _Handle, bmRequestType: int, bRequest: int,
-                      wValue: int, wIndex: int, data: array.array[int], timeout: int) -> int:
-        """Standard GET_DESCRIPTOR (device, string); any other request stalls."""
-        sim = self._sim
-        with sim._cond:
-            sim._alive(dev_handle.generation)
-            if bmRequestType != 0x80 or bRequest != 0x06:
-                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
-            kind, index = wValue >> 8, wValue & 0xFF
-            if kind == 1:
-                raw = bytes([18, 1, 0x00, 0x02, 0, 0, 0, 64]) + (
-                    sim.vendor_id.to_bytes(2, "little") + sim.product_id.to_bytes(2, "little")
-                    + (0x0100).to_bytes(2, "little") + bytes([1, 2, 3, 1])
-                )
-            elif kind == 3 and index == 0:
-                raw = bytes([4, 3]) + LANGID_EN_US.to_bytes(2, "little")
-            elif kind == 3 and index in sim._strings() and wIndex == LANGID_EN_US:
-                text = sim._strings()[index].encode("utf-16-le")
-                raw = bytes([2 + len(text), 3]) + text
-            else:
-                raise usb.core.USBError("Pipe error", -9, errno.EPIPE)
-            raw = raw[: len(data)]
-            data[: len(raw)] = array.array("B", raw)
-            return len(raw)
-
-    def clear_halt(self, dev_handle: _Handle, ep: int) -> None:
-        """Nothing halts in the simulation; a dead handle still fails."""
-        with self._sim._cond:
-            self._sim._alive(dev_handle.generation)
-
-    def reset_device(self, dev_handle: _Handle) -> None:
-        """A USB reset re-enumerates the reader (old handles die)."""
-        with self._sim._cond:
-            self._sim._alive(dev_handle.generation)
-        self._sim.reenumerate()
-
-    def is_kernel_driver_active(self, dev_handle: _Handle, intf: int) -> bool:
-        """No kernel driver binds a vendor-specific interface."""
-        return False
-
-    def detach_kernel_driver(self, dev_handle: _Handle, intf: int) -> None:
-        """Nothing to detach."""
-
-    def attach_kernel_driver(self, dev_handle: _Handle, intf: int) -> None:
-        """Nothing to attach."""

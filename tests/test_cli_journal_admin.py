@@ -11,17 +11,18 @@ import pytest
 from controller.cli import EXIT_ERROR, main
 from controller.clock import FakeClock
 from controller.commands.journal_admin import EXIT_PROBLEMS
-from controller.journal import FAULTS_CLEARED_KIND, Journal, JournalRecord, Outgoing
-from controller.journal_models import TRIGGERS
+from controller.journal import FAULTS_CLEARED_KIND, Journal, JournalRecord
+from controller.journal.models import TRIGGERS
+from tests.controller.journal.support import Message
 
 
 def build(path: Path, *, faults: tuple[str, ...] = ()) -> None:
     """Three inputs, each causing two messages (seq 1-6), the first four delivered."""
     fake = FakeClock()
 
-    def two(record: JournalRecord) -> list[Outgoing]:
-        return [Outgoing(topic_suffix="events", type="card.read", body={"r": record.seq}),
-                Outgoing(topic_suffix="scores", type="score.recorded", body={"r": record.seq})]
+    def two(record: JournalRecord) -> list[Message]:
+        return [Message(topic_suffix="events", type="card.read", body={"r": record.seq}),
+                Message(topic_suffix="scores", type="score.recorded", body={"r": record.seq})]
 
     with Journal.open(path, clock=fake) as j:
         for n in range(3):

@@ -15,8 +15,9 @@ import pytest
 
 from controller.cli import EXIT_ERROR, main
 from controller.clock import FakeClock
-from controller.journal import Journal, JournalRecord, Outgoing
-from controller.journal_models import TRIGGERS
+from controller.journal import Journal, JournalRecord
+from controller.journal.models import TRIGGERS
+from tests.controller.journal.support import Message
 
 
 def hand_body(n: int) -> dict[str, Any]:
@@ -45,7 +46,7 @@ def build(path: Path, hands: int, *, faults: int = 0) -> list[dict[str, Any]]:
         for n in range(1, hands + 1):
             for card in ("Ah", "Kd"):
                 j.append(kind="card", payload={"card": card}, clock=fake(),
-                         outgoing=lambda _r, c=card: [Outgoing(
+                         outgoing=lambda _r, c=card: [Message(
                              topic_suffix="events", type="card.read", body={"card": c})])
             body = hand_body(n)
             kind = "hand.voided" if n == 5 else "hand.settled"
@@ -54,9 +55,9 @@ def build(path: Path, hands: int, *, faults: int = 0) -> list[dict[str, Any]]:
                 body["void"] = {"reason": "shoe jammed", "by": "pit boss 3"}
 
             def settle(_r: JournalRecord, body: dict[str, Any] = body,
-                       kind: str = kind) -> list[Outgoing]:
-                return [Outgoing(topic_suffix="events", type=kind, body=body),
-                        Outgoing(topic_suffix="scores", type="score.recorded",
+                       kind: str = kind) -> list[Message]:
+                return [Message(topic_suffix="events", type=kind, body=body),
+                        Message(topic_suffix="scores", type="score.recorded",
                                  body={"entry_id": "E-101", "score": 200_000})]
 
             j.append(kind="dealer", payload={"action": "settle"}, clock=fake(), outgoing=settle)

@@ -45,8 +45,9 @@ class _Instruments:
         self.hands: list[dict[str, Any]] = []
         self.stuck: list[str] = []  # hands the virtual table could not finish, and why
 
-    def wire(self, daemon: Any) -> None:
-        shoe = daemon.devices.shoe_sim
+    def wire(self, wired: Any) -> None:
+        daemon = wired.daemon
+        shoe = wired.devices.shoe_sim
         deal_card = shoe.deal_card
 
         def timed_deal(card: Any) -> Any:
@@ -92,16 +93,18 @@ class _Instruments:
 
 def _timed_table_class() -> type:
     from controller.local_api import call  # noqa: PLC0415
-    from simulators.virtual_table import TableStuck, VirtualTable  # noqa: PLC0415
+    from simulators.table_play import TableStuck, VirtualTable  # noqa: PLC0415
 
-    class TimedTable(VirtualTable):  # type: ignore[misc]
-        """The virtual table, pressing `settle` on the real local API socket, timed."""
+    class TimedTable(VirtualTable):
+        """The virtual table, pressing `settle` on the real local API socket, timed; it
+        reads the daemon's insides (service, journal) for its instruments."""
 
         instruments: _Instruments
+        daemon: Any
 
         async def console(self, action: str, **request: Any) -> Mapping[str, Any]:
             if action != "settle":
-                return await super().console(action, **request)  # type: ignore[no-any-return]
+                return await super().console(action, **request)
             pressed = time.monotonic_ns()
             answer = await call(self.daemon.config.api.socket,
                                 {"action": "settle", "by": "virtual dealer", **request})
@@ -136,7 +139,7 @@ def _timed_table_class() -> type:
             self.instruments.appended = {}
             if self.daemon.status().get("hand"):
                 await super().console("void", reason="bench: the virtual table was stuck")
-            self.daemon.devices.rfid_sim.clear()
+            self.chips.clear()
             await self.until("the table to be cleared", lambda s: not any(
                 s.get("spots", {}).values()))
             if len(self.instruments.stuck) > 5:
@@ -206,12 +209,13 @@ def _figures(result: LatencyResult, instruments: _Instruments, arrived: Mapping[
 
 async def latency_run(label: str, broker: str, hands: int, scratch: Path) -> LatencyResult:
     """Play `hands` hands on a daemon in this process; stamps per hand (see the docstring)."""
-    from controller.app import TableDaemon  # noqa: PLC0415
     from controller.config import read_table_config  # noqa: PLC0415
+    from controller.wiring import DaemonHandle, wire_table  # noqa: PLC0415
 
     table = make_table(scratch, broker, virtual_dealer=False)
     config = read_table_config(table.config_path)
-    daemon = TableDaemon(config, notify=_Quiet())  # type: ignore[arg-type]
+    wired = wire_table(config, notify=_Quiet())  # type: ignore[arg-type]
+    daemon = wired.daemon
     stop = asyncio.Event()
     task = asyncio.create_task(daemon.run(stop))
     result = LatencyResult(broker=label)
@@ -226,8 +230,10 @@ async def latency_run(label: str, broker: str, hands: int, scratch: Path) -> Lat
             port = int(p)
         async with SubscriberProcess(host, port, table) as sub:
             instruments = _Instruments()
-            instruments.wire(daemon)
-            vt = _timed_table_class()(daemon, seed=SEED, players=PLAYERS)
+            instruments.wire(wired)
+            vt = _timed_table_class()(DaemonHandle(daemon), shoe=wired.devices.shoe_sim,
+                                      chips=wired.devices.rfid_sim, seed=SEED, players=PLAYERS)
+            vt.daemon = daemon
             vt.instruments = instruments
             await vt.play_hands(hands)
             settled = {h["hand_id"] for h in instruments.hands}

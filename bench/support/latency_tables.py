@@ -25,7 +25,7 @@ class BenchTable:
 def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int = 1
                ) -> BenchTable:
     """Write a config (and the table key, 0600) for a simulated table on `broker`."""
-    from simulators.table_files import simulated_table_toml  # noqa: PLC0415
+    from simulators.table_toml import simulated_table_toml  # noqa: PLC0415
     from wire.signing import Signer, save_private_key  # noqa: PLC0415
 
     token = secrets.token_hex(3)

@@ -2,10 +2,10 @@
 
 By default (what `make demo` runs) the central leaderboard service starts with its page, a
 few simulated tables play heats of simulated patrons who registered and bought entries at the
-desk, and the page fills as their scores arrive (simulators.floor). ``--table-only`` runs
-one table daemon on the embedded broker instead, with a subscriber that prints each hand and
-score as it arrives, checking every signature and that no sequence number is missing.
-`showdown heat` is the offline explainer.
+desk, and the page fills as their scores arrive (controller.commands.demo_floor).
+``--table-only`` runs one table daemon on the embedded broker instead, with a subscriber that
+prints each hand and score as it arrives, checking every signature and that no sequence
+number is missing. `showdown heat` is the offline explainer.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 from controller.cli import CommandError
 from controller.config import parse_table_config
 from game.money import format_rand
-from simulators.table_files import simulated_table_toml
+from simulators.table_toml import simulated_table_toml
 from wire.envelope import EnvelopeError, verify_envelope
 from wire.mqtt import MqttSettings, connect
 from wire.signing import KeyRing, load_private_key
@@ -83,10 +83,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _floor(args: argparse.Namespace) -> int:
-    """The simulated floor (simulators.floor) in a fresh or a kept directory."""
+    """The simulated floor (controller.commands.demo_floor) in a fresh or a kept directory."""
     import sys  # noqa: PLC0415
 
-    from simulators.floor import FloorPlan  # noqa: PLC0415
+    from controller.commands.demo_floor import FloorPlan  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
@@ -117,8 +117,8 @@ def _floor(args: argparse.Namespace) -> int:
 async def _run_floor(plan: Any, linger: float | None) -> int:
     import signal  # noqa: PLC0415
 
+    from controller.commands.demo_floor import SimulatedFloor  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
-    from simulators.floor import SimulatedFloor  # noqa: PLC0415
 
     configure_logging(fmt="console", level="error")  # device alerts show on the page's feed
     stop = asyncio.Event()
@@ -142,14 +142,15 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
 
 async def _demo(config: Any, args: argparse.Namespace) -> int:
     from controller.app import TableDaemon  # noqa: PLC0415
+    from controller.wiring import prepare_sim, virtual_table_task, wire_table  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
-    from simulators.sim_table import prepare_sim, virtual_table_task  # noqa: PLC0415
 
     configure_logging(fmt="console", level="warning", table=config.table)
     desk_keys, desk = prepare_sim(config)
-    daemon = TableDaemon(config, extra_desk_keys=desk_keys)
+    wired = wire_table(config, extra_desk_keys=desk_keys)
+    daemon = wired.daemon
     stop = asyncio.Event()
-    dealer = virtual_table_task(config, desk)
+    dealer = virtual_table_task(wired, desk)
     dealer_done = asyncio.Event()
 
     async def play(d: TableDaemon) -> None:
@@ -162,7 +163,7 @@ async def _demo(config: Any, args: argparse.Namespace) -> int:
     async with asyncio.timeout(30):
         await daemon.ready.wait()
     assert daemon.broker is not None
-    shoe = daemon.devices.shoe_sim.path if daemon.devices else "?"
+    shoe = wired.devices.shoe_sim.path if wired.devices.shoe_sim else "?"
     print(f"table daemon t01 ready: simulated shoe on {shoe}, simulated chip reader, "
           f"embedded MQTT broker on 127.0.0.1:{daemon.broker.port}")
     print(f"seed {args.seed}; a subscriber on the table's events and scores topics prints what"

@@ -24,7 +24,7 @@ from controller.cli import CommandError
 from drivers.chip_registry import format_uid
 from drivers.readings import DeviceAlert, ShoeState, SpotId
 from drivers.rfid import UsbChipReader
-from drivers.rfid_codec import AntennaFaultCode
+from drivers.rfid_messages import AntennaFaultCode
 from game.cards import format_cards, parse_cards
 from game.errors import GameError
 from simulators.faults import FAULT_NAMES, Faults

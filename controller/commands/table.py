@@ -126,13 +126,6 @@ def _run(args: argparse.Namespace) -> int:
 
 
 async def _main(config: TableConfig) -> int:
-    from controller.app import TableDaemon, run_table  # noqa: PLC0415
+    from controller.wiring import run_configured  # noqa: PLC0415
 
-    if config.sim is None:
-        return await run_table(TableDaemon(config))
-    from simulators.sim_table import prepare_sim, virtual_table_task  # noqa: PLC0415
-
-    desk_keys, desk = prepare_sim(config)
-    daemon = TableDaemon(config, extra_desk_keys=desk_keys)
-    extra = virtual_table_task(config, desk) if config.sim.virtual_dealer else None
-    return await run_table(daemon, extra=extra)
+    return await run_configured(config)

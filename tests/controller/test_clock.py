@@ -12,13 +12,19 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from controller import clock as clock_module
-from controller.clock import FALLBACK_BOOT_PREFIX, Clock, FakeClock, system_clock, wall_from_ns
+from controller.clock import (
+    FALLBACK_BOOT_PREFIX,
+    ClockReading,
+    FakeClock,
+    system_clock,
+    wall_from_ns,
+)
 
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 
 
 def test_clock_accepts_any_utc_tzinfo_and_stores_utc() -> None:
-    c = Clock(wall=datetime(2026, 1, 1, tzinfo=ZoneInfo("UTC")), mono_ns=5, boot_id="b")
+    c = ClockReading(wall=datetime(2026, 1, 1, tzinfo=ZoneInfo("UTC")), mono_ns=5, boot_id="b")
     assert c.wall.tzinfo is UTC
     assert c.wall == datetime(2026, 1, 1, tzinfo=UTC)
     assert c.synced is None
@@ -39,7 +45,7 @@ def test_clock_accepts_any_utc_tzinfo_and_stores_utc() -> None:
 def test_clock_refuses_bad_readings(kwargs: dict[str, object], message: str) -> None:
     fields: dict[str, object] = {"wall": T0, "mono_ns": 1, "boot_id": "b", **kwargs}
     with pytest.raises(ValueError, match=message):
-        Clock(**fields)  # type: ignore[arg-type]
+        ClockReading(**fields)  # type: ignore[arg-type]
 
 
 def test_wall_from_ns_is_exact_to_the_microsecond() -> None:

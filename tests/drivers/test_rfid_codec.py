@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.readings import SPOTS, SpotId
-from drivers.rfid_codec import (
+from drivers.rfid_codec import FrameDecoder, decode_all, encode_frame, packetize
+from drivers.rfid_messages import (
     DEFAULT_ANTENNA_MAP,
     MAX_FRAME_LEN,
     Ack,
@@ -18,7 +19,6 @@ from drivers.rfid_codec import (
     AntennaFault,
     AntennaFaultCode,
     Frame,
-    FrameDecoder,
     FrameError,
     Heartbeat,
     Identify,
@@ -33,9 +33,6 @@ from drivers.rfid_codec import (
     StopInventory,
     crc8_smbus,
     crc32_iso_hdlc,
-    decode_all,
-    encode_frame,
-    packetize,
     seq_delta,
 )
 

@@ -17,8 +17,9 @@ import pytest
 from drivers.manual_chips import ManualChipReader, ManualWager
 from drivers.protocols import ChipReader
 from drivers.readings import SPOTS, ChipInventory, DeviceAlert, SpotId
-from drivers.rfid import UsbChipReader, UsbReaderSettings
-from drivers.rfid_codec import DEFAULT_ANTENNA_MAP, AntennaFaultCode
+from drivers.rfid import UsbChipReader
+from drivers.rfid_messages import DEFAULT_ANTENNA_MAP, AntennaFaultCode
+from drivers.rfid_settings import UsbReaderSettings
 from game.errors import ConfigError, InvalidWager
 from simulators.faults import Faults
 from simulators.rfid import RfidReaderSimulator

@@ -22,12 +22,13 @@ from typing import Any
 
 import pytest
 
-from controller.app import TableDaemon, _Devices
+from controller.app import TableDaemon, TableDevices
 from controller.config import read_table_config
 from controller.journal import Journal
+from controller.wiring import ConfiguredDevices, wire_table
 from drivers.protocols import ShoeReading
-from drivers.readings import CardRead, DeviceAlert, ShoeState, ShoeStatus
-from drivers.shoe import SerialCardReader, ShoeLink
+from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
+from drivers.shoe import SerialCardReader
 from drivers.shoe_codec import (
     Ack,
     CardReport,
@@ -37,6 +38,7 @@ from drivers.shoe_codec import (
     ShoeIdentity,
     StatusReport,
 )
+from drivers.shoe_link import ShoeLink
 from game.cards import Card, parse_card, parse_cards
 from runtime.backoff import Backoff
 from simulators.shoe import ShoeSimulator
@@ -73,12 +75,12 @@ class Tap:
             while not done(self):
                 self.seen.append(await anext(self._it))
 
-    async def cards_n(self, n: int) -> list[CardRead]:
+    async def cards_n(self, n: int) -> list[CardReading]:
         await self.until(lambda t: len(t.cards()) >= n)
         return self.cards()
 
-    def cards(self) -> list[CardRead]:
-        return [r for r in self.seen if isinstance(r, CardRead)]
+    def cards(self) -> list[CardReading]:
+        return [r for r in self.seen if isinstance(r, CardReading)]
 
     def statuses(self) -> list[ShoeStatus]:
         return [r for r in self.seen if isinstance(r, ShoeStatus)]
@@ -93,7 +95,7 @@ async def wait_for(predicate: Callable[[], bool]) -> None:
             await asyncio.sleep(0.01)
 
 
-def reads(cards: list[CardRead]) -> list[tuple[int, Card]]:
+def reads(cards: list[CardReading]) -> list[tuple[int, Card]]:
     return [(c.read_index, c.card) for c in cards]
 
 
@@ -143,7 +145,7 @@ def test_link_holds_the_ack_until_the_reading_is_confirmed() -> None:
     assert replies == []
     out, replies = link.handle(card(1, 0, seq=1), 1.1)
     [read] = out
-    assert isinstance(read, CardRead)
+    assert isinstance(read, CardReading)
     assert (read.read_index, read.session) == (0, 0xAB)
     assert replies == []
     assert (link.ack_point, link.unconfirmed) == (0, 2)
@@ -185,8 +187,8 @@ def test_link_acknowledges_only_up_to_the_first_unconfirmed_event() -> None:
 def test_link_confirms_an_equal_copy_of_a_reading() -> None:
     link = confirming_link()
     [read] = link.handle(card(0, 0), 1.0)[0]
-    assert isinstance(read, CardRead)
-    copy = CardRead(card=read.card, read_index=read.read_index, quality=read.quality,
+    assert isinstance(read, CardReading)
+    copy = CardReading(card=read.card, read_index=read.read_index, quality=read.quality,
                     device=read.device, at_mono=read.at_mono, session=read.session)
     assert copy is not read
     assert link.confirm(copy)
@@ -221,7 +223,7 @@ def test_link_forgets_unconfirmed_readings_of_a_session_lost_with_the_power() ->
     assert not link.confirm(old)  # nothing to acknowledge: the shoe lost that event
     assert (link.ack_point, link.unconfirmed) == (0, 0)
     [new] = link.handle(card(0, 0, "2c", seq=0), 2.1)[0]
-    assert isinstance(new, CardRead)
+    assert isinstance(new, CardReading)
     assert new.session == 0xCD
 
 
@@ -296,7 +298,7 @@ async def test_a_confirmation_made_while_unplugged_is_sent_after_reconnecting(
 
 CHILD = """
 import asyncio, sys
-from drivers.readings import CardRead, ShoeStatus
+from drivers.readings import CardReading, ShoeStatus
 from drivers.shoe import SerialCardReader
 
 async def main(path: str, confirm_below: int) -> None:
@@ -305,7 +307,7 @@ async def main(path: str, confirm_below: int) -> None:
         async for r in shoe:
             if isinstance(r, ShoeStatus):
                 await shoe.confirm(r)
-            elif isinstance(r, CardRead):
+            elif isinstance(r, CardReading):
                 held = r.read_index >= confirm_below
                 if not held:
                     await shoe.confirm(r)
@@ -429,12 +431,12 @@ def card_records(journal_path: Path) -> list[dict[str, Any]]:
 async def run_pump(tmp_path: Path, shoe: object, until: Callable[[TableDaemon], bool], *,
                    faults: tuple[str, ...] = ()) -> None:
     """One life of the daemon's shoe pump on the table's journal, until ``until`` holds."""
-    daemon = TableDaemon(read_table_config(daemon_config(tmp_path)))
+    daemon = wire_table(read_table_config(daemon_config(tmp_path))).daemon
     service, _ = daemon._load()
     daemon.journal = daemon._open_journal(service)
     daemon.service = service
     daemon.faults.extend(faults)
-    daemon.devices = _Devices(shoe=shoe, rfid=None)
+    daemon.devices = TableDevices(shoe=shoe, rfid=None)  # type: ignore[arg-type]
     try:
         pump = asyncio.create_task(daemon._pump_shoe())
         await wait_for(lambda: until(daemon) or pump.done())
@@ -503,7 +505,7 @@ async def test_the_daemon_does_not_confirm_what_it_could_not_journal(
         recording = Recording(shoe)
 
         def pulled(n: int) -> Callable[[TableDaemon], bool]:
-            return lambda _d: len([r for r in recording.pulled if isinstance(r, CardRead)]) >= n
+            return lambda _d: len([r for r in recording.pulled if isinstance(r, CardReading)]) >= n
 
         # In the error state (journal write failed) nothing is journaled, so nothing is acked.
         faulted = ("journal write failed: disk full",)
@@ -520,9 +522,10 @@ async def test_the_daemon_does_not_confirm_what_it_could_not_journal(
 
 
 async def test_the_daemon_opens_its_shoes_with_ack_on_confirm(tmp_path: Path) -> None:
-    daemon = TableDaemon(read_table_config(daemon_config(tmp_path)))
-    _, registry = daemon._load()
+    config = read_table_config(daemon_config(tmp_path))
+    source = ConfiguredDevices(config)
+    registry = source.chip_registry()
     async with AsyncExitStack() as stack:
-        devices = daemon._devices(stack, registry)
+        devices = source.open(stack, registry)
         assert isinstance(devices.shoe, SerialCardReader)
         assert devices.shoe.ack == "on_confirm"

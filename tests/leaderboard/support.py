@@ -25,10 +25,11 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 from starlette.applications import Starlette
 
-from leaderboard.app import LeaderboardService, SdNotify
+from leaderboard.app import LeaderboardService
 from leaderboard.config import read_leaderboard_config
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Entry, Patron, Score
+from runtime.sd_notify import Notifier
 from tests.fixtures.services import MqttBroker
 from wire.envelope import seal
 from wire.signing import Signer, load_private_key, save_private_key
@@ -350,7 +351,7 @@ TOKEN = "desk-token-" + "9" * 24
 START = local(8, 22)  # the service's clock starts at Wednesday 8 July 2026, 22:00
 
 
-class Recorder(SdNotify):
+class Recorder(Notifier):
     """Records systemd notifications instead of sending them."""
 
     def __init__(self, watchdog_s: float | None = None) -> None:

@@ -17,14 +17,14 @@ from hypothesis import strategies as st
 from controller.cli import main
 from controller.commands.simulate import rfid_command
 from drivers.readings import SpotId
-from drivers.rfid_codec import (
+from drivers.rfid_codec import FrameDecoder, encode_frame
+from drivers.rfid_messages import (
     DEFAULT_ANTENNA_MAP,
     Ack,
     AckStatus,
     AntennaFault,
     AntennaFaultCode,
     Frame,
-    FrameDecoder,
     Heartbeat,
     Identify,
     Identity,
@@ -38,16 +38,14 @@ from drivers.rfid_codec import (
     StopInventory,
     crc8_smbus,
     crc32_iso_hdlc,
-    encode_frame,
 )
 from simulators.faults import Faults
 from simulators.rfid import (
-    EP_IN,
-    EP_OUT,
     RfidReaderSimulator,
     _make_change,
     build_sim_registry,
 )
+from simulators.rfid_usb import EP_IN, EP_OUT
 
 
 class Host:

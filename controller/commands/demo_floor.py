@@ -1,12 +1,12 @@
 """A simulated casino floor: the central leaderboard service, several simulated tables and
-simulated patrons at the registration desk. What `showdown demo` runs.
+simulated patrons at the registration desk: the composition root `showdown demo` runs.
 
 Everything is the production code wired as on a real floor, in one process:
 
 - an MQTT broker (the embedded amqtt one, or a given ``host:port`` such as Mosquitto);
 - the central service (leaderboard.app.LeaderboardService) with its database, its page and
   its desk API, ingesting what every table publishes and verifying each signature;
-- one table daemon per table (controller.app.TableDaemon) with its simulated shoe and chip
+- one table daemon per table (built by controller.wiring) with its simulated shoe and chip
   reader, its own key, and the leaderboard's key enrolled as its desk key;
 - the registration desk (leaderboard.desk): patrons register (one is refused: under 18),
   buy R100 entries, and are seated by signed desk commands over MQTT; a virtual dealer with
@@ -30,7 +30,7 @@ import socket
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -38,15 +38,17 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from controller.wiring import WiredTable, wire_table
 from game.money import format_rand
 from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.models import Entry, Score
 from leaderboard.projections import WITHDRAWN
+from runtime.clocks import utc_now
 from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
-from simulators.table_files import simulated_table_toml
-from simulators.virtual_table import TableStuck, VirtualTable
+from simulators.table_play import TableStuck, VirtualTable
+from simulators.table_toml import simulated_table_toml
 from wire.signing import Signer, save_private_key
 
 if TYPE_CHECKING:
@@ -197,7 +199,7 @@ class SimulatedFloor:
         self.out = out
         self.report = FloorReport()
         self.service: LeaderboardService | None = None
-        self.daemons: dict[str, TableDaemon] = {}
+        self.tables: dict[str, WiredTable] = {}
         self._rng = random.Random(plan.seed)
         self._settings: TournamentSettings | None = None
         self._names: dict[str, str] = {}  # patron id -> name
@@ -322,7 +324,7 @@ class SimulatedFloor:
         def register(session: Session, s: TournamentSettings, person: SimPatron) -> str | None:
             try:
                 patron = desk.register_patron(
-                    session, s, _now, actor=DESK_ACTOR, name=person.name,
+                    session, s, utc_now, actor=DESK_ACTOR, name=person.name,
                     id_kind=person.id_kind, id_number=person.id_number,
                     birth_date=person.birth_date)
             except desk.Refused as exc:
@@ -343,7 +345,6 @@ class SimulatedFloor:
     async def _tables(self, stop: asyncio.Event, table_files: dict[str, Path]) -> None:
         import tomllib  # noqa: PLC0415
 
-        from controller.app import TableDaemon  # noqa: PLC0415
         from controller.config import parse_table_config  # noqa: PLC0415
 
         pool = _Pool(sorted(self._names.items()), self._rng)
@@ -354,11 +355,11 @@ class SimulatedFloor:
             for table, path in table_files.items():
                 config = parse_table_config(tomllib.loads(path.read_text("utf-8")),
                                             source=str(path), base=path.parent)
-                daemon = self.daemons[table] = TableDaemon(config)
+                wired = self.tables[table] = wire_table(config)
                 finished = asyncio.Event()
                 done.append(finished)
                 runs.append(tg.create_task(
-                    daemon.run(table_stop, extra=self._dealer(table, pool, finished)),
+                    wired.daemon.run(table_stop, extra=self._dealer(wired, pool, finished)),
                     name=f"floor.{table}"))
             all_done = asyncio.gather(*(e.wait() for e in done))
             await _first(all_done, None, stop, what="the tables")
@@ -367,15 +368,17 @@ class SimulatedFloor:
                 await all_done
             table_stop.set()
 
-    def _dealer(self, table: str, pool: _Pool, finished: asyncio.Event
+    def _dealer(self, wired: WiredTable, pool: _Pool, finished: asyncio.Event
                 ) -> Callable[[TableDaemon], Coroutine[Any, Any, None]]:
+        table = wired.daemon.config.table
+
         async def run(daemon: TableDaemon) -> None:
             try:
                 sim = daemon.config.sim
                 assert sim is not None
-                dealer = VirtualTable(daemon, desk=self._closer(table), seed=sim.seed,
-                                      players=self.plan.players, hand_pause=sim.hand_pause,
-                                      timeout=30.0)
+                dealer = wired.virtual_table(desk=self._closer(table), seed=sim.seed,
+                                             players=self.plan.players,
+                                             hand_pause=sim.hand_pause, timeout=30.0)
                 first_table = table == "t01"
                 for n in range(1, self.plan.heats + 1):
                     await self._heat(table, dealer, pool, withdrawal=(
@@ -396,7 +399,7 @@ class SimulatedFloor:
 
     async def _heat(self, table: str, dealer: VirtualTable, pool: _Pool, *,
                     withdrawal: bool = False) -> None:
-        link = dealer.daemon.link
+        link = self.tables[table].daemon.link
         if link is not None:  # the broker queues commands only for a table it has seen
             async with asyncio.timeout(_SCORE_WAIT_S):
                 await link.wait_subscribed()
@@ -405,7 +408,7 @@ class SimulatedFloor:
             entries = [await asyncio.to_thread(self._desk, partial(_buy, patron_id=pid))
                        for pid, _ in patrons]
             opened = await asyncio.to_thread(self._desk, lambda s, st: desk.open_heat(
-                s, st, _now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
+                s, st, utc_now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
             await self._send(opened)
             heat_id = str(opened.args["heat_id"])
             await dealer.until(f"heat {heat_id} to open",
@@ -413,7 +416,7 @@ class SimulatedFloor:
             seats: dict[int, str] = {}
             for seat, entry in enumerate(entries, start=1):
                 seating = await asyncio.to_thread(self._desk, partial(
-                    desk.seat_entry, clock=_now, actor=DESK_ACTOR, entry_id=entry, table=table,
+                    desk.seat_entry, clock=utc_now, actor=DESK_ACTOR, entry_id=entry, table=table,
                     seat=seat))
                 await self._send(seating.command)
                 seats[seat] = entry
@@ -438,10 +441,10 @@ class SimulatedFloor:
         seat, entry, patron = leaver
         if hands != _LEAVES_AFTER or entry in self.report.withdrawn:
             return
-        if str(seat) not in dealer.daemon.status().get("seats", {}):
+        if str(seat) not in dealer.table.status().get("seats", {}):
             return  # the entry has already ended (its chips ran out)
         command = await asyncio.to_thread(self._desk, lambda s, _st: desk.unseat_entry(
-            s, _now, actor=DESK_ACTOR, entry_id=entry, why=_LEAVES_WHY))
+            s, utc_now, actor=DESK_ACTOR, entry_id=entry, why=_LEAVES_WHY))
         await self._send(command)
         await dealer.until(f"seat {seat} to be free",
                            lambda status: str(seat) not in status.get("seats", {}))
@@ -489,7 +492,7 @@ class SimulatedFloor:
                 self.out(f"{table}:   {self._short(self._names.get(patron, patron))}"
                          f" ({entry}) scored {format_rand(score)}, acknowledged")
             closed = await asyncio.to_thread(self._desk, lambda s, _st: desk.close_heat(
-                s, _now, actor=DESK_ACTOR, table=table))
+                s, utc_now, actor=DESK_ACTOR, table=table))
             await self._send(closed)
 
         return send
@@ -519,18 +522,14 @@ class SimulatedFloor:
         settings = self._settings
         doc = await asyncio.to_thread(standings, engine, settings, ViewOptions(
             venue=self.plan.venue, title=settings.venue_name, rows=12,
-            names="first_name_initial"), now=_now())
+            names="first_name_initial"), now=utc_now())
         self.out("\n" + format_text(doc))
 
 
 def _buy(session: Session, settings: TournamentSettings, *, patron_id: str) -> str:
     """A desk buy-in for the patron; the new entry's id."""
-    return desk.buy_entry(session, settings, _now, actor=DESK_ACTOR,
+    return desk.buy_entry(session, settings, utc_now, actor=DESK_ACTOR,
                           patron_id=patron_id).entry_id
-
-
-def _now() -> datetime:
-    return datetime.now(UTC)
 
 
 async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.Event, *,

@@ -1,4 +1,4 @@
-"""The demo floor's generated settings and simulated patrons (simulators.floor, .patrons)."""
+"""The demo floor's generated settings and simulated patrons (controller.commands.demo_floor)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from controller.commands.demo_floor import demo_tournament
 from game.schedule import QualifyingSchedule
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings, parse_tournament
 from runtime.settings_files import default_tournament_path
-from simulators.floor import demo_tournament
 from simulators.patrons import make_patrons
 
 SAST = ZoneInfo("Africa/Johannesburg")

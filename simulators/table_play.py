@@ -1,10 +1,11 @@
-"""A simulated table that plays by itself: a virtual desk opens heats and seats entries over
-MQTT with signed commands, and a virtual dealer with virtual players puts chips on the
+"""Play at a running table daemon: a virtual desk opens heats and seats entries (signed over
+MQTT when the caller wires a desk), and a virtual dealer with virtual players puts chips on the
 simulated RFID reader, deals from the simulated shoe and presses the console's buttons.
 
 Everything reaches the daemon the way it would at a real table: chips through the real USB
 driver, cards through the real serial driver, console actions through the same handler as the
-local API, desk commands through the MQTT link's signature check.
+local API. The table is seen only through `drivers.protocols.TableHandle`; the composition
+root (controller.wiring) hands in that handle and the simulated devices.
 """
 
 from __future__ import annotations
@@ -13,21 +14,24 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from drivers.chip_registry import Chip, ChipRegistry
+from drivers.protocols import TableHandle
 from game.cards import DECK, Card
+from game.deal import Target
 from game.settle import WAGERS, SeatWagers
 from game.tournament import Stage
 from simulators.players import PlayerStyle, VirtualPlayer
+from simulators.rfid import RfidReaderSimulator
+from simulators.shoe import ShoeSimulator
 
-if TYPE_CHECKING:
-    from controller.app import TableDaemon
+__all__ = ["PLAY_CHIP_SET", "TableStuck", "VirtualTable", "play_registry"]
 
-__all__ = ["SIM_CHIP_SET", "TableStuck", "VirtualTable", "sim_registry"]
-
-SIM_CHIP_SET = "showdown-sim"
+PLAY_CHIP_SET = "showdown-sim"
 MARKER_SET = "bonus-marker"
+# A seat's spots as the table's status shows them: spot -> cents, and "markers" -> sorted list.
+_Spots = dict[str, Any]
 _FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400))  # (value, how many) R25, R100, R500
 
 
@@ -36,13 +40,13 @@ def _uid(kind: int, value_code: int, n: int) -> bytes:
                   (n >> 8) & 0xFF, n & 0xFF])
 
 
-def sim_registry() -> ChipRegistry:
-    """The simulated table's chips: a large unissued float, and 18 Final bonus markers."""
-    chips = [Chip(uid=_uid(1, code, n), value_cents=value, chip_set=SIM_CHIP_SET)
+def play_registry() -> ChipRegistry:
+    """The self-playing table's chips: a large unissued float, and 18 Final bonus markers."""
+    chips = [Chip(uid=_uid(1, code, n), value_cents=value, chip_set=PLAY_CHIP_SET)
              for code, (value, count) in enumerate(_FLOAT, start=1) for n in range(count)]
     chips += [Chip(uid=_uid(9, 0, n), value_cents=50_000, chip_set=MARKER_SET)
               for n in range(18)]
-    return ChipRegistry(chips, chip_set=SIM_CHIP_SET)
+    return ChipRegistry(chips, chip_set=PLAY_CHIP_SET)
 
 
 class TableStuck(RuntimeError):
@@ -50,12 +54,15 @@ class TableStuck(RuntimeError):
 
 
 class VirtualTable:
-    """Plays heats at a daemon running simulated devices (see the module docstring)."""
+    """Plays heats at a table whose shoe and chip reader are these simulators."""
 
-    def __init__(self, daemon: TableDaemon, *, desk: Callable[..., Any] | None = None,
-                 seed: int = 2026, stage: str = "qualifying", players: int = 3,
-                 heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0) -> None:
-        self.daemon = daemon
+    def __init__(self, table: TableHandle, *, shoe: ShoeSimulator, chips: RfidReaderSimulator,
+                 desk: Callable[..., Any] | None = None, seed: int = 2026,
+                 stage: str = "qualifying", players: int = 3, heats: int = 1,
+                 hand_pause: float = 0.0, timeout: float = 15.0) -> None:
+        self.table = table
+        self.shoe = shoe
+        self.chips = chips
         self.desk = desk
         self.rng = random.Random(seed)
         self.stage = Stage(stage)
@@ -70,18 +77,18 @@ class VirtualTable:
     # ---- waiting for the daemon ------------------------------------------------------
 
     async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
-        """Poll the daemon's status until `check` holds."""
+        """Poll the table's status until `check` holds."""
         deadline = time.monotonic() + self.timeout
-        while not check(self.daemon.status()):
+        while not check(self.table.status()):
             if time.monotonic() > deadline:
                 raise TableStuck(f"timed out waiting for {what}; the table shows "
-                                 f"{self.daemon.status().get('spots')}")
+                                 f"{self.table.status().get('spots')}")
             await asyncio.sleep(0.01)
 
     async def console(self, action: str, **request: Any) -> Mapping[str, Any]:
         """Press a console button (the same handler the local API uses)."""
-        answer = await self.daemon.on_console({"action": action, "by": "virtual dealer",
-                                                **request})
+        answer = await self.table.console({"action": action, "by": "virtual dealer",
+                                           **request})
         if not answer.get("ok"):
             raise TableStuck(f"console {action} refused: {answer.get('error')}")
         return answer
@@ -90,14 +97,14 @@ class VirtualTable:
 
     async def run(self) -> None:
         """Play the configured number of heats (resuming one left open by a restart)."""
-        table = self.daemon.config.table
-        status = self.daemon.status()
+        table = self.table.table_id
+        status = self.table.status()
         if status.get("hand"):  # the table PC restarted mid-hand: the dealer voids it
             await self.console("void", reason="hand interrupted by a restart of the table PC")
         if status.get("heat"):  # a heat left open by a restart: play it out first
             await self.play_heat({int(s): e["entry_id"] for s, e in status["seats"].items()})
         for _ in range(self.heats):
-            first = self.daemon.status().get("hands_opened", 0) + 1
+            first = self.table.status().get("hands_opened", 0) + 1
             heat_id = f"{self.stage.value}-{table}-h{first}"
             await self.send_desk("open_heat", stage=self.stage.value, heat_id=heat_id)
             await self.until("the heat to open", _heat_is(heat_id))
@@ -121,14 +128,14 @@ class VirtualTable:
                                        style=PlayerStyle(bold=seat % 2 == 0))
                    for seat in entries}
         hands = 0
-        while self.daemon.status().get("seats"):
+        while self.table.status().get("seats"):
             await self.play_hand(players)
             hands += 1
             if between_hands is not None:
                 await between_hands(hands)
             if self.hand_pause:
                 await asyncio.sleep(self.hand_pause)
-        for entry in self.daemon.status().get("unacknowledged_scores", []):
+        for entry in self.table.status().get("unacknowledged_scores", []):
             await self.console("acknowledge", entry_id=entry, method="card_tap")
         await self.send_desk("close_heat")
         await self.until("the heat to close", lambda s: s.get("heat") is None)
@@ -138,23 +145,19 @@ class VirtualTable:
         if self.desk is not None:
             await self.desk(command, **body)
         else:
-            applied = await self.daemon.ingest("desk", {"command": command,
-                                                        "signer": "virtual-desk", **body})
-            if not applied.ok:
-                raise TableStuck(f"desk {command} refused: {applied.error}")
+            refused = await self.table.desk_input({"command": command,
+                                                   "signer": "virtual-desk", **body})
+            if refused is not None:
+                raise TableStuck(f"desk {command} refused: {refused}")
 
     # ---- one hand --------------------------------------------------------------------
 
     async def play_hand(self, players: Mapping[int, VirtualPlayer]) -> None:
         """Wagers, no more bets, the deal with decisions at each street, settle, clear up."""
-        devices = self.daemon.devices
-        assert devices is not None
-        assert devices.rfid_sim is not None
-        assert devices.shoe_sim is not None
-        sim, shoe = devices.rfid_sim, devices.shoe_sim
-        status = self.daemon.status()
-        house = self.daemon.service.session.rules.house  # type: ignore[union-attr]
-        placed: dict[str, dict[str, int]] = {}
+        sim, shoe = self.chips, self.shoe
+        status = self.table.status()
+        house = self.table.house_rules()
+        placed: dict[str, _Spots] = {}
         for seat_text, info in status["seats"].items():
             seat = int(seat_text)
             wagers = players[seat].wagers(seat=seat, balance_cents=info["balance"],
@@ -165,10 +168,10 @@ class VirtualTable:
                          lambda s: _spots(s) == expected)
         answer = await self.console("no_more_bets")
         in_hand: list[int] = list(answer["detail"]["seats"])
-        targets = self.daemon.service.deal.targets(in_hand)  # type: ignore[union-attr]
+        targets = self.table.deal_targets(in_hand)
         deck = list(DECK)
         self.rng.shuffle(deck)
-        dealt: list[tuple[Any, Card]] = []
+        dealt: list[tuple[Target, Card]] = []
         decided: set[int] = set()
         for i, (target, card) in enumerate(zip(targets, deck, strict=False)):
             if target.kind == "board" and target.index in (0, 3):
@@ -185,8 +188,8 @@ class VirtualTable:
         sim.clear()
         await self.until("the table to be cleared", lambda s: _spots(s) == {})
 
-    def _place(self, sim: Any, seat: int, wagers: SeatWagers) -> dict[str, int]:
-        out: dict[str, int] = {}
+    def _place(self, sim: RfidReaderSimulator, seat: int, wagers: SeatWagers) -> _Spots:
+        out: _Spots = {}
         for spot in WAGERS:
             amount = wagers.amount(spot)
             uids = [self._markers.pop()] if spot in wagers.markers else []
@@ -195,22 +198,22 @@ class VirtualTable:
             if amount:
                 out[spot] = amount
         if wagers.markers:
-            out["markers"] = sorted(wagers.markers)  # type: ignore[assignment]
+            out["markers"] = sorted(wagers.markers)
         return out
 
-    async def _decide(self, sim: Any, players: Mapping[int, VirtualPlayer], in_hand: list[int],
-                      dealt: list[tuple[Any, Card]], decided: set[int], *, street: str,
-                      placed: dict[str, dict[str, int]]) -> None:
+    async def _decide(self, sim: RfidReaderSimulator, players: Mapping[int, VirtualPlayer],
+                      in_hand: list[int], dealt: list[tuple[Target, Card]], decided: set[int],
+                      *, street: str, placed: dict[str, _Spots]) -> None:
         board = [c for t, c in dealt if t.kind == "board"]
         moved = False
         for seat in in_hand:
             if seat in decided:
                 continue
             hole = [c for t, c in dealt if t.kind == "seat" and t.seat == seat]
-            info = self.daemon.status()["seats"][str(seat)]
+            info = self.table.status()["seats"][str(seat)]
             spots = placed[str(seat)]
             wagers = SeatWagers(**{w: spots.get(w, 0) for w in WAGERS if w != "play"},
-                                markers=frozenset(spots.get("markers", ())))  # type: ignore[arg-type]
+                                markers=frozenset(spots.get("markers", ())))
             amount = players[seat].play(seat=seat, street=street, hole=hole, board=board,
                                         wagers=wagers, balance_cents=info["balance"])
             if amount:

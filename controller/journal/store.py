@@ -1,0 +1,429 @@
+"""The journal itself: opening (or creating) the file, appending an input and the messages it
+causes in one transaction, replay, the outbox, faults and verification (docs/journal.md)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final
+
+import sqlalchemy as sa
+from sqlalchemy import exc, insert, select, update
+from sqlalchemy.engine import Connection, Engine
+
+from controller.clock import ClockReading, ClockSource, system_clock
+from controller.journal import rows, sqlite
+from controller.journal.checksums import GENESIS, canonical_json, record_checksum
+from controller.journal.integrity import check_connection
+from controller.journal.models import (
+    APPLICATION_ID,
+    SCHEMA_VERSION,
+    TRIGGERS,
+    Base,
+    HeadRow,
+    JournalRow,
+    OutboxRow,
+)
+from controller.journal.records import (
+    CREATED_KIND,
+    FAULT_KIND,
+    FAULTS_CLEARED_KIND,
+    OWN_KIND_PREFIX,
+    CheckedMessage,
+    Fault,
+    IntegrityProblem,
+    JournalError,
+    JournalRecord,
+    JournalUnreadable,
+    OutgoingLike,
+    StoredMessage,
+    is_own_kind,
+)
+
+__all__ = ["Journal"]
+
+_BATCH: Final = 500
+_SELECT_HEAD: Final = select(HeadRow.journal_seq, HeadRow.journal_checksum, HeadRow.outbox_seq,
+                             HeadRow.outbox_checksum).where(HeadRow.id == 1)
+_INSERT_RECORD: Final = insert(JournalRow)
+_INSERT_MESSAGE: Final = insert(OutboxRow)
+_UPDATE_HEAD: Final = update(HeadRow).where(HeadRow.id == 1)
+
+
+class Journal:
+    """The table's journal file: append, replay, outbox, faults and verification."""
+
+    def __init__(self, *, path: Path, engine: Engine, read_only: bool, clock: ClockSource,
+                 lock_fd: int | None) -> None:
+        """Use `Journal.open`; this only stores what it prepared."""
+        self._path = path
+        self._engine = engine
+        self._read_only = read_only
+        self._clock = clock
+        self._lock_fd = lock_fd
+        self._write_lock = threading.Lock()
+        self._writer: int | None = None  # thread ident inside a write transaction
+        self._closed = False
+
+    # ----------------------------------------------------------------------------------------
+    # opening and closing
+
+    @classmethod
+    def open(cls, path: Path | str, *, read_only: bool = False, create: bool = True,
+             clock: ClockSource = system_clock, outbox_seq_base: int = 0,
+             created: Mapping[str, Any] | None = None) -> Journal:
+        """Open (or create) a journal file; raises JournalUnreadable / JournalBusy.
+
+        A file is created only where none exists (never over an empty or damaged one).
+        `outbox_seq_base` makes a new journal's first message seq ``base + 1`` (a journal that
+        replaces a damaged one continues its seq); `created` adds fields to its first record.
+        """
+        path = Path(path)
+        lock_fd = None if read_only else sqlite.lock(path)
+        try:
+            return cls._open(path, read_only=read_only, create=create, clock=clock,
+                             outbox_seq_base=outbox_seq_base, created=created, lock_fd=lock_fd)
+        except BaseException:
+            sqlite.unlock(lock_fd)
+            raise
+
+    @classmethod
+    def _open(cls, path: Path, *, read_only: bool, create: bool, clock: ClockSource,
+              outbox_seq_base: int, created: Mapping[str, Any] | None,
+              lock_fd: int | None) -> Journal:
+        new = not path.exists()
+        if new and (read_only or not create):
+            raise JournalUnreadable(f"no journal at {path}")
+        if new and Path(f"{path}-wal").exists():
+            raise JournalUnreadable(
+                f"{path} is missing but its write-ahead log {path}-wal exists: "
+                "the journal file was removed; restore it (docs/journal.md, Recovery)")
+        if not new and path.is_dir():
+            raise JournalUnreadable(f"{path} is a directory, not a journal")
+        if isinstance(outbox_seq_base, bool) or not isinstance(outbox_seq_base, int) \
+                or outbox_seq_base < 0:
+            raise JournalError(f"outbox_seq_base must be an int >= 0, got {outbox_seq_base!r}")
+        journal = cls(path=path, engine=sqlite.engine(path, read_only=read_only, new=new),
+                      read_only=read_only, clock=clock, lock_fd=None)
+        try:
+            if new:
+                journal._create(outbox_seq_base, dict(created or {}))
+            else:
+                journal._check_schema()
+        except BaseException as e:
+            journal.close()
+            if isinstance(e, (exc.SQLAlchemyError, sqlite3.Error)):
+                raise JournalUnreadable(f"{path}: {sqlite.db_error(e)}") from e
+            raise
+        journal._lock_fd = lock_fd  # only now: a failed open leaves the lock to the caller
+        return journal
+
+    @property
+    def path(self) -> Path:
+        """The journal's database file."""
+        return self._path
+
+    @property
+    def read_only(self) -> bool:
+        """True when opened read-only (no writes possible)."""
+        return self._read_only
+
+    def close(self) -> None:
+        """Close every connection (SQLite then checkpoints the WAL) and release the lock."""
+        if self._closed:
+            return
+        self._closed = True
+        self._engine.dispose()
+        sqlite.unlock(self._lock_fd)
+        self._lock_fd = None
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc_value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self.close()
+
+    # ----------------------------------------------------------------------------------------
+    # writing
+
+    def append(self, *, kind: str, payload: Mapping[str, Any], clock: ClockReading,
+               outgoing: Callable[[JournalRecord], Sequence[OutgoingLike]],
+               ) -> tuple[JournalRecord, list[StoredMessage]]:
+        """Append one input and the messages it causes in ONE transaction (journal first).
+
+        Inserts the record, calls ``outgoing(record)`` (the apply step), inserts what it
+        returns into the outbox with consecutive seqs, and commits. If `outgoing` raises,
+        everything is rolled back (nothing stored, no seq used) and the exception propagates.
+        """
+        if not isinstance(kind, str) or not kind or kind != kind.strip():
+            raise JournalError(f"record kind must be non-empty text without spaces, got {kind!r}")
+        if is_own_kind(kind):
+            raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are reserved")
+        return self._append(kind, payload, clock, outgoing)
+
+    def mark_delivered(self, seq: int) -> None:
+        """Mark an outbox message delivered (after the broker's acknowledgement); idempotent."""
+        wall = rows.wall_text(self._clock().wall)
+        with self._write() as conn:
+            done = conn.execute(
+                update(OutboxRow)
+                .where(OutboxRow.seq == seq, OutboxRow.delivered == 0)
+                .values(delivered=1, delivered_wall=wall)
+            ).rowcount
+            if not done and conn.scalar(select(OutboxRow.seq).where(OutboxRow.seq == seq)) is None:
+                raise JournalError(f"no outbox message with seq {seq}")
+
+    def record_fault(self, kind: str, detail: str) -> Fault:
+        """Record an error condition (persists across restarts until an operator clears it)."""
+        kind = rows.text(kind, "fault kind")
+        detail = rows.text(detail, "fault detail")
+        record, _ = self._append(FAULT_KIND, {"kind": kind, "detail": detail}, self._clock(),
+                                 lambda _r: ())
+        return Fault(seq=record.seq, kind=kind, detail=detail, wall=record.wall,
+                     boot_id=record.boot_id)
+
+    def clear_faults(self, operator: str, reason: str) -> JournalRecord | None:
+        """Clear every open fault, appending a record of who and why; None if none was open.
+
+        Refused (JournalError) while `verify()` finds problems: a damaged journal is not
+        cleared but replaced (docs/journal.md, Recovery).
+        """
+        operator = rows.text(operator, "operator")
+        reason = rows.text(reason, "reason")
+        problems = self.verify()
+        if problems:
+            listed = "; ".join(str(p) for p in problems[:3])
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise JournalError(
+                f"the journal fails verification with {len(problems)} problem(s): {listed}{more}; "
+                "faults are not cleared on a damaged journal: replace it "
+                "(docs/journal.md, Recovery)")
+        faults = self.open_faults()
+        if not faults:
+            return None
+        payload = {"operator": operator, "reason": reason,
+                   "faults": [{"seq": f.seq, "kind": f.kind, "detail": f.detail} for f in faults]}
+        record, _ = self._append(FAULTS_CLEARED_KIND, payload, self._clock(), lambda _r: ())
+        return record
+
+    # ----------------------------------------------------------------------------------------
+    # reading
+
+    def records(self, after: int = 0) -> Iterator[JournalRecord]:
+        """Every record with seq > `after`, in order (for replay); JournalError on bad JSON."""
+        last = after
+        while True:
+            with self._read() as conn:
+                found = conn.execute(
+                    select(JournalRow).where(JournalRow.seq > last)
+                    .order_by(JournalRow.seq).limit(_BATCH)
+                ).mappings().all()
+            if not found:
+                return
+            for row in found:
+                yield rows.record(row)
+            last = int(found[-1]["seq"])
+
+    def last_record_seq(self) -> int:
+        """The seq of the last journal record (0 when empty)."""
+        with self._read() as conn:
+            return int(conn.scalar(select(sa.func.coalesce(sa.func.max(JournalRow.seq), 0))) or 0)
+
+    def last_seq(self) -> int:
+        """The last outbox seq issued: the table's message seq (its base when none yet)."""
+        with self._read() as conn:
+            return int(conn.scalar(select(HeadRow.outbox_seq).where(HeadRow.id == 1)) or 0)
+
+    def pending(self, limit: int = 100) -> list[StoredMessage]:
+        """Undelivered messages, lowest seq first."""
+        with self._read() as conn:
+            found = conn.execute(
+                select(OutboxRow).where(OutboxRow.delivered == 0)
+                .order_by(OutboxRow.seq).limit(limit)
+            ).mappings().all()
+        return [rows.message(r) for r in found]
+
+    def messages(self, from_seq: int, to_seq: int | None = None) -> list[StoredMessage]:
+        """Messages with from_seq <= seq <= to_seq (to the end if None), delivered or not."""
+        query = select(OutboxRow).where(OutboxRow.seq >= from_seq)
+        if to_seq is not None:
+            query = query.where(OutboxRow.seq <= to_seq)
+        with self._read() as conn:
+            found = conn.execute(query.order_by(OutboxRow.seq)).mappings().all()
+        return [rows.message(r) for r in found]
+
+    def latest_messages(self, types: Collection[str], limit: int) -> list[CheckedMessage]:
+        """The last `limit` messages of the given types, oldest first, each checked on its own.
+
+        Tolerant, for recall: a body that is not JSON or a row whose checksum does not match
+        is returned with its problems named rather than raising.
+        """
+        if limit <= 0:
+            return []
+        with self._read() as conn:
+            found = conn.execute(
+                select(OutboxRow).where(OutboxRow.type.in_(list(types)))
+                .order_by(OutboxRow.seq.desc()).limit(limit)
+            ).mappings().all()
+        return [rows.checked(r) for r in reversed(found)]
+
+    def open_faults(self) -> list[Fault]:
+        """Faults recorded and not yet cleared by an operator, oldest first."""
+        faults: dict[int, Fault] = {}
+        with self._read() as conn:
+            found = conn.execute(
+                select(JournalRow)
+                .where(JournalRow.kind.in_([FAULT_KIND, FAULTS_CLEARED_KIND]))
+                .order_by(JournalRow.seq)
+            ).mappings().all()
+        for row in found:
+            record = rows.record(row)
+            if record.kind == FAULT_KIND:
+                faults[record.seq] = Fault(
+                    seq=record.seq, kind=str(record.payload.get("kind", "")),
+                    detail=str(record.payload.get("detail", "")), wall=record.wall,
+                    boot_id=record.boot_id)
+            else:
+                for cleared in record.payload.get("faults", ()):
+                    if isinstance(cleared, Mapping):
+                        faults.pop(cleared.get("seq"), None)  # type: ignore[arg-type]
+        return list(faults.values())
+
+    def counts(self) -> dict[str, int]:
+        """How many records, messages and undelivered messages the journal holds."""
+        with self._read() as conn:
+            return {
+                "records": int(conn.scalar(select(sa.func.count()).select_from(JournalRow)) or 0),
+                "messages": int(conn.scalar(select(sa.func.count()).select_from(OutboxRow)) or 0),
+                "pending": int(conn.scalar(
+                    select(sa.func.count()).select_from(OutboxRow)
+                    .where(OutboxRow.delivered == 0)) or 0),
+            }
+
+    # ----------------------------------------------------------------------------------------
+    # verification
+
+    def verify(self) -> list[IntegrityProblem]:
+        """Check the whole file: SQLite's own check, schema, both chains, the head, the faults.
+
+        Returns every problem found (empty = intact); never raises for damaged data.
+        """
+        problems: list[IntegrityProblem] = []
+        try:
+            with self._read() as conn:
+                problems += check_connection(conn)
+        except (exc.SQLAlchemyError, sqlite3.Error) as e:
+            problems.append(IntegrityProblem(
+                area="database", code="unreadable",
+                detail=f"SQLite cannot read the file: {sqlite.db_error(e)}"))
+        return problems
+
+    def verify_message(self, seq: int) -> list[str]:
+        """Check one outbox message's own checksum and JSON (not the chain); [] when intact."""
+        with self._read() as conn:
+            row = conn.execute(select(OutboxRow).where(OutboxRow.seq == seq)).mappings().first()
+        if row is None:
+            return [f"no outbox message with seq {seq}"]
+        return list(rows.checked(row).problems)
+
+    # ----------------------------------------------------------------------------------------
+    # internals
+
+    def _append(self, kind: str, payload: Mapping[str, Any], clock: ClockReading,
+                outgoing: Callable[[JournalRecord], Sequence[OutgoingLike]],
+                setup: Callable[[Connection], None] | None = None,
+                ) -> tuple[JournalRecord, list[StoredMessage]]:
+        if not isinstance(payload, Mapping):
+            raise JournalError(f"payload must be a mapping, got {type(payload).__name__}")
+        if not isinstance(clock, ClockReading):
+            raise JournalError(f"clock must be a ClockReading, got {type(clock).__name__}")
+        payload_text = canonical_json(payload, what="payload")
+        wall = rows.wall_text(clock.wall)
+        with self._write() as conn:
+            if setup is not None:
+                setup(conn)
+            head = conn.execute(_SELECT_HEAD).one()
+            seq = int(head.journal_seq) + 1
+            prev = str(head.journal_checksum)
+            checksum = record_checksum(seq=seq, kind=kind, payload=payload_text, wall=wall,
+                                       mono_ns=clock.mono_ns, boot_id=clock.boot_id,
+                                       synced=clock.synced, prev=prev)
+            conn.execute(_INSERT_RECORD, {
+                "seq": seq, "kind": kind, "payload": payload_text, "wall": wall,
+                "mono_ns": clock.mono_ns, "boot_id": clock.boot_id,
+                "synced": rows.flag(clock.synced), "prev_checksum": prev, "checksum": checksum})
+            record = JournalRecord(seq=seq, kind=kind, payload=json.loads(payload_text),
+                                   wall=clock.wall, mono_ns=clock.mono_ns, boot_id=clock.boot_id,
+                                   checksum=checksum, synced=clock.synced)
+            produced = outgoing(record)
+            outbox, messages = rows.outbox_rows(produced, record=record, wall=wall, clock=clock,
+                                                last_seq=int(head.outbox_seq),
+                                                prev=str(head.outbox_checksum))
+            if outbox:
+                conn.execute(_INSERT_MESSAGE, outbox)
+            conn.execute(_UPDATE_HEAD, {
+                "journal_seq": seq, "journal_checksum": checksum,
+                "outbox_seq": outbox[-1]["seq"] if outbox else head.outbox_seq,
+                "outbox_checksum": outbox[-1]["checksum"] if outbox else head.outbox_checksum})
+        return record, messages
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """One write transaction (BEGIN IMMEDIATE), serialised within the process."""
+        if self._closed:
+            raise JournalError("the journal is closed")
+        if self._read_only:
+            raise JournalError(f"{self._path} is open read-only")
+        if self._writer == threading.get_ident():
+            raise JournalError("the journal was written to from inside its own append")
+        with self._write_lock:
+            self._writer = threading.get_ident()
+            try:
+                with self._engine.connect() as conn:
+                    conn.execution_options(journal_write=True)
+                    with conn.begin():
+                        yield conn
+            finally:
+                self._writer = None
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        """One read transaction: a consistent snapshot of the file."""
+        if self._closed:
+            raise JournalError("the journal is closed")
+        with self._engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _create(self, outbox_seq_base: int, created: dict[str, Any]) -> None:
+        """Schema, head row and the creation record (seq 1), all in one transaction."""
+
+        def schema(conn: Connection) -> None:
+            Base.metadata.create_all(conn)
+            for sql in TRIGGERS.values():
+                conn.exec_driver_sql(sql)
+            conn.exec_driver_sql(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.exec_driver_sql(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute(insert(HeadRow).values(id=1, journal_seq=0, journal_checksum=GENESIS,
+                                                outbox_seq=outbox_seq_base,
+                                                outbox_checksum=GENESIS))
+
+        payload = {**created, "schema": SCHEMA_VERSION, "outbox_seq_base": outbox_seq_base}
+        self._append(CREATED_KIND, payload, self._clock(), lambda _r: (), setup=schema)
+        sqlite.fsync_dir(self._path.parent)
+
+    def _check_schema(self) -> None:
+        with self._read() as conn:
+            app_id = conn.exec_driver_sql("PRAGMA application_id").scalar()
+            version = conn.exec_driver_sql("PRAGMA user_version").scalar()
+        if app_id != APPLICATION_ID:
+            raise JournalUnreadable(f"{self._path} is not a showdown journal "
+                                    f"(application_id {app_id}, expected {APPLICATION_ID})")
+        if version != SCHEMA_VERSION:
+            raise JournalUnreadable(f"{self._path} has journal schema version {version}; "
+                                    f"this software reads version {SCHEMA_VERSION}")

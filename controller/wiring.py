@@ -1,0 +1,234 @@
+"""The table's composition root: the one place that chooses real, simulated or manual devices
+from the table config (``[shoe] kind``, ``[rfid] kind``) and builds the daemon with them.
+
+For a simulated table it also makes what the simulation needs: the table's key on first run,
+a virtual desk with a fresh key, and the virtual dealer that plays at the daemon through a
+`drivers.protocols.TableHandle` and typed handles to its own simulated devices. Only this
+module and the command line import `simulators/`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from controller.app import TableDaemon, TableDevices, run_table
+from controller.chip_registry_files import read_registry
+from controller.clock import ClockSource, system_clock
+from controller.config import TableConfig
+from drivers.chip_registry import ChipRegistry
+from drivers.manual import ManualCardReader
+from drivers.manual_chips import ManualChipReader
+from drivers.protocols import CardReader, ChipReader
+from drivers.rfid import UsbChipReader
+from drivers.rfid_settings import UsbReaderSettings
+from drivers.shoe import SerialCardReader
+from game.deal import Target
+from game.errors import ConfigError
+from game.house import HouseRules
+from runtime.backoff import Backoff
+from runtime.logs import get_logger
+from runtime.sd_notify import Notifier
+from simulators.desk import VirtualDesk
+from simulators.rfid import RfidReaderSimulator
+from simulators.shoe import ShoeSimulator
+from simulators.table_play import TableStuck, VirtualTable, play_registry
+from wire.mqtt import MqttError
+from wire.signing import Signer, load_private_key, save_private_key
+
+__all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "WiredTable", "prepare_sim",
+           "run_configured", "virtual_table_task", "wire_table"]
+
+DESK_NAME = "virtual-desk"
+_DESK_PATIENCE_S = 120.0  # how long the virtual desk keeps trying an unreachable broker
+_SUBSCRIBED_WAIT_S = 3.0  # then it says it is still waiting for the table
+_log = get_logger("showdown.sim")
+
+DealerTask = Callable[[TableDaemon], Coroutine[Any, Any, None]]
+
+
+class ConfiguredDevices:
+    """The devices the table config names; keeps typed handles to the simulators it starts."""
+
+    def __init__(self, config: TableConfig) -> None:
+        self.config = config
+        self.shoe_sim: ShoeSimulator | None = None
+        self.rfid_sim: RfidReaderSimulator | None = None
+
+    def chip_registry(self) -> ChipRegistry:
+        """The config's chip registry file; a simulated table without one plays built-in chips."""
+        if self.config.chips is not None:
+            return read_registry(self.config.chips, chip_set=self.config.chip_set)
+        if self.config.sim is None:
+            raise ConfigError(self.config.source, "files.chips",
+                              "a table with real chip readers needs its chip registry file")
+        return play_registry()
+
+    def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
+        """The shoe and the chip readers: real drivers, or the real drivers on simulators."""
+        return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(registry))
+
+    def _shoe(self, stack: AsyncExitStack) -> CardReader:
+        cfg = self.config.shoe
+        if cfg.kind == "manual":
+            return ManualCardReader()
+        if cfg.kind == "sim":
+            assert self.config.sim is not None  # config: [shoe] kind = "sim" needs [sim]
+            sim = self.shoe_sim = stack.enter_context(ShoeSimulator(seed=self.config.sim.seed))
+            return SerialCardReader(lambda: sim.path or "", name="sim-shoe",
+                                    stall_timeout=cfg.stall_seconds, ack="on_confirm")
+        return SerialCardReader(cfg.url or "", baudrate=cfg.baudrate,
+                                stall_timeout=cfg.stall_seconds, ack="on_confirm")
+
+    def _rfid(self, registry: ChipRegistry) -> ChipReader:
+        cfg = self.config.rfid
+        if cfg.kind == "manual":
+            return ManualChipReader()
+        settings = UsbReaderSettings(vendor_id=cfg.vid, product_id=cfg.pid,
+                                     stall_timeout=cfg.stall_seconds)
+        if cfg.kind == "sim":
+            self.rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
+                                                vendor_id=cfg.vid, product_id=cfg.pid)
+            return UsbChipReader(settings, backend=self.rfid_sim.backend)
+        return UsbChipReader(settings)
+
+
+class DaemonHandle:
+    """A running daemon as a `TableHandle`: what its console and the desk see and press."""
+
+    def __init__(self, daemon: TableDaemon) -> None:
+        self.daemon = daemon
+
+    @property
+    def table_id(self) -> str:
+        """The table's id."""
+        return self.daemon.config.table
+
+    def status(self) -> Mapping[str, Any]:
+        """The daemon's status (as `showdown table status` shows it)."""
+        return self.daemon.status()
+
+    async def console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A console button, through the local API's handler."""
+        return await self.daemon.on_console(request)
+
+    async def desk_input(self, body: Mapping[str, Any]) -> str | None:
+        """A desk command journaled and applied as if it came verified from MQTT."""
+        applied = await self.daemon.ingest("desk", body)
+        return None if applied.ok else (applied.error or "refused")
+
+    def house_rules(self) -> HouseRules:
+        """The house rules of the heat in play."""
+        service = self.daemon.service
+        if service is None or service.session is None:
+            raise TableStuck("no heat is open at the table")
+        return service.session.rules.house
+
+    def deal_targets(self, seats: Sequence[int]) -> Sequence[Target]:
+        """The table's deal sequence for these seats."""
+        if self.daemon.service is None:
+            raise TableStuck("the table has not started")
+        return self.daemon.service.deal.targets(seats)
+
+
+@dataclass(frozen=True, slots=True)
+class WiredTable:
+    """A daemon built from its config, and the device source it was given."""
+
+    daemon: TableDaemon
+    devices: ConfiguredDevices
+
+    def virtual_table(self, **options: Any) -> VirtualTable:
+        """A virtual dealer at this daemon's simulated devices (once the daemon is ready);
+        `options` are VirtualTable's (desk, seed, stage, players, heats, hand_pause...)."""
+        shoe, chips = self.devices.shoe_sim, self.devices.rfid_sim
+        if shoe is None or chips is None:
+            raise TableStuck("the table's shoe and chip reader are not simulators, or not open")
+        return VirtualTable(DaemonHandle(self.daemon), shoe=shoe, chips=chips, **options)
+
+
+def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
+               notify: Notifier | None = None,
+               extra_desk_keys: Mapping[str, str] | None = None) -> WiredTable:
+    """The table daemon with the devices its config names."""
+    devices = ConfiguredDevices(config)
+    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
+                         extra_desk_keys=extra_desk_keys)
+    return WiredTable(daemon=daemon, devices=devices)
+
+
+async def run_configured(config: TableConfig) -> int:
+    """`showdown table run`: the daemon until SIGTERM, with its virtual dealer if simulated."""
+    if config.sim is None:
+        return await run_table(wire_table(config).daemon)
+    desk_keys, desk = prepare_sim(config)
+    wired = wire_table(config, extra_desk_keys=desk_keys)
+    extra = virtual_table_task(wired, desk) if config.sim.virtual_dealer else None
+    return await run_table(wired.daemon, extra=extra)
+
+
+# ---- a simulated table: its key, its virtual desk and dealer --------------------------
+
+
+def prepare_sim(config: TableConfig) -> tuple[dict[str, str], Signer]:
+    """Make the table's key if this simulated table has none; a desk key for this run."""
+    if not config.table_key.exists():
+        config.table_key.parent.mkdir(parents=True, exist_ok=True)
+        save_private_key(Signer.generate(config.table), config.table_key)
+        _log.info("simulated table: made a table key", path=str(config.table_key))
+    load_private_key(config.table_key)  # refuse a key file with loose permissions now
+    desk = Signer.generate(DESK_NAME)
+    return {DESK_NAME: desk.public_key.base64}, desk
+
+
+def virtual_table_task(wired: WiredTable, desk_signer: Signer) -> DealerTask:
+    """The coroutine the daemon runs beside its own tasks: the virtual desk and dealer."""
+    config = wired.daemon.config
+    sim = config.sim
+    assert sim is not None
+
+    async def run(daemon: TableDaemon) -> None:
+        link = daemon.link
+        assert link is not None
+        desk = VirtualDesk(host=link.settings.host, port=link.settings.port,
+                           venue=config.venue, signer=desk_signer)
+
+        async def send(command: str, **body: Any) -> None:
+            # The broker away (restarting, a network cut): try again, as a desk clerk would;
+            # the daemon reconnects by itself meanwhile. Give up after _DESK_PATIENCE_S.
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + _DESK_PATIENCE_S
+            backoff = Backoff(initial=0.5, maximum=5.0)
+            while True:
+                try:
+                    # A command published before the table ever subscribed would be lost:
+                    # the broker queues only for a session it knows.
+                    try:
+                        async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
+                            await link.wait_subscribed()
+                    except TimeoutError:
+                        raise OSError("the table is not connected to the broker") from None
+                    await desk.send(config.table, command, **body)
+                    return
+                except (MqttError, OSError) as exc:
+                    if loop.time() > deadline:
+                        raise TableStuck(f"the virtual desk could not send {command}:"
+                                         f" {exc}") from exc
+                    _log.warning("virtual desk: broker unreachable, retrying",
+                                 command=command, error=str(exc))
+                    await asyncio.sleep(backoff.next_delay())
+
+        try:
+            table = wired.virtual_table(desk=send, seed=sim.seed, stage=sim.stage,
+                                        players=sim.players, heats=sim.heats,
+                                        hand_pause=sim.hand_pause)
+            await table.run()
+        except TableStuck as exc:
+            _log.error("virtual dealer stopped", reason=str(exc))
+            return
+        _log.info("virtual dealer finished", heats=sim.heats, hands=table.hands_played)
+
+    return run
