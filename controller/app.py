@@ -34,11 +34,22 @@ from runtime import sd_notify
 from runtime.logs import get_logger
 from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
+from wire.messages import (
+    Alert,
+    HandSettled,
+    HandVoided,
+    Resend,
+    ScoreAcknowledged,
+    ScoreRecorded,
+    ScoreVoided,
+)
 from wire.signing import KeyRing, load_private_key
 
 __all__ = ["TableDaemon", "run_table"]
 
 _log = get_logger("showdown.table")
+
+_SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
 
 
 class SdNotify:
@@ -178,13 +189,13 @@ class TableDaemon:
         if not applied.ok:
             self._log.warning("input refused", kind=kind, error=applied.error)
         for message in applied.messages:
-            if message.type == "alert":
+            if message.type == Alert.TYPE:
                 self._log.warning("alert", **{k: v for k, v in message.body.items()
                                               if k in ("kind", "message", "seat", "hand_id")})
-            elif message.type in ("hand.settled", "hand.voided"):
+            elif message.type in (HandSettled.TYPE, HandVoided.TYPE):
                 self._log.info(message.type, hand_id=message.body.get("hand_id"),
                                nets=message.body.get("nets"))
-            elif message.type.startswith("score."):
+            elif message.type in _SCORE_TYPES:
                 self._log.info(message.type, entry_id=message.body.get("entry_id"),
                                score=message.body.get("score"))
         return applied
@@ -198,7 +209,7 @@ class TableDaemon:
         body["signer"] = envelope.signer
         body["command_seq"] = envelope.seq
         applied = await self.ingest("desk", body)
-        if applied.ok and body.get("command") == "resend" and self.journal and self.link:
+        if applied.ok and body.get("command") == Resend.NAME and self.journal and self.link:
             self.link.resend(self.journal.messages(int(body["from_seq"])))
 
     async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:

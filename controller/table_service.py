@@ -28,26 +28,28 @@ from game.deal import DealSequence
 from game.errors import GameError
 from game.events import AlertRaised
 from game.hand import Hand, Phase
+from game.message_fields import format_ts
 from game.paytables import Paytables
 from game.settle import WAGERS, SeatWagers
 from game.table import TableSession
+from game.table_messages import (
+    Alert,
+    CommandResult,
+    DeviceState,
+    EntrySeated,
+    EntryUnseated,
+    HandSettled,
+    HandVoided,
+    HeatClosed,
+    HeatOpened,
+    ScoreAcknowledged,
+    ScoreRecorded,
+)
 from game.tournament import Entry, Stage
 from game.tournament_schema import TournamentSettings
+from wire.outbox import Outgoing
 
 __all__ = ["Applied", "Outgoing", "TableService"]
-
-TopicSuffix = Literal["events", "scores", "status"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Outgoing:
-    """A message to publish: topic suffix, type and JSON body (the envelope is added later)."""
-
-    topic_suffix: TopicSuffix
-    type: str
-    body: Mapping[str, Any]
-    retain: bool = False
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Applied:
@@ -61,10 +63,6 @@ class Applied:
 
 class _Refused(Exception):
     """An input that is recorded but not acted on; the message says why."""
-
-
-def _ts(at: datetime) -> str:
-    return at.isoformat().replace("+00:00", "Z")
 
 
 class TableService:
@@ -90,7 +88,7 @@ class TableService:
         self.hands_opened = 0
         self.inputs_applied = 0
         self.alerts_raised = 0
-        self.unacknowledged: dict[str, dict[str, Any]] = {}  # entry id -> its score body
+        self.unacknowledged: dict[str, ScoreRecorded] = {}  # entry id -> its score
         self._fed: dict[int, SeatWagers] = {}  # what the open hand last saw per seat
         self._commands_seen: set[tuple[str, int]] = set()  # (desk signer, envelope seq)
         self.held: list[dict[str, Any]] = []  # desk commands waiting for the hand to end
@@ -194,15 +192,15 @@ class TableService:
         self._wagers_changed(seat, out, wall, source="manual")
 
     def _on_shoe_status(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
-        out.append(Outgoing(topic_suffix="events", type="device", body={
-            "device": p.get("device"), "state": p["state"], "detail": p.get("detail", ""),
-            "at": _ts(wall)}))
+        out.append(Outgoing(message=DeviceState(
+            device=p.get("device"), state=p["state"], detail=p.get("detail", ""),
+            at=format_ts(wall))))
 
     def _on_device_alert(self, p: Mapping[str, Any], wall: datetime, out: list[Outgoing]) -> None:
         if p["kind"] in ("connected", "reconnected"):  # good news is not an alert
-            out.append(Outgoing(topic_suffix="events", type="device", body={
-                "device": p.get("device"), "state": p["kind"], "detail": p.get("detail", ""),
-                "at": _ts(wall)}))
+            out.append(Outgoing(message=DeviceState(
+                device=p.get("device"), state=p["kind"], detail=p.get("detail", ""),
+                at=format_ts(wall))))
             return
         self._alert(out, f"device_{p['kind']}", f"{p.get('device')}: {p.get('detail', '')}",
                     wall, source="device")
@@ -270,8 +268,8 @@ class TableService:
                                         rules=self.settings.stage(stage).rules,
                                         paytables=self.paytables, deal=self.deal)
             self.heat_id = str(p["heat_id"])
-            out.append(Outgoing(topic_suffix="events", type="heat.opened", body={
-                "heat_id": self.heat_id, "stage": stage.value, "at": _ts(wall)}))
+            out.append(Outgoing(message=HeatOpened(
+                heat_id=self.heat_id, stage=stage.value, at=format_ts(wall))))
             return None
         if command == "resend":
             int(p["from_seq"])  # validated here; the link re-publishes from the journal
@@ -287,9 +285,8 @@ class TableService:
             entry = Entry.start(entry_id=str(p["entry_id"]), rules=session.rules)
             seat = int(p["seat"])
             session.seat_entry(entry, seat)
-            out.append(Outgoing(topic_suffix="events", type="entry.seated", body={
-                "entry_id": entry.entry_id, "seat": seat, "heat_id": self.heat_id,
-                "at": _ts(wall)}))
+            out.append(Outgoing(message=EntrySeated(
+                entry_id=entry.entry_id, seat=seat, heat_id=self.heat_id, at=format_ts(wall))))
         elif command == "unseat":
             seat = int(p["seat"])
             sitting = session.seats.get(seat)
@@ -298,9 +295,9 @@ class TableService:
                 raise _Refused(f"seat {seat} holds entry {sitting.entry_id}, not {expected}")
             entry = session.unseat(seat)
             self.spots.clear_seat(seat)
-            out.append(Outgoing(topic_suffix="events", type="entry.unseated", body={
-                "entry_id": entry.entry_id, "seat": seat, "hands_played": entry.hands_played,
-                "reason": p.get("reason", ""), "at": _ts(wall)}))
+            out.append(Outgoing(message=EntryUnseated(
+                entry_id=entry.entry_id, seat=seat, hands_played=entry.hands_played,
+                reason=p.get("reason", ""), at=format_ts(wall))))
         elif command == "void_hand":
             hand = session.hand
             if hand is None or hand.hand_id != p["hand_id"]:
@@ -313,8 +310,8 @@ class TableService:
             if session.seats:
                 seated = ", ".join(e.entry_id for e in session.seats.values())
                 raise _Refused(f"entries still seated: {seated}")
-            out.append(Outgoing(topic_suffix="events", type="heat.closed", body={
-                "heat_id": self.heat_id, "at": _ts(wall)}))
+            assert self.heat_id is not None
+            out.append(Outgoing(message=HeatClosed(heat_id=self.heat_id, at=format_ts(wall))))
             self.session, self.heat_id = None, None
         else:
             raise _Refused(f"unknown desk command {command!r}")
@@ -399,13 +396,9 @@ class TableService:
                source: str = "table", seat: int | None = None, hand_id: str | None = None,
                alert_id: int | None = None) -> None:
         self.alerts_raised += 1
-        body: dict[str, Any] = {"kind": kind, "message": message, "source": source,
-                                "at": _ts(wall)}
-        if seat is not None:
-            body["seat"] = seat
-        if hand_id is not None:
-            body["hand_id"], body["alert_id"] = hand_id, alert_id
-        out.append(Outgoing(topic_suffix="events", type="alert", body=body))
+        out.append(Outgoing(message=Alert(kind=kind, message=message, source=source,
+                                          at=format_ts(wall), seat=seat, hand_id=hand_id,
+                                          alert_id=alert_id)))
 
     def _close_if_ended(self, out: list[Outgoing], wall: datetime) -> None:
         session = self.session
@@ -415,20 +408,22 @@ class TableService:
         entries = {s: e.entry_id for s, e in session.seats.items()}
         record = hand_record(hand, entries=entries, table=self.table_id)
         record["heat_id"], record["stage"] = self.heat_id, session.rules.stage.value
-        record["settled_at" if hand.phase is Phase.SETTLED else "voided_at"] = _ts(wall)
-        kind = "hand.settled" if hand.phase is Phase.SETTLED else "hand.voided"
-        out.append(Outgoing(topic_suffix="events", type=kind, body=record))
+        record["settled_at" if hand.phase is Phase.SETTLED else "voided_at"] = format_ts(wall)
+        kind = HandSettled if hand.phase is Phase.SETTLED else HandVoided
+        out.append(Outgoing(message=kind(hand_id=hand.hand_id, heat_id=self.heat_id,
+                                         record=record)))
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
-            body = {
-                "entry_id": ended.entry_id, "stage": session.rules.stage.value,
-                "heat_id": self.heat_id, "table": self.table_id, "seat": ended.seat,
-                "score": ended.score_cents, "hands": ended.hands_played,
-                "status": ended.status.value, "markers_forfeited": ended.markers_forfeited,
-                "last_hand_id": ended.hand_id, "at": _ts(wall),
-            }
-            self.unacknowledged[ended.entry_id] = body
-            out.append(Outgoing(topic_suffix="scores", type="score.recorded", body=body))
+            assert self.heat_id is not None
+            score = ScoreRecorded(
+                entry_id=ended.entry_id, stage=session.rules.stage.value,
+                heat_id=self.heat_id, table=self.table_id, seat=ended.seat,
+                score=ended.score_cents, hands=ended.hands_played,
+                status=ended.status.value, markers_forfeited=ended.markers_forfeited,
+                last_hand_id=ended.hand_id, at=format_ts(wall),
+            )
+            self.unacknowledged[ended.entry_id] = score
+            out.append(Outgoing(message=score))
         self._fed = {}
         self._apply_held(out, wall)
 
@@ -437,17 +432,15 @@ class TableService:
         score = self.unacknowledged.pop(entry_id, None)
         if score is None:
             raise _Refused(f"entry {entry_id} has no unacknowledged score at this table")
-        out.append(Outgoing(topic_suffix="scores", type="score.acknowledged", body={
-            "entry_id": entry_id, "score": score["score"], "stage": score["stage"],
-            "method": method, "by": by, "at": _ts(wall)}))
+        out.append(Outgoing(message=ScoreAcknowledged(
+            entry_id=entry_id, score=score.score, stage=score.stage, method=method,
+            by=None if by is None else str(by), at=format_ts(wall))))
 
     def _command_result(self, p: Mapping[str, Any], *, accepted: bool, reason: str | None,
                         held: str | None = None) -> Outgoing:
-        body: dict[str, Any] = {"command_id": p.get("command_id"), "command": p.get("command"),
-                                "accepted": accepted, "reason": reason}
-        if held is not None:  # a second result follows when the hand ends
-            body["held_until_hand_ends"] = held
-        return Outgoing(topic_suffix="events", type="command.result", body=body)
+        return Outgoing(message=CommandResult(
+            command_id=p.get("command_id"), command=p.get("command"), accepted=accepted,
+            reason=reason, held_until_hand_ends=held))
 
 
 _HELD_DURING_A_HAND: Final = frozenset({"unseat", "close_heat"})

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from game.desk_commands import TableCommand
 from game.tournament import Stage
 
 
@@ -18,6 +19,11 @@ class DeskCommand:
     table: str
     command: str
     args: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, *, seq: int, table: str, command: TableCommand) -> DeskCommand:
+        """The recorded form of a typed command (`game.desk_commands`)."""
+        return cls(seq=seq, table=table, command=command.NAME, args=command.args())
 
     def body(self, key_id: str) -> dict[str, Any]:
         """The envelope body: table, command, a command id unique per desk key, the args."""
