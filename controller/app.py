@@ -27,8 +27,8 @@ from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, MqttSettings, TableIdentity
 from controller.table_service import Applied, TableService
-from drivers.chip_registry import ChipRegistry
 from drivers.readings import CardRead, ChipInventory, DeviceAlert, ShoeStatus
+from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from runtime import sd_notify
 from runtime.logs import get_logger
