@@ -25,6 +25,7 @@ __all__ = [
     "TableCommand",
     "Unseat",
     "VoidHand",
+    "command_body",
 ]
 
 
@@ -165,6 +166,12 @@ COMMANDS: dict[str, type[TableCommand]] = {
     c.NAME: c for c in (OpenHeat, Seat, Unseat, VoidHand, CloseHeat, AckScore, Resend)}
 
 
+def command_body(*, table: str | None, name: str, command_id: str | None,
+                 args: Mapping[str, Any]) -> dict[str, Any]:
+    """A desk command's body: ``{"table", "command", "command_id", **args}``."""
+    return {"table": table, "command": name, "command_id": command_id, **args}
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeskOrder:
     """A desk command's whole body: the command, its id, and (at the table) who signed it and
@@ -183,8 +190,8 @@ class DeskOrder:
 
     def encode(self) -> dict[str, Any]:
         """The JSON body (``signer`` and ``command_seq`` only when the table has set them)."""
-        body: dict[str, Any] = {"table": self.table, "command": self.name,
-                                "command_id": self.command_id, **self.command.args()}
+        body = command_body(table=self.table, name=self.name, command_id=self.command_id,
+                            args=self.command.args())
         if self.signer is not None:
             body["signer"] = self.signer
         if self.command_seq is not None:

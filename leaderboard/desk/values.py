@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from game.desk_commands import TableCommand
+from game.desk_commands import TableCommand, command_body
 from game.tournament import Stage
 
 
@@ -27,8 +27,8 @@ class DeskCommand:
 
     def body(self, key_id: str) -> dict[str, Any]:
         """The envelope body: table, command, a command id unique per desk key, the args."""
-        return {"table": self.table, "command": self.command,
-                "command_id": f"{key_id}-{self.seq}", **self.args}
+        return command_body(table=self.table, name=self.command,
+                            command_id=f"{key_id}-{self.seq}", args=self.args)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
