@@ -30,7 +30,7 @@ from game.table_rules import TableCore
 from game.tournament_schema import TournamentSettings
 from wire.outbox import Outgoing
 
-__all__ = ["Applied", "Outgoing", "TableService", "replay"]
+__all__ = ["Applied", "TableService", "replay"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
