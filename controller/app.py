@@ -27,20 +27,31 @@ from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.table_service import Applied, TableService
-from drivers.chip_registry import ChipRegistry
 from drivers.protocols import CardReader, ChipReader
 from drivers.readings import CardReading, ChipInventory, DeviceAlert, ShoeStatus
+from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
+from wire.messages import (
+    Alert,
+    HandSettled,
+    HandVoided,
+    Resend,
+    ScoreAcknowledged,
+    ScoreRecorded,
+    ScoreVoided,
+)
 from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, load_private_key
 
 __all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
 
 _log = get_logger("showdown.table")
+
+_SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,13 +165,13 @@ class TableDaemon:
         if not applied.ok:
             self._log.warning("input refused", kind=kind, error=applied.error)
         for message in applied.messages:
-            if message.type == "alert":
+            if message.type == Alert.TYPE:
                 self._log.warning("alert", **{k: v for k, v in message.body.items()
                                               if k in ("kind", "message", "seat", "hand_id")})
-            elif message.type in ("hand.settled", "hand.voided"):
+            elif message.type in (HandSettled.TYPE, HandVoided.TYPE):
                 self._log.info(message.type, hand_id=message.body.get("hand_id"),
                                nets=message.body.get("nets"))
-            elif message.type.startswith("score."):
+            elif message.type in _SCORE_TYPES:
                 self._log.info(message.type, entry_id=message.body.get("entry_id"),
                                score=message.body.get("score"))
         return applied
@@ -174,7 +185,7 @@ class TableDaemon:
         body["signer"] = envelope.signer
         body["command_seq"] = envelope.seq
         applied = await self.ingest("desk", body)
-        if applied.ok and body.get("command") == "resend" and self.journal and self.link:
+        if applied.ok and body.get("command") == Resend.NAME and self.journal and self.link:
             self.link.resend(self.journal.messages(int(body["from_seq"])))
 
     async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -264,8 +275,8 @@ class TableDaemon:
 
     async def _pump_rfid(self) -> None:
         assert self.devices is not None
-        from drivers.chip_registry import format_uid  # noqa: PLC0415
         from drivers.manual_chips import ManualWager  # noqa: PLC0415
+        from game.chips import format_uid  # noqa: PLC0415
 
         async for reading in self.devices.rfid:
             if isinstance(reading, ManualWager):

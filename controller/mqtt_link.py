@@ -45,14 +45,13 @@ import structlog
 from game.errors import ConfigError
 from runtime.clocks import StampClock, utc_stamp
 from wire.envelope import Envelope, EnvelopeError, envelope_for, seal, verify_envelope
+from wire.messages import Availability, CommandRejected
 from wire.mqtt import MqttClient, MqttError, MqttSession, MqttSettings, Will, exception_leaves
 from wire.outbox import OutboxItem, OutboxSource
 from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics, TopicError, validate_id
 
 __all__ = [
-    "AVAILABILITY_TYPE",
-    "COMMAND_REJECTED_TYPE",
     "VERIFY_ERROR",
     "WRONG_TABLE",
     "WRONG_VENUE",
@@ -63,8 +62,6 @@ __all__ = [
     "TableIdentity",
 ]
 
-AVAILABILITY_TYPE: Final = "availability"
-COMMAND_REJECTED_TYPE: Final = "command_rejected"
 # Rejection reasons beyond the envelope's own (wire.envelope.REJECTION_REASONS).
 WRONG_VENUE: Final = "wrong_venue"
 WRONG_TABLE: Final = "wrong_table"
@@ -447,9 +444,9 @@ class MqttLink:
         wall, mono = self._clock()
         notice = seal(
             venue=self.identity.venue, table=self.identity.table, seq=UNSEQUENCED, wall=wall,
-            type=COMMAND_REJECTED_TYPE,
-            body={"reason": reason, "detail": detail, "payload_sha256": digest,
-                  "payload_bytes": len(raw), **claimed},
+            type=CommandRejected.TYPE,
+            body=CommandRejected(reason=reason, detail=detail, payload_sha256=digest,
+                                 payload_bytes=len(raw), **claimed).encode(),
             boot=self.identity.boot_id, mono=mono, signer=self._signer,
         )
         try:
@@ -460,15 +457,14 @@ class MqttLink:
     # --- availability ----------------------------------------------------------------------
 
     def _availability(self, state: str, *, clean: bool | None = None) -> bytes:
-        body: dict[str, Any] = {"state": state, "link": self.counters().as_dict()}
-        if clean is not None:
-            body["clean"] = clean
-        if state == "online" and self._status_extra is not None:
-            body["status"] = dict(self._status_extra())
+        status = (dict(self._status_extra())
+                  if state == "online" and self._status_extra is not None else None)
+        body = Availability(state=state, link=self.counters().as_dict(), clean=clean,
+                            status=status).encode()
         wall, mono = self._clock()
         return seal(
             venue=self.identity.venue, table=self.identity.table, seq=UNSEQUENCED, wall=wall,
-            type=AVAILABILITY_TYPE, body=body, boot=self.identity.boot_id, mono=mono,
+            type=Availability.TYPE, body=body, boot=self.identity.boot_id, mono=mono,
             signer=self._signer,
         ).encode()
 

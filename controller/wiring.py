@@ -19,13 +19,13 @@ from controller.app import TableDaemon, TableDevices, run_table
 from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
-from drivers.chip_registry import ChipRegistry
 from drivers.manual import ManualCardReader
 from drivers.manual_chips import ManualChipReader
 from drivers.protocols import CardReader, ChipReader
 from drivers.rfid import UsbChipReader
 from drivers.rfid_settings import UsbReaderSettings
 from drivers.shoe import SerialCardReader
+from game.chips import ChipRegistry
 from game.deal import Target
 from game.errors import ConfigError
 from game.house import HouseRules

@@ -50,6 +50,7 @@ from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_tournament
 from wire.envelope import EnvelopeError, seal
+from wire.messages import Standings
 from wire.mqtt import MqttClient, MqttError, MqttSettings, exception_leaves
 from wire.signing import Signer, load_private_key
 from wire.topics import TableTopics, standings_topic
@@ -64,7 +65,7 @@ __all__ = [
     "run_service",
 ]
 
-STANDINGS_TYPE: Final = "standings"
+STANDINGS_TYPE: Final = Standings.TYPE
 _log = get_logger("leaderboard.app")
 
 def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:

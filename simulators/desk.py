@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from wire.envelope import seal
+from wire.messages import COMMANDS, DeskOrder, MessageError
 from wire.mqtt import MqttSettings, publish_once
 from wire.signing import Signer
 from wire.topics import TableTopics
@@ -23,12 +24,16 @@ class VirtualDesk:
         self._seq = time.time_ns() // 1_000_000  # ms: unique and rising across runs
 
     async def send(self, table: str, command: str, **body: Any) -> int:
-        """Sign and publish one command for `table`; returns its seq."""
+        """Sign and publish one command for `table` (MessageError if it is not one a table
+        accepts); returns its seq."""
+        kind = COMMANDS.get(command)
+        if kind is None:
+            raise MessageError("desk command", "command", "must be a known command", command)
         self._seq += 1
+        order = DeskOrder(command=kind.decode(body), table=table,
+                          command_id=f"{self.signer.key_id}-{self._seq}")
         envelope = seal(venue=self.venue, table=self.signer.key_id, seq=self._seq,
-                        wall=datetime.now(UTC), type=command,
-                        body={"table": table, "command": command,
-                              "command_id": f"{self.signer.key_id}-{self._seq}", **body},
+                        wall=datetime.now(UTC), type=order.name, body=order.encode(),
                         boot="virtual-desk", mono=time.monotonic_ns(), signer=self.signer)
         topic = TableTopics(self.venue, table).cmd
         await publish_once(MqttSettings(host=self.host, port=self.port), topic,

@@ -24,7 +24,6 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from drivers.chip_registry import Chip, ChipRegistry
 from drivers.readings import SPOTS, SpotId
 from drivers.rfid_codec import FrameDecoder, encode_frame
 from drivers.rfid_messages import (
@@ -51,6 +50,7 @@ from drivers.rfid_messages import (
     StartInventory,
     StopInventory,
 )
+from game.chips import Chip, ChipRegistry
 from simulators.faults import Faults
 from simulators.rfid_usb import (
     EP_IN,

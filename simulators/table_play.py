@@ -16,10 +16,11 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from drivers.chip_registry import Chip, ChipRegistry
 from drivers.protocols import TableHandle
 from game.cards import DECK, Card
+from game.chips import Chip, ChipRegistry
 from game.deal import Target
+from game.desk_commands import CloseHeat, OpenHeat, Seat
 from game.settle import WAGERS, SeatWagers
 from game.tournament import Stage
 from simulators.players import PlayerStyle, VirtualPlayer
@@ -106,12 +107,12 @@ class VirtualTable:
         for _ in range(self.heats):
             first = self.table.status().get("hands_opened", 0) + 1
             heat_id = f"{self.stage.value}-{table}-h{first}"
-            await self.send_desk("open_heat", stage=self.stage.value, heat_id=heat_id)
+            await self.send_desk(OpenHeat.NAME, stage=self.stage.value, heat_id=heat_id)
             await self.until("the heat to open", _heat_is(heat_id))
             entries = {seat: f"{table.upper()}-{first}-S{seat}"
                        for seat in range(1, self.players + 1)}
             for seat, entry in entries.items():
-                await self.send_desk("seat", entry_id=entry, seat=seat)
+                await self.send_desk(Seat.NAME, entry_id=entry, seat=seat)
             await self.until("the entries to be seated", _seated(len(entries)))
             await self.play_heat(entries)
 
@@ -137,7 +138,7 @@ class VirtualTable:
                 await asyncio.sleep(self.hand_pause)
         for entry in self.table.status().get("unacknowledged_scores", []):
             await self.console("acknowledge", entry_id=entry, method="card_tap")
-        await self.send_desk("close_heat")
+        await self.send_desk(CloseHeat.NAME)
         await self.until("the heat to close", lambda s: s.get("heat") is None)
 
     async def send_desk(self, command: str, **body: Any) -> None:

@@ -52,7 +52,7 @@ WRONG = [
     ("game/cards.py", "import controller.app", "game/ is the pure rules"),
     ("game/money.py", "import sqlalchemy", "game/ is the pure rules"),
     ("wire/envelope.py", "import leaderboard.models", "wire/ and runtime/ import only game"),
-    ("leaderboard/projections.py", "import controller.journal",
+    ("leaderboard/projections/scores.py", "import controller.journal",
      "leaderboard/ never imports the table's packages"),
     ("drivers/shoe.py", "import controller.config", "drivers/ never import the daemon"),
     ("simulators/shoe.py", "import controller.app", "simulators/ stand in for devices"),

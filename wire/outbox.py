@@ -6,7 +6,8 @@ delivered only after the broker's PUBACK.
 
 The link reads messages through the ``OutboxItem`` protocol, so the journal may hand it its
 own row type (with more fields) as long as it has these attributes; ``OutboxMessage`` is a
-plain implementation for tests and simple sources.
+plain implementation for tests and simple sources. ``Outgoing`` is what an input causes
+before the journal numbers it: a typed message (wire.messages) and whether it is retained.
 """
 
 from __future__ import annotations
@@ -14,12 +15,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["TOPIC_SUFFIXES", "OutboxItem", "OutboxMessage", "OutboxSource", "TopicSuffix"]
+from wire.messages import Message, topic_of
+from wire.topics import TOPIC_SUFFIXES, TopicSuffix
 
-TopicSuffix = Literal["events", "scores", "status"]
-TOPIC_SUFFIXES: tuple[TopicSuffix, ...] = ("events", "scores", "status")
+__all__ = ["TOPIC_SUFFIXES", "OutboxItem", "OutboxMessage", "OutboxSource", "Outgoing",
+           "TopicSuffix"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outgoing:
+    """A message an input causes, not yet numbered: the journal gives it the next seq."""
+
+    message: Message
+    retain: bool = False
+
+    @property
+    def topic_suffix(self) -> TopicSuffix:
+        """The topic it goes on (wire.messages.TOPIC_OF)."""
+        return topic_of(self.message)
+
+    @property
+    def type(self) -> str:
+        """The message type, e.g. "score.recorded"."""
+        return self.message.TYPE
+
+    @property
+    def body(self) -> Mapping[str, Any]:
+        """The JSON body."""
+        return self.message.encode()
 
 
 class OutboxItem(Protocol):
@@ -35,7 +60,7 @@ class OutboxItem(Protocol):
 
     @property
     def type(self) -> str:
-        """The message type, e.g. "hand_settled"."""
+        """The message type, e.g. "hand.settled"."""
 
     @property
     def body(self) -> Mapping[str, Any]:

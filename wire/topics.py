@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Final
-
-from wire.outbox import TOPIC_SUFFIXES
+from typing import Final, Literal
 
 __all__ = [
     "DEFAULT_ROOT",
     "ID_PATTERN",
+    "TOPIC_SUFFIXES",
     "TableTopic",
     "TableTopics",
     "TopicError",
+    "TopicSuffix",
     "parse_table_topic",
     "standings_topic",
     "tables_filter",
@@ -32,6 +32,8 @@ __all__ = [
     "validate_root",
 ]
 
+TopicSuffix = Literal["events", "scores", "status"]  # the topics a table publishes on
+TOPIC_SUFFIXES: Final[tuple[TopicSuffix, ...]] = ("events", "scores", "status")
 DEFAULT_ROOT: Final = "showdown/v1"
 ID_PATTERN: Final = re.compile(r"[a-z0-9-]{1,64}")
 CMD_SUFFIX: Final = "cmd"

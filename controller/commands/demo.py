@@ -22,6 +22,16 @@ from controller.config import parse_table_config
 from game.money import format_rand
 from simulators.table_toml import simulated_table_toml
 from wire.envelope import EnvelopeError, verify_envelope
+from wire.messages import (
+    Alert,
+    EntrySeated,
+    HandSettled,
+    HandVoided,
+    HeatClosed,
+    HeatOpened,
+    ScoreAcknowledged,
+    ScoreRecorded,
+)
 from wire.mqtt import MqttSettings, connect
 from wire.signing import KeyRing, load_private_key
 from wire.topics import TableTopics
@@ -219,23 +229,23 @@ class _Watcher:
                 self._show(env.seq, env.type, dict(env.body))
 
     def _show(self, seq: int, kind: str, body: dict[str, Any]) -> None:
-        if kind == "hand.settled":
+        if kind == HandSettled.TYPE:
             seats = ", ".join(
                 f"seat {s['seat']} {s['hand'].lower()} {s['outcome']} {format_rand(s['net'])}"
                 for s in body["settlement"]["seats"])
             print(f"[{seq:>4}] {body['hand_id']}: board {' '.join(body['board'])}; dealer "
                   f"{' '.join(body['dealer'])} ({body['settlement']['dealer']['hand'].lower()}); "
                   f"{seats}")
-        elif kind == "hand.voided":
+        elif kind == HandVoided.TYPE:
             print(f"[{seq:>4}] {body['hand_id']}: VOID ({body['void']['reason']})")
-        elif kind == "score.recorded":
+        elif kind == ScoreRecorded.TYPE:
             self.scores[body["entry_id"]] = body["score"]
             print(f"[{seq:>4}] SCORE {body['entry_id']}: {format_rand(body['score'])} after "
                   f"{body['hands']} hands ({body['status']})")
-        elif kind == "score.acknowledged":
+        elif kind == ScoreAcknowledged.TYPE:
             print(f"[{seq:>4}] acknowledged by {body['method']}: {body['entry_id']}")
-        elif kind == "alert":
+        elif kind == Alert.TYPE:
             print(f"[{seq:>4}] ALERT {body['kind']}: {body['message']}")
-        elif kind in ("heat.opened", "heat.closed", "entry.seated"):
+        elif kind in (HeatOpened.TYPE, HeatClosed.TYPE, EntrySeated.TYPE):
             detail = body.get("entry_id") or body.get("heat_id")
             print(f"[{seq:>4}] {kind} {detail}")

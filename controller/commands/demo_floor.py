@@ -49,6 +49,7 @@ from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_play import TableStuck, VirtualTable
 from simulators.table_toml import simulated_table_toml
+from wire.messages import CloseHeat
 from wire.signing import Signer, save_private_key
 
 if TYPE_CHECKING:
@@ -482,7 +483,7 @@ class SimulatedFloor:
         leaderboard (the desk refuses to close a heat whose scores it has not seen)."""
 
         async def send(command: str, **_: Any) -> None:
-            if command != "close_heat":
+            if command != CloseHeat.NAME:
                 raise desk.DeskError(f"the floor's desk does not send {command} for the dealer")
             seated = self._seated.pop(table, [])
             scores = await self._scores([e for e, _ in seated])

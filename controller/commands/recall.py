@@ -2,7 +2,7 @@
 
 Opens the journal read-only: it needs neither the daemon nor its lock, and works while the
 table is in its error state (the open faults are shown first). Each hand is an outbox message
-of type "hand.settled" or "hand.voided", shown oldest first with its stored body laid out
+of type hand.settled or hand.voided, shown oldest first with its stored body laid out
 generically (the body schema belongs to game/codec.py); a message whose checksum does not
 match is flagged, never hidden.
 """
@@ -18,10 +18,11 @@ from typing import Any
 from controller.cli import CommandError
 from controller.journal import CheckedMessage, Fault, Journal, JournalError
 from game.money import format_rand
+from wire.messages import HandSettled, HandVoided
 
 __all__ = ["HAND_TYPES", "recall", "register", "render_text", "run"]
 
-HAND_TYPES = ("hand.settled", "hand.voided")
+HAND_TYPES = (HandSettled.TYPE, HandVoided.TYPE)
 # Keys shown first, in this order, wherever they appear; the rest follow alphabetically, and
 # the keys in _LAST after them (game.codec's "settle" repeats the cards and wagers).
 _FIRST = ("hand_id", "status", "table", "heat_id", "stage", "opened_at", "settled_at",

@@ -21,11 +21,11 @@ from typing import Any, Final, TextIO
 
 from controller.chip_registry_files import read_registry
 from controller.cli import CommandError
-from drivers.chip_registry import format_uid
 from drivers.readings import DeviceAlert, ShoeState, SpotId
 from drivers.rfid import UsbChipReader
 from drivers.rfid_messages import AntennaFaultCode
 from game.cards import format_cards, parse_cards
+from game.chips import format_uid
 from game.errors import GameError
 from simulators.faults import FAULT_NAMES, Faults
 from simulators.rfid import RfidReaderSimulator

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from game.desk_commands import CloseHeat
+from game.table_messages import HeatClosed
 from game.tournament import Stage
 from leaderboard.desk.common import (
     _REGISTERED,
@@ -52,10 +54,10 @@ def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
                 "seat": entry.seat}, why=why)
             entry.table_id, entry.status = None, _REGISTERED
             released.append(entry.entry_id)
-    row = _audit(session, now, actor, "heat.closed", detail={
-        "table": table, "command": "close_heat", "args": {}, "heat_id": heat_id,
+    row = _audit(session, now, actor, HeatClosed.TYPE, detail={
+        "table": table, "command": CloseHeat.NAME, "args": {}, "heat_id": heat_id,
         "table_fault": True}, why=why)
-    commands.append(DeskCommand(seq=row.id, table=table, command="close_heat", args={}))
+    commands.append(DeskCommand.of(seq=row.id, table=table, command=CloseHeat()))
     session.commit()
     return TableFault(table=table, heat_id=heat_id, refunded=refunded,
                       released=tuple(released), commands=tuple(commands))

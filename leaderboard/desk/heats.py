@@ -10,6 +10,8 @@ from typing import Final
 from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
+from game.desk_commands import CloseHeat, OpenHeat
+from game.table_messages import HeatClosed, HeatOpened
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.common import (
@@ -32,13 +34,13 @@ _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
     """The heat the desk last opened at each table and has not closed: table -> (heat, stage)."""
     rows = session.scalars(
-        select(AuditEntry).where(AuditEntry.action.in_(("heat.opened", "heat.closed")))
+        select(AuditEntry).where(AuditEntry.action.in_((HeatOpened.TYPE, HeatClosed.TYPE)))
         .order_by(AuditEntry.id)
     ).all()
     heats: dict[str, tuple[str, Stage]] = {}
     for row in rows:
         table = str(row.detail.get("table"))
-        if row.action == "heat.opened":
+        if row.action == HeatOpened.TYPE:
             heats[table] = (str(row.detail["heat_id"]), Stage(row.detail["stage"]))
         else:
             heats.pop(table, None)
@@ -96,11 +98,12 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
         raise DeskError(f"heat id {heat_id!r} must be a-z, 0-9 and '-' (at most 64)")
     if heat_id in {h for h, _ in open_now.values()}:
         raise Conflict(f"heat {heat_id} is already open at another table")
-    args = {"stage": stage.value, "heat_id": heat_id}
-    row = _audit(session, now, actor, "heat.opened",
-                 detail={"table": table, "command": "open_heat", "args": args, **args}, why=why)
+    command = OpenHeat(stage=stage.value, heat_id=heat_id)
+    args = command.args()
+    row = _audit(session, now, actor, HeatOpened.TYPE,
+                 detail={"table": table, "command": command.NAME, "args": args, **args}, why=why)
     session.commit()
-    return DeskCommand(seq=row.id, table=table, command="open_heat", args=args)
+    return DeskCommand.of(seq=row.id, table=table, command=command)
 
 
 def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
@@ -116,8 +119,8 @@ def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
     if seated:
         raise Conflict(f"entries still seated at table {table} without a score: "
                        + ", ".join(e.entry_id for e in seated))
-    row = _audit(session, now, actor, "heat.closed", detail={
-        "table": table, "command": "close_heat", "args": {}, "heat_id": open_now[table][0]},
+    row = _audit(session, now, actor, HeatClosed.TYPE, detail={
+        "table": table, "command": CloseHeat.NAME, "args": {}, "heat_id": open_now[table][0]},
         why=why)
     session.commit()
-    return DeskCommand(seq=row.id, table=table, command="close_heat", args={})
+    return DeskCommand.of(seq=row.id, table=table, command=CloseHeat())

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from game.money import format_rand
 from game.prizes import PrizeKind
+from game.table_messages import ScoreVoided
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.common import (
@@ -42,7 +43,7 @@ def void_score(session: Session, settings: TournamentSettings, clock: Clock, *, 
     reason = _reason(why, "the score is voided")
     score, entry = _ruled(session, settings, entry_id, "voided")
     score.voided_at, score.void_reason = as_utc(now), f"{reason} (by {actor})"
-    _audit(session, now, actor, "score.voided", detail={
+    _audit(session, now, actor, ScoreVoided.TYPE, detail={
         "entry_id": score.entry_id, "table": score.table_id, "seq": score.seq,
         "stage": score.stage, "recorded_cents": score.score_cents,
         "counted_cents": score.counted_cents}, why=reason)

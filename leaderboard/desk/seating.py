@@ -8,6 +8,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from game.desk_commands import Seat, Unseat
+from game.table_messages import EntrySeated
 from game.tournament import Stage
 from game.tournament_schema import MAX_SEATS, TournamentSettings
 from leaderboard.desk.common import (
@@ -127,14 +129,15 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
         raise _refuse(session, player, verdict, now, context="seating", actor=actor,
                       who=f"seating of entry {entry.entry_id}")
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
-    args = {"entry_id": entry.entry_id, "seat": seat}
-    row = _audit(session, now, actor, "entry.seated", detail={
-        "table": table, "command": "seat", "args": args, "heat_id": heat_id,
+    command = Seat(entry_id=entry.entry_id, seat=seat)
+    args = command.args()
+    row = _audit(session, now, actor, EntrySeated.TYPE, detail={
+        "table": table, "command": command.NAME, "args": args, "heat_id": heat_id,
         "player": player_id, "holder": entry.patron_id, **args}, why=why)
     session.commit()
     return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
                    player=player_id,
-                   command=DeskCommand(seq=row.id, table=table, command="seat", args=args))
+                   command=DeskCommand.of(seq=row.id, table=table, command=command))
 
 
 def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
@@ -162,8 +165,10 @@ def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason
             why: str | None, **detail: Any) -> DeskCommand:
     """Record the `unseat` command for a seated entry (its audit row is the command's seq)."""
     assert entry.table_id is not None
-    args = {"seat": entry.seat, "entry_id": entry.entry_id, "reason": reason}
+    assert entry.seat is not None
+    command = Unseat(seat=entry.seat, entry_id=entry.entry_id, reason=reason)
+    args = command.args()
     row = _audit(session, now, actor, "entry.unseat", detail={
-        "table": entry.table_id, "command": "unseat", "args": args, "heat_id": entry.heat_id,
+        "table": entry.table_id, "command": command.NAME, "args": args, "heat_id": entry.heat_id,
         **detail, **args}, why=why)
-    return DeskCommand(seq=row.id, table=entry.table_id, command="unseat", args=args)
+    return DeskCommand.of(seq=row.id, table=entry.table_id, command=command)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from game.desk_commands import TableCommand, command_body
 from game.tournament import Stage
 
 
@@ -19,10 +20,15 @@ class DeskCommand:
     command: str
     args: Mapping[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def of(cls, *, seq: int, table: str, command: TableCommand) -> DeskCommand:
+        """The recorded form of a typed command (`game.desk_commands`)."""
+        return cls(seq=seq, table=table, command=command.NAME, args=command.args())
+
     def body(self, key_id: str) -> dict[str, Any]:
         """The envelope body: table, command, a command id unique per desk key, the args."""
-        return {"table": self.table, "command": self.command,
-                "command_id": f"{key_id}-{self.seq}", **self.args}
+        return command_body(table=self.table, name=self.command,
+                            command_id=f"{key_id}-{self.seq}", args=self.args)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, Engine, bindparam, select, update
 from leaderboard.models import TableProgress
 from leaderboard.projections import PROGRESS, as_utc, statements
 from wire.envelope import Envelope, seal
+from wire.messages import Availability, DeskOrder, Resend
 from wire.mqtt import MqttSettings, publish_once
 from wire.signing import Signer
 from wire.topics import TableTopics
@@ -125,7 +126,7 @@ class GapTracker:
 
     def notice(self, envelope: Envelope, state: Progress) -> None:
         """An availability notice: its ``last_published_seq`` may show a missing tail."""
-        if envelope.type != "availability":
+        if envelope.type != Availability.TYPE:
             return
         link = envelope.body.get("link")
         last = link.get("last_published_seq") if isinstance(link, Mapping) else None
@@ -207,9 +208,9 @@ class MqttResender:
         self._seq = max(self._seq + 1, time.time_ns() // 1_000)
         envelope = seal(
             venue=self.venue, table=self.signer.key_id, seq=self._seq, wall=wall,
-            type="resend",
-            body={"table": table, "command": "resend", "from_seq": from_seq,
-                  "command_id": f"{self.signer.key_id}-{self._seq}"},
+            type=Resend.NAME,
+            body=DeskOrder(command=Resend(from_seq=from_seq), table=table,
+                           command_id=f"{self.signer.key_id}-{self._seq}").encode(),
             boot=self._boot, mono=time.monotonic_ns(), signer=self.signer,
         )
         return TableTopics(self.venue, table, self.settings.topic_root).cmd, envelope.encode()

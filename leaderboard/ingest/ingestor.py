@@ -24,6 +24,7 @@ from leaderboard.ingest.results import Batch, IngestCounters, IngestResult, Item
 from leaderboard.ingest.screening import Screener
 from leaderboard.ingest.storing import Store
 from leaderboard.ingest.verifying import VerifierPool
+from wire.messages import CommandRejected
 from wire.mqtt import MqttSettings
 from wire.signing import KeyRing
 from wire.topics import DEFAULT_ROOT, TableTopics
@@ -274,6 +275,6 @@ def _log_result(result: IngestResult) -> None:
                    detail=result.detail)
     elif result.outcome == "duplicate":
         _log.debug("ingest_duplicate", table=result.table, seq=result.seq)
-    elif result.outcome == "notice" and result.type == "command_rejected":
+    elif result.outcome == "notice" and result.type == CommandRejected.TYPE:
         _log.warning("ingest_table_rejected_a_command", table=result.table,
                      detail=result.detail)

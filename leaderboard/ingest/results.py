@@ -14,7 +14,8 @@ from typing import Any, Final, Literal
 
 from leaderboard.projections import PROJECTION_REASONS, Projected, Refused
 from wire.envelope import REJECTION_REASONS, Envelope
-from wire.topics import ID_PATTERN
+from wire.messages import Availability, CommandRejected
+from wire.topics import ID_PATTERN, TOPIC_SUFFIXES
 
 __all__ = [
     "INGEST_REASONS",
@@ -51,8 +52,8 @@ INGEST_REASONS: Final = (
     *PROJECTION_REASONS, STORE_ERROR,
 )
 # seq 0: unsequenced notices (docs/mqtt.md); never stored by seq, never a gap.
-NOTICE_TYPES: Final = frozenset({"availability", "command_rejected"})
-INGEST_SUFFIXES: Final = ("events", "scores", "status")
+NOTICE_TYPES: Final = frozenset({Availability.TYPE, CommandRejected.TYPE})
+INGEST_SUFFIXES: Final = TOPIC_SUFFIXES  # every topic a table publishes on
 MAX_DETAIL: Final = 2_000
 _MAX_TOPIC: Final = 256
 

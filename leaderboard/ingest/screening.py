@@ -33,6 +33,7 @@ from leaderboard.ingest.verifying import Refusal, Verified
 from leaderboard.models import TableRecord
 from leaderboard.projections import body_text
 from wire.envelope import Envelope, EnvelopeError, UnknownSigner, verify_envelope
+from wire.messages import CommandRejected
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
 from wire.topics import ID_PATTERN, parse_table_topic
 
@@ -54,7 +55,7 @@ def _claimed_sender(payload: bytes) -> str | None:
 
 def _notice_detail(envelope: Envelope) -> str:
     body = envelope.body
-    if envelope.type == "command_rejected":
+    if envelope.type == CommandRejected.TYPE:
         return (f"reason {body.get('reason')!r}: {body.get('detail')!r} "
                 f"(claimed sender {body.get('claimed_sender')!r}, "
                 f"seq {body.get('claimed_seq')!r})")

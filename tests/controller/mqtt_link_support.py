@@ -20,12 +20,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controller.mqtt_link import (
-    AVAILABILITY_TYPE,
     MqttLink,
     TableIdentity,
 )
 from tests.fixtures.services import MqttBroker
 from wire.envelope import Envelope, seal, verify_envelope
+from wire.messages import Availability
 from wire.mqtt import MqttClient, MqttSettings, Received, connect
 from wire.outbox import OutboxMessage, TopicSuffix
 from wire.signing import KeyRing, Signer
@@ -181,7 +181,7 @@ class Inbox:
 
     def states(self) -> list[tuple[str, bool | None]]:
         return [(e.body["state"], e.body.get("clean")) for e in self.envelopes("status")
-                if e.type == AVAILABILITY_TYPE]
+                if e.type == Availability.TYPE]
 
     async def until(self, condition: Callable[[Inbox], bool]) -> None:
         await self.changed.until(lambda: condition(self))

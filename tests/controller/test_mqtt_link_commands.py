@@ -8,9 +8,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from controller.mqtt_link import (
-    COMMAND_REJECTED_TYPE,
-)
 from tests.controller.mqtt_link_support import (
     T0,
     VENUE,
@@ -22,6 +19,7 @@ from tests.controller.mqtt_link_support import (
 )
 from tests.fixtures.services import MqttBroker
 from wire.envelope import Envelope, canonical_json, seal, verify_envelope
+from wire.messages import CommandRejected
 from wire.signing import KeyRing, Signer
 
 
@@ -77,7 +75,7 @@ async def test_bad_commands_are_rejected_counted_answered_and_never_delivered(en
         counters = link.counters()
     assert [c.seq for c in env.commands] == [9]
     notices = inbox.envelopes("events")
-    assert {n.type for n in notices} == {COMMAND_REJECTED_TYPE}
+    assert {n.type for n in notices} == {CommandRejected.TYPE}
     assert {n.seq for n in notices} == {0}
     assert [n.body["reason"] for n in notices] == [reason for _, reason in bad]
     assert notices[5].body["claimed_sender"] == "desk-1"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from controller.table_service import Applied, TableService
-from drivers.chip_registry import Chip, ChipRegistry, format_uid
+from game.chips import Chip, ChipRegistry, format_uid
 from game.deal import DEFAULT_DEAL
 from game.settle import WAGERS, SeatWagers
 from runtime.settings_files import read_paytables, read_tournament

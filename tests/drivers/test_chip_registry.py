@@ -9,7 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.chip_registry_files import read_registry, write_registry_csv
-from drivers.chip_registry import (
+from drivers.chip_registry import problem_alert
+from drivers.readings import SpotId
+from game.chips import (
     Chip,
     ChipRegistry,
     format_uid,
@@ -17,7 +19,6 @@ from drivers.chip_registry import (
     parse_registry_toml,
     parse_uid,
 )
-from drivers.readings import SpotId
 from game.errors import ConfigError
 from simulators.rfid import build_sim_registry
 
@@ -102,7 +103,7 @@ def test_every_problem_at_once_sorted_by_uid(registry: ChipRegistry) -> None:
     total, problems = registry.resolve([UNKNOWN, CASH5, B3, A2], entry="E-1")
     assert total == 10000
     assert [p.uid for p in problems] == sorted([UNKNOWN, CASH5, B3])
-    alert = problems[0].alert(device="SR48-1")
+    alert = problem_alert(problems[0], device="SR48-1")
     assert (alert.device, alert.kind) == ("SR48-1", problems[0].kind)
 
 

@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from controller.table_service import TableService
-from drivers.chip_registry import Chip, ChipRegistry
+from game.chips import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
 from game.errors import GameError
 from leaderboard import desk

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from drivers.chip_registry import ChipRegistry, format_uid
+from game.chips import ChipRegistry, format_uid
 from game.settle import SIDE_BETS, WAGERS, SeatWagers
 
 __all__ = ["SpotBook", "SpotProblem"]

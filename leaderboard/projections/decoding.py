@@ -1,0 +1,50 @@
+"""Reading a stored message's body once, into its typed definition (wire.messages).
+
+Only the projected types are read; a body that breaks a rule of its definition is refused as
+``malformed_body`` with the definition's own words (which field, what is wrong).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from leaderboard.projections.results import PROJECTED_TYPES
+from wire.envelope import Envelope
+from wire.messages import (
+    TABLE_MESSAGES,
+    EntrySeated,
+    EntryUnseated,
+    HandSettled,
+    HandVoided,
+    MessageError,
+    ScoreAcknowledged,
+    ScoreRecorded,
+    ScoreVoided,
+)
+
+__all__ = ["Projectable", "body_problem", "decode"]
+
+Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
+               | EntrySeated | EntryUnseated)
+_CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}
+
+
+def decode(envelope: Envelope) -> Projectable | None:
+    """The envelope's body as its typed message; None for a type that is only stored.
+
+    Raises MessageError for a body that breaks a rule (a table's id must be the sender's).
+    """
+    kind = _CLASSES.get(envelope.type)
+    if kind is None:
+        return None
+    message: Projectable = kind.decode(envelope.body, sender=envelope.table)
+    return message
+
+
+def body_problem(envelope: Envelope) -> str | None:
+    """Why a projected type's body cannot be applied (a missing or bad field), or None."""
+    try:
+        decode(envelope)
+    except MessageError as exc:
+        return str(exc)
+    return None

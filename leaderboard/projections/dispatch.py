@@ -1,0 +1,59 @@
+"""Applying one newly stored message: its body decoded once, then the rule of its type."""
+
+from __future__ import annotations
+
+from sqlalchemy import Connection
+
+from leaderboard.projections.decoding import decode
+from leaderboard.projections.hands import hand
+from leaderboard.projections.results import MALFORMED_BODY, Outcome, Projected
+from leaderboard.projections.scores import score_acknowledged, score_recorded, score_voided
+from leaderboard.projections.seatings import entry_seated, entry_unseated
+from leaderboard.projections.sql import LaterMessages, statements
+from wire.envelope import Envelope
+from wire.messages import (
+    EntrySeated,
+    EntryUnseated,
+    HandSettled,
+    HandVoided,
+    MessageError,
+    ScoreAcknowledged,
+    ScoreRecorded,
+    ScoreVoided,
+)
+
+__all__ = ["project"]
+
+
+def project(
+    connection: Connection, envelope: Envelope, *, later: LaterMessages | None = None,
+    text: str | None = None,
+) -> Projected:
+    """Apply one newly stored message; ``later`` is given when the table's higher seqs exist.
+
+    ``text`` is the body's JSON text if the caller has it (body_text()).
+    Runs inside the caller's transaction (the one that stored the message).
+    """
+    result = Outcome()
+    try:
+        message = decode(envelope)
+    except MessageError as exc:
+        result.refuse(envelope, MALFORMED_BODY, str(exc))
+        return result.frozen()
+    if message is None:
+        return result.frozen()
+    sql = statements(connection)
+    match message:
+        case ScoreRecorded():
+            score_recorded(connection, sql, envelope, message, later=later, result=result)
+        case ScoreAcknowledged():
+            score_acknowledged(connection, sql, envelope, message, result)
+        case ScoreVoided():
+            score_voided(connection, sql, envelope, message, result)
+        case HandSettled() | HandVoided():
+            hand(connection, sql, envelope, message, text=text, result=result)
+        case EntrySeated():
+            entry_seated(connection, sql, envelope, message, later=later, result=result)
+        case EntryUnseated():
+            entry_unseated(connection, sql, envelope, message, result)
+    return result.frozen()
