@@ -38,7 +38,7 @@ class Outgoing:
 
     @property
     def type(self) -> str:
-        """The message type, e.g. "score.recorded"."""
+        """The message type (a definition's TYPE in wire.messages)."""
         return self.message.TYPE
 
     @property
@@ -60,7 +60,7 @@ class OutboxItem(Protocol):
 
     @property
     def type(self) -> str:
-        """The message type, e.g. "hand.settled"."""
+        """The message type (a definition's TYPE in wire.messages)."""
 
     @property
     def body(self) -> Mapping[str, Any]:

@@ -74,7 +74,7 @@ class OutgoingLike(Protocol):
 
     @property
     def type(self) -> str:
-        """The message type, e.g. "hand.settled"."""
+        """The message type (a definition's TYPE in wire.messages)."""
 
     @property
     def body(self) -> Mapping[str, Any]:
