@@ -4,7 +4,7 @@ Desk actions check, then write (a seat is free, then it is taken; a table has no
 then it has one). Several desks and HTTP requests may act at once, so each action takes the
 desk lock before its first read, and holds it until its transaction ends (commit or
 rollback). Desk actions are human-paced and take milliseconds: one lock for all of them costs
-nothing and leaves no check-then-write race (docs/leaderboard.md, decision D57).
+nothing and leaves no check-then-write race (docs/leaderboard.md).
 
 - PostgreSQL: a transaction-level advisory lock (``pg_advisory_xact_lock``).
 - SQLite: the database's write lock, taken at once (``BEGIN IMMEDIATE``) instead of at the

@@ -14,7 +14,7 @@ Everything is the production code wired as on a real floor, in one process:
 - one patron leaves mid-heat (``FloorPlan.withdrawal``, with 2 or more players a heat):
   after the third hand of the first table's last heat the desk unseats the last seat's
   entry, the table reports it, and the leaderboard marks the entry withdrawn (no score,
-  rule 14; D55).
+  rule 14).
 
 The tournament settings are the shipped ones with the calendar moved so that a heat opened
 two hours ago and stays open for most of a day: see `demo_tournament`.

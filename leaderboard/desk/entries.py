@@ -1,5 +1,5 @@
 """Qualifying entries: bought inside the heat window (rules 6, 7), refunded while not yet
-seated (D60)."""
+seated."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A table taken out of service mid-heat (D60): its entries refunded or freed, its heat
+"""A table taken out of service mid-heat: its entries refunded or freed, its heat
 closed."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A supervisor's rulings on a recorded score (rules 22, 23; D65): void it, or correct its
+"""A supervisor's rulings on a recorded score (rules 22, 23): void it, or correct its
 figure. The table's record is never changed: a void marks it, a correction is kept beside
 it, and the standings count the ruling. A ruling is refused once the standings it would
 change have been used: the next stage's places allocated, or a prize awarded from them."""

@@ -1,5 +1,5 @@
 """Seating: an entry or place seated at a table with the `seat` command, and unseated with
-`unseat` when it leaves before its last hand (rules 1-3, 14, 25, 27, 40, 41; D55)."""
+`unseat` when it leaves before its last hand (rules 1-3, 14, 25, 27, 40, 41)."""
 
 from __future__ import annotations
 
