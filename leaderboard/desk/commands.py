@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from leaderboard.desk.common import Clock, _audit, _begin, _now
+from leaderboard.desk.action import Clock, begin_action, desk_now, write_audit
 from leaderboard.desk.errors import NotFound
 from leaderboard.desk.values import DeskCommand
 from leaderboard.models import AuditEntry
@@ -23,10 +23,10 @@ def resend_command(session: Session, clock: Clock, *, actor: str, seq: int,
                    why: str | None = None) -> DeskCommand:
     """The recorded command `seq`, to send again unchanged (after a failed delivery): a
     table applies a seq once and refuses a repeat, so a resend is always safe."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     command = recorded_command(session, seq)
-    _audit(session, now, actor, "command.resent",
+    write_audit(session, now, actor, "command.resent",
            detail={"seq": seq, "table": command.table, "resent": command.command}, why=why)
     session.commit()
     return command

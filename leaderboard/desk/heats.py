@@ -12,16 +12,9 @@ from sqlalchemy.orm import Session
 
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
-from leaderboard.desk.common import (
-    FINAL_HEAT,
-    Clock,
-    _audit,
-    _begin,
-    _now,
-    _table_id,
-    semi_heat_id,
-)
+from leaderboard.desk.action import Clock, begin_action, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.ids import FINAL_HEAT, checked_table_id, semi_heat_id
 from leaderboard.desk.values import DeskCommand
 from leaderboard.models import AuditEntry, Entry, Score
 from leaderboard.projections import SEATED
@@ -67,9 +60,9 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
     ``semi-final-1`` or ``-2`` (the heats patrons choose, rule 27) and the Final
     ``final-1``.
     """
-    actor = _begin(session, actor)
-    now = _now(clock)
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    table = checked_table_id(table)
     try:
         stage = Stage(stage)
     except ValueError:
@@ -97,7 +90,7 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
     if heat_id in {h for h, _ in open_now.values()}:
         raise Conflict(f"heat {heat_id} is already open at another table")
     args = {"stage": stage.value, "heat_id": heat_id}
-    row = _audit(session, now, actor, "heat.opened",
+    row = write_audit(session, now, actor, "heat.opened",
                  detail={"table": table, "command": "open_heat", "args": args, **args}, why=why)
     session.commit()
     return DeskCommand(seq=row.id, table=table, command="open_heat", args=args)
@@ -106,9 +99,9 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
 def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
                why: str | None = None) -> DeskCommand:
     """Record and return the `close_heat` command; refused while entries are still seated."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    table = checked_table_id(table)
     open_now = _open_heats(session)
     if table not in open_now:
         raise Conflict(f"the desk has no heat open at table {table}")
@@ -116,7 +109,7 @@ def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
     if seated:
         raise Conflict(f"entries still seated at table {table} without a score: "
                        + ", ".join(e.entry_id for e in seated))
-    row = _audit(session, now, actor, "heat.closed", detail={
+    row = write_audit(session, now, actor, "heat.closed", detail={
         "table": table, "command": "close_heat", "args": {}, "heat_id": open_now[table][0]},
         why=why)
     session.commit()

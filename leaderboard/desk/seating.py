@@ -10,23 +10,25 @@ from sqlalchemy.orm import Session
 
 from game.tournament import Stage
 from game.tournament_schema import MAX_SEATS, TournamentSettings
-from leaderboard.desk.common import (
-    _PLAYED,
+from leaderboard.desk.action import (
     Clock,
-    _audit,
-    _begin,
-    _has_score,
-    _now,
-    _reason,
-    _refuse,
-    _stage,
-    _stage_entries,
-    _table_id,
-    get_entry,
-    get_patron,
+    begin_action,
+    desk_now,
+    refuse,
+    require_reason,
+    write_audit,
 )
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.ids import checked_table_id
+from leaderboard.desk.lookups import (
+    PLAYED,
+    get_entry,
+    get_patron,
+    has_score,
+    stage_entries,
+    stage_of,
+)
 from leaderboard.desk.values import DeskCommand, Seating
 from leaderboard.eligibility import check
 from leaderboard.models import Entry
@@ -82,9 +84,9 @@ def _check_player(session: Session, *, entry: Entry, stage: Stage, player_id: st
                        f" table {busy[0].table_id}")
     if stage is Stage.QUALIFYING:
         return
-    other = [e for e in _stage_entries(session, stage)
+    other = [e for e in stage_entries(session, stage)
              if e.entry_id != entry.entry_id and (e.played_by or e.patron_id) == player_id
-             and (e.status in _PLAYED or _has_score(session, e.entry_id))]
+             and (e.status in PLAYED or has_score(session, e.entry_id))]
     if other:
         raise Conflict(
             f"patron {player_id} already played place {other[0].entry_id} in the {stage}:"
@@ -102,12 +104,12 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     place its drawn seat (rule 40). A person plays one entry at a time, and one place per
     semi-final or Final.
     """
-    actor = _begin(session, actor)
-    now = _now(clock)
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    table = checked_table_id(table)
     entry = get_entry(session, entry_id)
-    stage = _stage(entry)
-    if _has_score(session, entry.entry_id):
+    stage = stage_of(entry)
+    if has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} already has a score; it cannot be seated again")
     if entry.status == SEATED:
         raise Conflict(f"entry {entry.entry_id} is already seated at table {entry.table_id}"
@@ -124,11 +126,11 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     player = get_patron(session, player_id)
     verdict = check(session, player, now, tz=settings.tz)
     if not verdict.eligible:
-        raise _refuse(session, player, verdict, now, context="seating", actor=actor,
+        raise refuse(session, player, verdict, now, context="seating", actor=actor,
                       who=f"seating of entry {entry.entry_id}")
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
     args = {"entry_id": entry.entry_id, "seat": seat}
-    row = _audit(session, now, actor, "entry.seated", detail={
+    row = write_audit(session, now, actor, "entry.seated", detail={
         "table": table, "command": "seat", "args": args, "heat_id": heat_id,
         "player": player_id, "holder": entry.patron_id, **args}, why=why)
     session.commit()
@@ -143,15 +145,15 @@ def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
     (the table applies it between hands, holding it to the hand's end, D63). Once the table
     reports it, the entry is withdrawn: no score (rule 14), never seated again, its buy-in
     stays in the pools (D55)."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    reason = _reason(why, "the entry leaves", kept="the table's record")
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    reason = require_reason(why, "the entry leaves", kept="the table's record")
     entry = get_entry(session, entry_id)
     if entry.status == WITHDRAWN:
         raise Conflict(f"entry {entry.entry_id} has already left table {entry.table_id}")
     if entry.status != SEATED or entry.table_id is None or entry.seat is None:
         raise Conflict(f"entry {entry.entry_id} is not seated at a table")
-    if _has_score(session, entry.entry_id):
+    if has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
     command = _unseat(session, now, actor, entry, reason=reason, why=why)
     session.commit()
@@ -163,7 +165,7 @@ def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason
     """Record the `unseat` command for a seated entry (its audit row is the command's seq)."""
     assert entry.table_id is not None
     args = {"seat": entry.seat, "entry_id": entry.entry_id, "reason": reason}
-    row = _audit(session, now, actor, "entry.unseat", detail={
+    row = write_audit(session, now, actor, "entry.unseat", detail={
         "table": entry.table_id, "command": "unseat", "args": args, "heat_id": entry.heat_id,
         **detail, **args}, why=why)
     return DeskCommand(seq=row.id, table=entry.table_id, command="unseat", args=args)
