@@ -23,7 +23,7 @@ from game.hand import Hand, Phase
 from game.house import HouseRules
 from game.replay import replay
 from game.settle import SeatWagers
-from tests.game.test_hand import PAYTABLES, U, new_hand
+from tests.game.hand_helpers import PAYTABLES, U, new_hand
 
 MULTIPLE = {"preflop": 3, "flop": 2, "river": 1}
 STREETS = ("preflop", "flop", "river")
