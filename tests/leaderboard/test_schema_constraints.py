@@ -44,13 +44,13 @@ from leaderboard.models import (
     Score,
 )
 from tests.fixtures.services import Database
-from tests.leaderboard.desk_helpers import FakeClock, local, settings
-from tests.leaderboard.test_desk import (
+from tests.leaderboard.desk_fields import (
     FINAL_SCORES,
     final_field,
     played_final,
     semis,
 )
+from tests.leaderboard.desk_helpers import FakeClock, local, settings
 from tests.leaderboard.test_ingest import FakeClock as IngestClock
 from tests.leaderboard.test_ingest import FakeTable, enroll, make_ingestor
 
