@@ -197,7 +197,10 @@ def test_injected_duplicate_is_alerted_and_the_hand_still_settles_as_clean(
             assert (alert.kind, alert.card) == ("duplicate_card", dup)
             assert len(hand.cards()) == placed
             assert hand.paused and not hand.can_settle()
-            held = range(index, min(index + keep_dealing, plan.total))
+            # Held cards stop short of the next point where the players set their Play
+            # spots: the re-keyed reads must meet the spots the clean run met.
+            stop = min([p for p in plan.play_after.values() if p > index] + [plan.total])
+            held = range(index, min(index + keep_dealing, stop))
             for i in held:  # the dealer did not stop at once: these reads are held
                 hand.read_card(plan.deck[i])
                 assert isinstance(hand.events[-1], AlertRaised)
