@@ -10,12 +10,16 @@ import asyncio
 import socket
 from pathlib import Path
 
+import pytest
+
 from controller.app import TableDaemon
 from controller.embedded_broker import EmbeddedBroker
-from simulators.sim_table import _SUBSCRIBED_WAIT_S, prepare_sim, virtual_table_task
+from simulators import sim_table
+from simulators.sim_table import prepare_sim, virtual_table_task
 from tests.integration.test_table_daemon import make_table, short_dir  # noqa: F401
 
 GUARD_S = 120.0  # against hangs only
+SUBSCRIBED_WAIT_S = 0.3  # the desk's wait for the table's subscription (3 s in production)
 
 
 def _unused_port() -> int:
@@ -24,9 +28,10 @@ def _unused_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
-                                                                short_dir: Path  # noqa: F811
-                                                                ) -> None:
+async def test_the_virtual_desk_waits_for_an_unreachable_broker(
+        tmp_path: Path, short_dir: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+) -> None:
+    monkeypatch.setattr(sim_table, "_SUBSCRIBED_WAIT_S", SUBSCRIBED_WAIT_S)
     port = _unused_port()
     table = make_table(tmp_path, short_dir, f"127.0.0.1:{port}")
     desk_keys, desk = prepare_sim(table.config)
@@ -44,7 +49,8 @@ async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
     async with asyncio.timeout(GUARD_S):
         runner = asyncio.create_task(daemon.run(stop, extra=play))
         await daemon.ready.wait()
-        await asyncio.sleep(2 * _SUBSCRIBED_WAIT_S)  # the desk has tried, and waited, twice
+        # The desk has tried, and waited, twice (two waits and the backoff of at most 0.5 s).
+        await asyncio.sleep(2 * SUBSCRIBED_WAIT_S + 0.5)
         assert not finished.is_set(), "the virtual dealer gave up"
         assert daemon.status()["hands_opened"] == 0
         async with EmbeddedBroker(port=port):
