@@ -38,3 +38,10 @@ def log_events() -> Iterator[list[dict[str, Any]]]:
     """The structlog events logged during the test, as dicts (structlog.testing.capture_logs)."""
     with capture_logs() as events:
         yield events
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the tests marked slow first: under pytest-xdist (``make test``) each long one then
+    starts at once on a worker of its own, and the short ones fill in around it."""
+    del config
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
