@@ -27,6 +27,6 @@ def resend_command(session: Session, clock: Clock, *, actor: str, seq: int,
     now = desk_now(clock)
     command = recorded_command(session, seq)
     write_audit(session, now, actor, "command.resent",
-           detail={"seq": seq, "table": command.table, "resent": command.command}, why=why)
+                detail={"seq": seq, "table": command.table, "resent": command.command}, why=why)
     session.commit()
     return command

@@ -46,7 +46,7 @@ def buy_entry(session: Session, settings: TournamentSettings, clock: Clock, *, a
     verdict = check(session, patron, now, tz=settings.tz)
     if not verdict.eligible:
         raise refuse(session, patron, verdict, now, context="buy_in", actor=actor,
-                      who=f"buy-in for patron {patron.patron_id}")
+                     who=f"buy-in for patron {patron.patron_id}")
     entry = Entry(entry_id=new_id(ENTRY_PREFIX[Stage.QUALIFYING]),
                   patron_id=patron.patron_id, stage=Stage.QUALIFYING.value, heat_day=heat_day,
                   buy_in_cents=settings.buy_in_cents, bought_at=as_utc(now), status=REGISTERED)

@@ -90,8 +90,8 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
     if heat_id in {h for h, _ in open_now.values()}:
         raise Conflict(f"heat {heat_id} is already open at another table")
     args = {"stage": stage.value, "heat_id": heat_id}
-    row = write_audit(session, now, actor, "heat.opened",
-                 detail={"table": table, "command": "open_heat", "args": args, **args}, why=why)
+    row = write_audit(session, now, actor, "heat.opened", why=why,
+                      detail={"table": table, "command": "open_heat", "args": args, **args})
     session.commit()
     return DeskCommand(seq=row.id, table=table, command="open_heat", args=args)
 

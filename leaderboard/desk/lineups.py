@@ -232,7 +232,7 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock,
     verdict = check(session, proxy, now, tz=settings.tz)
     if not verdict.eligible:
         raise refuse(session, proxy, verdict, now, context="proxy", actor=actor,
-                      who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
+                     who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
     row = Proxy(entry_id=entry.entry_id, holder_patron_id=holder,
                 proxy_patron_id=proxy.patron_id, nominated_at=as_utc(now))
     place_id = entry.entry_id

@@ -99,7 +99,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: Clock
     verdict = check(session, person, now, tz=settings.tz)
     if not verdict.eligible:
         raise refuse(session, person, verdict, now, context="registration", actor=actor,
-                      who="registration")
+                     who="registration")
     patron = Patron(patron_id=new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
                     created_at=as_utc(now))
@@ -113,6 +113,6 @@ def register_patron(session: Session, settings: TournamentSettings, clock: Clock
     with conflict_on_race(session, raced):
         session.add(patron)
         write_audit(session, now, actor, "patron.registered",
-               detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
+                    detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
         session.commit()
     return patron

@@ -127,7 +127,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     verdict = check(session, player, now, tz=settings.tz)
     if not verdict.eligible:
         raise refuse(session, player, verdict, now, context="seating", actor=actor,
-                      who=f"seating of entry {entry.entry_id}")
+                     who=f"seating of entry {entry.entry_id}")
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
     args = {"entry_id": entry.entry_id, "seat": seat}
     row = write_audit(session, now, actor, "entry.seated", detail={
