@@ -40,7 +40,7 @@ def desk_now(clock: Clock) -> datetime:
 
 def begin_action(session: Session, actor: str) -> str:
     """Start a desk action: the operator's name checked, then the desk lock taken, so that
-    the action's checks and writes are not interleaved with another desk's (D57)."""
+    the action's checks and writes are not interleaved with another desk's."""
     actor = _actor(actor)
     hold_desk_lock(session)
     return actor
