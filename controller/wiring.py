@@ -184,8 +184,10 @@ def prepare_sim(config: TableConfig) -> tuple[dict[str, str], Signer]:
     return {DESK_NAME: desk.public_key.base64}, desk
 
 
-def virtual_table_task(wired: WiredTable, desk_signer: Signer) -> DealerTask:
-    """The coroutine the daemon runs beside its own tasks: the virtual desk and dealer."""
+def virtual_table_task(wired: WiredTable, desk_signer: Signer, *,
+                       subscribed_wait_s: float = _SUBSCRIBED_WAIT_S) -> DealerTask:
+    """The coroutine the daemon runs beside its own tasks: the virtual desk and dealer
+    (``subscribed_wait_s``: how long the desk waits for the table's subscription per try)."""
     config = wired.daemon.config
     sim = config.sim
     assert sim is not None
@@ -207,7 +209,7 @@ def virtual_table_task(wired: WiredTable, desk_signer: Signer) -> DealerTask:
                     # A command published before the table ever subscribed would be lost:
                     # the broker queues only for a session it knows.
                     try:
-                        async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
+                        async with asyncio.timeout(subscribed_wait_s):
                             await link.wait_subscribed()
                     except TimeoutError:
                         raise OSError("the table is not connected to the broker") from None

@@ -57,7 +57,6 @@ from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.desk import (
-    Clock,
     Conflict,
     DeskCommand,
     DeskError,
@@ -69,6 +68,7 @@ from leaderboard.desk import (
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
 from leaderboard.models import Entry
+from runtime.clocks import WallClock
 from runtime.errors import one_line
 
 __all__ = ["MIN_TOKEN_LENGTH", "desk_routes"]
@@ -176,7 +176,7 @@ class _DeskApi:
     """The endpoints, sharing the engine, settings, sender, clock and token."""
 
     def __init__(self, engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                 clock: Clock, token: str) -> None:
+                 clock: WallClock, token: str) -> None:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.settings = settings
         self.sender = sender
@@ -422,7 +422,7 @@ class _DeskApi:
 
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                clock: Clock, *, token: str) -> list[Route]:
+                clock: WallClock, *, token: str) -> list[Route]:
     """The desk API's routes (mount them under /api/desk); `token` is the bearer token."""
     if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_LENGTH:
         raise EligibilityError(

@@ -1,4 +1,47 @@
-"""Test configuration shared by the whole suite."""
+"""Test configuration shared by the whole suite: the fakes every test may ask for.
+
+- ``fake_clock``: the one fake wall clock (tests/fixtures/clock.py), at its epoch.
+- ``seeded_rng``: a ``random.Random`` seeded from the test's id, the same on every run.
+- ``log_events``: structlog's ``capture_logs``, the log events of the test as dicts.
+"""
+
+from __future__ import annotations
+
+import random
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from structlog.testing import capture_logs
+
+from tests.fixtures.clock import FakeClock
 
 # Fixtures for the real services (MQTT brokers, SQL databases): tests/fixtures/services.py.
 pytest_plugins = ["tests.fixtures.services"]
+
+
+@pytest.fixture
+def fake_clock() -> FakeClock:
+    """A fake wall clock at tests.fixtures.clock.EPOCH; the test moves it."""
+    return FakeClock()
+
+
+@pytest.fixture
+def seeded_rng(request: pytest.FixtureRequest) -> random.Random:
+    """A random generator seeded from the test's node id: fixed per test, same every run."""
+    return random.Random(zlib.crc32(request.node.nodeid.encode()))
+
+
+@pytest.fixture
+def log_events() -> Iterator[list[dict[str, Any]]]:
+    """The structlog events logged during the test, as dicts (structlog.testing.capture_logs)."""
+    with capture_logs() as events:
+        yield events
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the tests marked slow first: under pytest-xdist (``make test``) each long one then
+    starts at once on a worker of its own, and the short ones fill in around it."""
+    del config
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -17,8 +17,8 @@ from leaderboard.desk import DeskCommand
 from leaderboard.desk_sender import RecordingSender, SendError
 from leaderboard.models import AuditEntry, Draw, Refusal, Score
 from tests.fixtures.services import Database
+from tests.leaderboard.desk_fields import final_field
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
-from tests.leaderboard.test_desk import final_field
 from wire.signing import Signer
 
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from leaderboard.desk.awards import award_prizes, claim_prize, prize_status, prizes
 from leaderboard.desk.commands import recorded_command, resend_command
-from leaderboard.desk.common import FINAL_HEAT, Clock, get_entry, get_patron, semi_heat_id
 from leaderboard.desk.entries import buy_entry, refund_entry
 from leaderboard.desk.errors import Conflict, DeskError, NotFound, Refused
 from leaderboard.desk.faults import table_fault
 from leaderboard.desk.heats import close_heat, open_heat
+from leaderboard.desk.ids import FINAL_HEAT, semi_heat_id
 from leaderboard.desk.lineups import (
     allocate_final,
     allocate_semis,
@@ -36,6 +36,7 @@ from leaderboard.desk.lineups import (
     nominate_proxy,
     places,
 )
+from leaderboard.desk.lookups import get_entry, get_patron
 from leaderboard.desk.patrons import check_person, register_patron
 from leaderboard.desk.record import audit_log, refusals
 from leaderboard.desk.rulings import correct_score, void_score
@@ -55,7 +56,6 @@ from leaderboard.desk.values import (
 
 __all__ = [
     "FINAL_HEAT",
-    "Clock",
     "Conflict",
     "DeskCommand",
     "DeskError",

@@ -26,20 +26,14 @@ from game.standings import (
 )
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
-from leaderboard.desk.common import (
-    Clock,
-    _audit,
-    _begin,
-    _now,
-    _race,
-    _stage_entries,
-    get_patron,
-)
+from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
+from leaderboard.desk.lookups import get_patron, stage_entries
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.values import PrizeView
 from leaderboard.eligibility import as_utc, from_db, normalize_id
 from leaderboard.models import Entry, PrizeAward
+from runtime.clocks import WallClock
 
 
 def prize_status(row: PrizeAward, now: datetime) -> str:
@@ -79,7 +73,7 @@ def _book(session: Session, settings: TournamentSettings, now: datetime, *, kind
             raise Conflict(f"qualifying ends at {settings.schedule.ends_at:%Y-%m-%d %H:%M}")
         records = score_records(session, settings, Stage.QUALIFYING)
         return top_score_book(qualifying_leaderboard(records, settings), pools, settings)
-    finals = _stage_entries(session, Stage.FINAL)
+    finals = stage_entries(session, Stage.FINAL)
     if not finals:
         raise Conflict("no Final places are allocated")
     board = final_standings(score_records(session, settings, Stage.FINAL), settings)
@@ -88,13 +82,13 @@ def _book(session: Session, settings: TournamentSettings, now: datetime, *, kind
     return final_book(board, pools, settings)
 
 
-def award_prizes(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def award_prizes(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                  kind: str, week: int | None = None, prize_cents: int | None = None,
                  why: str | None = None) -> tuple[PrizeView, ...]:
     """Record the awards of one prize book (weekly, top score or Final) with their claim
     deadlines (rule 55); each book is recorded once. Remainders go to the audit row."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     try:
         pkind = PrizeKind(kind)
     except ValueError:
@@ -117,8 +111,8 @@ def award_prizes(session: Session, settings: TournamentSettings, clock: Clock, *
         raise DeskError(str(exc)) from None
     rows = []
     what = f"week {week}'s prize" if pkind is PrizeKind.WEEKLY else f"the {pkind} prizes"
-    with _race(session, lambda: f"{what} were awarded at the same moment at another desk:"
-                                " nothing was recorded twice; look at the prizes again"):
+    with conflict_on_race(session, lambda: f"{what} were awarded at the same moment at another"
+                          " desk: nothing was recorded twice; look at the prizes again"):
         for award in book.awards:
             place = award.week if award.week is not None else award.position
             row = PrizeAward(kind=pkind.value, place=place or 0, entry_id=award.entry_id,
@@ -127,7 +121,7 @@ def award_prizes(session: Session, settings: TournamentSettings, clock: Clock, *
             session.add(row)
             rows.append(row)
         session.flush()
-        _audit(session, now, actor, "prize.awarded", detail={
+        write_audit(session, now, actor, "prize.awarded", detail={
             "kind": pkind.value, "week": week, "total_cents": book.total_cents,
             "awards": [{"award_id": r.id, "entry_id": r.entry_id, "patron_id": r.patron_id,
                         "place": r.place, "amount_cents": r.amount_cents} for r in rows],
@@ -137,13 +131,13 @@ def award_prizes(session: Session, settings: TournamentSettings, clock: Clock, *
     return tuple(_view(r, now) for r in rows)
 
 
-def claim_prize(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                 award_id: int, id_number: str, receipt: str | None = None,
                 why: str | None = None) -> PrizeView:
     """Record that the winner collected and signed for a prize (rule 55): the claimant's
     document must be the winning patron's, and the claim must come before the deadline."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     row = session.get(PrizeAward, award_id)
     if row is None:
         raise NotFound(f"no prize award {award_id}")
@@ -172,15 +166,15 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: Clock, *,
         raise Conflict(f"prize {award_id} was claimed at the same moment at another desk:"
                        " pay it once")
     session.refresh(row)
-    _audit(session, now, actor, "prize.claimed", detail={
+    write_audit(session, now, actor, "prize.claimed", detail={
         "award_id": row.id, "patron_id": winner.patron_id, "amount_cents": row.amount_cents,
         "receipt": receipt}, why=why)
     session.commit()
     return _view(row, now)
 
 
-def prizes(session: Session, clock: Clock) -> tuple[PrizeView, ...]:
+def prizes(session: Session, clock: WallClock) -> tuple[PrizeView, ...]:
     """Every prize awarded, with its status now."""
-    now = _now(clock)
+    now = desk_now(clock)
     rows = session.scalars(select(PrizeAward).order_by(PrizeAward.id)).all()
     return tuple(_view(r, now) for r in rows)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from leaderboard.desk.common import Clock, _audit, _begin, _now
+from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.errors import NotFound
 from leaderboard.desk.values import DeskCommand
 from leaderboard.models import AuditEntry
+from runtime.clocks import WallClock
 
 
 def recorded_command(session: Session, seq: int) -> DeskCommand:
@@ -19,14 +20,14 @@ def recorded_command(session: Session, seq: int) -> DeskCommand:
                        command=str(row.detail["command"]), args=dict(row.detail["args"]))
 
 
-def resend_command(session: Session, clock: Clock, *, actor: str, seq: int,
+def resend_command(session: Session, clock: WallClock, *, actor: str, seq: int,
                    why: str | None = None) -> DeskCommand:
     """The recorded command `seq`, to send again unchanged (after a failed delivery): a
     table applies a seq once and refuses a repeat, so a resend is always safe."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     command = recorded_command(session, seq)
-    _audit(session, now, actor, "command.resent",
-           detail={"seq": seq, "table": command.table, "resent": command.command}, why=why)
+    write_audit(session, now, actor, "command.resent",
+                detail={"seq": seq, "table": command.table, "resent": command.command}, why=why)
     session.commit()
     return command

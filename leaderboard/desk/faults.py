@@ -8,33 +8,29 @@ from sqlalchemy.orm import Session
 from game.desk_commands import CloseHeat
 from game.table_messages import HeatClosed
 from game.tournament import Stage
-from leaderboard.desk.common import (
-    _REGISTERED,
-    Clock,
-    _audit,
-    _begin,
-    _now,
-    _reason,
-    _table_id,
-)
+from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.entries import _refund
 from leaderboard.desk.errors import Conflict
 from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.ids import checked_table_id
+from leaderboard.desk.lookups import REGISTERED
 from leaderboard.desk.seating import _unseat
 from leaderboard.desk.values import DeskCommand, TableFault
 from leaderboard.projections import RELEASED
+from runtime.clocks import WallClock
 
 
-def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
+def table_fault(session: Session, clock: WallClock, *, actor: str, table: str,
                 why: str) -> TableFault:
     """Take a table out of service mid-heat (D60): its unfinished qualifying entries are
     refunded, its semi-final and Final places are freed to be seated again, and the desk
     closes its heat. The returned commands (unseat each, close the heat) go to the table,
     which applies them if it comes back, so it never plays those entries on."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    reason = _reason(why, "the table is out of service", kept="the audit and the table's record")
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    reason = require_reason(why, "the table is out of service",
+                            kept="the audit and the table's record")
+    table = checked_table_id(table)
     open_now = _open_heats(session)
     if table not in open_now:
         raise Conflict(f"the desk has no heat open at table {table}")
@@ -49,12 +45,12 @@ def table_fault(session: Session, clock: Clock, *, actor: str, table: str,
             _refund(session, now, actor, entry, cause="table_fault", why=reason)
             refunded[entry.entry_id] = entry.buy_in_cents
         else:  # the place is played again from the start, at a table the desk seats it at
-            _audit(session, now, actor, RELEASED, detail={
+            write_audit(session, now, actor, RELEASED, detail={
                 "entry_id": entry.entry_id, "table": table, "heat_id": entry.heat_id,
                 "seat": entry.seat}, why=why)
-            entry.table_id, entry.status = None, _REGISTERED
+            entry.table_id, entry.status = None, REGISTERED
             released.append(entry.entry_id)
-    row = _audit(session, now, actor, HeatClosed.TYPE, detail={
+    row = write_audit(session, now, actor, HeatClosed.TYPE, detail={
         "table": table, "command": CloseHeat.NAME, "args": {}, "heat_id": heat_id,
         "table_fault": True}, why=why)
     commands.append(DeskCommand.of(seq=row.id, table=table, command=CloseHeat()))

@@ -14,19 +14,13 @@ from game.desk_commands import CloseHeat, OpenHeat
 from game.table_messages import HeatClosed, HeatOpened
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
-from leaderboard.desk.common import (
-    FINAL_HEAT,
-    Clock,
-    _audit,
-    _begin,
-    _now,
-    _table_id,
-    semi_heat_id,
-)
+from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.ids import FINAL_HEAT, checked_table_id, semi_heat_id
 from leaderboard.desk.values import DeskCommand
 from leaderboard.models import AuditEntry, Entry, Score
 from leaderboard.projections import SEATED
+from runtime.clocks import WallClock
 
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 
@@ -60,7 +54,7 @@ def _occupied(session: Session, *, table: str | None = None,
     return list(session.scalars(query.order_by(Entry.entry_id)).all())
 
 
-def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def open_heat(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
               table: str, stage: Stage | str, heat_id: str | None = None,
               why: str | None = None) -> DeskCommand:
     """Record and return the `open_heat` command for a table.
@@ -69,9 +63,9 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
     ``semi-final-1`` or ``-2`` (the heats patrons choose, rule 27) and the Final
     ``final-1``.
     """
-    actor = _begin(session, actor)
-    now = _now(clock)
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    table = checked_table_id(table)
     try:
         stage = Stage(stage)
     except ValueError:
@@ -100,18 +94,18 @@ def open_heat(session: Session, settings: TournamentSettings, clock: Clock, *, a
         raise Conflict(f"heat {heat_id} is already open at another table")
     command = OpenHeat(stage=stage.value, heat_id=heat_id)
     args = command.args()
-    row = _audit(session, now, actor, HeatOpened.TYPE,
+    row = write_audit(session, now, actor, HeatOpened.TYPE,
                  detail={"table": table, "command": command.NAME, "args": args, **args}, why=why)
     session.commit()
     return DeskCommand.of(seq=row.id, table=table, command=command)
 
 
-def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
+def close_heat(session: Session, clock: WallClock, *, actor: str, table: str,
                why: str | None = None) -> DeskCommand:
     """Record and return the `close_heat` command; refused while entries are still seated."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    table = checked_table_id(table)
     open_now = _open_heats(session)
     if table not in open_now:
         raise Conflict(f"the desk has no heat open at table {table}")
@@ -119,7 +113,7 @@ def close_heat(session: Session, clock: Clock, *, actor: str, table: str,
     if seated:
         raise Conflict(f"entries still seated at table {table} without a score: "
                        + ", ".join(e.entry_id for e in seated))
-    row = _audit(session, now, actor, HeatClosed.TYPE, detail={
+    row = write_audit(session, now, actor, HeatClosed.TYPE, detail={
         "table": table, "command": CloseHeat.NAME, "args": {}, "heat_id": open_now[table][0]},
         why=why)
     session.commit()

@@ -16,29 +16,30 @@ from game.standings import (
 )
 from game.tournament import Stage
 from game.tournament_schema import MAX_SEATS, TournamentSettings
-from leaderboard.desk.common import (
-    _ENTRY_PREFIX,
-    _PLAYED,
-    _REGISTERED,
-    Clock,
-    _audit,
-    _begin,
-    _has_score,
-    _now,
-    _race,
-    _refuse,
-    _stage,
-    _stage_entries,
-    get_entry,
-    get_patron,
-    semi_heat_id,
+from leaderboard.desk.action import (
+    begin_action,
+    conflict_on_race,
+    desk_now,
+    refuse,
+    write_audit,
 )
 from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.ids import ENTRY_PREFIX, semi_heat_id
+from leaderboard.desk.lookups import (
+    PLAYED,
+    REGISTERED,
+    get_entry,
+    get_patron,
+    has_score,
+    stage_entries,
+    stage_of,
+)
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.values import Place
 from leaderboard.eligibility import as_utc, check
 from leaderboard.models import Entry, Proxy
 from leaderboard.projections import SEATED
+from runtime.clocks import WallClock
 
 
 def _previous(stage: Stage) -> Stage:
@@ -47,15 +48,15 @@ def _previous(stage: Stage) -> Stage:
 
 def _place_id(stage: Stage, won_by: str) -> str:
     """The place id in `stage` earned by entry `won_by` of the previous stage."""
-    before = _ENTRY_PREFIX[_previous(stage)]
+    before = ENTRY_PREFIX[_previous(stage)]
     rest = won_by[len(before):] if won_by.startswith(before) else won_by
-    return _ENTRY_PREFIX[stage] + rest
+    return ENTRY_PREFIX[stage] + rest
 
 
 def _won_by(session: Session, entry_id: str, stage: Stage) -> str:
     """The previous stage's entry that earned place `entry_id` (inverse of _place_id)."""
-    rest = entry_id[len(_ENTRY_PREFIX[stage]):]
-    candidate = _ENTRY_PREFIX[_previous(stage)] + rest
+    rest = entry_id[len(ENTRY_PREFIX[stage]):]
+    candidate = ENTRY_PREFIX[_previous(stage)] + rest
     return candidate if session.get(Entry, candidate) is not None else rest
 
 
@@ -77,7 +78,7 @@ def places(session: Session, settings: TournamentSettings, stage: Stage) -> tupl
     board = _qualification(session, settings, stage).board
     position = {p.entry_id: (p.position, p.score_cents) for p in board.places}
     out: list[Place] = []
-    for e in _stage_entries(session, stage):
+    for e in stage_entries(session, stage):
         src = _won_by(session, e.entry_id, stage)
         pos, score = position.get(src, (None, None))
         heat = None
@@ -93,7 +94,7 @@ def _allocate(session: Session, settings: TournamentSettings, now: datetime, *, 
               stage: Stage, why: str | None) -> tuple[Place, ...]:
     qualification = _qualification(session, settings, stage)
     wanted = {_place_id(stage, p.entry_id): p for p in qualification.advancing}
-    existing = {e.entry_id for e in _stage_entries(session, stage)}
+    existing = {e.entry_id for e in stage_entries(session, stage)}
     if existing:
         if existing == set(wanted):
             return places(session, settings, stage)
@@ -105,13 +106,13 @@ def _allocate(session: Session, settings: TournamentSettings, now: datetime, *, 
     if not wanted:
         raise Conflict(f"no counted {_previous(stage)} score yet: nobody to allocate")
     tie = qualification.cut_line_tie
-    with _race(session, lambda: f"the {stage} places were allocated at the same moment at"
-                                " another desk: look at the line-up again"):
+    with conflict_on_race(session, lambda: f"the {stage} places were allocated at the same moment"
+                          " at another desk: look at the line-up again"):
         for entry_id, placing in wanted.items():
             session.add(Entry(entry_id=entry_id, patron_id=placing.patron_id,
                               stage=stage.value, buy_in_cents=0, bought_at=as_utc(now),
-                              status=_REGISTERED))
-        _audit(session, now, actor, f"{stage.value}.allocated", detail={
+                              status=REGISTERED))
+        write_audit(session, now, actor, f"{stage.value}.allocated", detail={
             "places": [{"entry_id": eid, "won_by": p.entry_id, "holder": p.patron_id,
                         "position": p.position, "score_cents": p.score_cents}
                        for eid, p in wanted.items()],
@@ -120,12 +121,12 @@ def _allocate(session: Session, settings: TournamentSettings, now: datetime, *, 
     return places(session, settings, stage)
 
 
-def allocate_semis(session: Session, settings: TournamentSettings, clock: Clock, *,
+def allocate_semis(session: Session, settings: TournamentSettings, clock: WallClock, *,
                    actor: str, why: str | None = None) -> tuple[Place, ...]:
     """Give the top 12 qualifying entries their semi-final places (rules 21, 24), once
     qualifying has ended; a patron with several qualifying entries holds several places."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     ends = settings.schedule.ends_at
     if now < ends:
         raise Conflict(f"qualifying ends at {ends:%Y-%m-%d %H:%M}: the semi-final places are"
@@ -133,19 +134,19 @@ def allocate_semis(session: Session, settings: TournamentSettings, clock: Clock,
     return _allocate(session, settings, now, actor=actor, stage=Stage.SEMI_FINAL, why=why)
 
 
-def allocate_final(session: Session, settings: TournamentSettings, clock: Clock, *,
+def allocate_final(session: Session, settings: TournamentSettings, clock: WallClock, *,
                    actor: str, why: str | None = None) -> tuple[Place, ...]:
     """Give the top 6 of both semi-final heats their Final places (rule 36), once no
     semi-final place is still at a table."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    if not _stage_entries(session, Stage.SEMI_FINAL):
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    if not stage_entries(session, Stage.SEMI_FINAL):
         raise Conflict("no semi-final places are allocated")
     starts = settings.semi_final.starts_at
     if starts is not None and now < starts:
         raise Conflict(f"the semi-finals start at {starts:%Y-%m-%d %H:%M}")
-    playing = [e.entry_id for e in _stage_entries(session, Stage.SEMI_FINAL)
-               if e.status == SEATED and not _has_score(session, e.entry_id)]
+    playing = [e.entry_id for e in stage_entries(session, Stage.SEMI_FINAL)
+               if e.status == SEATED and not has_score(session, e.entry_id)]
     if playing:
         raise Conflict(f"semi-final places still playing: {', '.join(playing)}")
     return _allocate(session, settings, now, actor=actor, stage=Stage.FINAL, why=why)
@@ -153,20 +154,20 @@ def allocate_final(session: Session, settings: TournamentSettings, clock: Clock,
 
 def _unplayed_place(session: Session, entry_id: str) -> tuple[Entry, Stage]:
     entry = get_entry(session, entry_id)
-    stage = _stage(entry)
+    stage = stage_of(entry)
     if stage is Stage.QUALIFYING:
         raise DeskError(f"{entry.entry_id} is a qualifying entry, not a semi-final or Final place")
-    if entry.status in _PLAYED or _has_score(session, entry.entry_id):
+    if entry.status in PLAYED or has_score(session, entry.entry_id):
         raise Conflict(f"place {entry.entry_id} has already been seated")
     return entry, stage
 
 
-def choose_seat(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def choose_seat(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                 entry_id: str, heat: int, seat: int, why: str | None = None) -> Place:
     """The holder of a semi-final place selects its heat and seat (rule 27); a taken seat is
     refused. The Final's seats are drawn instead (rule 40)."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     entry, stage = _unplayed_place(session, entry_id)
     if stage is Stage.FINAL:
         raise DeskError("Final seats are drawn (rule 40), not chosen")
@@ -191,26 +192,26 @@ def choose_seat(session: Session, settings: TournamentSettings, clock: Clock, *,
                 f" {other or '(unknown)'} at another desk; place {place_id} keeps"
                 f" {before['heat_id'] or 'no heat'} seat {before['seat'] or '-'}")
 
-    with _race(session, raced):
+    with conflict_on_race(session, raced):
         entry.heat_id, entry.seat = heat_id, seat
-        _audit(session, now, actor, "semi_final.seat_chosen", detail={
+        write_audit(session, now, actor, "semi_final.seat_chosen", detail={
             "entry_id": entry.entry_id, "holder": entry.patron_id, "heat": heat, "seat": seat,
             "before": before}, why=why)
         session.commit()
     return next(p for p in places(session, settings, stage) if p.entry_id == place_id)
 
 
-def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock, *,
+def nominate_proxy(session: Session, settings: TournamentSettings, clock: WallClock, *,
                    actor: str, entry_id: str, proxy_patron_id: str,
                    why: str | None = None) -> Proxy:
     """A patron holding several places in a stage nominates a proxy for each extra place
     (rules 25, 41); the proxy must be registered, pass eligibility and hold or play no other
     place of that stage. The holder keeps the place (and any prize); the proxy plays it."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     entry, stage = _unplayed_place(session, entry_id)
     holder = entry.patron_id
-    held = [e for e in _stage_entries(session, stage) if e.patron_id == holder]
+    held = [e for e in stage_entries(session, stage) if e.patron_id == holder]
     if len(held) < 2:
         raise DeskError(f"patron {holder} holds one {stage} place: a proxy is only for a"
                         " patron's extra places (rules 25, 41)")
@@ -223,15 +224,15 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock,
     proxy = get_patron(session, proxy_patron_id)
     if proxy.patron_id == holder:
         raise DeskError("the holder cannot be their own proxy")
-    involved = [e.entry_id for e in _stage_entries(session, stage)
+    involved = [e.entry_id for e in stage_entries(session, stage)
                 if proxy.patron_id in (e.patron_id, e.played_by)]
     if involved:
         raise Conflict(f"patron {proxy.patron_id} already holds or plays {stage} place"
                        f" {involved[0]}")
     verdict = check(session, proxy, now, tz=settings.tz)
     if not verdict.eligible:
-        raise _refuse(session, proxy, verdict, now, context="proxy", actor=actor,
-                      who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
+        raise refuse(session, proxy, verdict, now, context="proxy", actor=actor,
+                     who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
     row = Proxy(entry_id=entry.entry_id, holder_patron_id=holder,
                 proxy_patron_id=proxy.patron_id, nominated_at=as_utc(now))
     place_id = entry.entry_id
@@ -241,10 +242,10 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: Clock,
         return (f"place {place_id} was given proxy {other or '(unknown)'} at the same moment"
                 " at another desk")
 
-    with _race(session, raced):
+    with conflict_on_race(session, raced):
         session.add(row)
         entry.played_by = proxy.patron_id
-        _audit(session, now, actor, "proxy.nominated", detail={
+        write_audit(session, now, actor, "proxy.nominated", detail={
             "entry_id": entry.entry_id, "stage": stage.value, "holder": holder,
             "proxy": proxy.patron_id}, why=why)
         session.commit()

@@ -9,18 +9,16 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.tournament_schema import TournamentSettings
-from leaderboard.desk.common import (
-    Clock,
-    _audit,
-    _begin,
-    _local_day,
-    _new_id,
-    _now,
-    _race,
-    _refuse,
-    get_patron,
+from leaderboard.desk.action import (
+    begin_action,
+    conflict_on_race,
+    desk_now,
+    refuse,
+    write_audit,
 )
 from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.ids import new_id
+from leaderboard.desk.lookups import get_patron, local_day
 from leaderboard.eligibility import (
     ID_KINDS,
     Candidate,
@@ -31,6 +29,7 @@ from leaderboard.eligibility import (
     record_refusal,
 )
 from leaderboard.models import Patron
+from runtime.clocks import WallClock
 
 _MAX_AGE: Final = 130
 
@@ -59,13 +58,13 @@ def _candidate(*, id_number: str, name: str, birth_date: date | str) -> Candidat
     return Candidate(id_number=number, name=clean, birth_date=_birth_date(birth_date))
 
 
-def check_person(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def check_person(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                  patron_id: str | None = None, id_number: str | None = None,
                  name: str | None = None, birth_date: date | str | None = None) -> Verdict:
     """Check a registered patron or a would-be one; a negative answer is recorded (context
     "check") like every refusal."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     person: Candidate | Patron
     if patron_id is not None:
         person = get_patron(session, patron_id)
@@ -80,17 +79,17 @@ def check_person(session: Session, settings: TournamentSettings, clock: Clock, *
     return verdict
 
 
-def register_patron(session: Session, settings: TournamentSettings, clock: Clock, *,
+def register_patron(session: Session, settings: TournamentSettings, clock: WallClock, *,
                     actor: str, name: str, id_kind: str, id_number: str,
                     birth_date: date | str, why: str | None = None) -> Patron:
     """Register a patron by rewards card, ID document or driver's licence (rule 5), after
     the eligibility check (rules 1-3); an ineligible person is refused and recorded."""
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     if id_kind not in ID_KINDS:
         raise DeskError(f"unknown document kind {id_kind!r} (one of {', '.join(ID_KINDS)})")
     person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
-    today = _local_day(settings, now)
+    today = local_day(settings, now)
     if person.birth_date > today or today.year - person.birth_date.year > _MAX_AGE:
         raise DeskError(f"birth date {person.birth_date} is not plausible")
     existing = session.scalar(select(Patron).where(Patron.id_number == person.id_number))
@@ -99,9 +98,9 @@ def register_patron(session: Session, settings: TournamentSettings, clock: Clock
                        f" {existing.patron_id}")
     verdict = check(session, person, now, tz=settings.tz)
     if not verdict.eligible:
-        raise _refuse(session, person, verdict, now, context="registration", actor=actor,
-                      who="registration")
-    patron = Patron(patron_id=_new_id("P-"), name=person.name, id_kind=id_kind,
+        raise refuse(session, person, verdict, now, context="registration", actor=actor,
+                     who="registration")
+    patron = Patron(patron_id=new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
                     created_at=as_utc(now))
 
@@ -111,9 +110,9 @@ def register_patron(session: Session, settings: TournamentSettings, clock: Clock
         return (f"{id_kind} {person.id_number} was registered at the same moment at another"
                 f" desk, as patron {other or '(unknown)'}")
 
-    with _race(session, raced):
+    with conflict_on_race(session, raced):
         session.add(patron)
-        _audit(session, now, actor, "patron.registered",
-               detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
+        write_audit(session, now, actor, "patron.registered",
+                    detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
         session.commit()
     return patron

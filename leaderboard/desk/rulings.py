@@ -15,35 +15,28 @@ from game.prizes import PrizeKind
 from game.table_messages import ScoreVoided
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
-from leaderboard.desk.common import (
-    Clock,
-    _audit,
-    _begin,
-    _now,
-    _reason,
-    _stage,
-    _stage_entries,
-    get_entry,
-)
+from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
+from leaderboard.desk.lookups import get_entry, stage_entries, stage_of
 from leaderboard.desk.scores import heat_day_of
 from leaderboard.desk.values import ScoreRuling
 from leaderboard.eligibility import as_utc
 from leaderboard.models import Entry, PrizeAward, Score
 from leaderboard.projections import UNPAID_STATUSES
+from runtime.clocks import WallClock
 
 _MAX_CENTS = 2**63 - 1
 
 
-def void_score(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def void_score(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                entry_id: str, why: str) -> ScoreRuling:
     """Void an entry's recorded score: it stays in the record, marked, and no longer counts."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    reason = _reason(why, "the score is voided")
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    reason = require_reason(why, "the score is voided")
     score, entry = _ruled(session, settings, entry_id, "voided")
     score.voided_at, score.void_reason = as_utc(now), f"{reason} (by {actor})"
-    _audit(session, now, actor, ScoreVoided.TYPE, detail={
+    write_audit(session, now, actor, ScoreVoided.TYPE, detail={
         "entry_id": score.entry_id, "table": score.table_id, "seq": score.seq,
         "stage": score.stage, "recorded_cents": score.score_cents,
         "counted_cents": score.counted_cents}, why=reason)
@@ -51,13 +44,13 @@ def void_score(session: Session, settings: TournamentSettings, clock: Clock, *, 
     return _ruling(score, entry, "voided", now, reason)
 
 
-def correct_score(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def correct_score(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                   entry_id: str, score_cents: int, why: str) -> ScoreRuling:
     """Rule a corrected figure for an entry's score; the table's figure stays in the record
     and the standings count this one (a later correction replaces it, audited)."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    reason = _reason(why, "the score is corrected")
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    reason = require_reason(why, "the score is corrected")
     if isinstance(score_cents, bool) or not isinstance(score_cents, int):
         raise DeskError(f"the corrected score must be whole cents, not {score_cents!r}")
     if not 0 <= score_cents <= _MAX_CENTS:
@@ -69,7 +62,7 @@ def correct_score(session: Session, settings: TournamentSettings, clock: Clock, 
     previous = score.counted_cents
     score.corrected_cents, score.corrected_at = score_cents, as_utc(now)
     score.correction_reason = f"{reason} (by {actor})"
-    _audit(session, now, actor, "score.corrected", detail={
+    write_audit(session, now, actor, "score.corrected", detail={
         "entry_id": score.entry_id, "table": score.table_id, "seq": score.seq,
         "stage": score.stage, "recorded_cents": score.score_cents,
         "previous_cents": previous, "corrected_cents": score_cents,
@@ -105,9 +98,9 @@ def _standings_used(session: Session, settings: TournamentSettings, score: Score
     own = next((a for a in rows if a.entry_id == entry.entry_id), None)
     if own is not None:
         return f"it won the {own.kind} prize (award {own.id})"
-    stage = _stage(entry)
+    stage = stage_of(entry)
     if stage is Stage.QUALIFYING:
-        if _stage_entries(session, Stage.SEMI_FINAL):
+        if stage_entries(session, Stage.SEMI_FINAL):
             return "the semi-final places were allocated from the qualifying standings"
         if any(kind == PrizeKind.TOP_SCORE.value for kind, _ in awards):
             return "the Top Score Progressive was awarded"
@@ -116,7 +109,7 @@ def _standings_used(session: Session, settings: TournamentSettings, score: Score
         if (PrizeKind.WEEKLY.value, week) in awards:
             return f"week {week}'s prize was awarded"
     elif stage is Stage.SEMI_FINAL:
-        if _stage_entries(session, Stage.FINAL):
+        if stage_entries(session, Stage.FINAL):
             return "the Final places were allocated from the semi-final standings"
     elif any(kind == PrizeKind.FINAL.value for kind, _ in awards):
         return "the Final prizes were awarded"

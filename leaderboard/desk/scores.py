@@ -10,8 +10,8 @@ from sqlalchemy.orm import Session
 from game.standings import ScoreRecord, ScoreStatus
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
-from leaderboard.desk.common import _local_day
 from leaderboard.desk.errors import DeskError
+from leaderboard.desk.lookups import local_day
 from leaderboard.eligibility import from_db
 from leaderboard.models import Entry, Score
 from leaderboard.projections import UNPAID_STATUSES
@@ -19,7 +19,7 @@ from leaderboard.projections import UNPAID_STATUSES
 
 def heat_day_of(settings: TournamentSettings, score: Score, entry: Entry) -> date:
     """The venue-local day whose heat a score belongs to (its week, for the weekly prize)."""
-    return entry.heat_day or _local_day(settings, from_db(score.recorded_at))
+    return entry.heat_day or local_day(settings, from_db(score.recorded_at))
 
 
 def score_records(session: Session, settings: TournamentSettings,

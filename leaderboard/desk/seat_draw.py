@@ -13,21 +13,14 @@ from sqlalchemy.orm import Session
 from game.draw import RECOMMENDED_BYTES, DrawError, draw_seats
 from game.tournament import Stage
 from game.tournament_schema import MAX_SEATS, TournamentSettings
-from leaderboard.desk.common import (
-    _PLAYED,
-    FINAL_HEAT,
-    Clock,
-    _audit,
-    _begin,
-    _now,
-    _race,
-    _stage_entries,
-    get_entry,
-)
+from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
+from leaderboard.desk.ids import FINAL_HEAT
+from leaderboard.desk.lookups import PLAYED, get_entry, stage_entries
 from leaderboard.desk.values import DrawOutcome, Replay
 from leaderboard.eligibility import as_utc
 from leaderboard.models import Draw, Entry
+from runtime.clocks import WallClock
 
 RandomBytes = Callable[[int], bytes]
 
@@ -55,7 +48,7 @@ def _apply_draw(session: Session, row: Draw, now: datetime, actor: str) -> dict[
                 + ", which the draw did not give: a supervisor must resolve it")
 
     if changed:
-        with _race(session, raced):
+        with conflict_on_race(session, raced):
             # Free the seats first: a seat moving from one place to another never
             # collides with itself on the way (one place per heat and seat).
             for entry in changed:
@@ -63,7 +56,7 @@ def _apply_draw(session: Session, row: Draw, now: datetime, actor: str) -> dict[
             session.flush()
             for entry in changed:
                 entry.seat, entry.heat_id = seats[entry.entry_id], FINAL_HEAT
-            _audit(session, now, actor, "final.seats_applied", detail={
+            write_audit(session, now, actor, "final.seats_applied", detail={
                 "draw_id": draw_id, "seats": {e.entry_id: seats[e.entry_id] for e in changed}})
             session.commit()
     else:
@@ -71,7 +64,7 @@ def _apply_draw(session: Session, row: Draw, now: datetime, actor: str) -> dict[
     return seats
 
 
-def draw_final(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def draw_final(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                random_bytes: RandomBytes = secrets.token_bytes,
                why: str | None = None) -> DrawOutcome:
     """Draw the Final's seats (rule 40) with the OS CSPRNG and an unbiased shuffle.
@@ -80,15 +73,15 @@ def draw_final(session: Session, settings: TournamentSettings, clock: Clock, *, 
     seat is given; if a draw row exists (say the desk crashed after drawing) it is used
     again and nothing is drawn anew (R10).
     """
-    actor = _begin(session, actor)
-    now = _now(clock)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
     row = session.scalar(select(Draw).where(Draw.stage == Stage.FINAL.value).order_by(Draw.id))
     reused = row is not None
     if row is None:
-        finalists = [e.entry_id for e in _stage_entries(session, Stage.FINAL)]
+        finalists = [e.entry_id for e in stage_entries(session, Stage.FINAL)]
         if not finalists:
             raise Conflict("no Final places are allocated")
-        seated = [e for e in _stage_entries(session, Stage.FINAL) if e.status in _PLAYED]
+        seated = [e for e in stage_entries(session, Stage.FINAL) if e.status in PLAYED]
         if seated:
             raise Conflict(f"Final place {seated[0].entry_id} is already seated")
         data = random_bytes(RECOMMENDED_BYTES)
@@ -107,10 +100,11 @@ def draw_final(session: Session, settings: TournamentSettings, clock: Clock, *, 
                     " that draw is in force and this one was not stored: run the draw again"
                     " to give its seats")
 
-        with _race(session, raced):  # one draw per stage: the first one stored is in force
+        # One draw per stage: the first one stored is in force.
+        with conflict_on_race(session, raced):
             session.add(row)
             session.flush()
-            _audit(session, now, actor, "final.drawn", detail={
+            write_audit(session, now, actor, "final.drawn", detail={
                 "draw_id": row.id, "seats": {a.finalist: a.seat for a in drawn.assignments}},
                 why=why)
             session.commit()  # stored before use: a crash from here on reuses this draw

@@ -12,27 +12,29 @@ from game.desk_commands import Seat, Unseat
 from game.table_messages import EntrySeated
 from game.tournament import Stage
 from game.tournament_schema import MAX_SEATS, TournamentSettings
-from leaderboard.desk.common import (
-    _PLAYED,
-    Clock,
-    _audit,
-    _begin,
-    _has_score,
-    _now,
-    _reason,
-    _refuse,
-    _stage,
-    _stage_entries,
-    _table_id,
-    get_entry,
-    get_patron,
+from leaderboard.desk.action import (
+    begin_action,
+    desk_now,
+    refuse,
+    require_reason,
+    write_audit,
 )
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.ids import checked_table_id
+from leaderboard.desk.lookups import (
+    PLAYED,
+    get_entry,
+    get_patron,
+    has_score,
+    stage_entries,
+    stage_of,
+)
 from leaderboard.desk.values import DeskCommand, Seating
 from leaderboard.eligibility import check
 from leaderboard.models import Entry
 from leaderboard.projections import REFUNDED, SEATED, WITHDRAWN
+from runtime.clocks import WallClock
 
 
 def _seat_for(session: Session, settings: TournamentSettings, now: datetime, *,
@@ -84,16 +86,16 @@ def _check_player(session: Session, *, entry: Entry, stage: Stage, player_id: st
                        f" table {busy[0].table_id}")
     if stage is Stage.QUALIFYING:
         return
-    other = [e for e in _stage_entries(session, stage)
+    other = [e for e in stage_entries(session, stage)
              if e.entry_id != entry.entry_id and (e.played_by or e.patron_id) == player_id
-             and (e.status in _PLAYED or _has_score(session, e.entry_id))]
+             and (e.status in PLAYED or has_score(session, e.entry_id))]
     if other:
         raise Conflict(
             f"patron {player_id} already played place {other[0].entry_id} in the {stage}:"
             " each extra place needs a proxy (rules 25, 41)")
 
 
-def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, actor: str,
+def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                entry_id: str, table: str, seat: int | None = None,
                why: str | None = None) -> Seating:
     """Seat an entry at a table: eligibility is checked again (rules 1-3) for whoever plays
@@ -104,12 +106,12 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     place its drawn seat (rule 40). A person plays one entry at a time, and one place per
     semi-final or Final.
     """
-    actor = _begin(session, actor)
-    now = _now(clock)
-    table = _table_id(table)
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    table = checked_table_id(table)
     entry = get_entry(session, entry_id)
-    stage = _stage(entry)
-    if _has_score(session, entry.entry_id):
+    stage = stage_of(entry)
+    if has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} already has a score; it cannot be seated again")
     if entry.status == SEATED:
         raise Conflict(f"entry {entry.entry_id} is already seated at table {entry.table_id}"
@@ -126,12 +128,12 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
     player = get_patron(session, player_id)
     verdict = check(session, player, now, tz=settings.tz)
     if not verdict.eligible:
-        raise _refuse(session, player, verdict, now, context="seating", actor=actor,
-                      who=f"seating of entry {entry.entry_id}")
+        raise refuse(session, player, verdict, now, context="seating", actor=actor,
+                     who=f"seating of entry {entry.entry_id}")
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
     command = Seat(entry_id=entry.entry_id, seat=seat)
     args = command.args()
-    row = _audit(session, now, actor, EntrySeated.TYPE, detail={
+    row = write_audit(session, now, actor, EntrySeated.TYPE, detail={
         "table": table, "command": command.NAME, "args": args, "heat_id": heat_id,
         "player": player_id, "holder": entry.patron_id, **args}, why=why)
     session.commit()
@@ -140,21 +142,21 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: Clock, *, 
                    command=DeskCommand.of(seq=row.id, table=table, command=command))
 
 
-def unseat_entry(session: Session, clock: Clock, *, actor: str, entry_id: str,
+def unseat_entry(session: Session, clock: WallClock, *, actor: str, entry_id: str,
                  why: str) -> DeskCommand:
     """Record and return the `unseat` command for an entry that leaves before its last hand
     (the table applies it between hands, holding it to the hand's end, D63). Once the table
     reports it, the entry is withdrawn: no score (rule 14), never seated again, its buy-in
     stays in the pools (D55)."""
-    actor = _begin(session, actor)
-    now = _now(clock)
-    reason = _reason(why, "the entry leaves", kept="the table's record")
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    reason = require_reason(why, "the entry leaves", kept="the table's record")
     entry = get_entry(session, entry_id)
     if entry.status == WITHDRAWN:
         raise Conflict(f"entry {entry.entry_id} has already left table {entry.table_id}")
     if entry.status != SEATED or entry.table_id is None or entry.seat is None:
         raise Conflict(f"entry {entry.entry_id} is not seated at a table")
-    if _has_score(session, entry.entry_id):
+    if has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
     command = _unseat(session, now, actor, entry, reason=reason, why=why)
     session.commit()
@@ -168,7 +170,7 @@ def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason
     assert entry.seat is not None
     command = Unseat(seat=entry.seat, entry_id=entry.entry_id, reason=reason)
     args = command.args()
-    row = _audit(session, now, actor, "entry.unseat", detail={
+    row = write_audit(session, now, actor, "entry.unseat", detail={
         "table": entry.table_id, "command": command.NAME, "args": args, "heat_id": entry.heat_id,
         **detail, **args}, why=why)
     return DeskCommand.of(seq=row.id, table=entry.table_id, command=command)

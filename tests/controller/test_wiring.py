@@ -20,7 +20,6 @@ from controller.app import TableDaemon
 from controller.config import TableConfig, parse_table_config
 from controller.embedded_broker import EmbeddedBroker
 from controller.wiring import (
-    _SUBSCRIBED_WAIT_S,
     ConfiguredDevices,
     prepare_sim,
     virtual_table_task,
@@ -35,7 +34,9 @@ from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from simulators.table_play import TableStuck, play_registry
 from tests.integration.daemon_support import make_table, short_dir  # noqa: F401
+from wire.messages import ScoreRecorded
 
+SUBSCRIBED_WAIT_S = 0.3  # the desk's wait for the table's subscription (3 s in production)
 GUARD_S = 120.0  # against hangs only
 
 
@@ -115,7 +116,7 @@ async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
     desk_keys, desk = prepare_sim(table.config)
     wired = wire_table(table.config, extra_desk_keys=desk_keys)
     daemon = wired.daemon
-    dealer = virtual_table_task(wired, desk)
+    dealer = virtual_table_task(wired, desk, subscribed_wait_s=SUBSCRIBED_WAIT_S)
     finished = asyncio.Event()
 
     async def play(d: TableDaemon) -> None:
@@ -128,7 +129,7 @@ async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
     async with asyncio.timeout(GUARD_S):
         runner = asyncio.create_task(daemon.run(stop, extra=play))
         await daemon.ready.wait()
-        await asyncio.sleep(2 * _SUBSCRIBED_WAIT_S)  # the desk has tried, and waited, twice
+        await asyncio.sleep(2 * SUBSCRIBED_WAIT_S)  # the desk has tried, and waited, twice
         assert not finished.is_set(), "the virtual dealer gave up"
         assert daemon.status()["hands_opened"] == 0
         async with EmbeddedBroker(port=port):
@@ -136,7 +137,7 @@ async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
             status = daemon.status()
             journal = daemon.journal
             assert journal is not None
-            scores = [m.body for m in journal.messages(1) if m.type == "score.recorded"]
+            scores = [m.body for m in journal.messages(1) if m.type == ScoreRecorded.TYPE]
             stop.set()
             await runner
     assert status.get("heat") is None  # opened, played and closed

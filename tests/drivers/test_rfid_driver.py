@@ -164,7 +164,11 @@ async def test_connects_and_reports_every_spot(rig: Rig) -> None:
 async def test_only_changes_are_passed_on(rig: Rig) -> None:
     await rig.settled()
     count = len(rig.events)
-    await asyncio.sleep(0.1)  # five sweeps of an unchanged table
+    # Five sweeps of an unchanged table (20 ms reports, 25 ms heartbeats): frames counted,
+    # not time waited.
+    frames = rig.reader.health().counters["frames"]
+    await rig.until("five sweeps of an unchanged table",
+                    lambda: rig.reader.health().counters["frames"] >= frames + 9)
     assert len(rig.events) == count
     rig.place(2, "play", 2500)
     await rig.settled()
@@ -279,8 +283,8 @@ async def test_unplug_and_replug(rig: Rig) -> None:
     assert not rig.reader.health().connected
     rig.remove(1, "ante")
     rig.place(2, "ante", 5000)
-    await asyncio.sleep(0.15)  # several find() attempts find nothing
-    assert rig.reader.health().counters["connect_failures"] >= 1
+    await rig.until("find() attempts that find nothing",
+                    lambda: rig.reader.health().counters["connect_failures"] >= 2)
     rig.sim.plug()
     await rig.until("reconnected", lambda: bool(rig.alerts("reconnected")))
     assert rig.sim.address != address  # it came back at a new address: re-found, not reused

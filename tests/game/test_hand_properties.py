@@ -23,7 +23,7 @@ from game.hand import Hand, Phase
 from game.house import HouseRules
 from game.replay import replay
 from game.settle import SeatWagers
-from tests.game.test_hand import PAYTABLES, U, new_hand
+from tests.game.hand_helpers import PAYTABLES, U, new_hand
 
 MULTIPLE = {"preflop": 3, "flop": 2, "river": 1}
 STREETS = ("preflop", "flop", "river")
@@ -197,7 +197,10 @@ def test_injected_duplicate_is_alerted_and_the_hand_still_settles_as_clean(
             assert (alert.kind, alert.card) == ("duplicate_card", dup)
             assert len(hand.cards()) == placed
             assert hand.paused and not hand.can_settle()
-            held = range(index, min(index + keep_dealing, plan.total))
+            # Held cards stop short of the next point where the players set their Play
+            # spots: the re-keyed reads must meet the spots the clean run met.
+            stop = min([p for p in plan.play_after.values() if p > index] + [plan.total])
+            held = range(index, min(index + keep_dealing, stop))
             for i in held:  # the dealer did not stop at once: these reads are held
                 hand.read_card(plan.deck[i])
                 assert isinstance(hand.events[-1], AlertRaised)

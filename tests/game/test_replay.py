@@ -24,7 +24,7 @@ from game.events import (
 from game.hand import Hand, Phase
 from game.paytables import CategoryTable, Pay
 from game.replay import ReplayMismatch, replay
-from tests.game.test_hand import PAYTABLES, U, all_sides, bet, new_hand, set_play
+from tests.game.hand_helpers import PAYTABLES, U, all_sides, bet, new_hand, set_play
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
 

@@ -13,7 +13,7 @@ import pytest
 
 from game.paytables import Paytables
 from game.settle import SeatWagers
-from tests.game.test_settle import TABLES_A, TABLES_C, by_wager, hand, nets, side_only
+from tests.game.settle_helpers import TABLES_A, TABLES_C, by_wager, hand, nets, side_only
 
 U = 2_500  # one unit: the Ante (R25)
 

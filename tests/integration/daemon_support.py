@@ -230,11 +230,18 @@ async def forget_on_broker(host: str, port: int, table: Table) -> None:
             pass
 
 
-def desk_sender(table: Table, host: str, port: int) -> Callable[..., Awaitable[None]]:
-    """Signed desk commands over MQTT, as the VirtualTable's `desk`."""
+def desk_sender(table: Table, host: str, port: int, *, daemon: TableDaemon
+                ) -> Callable[..., Awaitable[None]]:
+    """Signed desk commands over MQTT, as the VirtualTable's `desk`. Each waits until the
+    daemon's link has subscribed to its command topic: a command published before that is
+    dropped by the broker (no session holds it yet), as a real desk's would be."""
     desk = VirtualDesk(host=host, port=port, venue=table.config.venue, signer=table.desk)
 
     async def send(command: str, **body: Any) -> None:
+        link = daemon.link
+        assert link is not None, "the daemon has no MQTT link yet"
+        async with asyncio.timeout(GUARD_S):
+            await link.wait_subscribed()
         await desk.send(table.config.table, command, **body)
 
     return send

@@ -52,8 +52,8 @@ async def test_a_whole_qualifying_heat_publishes_the_game_cores_scores(
     played = asyncio.get_running_loop().create_future()
 
     async def play(d: TableDaemon) -> None:
-        vt = wired.virtual_table(desk=desk_sender(table, host, port), seed=7, players=3,
-                                 heats=1)
+        vt = wired.virtual_table(desk=desk_sender(table, host, port, daemon=daemon), seed=7,
+                                 players=3, heats=1)
         try:
             await vt.run()
         except BaseException as exc:

@@ -195,7 +195,7 @@ async def test_a_damaged_journal_puts_the_table_in_the_error_state(
             status = await call(table.config.api.socket, {"action": "status"})
             assert status["detail"]["state"] == "running" and status["detail"]["faults"] == []
             assert daemon.devices is not None
-            vt = wired.virtual_table(desk=desk_sender(table, host, port))
+            vt = wired.virtual_table(desk=desk_sender(table, host, port, daemon=daemon))
             await vt.send_desk("open_heat", stage="qualifying", heat_id="qualifying-afresh")
             await sub.wait_for("the new heat", lambda: any(
                 m.type == "heat.opened" for m in sub.arrivals))

@@ -128,7 +128,7 @@ async def test_a_broker_outage_mid_heat_loses_nothing(
     # Mosquitto keeps the subscriber's persistent session across its restart (persistence on);
     # amqtt keeps nothing, so there the subscriber may have to ask for a resend (below).
     persistent = outage_broker.kind == "mosquitto"
-    send = desk_sender(table, host, port)
+    send = desk_sender(table, host, port, daemon=daemon)
     log: list[str] = []
     stored: list[int] = []
 

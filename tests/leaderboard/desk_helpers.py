@@ -16,7 +16,10 @@ from leaderboard import desk
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Score
 from runtime.settings_files import read_tournament
+from tests.fixtures.clock import FakeClock
 from tests.fixtures.services import Database
+
+__all__ = ["ADULT", "SAST", "FakeClock", "add_score", "local", "migrated", "register", "settings"]
 
 SAST = ZoneInfo("Africa/Johannesburg")
 ADULT = date(1980, 5, 17)
@@ -26,16 +29,6 @@ def local(year: int, month: int, day: int, hour: int = 0, minute: int = 0,  # no
           second: int = 0) -> datetime:
     """A venue-local (Africa/Johannesburg) instant."""
     return datetime(year, month, day, hour, minute, second, tzinfo=SAST)
-
-
-class FakeClock:
-    """A clock the test sets; it never moves by itself."""
-
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @cache

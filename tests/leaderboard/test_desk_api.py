@@ -37,8 +37,8 @@ from leaderboard.standings_view import ViewOptions, standings
 from leaderboard.web import StandingsFeed, create_app
 from runtime.settings_files import read_paytables
 from tests.fixtures.services import MqttBroker
+from tests.leaderboard.desk_fields import final_field, qualifying_field
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
-from tests.leaderboard.test_desk import final_field, qualifying_field
 from wire.envelope import seal, verify_envelope
 from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, Signer

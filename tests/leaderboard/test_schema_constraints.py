@@ -32,7 +32,7 @@ from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.db import MigrationError, alembic_config, make_engine, upgrade
 from leaderboard.desk import Conflict, seat_draw
-from leaderboard.desk import common as desk_common
+from leaderboard.desk import action as desk_action
 from leaderboard.models import (
     AuditEntry,
     Base,
@@ -44,13 +44,13 @@ from leaderboard.models import (
     Score,
 )
 from tests.fixtures.services import Database
-from tests.leaderboard.desk_helpers import FakeClock, local, settings
-from tests.leaderboard.test_desk import (
+from tests.leaderboard.desk_fields import (
     FINAL_SCORES,
     final_field,
     played_final,
     semis,
 )
+from tests.leaderboard.desk_helpers import FakeClock, local, settings
 from tests.leaderboard.test_ingest import FakeClock as IngestClock
 from tests.leaderboard.test_ingest import FakeTable, enroll, make_ingestor
 
@@ -142,7 +142,7 @@ def rival_first(session: Session, rival: Callable[[], object]) -> None:
 @pytest.fixture(autouse=True)
 def without_the_desk_lock(monkeypatch: pytest.MonkeyPatch) -> None:
     """Desk actions here do not take the desk lock (the rival runs inside the first one)."""
-    monkeypatch.setattr(desk_common, "hold_desk_lock", lambda _session: None)
+    monkeypatch.setattr(desk_action, "hold_desk_lock", lambda _session: None)
 
 
 @pytest.fixture

@@ -1,0 +1,70 @@
+"""Reading what a desk action works on: patrons, entries and their stage, scores, and the
+tournament day of a moment."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Final
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from game.tournament import Stage
+from game.tournament_schema import TournamentSettings
+from leaderboard.desk.errors import DeskError, NotFound
+from leaderboard.models import Entry, Patron, Score
+from leaderboard.projections import SEATED, WITHDRAWN
+
+__all__ = [
+    "PLAYED",
+    "REGISTERED",
+    "get_entry",
+    "get_patron",
+    "has_score",
+    "local_day",
+    "stage_entries",
+    "stage_of",
+]
+
+PLAYED: Final = (SEATED, WITHDRAWN)  # a withdrawn entry left before its last hand (D55)
+REGISTERED: Final = "registered"
+
+
+def get_patron(session: Session, patron_id: str) -> Patron:
+    """A registered patron, or NotFound."""
+    patron = session.get(Patron, str(patron_id).strip())
+    if patron is None:
+        raise NotFound(f"no patron {patron_id!r}")
+    return patron
+
+
+def get_entry(session: Session, entry_id: str) -> Entry:
+    """An entry, or NotFound."""
+    entry = session.get(Entry, str(entry_id).strip())
+    if entry is None:
+        raise NotFound(f"no entry {entry_id!r}")
+    return entry
+
+
+def stage_of(entry: Entry) -> Stage:
+    """The entry's stage, or DeskError when the stored stage is not one."""
+    try:
+        return Stage(entry.stage)
+    except ValueError:
+        raise DeskError(f"entry {entry.entry_id} has an unknown stage {entry.stage!r}") from None
+
+
+def stage_entries(session: Session, stage: Stage) -> list[Entry]:
+    """Every entry of a stage, by entry id."""
+    return list(session.scalars(
+        select(Entry).where(Entry.stage == stage.value).order_by(Entry.entry_id)).all())
+
+
+def has_score(session: Session, entry_id: str) -> bool:
+    """True when a score is recorded for the entry."""
+    return session.get(Score, entry_id) is not None
+
+
+def local_day(settings: TournamentSettings, moment: datetime) -> date:
+    """The tournament's local day (its time zone) of a moment."""
+    return moment.astimezone(settings.tz).date()
