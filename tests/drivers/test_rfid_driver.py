@@ -242,7 +242,8 @@ async def test_silence_is_a_stall_and_recovers(rig: Rig) -> None:
     await rig.until("stalled", lambda: bool(rig.alerts("stalled")))
     assert not rig.reader.health().connected
     rig.place(3, "ante", 10_000)  # the table changes while the reader is deaf
-    await asyncio.sleep(0.2)
+    await rig.until("two retries while deaf",  # each try that meets silence counts here
+                    lambda: rig.reader.health().counters["connect_failures"] >= 2)
     assert len(rig.alerts("stalled")) == 1  # one alert per outage, however many retries
     rig.sim.faults.silent = False
     await rig.until("reconnected", lambda: bool(rig.alerts("reconnected")))

@@ -265,7 +265,7 @@ async def test_every_fault_at_once(sim: ShoeSimulator) -> None:
             sim.faults.set(name, 0.15)
         for _ in range(6):
             sim.deal(5)
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.02)  # pacing: bursts apart, so faults fall between them too
         assert await settle_with_sentinel(sim, tap) == sim.dealt
         assert len(sim.dealt) == 31
 

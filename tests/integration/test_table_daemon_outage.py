@@ -36,6 +36,31 @@ from tests.integration.daemon_support import (
 
 # ---- 2. broker outage -------------------------------------------------------------------------
 
+class _PortHold:
+    """Keeps a stopped broker's port from other tests (pytest-xdist workers pick free ports
+    too): a socket bound to it but not listening, so a client's connect is refused, exactly
+    as with nothing there, and no other process can take the port until the broker restarts."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self._sock: socket.socket | None = None
+
+    def hold(self) -> None:
+        """Bind the port (no listen) while the broker is down."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # The broker's closed connections linger in TIME_WAIT on this port; with SO_REUSEADDR
+        # a socket that does not listen may bind it all the same. A free-port probe (bind to
+        # port 0, no SO_REUSEADDR) still sees it taken.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", self.port))
+        self._sock = sock
+
+    def release(self) -> None:
+        """Let the broker bind its port again."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
 class EmbeddedOutage:
     """An embedded broker on a fixed port that the test stops and restarts."""
 
@@ -45,15 +70,18 @@ class EmbeddedOutage:
         del tmp_path
         self.port = free_port()
         self._broker = EmbeddedBroker(port=self.port)
+        self._hold = _PortHold(self.port)
 
     async def start(self) -> None:
         """Start (again) on the same port."""
+        self._hold.release()
         await self._broker.start()
         assert self._broker.port == self.port
 
     async def stop(self) -> None:
-        """Stop: every client is cut off."""
+        """Stop: every client is cut off (the port stays held, refusing connections)."""
         await self._broker.stop()
+        self._hold.hold()
 
 
 class MosquittoOutage:
@@ -70,9 +98,11 @@ class MosquittoOutage:
                              f"persistence true\npersistence_location {self.dir}/\n"
                              f"log_dest file {self.dir / 'mosquitto.log'}\n")
         self.process: subprocess.Popen[bytes] | None = None
+        self._hold = _PortHold(self.port)
 
     async def start(self) -> None:
         """Start the process and wait until it accepts connections."""
+        self._hold.release()
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
         self.process = subprocess.Popen([binary, "-c", str(self.conf)],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -95,6 +125,7 @@ class MosquittoOutage:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        self._hold.hold()
 
 
 def _mosquitto_binary() -> str | None:
@@ -115,6 +146,7 @@ async def outage_broker(request: pytest.FixtureRequest, tmp_path: Path
         yield broker
     finally:
         await broker.stop()
+        broker._hold.release()
 
 
 async def test_a_broker_outage_mid_heat_loses_nothing(
