@@ -41,6 +41,7 @@ from leaderboard.projections import (
     project,
     project_bulk,
 )
+from leaderboard.projections.decoding import read
 from wire.envelope import canonical_json
 
 __all__ = ["Store"]
@@ -208,9 +209,10 @@ class Store:
             highest[envelope.table] = max(highest[envelope.table], envelope.seq)
         # What does not depend on the order goes in a few statements first; the rest one by
         # one, in arrival order (projections.project_bulk says why the result is the same).
+        decoded = [read(i.envelope) for i in new if i.envelope is not None]  # each body once
         done = project_bulk(connection, [(i.envelope, i.body_text, out_of_order)
                                          for i, out_of_order in zip(new, late, strict=True)
-                                         if i.envelope is not None])
+                                         if i.envelope is not None], decoded)
         for index, item in enumerate(new):
             envelope = item.envelope
             assert envelope is not None
@@ -222,7 +224,8 @@ class Store:
             projected = done.get(index)
             if projected is None:
                 projected = project(connection, envelope, text=item.body_text,
-                                    later=later if late[index] else None)
+                                    later=later if late[index] else None,
+                                    decoded=decoded[index])
             item.projected = projected
         for item in new:
             envelope, projected = item.envelope, item.projected

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from sqlalchemy import Connection
 
-from leaderboard.projections.decoding import Projectable, decode
+from leaderboard.projections.decoding import Decoded, read
 from leaderboard.projections.hands import BODY, HAND_KEY, hand_values
 from leaderboard.projections.results import (
     SCORE_ACKNOWLEDGED,
@@ -32,7 +32,6 @@ from wire.messages import (
     EntrySeated,
     HandSettled,
     HandVoided,
-    MessageError,
     ScoreAcknowledged,
     ScoreRecorded,
     ScoreVoided,
@@ -44,14 +43,8 @@ Items = Sequence[tuple[Envelope, str | None, bool]]
 _SCORE_KEY: Final = ("entry_id",)
 
 
-def _decoded(envelope: Envelope) -> Projectable | None:
-    try:
-        return decode(envelope)
-    except MessageError:
-        return None
-
-
-def project_bulk(connection: Connection, items: Items) -> dict[int, Projected]:
+def project_bulk(connection: Connection, items: Items,
+                 decoded: Sequence[Decoded] | None = None) -> dict[int, Projected]:
     """Apply at once, in a few statements, the messages of a batch whose effect does not
     depend on the order they are applied in; returns their projections by index in ``items``.
 
@@ -71,8 +64,10 @@ def project_bulk(connection: Connection, items: Items) -> dict[int, Projected]:
     - a seating (in order) of an entry no other seating of the batch names.
 
     A hand or score that was stored already is left to project() (which tells how).
+    ``decoded``: what `decoding.read` gave for each item, if the caller read them already.
     """
-    decoded = [_decoded(envelope) for envelope, _, _ in items]
+    if decoded is None:
+        decoded = [read(envelope) for envelope, _, _ in items]
     named: dict[tuple[str, Any], list[int]] = {}  # (kind, id) -> indices naming it (valid or not)
     for index, (envelope, _, _) in enumerate(items):
         kind = {HandSettled.TYPE: "hand", HandVoided.TYPE: "hand", ScoreRecorded.TYPE: "score",

@@ -6,6 +6,7 @@ Only the projected types are read; a body that breaks a rule of its definition i
 
 from __future__ import annotations
 
+import enum
 from typing import Final
 
 from leaderboard.projections.results import PROJECTED_TYPES
@@ -22,11 +23,22 @@ from wire.messages import (
     ScoreVoided,
 )
 
-__all__ = ["Projectable", "body_problem", "decode"]
+__all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "decode", "read"]
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
                | EntrySeated | EntryUnseated)
+# What reading a body gave: its message, the rule it breaks, or None (a type only stored).
+Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}
+
+
+class NotRead(enum.Enum):
+    """The body has not been read yet (the caller did not decode it)."""
+
+    NOT_READ = "not read"
+
+
+NOT_READ: Final = NotRead.NOT_READ
 
 
 def decode(envelope: Envelope) -> Projectable | None:
@@ -39,6 +51,15 @@ def decode(envelope: Envelope) -> Projectable | None:
         return None
     message: Projectable = kind.decode(envelope.body, sender=envelope.table)
     return message
+
+
+def read(envelope: Envelope) -> Decoded:
+    """`decode`, with a broken rule returned rather than raised: read once, used twice (the
+    ingest reads every body of a batch once and hands it to both projection paths)."""
+    try:
+        return decode(envelope)
+    except MessageError as exc:
+        return exc
 
 
 def body_problem(envelope: Envelope) -> str | None:

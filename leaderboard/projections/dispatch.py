@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
-from leaderboard.projections.decoding import decode
+from leaderboard.projections.decoding import NOT_READ, Decoded, NotRead, read
 from leaderboard.projections.hands import hand
 from leaderboard.projections.results import MALFORMED_BODY, Outcome, Projected
 from leaderboard.projections.scores import score_acknowledged, score_recorded, score_voided
@@ -27,18 +27,17 @@ __all__ = ["project"]
 
 def project(
     connection: Connection, envelope: Envelope, *, later: LaterMessages | None = None,
-    text: str | None = None,
+    text: str | None = None, decoded: Decoded | NotRead = NOT_READ,
 ) -> Projected:
     """Apply one newly stored message; ``later`` is given when the table's higher seqs exist.
 
-    ``text`` is the body's JSON text if the caller has it (body_text()).
-    Runs inside the caller's transaction (the one that stored the message).
+    ``text`` is the body's JSON text and ``decoded`` what `decoding.read` gave for it, if the
+    caller has them. Runs inside the caller's transaction (the one that stored the message).
     """
     result = Outcome()
-    try:
-        message = decode(envelope)
-    except MessageError as exc:
-        result.refuse(envelope, MALFORMED_BODY, str(exc))
+    message = read(envelope) if decoded is NOT_READ else decoded
+    if isinstance(message, MessageError):
+        result.refuse(envelope, MALFORMED_BODY, str(message))
         return result.frozen()
     if message is None:
         return result.frozen()

@@ -20,6 +20,7 @@ from leaderboard.ingest import storing as ingest_storing
 from leaderboard.models import (
     Message,
 )
+from leaderboard.projections import decoding as projection_decoding
 from tests.leaderboard.ingest_support import (
     ROOT,
     VENUE,
@@ -83,6 +84,31 @@ async def test_on_change_is_called_after_the_commit_with_each_kind_once(
     assert len(seen) == 3
 
 
+async def test_every_body_of_a_batch_is_read_once(
+    engine: sa.Engine, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest reads each body into its definition once, whether the batch path applies
+    it or leaves it to the one-by-one path (two scores of one entry, an acknowledgement of a
+    score in the batch: left to project())."""
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    ingest = make_ingestor(engine, clock)
+    read: list[tuple[str, int]] = []
+    real_decode = projection_decoding.decode
+
+    def counting(envelope: Any) -> Any:
+        read.append((envelope.table, envelope.seq))
+        return real_decode(envelope)
+
+    monkeypatch.setattr(projection_decoding, "decode", counting)
+    batch = [t01.score("E1", 1_000), t01.score("E1", 2_000), t01.ack("E1", 1_000),
+             t01.seated("E2", 3), t01.alert()]
+    results = await ingest.handle_batch(batch)
+    assert [r.outcome for r in results] == ["stored"] * 5
+    assert sorted(read) == [("t01", seq) for seq in range(1, 6)]  # once each, no more
+    assert scores(engine)["E1"][2] == 1_000  # the first score counts; the second is refused
+
+
 async def test_a_message_the_database_refuses_fails_alone_and_is_recovered_by_resend(
     engine: sa.Engine, clock: FakeClock, resends: Resends, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -99,10 +125,10 @@ async def test_a_message_the_database_refuses_fails_alone_and_is_recovered_by_re
 
     real_bulk = projections.project_bulk
 
-    def flaky_bulk(connection: Any, items: Any) -> Any:
+    def flaky_bulk(connection: Any, items: Any, decoded: Any = None) -> Any:
         if broken["on"] and any(envelope.seq == 2 for envelope, _, _ in items):
             raise sa.exc.OperationalError("INSERT", {}, Exception("disk I/O error"))
-        return real_bulk(connection, items)
+        return real_bulk(connection, items, decoded)
 
     monkeypatch.setattr(ingest_storing, "project", flaky)
     monkeypatch.setattr(ingest_storing, "project_bulk", flaky_bulk)

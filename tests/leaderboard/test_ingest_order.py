@@ -196,7 +196,7 @@ async def test_a_batch_gives_the_results_of_its_messages_one_by_one(
     arrivals = [*order, *copies]
     ingest = make_ingestor(engine, FakeClock())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ingest_storing, "project_bulk", lambda _connection, _items: {})
+        patch.setattr(ingest_storing, "project_bulk", lambda _connection, _items, _decoded=None: {})
         expected = [await ingest.handle(*singly[i]) for i in arrivals]
     got = []
     for start in range(0, len(arrivals), batch):
