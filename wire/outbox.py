@@ -21,7 +21,7 @@ from wire.messages import Message, topic_of
 from wire.topics import TOPIC_SUFFIXES, TopicSuffix
 
 __all__ = ["TOPIC_SUFFIXES", "OutboxItem", "OutboxMessage", "OutboxSource", "Outgoing",
-           "TopicSuffix"]
+           "OutgoingItem", "TopicSuffix"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,16 +47,13 @@ class Outgoing:
         return self.message.encode()
 
 
-class OutboxItem(Protocol):
-    """What the MQTT link reads from an outbox message."""
-
-    @property
-    def seq(self) -> int:
-        """Per-table sequence number: gap-free, increasing, surviving restarts."""
+class OutgoingItem(Protocol):
+    """A message to send, not yet numbered: what the journal stores for each one an input
+    causes (`Outgoing` is one; tests may pass their own)."""
 
     @property
     def topic_suffix(self) -> str:
-        """One of "events", "scores", "status"."""
+        """One of TOPIC_SUFFIXES."""
 
     @property
     def type(self) -> str:
@@ -65,6 +62,19 @@ class OutboxItem(Protocol):
     @property
     def body(self) -> Mapping[str, Any]:
         """The JSON body."""
+
+    @property
+    def retain(self) -> bool:
+        """Publish retained."""
+
+
+class OutboxItem(OutgoingItem, Protocol):
+    """What the MQTT link reads from an outbox message: an outgoing item, numbered and
+    stamped."""
+
+    @property
+    def seq(self) -> int:
+        """Per-table sequence number: gap-free, increasing, surviving restarts."""
 
     @property
     def wall(self) -> datetime:
@@ -77,10 +87,6 @@ class OutboxItem(Protocol):
     @property
     def boot_id(self) -> str:
         """The boot the monotonic value counts from."""
-
-    @property
-    def retain(self) -> bool:
-        """Publish retained."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

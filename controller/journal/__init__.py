@@ -41,7 +41,6 @@ from controller.journal.records import (
     JournalError,
     JournalRecord,
     JournalUnreadable,
-    OutgoingLike,
     StoredMessage,
     is_own_kind,
 )
@@ -61,7 +60,6 @@ __all__ = [
     "JournalError",
     "JournalRecord",
     "JournalUnreadable",
-    "OutgoingLike",
     "Replacement",
     "StoredMessage",
     "canonical_json",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Literal, Protocol, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from wire.outbox import TopicSuffix
 
@@ -22,7 +22,6 @@ __all__ = [
     "JournalError",
     "JournalRecord",
     "JournalUnreadable",
-    "OutgoingLike",
     "ProblemArea",
     "StoredMessage",
     "is_own_kind",
@@ -63,26 +62,6 @@ class JournalRecord:
     boot_id: str
     checksum: str
     synced: bool | None = None
-
-
-class OutgoingLike(Protocol):
-    """What `append` reads from each message `outgoing` returns (the table's outgoing messages)."""
-
-    @property
-    def topic_suffix(self) -> str:
-        """One of TOPIC_SUFFIXES."""
-
-    @property
-    def type(self) -> str:
-        """The message type (a definition's TYPE in wire.messages)."""
-
-    @property
-    def body(self) -> Mapping[str, Any]:
-        """The JSON body."""
-
-    @property
-    def retain(self) -> bool:
-        """Publish retained."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,10 +14,9 @@ from controller.journal.records import (
     CheckedMessage,
     JournalError,
     JournalRecord,
-    OutgoingLike,
     StoredMessage,
 )
-from wire.outbox import TOPIC_SUFFIXES, TopicSuffix
+from wire.outbox import TOPIC_SUFFIXES, OutgoingItem, TopicSuffix
 
 __all__ = ["checked", "flag", "json_object", "message", "outbox_rows", "record", "text",
            "unflag", "wall_text"]
@@ -108,7 +107,7 @@ def checked(row: Row) -> CheckedMessage:
                           body=body, problems=tuple(problems))
 
 
-def outbox_rows(produced: Sequence[OutgoingLike], *, record: JournalRecord, wall: str,
+def outbox_rows(produced: Sequence[OutgoingItem], *, record: JournalRecord, wall: str,
                  clock: ClockReading, last_seq: int, prev: str,
                  ) -> tuple[list[dict[str, Any]], list[StoredMessage]]:
     """The outbox rows (and their values) for what one record produced, chained after

@@ -40,10 +40,10 @@ from controller.journal.records import (
     JournalError,
     JournalRecord,
     JournalUnreadable,
-    OutgoingLike,
     StoredMessage,
     is_own_kind,
 )
+from wire.outbox import OutgoingItem
 
 __all__ = ["Journal"]
 
@@ -153,7 +153,7 @@ class Journal:
     # writing
 
     def append(self, *, kind: str, payload: Mapping[str, Any], clock: ClockReading,
-               outgoing: Callable[[JournalRecord], Sequence[OutgoingLike]],
+               outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
                ) -> tuple[JournalRecord, list[StoredMessage]]:
         """Append one input and the messages it causes in ONE transaction (journal first).
 
@@ -336,7 +336,7 @@ class Journal:
     # internals
 
     def _append(self, kind: str, payload: Mapping[str, Any], clock: ClockReading,
-                outgoing: Callable[[JournalRecord], Sequence[OutgoingLike]],
+                outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
                 setup: Callable[[Connection], None] | None = None,
                 ) -> tuple[JournalRecord, list[StoredMessage]]:
         if not isinstance(payload, Mapping):
