@@ -1,6 +1,6 @@
 """Outbox messages: what the table has committed to send, and the source the MQTT link drains.
 
-The journal (controller/journal.py) stores these rows in the same transaction as the input
+The journal (controller/journal/) stores these rows in the same transaction as the input
 that caused them; controller/mqtt_link.py publishes them in ``seq`` order and marks each one
 delivered only after the broker's PUBACK.
 
