@@ -4,7 +4,7 @@ of what the ingest stored (also used by the projections, audit, backup and MQTT 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,28 +21,16 @@ from leaderboard.models import (
     TableProgress,
     TableRecord,
 )
+from tests.fixtures.clock import EPOCH, FakeClock
 from wire.envelope import seal
 from wire.signing import Signer
 from wire.topics import TableTopics
 
 VENUE = "casino-1"
 ROOT = "showdown-test/ingest"
-T0 = datetime(2026, 7, 3, 13, 0, tzinfo=UTC)
+T0 = EPOCH  # the shared fake clock's start
 
 
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def key_of(key_id: str, salt: str = "") -> Signer:

@@ -18,7 +18,7 @@ from controller.cli import EXIT_ERROR, main
 from leaderboard.backup import BackupError, backup_sqlite, sqlite_file
 from leaderboard.db import alembic_config, make_engine, upgrade
 from leaderboard.models import AuditEntry
-from tests.leaderboard.test_ingest import (
+from tests.leaderboard.ingest_support import (
     FakeClock,
     FakeTable,
     Resends,

@@ -26,11 +26,8 @@ from leaderboard.models import (
     Message,
     Rejection,
 )
-
-# T0 and register_entry: still imported from here by test_projections and test_backup.
 from tests.leaderboard.ingest_support import (
     ROOT,
-    T0,  # noqa: F401
     VENUE,
     FakeClock,
     FakeTable,
@@ -39,7 +36,6 @@ from tests.leaderboard.ingest_support import (
     key_of,
     make_ingestor,
     progress,
-    register_entry,  # noqa: F401
     rejection_reasons,
     scores,
     stored,

@@ -28,7 +28,7 @@ from leaderboard.projections import (
     body_text,
     project,
 )
-from tests.leaderboard.test_ingest import (
+from tests.leaderboard.ingest_support import (
     ROOT,
     T0,
     VENUE,

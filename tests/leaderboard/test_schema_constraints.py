@@ -51,8 +51,8 @@ from tests.leaderboard.desk_fields import (
     semis,
 )
 from tests.leaderboard.desk_helpers import FakeClock, local, settings
-from tests.leaderboard.test_ingest import FakeClock as IngestClock
-from tests.leaderboard.test_ingest import FakeTable, enroll, make_ingestor
+from tests.leaderboard.ingest_support import FakeClock as IngestClock
+from tests.leaderboard.ingest_support import FakeTable, enroll, make_ingestor
 
 NOW = datetime(2026, 7, 3, 13, 0, tzinfo=UTC)
 NEW_INDEXES = {"uq_draws_stage": "draws", "uq_entries_place_seat": "entries",
