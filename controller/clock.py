@@ -7,7 +7,7 @@ monotonic nanoseconds and the id of the boot they count from: within one boot id
 monotonic values order events exactly. `synced` says whether the kernel considered the wall
 clock synchronised (NTP) when it was read, so events stamped before time sync are marked.
 
-`system_clock()` reads the machine; `FakeClock` produces deterministic readings for tests.
+`system_clock()` reads the machine; `FakeClockSource` produces deterministic readings for tests.
 Both are `ClockSource`s: callables that return a fresh `ClockReading`.
 """
 
@@ -29,7 +29,7 @@ __all__ = [
     "FALLBACK_BOOT_PREFIX",
     "ClockReading",
     "ClockSource",
-    "FakeClock",
+    "FakeClockSource",
     "boot_id",
     "system_clock",
     "wall_from_ns",
@@ -122,7 +122,7 @@ def system_clock() -> ClockReading:
     return ClockReading(wall=wall, mono_ns=mono, boot_id=boot_id(), synced=_kernel_synced())
 
 
-class FakeClock:
+class FakeClockSource:
     """A deterministic ClockSource for tests: each call advances by `step_ns` (wall and mono)."""
 
     def __init__(

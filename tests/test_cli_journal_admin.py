@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.cli import EXIT_ERROR, main
-from controller.clock import FakeClock
+from controller.clock import FakeClockSource
 from controller.commands.journal_admin import EXIT_PROBLEMS
 from controller.journal import FAULTS_CLEARED_KIND, Journal, JournalRecord
 from controller.journal.models import TRIGGERS
@@ -18,7 +18,7 @@ from tests.controller.journal.support import Message
 
 def build(path: Path, *, faults: tuple[str, ...] = ()) -> None:
     """Three inputs, each causing two messages (seq 1-6), the first four delivered."""
-    fake = FakeClock()
+    fake = FakeClockSource()
 
     def two(record: JournalRecord) -> list[Message]:
         return [Message(topic_suffix="events", type="card.read", body={"r": record.seq}),

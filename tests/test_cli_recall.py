@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from controller.cli import EXIT_ERROR, main
-from controller.clock import FakeClock
+from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord
 from controller.journal.models import TRIGGERS
 from tests.controller.journal.support import Message
@@ -40,7 +40,7 @@ def hand_body(n: int) -> dict[str, Any]:
 
 def build(path: Path, hands: int, *, faults: int = 0) -> list[dict[str, Any]]:
     """A journal where every hand is settled after two card reads; returns the hand bodies."""
-    fake = FakeClock()
+    fake = FakeClockSource()
     bodies = []
     with Journal.open(path, clock=fake) as j:
         for n in range(1, hands + 1):

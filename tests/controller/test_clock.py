@@ -15,7 +15,7 @@ from controller import clock as clock_module
 from controller.clock import (
     FALLBACK_BOOT_PREFIX,
     ClockReading,
-    FakeClock,
+    FakeClockSource,
     system_clock,
     wall_from_ns,
 )
@@ -102,7 +102,7 @@ def test_boot_id_fallback_on_garbage(monkeypatch: pytest.MonkeyPatch, tmp_path: 
 
 
 def test_fake_clock_steps_advances_and_reboots() -> None:
-    fake = FakeClock(start=T0, boot_id="boot-1", step_ns=2_000_000)
+    fake = FakeClockSource(start=T0, boot_id="boot-1", step_ns=2_000_000)
     a, b = fake(), fake()
     assert (a.wall, b.wall) == (T0, T0 + timedelta(milliseconds=2))
     assert b.mono_ns - a.mono_ns == 2_000_000
@@ -128,7 +128,7 @@ def test_fake_clock_steps_advances_and_reboots() -> None:
 
 
 def test_fake_clock_can_be_unsynced() -> None:
-    fake = FakeClock(synced=False)
+    fake = FakeClockSource(synced=False)
     assert fake().synced is False
     fake.synced = None
     assert fake().synced is None

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from controller.clock import FakeClock
+from controller.clock import FakeClockSource
 from controller.journal import Journal
 from tests.controller.journal.support import T0, add
 
 
 @pytest.fixture
-def fake() -> FakeClock:
-    return FakeClock(start=T0, boot_id="boot-a", step_ns=1_000_000)
+def fake() -> FakeClockSource:
+    return FakeClockSource(start=T0, boot_id="boot-a", step_ns=1_000_000)
 
 
 @pytest.fixture
@@ -24,13 +24,13 @@ def path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def journal(path: Path, fake: FakeClock) -> Iterator[Journal]:
+def journal(path: Path, fake: FakeClockSource) -> Iterator[Journal]:
     with Journal.open(path, clock=fake) as j:
         yield j
 
 
 @pytest.fixture
-def built(path: Path, fake: FakeClock) -> Path:
+def built(path: Path, fake: FakeClockSource) -> Path:
     """A closed journal: records 2-7 each caused one message (outbox 1-6); 8 caused none."""
     with Journal.open(path, clock=fake) as j:
         add(j, fake, 6, per_record=1)

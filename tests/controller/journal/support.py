@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from controller.clock import FakeClock
+from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord, verify_file
 from controller.journal.models import TRIGGERS
 
@@ -41,7 +41,7 @@ def nothing(_record: JournalRecord) -> list[Message]:
     return []
 
 
-def add(j: Journal, fake: FakeClock, n: int, *, per_record: int = 0) -> None:
+def add(j: Journal, fake: FakeClockSource, n: int, *, per_record: int = 0) -> None:
     """Append n inputs ("card" with payload {"n": i}), each causing `per_record` messages."""
     for i in range(n):
         j.append(kind="card", payload={"n": i}, clock=fake(),

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.clock import FakeClock
+from controller.clock import FakeClockSource
 from controller.journal import (
     Journal,
     JournalBusy,
@@ -140,7 +140,7 @@ def test_edited_head(built: Path) -> None:
     assert found(verify_file(built)) == {("head", "head_mismatch", 8)}
 
 
-def test_forged_clearing_record_is_caught(path: Path, fake: FakeClock) -> None:
+def test_forged_clearing_record_is_caught(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         j.record_fault("integrity", "x")
         j.clear_faults("T. Nkosi", "fixed")
@@ -158,7 +158,7 @@ def test_removed_trigger(built: Path) -> None:
 
 
 @pytest.mark.parametrize("keep", [0.9, 0.5, 0.1, 0.0])
-def test_truncated_file(path: Path, fake: FakeClock, keep: float) -> None:
+def test_truncated_file(path: Path, fake: FakeClockSource, keep: float) -> None:
     with Journal.open(path, clock=fake) as j:
         for i in range(40):  # enough rows for a few dozen pages
             j.append(kind="card", payload={"n": i, "pad": "x" * 3000}, clock=fake(),
@@ -182,7 +182,7 @@ def test_garbage_file_is_a_problem_not_a_traceback(tmp_path: Path) -> None:
     assert "no journal" in missing.detail
 
 
-def test_bit_rot_in_a_stored_value_is_detected(path: Path, fake: FakeClock) -> None:
+def test_bit_rot_in_a_stored_value_is_detected(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         for i in range(50):
             j.append(kind="card", payload={"n": i, "card": "Qh"}, clock=fake(), outgoing=nothing)
@@ -193,7 +193,7 @@ def test_bit_rot_in_a_stored_value_is_detected(path: Path, fake: FakeClock) -> N
     assert found(verify_file(path)) == {("journal", "checksum_mismatch", 19)}
 
 
-def test_overwritten_page_is_detected(path: Path, fake: FakeClock) -> None:
+def test_overwritten_page_is_detected(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         for i in range(200):
             j.append(kind="card", payload={"n": i, "pad": "y" * 300}, clock=fake(),
@@ -282,7 +282,8 @@ def test_sigkill_inside_an_append_leaves_no_trace(path: Path) -> None:
     records = assert_consistent(path)
     assert all("doomed" not in r.payload for r in records)
     with Journal.open(path) as j:  # the killed writer's lock is gone; seqs carry on
-        record, [message] = j.append(kind="card", payload={"messages": 1}, clock=FakeClock()(),
+        record, [message] = j.append(kind="card", payload={"messages": 1},
+                                     clock=FakeClockSource()(),
                                      outgoing=events("after"))
         assert (record.seq, message.seq) == (5, 4)
     assert_consistent(path)
@@ -313,7 +314,7 @@ def test_replace_refuses_a_clean_journal(built: Path) -> None:
         replace_journal(built, operator="T. Nkosi", reason="test")
 
 
-def test_replace_keeps_the_damaged_file_and_continues_the_seq(built: Path, fake: FakeClock
+def test_replace_keeps_the_damaged_file_and_continues_the_seq(built: Path, fake: FakeClockSource
                                                               ) -> None:
     with Journal.open(built, clock=fake) as j:
         j.record_fault("integrity", "checksum mismatch at start")
@@ -342,7 +343,7 @@ def test_replace_keeps_the_damaged_file_and_continues_the_seq(built: Path, fake:
         assert j.verify() == []
 
 
-def test_replace_an_unreadable_file_needs_the_last_seq(path: Path, fake: FakeClock) -> None:
+def test_replace_an_unreadable_file_needs_the_last_seq(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         add(j, fake, 3, per_record=2)
     path.write_bytes(b"\x00" * 8192)

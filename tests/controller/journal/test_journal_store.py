@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.clock import FakeClock
+from controller.clock import FakeClockSource
 from controller.journal import (
     CREATED_KIND,
     FAULT_KIND,
@@ -85,7 +85,7 @@ def test_open_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
     assert not Path(f"{garbage}-wal").exists()
 
 
-def test_open_refuses_a_log_without_its_main_file(path: Path, fake: FakeClock) -> None:
+def test_open_refuses_a_log_without_its_main_file(path: Path, fake: FakeClockSource) -> None:
     Journal.open(path, clock=fake).close()
     Path(f"{path}-wal").write_bytes(b"")
     path.unlink()
@@ -93,7 +93,7 @@ def test_open_refuses_a_log_without_its_main_file(path: Path, fake: FakeClock) -
         Journal.open(path)
 
 
-def test_one_writer_many_readers(journal: Journal, path: Path, fake: FakeClock) -> None:
+def test_one_writer_many_readers(journal: Journal, path: Path, fake: FakeClockSource) -> None:
     with pytest.raises(JournalBusy, match="another process"):
         Journal.open(path)
     add(journal, fake, 2)
@@ -111,7 +111,7 @@ def test_one_writer_many_readers(journal: Journal, path: Path, fake: FakeClock) 
 # appending and replay
 
 
-def test_append_then_replay_in_order(journal: Journal, fake: FakeClock) -> None:
+def test_append_then_replay_in_order(journal: Journal, fake: FakeClockSource) -> None:
     payloads = [{"card": c, "seat": s} for c, s in [("Ah", 1), ("Kd", 2), ("5s", 1), ("Tc", 0)]]
     for p in payloads:
         journal.append(kind="card", payload=p, clock=fake(), outgoing=nothing)
@@ -123,7 +123,7 @@ def test_append_then_replay_in_order(journal: Journal, fake: FakeClock) -> None:
     assert all(b.mono_ns - a.mono_ns == 1_000_000 for a, b in itertools.pairwise(replayed))
 
 
-def test_records_stream_in_batches(journal: Journal, fake: FakeClock,
+def test_records_stream_in_batches(journal: Journal, fake: FakeClockSource,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("controller.journal.store._BATCH", 3)
     add(journal, fake, 10)
@@ -132,7 +132,7 @@ def test_records_stream_in_batches(journal: Journal, fake: FakeClock,
 
 
 def test_outgoing_sees_the_record_and_messages_get_consecutive_seqs(
-        journal: Journal, fake: FakeClock) -> None:
+        journal: Journal, fake: FakeClockSource) -> None:
     seen: list[JournalRecord] = []
 
     def outgoing(record: JournalRecord) -> list[Message]:
@@ -158,7 +158,7 @@ def test_outgoing_sees_the_record_and_messages_get_consecutive_seqs(
 
 
 def test_failed_apply_rolls_everything_back(journal: Journal, path: Path,
-                                            fake: FakeClock) -> None:
+                                            fake: FakeClockSource) -> None:
     add(journal, fake, 1, per_record=2)
 
     def explode(_record: JournalRecord) -> list[Message]:
@@ -184,7 +184,7 @@ def test_failed_apply_rolls_everything_back(journal: Journal, path: Path,
     assert journal.verify() == []
 
 
-def test_any_message_shaped_object_is_accepted(journal: Journal, fake: FakeClock) -> None:
+def test_any_message_shaped_object_is_accepted(journal: Journal, fake: FakeClockSource) -> None:
     """The table service has its own outgoing type; the journal reads the attributes."""
 
     @dataclass(frozen=True)
@@ -215,14 +215,15 @@ def test_any_message_shaped_object_is_accepted(journal: Journal, fake: FakeClock
         ("card", ["not", "a", "mapping"], "mapping"),
     ],
 )
-def test_append_refuses_bad_input(journal: Journal, fake: FakeClock, kind: str, payload: object,
+def test_append_refuses_bad_input(journal: Journal, fake: FakeClockSource, kind: str,
+                                  payload: object,
                                   message: str) -> None:
     with pytest.raises(JournalError, match=message):
         journal.append(kind=kind, payload=payload, clock=fake(), outgoing=nothing)  # type: ignore[arg-type]
     assert journal.counts()["records"] == 1
 
 
-def test_append_from_inside_outgoing_is_refused(journal: Journal, fake: FakeClock) -> None:
+def test_append_from_inside_outgoing_is_refused(journal: Journal, fake: FakeClockSource) -> None:
     def reenter(_record: JournalRecord) -> list[Message]:
         journal.append(kind="card", payload={}, clock=fake(), outgoing=nothing)
         return []
@@ -232,8 +233,9 @@ def test_append_from_inside_outgoing_is_refused(journal: Journal, fake: FakeCloc
     assert journal.counts()["records"] == 1
 
 
-def test_appends_from_several_threads_are_serialised(journal: Journal, fake: FakeClock) -> None:
-    readings = [fake() for _ in range(40)]  # taken up front: FakeClock is not thread-safe
+def test_appends_from_several_threads_are_serialised(journal: Journal,
+                                                     fake: FakeClockSource) -> None:
+    readings = [fake() for _ in range(40)]  # taken up front: FakeClockSource is not thread-safe
 
     def worker(w: int) -> None:
         for i in range(10):
@@ -261,7 +263,7 @@ def assert_consistent_pairs(journal: Journal) -> None:
         assert (a.record_seq, a.type, b.type) == (b.record_seq, "a", "b")
 
 
-def test_seq_is_contiguous_across_reopening(path: Path, fake: FakeClock) -> None:
+def test_seq_is_contiguous_across_reopening(path: Path, fake: FakeClockSource) -> None:
     for _ in range(3):
         with Journal.open(path, clock=fake) as j:
             add(j, fake, 2, per_record=1)
@@ -273,7 +275,7 @@ def test_seq_is_contiguous_across_reopening(path: Path, fake: FakeClock) -> None
 
 
 def test_payload_is_stored_as_canonical_json(journal: Journal, path: Path,
-                                             fake: FakeClock) -> None:
+                                             fake: FakeClockSource) -> None:
     journal.append(kind="card", payload={"b": [1, 2], "a": "é", "c": {"z": None, "y": True}},
                    clock=fake(), outgoing=nothing)
     con = raw(path)
@@ -283,7 +285,7 @@ def test_payload_is_stored_as_canonical_json(journal: Journal, path: Path,
 
 
 def test_checksums_follow_the_documented_encoding(journal: Journal, path: Path,
-                                                  fake: FakeClock) -> None:
+                                                  fake: FakeClockSource) -> None:
     """Recomputed here from docs/journal.md alone, so a technician's script can do the same."""
     add(journal, fake, 2, per_record=1)
     con = raw(path)
@@ -311,7 +313,8 @@ def test_checksums_follow_the_documented_encoding(journal: Journal, path: Path,
     assert GENESIS == "0" * 64
 
 
-def test_clock_fields_are_stored_including_sync_state(journal: Journal, fake: FakeClock) -> None:
+def test_clock_fields_are_stored_including_sync_state(journal: Journal,
+                                                      fake: FakeClockSource) -> None:
     fake.synced = False
     record, [message] = journal.append(kind="card", payload={}, clock=fake(),
                                        outgoing=events("x"))
@@ -327,7 +330,7 @@ def test_clock_fields_are_stored_including_sync_state(journal: Journal, fake: Fa
 # outbox delivery
 
 
-def test_pending_delivered_and_resend_ranges(path: Path, fake: FakeClock) -> None:
+def test_pending_delivered_and_resend_ranges(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         j.append(kind="card", payload={}, clock=fake(), outgoing=events("a", "b", "c"))
         j.append(kind="card", payload={}, clock=fake(), outgoing=events("d", "e"))
@@ -354,7 +357,7 @@ def test_pending_delivered_and_resend_ranges(path: Path, fake: FakeClock) -> Non
 # faults
 
 
-def test_faults_persist_until_an_operator_clears_them(path: Path, fake: FakeClock) -> None:
+def test_faults_persist_until_an_operator_clears_them(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         first = j.record_fault("integrity", "journal seq 7: checksum mismatch")
         second = j.record_fault("device", "shoe   silent\nfor 30 s")
@@ -386,7 +389,7 @@ def test_faults_persist_until_an_operator_clears_them(path: Path, fake: FakeCloc
         assert j.verify() == []
 
 
-def test_faults_are_not_cleared_on_a_damaged_journal(path: Path, fake: FakeClock) -> None:
+def test_faults_are_not_cleared_on_a_damaged_journal(path: Path, fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake) as j:
         add(j, fake, 3)
         j.record_fault("integrity", "found at start")
@@ -406,7 +409,7 @@ step = st.tuples(st.integers(min_value=0, max_value=3), st.booleans())
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(step, min_size=1, max_size=8))
 def test_any_mix_of_appends_keeps_a_whole_record(steps: list[tuple[int, bool]]) -> None:
-    fake = FakeClock(start=T0)
+    fake = FakeClockSource(start=T0)
     expected: list[tuple[int, int]] = []  # (record seq, messages) of committed appends
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp) / "j"
