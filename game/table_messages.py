@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar, Final, Self
 
 from game.message_fields import BodyReader
 from game.standings import ScoreStatus
@@ -203,13 +203,14 @@ class _HandMessage:
         return dict(self.record)
 
     @classmethod
-    def _read(cls, body: Mapping[str, Any], sender: str | None) -> tuple[str, str | None]:
+    def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> Self:
+        """Read a body (MessageError if it breaks a rule); ``sender`` is the table's id."""
         r = BodyReader(cls.TYPE, body)
         hand_id = r.text("hand_id", 64)
         heat_id = r.opt_text("heat_id", 64)
         r.opt_equal("table", sender, _sender(sender))
         r.opt_equal("status", cls.STATUS, f"{cls.STATUS!r} for {cls.TYPE}")
-        return hand_id, heat_id
+        return cls(hand_id=hand_id, heat_id=heat_id, record=dict(body))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -219,12 +220,6 @@ class HandSettled(_HandMessage):
     TYPE: ClassVar[str] = "hand.settled"
     STATUS: ClassVar[str] = "settled"
 
-    @classmethod
-    def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> HandSettled:
-        """Read a body (MessageError if it breaks a rule); ``sender`` is the table's id."""
-        hand_id, heat_id = cls._read(body, sender)
-        return cls(hand_id=hand_id, heat_id=heat_id, record=dict(body))
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HandVoided(_HandMessage):
@@ -232,12 +227,6 @@ class HandVoided(_HandMessage):
 
     TYPE: ClassVar[str] = "hand.voided"
     STATUS: ClassVar[str] = "void"
-
-    @classmethod
-    def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> HandVoided:
-        """Read a body (MessageError if it breaks a rule); ``sender`` is the table's id."""
-        hand_id, heat_id = cls._read(body, sender)
-        return cls(hand_id=hand_id, heat_id=heat_id, record=dict(body))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
