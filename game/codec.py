@@ -21,6 +21,7 @@ from game.events import (
     HandVoided,
     PlayMade,
     SeatFolded,
+    WagersSeen,
 )
 from game.hand import Hand, Phase
 from game.settle import WAGERS, HandSettlement, SeatWagers
@@ -81,6 +82,7 @@ def hand_record(hand: Hand, *, entries: Mapping[int, str], table: str) -> dict[s
             decisions[e.seat] = {"play": e.multiple, "street": e.street, "amount": e.amount_cents}
         elif isinstance(e, SeatFolded):
             decisions[e.seat] = {"fold": True}
+    keyed = {e.seat for e in events if isinstance(e, WagersSeen) and e.source == "manual"}
     seats: list[dict[str, Any]] = []
     for seat in hand.seats_in_hand:
         wagers = hand.wagers(seat)
@@ -91,6 +93,7 @@ def hand_record(hand: Hand, *, entries: Mapping[int, str], table: str) -> dict[s
             "hole": hole,
             "wagers": wagers_record(wagers) if wagers else {},
             "decision": decisions.get(seat),
+            "wager_source": "manual" if seat in keyed else "rfid",
         })
     voided = next((e for e in events if isinstance(e, HandVoided)), None)
     settlement = hand.settlement
@@ -122,6 +125,8 @@ def hand_record(hand: Hand, *, entries: Mapping[int, str], table: str) -> dict[s
             for e in events if isinstance(e, AlertResolved)
         ],
         "nets": {str(seat): net for seat, net in sorted(hand.nets_cents().items())},
+        # Rule 58: a hand with any card or wager keyed by hand is marked manual, end to end.
+        "manual": bool(keyed) or any(e.source == "manual" for e in reads),
     }
     if voided is not None:
         record["void"] = {"reason": voided.reason, "by": voided.by, "at": _ts(voided.at)}

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from game.message_fields import BodyReader, MessageError
+from game.staff import StaffRoster, check_hash
 from game.table_messages import STAGES
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "OpenHeat",
     "Resend",
     "Seat",
+    "StaffRoster",
     "TableCommand",
     "Unseat",
     "VoidHand",
@@ -55,16 +57,32 @@ class Seat:
     NAME: ClassVar[str] = "seat"
     entry_id: str
     seat: int
+    # How the participant proves it is them when acknowledging the score (game.staff hashes
+    # of the patron's rewards card number and PIN); never a name or an ID number.
+    card_hash: str | None = None
+    pin_hash: str | None = None
 
     def args(self) -> dict[str, Any]:
-        """The command's arguments in its body."""
-        return {"entry_id": self.entry_id, "seat": self.seat}
+        """The command's arguments in its body (the hashes only when the desk has them)."""
+        out: dict[str, Any] = {"entry_id": self.entry_id, "seat": self.seat}
+        if self.card_hash is not None:
+            out["card_hash"] = self.card_hash
+        if self.pin_hash is not None:
+            out["pin_hash"] = self.pin_hash
+        return out
 
     @classmethod
     def decode(cls, body: Mapping[str, Any]) -> Seat:
         """Read the arguments (MessageError naming the field if one is bad)."""
         r = BodyReader(cls.NAME, body)
-        return cls(entry_id=r.text("entry_id", 40), seat=r.count("seat"))
+        hashes = {}
+        for name in ("card_hash", "pin_hash"):
+            value = r.opt_text(name, 200)
+            problem = None if value is None else check_hash(value)
+            if problem is not None:
+                raise MessageError(cls.NAME, name, problem, value)
+            hashes[name] = value
+        return cls(entry_id=r.text("entry_id", 40), seat=r.count("seat"), **hashes)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -161,9 +179,11 @@ class Resend:
         return cls(from_seq=BodyReader(cls.NAME, body).seq("from_seq"))
 
 
-TableCommand = OpenHeat | Seat | Unseat | VoidHand | CloseHeat | AckScore | Resend
+TableCommand = (OpenHeat | Seat | Unseat | VoidHand | CloseHeat | AckScore | Resend
+                | StaffRoster)
 COMMANDS: dict[str, type[TableCommand]] = {
-    c.NAME: c for c in (OpenHeat, Seat, Unseat, VoidHand, CloseHeat, AckScore, Resend)}
+    c.NAME: c for c in (OpenHeat, Seat, Unseat, VoidHand, CloseHeat, AckScore, Resend,
+                        StaffRoster)}
 
 
 def command_body(*, table: str | None, name: str, command_id: str | None,

@@ -48,6 +48,10 @@ class SpotBook:
         self._manual[(seat, spot)] = amount_cents
         self._uids.pop((seat, spot), None)
 
+    def keyed(self, seat: int, spot: str) -> bool:
+        """True when the spot's amount was keyed by hand, not read."""
+        return (seat, spot) in self._manual
+
     def clear_seat(self, seat: int) -> None:
         """A seat's entry left: forget keyed amounts and reported problems, but keep what the
         readers last saw on its spots (they report a spot only when its chips change, so chips

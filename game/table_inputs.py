@@ -2,8 +2,9 @@
 from a journal record's (kind, payload) to it.
 
 Kinds: devices ``card``, ``chips``, ``manual_wager``, ``shoe_status``, ``device_alert``; the
-dealer's console ``dealer`` (with an ``action``); the tournament desk ``desk`` (a signed
-command, `game.desk_commands`); the daemon's boot record ``start``. A payload that cannot be
+dealer's console ``dealer`` (with an ``action``); the participant's ``participant``
+(acknowledge or dispute a score); staff sign-ins ``staff``; the tournament desk ``desk`` (a
+signed command, `game.desk_commands`); the daemon's boot record ``start``. A payload that cannot be
 read becomes `Unreadable`, which the core refuses with the reason (it is journaled all the
 same, so replay sees the same refusal).
 """
@@ -27,11 +28,15 @@ __all__ = [
     "CorrectCard",
     "DealerAction",
     "DeviceTrouble",
+    "Dispute",
     "NoMoreBets",
+    "PayoutCheckPressed",
+    "PayoutOverride",
     "ResolveAlert",
     "RevealHand",
     "SettleHand",
     "ShoeReported",
+    "StaffChange",
     "TableInput",
     "Unreadable",
     "VoidByDealer",
@@ -53,6 +58,7 @@ class CardSeen:
     card: Card
     source: Literal["shoe", "manual"] = "shoe"
     read_index: object = None  # the shoe's read counter, quoted in an alert
+    by: str | None = None  # who keyed a manual card
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,6 +77,7 @@ class WagerKeyed:
     seat: int
     spot: str
     amount_cents: int
+    by: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -93,10 +100,46 @@ class DeviceTrouble:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Acknowledge:
-    """The player acknowledged their recorded score at the table."""
+    """The player acknowledged their recorded score at the table, by ``method`` (the proofs
+    the daemon checked before journaling: "card", "pin", "signature", joined by "+")."""
 
     entry_id: str
     method: str = "card_tap"
+    by: str | None = None
+    evidence: str | None = None  # SHA-256 of the signature drawn, when one was
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dispute:
+    """The player disputed their recorded score at the table, with a note."""
+
+    entry_id: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StaffChange:
+    """A dealer or supervisor signed in or out at the console, or failed to (the daemon checked
+    the PIN or card before journaling; the secret itself is never journaled)."""
+
+    event: Literal["signed_in", "signed_out", "sign_in_failed"]
+    method: str
+    staff_id: str | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayoutCheckPressed:
+    """The dealer says the payout is done: any spot not paid becomes an alert."""
+
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayoutOverride:
+    """A supervisor accepts the payout as it stands, with the reason."""
+
+    reason: str
     by: str | None = None
 
 
@@ -159,9 +202,9 @@ class Unreadable:
 
 
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
-                | ResolveAlert)
+                | ResolveAlert | PayoutCheckPressed | PayoutOverride)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
-              | DealerAction | DeskOrder | Unreadable)
+              | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
 
 
 def reason_of(exc: BaseException) -> str:
@@ -178,7 +221,12 @@ def _by(p: Mapping[str, Any]) -> str | None:
 
 def _card(p: Mapping[str, Any]) -> CardSeen:
     source: Literal["shoe", "manual"] = "manual" if p.get("source") == "manual" else "shoe"
-    return CardSeen(card=parse_card(p["card"]), source=source, read_index=p.get("read_index"))
+    by = _by(p)
+    device = p.get("device")
+    if by is None and source == "manual" and isinstance(device, str) and ":" in device:
+        by = device.partition(":")[2] or None  # the manual shoe names its operator
+    return CardSeen(card=parse_card(p["card"]), source=source, read_index=p.get("read_index"),
+                    by=by if source == "manual" else None)
 
 
 def _chips(p: Mapping[str, Any]) -> ChipsSeen:
@@ -187,7 +235,8 @@ def _chips(p: Mapping[str, Any]) -> ChipsSeen:
 
 
 def _wager(p: Mapping[str, Any]) -> WagerKeyed:
-    return WagerKeyed(seat=int(p["seat"]), spot=str(p["spot"]), amount_cents=int(p["amount"]))
+    return WagerKeyed(seat=int(p["seat"]), spot=str(p["spot"]), amount_cents=int(p["amount"]),
+                      by=_by(p))
 
 
 def _shoe(p: Mapping[str, Any]) -> ShoeReported:
@@ -201,6 +250,8 @@ def _trouble(p: Mapping[str, Any]) -> DeviceTrouble:
 _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
     "acknowledge": lambda p: Acknowledge(entry_id=str(p["entry_id"]),
                                          method=str(p.get("method", "card_tap")), by=_by(p)),
+    "payout_check": lambda p: PayoutCheckPressed(by=_by(p)),
+    "payout_override": lambda p: PayoutOverride(reason=_reason(p), by=_by(p)),
     "no_more_bets": lambda p: NoMoreBets(by=_by(p)),
     "settle": lambda p: SettleHand(by=_by(p)),
     "reveal": lambda p: RevealHand(by=_by(p)),
@@ -220,6 +271,41 @@ def _dealer(p: Mapping[str, Any]) -> DealerAction:
     return read(p)
 
 
+def _reason(p: Mapping[str, Any]) -> str:
+    reason = p["reason"]
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("a reason is required")
+    return reason.strip()
+
+
+def _participant(p: Mapping[str, Any]) -> Acknowledge | Dispute:
+    action, entry = p["action"], str(p["entry_id"])
+    if action == "acknowledge":
+        evidence = p.get("evidence")
+        return Acknowledge(entry_id=entry, method=str(p["method"]), by=None,
+                           evidence=None if evidence is None else str(evidence))
+    if action == "dispute":
+        note = p["note"]
+        if not isinstance(note, str) or not note.strip():
+            raise ValueError("a dispute needs a note saying what is wrong")
+        return Dispute(entry_id=entry, note=note.strip())
+    raise ValueError(f"unknown participant action {action!r}")
+
+
+_STAFF_EVENTS: dict[str, Literal["signed_in", "signed_out", "sign_in_failed"]] = {
+    "signed_in": "signed_in", "signed_out": "signed_out", "sign_in_failed": "sign_in_failed"}
+
+
+def _staff(p: Mapping[str, Any]) -> StaffChange:
+    event = _STAFF_EVENTS.get(str(p["event"]))
+    if event is None:
+        raise ValueError(f"unknown staff event {p['event']!r}")
+    staff_id = p.get("staff_id")
+    return StaffChange(event=event, method=str(p["method"]),
+                       staff_id=None if staff_id is None else str(staff_id),
+                       detail=str(p.get("detail", "")))
+
+
 _READERS: dict[str, Callable[[Mapping[str, Any]], TableInput]] = {
     "start": lambda _: Boot(),
     "card": _card,
@@ -228,6 +314,8 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], TableInput]] = {
     "shoe_status": _shoe,
     "device_alert": _trouble,
     "dealer": _dealer,
+    "participant": _participant,
+    "staff": _staff,
     "desk": DeskOrder.decode,
 }
 

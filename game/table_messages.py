@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Self
 
+from game.console_messages import PayoutChecked, ScoreDisputed, StaffEvent
 from game.message_fields import BodyReader
 from game.standings import ScoreStatus
 from game.tournament import Stage
@@ -27,9 +28,12 @@ __all__ = [
     "HandVoided",
     "HeatClosed",
     "HeatOpened",
+    "PayoutChecked",
     "ScoreAcknowledged",
+    "ScoreDisputed",
     "ScoreRecorded",
     "ScoreVoided",
+    "StaffEvent",
     "TableMessage",
 ]
 
@@ -279,11 +283,15 @@ class ScoreAcknowledged:
     stage: str | None = None
     by: str | None = None
     at: str | None = None
+    evidence: str | None = None  # the SHA-256 of a signature drawn on the screen
 
     def encode(self) -> dict[str, Any]:
-        """The JSON body."""
-        return {"entry_id": self.entry_id, "score": self.score, "stage": self.stage,
+        """The JSON body (``evidence`` only when there is some)."""
+        body = {"entry_id": self.entry_id, "score": self.score, "stage": self.stage,
                 "method": self.method, "by": self.by, "at": self.at}
+        if self.evidence is not None:
+            body["evidence"] = self.evidence
+        return body
 
     @classmethod
     def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> ScoreAcknowledged:
@@ -292,7 +300,7 @@ class ScoreAcknowledged:
         r = BodyReader(cls.TYPE, body)
         return cls(entry_id=r.text("entry_id", 40), score=r.cents("score"),
                    method=r.text("method", 32), stage=r.raw("stage"), by=r.raw("by"),
-                   at=r.raw("at"))
+                   at=r.raw("at"), evidence=r.opt_text("evidence", 64))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -350,4 +358,4 @@ class CommandResult:
 
 TableMessage = (DeviceState | Alert | HeatOpened | HeatClosed | EntrySeated | EntryUnseated
                 | HandSettled | HandVoided | ScoreRecorded | ScoreAcknowledged | ScoreVoided
-                | CommandResult)
+                | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent)

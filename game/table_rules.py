@@ -8,6 +8,7 @@ waiting for acknowledgement and the desk commands held until the hand ends.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -15,6 +16,7 @@ from typing import Any, Final, Literal
 
 from game.chips import ChipRegistry
 from game.codec import hand_record
+from game.console_messages import PayoutChecked, ScoreDisputed
 from game.deal import DealSequence
 from game.desk_commands import (
     AckScore,
@@ -31,9 +33,11 @@ from game.errors import GameError
 from game.events import AlertRaised
 from game.hand import Hand, Phase
 from game.message_fields import format_ts
+from game.payout import PayoutCheck
 from game.paytables import Paytables
 from game.settle import WAGERS, SeatWagers
 from game.spot_book import SpotBook
+from game.staff import LockoutPolicy, StaffRoster
 from game.table import TableSession
 from game.table_inputs import (
     Acknowledge,
@@ -42,11 +46,15 @@ from game.table_inputs import (
     ChipsSeen,
     CorrectCard,
     DeviceTrouble,
+    Dispute,
     NoMoreBets,
+    PayoutCheckPressed,
+    PayoutOverride,
     ResolveAlert,
     RevealHand,
     SettleHand,
     ShoeReported,
+    StaffChange,
     TableInput,
     Unreadable,
     VoidByDealer,
@@ -67,6 +75,8 @@ from game.table_messages import (
     ScoreRecorded,
     TableMessage,
 )
+from game.table_staff import TableStaff
+from game.table_status import core_status
 from game.tournament import Entry, Stage
 from game.tournament_schema import TournamentSettings
 
@@ -90,6 +100,7 @@ class Refused(GameError):
 
 
 _FAILURES: Final = (GameError, KeyError, TypeError, ValueError)
+RECENT_HANDS: Final = 10  # game recall on the dealer's screen
 Out = list[TableMessage]
 
 
@@ -98,7 +109,8 @@ class TableCore:
 
     def __init__(self, *, table_id: str, settings: TournamentSettings, paytables: Paytables,
                  deal: DealSequence, registry: ChipRegistry,
-                 marker_set: str = "bonus-marker") -> None:
+                 marker_set: str = "bonus-marker", verify_payouts: bool = False,
+                 lockout: LockoutPolicy | None = None) -> None:
         self.table_id = table_id
         self.settings = settings
         self.paytables = paytables
@@ -113,6 +125,13 @@ class TableCore:
         self.held: list[DeskOrder] = []  # desk commands waiting for the hand to end
         self._fed: dict[int, SeatWagers] = {}  # what the open hand last saw per seat
         self._commands_seen: set[tuple[str, int]] = set()  # (desk signer, envelope seq)
+        self.staff = TableStaff(lockout)
+        self.verify_payouts = verify_payouts
+        self.payout: PayoutCheck | None = None  # the last settled hand's, until it is paid
+        self.proofs: dict[str, Seat] = {}  # entry id -> its seating (the ack credentials)
+        self.disputed: dict[str, str] = {}  # entry id -> the participant's note
+        self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_HANDS)
+        self.last_hand_at: dict[str, str] = {}  # entry id -> when its last hand ended
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -147,18 +166,26 @@ class TableCore:
                 if given.spot in WAGERS:  # else an antenna that is no wager spot (marker rest)
                     self.spots.see_chips(given.seat, given.spot, given.uids)
                     self._wagers_changed(given.seat, out, at, source="rfid")
+                    self._payout_seen(given.seat, given.spot, out, at, keyed=False)
             case WagerKeyed():
+                self.staff.authorize("manual_wager", given.by)
                 if given.spot not in WAGERS or given.amount_cents < 0:
                     raise Refused(f"cannot key {given.amount_cents} on {given.spot!r}")
                 self.spots.key_amount(given.seat, given.spot, given.amount_cents)
                 self._wagers_changed(given.seat, out, at, source="manual")
+                self._payout_seen(given.seat, given.spot, out, at, keyed=True)
             case ShoeReported():
                 out.append(DeviceState(device=given.device, state=given.state,
                                        detail=given.detail, at=format_ts(at)))
             case DeviceTrouble():
                 self._trouble(given, at, out)
             case Acknowledge():
-                self._acknowledge(given.entry_id, given.method, given.by, at, out)
+                self._acknowledge(given.entry_id, given.method, given.by, at, out,
+                                  evidence=given.evidence)
+            case Dispute():
+                self._dispute(given, at, out)
+            case StaffChange():
+                out.extend(self.staff.change(given, at))
             case DeskOrder():
                 return self._desk(given, at, out)
             case _:
@@ -173,44 +200,14 @@ class TableCore:
         return self.session.hand if self.session else None
 
     def status(self) -> dict[str, Any]:
-        """A summary for the status message and `showdown table status`."""
-        hand = self.hand
-        return {
-            "heat": self.heat_id,
-            "stage": self.session.rules.stage.value if self.session else None,
-            "seats": {str(s): {"entry_id": e.entry_id, "balance": e.balance_cents,
-                               "hands_played": e.hands_played, "markers_left": e.markers_left}
-                      for s, e in sorted(self.session.seats.items())} if self.session else {},
-            "spots": self._spots_view(),
-            "hand": None if hand is None else {
-                "hand_id": hand.hand_id, "phase": hand.phase.value, "paused": hand.paused,
-                "seats_in_hand": list(hand.seats_in_hand),
-                "cards_read": len(hand.cards()),
-                "next_target": None if hand.next_target is None else str(hand.next_target),
-                "open_alerts": [{"id": a.alert_id, "kind": a.kind, "message": a.message}
-                                for a in hand.open_alerts],
-            },
-            "hands_opened": self.hands_opened,
-            "alerts": self.alerts_raised,
-            "inputs": self.inputs_applied,
-            "unacknowledged_scores": sorted(self.unacknowledged),
-            "held_commands": [_held_view(h) for h in self.held],
-        }
-
-    def _spots_view(self) -> dict[str, dict[str, Any]]:
-        if self.session is None:
-            return {}
-        view: dict[str, dict[str, Any]] = {}
-        for seat, entry in sorted(self.session.seats.items()):
-            wagers, _ = self.spots.wagers(seat, entry.entry_id, report=False)
-            view[str(seat)] = {w: wagers.amount(w) for w in WAGERS if wagers.amount(w)}
-            if wagers.markers:
-                view[str(seat)]["markers"] = sorted(wagers.markers)
-        return view
+        """A summary for the status message and `showdown table status` (game.table_status)."""
+        return core_status(self)
 
     # ---- devices ------------------------------------------------------------------------
 
     def _card(self, given: CardSeen, at: datetime, out: Out) -> None:
+        if given.source == "manual":
+            self.staff.authorize("manual_card", given.by)
         hand = self.hand
         if hand is None:
             self._alert(out, "card_without_hand", f"card {given.card} read (shoe read"
@@ -231,9 +228,14 @@ class TableCore:
     # ---- the dealer's console ----------------------------------------------------------
 
     def _dealer(self, given: TableInput, at: datetime, out: Out) -> dict[str, Any]:
+        self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
+        if isinstance(given, PayoutCheckPressed | PayoutOverride):
+            return self._payout_action(given, at, out)
         if self.session is None:
             raise Refused("no heat is open at this table")
         if isinstance(given, NoMoreBets):
+            if self.payout is not None and self.session.hand is None:
+                raise Refused(self.payout.refusal())
             hand = self._open_hand(at)
             before = len(hand.events)
             hand.no_more_bets(at=at)
@@ -282,6 +284,9 @@ class TableCore:
             case AckScore():
                 self._acknowledge(command.entry_id, command.method, order.signer, at, out)
                 return None
+            case StaffRoster():
+                self.staff.take_roster(command)
+                return {"roster_version": command.version, "staff": len(command.members)}
         session = self._session()
         if isinstance(command, Unseat | CloseHeat) and session.hand is not None:
             return self._hold(order, session)
@@ -307,6 +312,7 @@ class TableCore:
         session = self._session()
         entry = Entry.start(entry_id=command.entry_id, rules=session.rules)
         session.seat_entry(entry, command.seat)
+        self.proofs[entry.entry_id] = command
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 
@@ -438,7 +444,12 @@ class TableCore:
         record["settled_at" if settled else "voided_at"] = format_ts(at)
         kind = HandSettled if settled else HandVoided
         out.append(kind(hand_id=hand.hand_id, heat_id=self.heat_id, record=record))
+        self.recent.appendleft(record)
+        for entry_id in entries.values():
+            self.last_hand_at[entry_id] = format_ts(at)
         assert self.heat_id is not None
+        if settled and self.verify_payouts and hand.settlement is not None:
+            self._start_payout(hand, entries, at, out)
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
             score = ScoreRecorded(
@@ -453,17 +464,85 @@ class TableCore:
         self._apply_held(out, at)
 
     def _acknowledge(self, entry_id: str, method: str, by: str | None, at: datetime,
-                     out: Out) -> None:
+                     out: Out, *, evidence: str | None = None) -> None:
         score = self.unacknowledged.pop(entry_id, None)
         if score is None:
             raise Refused(f"entry {entry_id} has no unacknowledged score at this table")
+        self.disputed.pop(entry_id, None)
+        self.proofs.pop(entry_id, None)
         out.append(ScoreAcknowledged(entry_id=entry_id, score=score.score, stage=score.stage,
-                                     method=method, by=by, at=format_ts(at)))
+                                     method=method, by=by, at=format_ts(at),
+                                     evidence=evidence))
+
+    def _dispute(self, given: Dispute, at: datetime, out: Out) -> None:
+        score = self.unacknowledged.get(given.entry_id)
+        if score is None:
+            raise Refused(f"entry {given.entry_id} has no unacknowledged score at this table")
+        self.disputed[given.entry_id] = given.note
+        out.append(ScoreDisputed(entry_id=given.entry_id, score=score.score, note=given.note,
+                                 stage=score.stage, heat_id=score.heat_id, at=format_ts(at)))
+
+    # ---- the payout, checked by the chip readers ---------------------------------------
+
+    def _start_payout(self, hand: Hand, entries: Mapping[int, str], at: datetime,
+                      out: Out) -> None:
+        def held(seat: int, spot: str) -> tuple[int, bool]:
+            wagers, _ = self.spots.wagers(seat, entries.get(seat), report=False)
+            return wagers.amount(spot), self.spots.keyed(seat, spot)
+
+        assert hand.settlement is not None
+        self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
+                                     settlement=hand.settlement, held=held)
+        self._payout_done(out, at)
+
+    def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
+                     keyed: bool) -> None:
+        check = self.payout
+        if check is None or (seat, spot) not in check.spots:
+            return
+        entry = self.session.seats.get(seat) if self.session else None
+        wagers, _ = self.spots.wagers(seat, entry.entry_id if entry else None, report=False)
+        over = check.see(seat, spot, wagers.amount(spot), keyed=keyed)
+        if over is not None:
+            kind, words = over.problem()
+            self._alert(out, kind, words, at, source="payout", seat=seat,
+                        hand_id=check.hand_id)
+        self._payout_done(out, at)
+
+    def _payout_done(self, out: Out, at: datetime) -> None:
+        check = self.payout
+        if check is None or not check.complete:
+            return
+        out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
+                                 outcome="verified",
+                                 unverifiable=tuple(s.line for s in check.keyed()),
+                                 at=format_ts(at)))
+        self.payout = None
+
+    def _payout_action(self, given: PayoutCheckPressed | PayoutOverride, at: datetime,
+                       out: Out) -> dict[str, Any]:
+        check = self.payout
+        if check is None:
+            raise Refused("no payout is waiting to be checked")
+        if isinstance(given, PayoutOverride):
+            out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
+                                     outcome="overridden",
+                                     mismatches=tuple(s.line for s in check.unpaid()),
+                                     unverifiable=tuple(s.line for s in check.keyed()),
+                                     by=given.by, reason=given.reason, at=format_ts(at)))
+            self.payout = None
+            return {"hand_id": check.hand_id, "payout": "overridden"}
+        for spot in check.unpaid():
+            kind, words = spot.problem()
+            self._alert(out, kind, words, at, source="payout", seat=spot.seat,
+                        hand_id=check.hand_id)
+        return {"hand_id": check.hand_id, "payout": check.view()}
 
 
 _ACTION_NAMES: Final[Mapping[type, str]] = {
-    SettleHand: "settle", RevealHand: "reveal", VoidByDealer: "void",
-    CorrectCard: "correct_card", ResolveAlert: "resolve_alert",
+    NoMoreBets: "no_more_bets", SettleHand: "settle", RevealHand: "reveal",
+    VoidByDealer: "void", CorrectCard: "correct_card", ResolveAlert: "resolve_alert",
+    PayoutCheckPressed: "payout_check", PayoutOverride: "payout_override",
 }
 
 
@@ -477,9 +556,3 @@ def _held_key(order: DeskOrder) -> tuple[Any, ...]:
     """Held commands that would do the same thing share a key."""
     command = order.command
     return (order.name, getattr(command, "seat", None), getattr(command, "entry_id", None))
-
-
-def _held_view(order: DeskOrder) -> dict[str, Any]:
-    shown = {"command": order.name, **order.command.args()}
-    return {k: shown[k] for k in ("command", "seat", "entry_id", "reason")
-            if shown.get(k) is not None}

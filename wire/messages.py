@@ -20,6 +20,7 @@ from game.desk_commands import (
     OpenHeat,
     Resend,
     Seat,
+    StaffRoster,
     TableCommand,
     Unseat,
     VoidHand,
@@ -35,9 +36,12 @@ from game.table_messages import (
     HandVoided,
     HeatClosed,
     HeatOpened,
+    PayoutChecked,
     ScoreAcknowledged,
+    ScoreDisputed,
     ScoreRecorded,
     ScoreVoided,
+    StaffEvent,
     TableMessage,
 )
 from wire.topics import TopicSuffix
@@ -63,11 +67,15 @@ __all__ = [
     "Message",
     "MessageError",
     "OpenHeat",
+    "PayoutChecked",
     "Resend",
     "ScoreAcknowledged",
+    "ScoreDisputed",
     "ScoreRecorded",
     "ScoreVoided",
     "Seat",
+    "StaffEvent",
+    "StaffRoster",
     "Standings",
     "TableCommand",
     "TableMessage",
@@ -177,8 +185,9 @@ class Standings:
 
 
 _EVENTS: Final = (DeviceState, Alert, HeatOpened, HeatClosed, EntrySeated, EntryUnseated,
-                  HandSettled, HandVoided, CommandResult, CommandRejected)
-_SCORES: Final = (ScoreRecorded, ScoreAcknowledged, ScoreVoided)
+                  HandSettled, HandVoided, CommandResult, CommandRejected, PayoutChecked,
+                  StaffEvent)
+_SCORES: Final = (ScoreRecorded, ScoreAcknowledged, ScoreVoided, ScoreDisputed)
 _STATUS: Final = (Availability,)
 
 TOPIC_OF: Final[Mapping[str, TopicSuffix]] = {

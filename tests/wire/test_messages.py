@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from game.console_messages import PayoutLine
 from game.message_fields import MessageError
 from wire.messages import (
     COMMANDS,
@@ -26,8 +27,11 @@ from wire.messages import (
     HeatClosed,
     HeatOpened,
     OpenHeat,
+    PayoutChecked,
     Resend,
     ScoreAcknowledged,
+    ScoreDisputed,
+    StaffEvent,
     ScoreRecorded,
     ScoreVoided,
     Seat,
@@ -71,6 +75,17 @@ MESSAGES: list[Any] = [
     Availability(state="offline", link={}, clean=True),
     CommandRejected(reason="bad_signature", detail="x", payload_sha256="ab" * 32,
                     payload_bytes=120, claimed_sender="desk-1", claimed_type="seat"),
+    ScoreAcknowledged(entry_id="E1", score=23_450, stage="qualifying", method="card+signature",
+                      at=AT, evidence="ab" * 32),
+    ScoreDisputed(entry_id="E1", score=23_450, note="hand 12 was paid short", stage="qualifying",
+                  heat_id="Q-1", at=AT),
+    PayoutChecked(hand_id="t07-000001", outcome="verified", heat_id="Q-1", at=AT),
+    PayoutChecked(hand_id="t07-000002", outcome="overridden", heat_id="Q-1",
+                  mismatches=(PayoutLine(seat=2, spot="ante", expected=20_000, held=25_000),),
+                  by="S1", reason="player walked away with the overpay; surveillance notified",
+                  at=AT),
+    StaffEvent(event="signed_in", method="pin", staff_id="D12", role="dealer", at=AT),
+    StaffEvent(event="sign_in_failed", method="card", detail="unknown card ****0123", at=AT),
 ]
 
 
