@@ -17,20 +17,23 @@ import signal
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
+from controller.console_gate import GATE_ACTIONS, ConsoleGate
 from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.table_service import Applied, TableService
-from drivers.protocols import CardReader, ChipReader
-from drivers.readings import CardReading, ChipInventory, DeviceAlert, ShoeStatus
+from drivers.protocols import CardReader, ChipReader, IdReader
+from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus
 from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
+from game.staff import ACTIONS, LockoutPolicy
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables, read_tournament
@@ -60,6 +63,7 @@ class TableDevices:
 
     shoe: CardReader
     rfid: ChipReader
+    ids: IdReader | None = None  # the ID-card reader (rewards and employee cards), if fitted
 
 
 class DeviceSource(Protocol):
@@ -92,6 +96,9 @@ class TableDaemon:
         self.devices: TableDevices | None = None
         self.faults: list[str] = []
         self.ready = asyncio.Event()
+        self.gate: ConsoleGate | None = None
+        self.version = 0  # counts applied inputs: the screens wait on it
+        self._changed = asyncio.Event()
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
         self._last_work = 0.0
@@ -105,8 +112,12 @@ class TableDaemon:
         deal = parse_deal_sequence(cfg.deal, source=f"{cfg.source} [deal]") if cfg.deal \
             else DEFAULT_DEAL
         registry = self.device_source.chip_registry()
+        console = cfg.console
+        lockout = LockoutPolicy(failures=console.lockout_failures,
+                                lock=timedelta(minutes=console.lockout_minutes))
         service = TableService(table_id=cfg.table, settings=settings, paytables=paytables,
-                               deal=deal, registry=registry, marker_set=cfg.marker_set)
+                               deal=deal, registry=registry, marker_set=cfg.marker_set,
+                               verify_payouts=console.verify_payouts, lockout=lockout)
         return service, registry
 
     def _open_journal(self, service: TableService) -> Journal | None:
@@ -159,6 +170,9 @@ class TableDaemon:
                     journal.record_fault("journal_write", str(exc))
                 return Applied(ok=False, error=f"journal write failed: {exc}")
         self._last_work = asyncio.get_running_loop().time()
+        self.version += 1
+        self._changed.set()
+        self._changed = asyncio.Event()
         if self.link is not None:
             self.link.wake()
         applied = box[0]
@@ -188,21 +202,49 @@ class TableDaemon:
         if applied.ok and body.get("command") == Resend.NAME and self.journal and self.link:
             self.link.resend(self.journal.messages(int(body["from_seq"])))
 
+    async def changed(self, after: int, timeout: float | None = None) -> int:
+        """Wait until an input has been applied since version ``after``; the version now."""
+        if self.version <= after:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout)
+        return self.version
+
     async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        """A request from the dealer's console (local API)."""
+        """A request from the dealer's or participant's console (screens, local API).
+
+        Staff actions need a live session (``session``: the token sign-in gave); the record
+        names the session's person, never a name the request claims. The token and any PIN
+        are never journaled.
+        """
         action = request.get("action")
+        if not isinstance(action, str):
+            return {"ok": False, "error": "a request names its action"}
         if action == "status":
             return {"ok": True, "detail": self.status()}
+        if action in GATE_ACTIONS:
+            if self.gate is None or self.faults:
+                return {"ok": False, "error": "the table is in the error state: "
+                                              + "; ".join(self.faults or ["not started"])}
+            return dict(await self.gate.handle(action, request))
+        if action not in ACTIONS:
+            return {"ok": False, "error": f"unknown console action {action[:40]!r}"}
+        found = None if self.gate is None else await self.gate.session(request.get("session"))
+        if found is None:
+            return {"ok": False, "error": f"{action!r} needs a signed-in dealer or supervisor:"
+                                          " sign in first"}
+        fields = {k: v for k, v in request.items()
+                  if k not in ("session", "pin", "id", "by", "action")}
         if action == "manual_card":
-            payload = {"card": request.get("card"), "source": "manual",
-                       "device": f"manual:{request.get('by', 'dealer')}"}
-            applied = await self.ingest("card", payload)
+            applied = await self.ingest("card", {"card": fields.get("card"), "source": "manual",
+                                                 "device": f"manual:{found.staff_id}",
+                                                 "by": found.staff_id})
         elif action == "manual_wager":
             applied = await self.ingest("manual_wager", {
-                "seat": request.get("seat"), "spot": request.get("spot"),
-                "amount": request.get("amount"), "by": request.get("by")})
+                "seat": fields.get("seat"), "spot": fields.get("spot"),
+                "amount": fields.get("amount"), "by": found.staff_id})
         else:
-            applied = await self.ingest("dealer", dict(request))
+            applied = await self.ingest("dealer", {**fields, "action": action,
+                                                   "by": found.staff_id})
         answer: dict[str, Any] = {"ok": applied.ok}
         if applied.error:
             answer["error"] = applied.error
@@ -294,6 +336,16 @@ class TableDaemon:
                                                    "kind": reading.kind,
                                                    "detail": reading.detail})
 
+    async def _pump_ids(self, reader: IdReader) -> None:
+        async for reading in reader:
+            if isinstance(reading, IdTap):
+                if self.gate is not None:
+                    self.gate.offer_tap(reading)
+            elif isinstance(reading, DeviceAlert):
+                await self.ingest("device_alert", {"device": reading.device,
+                                                   "kind": reading.kind,
+                                                   "detail": reading.detail})
+
     async def _watchdog(self) -> None:
         interval = self.notify.watchdog_interval()
         if interval is None:
@@ -332,9 +384,14 @@ class TableDaemon:
             if journal is not None:
                 stack.callback(journal.close)
             self.service = service
+            self.gate = ConsoleGate(
+                config=cfg.console, core=lambda: self.service.core if self.service else None,
+                ingest=self.ingest, now=lambda: self.clock().wall,
+                signatures=cfg.console.signatures or cfg.journal.parent / "signatures")
             if not self.faults:
                 await self.ingest("start", {"config": cfg.source,
                                             "config_sha256": _file_digest(Path(cfg.source))})
+                await self.gate.sign_out_everyone("the table daemon restarted")
             settings = await self._mqtt_settings(stack)
             identity = TableIdentity(venue=cfg.venue, table=cfg.table,
                                      boot_id=self.clock().boot_id)
@@ -355,6 +412,10 @@ class TableDaemon:
                                                 name=f"table[{cfg.table}].shoe_pump"))
                     tasks.append(tg.create_task(self._pump_rfid(),
                                                 name=f"table[{cfg.table}].rfid_pump"))
+                    if self.devices.ids is not None:
+                        await stack.enter_async_context(self.devices.ids)
+                        tasks.append(tg.create_task(self._pump_ids(self.devices.ids),
+                                                    name=f"table[{cfg.table}].id_pump"))
                 self.notify.ready()
                 self.notify.status("error state: " + "; ".join(self.faults) if self.faults
                                    else "running")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from controller.console_config import ConsoleConfig, parse_console
 from game.errors import ConfigError
 from runtime.settings_files import load_toml
 
@@ -86,6 +87,7 @@ class TableConfig:
     rfid: DeviceConfig
     mqtt: MqttConfig
     api: ApiConfig
+    console: ConsoleConfig = field(default_factory=ConsoleConfig)
     sim: SimConfig | None = None
     deal: Mapping[str, Any] = field(default_factory=dict)
     log_format: Literal["auto", "json", "console"] = "auto"
@@ -166,7 +168,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
     top = set(data) - {"table", "files", "shoe", "rfid", "mqtt", "keys", "api", "sim", "deal",
-                       "log"}
+                       "log", "console"}
     if top:
         raise ConfigError(source, sorted(top)[0], "unknown section")
     t = r.section("table", {"venue", "id", "journal"})
@@ -234,6 +236,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
             key_file=r.path("mqtt", m, "key_file", required=False),
         ),
         api=ApiConfig(socket=r.path("api", a, "socket")),  # type: ignore[arg-type]
+        console=parse_console(data.get("console"), source=source, base=base),
         sim=sim,
         deal=deal,
         log_format=fmt,  # type: ignore[arg-type]

@@ -23,6 +23,7 @@ from game.desk_commands import DeskOrder
 from game.hand import Hand
 from game.paytables import Paytables
 from game.spot_book import SpotBook
+from game.staff import LockoutPolicy
 from game.table import TableSession
 from game.table_inputs import decode_input
 from game.table_messages import ScoreRecorded
@@ -55,9 +56,12 @@ class TableService:
         deal: DealSequence,
         registry: ChipRegistry,
         marker_set: str = "bonus-marker",
+        verify_payouts: bool = False,
+        lockout: LockoutPolicy | None = None,
     ) -> None:
         self.core = TableCore(table_id=table_id, settings=settings, paytables=paytables,
-                              deal=deal, registry=registry, marker_set=marker_set)
+                              deal=deal, registry=registry, marker_set=marker_set,
+                              verify_payouts=verify_payouts, lockout=lockout)
 
     def apply(self, kind: str, payload: Mapping[str, Any], wall: datetime) -> Applied:
         """Apply one journaled input; never raises for bad input (it is refused with a reason)."""

@@ -20,10 +20,12 @@ __all__ = [
     "DeviceAlert",
     "DeviceHealth",
     "DeviceIdentity",
+    "IdTap",
     "ShoeState",
     "ShoeStatus",
     "Source",
     "SpotId",
+    "masked",
 ]
 
 Source = Literal["device", "manual"]
@@ -116,3 +118,18 @@ class DeviceHealth:
     identity: DeviceIdentity | None = None
     last_seen_mono: float | None = None
     counters: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdTap:
+    """A rewards or employee card tapped (NFC) or swiped (magstripe) on the table's ID reader."""
+
+    number: str
+    form: Literal["track2", "uid", "plain"]
+    device: str
+    at_mono: float = 0.0
+
+
+def masked(number: str) -> str:
+    """A card number as logs and screens show it: only the last four characters."""
+    return "****" + number[-4:] if len(number) > 4 else "****"

@@ -1,0 +1,103 @@
+"""The ``[console]`` section of the table config: the dealer's and participant's screens (where
+they listen and who may reach them), how a participant acknowledges a score, the payout check,
+staff sessions and lock-outs. Documented in docs/table-config.md ("[console]").
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from game.errors import ConfigError
+
+__all__ = ["ACK_METHODS", "ConsoleConfig", "parse_console"]
+
+ACK_METHODS: Final = ("card", "pin", "signature")
+_KEYS: Final = frozenset({
+    "enabled", "bind", "port", "allowed_clients", "acknowledge_with", "verify_payouts",
+    "session_minutes", "lockout_failures", "lockout_minutes", "tap_seconds", "signatures",
+})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsoleConfig:
+    """The console's settings (the defaults are a table PC's touch screen on itself)."""
+
+    enabled: bool = True
+    bind: str = "127.0.0.1"  # the table PC's own address; never 0.0.0.0 by default
+    port: int = 8080  # 0 = any free port (tests)
+    allowed_clients: tuple[str, ...] = ("127.0.0.1", "::1")
+    acknowledge_with: tuple[str, ...] = ("card",)  # every method listed is required
+    verify_payouts: bool = True
+    session_minutes: int = 720  # a signed-in session ends after this long idle
+    lockout_failures: int = 5
+    lockout_minutes: int = 5
+    tap_seconds: float = 30.0  # how long the console waits for a card tap
+    signatures: Path | None = None  # where drawn signatures are kept (default: by the journal)
+
+
+def _ip(value: object) -> str | None:
+    try:
+        ipaddress.ip_address(str(value))
+    except ValueError:
+        return None
+    return str(value)
+
+
+def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
+    """Read a ``[console]`` table (absent: the defaults); ConfigError names the key."""
+    if data is None:
+        return ConsoleConfig()
+    if not isinstance(data, dict):
+        raise ConfigError(source, "console", "must be a table")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise ConfigError(source, f"console.{unknown[0]}",
+                          f"unknown key (known: {', '.join(sorted(_KEYS))})")
+    d = ConsoleConfig()
+
+    def get(key: str, kind: type, default: Any) -> Any:
+        value = data.get(key, default)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            raise ConfigError(source, f"console.{key}",
+                              f"expected {kind.__name__}, got {type(value).__name__}")
+        return value
+
+    bind = get("bind", str, d.bind)
+    if _ip(bind) is None:
+        raise ConfigError(source, "console.bind", f"must be an IP address, got {bind!r}")
+    port = get("port", int, d.port)
+    if not 0 <= port <= 65535:
+        raise ConfigError(source, "console.port", "must be 0..65535")
+    clients = get("allowed_clients", list, list(d.allowed_clients))
+    bad = [c for c in clients if _ip(c) is None]
+    if bad or not clients:
+        raise ConfigError(source, "console.allowed_clients",
+                          f"must be a non-empty list of IP addresses (bad: {bad[:1]})")
+    methods = get("acknowledge_with", list, list(d.acknowledge_with))
+    wrong = [m for m in methods if m not in ACK_METHODS]
+    if wrong or not methods or len(set(methods)) != len(methods):
+        raise ConfigError(source, "console.acknowledge_with",
+                          f"must list one or more of {', '.join(ACK_METHODS)}, each once")
+    numbers = {}
+    for key, low, high in (("session_minutes", 1, 24 * 60), ("lockout_failures", 1, 100),
+                           ("lockout_minutes", 1, 24 * 60)):
+        numbers[key] = get(key, int, getattr(d, key))
+        if not low <= numbers[key] <= high:
+            raise ConfigError(source, f"console.{key}", f"must be {low}..{high}")
+    tap = get("tap_seconds", float, d.tap_seconds)
+    if not 1 <= tap <= 300:
+        raise ConfigError(source, "console.tap_seconds", "must be 1..300")
+    signatures = None
+    if "signatures" in data:
+        p = Path(get("signatures", str, "")).expanduser()
+        signatures = p if p.is_absolute() else (base / p).resolve()
+    return ConsoleConfig(
+        enabled=get("enabled", bool, d.enabled), bind=bind, port=port,
+        allowed_clients=tuple(str(c) for c in clients), acknowledge_with=tuple(methods),
+        verify_payouts=get("verify_payouts", bool, d.verify_payouts), tap_seconds=tap,
+        signatures=signatures, **numbers)

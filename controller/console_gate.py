@@ -1,0 +1,303 @@
+"""The console's gate: who is signed in, and the proofs a participant gives.
+
+Staff sign in with their staff id and PIN or by tapping their employee card on the table's ID
+reader; the gate checks the secret against the roster the desk sent (slow salted hashes, in a
+worker thread), journals the outcome (never the secret) through the daemon's one way in, and
+hands the console a random session token. Every later staff action carries the token; the
+daemon puts the token's person in the record. A participant acknowledges a score with the
+proofs the house configures (``[console] acknowledge_with``): a tap of the rewards card the
+desk named at seating, a PIN, a signature drawn on the screen (kept on disk, its SHA-256
+journaled and published).
+
+Sessions live in memory only: a restart signs everyone out (journaled), so a token never
+outlives the process that issued it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import hashlib
+import os
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Final
+
+from controller.console_config import ConsoleConfig
+from drivers.readings import IdTap, masked
+from game.staff import StaffMember, secret_matches
+from game.table_rules import TableCore
+from runtime.logs import get_logger
+
+__all__ = ["GATE_ACTIONS", "ConsoleGate", "Session"]
+
+_log = get_logger("showdown.console")
+
+GATE_ACTIONS: Final = frozenset({"sign_in", "sign_out", "whoami", "acknowledge", "dispute",
+                                 "cancel_tap"})
+MAX_SIGNATURE_BYTES: Final = 256 * 1024
+_PNG: Final = b"\x89PNG\r\n\x1a\n"
+_MIN_SIGNATURE_BYTES: Final = 200  # a blank canvas compresses to less
+Ingest = Callable[[str, Mapping[str, Any]], Awaitable[Any]]
+
+
+@dataclass(slots=True, kw_only=True)
+class Session:
+    """One signed-in person at the console."""
+
+    token: str
+    staff_id: str
+    name: str
+    role: str
+    method: str
+    last_used: datetime
+
+
+def _error(text: str) -> dict[str, Any]:
+    return {"ok": False, "error": text}
+
+
+class ConsoleGate:
+    """Sign-ins, sessions, card taps and participants' proofs for one table's console."""
+
+    def __init__(self, *, config: ConsoleConfig, core: Callable[[], TableCore | None],
+                 ingest: Ingest, now: Callable[[], datetime], signatures: Path) -> None:
+        self.config = config
+        self._core = core
+        self._ingest = ingest
+        self._now = now
+        self.signatures = signatures
+        self.sessions: dict[str, Session] = {}
+        self._tap: asyncio.Future[IdTap] | None = None
+        self.waiting_for: str | None = None  # what a pending tap is for (shown on screen)
+
+    # ---- sessions -----------------------------------------------------------------------
+
+    async def session(self, token: object) -> Session | None:
+        """The live session of a token (an expired one is signed out, journaled)."""
+        if not isinstance(token, str) or token not in self.sessions:
+            return None
+        found = self.sessions[token]
+        now = self._now()
+        if now - found.last_used > timedelta(minutes=self.config.session_minutes):
+            await self._end(found, "session expired")
+            return None
+        found.last_used = now
+        return found
+
+    async def sign_out_everyone(self, detail: str) -> None:
+        """Journal a sign-out for everyone the core still has signed in (after a restart)."""
+        core = self._core()
+        for staff_id in [] if core is None else list(core.staff.signed_in):
+            await self._ingest("staff", {"event": "signed_out", "staff_id": staff_id,
+                                         "method": "system", "detail": detail})
+        self.sessions.clear()
+
+    async def _end(self, found: Session, detail: str) -> None:
+        self.sessions.pop(found.token, None)
+        await self._ingest("staff", {"event": "signed_out", "staff_id": found.staff_id,
+                                     "method": found.method, "detail": detail})
+
+    # ---- card taps ----------------------------------------------------------------------
+
+    def offer_tap(self, tap: IdTap) -> bool:
+        """A card tapped on the ID reader: True when something was waiting for it."""
+        waiter = self._tap
+        if waiter is None or waiter.done():
+            _log.info("card tapped with nothing waiting for it", card=masked(tap.number))
+            return False
+        waiter.set_result(tap)
+        return True
+
+    async def _wait_tap(self, purpose: str, seconds: object) -> IdTap | None:
+        if self._tap is not None and not self._tap.done():
+            self._tap.cancel()
+        limit = self.config.tap_seconds
+        if isinstance(seconds, int | float) and not isinstance(seconds, bool):
+            limit = max(0.5, min(float(seconds), self.config.tap_seconds))
+        self._tap = asyncio.get_running_loop().create_future()
+        self.waiting_for = purpose
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._tap), limit)
+        except (TimeoutError, asyncio.CancelledError):
+            return None
+        finally:
+            self.waiting_for = None
+
+    # ---- the gate's actions ---------------------------------------------------------------
+
+    async def handle(self, action: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Answer one of GATE_ACTIONS."""
+        core = self._core()
+        if core is None:
+            return _error("the table is not running")
+        if action == "cancel_tap":
+            if self._tap is not None and not self._tap.done():
+                self._tap.cancel()
+            return {"ok": True}
+        if action == "whoami":
+            found = await self.session(request.get("session"))
+            if found is None:
+                return _error("not signed in")
+            return {"ok": True, "detail": _who(found)}
+        if action == "sign_out":
+            found = await self.session(request.get("session"))
+            if found is None:
+                return _error("not signed in (the session has ended)")
+            await self._end(found, "signed out")
+            return {"ok": True, "detail": {"signed_out": found.staff_id}}
+        if action == "sign_in":
+            return await self._sign_in(core, request)
+        if action == "dispute":
+            return await self._participant(core, request, dispute=True)
+        return await self._participant(core, request, dispute=False)
+
+    async def _sign_in(self, core: TableCore, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        roster = core.staff.roster
+        if roster is None:
+            return _error("no staff roster has reached this table yet: the desk sends it"
+                          " (showdown desk staff send)")
+        now = self._now()
+        method = "card" if request.get("method") == "card" else "pin"
+        member: StaffMember | None
+        if method == "pin":
+            staff_id, pin = request.get("staff_id"), request.get("pin")
+            if not isinstance(staff_id, str) or not staff_id.strip() or len(staff_id) > 40:
+                return _error("give your staff id")
+            if not isinstance(pin, str) or not pin:
+                return _error("give your PIN")
+            staff_id = staff_id.strip()
+            until = core.staff.locked_until(staff_id, now)
+            if until is not None:
+                return _error(f"{staff_id} is locked after repeated failed sign-ins until"
+                              f" {until:%H:%M:%S} UTC; a supervisor can help")
+            member = roster.member(staff_id)
+            good = (member is not None and member.active and member.pin_hash is not None
+                    and await asyncio.to_thread(secret_matches, pin, member.pin_hash))
+            if not good:
+                known = member is not None
+                await self._ingest("staff", {
+                    "event": "sign_in_failed", "method": "pin",
+                    "staff_id": staff_id if known else None,
+                    "detail": ("wrong PIN" if known and member and member.active else
+                               "credential disabled" if known else
+                               f"unknown staff id {staff_id[:40]!r}")})
+                return _error("wrong staff id or PIN")
+        else:
+            tap = await self._wait_tap("staff sign-in", request.get("wait"))
+            if tap is None:
+                return _error("no card was tapped in time")
+            key = await asyncio.to_thread(roster.card_key, tap.number)
+            member = None if key is None else roster.by_card_key(key)
+            if member is None or not member.active:
+                await self._ingest("staff", {
+                    "event": "sign_in_failed", "method": "card",
+                    "staff_id": None if member is None else member.staff_id,
+                    "detail": f"card {masked(tap.number)} "
+                              + ("is not an enrolled employee card" if member is None
+                                 else "belongs to a disabled credential")})
+                return _error("this card is not an enrolled employee card")
+            until = core.staff.locked_until(member.staff_id, now)
+            if until is not None:
+                return _error(f"{member.staff_id} is locked until {until:%H:%M:%S} UTC")
+        assert member is not None
+        await self._ingest("staff", {"event": "signed_in", "staff_id": member.staff_id,
+                                     "method": method, "detail": ""})
+        token = secrets.token_urlsafe(32)
+        found = Session(token=token, staff_id=member.staff_id, name=member.name,
+                        role=member.role, method=method, last_used=now)
+        self.sessions[token] = found
+        return {"ok": True, "detail": {"session": token, **_who(found)}}
+
+    async def _participant(self, core: TableCore, request: Mapping[str, Any], *,
+                           dispute: bool) -> Mapping[str, Any]:
+        entry_id = request.get("entry_id")
+        if not isinstance(entry_id, str) or entry_id not in core.unacknowledged:
+            return _error(f"entry {str(entry_id)[:40]!r} has no score waiting for"
+                          " acknowledgement at this table")
+        if dispute:
+            note = request.get("note")
+            if not isinstance(note, str) or not note.strip():
+                return _error("say what is wrong with the score (a note is required)")
+            if len(note) > 1000:
+                return _error("the note is over 1000 characters")
+            applied = await self._ingest("participant", {"action": "dispute",
+                                                         "entry_id": entry_id,
+                                                         "note": note.strip()})
+            return _applied(applied)
+        seating = core.proofs.get(entry_id)
+        used: list[str] = []
+        evidence: str | None = None
+        for method in self.config.acknowledge_with:
+            if method == "pin":
+                pin = request.get("pin")
+                if seating is None or seating.pin_hash is None:
+                    return _error(f"no PIN is on record for entry {entry_id}: acknowledge"
+                                  " at the desk")
+                if not isinstance(pin, str) or not await asyncio.to_thread(
+                        secret_matches, pin, seating.pin_hash):
+                    return _error("that PIN is not the PIN of this entry's player")
+            elif method == "signature":
+                stored = self._store_signature(entry_id, request.get("signature"))
+                if isinstance(stored, dict):
+                    return stored
+                evidence = stored
+            elif method == "card":
+                if seating is None or seating.card_hash is None:
+                    return _error(f"no rewards card is on record for entry {entry_id}:"
+                                  " acknowledge at the desk")
+                tap = await self._wait_tap(f"acknowledgement of {entry_id}",
+                                           request.get("wait"))
+                if tap is None:
+                    return _error("no card was tapped in time")
+                if not await asyncio.to_thread(secret_matches, tap.number, seating.card_hash):
+                    _log.warning("acknowledgement refused: wrong card", entry_id=entry_id,
+                                 card=masked(tap.number))
+                    return _error(f"card {masked(tap.number)} is not the rewards card of"
+                                  f" entry {entry_id}'s player")
+            used.append(method)
+        payload: dict[str, Any] = {"action": "acknowledge", "entry_id": entry_id,
+                                   "method": "+".join(used)}
+        if evidence is not None:
+            payload["evidence"] = evidence
+        return _applied(await self._ingest("participant", payload))
+
+    def _store_signature(self, entry_id: str, data: object) -> str | dict[str, Any]:
+        """Keep a drawn signature (a PNG data URL); its SHA-256, or the refusal."""
+        if not isinstance(data, str) or not data.startswith("data:image/png;base64,"):
+            return _error("sign on the screen first (a PNG signature is required)")
+        if len(data) > MAX_SIGNATURE_BYTES * 4 // 3 + 64:
+            return _error("the signature image is too large")
+        try:
+            png = base64.b64decode(data.partition(",")[2], validate=True)
+        except (binascii.Error, ValueError):
+            return _error("the signature is not a valid image")
+        if not png.startswith(_PNG) or len(png) < _MIN_SIGNATURE_BYTES:
+            return _error("the signature is empty or not a PNG image: sign on the screen")
+        digest = hashlib.sha256(png).hexdigest()
+        self.signatures.mkdir(parents=True, exist_ok=True)
+        path = self.signatures / f"{entry_id}-{digest[:16]}.png"
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            f.write(png)
+            f.flush()
+            os.fsync(f.fileno())
+        tmp.replace(path)
+        return digest
+
+
+def _who(found: Session) -> dict[str, Any]:
+    return {"staff_id": found.staff_id, "name": found.name, "role": found.role}
+
+
+def _applied(applied: Any) -> dict[str, Any]:
+    answer: dict[str, Any] = {"ok": applied.ok}
+    if applied.error:
+        answer["error"] = applied.error
+    if applied.detail:
+        answer["detail"] = dict(applied.detail)
+    return answer
