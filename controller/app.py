@@ -19,10 +19,11 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
+from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
 from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal, JournalUnreadable, is_own_kind
@@ -54,6 +55,7 @@ __all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
 
 _log = get_logger("showdown.table")
 
+_T = TypeVar("_T")
 _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
 
 
@@ -98,6 +100,7 @@ class TableDaemon:
         self.ready = asyncio.Event()
         self.gate: ConsoleGate | None = None
         self.version = 0  # counts applied inputs: the screens wait on it
+        self.console_port: int | None = None  # the console's port, once it listens
         self._changed = asyncio.Event()
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
@@ -251,6 +254,12 @@ class TableDaemon:
         if applied.detail:
             answer["detail"] = dict(applied.detail)
         return answer
+
+    async def read_state(self, read: Callable[[], _T]) -> _T:
+        """Run ``read`` (a read of the table's state, for the screens) between inputs, never
+        while one is being applied in the journal's worker thread."""
+        async with self._lock:
+            return read()
 
     def status(self) -> dict[str, Any]:
         """Everything `showdown table status` shows."""
@@ -416,6 +425,10 @@ class TableDaemon:
                         await stack.enter_async_context(self.devices.ids)
                         tasks.append(tg.create_task(self._pump_ids(self.devices.ids),
                                                     name=f"table[{cfg.table}].id_pump"))
+                if cfg.console.enabled and not self.faults:
+                    tasks.append(tg.create_task(
+                        serve_console(self, cfg.console, on_port=self._console_listening),
+                        name=f"table[{cfg.table}].console"))
                 self.notify.ready()
                 self.notify.status("error state: " + "; ".join(self.faults) if self.faults
                                    else "running")
@@ -431,6 +444,9 @@ class TableDaemon:
                 for task in tasks:
                     task.cancel()
         return 0
+
+    def _console_listening(self, port: int) -> None:
+        self.console_port = port
 
     def _status_extra(self) -> Mapping[str, Any]:
         return {"state": "error" if self.faults else "online", "faults": list(self.faults),

@@ -51,6 +51,9 @@ broker = {_text(broker)}
 [api]
 socket = {_text(socket)}
 
+[console]
+port = 0
+
 [sim]
 seed = {seed}
 players = {players}

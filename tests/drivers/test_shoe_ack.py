@@ -384,6 +384,9 @@ broker = "embedded"
 [api]
 socket = "{tmp_path / 'console.sock'}"
 
+[console]
+port = 0
+
 [sim]
 seed = 7
 players = 3
