@@ -16,8 +16,11 @@ score slip, live updates and the one action endpoint, all in front of `TableDaem
                            participant's acknowledge / dispute / cancel_tap
 
 Every request first passes `controller.console.guard.ClientGuard` (client address, Host,
-Origin; security headers). A refusal by the table is HTTP 409 with ``{"ok": false, "error"}``;
-bad input is 4xx with the reason; nothing is changed by either.
+Origin; security headers). A request the table answered is HTTP 200 with ``{"ok", "error"?,
+"detail"?}``: a refusal by the table (a dealer's void, a wrong PIN) is ``ok: false`` with its
+reason, journaled as the table journals it. A request the console could not take (bad JSON,
+too large, wrong content type, unknown action, no valid session, another client) is 4xx with
+the reason, and nothing reaches the table.
 """
 
 from __future__ import annotations
@@ -57,11 +60,11 @@ _PIN_FIELDS: Final = ("staff_id", "pin")
 _log = get_logger("showdown.console")
 
 
-def _answer(answer: Mapping[str, Any], *, refused_status: int = 409) -> JSONResponse:
+def _answer(answer: Mapping[str, Any]) -> JSONResponse:
     body = {k: v for k, v in answer.items() if k in ("ok", "error", "detail")}
     if isinstance(body.get("detail"), Mapping):
         body["detail"] = {k: v for k, v in body["detail"].items() if k != "session"}
-    return JSONResponse(body, status_code=200 if answer.get("ok") else refused_status)
+    return JSONResponse(body)
 
 
 def _refused(refusal: Refusal) -> JSONResponse:
@@ -175,7 +178,7 @@ class ConsoleApp:
             ask = {"action": "sign_in", **{k: body.get(k) for k in _PIN_FIELDS}}
         answer = await self.daemon.on_console(ask)
         if not answer.get("ok"):
-            return _answer(answer, refused_status=401)
+            return _answer(answer)
         token = str(dict(answer.get("detail") or {}).get("session", ""))
         old = request.cookies.get(COOKIE)
         if old and old != token:
@@ -191,7 +194,7 @@ class ConsoleApp:
         answer: Mapping[str, Any] = {"ok": False, "error": "not signed in"}
         if token:
             answer = await self.daemon.on_console({"action": "sign_out", "session": token})
-        response = _answer(answer, refused_status=401)
+        response = _answer(answer)
         response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
         return response
 

@@ -18,7 +18,8 @@ __all__ = ["not_found_page", "slip_page"]
 _HEAD: Final = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title><link rel="stylesheet" href="/static/console.css">
+<title>{title}</title><link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/console.css">
 <script src="/static/console.js" defer></script></head>
 <body class="slip-page">
 """

@@ -91,7 +91,7 @@
     const answer = await post("/api/action", Object.assign({ action: action }, fields || {}));
     if (answer.ok) banner(done || (action.replace(/_/g, " ") + ": done"), "good");
     else banner(answer.error || "refused", "bad");
-    if (answer.status === 401) refresh();
+    if (answer.status === 401) connect();
     return answer;
   }
 
@@ -141,9 +141,12 @@
     } catch (err) { /* the event stream reconnects by itself */ }
   }
 
+  let source = null;
+  /* The stream (re)opened: after a sign-in or sign-out it must carry the new cookie. */
   function connect() {
     const live = $("live");
-    const source = new EventSource("/events");
+    if (source) source.close();
+    source = new EventSource("/events");
     source.addEventListener("open", () => { if (live) live.classList.add("on"); });
     source.addEventListener("error", () => { if (live) live.classList.remove("on"); });
     source.addEventListener("view", (e) => take(JSON.parse(e.data)));
@@ -214,6 +217,7 @@
         (a === "settle" && can.settle) || (a === "reveal" && can.reveal) ||
         ((a === "payout_check" || a === "payout_override") && v.payout);
       b.classList.toggle("ready", !!ready);
+      if (!b.classList.contains("super")) b.classList.toggle("idle", !ready);
     });
   }
 
@@ -470,7 +474,7 @@
     $("sign-in-pin").addEventListener("click", async () => {
       const answer = await post("/api/sign-in", { staff_id: $("staff-id").value.trim(), pin: $("staff-pin").value });
       $("staff-pin").value = "";
-      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name + " (" + answer.detail.role + ")", "good"); refresh(); }
+      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name + " (" + answer.detail.role + ")", "good"); connect(); }
       else banner(answer.error || "sign-in refused", "bad");
     });
     $("sign-in-card").addEventListener("click", async () => {
@@ -479,13 +483,13 @@
       const answer = await post("/api/sign-in", { method: "card", wait: 30 });
       delete $("sign-in").dataset.waiting;
       $("sign-in-wait").classList.add("hidden");
-      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name, "good"); refresh(); }
+      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name, "good"); connect(); }
       else banner(answer.error || "sign-in refused", "bad");
     });
     $("sign-out").addEventListener("click", async () => {
       const answer = await post("/api/sign-out", {});
       banner(answer.ok ? "signed out" : (answer.error || "not signed in"), answer.ok ? "good" : "bad");
-      refresh();
+      connect();
     });
     document.querySelectorAll("#actions [data-action]").forEach((b) => b.addEventListener("click", () => action(b.dataset.action)));
     setInterval(() => { if (state.view) renderSeats(state.view); }, 1000);
@@ -630,6 +634,8 @@
 
   // ---- start ---------------------------------------------------------------------------
 
+  const bannerNode = $("banner");
+  if (bannerNode) bannerNode.addEventListener("click", () => bannerNode.classList.add("hidden"));
   document.querySelectorAll("[data-print]").forEach((b) => b.addEventListener("click", () => window.print()));
   if (page === "dealer") dealer();
   if (page === "player") player();
