@@ -163,12 +163,11 @@ class ConsoleTable:
         """Deal ``count`` cards from the shoe simulator, each read before the next."""
         dealt = []
         for _ in range(count):
-            before = (self.status().get("hand") or {}).get("cards_read", 0)
+            want = _cards_read(self.status()) + 1
             card = self.next_card()
             self.shoe.deal_card(card)
             dealt.append(card)
-            await self.until(f"card {card} to be read", lambda s, n=before: (
-                (s.get("hand") or {}).get("cards_read", 0) == n + 1))
+            await self.until(f"card {card} to be read", _read_count(want))
         return dealt
 
     async def play_hand(self, session: str, seats: Sequence[int] = (1, 2)) -> None:
@@ -184,12 +183,20 @@ class ConsoleTable:
         await self.until("the payout to be verified", lambda s: s.get("payout") is None)
 
 
+def _cards_read(status: Mapping[str, Any]) -> int:
+    return int((status.get("hand") or {}).get("cards_read", 0))
+
+
+def _read_count(count: int) -> Callable[[Mapping[str, Any]], bool]:
+    return lambda status: _cards_read(status) == count
+
+
 @contextlib.asynccontextmanager
 async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("pin",),
                         allowed: Sequence[str] = ("127.0.0.1", "::1"),
                         hands: int = HANDS) -> AsyncIterator[ConsoleTable]:
     """A running daemon with its console listening on 127.0.0.1 (a free port)."""
-    from wire.signing import Signer, save_private_key  # noqa: PLC0415
+    from wire.signing import Signer, save_private_key
 
     table = f"t-{secrets.token_hex(3)}"
     save_private_key(Signer.generate(table), tmp_path / "table.key")

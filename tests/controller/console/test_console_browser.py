@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from tests import services
 from tests.controller.console.support import (
     DEALER,
     PLAYER_PIN,
@@ -32,7 +33,6 @@ from tests.controller.console.support import (
     ConsoleTable,
     console_table,
 )
-from tests import services
 from wire.messages import ScoreAcknowledged, ScoreDisputed, ScoreRecorded
 from wire.verification import verification_code
 
@@ -115,9 +115,12 @@ async def sign_in_on_page(page: Any, person: dict[str, str], *, screenshot: str 
         arg=person["name"], timeout=WAIT_MS)
 
 
-async def banner_text(page: Any, kind: str) -> str:
-    """Wait for a banner of ``kind`` ("good" or "bad") and return its text."""
-    await page.wait_for_selector(f'#banner[data-kind="{kind}"]:not(.hidden)', timeout=WAIT_MS)
+async def banner_text(page: Any, kind: str, words: str) -> str:
+    """Wait for a banner of ``kind`` ("good" or "bad") saying ``words``; its whole text."""
+    await page.wait_for_function(
+        "([kind, words]) => { const b = document.getElementById('banner');"
+        " return b.dataset.kind === kind && !b.classList.contains('hidden')"
+        " && b.textContent.includes(words); }", arg=[kind, words], timeout=WAIT_MS)
     return str(await page.inner_text("#banner"))
 
 
@@ -177,17 +180,13 @@ async def test_the_dealer_signs_in_sees_the_cards_and_a_supervisor_resolves_an_a
         await page.click("#alerts [data-resolve]")
         await page.fill("#ask-reason", "read again, card set aside")
         await page.click("#ask-ok")
-        refused = await banner_text(page, "bad")
-        assert "'resolve_alert' is a supervisor's action" in refused
+        refused = await banner_text(page, "bad", "'resolve_alert' is a supervisor's action")
+        assert "call a supervisor" in refused
         await page.click('#actions [data-action="void"]')
         await page.fill("#ask-reason", "dealer wants a new hand")
         await page.click("#ask-ok")
-        await page.wait_for_function(
-            "() => document.getElementById('banner').textContent.includes(\"'void'\")",
-            timeout=WAIT_MS)
-        refused = await page.inner_text("#banner")
-        assert "'void' is a supervisor's action" in refused
-        assert "call a supervisor" in refused
+        refused = await banner_text(page, "bad", "'void' is a supervisor's action")
+        assert "D-0042 is signed in as dealer: call a supervisor" in refused
         await shot(page, "void-refused")
         hand = table.status()["hand"]
         assert hand is not None and hand["open_alerts"], "the refusals changed nothing"
@@ -200,7 +199,7 @@ async def test_the_dealer_signs_in_sees_the_cards_and_a_supervisor_resolves_an_a
         await page.click("#alerts [data-resolve]")
         await page.click('#ask-fields .quick button:has-text("read again, card set aside")')
         await page.click("#ask-ok")
-        assert "resolved" in await banner_text(page, "good")
+        await banner_text(page, "good", "alert 1 resolved")
         await page.wait_for_selector('#alerts [data-kind="duplicate_card"]', state="detached",
                                      timeout=WAIT_MS)
         hand = table.status()["hand"]
@@ -238,8 +237,7 @@ async def test_the_participant_acknowledges_with_a_pin_prints_the_slip_and_dispu
         for digit in "0000":
             await page.click(f'.keypad[data-keypad-for="ack-pin-input"] [data-key="{digit}"]')
         await page.click("#ack-ok")
-        refused = await banner_text(page, "bad")
-        assert "that PIN is not the PIN of this entry's player" in refused
+        await banner_text(page, "bad", "that PIN is not the PIN of this entry's player")
         assert first in table.status()["unacknowledged_scores"]
         await shot(page, "player-wrong-pin")
 
@@ -247,7 +245,7 @@ async def test_the_participant_acknowledges_with_a_pin_prints_the_slip_and_dispu
         for digit in PLAYER_PIN[1]:
             await page.click(f'.keypad[data-keypad-for="ack-pin-input"] [data-key="{digit}"]')
         await page.click("#ack-ok")
-        assert "acknowledged" in await banner_text(page, "good")
+        await banner_text(page, "good", "score acknowledged")
         await page.wait_for_selector(f'#done [data-slip="{first}"]', timeout=WAIT_MS)
         assert first not in table.status()["unacknowledged_scores"]
         assert table.daemon.journal is not None
@@ -258,7 +256,7 @@ async def test_the_participant_acknowledges_with_a_pin_prints_the_slip_and_dispu
         await page.click(f'[data-dispute="{second}"]')
         await page.fill("#dispute-note", "my last hand was dealt with a card from the floor")
         await page.click("#dispute-ok")
-        assert "dispute sent" in await banner_text(page, "good")
+        await banner_text(page, "good", "dispute sent")
         await page.wait_for_selector(f'#scores [data-entry="{second}"].disputed',
                                      timeout=WAIT_MS)
         disputes = [m for m in table.daemon.journal.messages(1) if m.type == ScoreDisputed.TYPE]
