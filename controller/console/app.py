@@ -4,7 +4,8 @@ score slip, live updates and the one action endpoint, all in front of `TableDaem
     GET  /                 the dealer's screen (static/dealer.html)
     GET  /player           the participant's view (static/player.html)
     GET  /slip/{entry_id}  the printable score slip (404 page when this table has no score)
-    GET  /static/{file}    console.js, console.css (no external assets: the table is offline)
+    GET  /static/{file}    console.js, dealer.js, player.js, console.css (no external assets:
+                           the table is offline)
     GET  /events           server-sent events: ``event: view`` with {"me", "view"} at once and
                            each time an input is applied; ``: keep-alive`` every 15 s
     GET  /api/view         the same {"me", "view"} once
@@ -55,6 +56,8 @@ KEEPALIVE_SECONDS: Final = 15.0
 PARTICIPANT_ACTIONS: Final = frozenset({"acknowledge", "dispute", "cancel_tap"})
 STATIC: Final = Path(__file__).resolve().parent / "static"
 _FILES: Final = {"console.js": "text/javascript; charset=utf-8",
+                 "dealer.js": "text/javascript; charset=utf-8",
+                 "player.js": "text/javascript; charset=utf-8",
                  "console.css": "text/css; charset=utf-8"}
 _PIN_FIELDS: Final = ("staff_id", "pin")
 _log = get_logger("showdown.console")

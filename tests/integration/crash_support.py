@@ -166,6 +166,7 @@ class CrashTable:
             "rfid": {"kind": "sim"},
             "mqtt": {"broker": f"{self.host}:{self.port}"},
             "api": {"socket": str(self.socket)},
+            "console": {"port": 0},  # not the default 8080: tests run side by side
             "sim": {"seed": seed, "players": self.players, "stage": "qualifying",
                     "heats": heats},
             "log": {"format": "json", "level": "info"},

@@ -214,7 +214,8 @@ async def test_the_session_cookie_is_httponly_and_an_ended_session_is_refused(
 
 async def test_pages_carry_a_strict_policy_and_bad_paths_are_clear(tmp_path: Path) -> None:
     async with console_table(tmp_path) as table:
-        for path in ("/", "/player", "/static/console.js", "/static/console.css"):
+        for path in ("/", "/player", "/static/console.js", "/static/dealer.js",
+                     "/static/player.js", "/static/console.css"):
             answer = await http_get(table.port, path)
             assert answer.status == 200, path
             csp = answer.headers["content-security-policy"]

@@ -1,0 +1,328 @@
+/* The dealer's touch screen (after console.js): the hand, alerts, actions, payout,
+   settlement, recall; the sign-in panel and the action dialogs. */
+"use strict";
+
+(function () {
+  const S = window.Showdown;
+  const { $, el, clear, rand, shown, parseRand, cardNode, ago, banner, post, act,
+    openOverlay, closeOverlay, keypads, connect, render, state, SUITS, RED, SPOTS } = S;
+
+  // ---- the dealer's screen ----------------------------------------------------------------
+
+  function renderDealer(v) {
+    const me = state.me;
+    $("me").textContent = me ? me.name + " (" + me.role + ")" : "not signed in";
+    $("me").dataset.role = me ? me.role : "";
+    $("sign-in-open").classList.toggle("hidden", !!me);
+    $("sign-out").classList.toggle("hidden", !me);
+    const hand = v.hand;
+    const dealer = $("dealer-cards"); clear(dealer);
+    const dealerCards = hand ? hand.dealer : [];
+    for (let i = 0; i < 2; i++) dealer.appendChild(cardNode(dealerCards[i]));
+    const board = $("board"); clear(board);
+    (hand ? hand.board : [null, null, null, null, null]).forEach((c) => board.appendChild(cardNode(c)));
+    const burns = $("burns"); clear(burns);
+    (hand ? hand.burns : []).forEach((c) => burns.appendChild(cardNode(c, "small")));
+    $("hand-line").textContent = hand
+      ? "Hand " + hand.hand_id + " · " + hand.cards.length + " cards read" +
+        (hand.next_target ? " · next: " + hand.next_target : "") + (hand.manual ? " · MANUAL" : "")
+      : (v.last_hand ? "Last hand " + v.last_hand.hand_id + " (" + v.last_hand.status + ")" : "");
+    renderSeats(v);
+    renderAlerts(v);
+    renderPayout(v);
+    renderSettlement(v);
+    renderRecall(v);
+    const staff = $("staff"); clear(staff);
+    if (!v.staff || !v.staff.length) staff.textContent = v.roster ? "Nobody." : "No staff roster has reached this table.";
+    (v.staff || []).forEach((s) => staff.appendChild(el("div", "staff-line", s.name + " · " + s.staff_id + " · " + s.role)));
+    const waiting = $("waiting-scores"); clear(waiting);
+    if (!v.scores || !v.scores.length) waiting.textContent = "None.";
+    (v.scores || []).forEach((s) => waiting.appendChild(el("div", "score-line" + (s.disputed ? " bad" : ""),
+      s.entry_id + " · " + shown(s.score) + " · " + s.hands + " hands" + (s.disputed ? " · DISPUTED: " + s.note : ""))));
+    const can = hand ? hand.can : {};
+    document.querySelectorAll("#actions [data-action]").forEach((b) => {
+      const a = b.dataset.action;
+      const ready = (a === "no_more_bets" && (!hand || can.no_more_bets)) ||
+        (a === "settle" && can.settle) || (a === "reveal" && can.reveal) ||
+        ((a === "payout_check" || a === "payout_override") && v.payout);
+      b.classList.toggle("ready", !!ready);
+      if (!b.classList.contains("super")) b.classList.toggle("idle", !ready);
+    });
+  }
+
+  function renderSeats(v) {
+    const box = $("seats"); clear(box);
+    if (!v.seats || !v.seats.length) { box.appendChild(el("p", "muted", "No entry is seated.")); return; }
+    const elapsed = (Date.now() - state.received) / 1000;
+    v.seats.forEach((s) => {
+      const card = el("article", "seat" + (s.in_hand ? " in-hand" : ""));
+      card.dataset.seat = String(s.seat);
+      const head = el("div", "seat-head");
+      head.appendChild(el("span", "seat-no", "Seat " + s.seat));
+      head.appendChild(el("span", "entry", s.entry_id));
+      card.appendChild(head);
+      card.appendChild(el("div", "chips", shown(s.chips)));
+      const facts = el("div", "facts");
+      facts.appendChild(el("span", "hands", "hand " + s.hands_played + " of " + s.hands_total));
+      if (s.markers_total) facts.appendChild(el("span", "markers", s.markers_left + " markers left"));
+      const since = s.seconds_since_last_hand === null ? null : s.seconds_since_last_hand + elapsed;
+      const sinceNode = el("span", "since", ago(since));
+      sinceNode.dataset.since = s.seconds_since_last_hand === null ? "" : String(s.seconds_since_last_hand);
+      facts.appendChild(sinceNode);
+      card.appendChild(facts);
+      const spots = el("div", "spots");
+      if (!s.spots.length) spots.appendChild(el("span", "muted", "no wagers"));
+      s.spots.forEach((w) => {
+        const spot = el("span", "spot" + (w.keyed ? " keyed" : ""), w.label + " " + w.rand);
+        spot.dataset.spot = w.spot;
+        spots.appendChild(spot);
+      });
+      (s.markers || []).forEach((m) => spots.appendChild(el("span", "spot marker", "marker on " + m)));
+      card.appendChild(spots);
+      const hole = el("div", "cards hole");
+      s.hole.forEach((c) => hole.appendChild(cardNode(c)));
+      card.appendChild(hole);
+      const decisions = el("div", "decisions");
+      s.decisions.forEach((d) => decisions.appendChild(el("span", "decision " + d.decision, d.text)));
+      card.appendChild(decisions);
+      box.appendChild(card);
+    });
+  }
+
+  function renderAlerts(v) {
+    const box = $("alerts"); clear(box);
+    if (!v.alerts || !v.alerts.length) { box.appendChild(el("p", "muted", "No alerts.")); return; }
+    v.alerts.forEach((a) => {
+      const item = el("div", "alert" + (a.resolvable ? " hand-alert" : " notice"));
+      if (a.alert_id !== null) item.dataset.alertId = String(a.alert_id);
+      item.dataset.kind = a.kind;
+      item.appendChild(el("div", "alert-kind", a.kind.replace(/_/g, " ") + (a.seat ? " · seat " + a.seat : "")));
+      item.appendChild(el("div", "alert-message", a.message));
+      item.appendChild(el("div", "what-to-do", "What to do: " + a.what_to_do));
+      if (a.resolvable) {
+        const b = el("button", "button small super", "Resolve");
+        b.type = "button";
+        b.dataset.resolve = String(a.alert_id);
+        b.addEventListener("click", () => resolve(a));
+        item.appendChild(b);
+      }
+      box.appendChild(item);
+    });
+  }
+
+  function renderPayout(v) {
+    const box = $("payout"); clear(box);
+    const p = v.payout;
+    $("payout-state").textContent = p ? "hand " + p.hand_id : "";
+    if (!p) { box.appendChild(el("p", "muted", "No payout waiting.")); return; }
+    const table = el("table", "grid");
+    const head = el("tr");
+    ["Seat", "Spot", "Result", "Must hold", "Holds", "State"].forEach((h) => head.appendChild(el("th", null, h)));
+    table.appendChild(head);
+    p.spots.forEach((s) => {
+      const row = el("tr", "pay-" + s.state);
+      row.dataset.seat = String(s.seat); row.dataset.spot = s.spot; row.dataset.state = s.state;
+      [String(s.seat), s.label, s.result, shown(s.expected), shown(s.held) + (s.keyed ? " (keyed)" : ""),
+       s.state === "paid" ? "paid" : s.state === "over" ? "OVER" : "waiting"].forEach((c) => row.appendChild(el("td", null, c)));
+      table.appendChild(row);
+      if (s.what_to_do) {
+        const todo = el("tr", "pay-todo");
+        const cell = el("td", null, s.what_to_do); cell.colSpan = 6; todo.appendChild(cell);
+        table.appendChild(todo);
+      }
+    });
+    box.appendChild(table);
+  }
+
+  function renderSettlement(v) {
+    const box = $("settlement"); clear(box);
+    const st = v.settlement;
+    $("settle-hand").textContent = st ? st.hand_id + " · dealer " + (st.dealer_hand || "") +
+      (st.dealer_opens === false ? " (does not open)" : "") : "";
+    if (!st) { box.appendChild(el("p", "muted", "No hand settled yet.")); return; }
+    const table = el("table", "grid");
+    const head = el("tr");
+    ["Seat", "Spot", "Result", "Reason", "Pay / take"].forEach((h) => head.appendChild(el("th", null, h)));
+    table.appendChild(head);
+    st.seats.forEach((s) => s.wagers.forEach((w) => {
+      const row = el("tr", "res-" + w.result);
+      [String(s.seat), w.label, w.result, w.reason || "", w.text].forEach((c) => row.appendChild(el("td", null, c)));
+      table.appendChild(row);
+    }));
+    box.appendChild(table);
+  }
+
+  function renderRecall(v) {
+    const box = $("recall"); clear(box);
+    if (!v.recall || !v.recall.length) { box.appendChild(el("p", "muted", "No hands yet.")); return; }
+    const table = el("table", "grid recall");
+    const head = el("tr");
+    ["Hand", "Time", "Dealer", "Board", "Seats (hole, net)", ""].forEach((h) => head.appendChild(el("th", null, h)));
+    table.appendChild(head);
+    v.recall.forEach((r) => {
+      const row = el("tr", r.status === "void" ? "void" : "");
+      row.dataset.hand = r.hand_id;
+      row.appendChild(el("td", null, r.hand_id));
+      row.appendChild(el("td", null, (r.at || "").replace("T", " ").slice(0, 19)));
+      row.appendChild(el("td", null, r.dealer.join(" ")));
+      row.appendChild(el("td", null, r.board.join(" ")));
+      row.appendChild(el("td", null, r.seats.map((s) => s.seat + ": " + s.hole.join(" ") + " " + shown(s.net)).join(" · ")));
+      row.appendChild(el("td", null, (r.manual ? "MANUAL " : "") + (r.status === "void" ? "void: " + (r.void_reason || "") : "")));
+      table.appendChild(row);
+    });
+    box.appendChild(table);
+  }
+
+  /* A small form in the dialog: fields [{name, label, type, options, value}] -> values or null. */
+  function ask(title, text, fields) {
+    return new Promise((resolve) => {
+      $("ask-title").textContent = title;
+      $("ask-text").textContent = text || "";
+      const box = $("ask-fields"); clear(box);
+      const inputs = {};
+      fields.forEach((f) => {
+        const label = el("label", "field", f.label + " ");
+        let input;
+        if (f.type === "select") {
+          input = el("select");
+          f.options.forEach((o) => { const opt = el("option", null, o[1]); opt.value = o[0]; input.appendChild(opt); });
+        } else {
+          input = el("input");
+          input.autocomplete = "off";
+          if (f.placeholder) input.placeholder = f.placeholder;
+        }
+        input.name = f.name;
+        input.id = "ask-" + f.name;
+        if (f.value !== undefined) input.value = f.value;
+        inputs[f.name] = input;
+        label.appendChild(input);
+        box.appendChild(label);
+        if (f.type === "card") box.appendChild(cardPicker(input));
+        if (f.quick) {
+          const quick = el("div", "quick");
+          f.quick.forEach((q) => { const b = el("button", "button small quiet", q); b.type = "button";
+            b.addEventListener("click", () => { input.value = q; }); quick.appendChild(b); });
+          box.appendChild(quick);
+        }
+      });
+      const form = $("ask-form");
+      const overlay = $("ask");
+      const finish = (values) => { form.onsubmit = null; cancel.onclick = null; overlay.classList.add("hidden"); resolve(values); };
+      const cancel = overlay.querySelector("[data-close]");
+      cancel.onclick = () => finish(null);
+      form.onsubmit = (e) => {
+        e.preventDefault();
+        const values = {};
+        Object.keys(inputs).forEach((k) => { values[k] = inputs[k].value.trim(); });
+        finish(values);
+      };
+      overlay.classList.remove("hidden");
+      const first = box.querySelector("input,select");
+      if (first) first.focus();
+    });
+  }
+
+  function cardPicker(input) {
+    const box = el("div", "picker");
+    let rank = "";
+    const ranks = el("div", "ranks");
+    "AKQJT98765432".split("").forEach((r) => {
+      const b = el("button", "key", r === "T" ? "10" : r); b.type = "button";
+      b.addEventListener("click", () => { rank = r; input.value = r; });
+      ranks.appendChild(b);
+    });
+    const suits = el("div", "suits");
+    "shdc".split("").forEach((s) => {
+      const b = el("button", "key" + (RED[s] ? " red" : ""), SUITS[s]); b.type = "button";
+      b.addEventListener("click", () => { input.value = (rank || input.value.slice(0, 1)) + s; });
+      suits.appendChild(b);
+    });
+    box.appendChild(ranks); box.appendChild(suits);
+    return box;
+  }
+
+  async function resolve(alert) {
+    const got = await ask("Resolve alert " + alert.alert_id, alert.message + " — " + alert.what_to_do,
+      [{ name: "reason", label: "How it was fixed", quick: ["corrected on the table", "read again, card set aside", "chips returned to the player"] }]);
+    if (!got) return;
+    if (!got.reason) { banner("a resolution needs a reason", "bad"); return; }
+    await act("resolve_alert", { alert_id: alert.alert_id, reason: got.reason }, "alert " + alert.alert_id + " resolved");
+  }
+
+  function seatOptions(v) {
+    return (v.seats || []).map((s) => [String(s.seat), "Seat " + s.seat + " (" + s.entry_id + ")"]);
+  }
+
+  async function action(name) {
+    const v = state.view || {};
+    if (name === "no_more_bets" || name === "settle" || name === "reveal" || name === "payout_check") {
+      const labels = { no_more_bets: "no more bets", settle: "settled", reveal: "revealed", payout_check: "payout checked" };
+      await act(name, {}, labels[name]);
+      return;
+    }
+    if (name === "void" || name === "payout_override") {
+      const title = name === "void" ? "Void the hand" : "Override the payout check";
+      const got = await ask(title, "A supervisor's action: say why.", [{ name: "reason", label: "Reason" }]);
+      if (!got) return;
+      if (!got.reason) { banner("this action needs a reason", "bad"); return; }
+      await act(name, { reason: got.reason }, name === "void" ? "hand voided" : "payout overridden");
+      return;
+    }
+    if (name === "correct_card") {
+      const cards = (v.hand && v.hand.cards) || [];
+      const got = await ask("Correct a card", "Replace a misread card (the original read stays in the record).", [
+        { name: "position", label: "Card", type: "select", options: cards.map((c) => [String(c.position), c.target + ": " + c.card]) },
+        { name: "card", label: "Actual card (e.g. Kd)", type: "card", placeholder: "Kd" },
+        { name: "reason", label: "Reason" }]);
+      if (!got) return;
+      await act(name, { position: Number(got.position), card: got.card, reason: got.reason }, "card corrected");
+      return;
+    }
+    if (name === "manual_card") {
+      const got = await ask("Manual card", "Key the next card by hand (the hand is marked manual).",
+        [{ name: "card", label: "Card (e.g. As)", type: "card", placeholder: "As" }]);
+      if (!got) return;
+      await act(name, { card: got.card }, "card " + got.card + " keyed");
+      return;
+    }
+    if (name === "manual_wager") {
+      const got = await ask("Manual wager", "Key what lies on a spot, in rand (the hand is marked manual).", [
+        { name: "seat", label: "Seat", type: "select", options: seatOptions(v) },
+        { name: "spot", label: "Spot", type: "select", options: SPOTS },
+        { name: "amount", label: "Amount (rand)", placeholder: "R25.00" }]);
+      if (!got) return;
+      const cents = parseRand(got.amount);
+      if (cents === null) { banner("give the amount in rand, e.g. R25.00", "bad"); return; }
+      await act(name, { seat: Number(got.seat), spot: got.spot, amount: cents }, rand(cents) + " keyed");
+    }
+  }
+
+  function init() {
+    keypads();
+    $("sign-in-open").addEventListener("click", () => { $("staff-id").value = ""; $("staff-pin").value = ""; openOverlay("sign-in"); $("staff-id").focus(); });
+    $("sign-in-pin").addEventListener("click", async () => {
+      const answer = await post("/api/sign-in", { staff_id: $("staff-id").value.trim(), pin: $("staff-pin").value });
+      $("staff-pin").value = "";
+      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name + " (" + answer.detail.role + ")", "good"); connect(); }
+      else banner(answer.error || "sign-in refused", "bad");
+    });
+    $("sign-in-card").addEventListener("click", async () => {
+      $("sign-in-wait").classList.remove("hidden");
+      $("sign-in").dataset.waiting = "1";
+      const answer = await post("/api/sign-in", { method: "card", wait: 30 });
+      delete $("sign-in").dataset.waiting;
+      $("sign-in-wait").classList.add("hidden");
+      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name, "good"); connect(); }
+      else banner(answer.error || "sign-in refused", "bad");
+    });
+    $("sign-out").addEventListener("click", async () => {
+      const answer = await post("/api/sign-out", {});
+      banner(answer.ok ? "signed out" : (answer.error || "not signed in"), answer.ok ? "good" : "bad");
+      connect();
+    });
+    document.querySelectorAll("#actions [data-action]").forEach((b) => b.addEventListener("click", () => action(b.dataset.action)));
+    setInterval(() => { if (state.view) renderSeats(state.view); }, 1000);
+  }
+
+  S.pages.dealer = { init: init, render: renderDealer };
+})();
