@@ -201,7 +201,8 @@ def test_supervisor_only_actions_are_refused_to_a_dealer_and_to_nobody() -> None
     refused = feed(VoidByDealer(reason="misdeal", by="D12"))
     assert refused.error == ("'void' is a supervisor's action; D12 is signed in as dealer:"
                              " call a supervisor to sign in")
-    assert feed(VoidByDealer(reason="misdeal", by="S3")).error == "S3 is not signed in at this table"
+    assert feed(VoidByDealer(reason="misdeal", by="S3")).error == (
+        "S3 is not signed in at this table")
     assert feed(VoidByDealer(reason="misdeal", by=None)).error == (
         "'void' needs a signed-in dealer or supervisor")
     assert feed(SettleHand(by="someone")).error == "'settle' needs a signed-in dealer or supervisor"
