@@ -20,13 +20,18 @@ __all__ = [
     "DeviceAlert",
     "DeviceHealth",
     "DeviceIdentity",
+    "IdForm",
+    "IdTap",
     "ShoeState",
     "ShoeStatus",
     "Source",
     "SpotId",
+    "masked",
 ]
 
 Source = Literal["device", "manual"]
+# How an ID card was read: a magstripe's track 2, an NFC chip's UID, or a bare number.
+IdForm = Literal["track2", "uid", "plain"]
 # Betting spots under each seat, one RFID antenna each; "marker" is the Final's bonus marker spot.
 SPOTS = ("ante", "odds", "play", "trips_plus", "pocket_bonus", "sweet16", "marker")
 
@@ -116,3 +121,27 @@ class DeviceHealth:
     identity: DeviceIdentity | None = None
     last_seen_mono: float | None = None
     counters: Mapping[str, int] = field(default_factory=dict)
+
+
+def masked(number: str) -> str:
+    """An ID number as logs and screens may show it: only its last 4 characters ("****0123")."""
+    return "****" + number[-4:] if len(number) > 4 else "*" * len(number)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdTap:
+    """A rewards or employee card tapped (NFC) or swiped (magstripe) on the table's ID reader.
+
+    ``number`` is the card number (track 2's PAN, or a plain number: digits) or the chip's UID
+    (upper-case hex, ``form="uid"``); a UID and a card number are different identifiers even
+    when the characters agree. Its repr shows the number masked (`masked`).
+    """
+
+    number: str
+    form: IdForm
+    device: str
+    at_mono: float
+
+    def __repr__(self) -> str:
+        return (f"IdTap(number={masked(self.number)!r}, form={self.form!r}, "
+                f"device={self.device!r}, at_mono={self.at_mono!r})")
