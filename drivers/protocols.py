@@ -12,14 +12,23 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Protocol, Self
 
-from drivers.readings import CardReading, ChipInventory, DeviceAlert, DeviceHealth, ShoeStatus
+from drivers.readings import (
+    CardReading,
+    ChipInventory,
+    DeviceAlert,
+    DeviceHealth,
+    IdTap,
+    ShoeStatus,
+)
 from game.deal import Target
 from game.house import HouseRules
 
-__all__ = ["CardReader", "ChipReader", "ChipReading", "ShoeReading", "TableHandle"]
+__all__ = ["CardReader", "ChipReader", "ChipReading", "IdReader", "IdReading", "ShoeReading",
+           "TableHandle"]
 
 ShoeReading = CardReading | ShoeStatus | DeviceAlert
 ChipReading = ChipInventory | DeviceAlert
+IdReading = IdTap | DeviceAlert
 
 
 class CardReader(Protocol):
@@ -51,6 +60,23 @@ class ChipReader(Protocol):
 
     def health(self) -> DeviceHealth:
         """Connected or not, last heard, counters (bad reports, reconnects)."""
+        ...
+
+
+class IdReader(Protocol):
+    """The table's ID reader (rewards and employee cards): an async context manager yielding
+    taps and alerts until closed."""
+
+    async def __aenter__(self) -> Self: ...
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    def __aiter__(self) -> AsyncIterator[IdReading]: ...
+
+    def health(self) -> DeviceHealth:
+        """Connected or not, last heard, counters (taps, bad reads, reconnects)."""
         ...
 
 
