@@ -27,7 +27,7 @@ from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.table_service import Applied, TableService
-from drivers.protocols import CardReader, ChipReader
+from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.readings import CardReading, ChipInventory, DeviceAlert, ShoeStatus
 from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
@@ -56,10 +56,12 @@ _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoide
 
 @dataclass(frozen=True, slots=True)
 class TableDevices:
-    """The table's card shoe and chip readers, as the daemon's pumps read them."""
+    """The table's card shoe and chip readers, as the daemon's pumps read them, and its ID
+    reader when it has one."""
 
     shoe: CardReader
     rfid: ChipReader
+    ids: IdReader | None = None
 
 
 class DeviceSource(Protocol):
