@@ -135,17 +135,17 @@ async def test_an_employee_card_tap_signs_in_its_owner(tmp_path: Path) -> None:
     while table.gate.waiting_for is None:
         await asyncio.sleep(0.01)
     assert table.gate.waiting_for == "staff sign-in"
-    assert table.gate.offer_tap(IdTap(number=EMPLOYEE, form="uid", device="ids"))
+    assert table.gate.offer_tap(IdTap(number=EMPLOYEE, form="uid", device="ids", at_mono=0.0))
     answer = await pending
     assert answer["ok"] and answer["detail"]["staff_id"] == "S3"
     pending = asyncio.create_task(table.gate.handle("sign_in", {"method": "card"}))
     while table.gate.waiting_for is None:
         await asyncio.sleep(0.01)
-    table.gate.offer_tap(IdTap(number="04FFFFFFFFFFFF", form="uid", device="ids"))
+    table.gate.offer_tap(IdTap(number="04FFFFFFFFFFFF", form="uid", device="ids", at_mono=0.0))
     refused = await pending
     assert refused == {"ok": False, "error": "this card is not an enrolled employee card"}
     assert table.journal[-1][1]["detail"] == "card ****FFFF is not an enrolled employee card"
-    assert not table.gate.offer_tap(IdTap(number=EMPLOYEE, form="uid", device="ids"))
+    assert not table.gate.offer_tap(IdTap(number=EMPLOYEE, form="uid", device="ids", at_mono=0.0))
 
 
 async def test_a_tap_that_never_comes_times_out(tmp_path: Path) -> None:
@@ -184,7 +184,7 @@ async def test_the_participant_taps_their_own_rewards_card(tmp_path: Path) -> No
         while table.gate.waiting_for is None:
             await asyncio.sleep(0.01)
         assert table.gate.waiting_for == "acknowledgement of E1"
-        table.gate.offer_tap(IdTap(number=number, form="track2", device="ids"))
+        table.gate.offer_tap(IdTap(number=number, form="track2", device="ids", at_mono=0.0))
         return dict(await pending)
 
     wrong = await tap("6001234567899999")
