@@ -18,6 +18,8 @@ from game.table_inputs import (
     Acknowledge,
     CardSeen,
     ChipsSeen,
+    ClearFault,
+    DeviceTrouble,
     Dispute,
     NoMoreBets,
     PayoutCheckPressed,
@@ -298,3 +300,27 @@ def test_a_manual_card_names_its_operator_and_marks_the_hand_manual() -> None:
     record = feed.core.recent[0]
     assert settled.ok and record["manual"] is True
     assert record["reads"][0]["source"] == "manual"
+
+
+def test_a_lost_reader_blocks_play_until_it_is_back_or_a_supervisor_clears_it() -> None:
+    feed = seated(Feed(verify_payouts=False))
+    feed.chips(1, "ante", R25)
+    feed.chips(1, "odds", R25)
+    feed(DeviceTrouble(device="RF-77", kind="disconnected", detail="USB gone", role="rfid"))
+    refused = feed(NoMoreBets(by="D12"))
+    assert refused.error == ("a device is down (rfid: RF-77 disconnected: USB gone): reconnect"
+                             " it, or a supervisor clears the fault with a reason to go on by"
+                             " manual entry")
+    feed(DeviceTrouble(device="RF-78", kind="reconnected", detail="back", role="rfid"))
+    assert feed(NoMoreBets(by="D12")).ok
+    feed(DeviceTrouble(device="S1", kind="stalled", detail="silent 3 s", role="shoe"))
+    feed(DeviceTrouble(device="ids", kind="lost", detail="unplugged", role="id_reader"))
+    assert feed.core.device_faults.keys() == {"shoe"}  # the ID reader never blocks play
+    assert "supervisor's action" in str(feed(ClearFault(role="shoe", reason="keying cards",
+                                                        by="D12")).error)
+    feed.sign_in("S3")
+    assert feed(ClearFault(role="shoe", reason="shoe replaced by manual entry", by="S3")).ok
+    assert feed.core.device_faults == {}
+    assert feed(ClearFault(role="shoe", reason="again", by="S3")).error == (
+        "no 'shoe' fault is open")
+    assert feed.core.status() == feed.replayed().status()
