@@ -13,6 +13,7 @@ from game.chips import Chip, ChipRegistry
 from game.console_messages import PayoutChecked, PayoutLine, ScoreDisputed, StaffEvent
 from game.deal import DEFAULT_DEAL
 from game.desk_commands import DeskOrder, OpenHeat, Seat
+from game.payout import SpotPay
 from game.staff import LockoutPolicy, StaffMember, StaffRoster, hash_secret
 from game.table_inputs import (
     Acknowledge,
@@ -171,7 +172,7 @@ def test_payout_done_names_every_unpaid_spot_and_a_loser_not_taken() -> None:
     pressed = feed(PayoutCheckPressed(by="D12"))
     kinds = sorted(m.kind for m in pressed.messages if isinstance(m, Alert))
     assert kinds == ["payout_underpaid", "payout_underpaid"]
-    from game.payout import SpotPay  # the words for a losing spot still on the table
+    # the words for a losing spot still on the table
     loser = SpotPay(seat=2, spot="trips_plus", result="lose", stake=R25, net=-R25, expected=0,
                     held=R25)
     assert loser.problem() == ("loser_not_taken", "seat 2 trips_plus lost R25.00 and still"
