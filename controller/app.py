@@ -61,7 +61,8 @@ _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoide
 
 @dataclass(frozen=True, slots=True)
 class TableDevices:
-    """The table's card shoe and chip readers, as the daemon's pumps read them."""
+    """The table's card shoe and chip readers, as the daemon's pumps read them, and its ID
+    reader when it has one."""
 
     shoe: CardReader
     rfid: ChipReader
@@ -322,7 +323,7 @@ class TableDaemon:
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
-                                                   "detail": reading.detail})
+                                                   "detail": reading.detail, "role": "shoe"})
 
     async def _pump_rfid(self) -> None:
         assert self.devices is not None
@@ -343,7 +344,7 @@ class TableDaemon:
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
-                                                   "detail": reading.detail})
+                                                   "detail": reading.detail, "role": "rfid"})
 
     async def _pump_ids(self, reader: IdReader) -> None:
         async for reading in reader:
@@ -353,7 +354,7 @@ class TableDaemon:
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
-                                                   "detail": reading.detail})
+                                                   "detail": reading.detail, "role": "id_reader"})
 
     async def _watchdog(self) -> None:
         interval = self.notify.watchdog_interval()
