@@ -71,6 +71,9 @@ ALERT_HELP: Final[Mapping[str, str]] = {
     "payout_overpaid": "The spot holds more than it must: take the extra chips back.",
     "payout_underpaid": "The spot holds less than it must: pay the rest onto it.",
     "loser_not_taken": "The wager lost: take the losing chips off the spot.",
+    "device_fault": "No more bets and settle wait for this device: reconnect it (cable, power);"
+                    " if it cannot be fixed, a supervisor clears the fault with a reason and"
+                    " goes on by manual entry (Manual card, Manual wager).",
     "manual_entry": "A reader is being replaced by keyed entry: a supervisor keys each card"
                     " and wager (Manual card, Manual wager); the hand is marked manual.",
 }
@@ -306,6 +309,14 @@ def _notices(core: TableCore, notices: Iterable[Mapping[str, Any]]) -> list[dict
     return out[-_NOTICES:]
 
 
+def _device_faults(core: TableCore) -> list[dict[str, Any]]:
+    """The devices whose fault blocks play until they are back or a supervisor clears it."""
+    return [{"alert_id": None, "kind": "device_fault", "role": role, "message": detail,
+             "seat": None, "source": "device", "resolvable": False, "clearable": True,
+             "what_to_do": ALERT_HELP["device_fault"]}
+            for role, detail in sorted(core.device_faults.items())]
+
+
 def _parse(stamp: object) -> datetime | None:
     if not isinstance(stamp, str):
         return None
@@ -330,7 +341,8 @@ def screen_view(core: TableCore, *, now: datetime,
     # The core closes a finished hand at once: until the next opens, the screens show how the
     # last one settled (what to pay and take per spot).
     settlement = _settlement(last) if hand is None and last is not None else None
-    alerts = ([] if hand_view is None else list(hand_view["alerts"])) + _notices(core, notices)
+    alerts = (_device_faults(core) + ([] if hand_view is None else list(hand_view["alerts"]))
+              + _notices(core, notices))
     return {
         "table": core.table_id,
         "heat": None if session is None else {

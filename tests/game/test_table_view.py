@@ -16,6 +16,7 @@ from game.desk_commands import DeskOrder, OpenHeat, Seat
 from game.events import ALERT_KINDS, AlertKind
 from game.table_inputs import (
     CardSeen,
+    DeviceTrouble,
     Dispute,
     NoMoreBets,
     ResolveAlert,
@@ -183,6 +184,16 @@ def test_table_alerts_are_shown_while_they_belong_to_the_hand_in_play() -> None:
     assert table.view(notices=[payout])["alerts"] == []  # no payout check is open
 
 
+def test_a_device_fault_blocking_play_is_shown_with_how_to_clear_it() -> None:
+    table = Table()
+    table.seat(1)
+    assert table(DeviceTrouble(device="SIM-SR48", kind="disconnected", detail="cable pulled",
+                               role="rfid")).ok
+    faults = [a for a in table.view()["alerts"] if a["kind"] == "device_fault"]
+    assert [(a["role"], a["clearable"]) for a in faults] == [("rfid", True)]
+    assert "a supervisor clears the fault" in faults[0]["what_to_do"]
+
+
 def test_every_alert_kind_has_an_instruction() -> None:
     kinds = set(get_args(AlertKind)) | set(ALERT_KINDS) | {
         "unknown_chip", "other_chip_set", "issued_to_other_entry", "not_issued",
@@ -224,11 +235,12 @@ def test_after_settlement_each_wager_says_what_to_pay_or_take_and_the_payout_is_
     spots = {(s["seat"], s["spot"]): s for s in payout["spots"]}
     assert spots[(2, "ante")]["expected"] == money(0)
     assert spots[(2, "ante")]["held"] == money(R25)
-    assert "take R25.00" in spots[(2, "ante")]["what_to_do"]
+    assert spots[(2, "ante")]["what_to_do"].endswith("take the losing chips")
     for spot in spots.values():
         held, expected = spot["held"]["cents"], spot["expected"]["cents"]
+        over = expected > 0 and held > expected  # a loser not taken is waiting, not "over"
         assert spot["state"] == ("paid" if held == expected else
-                                 "over" if held > expected else "waiting")
+                                 "over" if over else "waiting")
         assert spot["difference"] == money(held - expected)
     check = table.core.payout
     assert check is not None

@@ -99,6 +99,13 @@
       item.appendChild(el("div", "alert-kind", a.kind.replace(/_/g, " ") + (a.seat ? " · seat " + a.seat : "")));
       item.appendChild(el("div", "alert-message", a.message));
       item.appendChild(el("div", "what-to-do", "What to do: " + a.what_to_do));
+      if (a.clearable) {
+        const b = el("button", "button small super", "Clear fault");
+        b.type = "button";
+        b.dataset.clear = a.role;
+        b.addEventListener("click", () => clearFault(a));
+        item.appendChild(b);
+      }
       if (a.resolvable) {
         const b = el("button", "button small super", "Resolve");
         b.type = "button";
@@ -247,6 +254,14 @@
     if (!got) return;
     if (!got.reason) { banner("a resolution needs a reason", "bad"); return; }
     await act("resolve_alert", { alert_id: alert.alert_id, reason: got.reason }, "alert " + alert.alert_id + " resolved");
+  }
+
+  async function clearFault(alert) {
+    const got = await ask("Clear the " + alert.role + " fault", alert.message + " — " + alert.what_to_do,
+      [{ name: "reason", label: "Why play goes on", quick: ["reader replaced", "going on by manual entry"] }]);
+    if (!got) return;
+    if (!got.reason) { banner("clearing a fault needs a reason", "bad"); return; }
+    await act("clear_fault", { role: alert.role, reason: got.reason }, alert.role + " fault cleared");
   }
 
   function seatOptions(v) {

@@ -25,6 +25,7 @@ from controller.config import read_table_config
 from controller.wiring import ConfiguredDevices, wire_table
 from game.cards import DECK, Card
 from game.staff import hash_secret
+from simulators.id_reader import IdReaderSimulator
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from simulators.table_toml import simulated_table_toml
@@ -36,11 +37,11 @@ CARD_SALT = base64.urlsafe_b64encode(b"card-salt-for-tests").decode().rstrip("="
 DESK = "test-desk"
 GUARD_S = 60.0  # against hangs only; nothing asserts a duration
 DEALER = {"staff_id": "D-0042", "name": "Dana Dealer", "role": "dealer", "pin": "4321",
-          "card": "EMP-DEALER-42"}
+          "card": "6099000000000042"}
 SUPERVISOR = {"staff_id": "S-0007", "name": "Sam Supervisor", "role": "supervisor",
-              "pin": "7777", "card": "EMP-SUPER-07"}
+              "pin": "7777", "card": "6099000000000007"}
 PLAYER_PIN = {1: "2468", 2: "1357", 3: "9999"}
-PLAYER_CARD = {1: "REWARDS-0001", 2: "REWARDS-0002", 3: "REWARDS-0003"}
+PLAYER_CARD = {1: "6012345678900001", 2: "6012345678900002", 3: "6012345678900003"}
 HANDS = 2  # per entry in these tests' qualifying stage
 
 
@@ -90,6 +91,12 @@ class ConsoleTable:
         """The simulated shoe."""
         assert self.devices.shoe_sim is not None
         return self.devices.shoe_sim
+
+    @property
+    def ids(self) -> IdReaderSimulator:
+        """The simulated ID-card reader (rewards and employee cards)."""
+        assert self.devices.id_simulator is not None
+        return self.devices.id_simulator
 
     @property
     def chips(self) -> RfidReaderSimulator:
@@ -209,7 +216,8 @@ async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("p
     clients = ", ".join(json.dumps(a) for a in allowed)
     text = text.replace("[console]\nport = 0\n",
                         f"[console]\nport = 0\nacknowledge_with = [{methods}]\n"
-                        f"allowed_clients = [{clients}]\ntap_seconds = 5.0\n")
+                        f"allowed_clients = [{clients}]\ntap_seconds = 5.0\n\n"
+                        '[id_reader]\nkind = "sim"\n')
     path = tmp_path / "table.toml"
     path.write_text(text, encoding="utf-8")
     notify = RecordingNotify()

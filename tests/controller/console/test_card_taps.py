@@ -1,8 +1,8 @@
 """Card taps through the console's HTTP API, at a real daemon: a participant acknowledging
 with the rewards card (``acknowledge_with = ["card"]``) is refused for the wrong card and
 accepted for the right one, the acknowledgement recording the method truthfully; a dealer
-signs in by tapping the employee card. The tap is offered to the daemon's gate as its ID
-reader pump does (the ID reader simulator is another helper's work).
+signs in by tapping the employee card. The cards are tapped on the ID reader simulator,
+read by the real driver (track 2, as a magstripe or NFC keyboard reader sends it).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 from controller.console.app import COOKIE, create_console_app
-from drivers.readings import IdTap
 from tests.controller.console.support import (
     DEALER,
     PLAYER_CARD,
@@ -33,7 +32,7 @@ async def _tap_when_waiting(table: ConsoleTable, number: str) -> None:
             break
         await asyncio.sleep(0.005)
     assert gate.waiting_for is not None, "nothing waited for a tap"
-    assert gate.offer_tap(IdTap(number=number, form="plain", device="test-reader"))
+    table.ids.tap(number)
 
 
 async def test_a_participant_acknowledges_by_rewards_card_the_wrong_card_refused(
@@ -85,7 +84,7 @@ async def test_a_dealer_signs_in_with_the_employee_card(tmp_path: Path) -> None:
 
         request = asyncio.ensure_future(asgi_call(app, "POST", "/api/sign-in", body=body,
                                                   headers=JSON))
-        await _tap_when_waiting(table, "SOMEONE-ELSES-CARD")
+        await _tap_when_waiting(table, "6099000000009999")
         refused = await request
         assert refused.json() == {"ok": False,
                                   "error": "this card is not an enrolled employee card"}
