@@ -64,7 +64,8 @@ class ChipReader(Protocol):
 
 
 class IdReader(Protocol):
-    """The table's ID-card reader (rewards and employee cards): yields taps until closed."""
+    """The table's ID reader (rewards and employee cards): an async context manager yielding
+    taps and alerts until closed."""
 
     async def __aenter__(self) -> Self: ...
 

@@ -20,6 +20,7 @@ __all__ = [
     "DeviceAlert",
     "DeviceHealth",
     "DeviceIdentity",
+    "IdForm",
     "IdTap",
     "ShoeState",
     "ShoeStatus",
@@ -29,6 +30,8 @@ __all__ = [
 ]
 
 Source = Literal["device", "manual"]
+# How an ID card was read: a magstripe's track 2, an NFC chip's UID, or a bare number.
+IdForm = Literal["track2", "uid", "plain"]
 # Betting spots under each seat, one RFID antenna each; "marker" is the Final's bonus marker spot.
 SPOTS = ("ante", "odds", "play", "trips_plus", "pocket_bonus", "sweet16", "marker")
 
@@ -120,16 +123,25 @@ class DeviceHealth:
     counters: Mapping[str, int] = field(default_factory=dict)
 
 
+def masked(number: str) -> str:
+    """An ID number as logs and screens may show it: only its last 4 characters ("****0123")."""
+    return "****" + number[-4:] if len(number) > 4 else "*" * len(number)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class IdTap:
-    """A rewards or employee card tapped (NFC) or swiped (magstripe) on the table's ID reader."""
+    """A rewards or employee card tapped (NFC) or swiped (magstripe) on the table's ID reader.
+
+    ``number`` is the card number (track 2's PAN, or a plain number: digits) or the chip's UID
+    (upper-case hex, ``form="uid"``); a UID and a card number are different identifiers even
+    when the characters agree. Its repr shows the number masked (`masked`).
+    """
 
     number: str
-    form: Literal["track2", "uid", "plain"]
+    form: IdForm
     device: str
-    at_mono: float = 0.0
+    at_mono: float
 
-
-def masked(number: str) -> str:
-    """A card number as logs and screens show it: only the last four characters."""
-    return "****" + number[-4:] if len(number) > 4 else "****"
+    def __repr__(self) -> str:
+        return (f"IdTap(number={masked(self.number)!r}, form={self.form!r}, "
+                f"device={self.device!r}, at_mono={self.at_mono!r})")
