@@ -59,7 +59,8 @@ _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoide
 
 @dataclass(frozen=True, slots=True)
 class TableDevices:
-    """The table's card shoe and chip readers, as the daemon's pumps read them."""
+    """The table's card shoe and chip readers, as the daemon's pumps read them, and its ID
+    reader when it has one."""
 
     shoe: CardReader
     rfid: ChipReader

@@ -16,11 +16,13 @@ from controller.console_config import ConsoleConfig, parse_console
 from game.errors import ConfigError
 from runtime.settings_files import load_toml
 
-__all__ = ["ApiConfig", "DeviceConfig", "MqttConfig", "SimConfig", "TableConfig",
-           "read_table_config"]
+__all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "MqttConfig", "SimConfig",
+           "TableConfig", "read_table_config"]
 
 T = TypeVar("T")
 DeviceKind = Literal["hardware", "sim", "manual"]
+IdReaderKind = Literal["hardware", "sim", "none"]
+_ID_READER_KINDS: tuple[IdReaderKind, ...] = ("hardware", "sim", "none")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,6 +35,15 @@ class DeviceConfig:
     vid: int = 0x1209  # RFID reader USB ids (placeholders: set the reader's real ids)
     pid: int = 0x0001
     stall_seconds: float = 3.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IdReaderConfig:
+    """The ID reader (rewards and employee cards): real, simulated, or none (the default)."""
+
+    kind: IdReaderKind = "none"
+    port: str | None = None  # hardware: a pyserial URL or /dev/serial/by-id path
+    baudrate: int = 9600  # a USB CDC reader ignores it; an RS-232 one needs it right
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +100,7 @@ class TableConfig:
     api: ApiConfig
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
     sim: SimConfig | None = None
+    id_reader: IdReaderConfig = field(default_factory=IdReaderConfig)
     deal: Mapping[str, Any] = field(default_factory=dict)
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
@@ -164,11 +176,27 @@ def _device(r: _Reader, name: str, d: dict[str, Any]) -> DeviceConfig:
     )
 
 
+def _id_reader(r: _Reader, d: dict[str, Any]) -> IdReaderConfig:
+    kind = r.get("id_reader", d, "kind", str, "none",
+                 check=lambda v: None if v in _ID_READER_KINDS
+                 else f"must be one of {', '.join(_ID_READER_KINDS)}")
+    port = r.get("id_reader", d, "port", str, "") or None
+    if kind == "hardware" and port is None:
+        raise ConfigError(r.source, "id_reader.port",
+                          "a hardware ID reader needs its serial port (pyserial URL or path)")
+    return IdReaderConfig(
+        kind=kind,  # type: ignore[arg-type]
+        port=port,
+        baudrate=r.get("id_reader", d, "baudrate", int, 9600,
+                       check=lambda v: None if v > 0 else "must be positive"),
+    )
+
+
 def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> TableConfig:
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
-    top = set(data) - {"table", "files", "shoe", "rfid", "mqtt", "keys", "api", "sim", "deal",
-                       "log", "console"}
+    top = set(data) - {"table", "files", "shoe", "rfid", "id_reader", "mqtt", "keys", "api",
+                       "sim", "deal", "log", "console"}
     if top:
         raise ConfigError(source, sorted(top)[0], "unknown section")
     t = r.section("table", {"venue", "id", "journal"})
@@ -187,6 +215,8 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     dev = {"kind", "url", "baudrate", "vid", "pid", "stall_seconds"}
     shoe, rfid = _device(r, "shoe", r.section("shoe", dev)), _device(r, "rfid",
                                                                      r.section("rfid", dev))
+    id_reader = _id_reader(r, r.section("id_reader", {"kind", "port", "baudrate"},
+                                        required=False))
     sim = None
     if "sim" in data or "sim" in (shoe.kind, rfid.kind):
         sim = SimConfig(
@@ -238,6 +268,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         api=ApiConfig(socket=r.path("api", a, "socket")),  # type: ignore[arg-type]
         console=parse_console(data.get("console"), source=source, base=base),
         sim=sim,
+        id_reader=id_reader,
         deal=deal,
         log_format=fmt,  # type: ignore[arg-type]
         log_level=r.get("log", lg, "level", str, "info"),

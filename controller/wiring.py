@@ -1,5 +1,6 @@
 """The table's composition root: the one place that chooses real, simulated or manual devices
-from the table config (``[shoe] kind``, ``[rfid] kind``) and builds the daemon with them.
+from the table config (``[shoe] kind``, ``[rfid] kind``, ``[id_reader] kind``) and builds the
+daemon with them.
 
 For a simulated table it also makes what the simulation needs: the table's key on first run,
 a virtual desk with a fresh key, and the virtual dealer that plays at the daemon through a
@@ -19,9 +20,10 @@ from controller.app import TableDaemon, TableDevices, run_table
 from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
+from drivers.id_reader import SerialIdReader
 from drivers.manual import ManualCardReader
 from drivers.manual_chips import ManualChipReader
-from drivers.protocols import CardReader, ChipReader
+from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.rfid import UsbChipReader
 from drivers.rfid_settings import UsbReaderSettings
 from drivers.shoe import SerialCardReader
@@ -33,6 +35,7 @@ from runtime.backoff import Backoff
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from simulators.desk import VirtualDesk
+from simulators.id_reader import IdReaderSimulator
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from simulators.table_play import TableStuck, VirtualTable, play_registry
@@ -57,6 +60,7 @@ class ConfiguredDevices:
         self.config = config
         self.shoe_sim: ShoeSimulator | None = None
         self.rfid_sim: RfidReaderSimulator | None = None
+        self.id_simulator: IdReaderSimulator | None = None  # tap cards on it (kind = "sim")
 
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
@@ -68,8 +72,10 @@ class ConfiguredDevices:
         return play_registry()
 
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
-        """The shoe and the chip readers: real drivers, or the real drivers on simulators."""
-        return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(registry))
+        """The shoe, the chip readers and the ID reader (if any): real drivers, or the real
+        drivers on simulators."""
+        return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(registry),
+                            ids=self._ids(stack))
 
     def _shoe(self, stack: AsyncExitStack) -> CardReader:
         cfg = self.config.shoe
@@ -94,6 +100,16 @@ class ConfiguredDevices:
                                                 vendor_id=cfg.vid, product_id=cfg.pid)
             return UsbChipReader(settings, backend=self.rfid_sim.backend)
         return UsbChipReader(settings)
+
+
+    def _ids(self, stack: AsyncExitStack) -> IdReader | None:
+        cfg = self.config.id_reader
+        if cfg.kind == "none":
+            return None
+        if cfg.kind == "sim":
+            sim = self.id_simulator = stack.enter_context(IdReaderSimulator())
+            return SerialIdReader(lambda: sim.path or "", device_name="sim-id-reader")
+        return SerialIdReader(cfg.port or "", baudrate=cfg.baudrate)
 
 
 class DaemonHandle:

@@ -213,9 +213,10 @@ digits = st.text(alphabet="0123456789", min_size=8, max_size=19)
 uids = st.sampled_from([8, 14, 20]).flatmap(
     lambda n: st.text(alphabet="0123456789abcdefABCDEF", min_size=n, max_size=n))
 endings = st.sampled_from([b"\r", b"\n", b"\r\n"])
-taps = st.one_of(
-    st.tuples(digits, st.just("track2")), st.tuples(digits, st.just("plain")),
-    st.tuples(uids, st.just("uid")))
+number_forms: tuple[IdForm, IdForm] = ("track2", "plain")
+uid_form: IdForm = "uid"
+taps: st.SearchStrategy[tuple[str, IdForm]] = st.one_of(
+    st.tuples(digits, st.sampled_from(number_forms)), st.tuples(uids, st.just(uid_form)))
 
 
 @settings(deadline=None)

@@ -62,7 +62,7 @@ def test_the_line_end_is_configurable_and_checked() -> None:
 def test_a_number_that_does_not_fit_its_form_is_refused(
         opened: tuple[IdReaderSimulator, int]) -> None:
     sim, _ = opened
-    with pytest.raises(ValueError, match="8..19 digits"):
+    with pytest.raises(ValueError, match=r"8\.\.19 digits"):
         sim.tap("1234")
     with pytest.raises(ValueError, match="hex"):
         sim.tap("0000000G", "uid")
