@@ -115,6 +115,7 @@ class VirtualTable:
         self.payouts_verified = 0  # payouts the table verified by its chip readers
         self.acknowledged: dict[str, str] = {}  # entry id -> the proofs it acknowledged with
         self.supervisor_actions: list[str] = []
+        self.fault_log: list[str] = []  # one line per fault injected and how it was put right
         self.last_refusal: str | None = None  # why the table last refused the next hand
         self._markers = [_uid(9, 0, n) for n in range(18)]
         self._faults = random.Random(f"{seed}:faults")  # never disturbs the cards' generator
@@ -380,9 +381,13 @@ class VirtualTable:
             raise TableStuck(f"the table opened a hand with hand {hand_id}'s payout overpaid")
         self.hands_blocked += 1
         self.last_refusal = str(refused.get("error"))
+        what = (f"hand {hand_id}: seat {over.seat} {over.spot} overpaid by"
+                f" {format_rand(over.cents)}; the table raised the payout alert and refused"
+                " the next hand")
         if self.overpay_fix == "take_back":
             self.chips.remove(over.seat, over.spot, [over.uid])
             self.taken_back += 1
+            self.fault_log.append(f"{what}; the dealer took the chip back")
             await self.until(f"the payout of {hand_id} to be verified",
                              lambda s: (s.get("payout") or {}).get("hand_id") != hand_id)
             self.payouts_verified += 1
@@ -393,6 +398,7 @@ class VirtualTable:
             f"seat {over.seat} {over.spot} overpaid by {format_rand(over.cents)}: the"
             " player keeps it (virtual supervisor, fault injected)"))
         self.overrides += 1
+        self.fault_log.append(f"{what}; supervisor {self.staff.supervisor.staff_id} overrode it")
 
     def _overpay_now(self) -> bool:
         if self.overpay_hand is not None and self._heat_hand == self.overpay_hand:
