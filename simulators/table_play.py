@@ -41,7 +41,7 @@ from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
 
-__all__ = ["PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable", "play_registry"]
+__all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable", "play_registry"]
 
 PLAY_CHIP_SET = "showdown-sim"
 MARKER_SET = "bonus-marker"
@@ -137,11 +137,13 @@ class VirtualTable:
 
     # ---- the people at the console ------------------------------------------------------
 
-    async def ensure_roster(self) -> None:
-        """Have the desk send the staff roster enrolling the virtual staff, unless the table
-        already has the one this table sent (its version one above the table's)."""
+    async def ensure_roster(self, *, again: bool = False) -> None:
+        """Have the desk send the staff roster enrolling the virtual staff (version one above
+        the table's), unless the table already has the one this table sent; ``again``: send
+        a new one anyway."""
         status = self.table.status()
-        if self._roster is not None and status.get("roster_version") == self._roster:
+        if not again and self._roster is not None \
+                and status.get("roster_version") == self._roster:
             return
         version = int(status.get("roster_version") or 0) + 1
         roster = await self.staff.roster(version)
@@ -151,10 +153,15 @@ class VirtualTable:
         self._roster, self._session = version, None
 
     async def sign_in(self, who: StaffCredential) -> str:
-        """Sign a virtual staff member in with their PIN; the session token."""
+        """Sign a virtual staff member in with their PIN; the session token. A refused PIN
+        means the table has another roster of the same version (one a killed run sent late):
+        the desk sends ours again, newer, and the sign-in is tried once more."""
         await self.ensure_roster()
-        answer = await self.table.console({"action": "sign_in", "staff_id": who.staff_id,
-                                           "pin": who.pin})
+        request = {"action": "sign_in", "staff_id": who.staff_id, "pin": who.pin}
+        answer = await self.table.console(request)
+        if not answer.get("ok") and "wrong staff id or PIN" in str(answer.get("error")):
+            await self.ensure_roster(again=True)
+            answer = await self.table.console(request)
         detail = answer.get("detail") or {}
         if not answer.get("ok") or not isinstance(detail.get("session"), str):
             raise TableStuck(f"{who.staff_id} could not sign in: {answer.get('error')}")
@@ -171,11 +178,15 @@ class VirtualTable:
             raise TableStuck(f"console {action} refused: {answer.get('error')}")
         return answer
 
-    async def _press(self, action: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+    async def dealer_session(self) -> str:
+        """The virtual dealer's console session (signing in when there is none)."""
         if self._session is None:
             self._session = await self.sign_in(self.staff.dealer)
-        return await self.table.console({**request, "action": action,
-                                         "session": self._session})
+        return self._session
+
+    async def _press(self, action: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        session = await self.dealer_session()
+        return await self.table.console({**request, "action": action, "session": session})
 
     async def supervise(self, action: str, **request: Any) -> Mapping[str, Any]:
         """A supervisor's action: the virtual supervisor signs in, acts, and signs out."""

@@ -93,7 +93,7 @@ async def test_an_overpay_blocks_the_next_hand_until_it_is_put_right(
     wired = _wired(tmp_path, short_dir)
     async with running(wired.daemon) as stop:
         vt = wired.virtual_table(seed=9, players=3, overpay_hand=1,
-                                 overpay_fix=fix)  # type: ignore[arg-type]
+                                 overpay_fix=fix)
         players = await _seat(vt, "qualifying-overpay", 3)
         while vt.faults_injected == 0 and wired.daemon.status()["seats"]:
             await vt.play_hand(players)
