@@ -314,7 +314,7 @@ class TableDaemon:
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
-                                                   "detail": reading.detail})
+                                                   "detail": reading.detail, "role": "shoe"})
 
     async def _pump_rfid(self) -> None:
         assert self.devices is not None
@@ -335,7 +335,7 @@ class TableDaemon:
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
-                                                   "detail": reading.detail})
+                                                   "detail": reading.detail, "role": "rfid"})
 
     async def _pump_ids(self, reader: IdReader) -> None:
         async for reading in reader:
@@ -345,7 +345,7 @@ class TableDaemon:
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
-                                                   "detail": reading.detail})
+                                                   "detail": reading.detail, "role": "id_reader"})
 
     async def _watchdog(self) -> None:
         interval = self.notify.watchdog_interval()

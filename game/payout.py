@@ -47,20 +47,21 @@ class SpotPay:
         """The alert kind and the words for a spot not paid: what is wrong and what to do."""
         where = f"seat {self.seat} {self.spot}"
         must = f"must hold {format_rand(self.expected)}"
+        if self.expected == 0:
+            return ("loser_not_taken", f"{where} lost {format_rand(self.stake)} and still holds"
+                    f" {format_rand(self.held)}: take the losing chips")
         if self.held > self.expected:
             extra = format_rand(self.held - self.expected)
             return ("payout_overpaid", f"{where} holds {format_rand(self.held)}, {must}:"
                     f" overpaid by {extra}; take {extra} back")
-        if self.expected == 0:
-            return ("loser_not_taken", f"{where} lost {format_rand(self.stake)} and still holds"
-                    f" {format_rand(self.held)}: take the losing chips")
         short = format_rand(self.expected - self.held)
         return ("payout_underpaid", f"{where} holds {format_rand(self.held)}, {must}:"
                 f" underpaid by {short}; pay {short}")
 
     def view(self) -> dict[str, object]:
         """The spot for the dealer's screen."""
-        state = "paid" if self.paid else ("over" if self.held > self.expected else "waiting")
+        over = self.expected > 0 and self.held > self.expected
+        state = "paid" if self.paid else ("over" if over else "waiting")
         return {"seat": self.seat, "spot": self.spot, "result": self.result,
                 "stake": self.stake, "net": self.net, "expected": self.expected,
                 "held": self.held, "state": state, "keyed": self.keyed}
@@ -91,7 +92,9 @@ class PayoutCheck:
         return cls(hand_id=hand_id, heat_id=heat_id, spots=spots)
 
     def see(self, seat: int, spot: str, amount: int, *, keyed: bool = False) -> SpotPay | None:
-        """A spot now holds ``amount``; returns the spot when this makes a new overpay."""
+        """A spot now holds ``amount``; returns the spot when this makes a new overpay (a
+        winner's or a push's spot over what it must hold; a loser's chips still lying there
+        are only a problem once the dealer says the payout is done)."""
         pay = self.spots.get((seat, spot))
         if pay is None or pay.paid:
             return None
@@ -99,7 +102,7 @@ class PayoutCheck:
         if amount == pay.expected:
             pay.paid, pay.over_alerted = True, False
             return None
-        if amount > pay.expected and not pay.over_alerted:
+        if pay.expected > 0 and amount > pay.expected and not pay.over_alerted:
             pay.over_alerted = True
             return pay
         if amount <= pay.expected:

@@ -25,6 +25,7 @@ __all__ = [
     "Boot",
     "CardSeen",
     "ChipsSeen",
+    "ClearFault",
     "CorrectCard",
     "DealerAction",
     "DeviceTrouble",
@@ -91,11 +92,13 @@ class ShoeReported:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceTrouble:
-    """A device driver's alert (or its good news: connected, reconnected)."""
+    """A device driver's alert (or its good news: connected, reconnected). ``role`` says
+    which of the table's devices it is ("shoe", "rfid", "id_reader"; None in old journals)."""
 
     device: str | None
     kind: str
     detail: str
+    role: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,6 +135,15 @@ class StaffChange:
 class PayoutCheckPressed:
     """The dealer says the payout is done: any spot not paid becomes an alert."""
 
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClearFault:
+    """A supervisor clears a device fault that blocks play (e.g. to go on by manual entry)."""
+
+    role: str
+    reason: str
     by: str | None = None
 
 
@@ -202,7 +214,7 @@ class Unreadable:
 
 
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
-                | ResolveAlert | PayoutCheckPressed | PayoutOverride)
+                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
               | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
 
@@ -244,7 +256,9 @@ def _shoe(p: Mapping[str, Any]) -> ShoeReported:
 
 
 def _trouble(p: Mapping[str, Any]) -> DeviceTrouble:
-    return DeviceTrouble(device=p.get("device"), kind=p["kind"], detail=p.get("detail", ""))
+    role = p.get("role")
+    return DeviceTrouble(device=p.get("device"), kind=p["kind"], detail=p.get("detail", ""),
+                         role=None if role is None else str(role))
 
 
 _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
@@ -252,6 +266,7 @@ _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
                                          method=str(p.get("method", "card_tap")), by=_by(p)),
     "payout_check": lambda p: PayoutCheckPressed(by=_by(p)),
     "payout_override": lambda p: PayoutOverride(reason=_reason(p), by=_by(p)),
+    "clear_fault": lambda p: ClearFault(role=str(p["role"]), reason=_reason(p), by=_by(p)),
     "no_more_bets": lambda p: NoMoreBets(by=_by(p)),
     "settle": lambda p: SettleHand(by=_by(p)),
     "reveal": lambda p: RevealHand(by=_by(p)),

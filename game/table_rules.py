@@ -44,6 +44,7 @@ from game.table_inputs import (
     Boot,
     CardSeen,
     ChipsSeen,
+    ClearFault,
     CorrectCard,
     DeviceTrouble,
     Dispute,
@@ -83,6 +84,10 @@ from game.tournament_schema import TournamentSettings
 __all__ = ["Decision", "Refused", "TableCore"]
 
 _GOOD_NEWS: Final = frozenset({"connected", "reconnected"})  # a device alert that is not one
+# A shoe or chip reader down: no hand opens or settles until it is back or a supervisor clears
+# the fault (to go on by manual entry, rule 58).
+_FAULTS: Final = frozenset({"disconnected", "lost", "stalled", "not_found"})
+_PLAY_DEVICES: Final = frozenset({"shoe", "rfid"})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,6 +136,7 @@ class TableCore:
         self.proofs: dict[str, Seat] = {}  # entry id -> its seating (the ack credentials)
         self.disputed: dict[str, str] = {}  # entry id -> the participant's note
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_HANDS)
+        self.device_faults: dict[str, str] = {}  # shoe / rfid -> what is wrong
         self.last_hand_at: dict[str, str] = {}  # entry id -> when its last hand ended
 
     # ---- the one entry point ----------------------------------------------------------
@@ -218,6 +224,12 @@ class TableCore:
         self._hand_alerts(hand, before, out, at)
 
     def _trouble(self, given: DeviceTrouble, at: datetime, out: Out) -> None:
+        if given.role in _PLAY_DEVICES:
+            if given.kind in _GOOD_NEWS:
+                self.device_faults.pop(given.role, None)
+            elif given.kind in _FAULTS:
+                self.device_faults[given.role] = (f"{given.device or given.role} {given.kind}:"
+                                                  f" {given.detail}")
         if given.kind in _GOOD_NEWS:
             out.append(DeviceState(device=given.device, state=given.kind, detail=given.detail,
                                    at=format_ts(at)))
@@ -231,6 +243,17 @@ class TableCore:
         self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
         if isinstance(given, PayoutCheckPressed | PayoutOverride):
             return self._payout_action(given, at, out)
+        if isinstance(given, ClearFault):
+            if self.device_faults.pop(given.role, None) is None:
+                raise Refused(f"no {given.role!r} fault is open")
+            out.append(DeviceState(device=given.role, state="fault_cleared",
+                                   detail=f"cleared by {given.by}: {given.reason}",
+                                   at=format_ts(at)))
+            return {"cleared": given.role}
+        if isinstance(given, NoMoreBets | SettleHand) and self.device_faults:
+            faults = "; ".join(f"{role}: {why}" for role, why in sorted(self.device_faults.items()))
+            raise Refused(f"a device is down ({faults}): reconnect it, or a supervisor clears"
+                          " the fault with a reason to go on by manual entry")
         if self.session is None:
             raise Refused("no heat is open at this table")
         if isinstance(given, NoMoreBets):
@@ -543,6 +566,7 @@ _ACTION_NAMES: Final[Mapping[type, str]] = {
     NoMoreBets: "no_more_bets", SettleHand: "settle", RevealHand: "reveal",
     VoidByDealer: "void", CorrectCard: "correct_card", ResolveAlert: "resolve_alert",
     PayoutCheckPressed: "payout_check", PayoutOverride: "payout_override",
+    ClearFault: "clear_fault",
 }
 
 

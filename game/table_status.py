@@ -39,6 +39,7 @@ def core_status(core: TableCore) -> dict[str, Any]:
                             for a in hand.open_alerts],
         },
         "payout": None if core.payout is None else core.payout.view(),
+        "device_faults": dict(sorted(core.device_faults.items())),
         "staff": core.staff.view(),
         "roster_version": None if core.staff.roster is None else core.staff.roster.version,
         "hands_opened": core.hands_opened,

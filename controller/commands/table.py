@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
 from controller.cli import CommandError
 from controller.config import TableConfig, read_table_config
 from controller.local_api import call
+from game.money import format_rand, parse_rand
+from game.staff import ACTIONS
 
 
 def register(sub: Any) -> None:
@@ -26,21 +31,24 @@ def register(sub: Any) -> None:
     _target(st)
     st.add_argument("--json", action="store_true", help="print JSON")
     st.set_defaults(handler=_status)
-    d = tsub.add_parser("dealer", help="a dealer console action")
+    d = tsub.add_parser(
+        "dealer", help="a console action, signed in under your own staff credential",
+        description="Sign in with your staff id and PIN, take one console action, sign out."
+                    " Each action is journaled under your staff id; supervisor-only actions"
+                    " are refused to a dealer.")
     _target(d)
-    d.add_argument("action", choices=["no_more_bets", "settle", "reveal", "void",
-                                      "resolve_alert", "correct_card", "manual_card",
-                                      "manual_wager", "acknowledge"])
-    d.add_argument("--by", default="console", help="who presses it (logged)")
-    d.add_argument("--reason", help="reason (void, resolve_alert, correct_card)")
+    d.add_argument("action", choices=sorted(ACTIONS))
+    d.add_argument("--staff", required=True, help="your staff id (as enrolled at the desk)")
+    d.add_argument("--pin-file", type=Path,
+                   help="read the PIN from this file (else $SHOWDOWN_PIN, else a prompt)")
+    d.add_argument("--reason", help="reason (void, resolve_alert, correct_card, payout_override)")
     d.add_argument("--alert-id", type=int, help="alert to resolve")
     d.add_argument("--position", type=int, help="card position to correct (0-based)")
     d.add_argument("--card", help="card, e.g. Ah")
     d.add_argument("--seat", type=int)
     d.add_argument("--spot", choices=["ante", "odds", "play", "trips_plus", "pocket_bonus",
                                       "sweet16"])
-    d.add_argument("--amount", type=int, help="cents")
-    d.add_argument("--entry-id", help="entry whose score is acknowledged")
+    d.add_argument("--amount", help="amount in rand, e.g. 25 or 137.50 (manual_wager)")
     d.set_defaults(handler=_dealer)
 
 
@@ -79,8 +87,16 @@ def _status(args: argparse.Namespace) -> int:
           f"hands opened {status.get('hands_opened')}, alerts {status.get('alerts')}, "
           f"inputs {status.get('inputs')}")
     for seat, info in sorted(status.get("seats", {}).items()):
-        print(f"  seat {seat}: {info['entry_id']} balance {info['balance']} cents, "
+        print(f"  seat {seat}: {info['entry_id']} chips {format_rand(info['balance'])}, "
               f"{info['hands_played']} hands")
+    for person in status.get("staff", []):
+        print(f"  signed in: {person['staff_id']} ({person['role']}) {person['name']}")
+    payout = status.get("payout")
+    if payout:
+        print(f"  payout of {payout['hand_id']} not yet verified:")
+        for spot in payout["spots"]:
+            print(f"    seat {spot['seat']} {spot['spot']}: holds {format_rand(spot['held'])},"
+                  f" must hold {format_rand(spot['expected'])} ({spot['state']})")
     hand = status.get("hand")
     if hand:
         print(f"  hand {hand['hand_id']}: {hand['phase']}{' PAUSED' if hand['paused'] else ''},"
@@ -99,18 +115,43 @@ def _status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _pin(args: argparse.Namespace) -> str:
+    if args.pin_file is not None:
+        try:
+            return str(args.pin_file.read_text()).strip()
+        except OSError as exc:
+            raise CommandError(f"cannot read the PIN file {args.pin_file}:"
+                               f" {exc.strerror or exc}") from exc
+    env = os.environ.get("SHOWDOWN_PIN")
+    if env:
+        return env
+    if not sys.stdin.isatty():
+        raise CommandError("no PIN: pass --pin-file FILE or set SHOWDOWN_PIN")
+    return getpass.getpass(f"PIN for {args.staff}: ")
+
+
 def _dealer(args: argparse.Namespace) -> int:
-    request: dict[str, Any] = {"action": args.action, "by": args.by}
-    for key in ("reason", "card", "seat", "spot", "amount"):
+    request: dict[str, Any] = {"action": args.action}
+    for key in ("reason", "card", "seat", "spot"):
         if getattr(args, key) is not None:
             request[key] = getattr(args, key)
+    if args.amount is not None:
+        try:
+            request["amount"] = parse_rand(args.amount)
+        except ValueError as exc:
+            raise CommandError(f"--amount: {exc}") from exc
     if args.alert_id is not None:
         request["alert_id"] = args.alert_id
     if args.position is not None:
         request["position"] = args.position
-    if args.entry_id is not None:
-        request["entry_id"] = args.entry_id
-    answer = _ask(args, request)
+    signed = _ask(args, {"action": "sign_in", "staff_id": args.staff, "pin": _pin(args)})
+    if not signed.get("ok"):
+        raise CommandError(f"sign-in refused: {signed.get('error')}")
+    session = signed["detail"]["session"]
+    try:
+        answer = _ask(args, {**request, "session": session})
+    finally:
+        _ask(args, {"action": "sign_out", "session": session})
     if not answer.get("ok"):
         raise CommandError(str(answer.get("error")))
     print(json.dumps(answer.get("detail", {}), sort_keys=True))

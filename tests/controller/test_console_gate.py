@@ -1,0 +1,248 @@
+"""The console gate: sign-in by PIN or employee card, sessions, participants' proofs.
+
+A real table core behind a real journal-less ingest (the table service's own apply), so every
+outcome here is what the core records."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import struct
+import zlib
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller.console_config import ConsoleConfig
+from controller.console_gate import ConsoleGate
+from controller.table_service import Applied, TableService
+from drivers.readings import IdTap
+from game.chips import Chip, ChipRegistry
+from game.deal import DEFAULT_DEAL
+from game.staff import LockoutPolicy, hash_secret
+from game.table_messages import ScoreRecorded
+from runtime.settings_files import read_paytables, read_tournament
+
+T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
+SALT = b"gate-test-salt-01"
+CARD_SALT = base64.urlsafe_b64encode(b"roster-card-salt").decode().rstrip("=")
+REWARDS = "6001234567890123"
+EMPLOYEE = "04A1B2C3D4E5F6"
+
+
+class Table:
+    """A table service fed through the gate the way the daemon feeds it."""
+
+    def __init__(self, tmp: Path, **console: Any) -> None:
+        self.service = TableService(
+            table_id="t07", settings=read_tournament(None), paytables=read_paytables(None),
+            deal=DEFAULT_DEAL, registry=ChipRegistry([Chip(uid=b"\xe0" * 8, value_cents=2_500,
+                                                           chip_set="house")],
+                                                     chip_set="house"),
+            lockout=LockoutPolicy(failures=3))
+        self.now = T0
+        self.journal: list[tuple[str, dict[str, Any]]] = []
+        self.gate = ConsoleGate(config=ConsoleConfig(**console), core=lambda: self.service.core,
+                                ingest=self.ingest, now=lambda: self.now,
+                                signatures=tmp / "signatures")
+
+    async def ingest(self, kind: str, payload: Mapping[str, Any]) -> Applied:
+        self.now += timedelta(seconds=1)
+        self.journal.append((kind, dict(payload)))
+        return self.service.apply(kind, payload, self.now)
+
+    async def desk(self, **body: Any) -> Applied:
+        return await self.ingest("desk", {"signer": "desk", **body})
+
+
+def roster(version: int = 1) -> dict[str, Any]:
+    return {"command": "staff_roster", "version": version, "card_salt": CARD_SALT, "members": [
+        {"staff_id": "D12", "name": "Dineo", "role": "dealer",
+         "pin_hash": hash_secret("4821", SALT)},
+        {"staff_id": "S3", "name": "Sipho", "role": "supervisor",
+         "pin_hash": hash_secret("9034", SALT),
+         "card_hash": hash_secret(EMPLOYEE, base64.urlsafe_b64decode(CARD_SALT + "=="))},
+    ]}
+
+
+async def ready(tmp: Path, **console: Any) -> Table:
+    table = Table(tmp, **console)
+    assert (await table.desk(**roster(), command_seq=1)).ok
+    return table
+
+
+async def test_a_pin_sign_in_gives_a_session_and_journals_no_secret(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    answer = await table.gate.handle("sign_in", {"staff_id": "D12", "pin": "4821"})
+    assert answer["ok"], answer
+    token = answer["detail"]["session"]
+    assert answer["detail"] == {"session": token, "staff_id": "D12", "name": "Dineo",
+                                "role": "dealer"}
+    assert (await table.gate.session(token)) is not None
+    kinds = [(k, p["event"]) for k, p in table.journal if k == "staff"]
+    assert kinds == [("staff", "signed_in")]
+    assert "4821" not in repr(table.journal) and token not in repr(table.journal)
+    assert table.service.core.staff.signed_in.keys() == {"D12"}
+    out = await table.gate.handle("sign_out", {"session": token})
+    assert out["ok"] and await table.gate.session(token) is None
+    again = await table.gate.handle("whoami", {"session": token})
+    assert again == {"ok": False, "error": "not signed in"}  # a replayed token is dead
+
+
+async def test_wrong_pins_are_journaled_and_lock_the_credential(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    for _ in range(3):
+        wrong = await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "0000"})
+        assert wrong == {"ok": False, "error": "wrong staff id or PIN"}
+    locked = await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"})
+    assert not locked["ok"] and "locked after repeated failed sign-ins" in locked["error"]
+    events = [p["event"] for k, p in table.journal if k == "staff"]
+    assert events == ["sign_in_failed"] * 3
+    unknown = await table.gate.handle("sign_in", {"staff_id": "X9", "pin": "1"})
+    assert unknown == {"ok": False, "error": "wrong staff id or PIN"}
+    assert table.journal[-1][1]["detail"] == "unknown staff id 'X9'"
+    table.now += timedelta(minutes=6)
+    assert (await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"}))["ok"]
+
+
+@pytest.mark.parametrize(("request_", "error"), [
+    ({"staff_id": "", "pin": "1"}, "give your staff id"),
+    ({"staff_id": "D12"}, "give your PIN"),
+    ({"staff_id": ["D12"], "pin": "4821"}, "give your staff id"),
+    ({"staff_id": "D12", "pin": 4821}, "give your PIN"),
+])
+async def test_malformed_sign_ins_are_refused_and_change_nothing(
+        tmp_path: Path, request_: dict[str, Any], error: str) -> None:
+    table = await ready(tmp_path)
+    before = len(table.journal)
+    assert await table.gate.handle("sign_in", request_) == {"ok": False, "error": error}
+    assert len(table.journal) == before
+
+
+async def test_no_roster_no_sign_in(tmp_path: Path) -> None:
+    table = Table(tmp_path)
+    answer = await table.gate.handle("sign_in", {"staff_id": "D12", "pin": "4821"})
+    assert not answer["ok"] and "no staff roster" in answer["error"]
+
+
+async def test_an_employee_card_tap_signs_in_its_owner(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    pending = asyncio.create_task(table.gate.handle("sign_in", {"method": "card"}))
+    while table.gate.waiting_for is None:
+        await asyncio.sleep(0.01)
+    assert table.gate.waiting_for == "staff sign-in"
+    assert table.gate.offer_tap(IdTap(number=EMPLOYEE, form="uid", device="ids", at_mono=0.0))
+    answer = await pending
+    assert answer["ok"] and answer["detail"]["staff_id"] == "S3"
+    pending = asyncio.create_task(table.gate.handle("sign_in", {"method": "card"}))
+    while table.gate.waiting_for is None:
+        await asyncio.sleep(0.01)
+    table.gate.offer_tap(IdTap(number="04FFFFFFFFFFFF", form="uid", device="ids", at_mono=0.0))
+    refused = await pending
+    assert refused == {"ok": False, "error": "this card is not an enrolled employee card"}
+    assert table.journal[-1][1]["detail"] == "card ****FFFF is not an enrolled employee card"
+    assert not table.gate.offer_tap(IdTap(number=EMPLOYEE, form="uid", device="ids", at_mono=0.0))
+
+
+async def test_a_tap_that_never_comes_times_out(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    answer = await table.gate.handle("sign_in", {"method": "card", "wait": 0.5})
+    assert answer == {"ok": False, "error": "no card was tapped in time"}
+
+
+async def test_an_idle_session_expires_and_is_signed_out(tmp_path: Path) -> None:
+    table = await ready(tmp_path, session_minutes=10)
+    token = (await table.gate.handle("sign_in", {"staff_id": "D12", "pin": "4821"}))[
+        "detail"]["session"]
+    table.now += timedelta(minutes=11)
+    assert await table.gate.session(token) is None
+    assert table.journal[-1][1]["detail"] == "session expired"
+    assert table.service.core.staff.signed_in == {}
+
+
+async def scored(table: Table, **seat: Any) -> str:
+    """Open a heat, seat E1 and give it a recorded score (the desk's way in, no hands)."""
+    assert (await table.desk(command="open_heat", stage="qualifying", heat_id="Q1")).ok
+    assert (await table.desk(command="seat", entry_id="E1", seat=1, **seat)).ok
+    core = table.service.core  # the score a finished entry leaves (hands: tests/game)
+    core.unacknowledged["E1"] = ScoreRecorded(
+        entry_id="E1", stage="qualifying", heat_id="Q1", table="t07", seat=1, score=215_000,
+        hands=10, status="finished", markers_forfeited=0, last_hand_id="t07-000010", at="x")
+    return "E1"
+
+
+async def test_the_participant_taps_their_own_rewards_card(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    await scored(table, card_hash=hash_secret(REWARDS, SALT))
+
+    async def tap(number: str) -> dict[str, Any]:
+        pending = asyncio.create_task(table.gate.handle("acknowledge", {"entry_id": "E1"}))
+        while table.gate.waiting_for is None:
+            await asyncio.sleep(0.01)
+        assert table.gate.waiting_for == "acknowledgement of E1"
+        table.gate.offer_tap(IdTap(number=number, form="track2", device="ids", at_mono=0.0))
+        return dict(await pending)
+
+    wrong = await tap("6001234567899999")
+    assert wrong == {"ok": False,
+                     "error": "card ****9999 is not the rewards card of entry E1's player"}
+    assert "E1" in table.service.core.unacknowledged
+    right = await tap(REWARDS)
+    assert right["ok"], right
+    assert table.journal[-1] == ("participant", {"action": "acknowledge", "entry_id": "E1",
+                                                 "method": "card"})
+    assert REWARDS not in repr(table.journal)
+
+
+def png(width: int = 60, height: int = 20) -> bytes:
+    rows = b"".join(b"\x00" + bytes((x * y) % 256 for x in range(width)) for y in range(height))
+    def chunk(tag: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + tag + data
+                + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0,
+                                                             0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b""))
+
+
+async def test_pin_and_signature_acknowledgement_keeps_the_signature(tmp_path: Path) -> None:
+    table = await ready(tmp_path, acknowledge_with=("pin", "signature"))
+    await scored(table, pin_hash=hash_secret("7777", SALT))
+    image = png()
+    url = "data:image/png;base64," + base64.b64encode(image).decode()
+    assert (await table.gate.handle("acknowledge", {"entry_id": "E1", "pin": "1111",
+                                                    "signature": url}))["error"] == (
+        "that PIN is not the PIN of this entry's player")
+    blank = "data:image/png;base64," + base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()
+    assert "empty" in (await table.gate.handle("acknowledge", {
+        "entry_id": "E1", "pin": "7777", "signature": blank}))["error"]
+    ok = await table.gate.handle("acknowledge", {"entry_id": "E1", "pin": "7777",
+                                                 "signature": url})
+    assert ok["ok"], ok
+    digest = hashlib.sha256(image).hexdigest()
+    assert table.journal[-1][1] == {"action": "acknowledge", "entry_id": "E1",
+                                    "method": "pin+signature", "evidence": digest}
+    assert (tmp_path / "signatures" / f"E1-{digest[:16]}.png").read_bytes() == image
+
+
+async def test_an_entry_without_the_required_credential_goes_to_the_desk(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    await scored(table)
+    answer = await table.gate.handle("acknowledge", {"entry_id": "E1"})
+    assert answer == {"ok": False, "error": "no rewards card is on record for entry E1:"
+                                            " acknowledge at the desk"}
+    assert (await table.gate.handle("acknowledge", {"entry_id": "E9"}))["error"] == (
+        "entry 'E9' has no score waiting for acknowledgement at this table")
+
+
+async def test_a_dispute_needs_a_note_and_is_journaled(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+    await scored(table)
+    assert (await table.gate.handle("dispute", {"entry_id": "E1", "note": " "}))["error"] == (
+        "say what is wrong with the score (a note is required)")
+    answer = await table.gate.handle("dispute", {"entry_id": "E1", "note": "hand 7 short"})
+    assert answer["ok"]
+    assert table.service.core.disputed == {"E1": "hand 7 short"}
