@@ -41,7 +41,8 @@ from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
 
-__all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable", "play_registry"]
+__all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable",
+           "play_registry"]
 
 PLAY_CHIP_SET = "showdown-sim"
 MARKER_SET = "bonus-marker"
@@ -339,6 +340,7 @@ class VirtualTable:
         expected = {k: v for k, v in placed.items() if v}
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: _spots(s) == expected)
+        await self.until("the shoe and the chip reader to be up", _devices_up)
         answer = await self.console("no_more_bets")
         in_hand: list[int] = list(answer["detail"]["seats"])
         targets = self.table.deal_targets(in_hand)
@@ -356,6 +358,7 @@ class VirtualTable:
             await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
         await self._decide(sim, players, in_hand, dealt, decided, street="river",
                            placed=placed)
+        await self.until("the shoe and the chip reader to be up", _devices_up)
         await self.console("settle")
         self.hands_played += 1
         self._heat_hand += 1
@@ -476,6 +479,10 @@ def _only_over_left(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]
         return all(s["state"] == "paid" for s in payout.get("spots", [])
                    if (s["seat"], s["spot"]) != (over.seat, over.spot))
     return left
+
+def _devices_up(status: Mapping[str, Any]) -> bool:
+    return not status.get("device_faults")
+
 
 def _heat_is(heat_id: str) -> Callable[[Mapping[str, Any]], bool]:
     return lambda status: status.get("heat") == heat_id
