@@ -225,13 +225,13 @@ class TableDaemon:
             return {"ok": False, "error": "a request names its action"}
         if action == "status":
             return {"ok": True, "detail": self.status()}
-        if action in GATE_ACTIONS:
-            if self.gate is None or self.faults:
-                return {"ok": False, "error": "the table is in the error state: "
-                                              + "; ".join(self.faults or ["not started"])}
-            return dict(await self.gate.handle(action, request))
-        if action not in ACTIONS:
+        if action not in GATE_ACTIONS and action not in ACTIONS:
             return {"ok": False, "error": f"unknown console action {action[:40]!r}"}
+        if self.gate is None or self.faults:
+            return {"ok": False, "error": "the table is in the error state: "
+                                          + "; ".join(self.faults or ["not started"])}
+        if action in GATE_ACTIONS:
+            return dict(await self.gate.handle(action, request))
         found = None if self.gate is None else await self.gate.session(request.get("session"))
         if found is None:
             return {"ok": False, "error": f"{action!r} needs a signed-in dealer or supervisor:"

@@ -149,6 +149,15 @@ class DaemonHandle:
             raise TableStuck("the table has not started")
         return self.daemon.service.deal.targets(seats)
 
+    def acknowledge_methods(self) -> Sequence[str]:
+        """The proofs the table's ``[console] acknowledge_with`` asks a participant for."""
+        return self.daemon.config.console.acknowledge_with
+
+    def waiting_for_tap(self) -> str | None:
+        """What the console's gate waits for a card tap for, if anything."""
+        gate = self.daemon.gate
+        return None if gate is None else gate.waiting_for
+
 
 @dataclass(frozen=True, slots=True)
 class WiredTable:
@@ -163,6 +172,7 @@ class WiredTable:
         shoe, chips = self.devices.shoe_sim, self.devices.rfid_sim
         if shoe is None or chips is None:
             raise TableStuck("the table's shoe and chip reader are not simulators, or not open")
+        options.setdefault("ids", self.devices.id_simulator)
         return VirtualTable(DaemonHandle(self.daemon), shoe=shoe, chips=chips, **options)
 
 

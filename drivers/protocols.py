@@ -107,3 +107,12 @@ class TableHandle(Protocol):
     def deal_targets(self, seats: Sequence[int]) -> Sequence[Target]:
         """Where each card read goes, in shoe order, for a hand of these seats."""
         ...
+
+    def acknowledge_methods(self) -> Sequence[str]:
+        """The proofs a participant gives to acknowledge a score (``[console]
+        acknowledge_with``: "card", "pin", "signature"; every one listed is required)."""
+        ...
+
+    def waiting_for_tap(self) -> str | None:
+        """What the console waits for a card tap for (shown on its screen), or None."""
+        ...

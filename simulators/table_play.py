@@ -3,9 +3,18 @@ MQTT when the caller wires a desk), and a virtual dealer with virtual players pu
 simulated RFID reader, deals from the simulated shoe and presses the console's buttons.
 
 Everything reaches the daemon the way it would at a real table: chips through the real USB
-driver, cards through the real serial driver, console actions through the same handler as the
-local API. The table is seen only through `drivers.protocols.TableHandle`; the composition
-root (controller.wiring) hands in that handle and the simulated devices.
+driver, cards through the real serial driver, card taps through the real ID reader driver,
+console actions through the same handler as the local API. The people sign in as a real
+table's do (simulators.staff): before the first heat the virtual desk enrols a virtual dealer
+and a virtual supervisor in a staff roster; the dealer presses the buttons in its own session,
+and the supervisor signs in only for what a dealer may not do (void, resolve an alert,
+override a payout), then signs out. After each settle the dealer pays and takes on the chip
+reader until the table has verified the payout (simulators.payout); each participant
+acknowledges their score with the proofs the table asks for (a tap of their rewards card on
+the simulated ID reader, their PIN, a signature drawn on the screen).
+
+The table is seen only through `drivers.protocols.TableHandle`; the composition root
+(controller.wiring) hands in that handle and the simulated devices.
 """
 
 from __future__ import annotations
@@ -14,26 +23,37 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from drivers.protocols import TableHandle
 from game.cards import DECK, Card
 from game.chips import Chip, ChipRegistry
 from game.deal import Target
 from game.desk_commands import CloseHeat, OpenHeat, Seat
+from game.money import format_rand
 from game.settle import WAGERS, SeatWagers
+from game.staff import StaffRoster
 from game.tournament import Stage
+from simulators.id_reader import IdReaderSimulator
+from simulators.payout import Overpaid, pay_spots
 from simulators.players import PlayerStyle, VirtualPlayer
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
+from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
 
-__all__ = ["PLAY_CHIP_SET", "TableStuck", "VirtualTable", "play_registry"]
+__all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable",
+           "play_registry"]
 
 PLAY_CHIP_SET = "showdown-sim"
 MARKER_SET = "bonus-marker"
 # A seat's spots as the table's status shows them: spot -> cents, and "markers" -> sorted list.
 _Spots = dict[str, Any]
-_FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400))  # (value, how many) R25, R100, R500
+# (value, how many): R25, R100, R500, then the change a payout needs (a 3:2 pay on R25 is
+# R37.50) and plaques for the largest pays (one spot reports at most 120 chips).
+_FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400), (1_000, 400), (250, 400),
+          (500_000, 150))
+OverpayFix = Literal["override", "take_back"]
+_SIGN_IN_AGAIN = "needs a signed-in dealer"
 
 
 def _uid(kind: int, value_code: int, n: int) -> bytes:
@@ -55,25 +75,55 @@ class TableStuck(RuntimeError):
 
 
 class VirtualTable:
-    """Plays heats at a table whose shoe and chip reader are these simulators."""
+    """Plays heats at a table whose shoe, chip reader (and ID reader) are these simulators.
+
+    ``overpay_hand`` (the heat's n-th hand) and ``overpay_chance`` (per hand, from a generator
+    of the seed's own) make the dealer pay one chip too many on a winning spot (the first
+    winning hand from then on); ``overpay_fix`` says who puts it right: the supervisor
+    overrides the payout with a reason, or the dealer takes the chip back. The counters
+    (`faults_injected`, `overrides`, `taken_back`, `hands_blocked`, `payouts_verified`,
+    `acknowledged`) are for a demo's report and the tests.
+    """
 
     def __init__(self, table: TableHandle, *, shoe: ShoeSimulator, chips: RfidReaderSimulator,
-                 desk: Callable[..., Any] | None = None, seed: int = 2026,
-                 stage: str = "qualifying", players: int = 3, heats: int = 1,
-                 hand_pause: float = 0.0, timeout: float = 15.0) -> None:
+                 ids: IdReaderSimulator | None = None, desk: Callable[..., Any] | None = None,
+                 seed: int = 2026, stage: str = "qualifying", players: int = 3,
+                 heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0,
+                 overpay_hand: int | None = None, overpay_chance: float = 0.0,
+                 overpay_fix: OverpayFix = "override") -> None:
         self.table = table
         self.shoe = shoe
         self.chips = chips
+        self.ids = ids
         self.desk = desk
+        self.seed = seed
         self.rng = random.Random(seed)
         self.stage = Stage(stage)
         self.players = players
         self.heats = heats
         self.hand_pause = hand_pause
         self.timeout = timeout
+        self.overpay_hand = overpay_hand
+        self.overpay_chance = overpay_chance
+        self.overpay_fix = overpay_fix
+        self.staff = VirtualStaff(table.table_id)
         self.hands_played = 0
         self.scores: dict[str, int] = {}
+        self.faults_injected = 0  # overpays paid on purpose
+        self.overrides = 0  # payouts a supervisor overrode
+        self.taken_back = 0  # overpaid chips the dealer took back
+        self.hands_blocked = 0  # no_more_bets the table refused while a payout was wrong
+        self.payouts_verified = 0  # payouts the table verified by its chip readers
+        self.acknowledged: dict[str, str] = {}  # entry id -> the proofs it acknowledged with
+        self.supervisor_actions: list[str] = []
+        self.fault_log: list[str] = []  # one line per fault injected and how it was put right
+        self.last_refusal: str | None = None  # why the table last refused the next hand
         self._markers = [_uid(9, 0, n) for n in range(18)]
+        self._faults = random.Random(f"{seed}:faults")  # never disturbs the cards' generator
+        self._session: str | None = None  # the virtual dealer's console session
+        self._roster: int | None = None  # the roster version this table sent
+        self._heat_hand = 0
+        self._overpay_due = False
 
     # ---- waiting for the daemon ------------------------------------------------------
 
@@ -86,22 +136,136 @@ class VirtualTable:
                                  f"{self.table.status().get('spots')}")
             await asyncio.sleep(0.01)
 
+    # ---- the people at the console ------------------------------------------------------
+
+    async def ensure_roster(self, *, again: bool = False) -> None:
+        """Have the desk send the staff roster enrolling the virtual staff (version one above
+        the table's), unless the table already has the one this table sent; ``again``: send
+        a new one anyway."""
+        status = self.table.status()
+        if not again and self._roster is not None \
+                and status.get("roster_version") == self._roster:
+            return
+        version = int(status.get("roster_version") or 0) + 1
+        roster = await self.staff.roster(version)
+        await self.send_desk(StaffRoster.NAME, **roster.args())
+        await self.until(f"staff roster {version}",
+                         lambda s: s.get("roster_version") == version)
+        self._roster, self._session = version, None
+
+    async def sign_in(self, who: StaffCredential) -> str:
+        """Sign a virtual staff member in with their PIN; the session token. A refused PIN
+        means the table has another roster of the same version (one a killed run sent late):
+        the desk sends ours again, newer, and the sign-in is tried once more."""
+        await self.ensure_roster()
+        request = {"action": "sign_in", "staff_id": who.staff_id, "pin": who.pin}
+        answer = await self.table.console(request)
+        if not answer.get("ok") and "wrong staff id or PIN" in str(answer.get("error")):
+            await self.ensure_roster(again=True)
+            answer = await self.table.console(request)
+        detail = answer.get("detail") or {}
+        if not answer.get("ok") or not isinstance(detail.get("session"), str):
+            raise TableStuck(f"{who.staff_id} could not sign in: {answer.get('error')}")
+        return str(detail["session"])
+
     async def console(self, action: str, **request: Any) -> Mapping[str, Any]:
-        """Press a console button (the same handler the local API uses)."""
-        answer = await self.table.console({"action": action, "by": "virtual dealer",
-                                           **request})
+        """Press a console button as the signed-in virtual dealer (signing in first, and once
+        more if the session has ended, e.g. after a restart of the daemon)."""
+        answer = await self._press(action, request)
+        if not answer.get("ok") and _SIGN_IN_AGAIN in str(answer.get("error")):
+            self._session = None
+            answer = await self._press(action, request)
         if not answer.get("ok"):
             raise TableStuck(f"console {action} refused: {answer.get('error')}")
         return answer
+
+    async def dealer_session(self) -> str:
+        """The virtual dealer's console session (signing in when there is none)."""
+        if self._session is None:
+            self._session = await self.sign_in(self.staff.dealer)
+        return self._session
+
+    async def _press(self, action: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        session = await self.dealer_session()
+        return await self.table.console({**request, "action": action, "session": session})
+
+    async def supervise(self, action: str, **request: Any) -> Mapping[str, Any]:
+        """A supervisor's action: the virtual supervisor signs in, acts, and signs out."""
+        session = await self.sign_in(self.staff.supervisor)
+        try:
+            answer = await self.table.console({**request, "action": action,
+                                               "session": session})
+        finally:
+            await self.table.console({"action": "sign_out", "session": session})
+        if not answer.get("ok"):
+            raise TableStuck(f"supervisor's {action} refused: {answer.get('error')}")
+        self.supervisor_actions.append(action)
+        return answer
+
+    async def resolve_alerts(self, reason: str) -> int:
+        """The supervisor resolves every open alert of the hand in play; how many."""
+        hand = self.table.status().get("hand") or {}
+        alerts = list(hand.get("open_alerts", []))
+        for alert in alerts:
+            await self.supervise("resolve_alert", alert_id=alert["id"], reason=reason)
+        return len(alerts)
+
+    async def seat_proofs(self, entry_id: str) -> dict[str, str]:
+        """The hashes of the entry's virtual patron's rewards card and PIN, for its Seat."""
+        return await seat_hashes(patron_proof(self.seed, entry_id))
+
+    async def acknowledge(self, entry_id: str) -> str:
+        """The entry's participant acknowledges its score with every proof the table asks
+        for (a card tap while the console waits for it, a PIN, a signature); the method."""
+        methods = list(self.table.acknowledge_methods())
+        proof = patron_proof(self.seed, entry_id)
+        request: dict[str, Any] = {"action": "acknowledge", "entry_id": entry_id}
+        if "pin" in methods:
+            request["pin"] = proof.pin
+        if "signature" in methods:
+            request["signature"] = signature_png(self.seed, entry_id)
+        if "card" in methods:
+            answer = await self._with_tap(request, entry_id, proof.card_number)
+        else:
+            answer = await self.table.console(request)
+        if not answer.get("ok"):
+            raise TableStuck(f"the acknowledgement of {entry_id} was refused:"
+                             f" {answer.get('error')}")
+        method = self.acknowledged[entry_id] = "+".join(methods)
+        return method
+
+    async def _with_tap(self, request: Mapping[str, Any], entry_id: str,
+                        number: str) -> Mapping[str, Any]:
+        ids = self.ids
+        if ids is None:
+            raise TableStuck("the table asks for a rewards-card tap but its ID reader is not"
+                             " a simulator (configure [console] acknowledge_with = [\"pin\"])")
+        pending = asyncio.ensure_future(self.table.console({**request, "wait": self.timeout}))
+        deadline = time.monotonic() + self.timeout
+        try:
+            while not pending.done():
+                purpose = self.table.waiting_for_tap()
+                if purpose is not None and entry_id in purpose:
+                    ids.tap(number, "track2")
+                    break
+                if time.monotonic() > deadline:
+                    raise TableStuck(f"the console never asked for {entry_id}'s card")
+                await asyncio.sleep(0.01)
+            return await pending
+        finally:
+            if not pending.done():
+                pending.cancel()
 
     # ---- heats -----------------------------------------------------------------------
 
     async def run(self) -> None:
         """Play the configured number of heats (resuming one left open by a restart)."""
         table = self.table.table_id
+        await self.ensure_roster()
         status = self.table.status()
-        if status.get("hand"):  # the table PC restarted mid-hand: the dealer voids it
-            await self.console("void", reason="hand interrupted by a restart of the table PC")
+        if status.get("hand"):  # the table PC restarted mid-hand: a supervisor voids it
+            await self.supervise("void", reason="hand interrupted by a restart of the table PC")
+        await self.settle_payout()  # a payout a restart left unpaid is paid now
         if status.get("heat"):  # a heat left open by a restart: play it out first
             await self.play_heat({int(s): e["entry_id"] for s, e in status["seats"].items()})
         for _ in range(self.heats):
@@ -128,6 +292,7 @@ class VirtualTable:
                                        rng=random.Random(f"{self.rng.random()}:{seat}"),
                                        style=PlayerStyle(bold=seat % 2 == 0))
                    for seat in entries}
+        self._heat_hand, self._overpay_due = 0, False
         hands = 0
         while self.table.status().get("seats"):
             await self.play_hand(players)
@@ -136,13 +301,20 @@ class VirtualTable:
                 await between_hands(hands)
             if self.hand_pause:
                 await asyncio.sleep(self.hand_pause)
-        for entry in self.table.status().get("unacknowledged_scores", []):
-            await self.console("acknowledge", entry_id=entry, method="card_tap")
+        await self.acknowledge_all()
         await self.send_desk(CloseHeat.NAME)
         await self.until("the heat to close", lambda s: s.get("heat") is None)
 
+    async def acknowledge_all(self) -> None:
+        """Every score waiting at the table is acknowledged by its participant."""
+        for entry in self.table.status().get("unacknowledged_scores", []):
+            await self.acknowledge(entry)
+
     async def send_desk(self, command: str, **body: Any) -> None:
-        """Send a desk command: signed over MQTT when a desk is wired, else straight in."""
+        """Send a desk command: signed over MQTT when a desk is wired, else straight in. A
+        Seat gets the hashes of its virtual patron's proofs unless it names its own."""
+        if command == Seat.NAME and "card_hash" not in body and "pin_hash" not in body:
+            body.update(await self.seat_proofs(str(body["entry_id"])))
         if self.desk is not None:
             await self.desk(command, **body)
         else:
@@ -154,7 +326,8 @@ class VirtualTable:
     # ---- one hand --------------------------------------------------------------------
 
     async def play_hand(self, players: Mapping[int, VirtualPlayer]) -> None:
-        """Wagers, no more bets, the deal with decisions at each street, settle, clear up."""
+        """Wagers, no more bets, the deal with decisions at each street, settle, the payout
+        checked by the readers, then the players pick up their chips."""
         sim, shoe = self.chips, self.shoe
         status = self.table.status()
         house = self.table.house_rules()
@@ -167,6 +340,7 @@ class VirtualTable:
         expected = {k: v for k, v in placed.items() if v}
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: _spots(s) == expected)
+        await self.until("the shoe and the chip reader to be up", _devices_up)
         answer = await self.console("no_more_bets")
         in_hand: list[int] = list(answer["detail"]["seats"])
         targets = self.table.deal_targets(in_hand)
@@ -184,10 +358,71 @@ class VirtualTable:
             await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
         await self._decide(sim, players, in_hand, dealt, decided, street="river",
                            placed=placed)
+        await self.until("the shoe and the chip reader to be up", _devices_up)
         await self.console("settle")
         self.hands_played += 1
+        self._heat_hand += 1
+        await self.settle_payout()
         sim.clear()
         await self.until("the table to be cleared", lambda s: _spots(s) == {})
+
+    # ---- the payout -------------------------------------------------------------------
+
+    async def settle_payout(self) -> None:
+        """Pay and take on the chip reader until the table has verified the payout of the
+        hand just settled (nothing to do when it does not check payouts). An overpay fault
+        is put right by the supervisor's override or by the dealer taking the chip back."""
+        payout = self.table.status().get("payout")
+        if payout is None:
+            return
+        hand_id = payout["hand_id"]
+        inject = self._overpay_now()
+        over = pay_spots(self.chips, payout["spots"], overpay=inject)
+        if over is None:
+            self._overpay_due = inject  # no winning spot this hand: the next winner's
+            await self.until(f"the payout of {hand_id} to be verified",
+                             lambda s: (s.get("payout") or {}).get("hand_id") != hand_id)
+            self.payouts_verified += 1
+            return
+        self.faults_injected += 1
+        await self.until(f"the table to see the overpay on seat {over.seat} {over.spot}",
+                         _overpay_seen(hand_id, over))
+        refused = await self._press("no_more_bets", {})
+        if _SIGN_IN_AGAIN in str(refused.get("error")):
+            self._session = None
+            refused = await self._press("no_more_bets", {})
+        if refused.get("ok"):
+            raise TableStuck(f"the table opened a hand with hand {hand_id}'s payout overpaid")
+        self.hands_blocked += 1
+        self.last_refusal = str(refused.get("error"))
+        what = (f"hand {hand_id}: seat {over.seat} {over.spot} overpaid by"
+                f" {format_rand(over.cents)}; the table raised the payout alert and refused"
+                " the next hand")
+        if self.overpay_fix == "take_back":
+            self.chips.remove(over.seat, over.spot, [over.uid])
+            self.taken_back += 1
+            self.fault_log.append(f"{what}; the dealer took the chip back")
+            await self.until(f"the payout of {hand_id} to be verified",
+                             lambda s: (s.get("payout") or {}).get("hand_id") != hand_id)
+            self.payouts_verified += 1
+            return
+        await self.until(f"every other spot of {hand_id} to be paid",
+                         _only_over_left(hand_id, over))
+        await self.supervise("payout_override", reason=(
+            f"seat {over.seat} {over.spot} overpaid by {format_rand(over.cents)}: the"
+            " player keeps it (virtual supervisor, fault injected)"))
+        self.overrides += 1
+        self.fault_log.append(f"{what}; supervisor {self.staff.supervisor.staff_id} overrode it")
+
+    def _overpay_now(self) -> bool:
+        if self.overpay_hand is not None and self._heat_hand == self.overpay_hand:
+            self._overpay_due = True
+        if self.overpay_chance and self._faults.random() < self.overpay_chance:
+            self._overpay_due = True
+        due, self._overpay_due = self._overpay_due, False
+        return due
+
+    # ---- chips ------------------------------------------------------------------------
 
     def _place(self, sim: RfidReaderSimulator, seat: int, wagers: SeatWagers) -> _Spots:
         out: _Spots = {}
@@ -225,6 +460,28 @@ class VirtualTable:
         if moved:
             await self.until(f"the {street} Play bets to be seen",
                              lambda s: _spots(s) == {k: v for k, v in placed.items() if v})
+
+
+def _overpay_seen(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]], bool]:
+    def seen(status: Mapping[str, Any]) -> bool:
+        payout = status.get("payout") or {}
+        return payout.get("hand_id") == hand_id and any(
+            s["seat"] == over.seat and s["spot"] == over.spot and s["state"] == "over"
+            for s in payout.get("spots", []))
+    return seen
+
+
+def _only_over_left(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]], bool]:
+    def left(status: Mapping[str, Any]) -> bool:
+        payout = status.get("payout") or {}
+        if payout.get("hand_id") != hand_id:
+            return True
+        return all(s["state"] == "paid" for s in payout.get("spots", [])
+                   if (s["seat"], s["spot"]) != (over.seat, over.spot))
+    return left
+
+def _devices_up(status: Mapping[str, Any]) -> bool:
+    return not status.get("device_faults")
 
 
 def _heat_is(heat_id: str) -> Callable[[Mapping[str, Any]], bool]:

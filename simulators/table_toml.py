@@ -1,10 +1,14 @@
-"""The config file of a simulated table (simulated shoe and chip reader), for demos, benches
-and tests: one writer, so every simulated table is configured the same way."""
+"""The config file of a simulated table (simulated shoe, chip reader and ID reader), for
+demos, benches and tests: one writer, so every simulated table is configured the same way.
+
+Participants acknowledge by a tap of their rewards card on the simulated ID reader; a table
+written without an ID reader acknowledges by PIN instead. The console listens on any free
+port (several simulated tables share one machine)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 __all__ = ["simulated_table_toml"]
@@ -21,12 +25,17 @@ def simulated_table_toml(*, venue: str, table: str, broker: str, tournament: Pat
                          "table.key", socket: str | Path = "console.sock", seed: int = 2026,
                          players: int = 3, stage: str = "qualifying", heats: int = 1,
                          hand_pause: float = 0.0, virtual_dealer: bool = True,
-                         log_format: str = "console", log_level: str = "warning") -> str:
+                         log_format: str = "console", log_level: str = "warning",
+                         id_reader: bool = True,
+                         acknowledge_with: Sequence[str] | None = None) -> str:
     """A table config (docs/table-config.md) with simulated devices; relative paths are
-    relative to the file; `broker` is "embedded" or "host:port"."""
+    relative to the file; `broker` is "embedded" or "host:port". ``acknowledge_with``
+    defaults to the card with an ID reader, else the PIN."""
     desk = "".join(f"{name} = {_text(key)}\n" for name, key in (desk_keys or {}).items())
+    methods = list(acknowledge_with or (["card"] if id_reader else ["pin"]))
+    ids = '[id_reader]\nkind = "sim"\n\n' if id_reader else ""
     return f"""\
-# A simulated table: simulated card shoe and chip reader behind the real drivers.
+# A simulated table: simulated card shoe, chip reader and ID reader behind the real drivers.
 [table]
 venue = {_text(venue)}
 id = {_text(table)}
@@ -45,14 +54,15 @@ kind = "sim"
 [rfid]
 kind = "sim"
 
+{ids}[console]
+port = 0
+acknowledge_with = [{", ".join(_text(m) for m in methods)}]
+
 [mqtt]
 broker = {_text(broker)}
 
 [api]
 socket = {_text(socket)}
-
-[console]
-port = 0
 
 [sim]
 seed = {seed}

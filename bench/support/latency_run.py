@@ -105,9 +105,10 @@ def _timed_table_class() -> type:
         async def console(self, action: str, **request: Any) -> Mapping[str, Any]:
             if action != "settle":
                 return await super().console(action, **request)
+            session = await self.dealer_session()
             pressed = time.monotonic_ns()
             answer = await call(self.daemon.config.api.socket,
-                                {"action": "settle", "by": "virtual dealer", **request})
+                                {"action": "settle", "session": session, **request})
             answered = time.monotonic_ns()
             if not answer.get("ok"):
                 raise TableStuck(f"console settle refused: {answer.get('error')}")

@@ -2,7 +2,10 @@
 
 By default (what `make demo` runs) the central leaderboard service starts with its page, a
 few simulated tables play heats of simulated patrons who registered and bought entries at the
-desk, and the page fills as their scores arrive (controller.commands.demo_floor).
+desk, and the page fills as their scores arrive (controller.commands.demo_floor). Each
+table's virtual dealer and supervisor sign in with their own PINs, every payout is checked
+by the chip readers (one overpay is injected and overridden by the supervisor), and each
+patron acknowledges their score by tapping their rewards card.
 ``--table-only`` runs one table daemon on the embedded broker instead, with a subscriber that
 prints each hand and score as it arrives, checking every signature and that no sequence
 number is missing. `showdown heat` is the offline explainer.
@@ -64,6 +67,9 @@ def register(sub: Any) -> None:
     p.add_argument("--no-withdrawal", dest="withdrawal", action="store_false",
                    help="nobody leaves mid-heat (by default one patron of the first table's"
                         " last heat leaves after 3 hands and is withdrawn)")
+    p.add_argument("--overpay", type=int, default=3, metavar="HAND",
+                   help="the first table's dealer pays one chip too many in this hand of its"
+                        " first heat; a supervisor overrides (default 3; 0: never)")
     p.add_argument("--table-only", action="store_true",
                    help="one table daemon and a subscriber, without the central service")
     p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
@@ -116,6 +122,7 @@ def _floor(args: argparse.Namespace) -> int:
                              hand_pause=0.4 if args.pause is None else args.pause,
                              http_port=args.port, broker=args.broker, database=args.database,
                              withdrawal=args.withdrawal,
+                             overpay_hand=args.overpay if args.overpay > 0 else None,
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
@@ -143,6 +150,9 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
     print(f"\n{report.heats_played} heats played, {report.entries_seated} entries seated,"
           f" {len(report.scores)} scores on the leaderboard, {len(report.withdrawn)} withdrawn,"
           f" {len(report.refused)} registration refused, {len(report.problems)} problems")
+    print(f"payouts verified by the chip readers: {report.payouts_verified}; overpays"
+          f" injected: {report.overpays}, next hands refused: {report.hands_refused},"
+          f" supervisor overrides: {report.overrides}")
     for problem in report.problems:
         print(f"  problem: {problem}")
     complete = report.heats_played == plan.tables * plan.heats

@@ -9,8 +9,15 @@ Everything is the production code wired as on a real floor, in one process:
 - one table daemon per table (built by controller.wiring) with its simulated shoe and chip
   reader, its own key, and the leaderboard's key enrolled as its desk key;
 - the registration desk (leaderboard.desk): patrons register (one is refused: under 18),
-  buy R100 entries, and are seated by signed desk commands over MQTT; a virtual dealer with
-  virtual players plays each heat, and each patron acknowledges their score at the table;
+  buy R100 entries, and are seated by signed desk commands over MQTT (each with the hashes of
+  the patron's rewards card and PIN); the desk sends each table its staff roster (a virtual
+  dealer and supervisor, who sign in at the console with their PINs); a virtual dealer with
+  virtual players plays each heat, pays and takes every hand until the chip readers verify
+  the payout, and each patron acknowledges their score by tapping their rewards card on the
+  table's ID reader;
+- one overpay (``FloorPlan.overpay_hand``): in that hand of the first table's first heat the
+  dealer pays one chip too many; the table raises the payout alert and refuses the next hand
+  until the virtual supervisor overrides with a reason;
 - one patron leaves mid-heat (``FloorPlan.withdrawal``, with 2 or more players a heat):
   after the third hand of the first table's last heat the desk unseats the last seat's
   entry, the table reports it, and the leaderboard marks the entry withdrawn (no score,
@@ -29,8 +36,8 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -38,10 +45,17 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from controller.commands.demo_floor_plan import (
+    SERVICE_TOML,
+    FloorPlan,
+    FloorReport,
+    demo_tournament,
+)
 from controller.wiring import WiredTable, wire_table
 from game.money import format_rand
 from game.tournament import Stage
 from leaderboard import desk
+from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.models import Entry, Score
 from leaderboard.projections import WITHDRAWN
 from runtime.clocks import utc_now
@@ -49,7 +63,7 @@ from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_play import TableStuck, VirtualTable
 from simulators.table_toml import simulated_table_toml
-from wire.messages import CloseHeat
+from wire.messages import CloseHeat, StaffRoster
 from wire.signing import Signer, save_private_key
 
 if TYPE_CHECKING:
@@ -67,96 +81,6 @@ _SCORE_WAIT_S: Final = 60.0
 _T = TypeVar("_T")
 _LEAVES_AFTER: Final = 3  # hands
 _LEAVES_WHY: Final = "felt unwell"
-
-
-_DEMO_HEAT_OPENED_AGO: Final = timedelta(hours=2)
-
-
-def _shifted(now: datetime) -> dict[tuple[str, str], str]:
-    # Today's heat opened 2 hours ago and lasts a day less a second, so that a demo never
-    # runs into a heat's last buy-in or close (at 23:59 the old 00:00 heats refused buy-ins).
-    opened = (now - _DEMO_HEAT_OPENED_AGO).replace(second=0, microsecond=0)
-    heat_day = opened.date()
-    first, last = heat_day - timedelta(days=6), heat_day + timedelta(days=21)
-    finals = last + timedelta(days=2)
-    return {
-        ("venue", "name"): '"Showdown demo floor (simulated tables)"',
-        ("qualifying", "first_day"): first.isoformat(),
-        ("qualifying", "last_day"): last.isoformat(),
-        ("qualifying", "ends"): last.isoformat(),
-        ("qualifying", "heat_opens"): f"{opened:%H:%M:00}",
-        ("qualifying", "heat_closes"): f"{opened - timedelta(seconds=1):%H:%M:%S}",
-        ("qualifying", "last_buy_in"): f"{opened - timedelta(minutes=1):%H:%M:00}",
-        ("semi_final", "starts"): f"{finals.isoformat()}T16:00:00",
-        ("final", "starts"): f"{finals.isoformat()}T17:00:00",
-    }
-
-
-def demo_tournament(template: str, now: datetime) -> str:
-    """The tournament settings `template` with its calendar moved around `now` (venue time):
-    today's heat opened 2 hours ago and lasts a day (less a second), qualifying runs from 6
-    heat days before to 3 weeks after it, the finals after that."""
-    changes = _shifted(now)
-    done: set[tuple[str, str]] = set()
-    section = ""
-    lines = [f"# showdown demo: {default_tournament_path().name} with the dates moved around"
-             f" {now:%Y-%m-%d %H:%M}"]
-    for line in template.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("[") and stripped.endswith("]"):
-            section = stripped[1:-1].strip()
-        key, eq, rest = line.partition("=")
-        where = (section, key.strip())
-        if eq and where in changes:
-            comment = rest[rest.index("#"):] if "#" in rest else ""
-            lines.append(f"{key.rstrip()} = {changes[where]}" + (f"   {comment}" if comment
-                                                                  else ""))
-            done.add(where)
-        else:
-            lines.append(line)
-    missing = ", ".join(".".join(m) for m in sorted(set(changes) - done))
-    if missing:
-        raise ValueError(f"the tournament template has no {missing}")
-    return "\n".join(lines) + "\n"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FloorPlan:
-    """What the floor runs: where its files go, how many tables, heats and players."""
-
-    directory: Path
-    tables: int = 3
-    heats: int = 2  # per table
-    players: int = 3  # per heat
-    seed: int = 2026
-    hand_pause: float = 0.5  # seconds between hands, so people can watch
-    http_host: str = "127.0.0.1"
-    http_port: int = 8080  # taken: any free port
-    broker: str | None = None  # "host:port"; None = an embedded broker on a free port
-    database: str | None = None  # URL; None = SQLite in `directory`
-    venue: str = "demo"
-    withdrawal: bool = True  # one patron leaves mid-heat: the first table's last heat
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.tables <= 20:
-            raise ValueError(f"tables must be 1..20, got {self.tables}")
-        if not 1 <= self.players <= 6:
-            raise ValueError(f"players must be 1..6, got {self.players}")
-        if self.heats < 0:
-            raise ValueError(f"heats must be >= 0, got {self.heats}")
-
-
-@dataclass(slots=True)
-class FloorReport:
-    """What happened: heats played, scores that reached the leaderboard, problems."""
-
-    url: str = ""
-    heats_played: int = 0
-    entries_seated: int = 0
-    scores: dict[str, int] = field(default_factory=dict)  # entry -> score, as stored centrally
-    withdrawn: dict[str, int] = field(default_factory=dict)  # entry -> hands played, centrally
-    refused: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
 
 
 class _Pool:
@@ -205,6 +129,7 @@ class SimulatedFloor:
         self._settings: TournamentSettings | None = None
         self._names: dict[str, str] = {}  # patron id -> name
         self._seated: dict[str, list[tuple[str, str]]] = {}  # table -> (entry, patron) in play
+        self._faults_shown: dict[str, int] = {}  # table -> fault lines printed
 
     # ---- files ------------------------------------------------------------------------
 
@@ -240,7 +165,7 @@ class SimulatedFloor:
         database = plan.database or f"sqlite:///{d / 'leaderboard.sqlite3'}"
         inline = "\n".join(f'{t} = "{k}"' for t, k in table_keys.items())
         service = d / "leaderboard.toml"
-        service.write_text(_SERVICE.format(
+        service.write_text(SERVICE_TOML.format(
             venue=plan.venue, database=database, tournament=tournament, broker=broker,
             host=plan.http_host, port=port, tables=inline), encoding="utf-8")
         return service, tables
@@ -374,20 +299,29 @@ class SimulatedFloor:
         table = wired.daemon.config.table
 
         async def run(daemon: TableDaemon) -> None:
+            dealer: VirtualTable | None = None
             try:
                 sim = daemon.config.sim
                 assert sim is not None
-                dealer = wired.virtual_table(desk=self._closer(table), seed=sim.seed,
-                                             players=self.plan.players,
-                                             hand_pause=sim.hand_pause, timeout=30.0)
                 first_table = table == "t01"
+                dealer = wired.virtual_table(
+                    desk=self._table_desk(table), seed=sim.seed, players=self.plan.players,
+                    hand_pause=sim.hand_pause, timeout=30.0,
+                    overpay_hand=self.plan.overpay_hand if first_table else None)
+                await dealer.ensure_roster()
                 for n in range(1, self.plan.heats + 1):
                     await self._heat(table, dealer, pool, withdrawal=(
                         self.plan.withdrawal and first_table and n == self.plan.heats))
+                    dealer.overpay_hand = None  # the first heat's only
             except (TableStuck, desk.DeskError, TimeoutError) as exc:
                 self.report.problems.append(f"{table}: {exc}")
                 self.out(f"{table}: STOPPED: {exc}")
             finally:
+                if dealer is not None:
+                    self.report.payouts_verified += dealer.payouts_verified
+                    self.report.overpays += dealer.faults_injected
+                    self.report.overrides += dealer.overrides
+                    self.report.hands_refused += dealer.hands_blocked
                 finished.set()
 
         return run
@@ -419,7 +353,10 @@ class SimulatedFloor:
                 seating = await asyncio.to_thread(self._desk, partial(
                     desk.seat_entry, clock=utc_now, actor=DESK_ACTOR, entry_id=entry, table=table,
                     seat=seat))
-                await self._send(seating.command)
+                # The patron's rewards card and PIN, as hashes, for the acknowledgement.
+                proofs = await dealer.seat_proofs(entry)
+                await self._send(replace(seating.command,
+                                         args={**seating.command.args, **proofs}))
                 seats[seat] = entry
             self.report.entries_seated += len(seats)
             self._seated[table] = [(e, patrons[n - 1][0]) for n, e in seats.items()]
@@ -432,6 +369,9 @@ class SimulatedFloor:
             await dealer.play_heat(seats, between_hands=None if leaves is None else partial(
                 self._leave, table, dealer, (leaves, seats[leaves], patrons[leaves - 1][0])))
             self.report.heats_played += 1
+            for line in dealer.fault_log[self._faults_shown.get(table, 0):]:
+                self.out(f"{table}:   {line}")
+            self._faults_shown[table] = len(dealer.fault_log)
         finally:
             await pool.give_back(patrons)
 
@@ -478,11 +418,16 @@ class SimulatedFloor:
                                    f" {_SCORE_WAIT_S:.0f} s")
             await asyncio.sleep(0.1)
 
-    def _closer(self, table: str) -> Callable[..., Coroutine[Any, Any, None]]:
-        """The virtual dealer's desk: closing the heat waits for its scores to reach the
-        leaderboard (the desk refuses to close a heat whose scores it has not seen)."""
+    def _table_desk(self, table: str) -> Callable[..., Coroutine[Any, Any, None]]:
+        """The virtual dealer's desk: it sends the staff roster (recorded in the desk's
+        audit), and closing the heat waits for its scores to reach the leaderboard (the
+        desk refuses to close a heat whose scores it has not seen)."""
 
-        async def send(command: str, **_: Any) -> None:
+        async def send(command: str, **args: Any) -> None:
+            if command == StaffRoster.NAME:
+                await self._send(await asyncio.to_thread(self._desk, partial(
+                    _roster_command, table=table, args=args)))
+                return
             if command != CloseHeat.NAME:
                 raise desk.DeskError(f"the floor's desk does not send {command} for the dealer")
             seated = self._seated.pop(table, [])
@@ -527,6 +472,20 @@ class SimulatedFloor:
         self.out("\n" + format_text(doc))
 
 
+def _roster_command(session: Session, settings: TournamentSettings, *, table: str,
+                    args: dict[str, Any]) -> desk.DeskCommand:
+    """Record the sending of a table's staff roster in the desk's audit (who is enrolled,
+    never their hashes); the command to send."""
+    del settings
+    roster = StaffRoster.decode(args)
+    actor = begin_action(session, DESK_ACTOR)
+    row = write_audit(session, desk_now(utc_now), actor, StaffRoster.NAME, detail={
+        "table": table, "command": StaffRoster.NAME, "version": roster.version,
+        "members": [{"staff_id": m.staff_id, "role": m.role} for m in roster.members]})
+    session.commit()
+    return desk.DeskCommand.of(seq=row.id, table=table, command=roster)
+
+
 def _buy(session: Session, settings: TournamentSettings, *, patron_id: str) -> str:
     """A desk buy-in for the patron; the new entry's id."""
     return desk.buy_entry(session, settings, utc_now, actor=DESK_ACTOR,
@@ -550,29 +509,3 @@ async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.E
     if task is not None and task.done() and not waiting.done():
         task.result()  # raises what stopped it
         raise RuntimeError(f"{what} stopped before it was ready")
-
-
-_SERVICE = """\
-# The central leaderboard service of the showdown demo floor (written by `showdown demo`).
-[service]
-venue = "{venue}"
-database = "{database}"
-tournament = "{tournament}"
-debounce_seconds = 0.2
-[mqtt]
-broker = "{broker}"
-[keys]
-signing_key = "leaderboard.key"
-[keys.tables]
-{tables}
-[http]
-host = "{host}"
-port = {port}
-desk_token_file = "desk-token"
-[page]
-rows = 12
-names = "first_name_initial"
-[log]
-format = "console"
-level = "warning"
-"""

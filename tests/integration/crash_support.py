@@ -166,7 +166,8 @@ class CrashTable:
             "rfid": {"kind": "sim"},
             "mqtt": {"broker": f"{self.host}:{self.port}"},
             "api": {"socket": str(self.socket)},
-            "console": {"port": 0},  # not the default 8080: tests run side by side
+            # No ID reader: participants acknowledge by PIN; the console on any free port.
+            "console": {"acknowledge_with": ["pin"], "port": 0},
             "sim": {"seed": seed, "players": self.players, "stage": "qualifying",
                     "heats": heats},
             "log": {"format": "json", "level": "info"},

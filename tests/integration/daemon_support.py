@@ -77,8 +77,10 @@ def short_dir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def make_table(tmp_path: Path, sock_dir: Path, broker: str, *, seed: int = 2026) -> Table:
-    """Write and read a table config: simulated devices, `broker` ("host:port"), fresh ids."""
+def make_table(tmp_path: Path, sock_dir: Path, broker: str, *, seed: int = 2026,
+               **toml: Any) -> Table:
+    """Write and read a table config: simulated devices, `broker` ("host:port"), fresh ids;
+    `toml` are more of `simulated_table_toml`'s options (id_reader, acknowledge_with)."""
     token = secrets.token_hex(3)
     venue, table = f"test-{token}", f"t-{token}"
     signer = Signer.generate(table)
@@ -90,7 +92,7 @@ def make_table(tmp_path: Path, sock_dir: Path, broker: str, *, seed: int = 2026)
     path.write_text(simulated_table_toml(
         venue=venue, table=table, broker=broker, tournament=TOURNAMENT, paytables=PAYTABLES,
         desk_keys={DESK: desk.public_key.base64}, socket=sock_dir / "console.sock", seed=seed,
-        virtual_dealer=False))  # the tests play through VirtualTable themselves
+        virtual_dealer=False, **toml))  # the tests play through VirtualTable themselves
     return Table(config=read_table_config(path), path=path, signer=signer, desk=desk,
                  keyring=KeyRing([signer.public_key]))
 

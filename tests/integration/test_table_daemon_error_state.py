@@ -108,10 +108,13 @@ async def error_state_run(table: Table, host: str, port: int) -> tuple[Subscribe
     async with Subscriber(host, port, table) as sub:
         async with running(daemon) as stop:
             status = await call(table.config.api.socket, {"action": "status"})
-            # No device input: nothing was connected, and a console press is refused.
+            # No device input: nothing was connected; nobody can sign in at the console, and
+            # a button pressed is refused naming the error state.
             assert daemon.devices is None
-            pressed = await call(table.config.api.socket,
-                                 {"action": "no_more_bets", "by": "test dealer"})
+            signed = await call(table.config.api.socket,
+                                {"action": "sign_in", "staff_id": "D1", "pin": "1234"})
+            assert signed["ok"] is False and "error state" in signed["error"], signed
+            pressed = await call(table.config.api.socket, {"action": "no_more_bets"})
             assert pressed["ok"] is False and "error state" in pressed["error"], pressed
             await sub.wait_for("the availability with the error", lambda: any(
                 a.body["state"] == "online" and a.body["status"]["state"] == "error"

@@ -197,8 +197,7 @@ async def test_a_broker_outage_mid_heat_loses_nothing(
         assert daemon.link is not None
         # Hands went on while the broker was down; the link came back by itself.
         await sub.wait_for("the daemon back online", lambda: daemon.link.connected)  # type: ignore[union-attr]
-        for entry in daemon.status()["unacknowledged_scores"]:
-            await vt.console("acknowledge", entry_id=entry, method="card_tap")
+        await vt.acknowledge_all()
         await vt.send_desk("close_heat")
         await vt.until("the heat to close", lambda s: s.get("heat") is None)
         assert daemon.journal is not None

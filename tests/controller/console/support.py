@@ -211,13 +211,12 @@ async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("p
         venue="test-console", table=table, broker="embedded",
         tournament=short_tournament(tmp_path, hands), paytables=REPO / "config" / "paytables.toml",
         desk_keys={DESK: Signer.generate(DESK).public_key.base64},
-        socket=tmp_path / "api.sock", virtual_dealer=False)
-    methods = ", ".join(json.dumps(m) for m in acknowledge_with)
+        socket=tmp_path / "api.sock", virtual_dealer=False,
+        acknowledge_with=list(acknowledge_with))
     clients = ", ".join(json.dumps(a) for a in allowed)
     text = text.replace("[console]\nport = 0\n",
-                        f"[console]\nport = 0\nacknowledge_with = [{methods}]\n"
-                        f"allowed_clients = [{clients}]\ntap_seconds = 5.0\n\n"
-                        '[id_reader]\nkind = "sim"\n')
+                        f"[console]\nport = 0\nallowed_clients = [{clients}]\n"
+                        "tap_seconds = 5.0\n")
     path = tmp_path / "table.toml"
     path.write_text(text, encoding="utf-8")
     notify = RecordingNotify()

@@ -1,0 +1,81 @@
+"""The virtual dealer's payout after a hand settles: for every spot the table says is not yet
+paid (its status ``payout``), take the losing chips, pay a winner from the float, and take a
+used bonus marker, on the simulated RFID reader, so that each spot holds what the table
+expects. A fault can be asked for: one chip too many on one winning spot (an overpay).
+
+Pure moves on `simulators.rfid.RfidReaderSimulator`; waiting for the table to see them is the
+caller's (simulators.table_play).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from simulators.rfid import RfidReaderSimulator
+
+__all__ = ["Overpaid", "pay_spots"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Overpaid:
+    """The chip paid too many: where it lies and which chip it is (to take it back)."""
+
+    seat: int
+    spot: str
+    uid: bytes
+    cents: int
+
+
+def _value(sim: RfidReaderSimulator, uids: frozenset[bytes]) -> int:
+    """Cents of the value chips among ``uids`` (markers and unknown chips count nothing)."""
+    registry = sim.registry
+    total = 0
+    for uid in uids:
+        chip = registry.lookup(uid)
+        if chip is not None and chip.chip_set == registry.chip_set:
+            total += chip.value_cents
+    return total
+
+
+def _spare_chip(sim: RfidReaderSimulator) -> tuple[bytes, int]:
+    """The float's smallest free chip (one chip too many)."""
+    on_table = {u for uids in sim.table().values() for u in uids}
+    free = [c for c in sim.registry if c.chip_set == sim.registry.chip_set
+            and c.issued_to is None and c.uid not in on_table]
+    if not free:
+        raise ValueError("the float has no free chip left to overpay with")
+    chip = min(free, key=lambda c: (c.value_cents, c.uid))
+    return chip.uid, chip.value_cents
+
+
+def pay_spots(sim: RfidReaderSimulator, spots: Sequence[Mapping[str, Any]], *,
+              overpay: bool = False) -> Overpaid | None:
+    """Make every unpaid spot of a payout view hold its ``expected`` cents; with ``overpay``
+    one winning spot gets one chip more. Returns the overpaid chip (None: none was)."""
+    over: Overpaid | None = None
+    for line in spots:
+        if line.get("state") == "paid":
+            continue
+        seat, spot, expected = int(line["seat"]), str(line["spot"]), int(line["expected"])
+        here = sim.chips_on(seat, spot)
+        markers = [u for u in here if (chip := sim.registry.lookup(u)) is not None
+                   and chip.chip_set != sim.registry.chip_set]
+        if markers:  # a bonus marker is used up either way: the dealer takes it
+            sim.remove(seat, spot, markers)
+        held = _value(sim, sim.chips_on(seat, spot))
+        if expected == 0:
+            sim.remove(seat, spot)
+            continue
+        if held > expected:  # change is made afresh from the float
+            sim.remove(seat, spot)
+            held = 0
+        extra: list[bytes] = []
+        if overpay and over is None and line.get("result") == "win":
+            uid, cents = _spare_chip(sim)
+            extra = [uid]
+            over = Overpaid(seat=seat, spot=spot, uid=uid, cents=cents)
+        if expected > held or extra:  # one place: the reader sees the pay and the extra at once
+            sim.place(seat, spot, expected - held if expected > held else None, uids=extra)
+    return over
