@@ -421,7 +421,8 @@ class TableCore:
         for seat, entry in sorted(session.seats.items()):
             wagers, _ = self.spots.wagers(seat, entry.entry_id)
             if wagers.staked_cents or wagers.markers:
-                hand.see_wagers(seat, wagers, source="rfid", at=at)
+                keyed = any(self.spots.keyed(seat, spot) for spot in WAGERS)
+                hand.see_wagers(seat, wagers, source="manual" if keyed else "rfid", at=at)
                 self._fed[seat] = wagers
         return hand
 

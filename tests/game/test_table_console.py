@@ -325,3 +325,20 @@ def test_a_lost_reader_blocks_play_until_it_is_back_or_a_supervisor_clears_it() 
     assert feed(ClearFault(role="shoe", reason="again", by="S3")).error == (
         "no 'shoe' fault is open")
     assert feed.core.status() == feed.replayed().status()
+
+
+def test_wagers_keyed_before_no_more_bets_mark_the_hand_manual() -> None:
+    feed = seated(Feed(verify_payouts=False))
+    feed.sign_in("S3")
+    feed(WagerKeyed(seat=1, spot="ante", amount_cents=R25, by="S3"))
+    feed(WagerKeyed(seat=1, spot="odds", amount_cents=R25, by="S3"))
+    assert feed(NoMoreBets(by="D12")).ok
+    hand = feed.core.hand
+    assert hand is not None
+    queues = {k: list(v) for k, v in CARDS.items()}
+    while (target := hand.next_target) is not None:
+        kind = target.kind if target.kind in queues else "burn"
+        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    assert feed(SettleHand(by="D12")).ok
+    record = feed.core.recent[0]
+    assert record["manual"] is True and record["seats"][0]["wager_source"] == "manual"
