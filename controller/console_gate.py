@@ -98,7 +98,11 @@ class ConsoleGate:
         self.sessions.clear()
 
     async def _end(self, found: Session, detail: str) -> None:
+        """End a session; the person is signed out when their last session ends (one person
+        may be signed in on the screen and on the technicians' socket at once)."""
         self.sessions.pop(found.token, None)
+        if any(s.staff_id == found.staff_id for s in self.sessions.values()):
+            return
         await self._ingest("staff", {"event": "signed_out", "staff_id": found.staff_id,
                                      "method": found.method, "detail": detail})
 
