@@ -237,7 +237,6 @@ def _tables(session: Session, table: str | None) -> Sequence[str]:
         if not names:
             raise Conflict("no table is enrolled and active: enrol the tables first")
         return names
-    table = checked_table_id(table)
     row = session.get(TableRecord, table)
     if row is None:
         raise NotFound(f"no enrolled table {table!r}")
@@ -252,6 +251,7 @@ def send_roster(session: Session, clock: WallClock, *, actor: str, table: str | 
     caller sends them. A table refuses a version it already holds (its command result)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
+    table = None if table is None else checked_table_id(table)
     current = roster(session)
     if current.version == 0:
         raise Conflict("no staff member is enrolled yet: nothing to send")
