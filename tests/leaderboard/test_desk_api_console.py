@@ -161,7 +161,7 @@ async def test_disputes_and_payout_checks_over_http(
         ("t01-000002", "S1")]
 
 
-@pytest.mark.parametrize(("method", "path", "body", "status", "words"), [
+@pytest.mark.parametrize("case", [
     ("POST", "/staff", {**DEALER, "pin": "12"}, 400, "PIN must be 4 to 8 digits"),
     ("POST", "/staff", {**DEALER, "pin": 4821}, 400, "field 'pin': a non-empty string"),
     ("POST", "/staff", {**DEALER, "role": "boss"}, 400, "role 'boss' is not one of"),
@@ -186,9 +186,10 @@ async def test_disputes_and_payout_checks_over_http(
     ("GET", "/disputes?open=perhaps", None, 400, "field 'open': true or false"),
 ])
 async def test_bad_console_requests_are_refused_clearly_and_change_nothing(
-    engine: Engine, clock: FakeClock, sender: RecordingSender, method: str, path: str,
-    body: Any, status: int, words: str
+    engine: Engine, clock: FakeClock, sender: RecordingSender,
+    case: tuple[str, str, Any, int, str]
 ) -> None:
+    method, path, body, status, words = case
     api = Api(engine, clock, sender)
     got, answer = await api.call(method, path, body)
     assert (got, words in answer.get("error", "")) == (status, True), answer
