@@ -144,8 +144,9 @@ def enrol_staff(session: Session, clock: WallClock, *, actor: str, staff_id: str
     if session.get(StaffRecord, staff_id) is not None:
         raise Conflict(f"staff member {staff_id} is already enrolled")
     pin_hash = None if pin is None else hashed(pin_number(pin, f"{staff_id}'s"))
+    number = None if card is None else card_number(card, "the employee")
     state = _state(session, now)
-    card_hash = None if card is None else _card_hash(session, state, card, staff_id)
+    card_hash = None if number is None else _card_hash(session, state, number, staff_id)
     row = StaffRecord(staff_id=staff_id, name=name, role=role, pin_hash=pin_hash,
                       card_hash=card_hash, active=True, enrolled_at=as_utc(now),
                       changed_at=as_utc(now))
@@ -199,8 +200,9 @@ def change_staff_card(session: Session, clock: WallClock, *, actor: str, staff_i
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = _member(session, staff_id)
+    number = card_number(card, "the employee")
     state = _state(session, now)
-    row.card_hash = _card_hash(session, state, card, row.staff_id)
+    row.card_hash = _card_hash(session, state, number, row.staff_id)
     row.changed_at = as_utc(now)
     version = _bump(state, now)
     write_audit(session, now, actor, "staff.card_changed",
