@@ -287,7 +287,7 @@ class RosterState(Base):
     """The staff roster's one row: its version (raised by every change) and the card salt
     every employee card is hashed with, drawn once."""
 
-    __tablename__ = "staff_roster"
+    __tablename__ = "roster_state"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # 1
     version: Mapped[int] = mapped_column(BigInteger)
     card_salt: Mapped[str] = mapped_column(String(100))

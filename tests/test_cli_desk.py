@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 import controller.commands.desk_actions as desk_cli
 from controller.cli import EXIT_ERROR, main
+from game.desk_commands import StaffRoster
 from game.staff import secret_matches
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_sender import RecordingSender, SendError
@@ -330,7 +331,7 @@ def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
         enroll(engine, FakeTable("t01"), FakeTable("t02"))
     sent = run.json("staff", "send")
     assert (sent["roster_version"], [s["table"] for s in sent["sent"]]) == (4, ["t01", "t02"])
-    assert [c.command for c in run.sender.commands] == ["staff_roster", "staff_roster"]
+    assert [c.command for c in run.sender.commands] == [StaffRoster.NAME] * 2
     body = json.dumps(run.sender.commands[0].body("desk-a"))
     assert "4821" not in body and "99887766" not in body and "04A1B2C3" not in body
     code, out, _ = run("staff", "send", "--table", "t02")

@@ -249,7 +249,7 @@ def _tables(session: Session, table: str | None) -> Sequence[str]:
 
 def send_roster(session: Session, clock: WallClock, *, actor: str, table: str | None = None,
                 why: str | None = None) -> tuple[DeskCommand, ...]:
-    """Record the ``staff_roster`` command for every active enrolled table (or one); the
+    """Record the roster command (``StaffRoster``) for every active enrolled table (or one); the
     caller sends them. A table refuses a version it already holds (its command result)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)

@@ -95,8 +95,8 @@ def test_the_roster_a_table_reads_has_no_raw_secret_and_finds_a_tapped_card(
     enroll(session.get_bind(), t01, t02)  # type: ignore[arg-type]
     enroll(session.get_bind(), t03, active=False)  # type: ignore[arg-type]
     commands = desk.send_roster(session, clock, actor="desk-1")
-    assert [(c.table, c.command) for c in commands] == [("t01", "staff_roster"),
-                                                        ("t02", "staff_roster")]
+    assert [(c.table, c.command) for c in commands] == [("t01", StaffRoster.NAME),
+                                                        ("t02", StaffRoster.NAME)]
     body = json.dumps(commands[0].body("desk-a"))
     for raw in (PIN, "99887766", "04A1B2C3", "04 A1 B2 C3", "Dlamini" + "x"):
         assert raw not in body

@@ -450,7 +450,7 @@ async def test_a_table_reporting_a_taken_semi_final_seat_is_stored_not_refused(
     assert (waiting.heat_id, waiting.seat, waiting.table_id) == ("semi-final-1", 2, None)
 
 
-CONSOLE_TABLES = ("staff", "staff_roster", "disputes", "payout_checks")  # revision 0004
+CONSOLE_TABLES = ("staff", "roster_state", "disputes", "payout_checks")  # revision 0004
 
 
 def test_a_0003_database_gains_the_console_tables_and_keeps_its_rows(

@@ -4,7 +4,7 @@ Revision ID: 0004
 Revises: 0003
 Create Date: 2026-12-01 11:00:00
 
-- ``staff`` and ``staff_roster``: dealers and supervisors enrolled at the desk, their PIN and
+- ``staff`` and ``roster_state``: dealers and supervisors enrolled at the desk, their PIN and
   employee card only as game.staff hashes; the roster's version (raised by every change) and
   the one card salt employee cards are hashed with (drawn once, when the first member is
   enrolled).
@@ -45,7 +45,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("staff_id"),
     )
     op.create_table(
-        "staff_roster",
+        "roster_state",
         sa.Column("id", sa.Integer(), autoincrement=False, nullable=False),
         sa.Column("version", sa.BigInteger(), nullable=False),
         sa.Column("card_salt", sa.String(length=100), nullable=False),
@@ -106,5 +106,5 @@ def downgrade() -> None:
     op.drop_table("payout_checks")
     op.drop_index("ix_disputes_entry_id", table_name="disputes")
     op.drop_table("disputes")
-    op.drop_table("staff_roster")
+    op.drop_table("roster_state")
     op.drop_table("staff")
