@@ -9,7 +9,7 @@ input, 401 without the token, 403 with ``reasons`` when a person is refused on e
 taken, buy-in window closed, already done), 502 when a command is recorded but the broker
 cannot be reached (the answer says so; nothing is undone).
 
-    POST /patrons            {name, id_kind, id_number, birth_date}    register (201)
+    POST /patrons            {name, id_kind, id_number, birth_date[, rewards_card, pin]}
     GET  /patrons/{id}                                                  a patron and entries
     POST /check              {patron_id} | {id_number, name, birth_date}
     POST /lists              {kind, source, source_date, csv}           import a list (201)
@@ -32,15 +32,16 @@ cannot be reached (the answer says so; nothing is undone).
     GET  /prizes             POST /prizes {kind[, week, prize_cents]}
     POST /prizes/{id}/claim  {id_number[, receipt]}
     GET  /audit?limit=&action=
+
+The console's operations (staff and their roster, participants' credentials, desk
+acknowledgements, disputes, payout checks) are in `leaderboard.desk_api_console`.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from datetime import date, datetime
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 import structlog
@@ -58,13 +59,13 @@ from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.desk import (
     Conflict,
-    DeskCommand,
-    DeskError,
     NotFound,
     Place,
     PrizeView,
     ScoreRuling,
 )
+from leaderboard.desk_api_console import ConsoleApi
+from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
 from leaderboard.models import Entry
@@ -78,60 +79,6 @@ _MAX_BODY: Final = 2 * 1024 * 1024  # a list upload of some tens of thousands of
 _log = structlog.get_logger("leaderboard.desk_api")
 
 
-class _BadRequest(DeskError):
-    """The request itself is malformed (not JSON, a missing or mistyped field)."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Result:
-    """What an operation returns: the JSON answer and the commands to send after it."""
-
-    body: Mapping[str, Any]
-    commands: tuple[DeskCommand, ...] = ()
-    status: int = 200
-
-
-class _Body:
-    """Typed access to a request's JSON object; every problem is a _BadRequest naming the field."""
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        self.data = data
-
-    def text(self, key: str) -> str:
-        value = self.data.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise _BadRequest(f"field {key!r}: a non-empty string is required")
-        return value.strip()
-
-    def optional_text(self, key: str) -> str | None:
-        return None if self.data.get(key) is None else self.text(key)
-
-    def integer(self, key: str) -> int:
-        value = self.data.get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _BadRequest(f"field {key!r}: a whole number is required, got {value!r}")
-        return value
-
-    def optional_integer(self, key: str) -> int | None:
-        return None if self.data.get(key) is None else self.integer(key)
-
-    def day(self, key: str) -> date:
-        text = self.text(key)
-        try:
-            return date.fromisoformat(text)
-        except ValueError:
-            raise _BadRequest(f"field {key!r}: {text!r} is not a date such as 2026-07-03"
-                              ) from None
-
-    @property
-    def actor(self) -> str:
-        return self.text("actor")
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return None if moment is None else moment.isoformat()
-
-
 def _place(p: Place) -> dict[str, Any]:
     return {"entry_id": p.entry_id, "stage": p.stage.value, "won_by": p.won_by,
             "holder": p.holder, "played_by": p.played_by, "player": p.player,
@@ -142,8 +89,8 @@ def _place(p: Place) -> dict[str, Any]:
 def _prize(p: PrizeView) -> dict[str, Any]:
     return {"award_id": p.award_id, "kind": p.kind, "place": p.place, "entry_id": p.entry_id,
             "patron_id": p.patron_id, "amount_cents": p.amount_cents,
-            "awarded_at": _iso(p.awarded_at), "deadline": _iso(p.deadline),
-            "claimed_at": _iso(p.claimed_at), "claimed_by": p.claimed_by, "status": p.status}
+            "awarded_at": iso(p.awarded_at), "deadline": iso(p.deadline),
+            "claimed_at": iso(p.claimed_at), "claimed_by": p.claimed_by, "status": p.status}
 
 
 def _ruling(r: ScoreRuling) -> dict[str, Any]:
@@ -169,9 +116,6 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
 
-Operation = Callable[[Session, _Body, Request], _Result]
-
-
 class _DeskApi:
     """The endpoints, sharing the engine, settings, sender, clock and token."""
 
@@ -188,23 +132,23 @@ class _DeskApi:
         return scheme.lower() == "bearer" and secrets.compare_digest(
             given.strip().encode(), self._token)
 
-    async def _body(self, request: Request) -> _Body:
+    async def _body(self, request: Request) -> Body:
         if request.method == "GET":
-            return _Body(dict(request.query_params))
+            return Body(dict(request.query_params))
         raw = await request.body()
         if len(raw) > _MAX_BODY:
-            raise _BadRequest(f"the request body is larger than {_MAX_BODY} bytes")
+            raise BadRequest(f"the request body is larger than {_MAX_BODY} bytes")
         if not raw.strip():
-            return _Body({})
+            return Body({})
         try:
             data = json.loads(raw)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise _BadRequest(f"the request body is not JSON: {exc}") from None
+            raise BadRequest(f"the request body is not JSON: {exc}") from None
         if not isinstance(data, dict):
-            raise _BadRequest("the request body must be a JSON object")
-        return _Body(data)
+            raise BadRequest("the request body must be a JSON object")
+        return Body(data)
 
-    def _run(self, operation: Operation, body: _Body, request: Request) -> _Result:
+    def _run(self, operation: Operation, body: Body, request: Request) -> Result:
         with self.sessions() as session:
             try:
                 return operation(session, body, request)
@@ -246,21 +190,22 @@ class _DeskApi:
 
     # ---- operations (run in a worker thread with their own session) ---------------------
 
-    def register(self, s: Session, b: _Body, _: Request) -> _Result:
+    def register(self, s: Session, b: Body, _: Request) -> Result:
         patron = desk.register_patron(
             s, self.settings, self.clock, actor=b.actor, name=b.text("name"),
             id_kind=b.text("id_kind"), id_number=b.text("id_number"),
-            birth_date=b.day("birth_date"), why=b.optional_text("why"))
-        return _Result({"patron_id": patron.patron_id}, status=201)
+            birth_date=b.day("birth_date"), why=b.optional_text("why"),
+            rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"))
+        return Result({"patron_id": patron.patron_id}, status=201)
 
-    def patron(self, s: Session, _: _Body, request: Request) -> _Result:
+    def patron(self, s: Session, _: Body, request: Request) -> Result:
         patron = desk.get_patron(s, request.path_params["patron_id"])
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
-        return _Result({"patron_id": patron.patron_id, "name": patron.name,
+        return Result({"patron_id": patron.patron_id, "name": patron.name,
                         "id_kind": patron.id_kind, "entries": [_entry(e) for e in entries]})
 
-    def check(self, s: Session, b: _Body, _: Request) -> _Result:
+    def check(self, s: Session, b: Body, _: Request) -> Result:
         if b.data.get("patron_id") is not None:
             verdict = desk.check_person(s, self.settings, self.clock, actor=b.actor,
                                         patron_id=b.text("patron_id"))
@@ -268,139 +213,139 @@ class _DeskApi:
             verdict = desk.check_person(
                 s, self.settings, self.clock, actor=b.actor, id_number=b.text("id_number"),
                 name=b.text("name"), birth_date=b.day("birth_date"))
-        return _Result({"eligible": verdict.eligible, "reasons": list(verdict.reasons)})
+        return Result({"eligible": verdict.eligible, "reasons": list(verdict.reasons)})
 
-    def import_list(self, s: Session, b: _Body, _: Request) -> _Result:
+    def import_list(self, s: Session, b: Body, _: Request) -> Result:
         kind, source = b.text("kind"), b.text("source")
         rows = parse_list(b.text("csv"), f"{kind} list from {source}")
         result = import_list(s, kind=kind, rows=rows, source=source,
                              source_date=b.day("source_date"), at=self.clock(),
                              actor=b.actor)
         s.commit()
-        return _Result({"kind": result.kind, "source": result.source,
+        return Result({"kind": result.kind, "source": result.source,
                         "source_date": result.source_date.isoformat(), "rows": result.rows,
                         "replaced": result.replaced}, status=201)
 
-    def buy(self, s: Session, b: _Body, _: Request) -> _Result:
+    def buy(self, s: Session, b: Body, _: Request) -> Result:
         entry = desk.buy_entry(s, self.settings, self.clock, actor=b.actor,
                                patron_id=b.text("patron_id"), why=b.optional_text("why"))
-        return _Result(_entry(entry), status=201)
+        return Result(_entry(entry), status=201)
 
-    def open_heat(self, s: Session, b: _Body, _: Request) -> _Result:
+    def open_heat(self, s: Session, b: Body, _: Request) -> Result:
         command = desk.open_heat(s, self.settings, self.clock, actor=b.actor,
                                  table=b.text("table"), stage=b.text("stage"),
                                  heat_id=b.optional_text("heat_id"), why=b.optional_text("why"))
-        return _Result({"table": command.table, "seq": command.seq, **command.args},
+        return Result({"table": command.table, "seq": command.seq, **command.args},
                        (command,), 201)
 
-    def close_heat(self, s: Session, b: _Body, _: Request) -> _Result:
+    def close_heat(self, s: Session, b: Body, _: Request) -> Result:
         command = desk.close_heat(s, self.clock, actor=b.actor, table=b.text("table"),
                                   why=b.optional_text("why"))
-        return _Result({"table": command.table, "seq": command.seq}, (command,))
+        return Result({"table": command.table, "seq": command.seq}, (command,))
 
-    def seat(self, s: Session, b: _Body, _: Request) -> _Result:
+    def seat(self, s: Session, b: Body, _: Request) -> Result:
         seating = desk.seat_entry(s, self.settings, self.clock, actor=b.actor,
                                   entry_id=b.text("entry_id"), table=b.text("table"),
                                   seat=b.optional_integer("seat"), why=b.optional_text("why"))
-        return _Result({"entry_id": seating.entry_id, "table": seating.table,
+        return Result({"entry_id": seating.entry_id, "table": seating.table,
                         "seat": seating.seat, "heat_id": seating.heat_id,
                         "player": seating.player, "seq": seating.command.seq},
                        (seating.command,), 201)
 
-    def unseat(self, s: Session, b: _Body, _: Request) -> _Result:
+    def unseat(self, s: Session, b: Body, _: Request) -> Result:
         command = desk.unseat_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
                                     why=b.text("why"))
-        return _Result({"table": command.table, "seq": command.seq, **command.args},
+        return Result({"table": command.table, "seq": command.seq, **command.args},
                        (command,), 201)
 
-    def refund(self, s: Session, b: _Body, _: Request) -> _Result:
+    def refund(self, s: Session, b: Body, _: Request) -> Result:
         entry = desk.refund_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
                                   why=b.text("why"))
-        return _Result({"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
+        return Result({"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
                        status=201)
 
-    def void_score(self, s: Session, b: _Body, _: Request) -> _Result:
+    def void_score(self, s: Session, b: Body, _: Request) -> Result:
         ruling = desk.void_score(s, self.settings, self.clock, actor=b.actor,
                                  entry_id=b.text("entry_id"), why=b.text("why"))
-        return _Result(_ruling(ruling), status=201)
+        return Result(_ruling(ruling), status=201)
 
-    def correct_score(self, s: Session, b: _Body, _: Request) -> _Result:
+    def correct_score(self, s: Session, b: Body, _: Request) -> Result:
         ruling = desk.correct_score(s, self.settings, self.clock, actor=b.actor,
                                     entry_id=b.text("entry_id"),
                                     score_cents=b.integer("score_cents"), why=b.text("why"))
-        return _Result(_ruling(ruling), status=201)
+        return Result(_ruling(ruling), status=201)
 
-    def table_fault(self, s: Session, b: _Body, _: Request) -> _Result:
+    def table_fault(self, s: Session, b: Body, _: Request) -> Result:
         fault = desk.table_fault(s, self.clock, actor=b.actor, table=b.text("table"),
                                  why=b.text("why"))
-        return _Result({"table": fault.table, "heat_id": fault.heat_id,
+        return Result({"table": fault.table, "heat_id": fault.heat_id,
                         "refunded": dict(fault.refunded), "released": list(fault.released),
                         "seqs": [c.seq for c in fault.commands]}, fault.commands, 201)
 
-    def resend(self, s: Session, b: _Body, request: Request) -> _Result:
+    def resend(self, s: Session, b: Body, request: Request) -> Result:
         try:
             seq = int(request.path_params["seq"])
         except ValueError:
             raise NotFound(f"no desk command {request.path_params['seq']!r}") from None
         command = desk.resend_command(s, self.clock, actor=b.actor, seq=seq,
                                       why=b.optional_text("why"))
-        return _Result({"table": command.table, "command": command.command,
+        return Result({"table": command.table, "command": command.command,
                         "seq": command.seq}, (command,))
 
-    def places(self, s: Session, _: _Body, request: Request) -> _Result:
+    def places(self, s: Session, _: Body, request: Request) -> Result:
         stage = _stage(request.path_params["stage"])
-        return _Result({"stage": stage.value,
+        return Result({"stage": stage.value,
                         "places": [_place(p) for p in desk.places(s, self.settings, stage)]})
 
-    def allocate(self, s: Session, b: _Body, request: Request) -> _Result:
+    def allocate(self, s: Session, b: Body, request: Request) -> Result:
         stage = _stage(request.path_params["stage"])
         allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
         result = allocate(s, self.settings, self.clock, actor=b.actor,
                           why=b.optional_text("why"))
-        return _Result({"stage": stage.value, "places": [_place(p) for p in result]})
+        return Result({"stage": stage.value, "places": [_place(p) for p in result]})
 
-    def proxy(self, s: Session, b: _Body, _: Request) -> _Result:
+    def proxy(self, s: Session, b: Body, _: Request) -> Result:
         row = desk.nominate_proxy(s, self.settings, self.clock, actor=b.actor,
                                   entry_id=b.text("entry_id"),
                                   proxy_patron_id=b.text("proxy_patron_id"),
                                   why=b.optional_text("why"))
-        return _Result({"entry_id": row.entry_id, "holder": row.holder_patron_id,
+        return Result({"entry_id": row.entry_id, "holder": row.holder_patron_id,
                         "proxy": row.proxy_patron_id}, status=201)
 
-    def choose_seat(self, s: Session, b: _Body, _: Request) -> _Result:
+    def choose_seat(self, s: Session, b: Body, _: Request) -> Result:
         place = desk.choose_seat(s, self.settings, self.clock, actor=b.actor,
                                  entry_id=b.text("entry_id"), heat=b.integer("heat"),
                                  seat=b.integer("seat"), why=b.optional_text("why"))
-        return _Result(_place(place))
+        return Result(_place(place))
 
-    def draw(self, s: Session, b: _Body, _: Request) -> _Result:
+    def draw(self, s: Session, b: Body, _: Request) -> Result:
         outcome = desk.draw_final(s, self.settings, self.clock, actor=b.actor,
                                   why=b.optional_text("why"))
-        return _Result({"draw_id": outcome.draw_id, "seats": dict(outcome.seats),
+        return Result({"draw_id": outcome.draw_id, "seats": dict(outcome.seats),
                         "random_hex": outcome.random_hex, "reused": outcome.reused},
                        status=200 if outcome.reused else 201)
 
-    def replay(self, s: Session, _: _Body, request: Request) -> _Result:
+    def replay(self, s: Session, _: Body, request: Request) -> Result:
         try:
             draw_id = int(request.path_params["draw_id"])
         except ValueError:
             raise NotFound(f"no draw {request.path_params['draw_id']!r}") from None
         replay = desk.replay_draw(s, draw_id)
-        return _Result({"draw_id": replay.draw_id, "matches": replay.matches,
+        return Result({"draw_id": replay.draw_id, "matches": replay.matches,
                         "stored": dict(replay.stored), "replayed": dict(replay.replayed),
                         "bytes_used": replay.bytes_used})
 
-    def prizes(self, s: Session, _: _Body, __: Request) -> _Result:
-        return _Result({"prizes": [_prize(p) for p in desk.prizes(s, self.clock)]})
+    def prizes(self, s: Session, _: Body, __: Request) -> Result:
+        return Result({"prizes": [_prize(p) for p in desk.prizes(s, self.clock)]})
 
-    def award(self, s: Session, b: _Body, _: Request) -> _Result:
+    def award(self, s: Session, b: Body, _: Request) -> Result:
         views = desk.award_prizes(s, self.settings, self.clock, actor=b.actor,
                                   kind=b.text("kind"), week=b.optional_integer("week"),
                                   prize_cents=b.optional_integer("prize_cents"),
                                   why=b.optional_text("why"))
-        return _Result({"prizes": [_prize(p) for p in views]}, status=201)
+        return Result({"prizes": [_prize(p) for p in views]}, status=201)
 
-    def claim(self, s: Session, b: _Body, request: Request) -> _Result:
+    def claim(self, s: Session, b: Body, request: Request) -> Result:
         try:
             award_id = int(request.path_params["award_id"])
         except ValueError:
@@ -408,16 +353,16 @@ class _DeskApi:
         view = desk.claim_prize(s, self.settings, self.clock, actor=b.actor, award_id=award_id,
                                 id_number=b.text("id_number"),
                                 receipt=b.optional_text("receipt"), why=b.optional_text("why"))
-        return _Result(_prize(view))
+        return Result(_prize(view))
 
-    def audit(self, s: Session, b: _Body, _: Request) -> _Result:
+    def audit(self, s: Session, b: Body, _: Request) -> Result:
         limit_text = b.data.get("limit") or "100"
         try:
             limit = int(limit_text)
         except ValueError:
-            raise _BadRequest(f"limit {limit_text!r} is not a whole number") from None
+            raise BadRequest(f"limit {limit_text!r} is not a whole number") from None
         rows = desk.audit_log(s, limit=min(limit, 1000), action=b.optional_text("action"))
-        return _Result({"audit": [{"id": r.id, "at": r.at.isoformat(), "actor": r.actor,
+        return Result({"audit": [{"id": r.id, "at": r.at.isoformat(), "actor": r.actor,
                                    "action": r.action, "detail": r.detail} for r in rows]})
 
 
@@ -429,6 +374,7 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
             f"the desk API token must be at least {MIN_TOKEN_LENGTH} characters"
             " (e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
     api = _DeskApi(engine, settings, sender, clock, token.strip())
+    c = ConsoleApi(settings, clock)
     e = api.endpoint
     return [
         Route("/patrons", e(api.register), methods=["POST"]),
@@ -455,4 +401,16 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/prizes", e(api.award), methods=["POST"]),
         Route("/prizes/{award_id}/claim", e(api.claim), methods=["POST"]),
         Route("/audit", e(api.audit), methods=["GET"]),
+        Route("/staff", e(c.enrol), methods=["POST"]),
+        Route("/staff", e(c.members), methods=["GET"]),
+        Route("/staff/roster", e(c.send_roster), methods=["POST"]),
+        Route("/staff/{staff_id}/disable", e(c.disable), methods=["POST"]),
+        Route("/staff/{staff_id}/enable", e(c.enable), methods=["POST"]),
+        Route("/staff/{staff_id}/pin", e(c.pin), methods=["POST"]),
+        Route("/staff/{staff_id}/card", e(c.card), methods=["POST"]),
+        Route("/patrons/{patron_id}/credentials", e(c.credentials), methods=["POST"]),
+        Route("/acknowledgements", e(c.acknowledge), methods=["POST"]),
+        Route("/disputes", e(c.disputes), methods=["GET"]),
+        Route("/dispute-resolutions", e(c.resolve), methods=["POST"]),
+        Route("/payouts", e(c.payouts), methods=["GET"]),
     ]

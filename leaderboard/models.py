@@ -28,13 +28,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
-    "AuditEntry", "Base", "Draw", "Entry", "Exclusion", "Hand", "Message", "Patron",
-    "PrizeAward", "Proxy", "Refusal", "Rejection", "Score", "TableProgress", "TableRecord",
+    "AuditEntry", "Base", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "Message", "Patron",
+    "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
+    "StaffRecord", "TableProgress", "TableRecord",
 ]
 
 Cents = BigInteger
@@ -120,6 +122,10 @@ class Patron(Base):
     id_number: Mapped[str] = mapped_column(String(64), unique=True)
     birth_date: Mapped[date] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # How the participant proves it is them at the table (revision 0004): game.staff hashes
+    # of the rewards card number and PIN, each with its own salt; never the raw secret.
+    card_hash: Mapped[str | None] = mapped_column(String(200))
+    pin_hash: Mapped[str | None] = mapped_column(String(200))
 
 
 class Exclusion(Base):
@@ -186,6 +192,7 @@ class Score(Base):
     recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     acknowledged_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     ack_method: Mapped[str | None] = mapped_column(String(32))
+    ack_evidence: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of a signature
     voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     void_reason: Mapped[str | None] = mapped_column(Text)
     # A supervisor's ruling after a dispute (rules 22, 23; D65); score_cents stays the table's.
@@ -218,6 +225,73 @@ class Hand(Base):
     heat_id: Mapped[str | None] = mapped_column(String(64))
     body: Mapped[dict[str, Any]] = mapped_column(JSON)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Rule 58: a card or wager of the hand was keyed by hand (the record's "manual").
+    manual: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class Dispute(Base):
+    """A participant's dispute of a score at the table (``score.disputed``), and the
+    supervisor's resolution at the desk."""
+
+    __tablename__ = "disputes"
+    __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_disputes_table_seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    entry_id: Mapped[str] = mapped_column(String(40), index=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    stage: Mapped[str | None] = mapped_column(String(16))
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    score_cents: Mapped[int] = mapped_column(Cents)
+    note: Mapped[str] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    resolved_by: Mapped[str | None] = mapped_column(String(200))
+    resolution: Mapped[str | None] = mapped_column(Text)
+
+
+class PayoutCheck(Base):
+    """A settled hand's payout checked by the chip readers (``payout.checked``): verified,
+    or overridden by a supervisor with the mismatches and the reason."""
+
+    __tablename__ = "payout_checks"
+    __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_payout_checks_table_seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    hand_id: Mapped[str] = mapped_column(String(64), index=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    outcome: Mapped[str] = mapped_column(String(16))  # verified | overridden
+    mismatches: Mapped[list[Any]] = mapped_column(JSON)
+    unverifiable: Mapped[list[Any]] = mapped_column(JSON)
+    by: Mapped[str | None] = mapped_column(String(40))  # the supervisor's staff id
+    reason: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class StaffRecord(Base):
+    """A dealer or supervisor enrolled at the desk; the PIN and employee card only as
+    game.staff hashes (revision 0004)."""
+
+    __tablename__ = "staff"
+    staff_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))  # dealer | supervisor
+    pin_hash: Mapped[str | None] = mapped_column(String(200))
+    card_hash: Mapped[str | None] = mapped_column(String(200))  # with the roster's card salt
+    active: Mapped[bool] = mapped_column(Boolean, default=True)
+    enrolled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class RosterState(Base):
+    """The staff roster's one row: its version (raised by every change) and the card salt
+    every employee card is hashed with, drawn once."""
+
+    __tablename__ = "roster_state"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # 1
+    version: Mapped[int] = mapped_column(BigInteger)
+    card_salt: Mapped[str] = mapped_column(String(100))
+    changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class PrizeAward(Base):

@@ -4,9 +4,10 @@ DB rows -> `game.standings.ScoreRecord`s -> leaderboards, pools and prize books 
 live in game/standings.py and game/prizes.py) -> one JSON document:
 
 - ``board``: the current stage's top scores (rank, position, entry id, score, hands,
-  acknowledged flag, advancing mark, projected prize), with counts of what did not count;
+  acknowledged flag, ``disputed`` while the participant's dispute is open, advancing mark,
+  projected prize), with counts of what did not count;
 - ``pending``: scores waiting for the participant's acknowledgement (when only acknowledged
-  scores count);
+  scores count), a disputed one marked;
 - ``week``: this prize week (Friday to Thursday, venue time) and its leader(s);
 - ``pools``: the Final Prize Pool and the Top Score Progressive, live from all buy-ins, each
   split by place, every share rounded down to the cent and the remainder shown;
@@ -48,7 +49,7 @@ from game.standings import (
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import NameMode
-from leaderboard.models import Entry, Patron, Score
+from leaderboard.models import Dispute, Entry, Patron, Score
 from leaderboard.projections import UNPAID_STATUSES
 from wire.envelope import format_ts
 
@@ -123,6 +124,7 @@ class Snapshot:
     buy_ins_cents: int
     lineups: tuple[LineupSeat, ...]
     names: Mapping[str, str] = field(default_factory=dict)  # patron id -> display name
+    disputed: frozenset[str] = frozenset()  # entries with a dispute not yet resolved
 
 
 # ---- reading the database --------------------------------------------------------------------
@@ -224,12 +226,15 @@ def load_snapshot(session: Session, settings: TournamentSettings, *,
                 stage=Stage(entry.stage), entry_id=entry.entry_id, patron_id=entry.patron_id,
                 heat_id=entry.heat_id, table=entry.table_id, seat=entry.seat,
                 proxy=entry.played_by is not None))
+    disputed = frozenset(session.scalars(
+        select(Dispute.entry_id).where(Dispute.resolved_at.is_(None))))
     shown: dict[str, str] = {}
     if names == "first_name_initial":
         for patron_id, name in session.execute(select(Patron.patron_id, Patron.name)):
             shown[patron_id] = display_name(name)
     return Snapshot(records=tuple(records), excluded=tuple(excluded), paid_entries=paid,
-                    buy_ins_cents=buy_ins, lineups=tuple(lineups), names=shown)
+                    buy_ins_cents=buy_ins, lineups=tuple(lineups), names=shown,
+                    disputed=disputed)
 
 
 # ---- building the document -----------------------------------------------------------------
@@ -285,6 +290,7 @@ class _Builder:
             **self.name(r.patron_id),
             "score_cents": r.score_cents, "score": format_rand(r.score_cents),
             "hands": r.hands, "status": r.status.value, "acknowledged": r.acknowledged,
+            "disputed": r.entry_id in self.snapshot.disputed,
             "acknowledged_at": format_ts(r.acknowledged_at) if r.acknowledged_at else None,
             "tied": p.tied, "table": r.table, "heat_id": r.heat_id, "corrected": r.corrected,
             "advancing": advance is not None and p.rank <= advance,
@@ -319,6 +325,7 @@ class _Builder:
         waiting.sort(key=lambda r: (r.recorded_at, r.entry_id), reverse=True)
         return [{"entry_id": r.entry_id, **self.name(r.patron_id),
                  "score_cents": r.score_cents, "score": format_rand(r.score_cents),
+                 "disputed": r.entry_id in self.snapshot.disputed,
                  "table": r.table, "recorded_at": format_ts(r.recorded_at),
                  "recorded_local": _local(r.recorded_at, self.settings)}
                 for r in waiting[:_PENDING_ROWS]]
@@ -471,6 +478,12 @@ def strip_names(value: Any) -> Any:
     return value
 
 
+def _ack_text(row: Mapping[str, Any]) -> str:
+    if row.get("disputed"):
+        return "disputed"
+    return "yes" if row["acknowledged"] else "no"
+
+
 def format_text(doc: Mapping[str, Any]) -> str:
     """The standings as plain text for a terminal (`showdown leaderboard standings`)."""
     lines: list[str] = []
@@ -488,7 +501,7 @@ def format_text(doc: Mapping[str, Any]) -> str:
         mark = "=" if row["tied"] and board["tie_rule"] == "split" else " "
         lines.append(f"{row['position']:>4}{mark} {who(row):<{width}} {row['score']:>14}"
                      f"  {row['hands']:>5}"
-                     f"  {'yes' if row['acknowledged'] else 'no'}"
+                     f"  {_ack_text(row)}"
                      + (f"  prize {row['prize']['text']}" if "prize" in row else ""))
         if advance is not None and row["rank"] == advance:
             lines.append(f"      ---- top {advance} advance ----")

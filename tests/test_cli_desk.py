@@ -1,9 +1,11 @@
-"""`showdown desk ...`: the registration desk on the command line, on SQLite and PostgreSQL."""
+"""`showdown desk ...`: the registration desk on the command line, on SQLite and PostgreSQL
+(and its actions for the tables' consoles: staff, participants' proof, desk acknowledgements,
+disputes, payout checks)."""
 
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +15,18 @@ from sqlalchemy.orm import Session
 
 import controller.commands.desk_actions as desk_cli
 from controller.cli import EXIT_ERROR, main
+from game.desk_commands import StaffRoster
+from game.staff import secret_matches
 from leaderboard.desk import DeskCommand
 from leaderboard.desk_sender import RecordingSender, SendError
-from leaderboard.models import AuditEntry, Draw, Refusal, Score
+from leaderboard.models import AuditEntry, Dispute, Draw, Patron, PayoutCheck, Refusal, Score
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_fields import final_field
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
+from tests.leaderboard.ingest_support import FakeTable, enroll
 from wire.signing import Signer
 
+GROUPS = ("staff", "patron", "dispute")
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
          "8001015009087", "--birth-date", "1980-01-01"]
 
@@ -37,7 +43,9 @@ class Desk:
         monkeypatch.setattr(desk_cli, "make_sender", lambda _args: self.sender)
 
     def __call__(self, *args: str) -> tuple[int, str, str]:
-        code = main(["desk", args[0], "--db", self.db.url, "--by", "desk-1", *args[1:]])
+        words = 2 if args[0] in GROUPS else 1  # `desk staff add ...`: the options follow both
+        code = main(["desk", *args[:words], "--db", self.db.url, "--by", "desk-1",
+                     *args[words:]])
         out, err = self.capsys.readouterr()
         return code, out, err
 
@@ -287,3 +295,138 @@ def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFix
     code = main(["desk", "register", *ADULT, "--by", "x"])
     assert code == EXIT_ERROR
     assert "without a time zone" in capsys.readouterr().err
+
+
+# ---- the tables' consoles (issue 12) -----------------------------------------------------------
+
+
+def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pin_file = tmp_path / "pin"
+    pin_file.write_text("4821\n")
+    code, out, err = run("staff", "add", "--staff-id", "D12", "--name", "Nandi Dlamini",
+                         "--role", "dealer", "--pin-file", str(pin_file), "--card", "04A1B2C3")
+    assert (code, out) == (0, "D12 Nandi Dlamini (dealer, PIN and card): enrolled; roster"
+                              " version 1 (send it to the tables: showdown desk staff send)\n"), err
+    typed = iter(["99887766", "99887766", "1234", "4321"])
+    monkeypatch.setattr(desk_cli.getpass, "getpass", lambda _prompt: next(typed))
+    code, _, err = run("staff", "add", "--staff-id", "S1", "--name", "Sipho", "--role",
+                       "supervisor")  # no PIN option, no card: the PIN is asked for
+    assert code == 0, err
+    code, out, err = run("staff", "pin", "S1")  # typed twice, differently
+    assert (code, out) == (EXIT_ERROR, "")
+    assert err == "showdown desk: error: the two PINs typed differ: nothing was changed\n"
+    code, _, err = run("staff", "add", "--staff-id", "C1", "--name", "Card Only", "--role",
+                       "dealer", "--card", "0011AABB")  # a card alone: nothing is asked
+    assert code == 0, err
+    listed = run.json("staff", "list")
+    assert [(m["staff_id"], m["has_pin"], m["has_card"], m["roster_version"])
+            for m in listed] == [("C1", False, True, 3), ("D12", True, True, 3),
+                                 ("S1", True, False, 3)]
+    assert "4821" not in json.dumps(listed) and "scrypt" not in json.dumps(listed)
+    code, out, _ = run("staff", "disable", "C1")
+    assert code == 0 and "C1 Card Only (dealer, card, DISABLED): disabled; roster version 4" \
+        in out
+    with migrated(run.db) as engine:
+        enroll(engine, FakeTable("t01"), FakeTable("t02"))
+    sent = run.json("staff", "send")
+    assert (sent["roster_version"], [s["table"] for s in sent["sent"]]) == (4, ["t01", "t02"])
+    assert [c.command for c in run.sender.commands] == [StaffRoster.NAME] * 2
+    body = json.dumps(run.sender.commands[0].body("desk-a"))
+    assert "4821" not in body and "99887766" not in body and "04A1B2C3" not in body
+    code, out, _ = run("staff", "send", "--table", "t02")
+    assert (code, out) == (0, "staff roster version 4 sent to table t02 (seq"
+                              f" {run.sender.commands[-1].seq})\n")
+
+    for args, words in (
+        (["add", "--staff-id", "D13", "--name", "X", "--role", "dealer", "--pin-file",
+          str(tmp_path / "none")], "--pin-file " + str(tmp_path / "none")),
+        (["add", "--staff-id", "D13", "--name", "X", "--role", "dealer", "--pin-file",
+          str(pin_file), "--card", "x"], "card number must be 4 to 64"),
+        (["enable", "D99"], "no staff member 'D99'"),
+        (["send", "--table", "t09"], "no enrolled table 't09'"),
+    ):
+        code, out, err = run("staff", *args)
+        assert (code, out, err.count("\n")) == (EXIT_ERROR, "", 1), err
+        assert words in err
+    pin_file.write_text("12")
+    code, _, err = run("staff", "pin", "D12", "--pin-file", str(pin_file))
+    assert code == EXIT_ERROR and "PIN must be 4 to 8 digits" in err and "12" not in err[-4:]
+
+
+def test_participants_proof_is_recorded_and_carried_to_the_seat(
+    run: Desk, tmp_path: Path
+) -> None:
+    pin_file = tmp_path / "pin"
+    pin_file.write_text("0042")
+    registered = run.json("register", *ADULT, "--rewards-card", "5555 6666", "--pin-file",
+                          str(pin_file))
+    assert (registered["card"], registered["pin"]) == (True, True)
+    pid = registered["patron_id"]
+    code, out, _ = run("register", "--name", "R Card", "--id-kind", "rewards_card",
+                       "--id-number", "RC778899", "--birth-date", "1970-01-01")
+    assert code == 0 and out.endswith("(rewards card recorded for the table)\n")
+    code, out, err = run("patron", "credentials", "--patron", pid, "--rewards-card",
+                         "5555 7777")
+    assert (code, out) == (0, f"patron {pid}: rewards card and PIN recorded for the table"
+                              " (entries seated from now on carry it)\n"), err
+    code, _, err = run("patron", "credentials", "--patron", pid)
+    assert code == EXIT_ERROR and "give a rewards card number or a PIN" in err
+    run.clock.now = local(2026, 7, 4, 0, 0)
+    entry = run.json("buy", "--patron", pid)["entry_id"]
+    run.json("open-heat", "--table", "t01", "--stage", "qualifying")
+    run.json("seat", "--entry", entry, "--table", "t01", "--seat", "3")
+    seat = run.sender.commands[-1].args
+    assert secret_matches("55557777", seat["card_hash"])
+    assert secret_matches("0042", seat["pin_hash"])
+    with migrated(run.db) as engine, Session(engine) as s:
+        patron = s.get(Patron, pid)
+        assert patron is not None and patron.card_hash == seat["card_hash"]
+
+
+def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
+    pid = run.json("register", *ADULT)["patron_id"]
+    entry, other = (run.json("buy", "--patron", pid)["entry_id"] for _ in range(2))
+    code, _, err = run("acknowledge", "--entry", entry, "--method", "desk_signature")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert f"entry {entry} has no recorded score to acknowledge" in err
+    assert run.sender.commands == []
+    recorded = local(2026, 7, 3, 15, 0)
+    at = recorded.astimezone(UTC)
+    with migrated(run.db) as engine, Session(engine) as s:
+        add_score(s, entry, 23_450, stage="qualifying", recorded=recorded, acknowledged=None,
+                  table="t04", seq=3)
+        s.add(Dispute(entry_id=other, table_id="t04", seq=4, stage="qualifying", heat_id="h",
+                      score_cents=1_000, note="paid short", at=at))
+        s.add(PayoutCheck(hand_id="t04-000009", table_id="t04", seq=5, heat_id="h",
+                          outcome="overridden", by="S1", reason="walked away", at=at,
+                          mismatches=[{"seat": 2, "spot": "ante", "expected": 20_000,
+                                       "held": 25_000}], unverifiable=[]))
+        s.add(PayoutCheck(hand_id="t04-000008", table_id="t04", seq=2, heat_id="h",
+                          outcome="verified", mismatches=[], unverifiable=[], at=at))
+        s.commit()
+    code, out, err = run("acknowledge", "--entry", entry, "--method", "desk_signature")
+    assert code == 0, err
+    command = run.sender.commands[-1]
+    assert (command.table, command.command, dict(command.args)) == (
+        "t04", "ack_score", {"entry_id": entry, "method": "desk_signature"})
+    assert out == (f"entry {entry}'s score acknowledged at the desk (desk_signature): sent to"
+                   f" table t04 (seq {command.seq})\n")
+    with pytest.raises(SystemExit):  # argparse refuses it, naming the choices
+        run("acknowledge", "--entry", entry, "--method", "wave")
+    assert "invalid choice: 'wave'" in run.capsys.readouterr().err
+
+    code, out, _ = run("disputes", "--open")
+    assert (code, out) == (0, f"2026-07-03 13:00 {other} R10.00 at t04 (seq 4): 'paid short'"
+                              " - OPEN\n")
+    code, _, err = run("dispute", "resolve", "--entry", other, "--resolution", " ")
+    assert code == EXIT_ERROR and "say how the dispute was resolved" in err
+    code, out, _ = run("dispute", "resolve", "--entry", other, "--resolution", "replayed: fine")
+    assert code == 0 and out.endswith("resolved by desk-1: replayed: fine\n")
+    assert run("disputes", "--open")[1] == "no open disputes\n"
+    code, out, _ = run("payouts", "--overridden")
+    assert (code, out) == (0, "2026-07-03 13:00 t04-000009 at t04: overridden by S1: walked"
+                              " away [seat 2 ante held R250.00 of R200.00]\n")
+    assert len(run.json("payouts")) == 2
+    audit = [a["action"] for a in run.json("audit", "--limit", "2")]
+    assert audit == ["score.dispute_resolved", "score.ack_sent"]

@@ -22,6 +22,18 @@
     showdown desk claim AWARD_ID --id-number ... [--receipt NO]
     showdown desk prizes      showdown desk audit [--limit N] [--action NAME]
 
+The tables' consoles (issue 12):
+
+    showdown desk staff add --staff-id D12 --name "N. Dlamini" --role dealer
+                            [--pin-file F | --pin (typed at a prompt)] [--card NUMBER]
+    showdown desk staff list | disable ID | enable ID | pin ID [--pin-file F] | card ID NUMBER
+    showdown desk staff send [--table T]                    --key desk.key --venue gold-reef
+    showdown desk register ... [--rewards-card N] [--pin-file F | --pin]
+    showdown desk patron credentials --patron P-... [--rewards-card N] [--pin-file F | --pin]
+    showdown desk acknowledge --entry E-... --method desk_signature|desk_id_check  --key ...
+    showdown desk disputes [--open]     showdown desk dispute resolve --entry E-... --resolution T
+    showdown desk payouts [--overridden]
+
 Every action takes ``--db URL`` (default: the SQLite file var/leaderboard.sqlite), migrates the
 database first, and records who did it (``--by``, default the login name) and why (``--why``).
 Commands to tables are signed with the desk's key and published on the table's cmd topic.
@@ -36,8 +48,11 @@ from pathlib import Path
 from typing import Any
 
 from controller.commands import desk_actions as act
+from controller.commands import desk_staff as console
 from game.money import InvalidAmount, parse_rand
+from game.staff import ROLES
 from game.tournament import Stage
+from leaderboard.desk import DESK_ACK_METHODS
 from leaderboard.eligibility import ID_KINDS, LIST_KINDS
 from wire.topics import DEFAULT_ROOT
 
@@ -102,8 +117,10 @@ def register(sub: Any) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     common, sending = _common(), _sending()
 
-    def add(name: str, help_text: str, *, send: bool = False) -> argparse.ArgumentParser:
-        parents = [common, sending] if send else [common]
+    def add(name: str, help_text: str, *, send: bool = False,
+            group: bool = False) -> argparse.ArgumentParser:
+        # A group (`desk staff ...`) takes no options of its own: its actions do.
+        parents = [] if group else [common, sending] if send else [common]
         a: argparse.ArgumentParser = actions.add_parser(name, help=help_text,
                                                         description=help_text, parents=parents)
         return a
@@ -113,6 +130,98 @@ def register(sub: Any) -> None:
     _table_actions(add)
     _place_actions(add)
     _prize_actions(add)
+    _staff_actions(add, common, sending)
+    _console_actions(add, common)
+
+
+def _pin_options(a: argparse.ArgumentParser, whose: str) -> None:
+    pin = a.add_mutually_exclusive_group()
+    pin.add_argument("--pin-file", metavar="FILE", type=Path,
+                     help=f"a file holding {whose} PIN (4-8 digits)")
+    pin.add_argument("--pin", action="store_true",
+                     help=f"type {whose} PIN at a prompt (not echoed)")
+
+
+def _staff_actions(add: _Add, common: argparse.ArgumentParser,
+                   sending: argparse.ArgumentParser) -> None:
+    staff = add("staff", "enrol the dealers and supervisors who sign in at the tables'"
+                " consoles (PINs and cards kept only as hashes) and send the roster",
+                group=True)
+    staff_actions = staff.add_subparsers(dest="staff_action", metavar="STAFF_ACTION",
+                                         required=True)
+
+    def sub(name: str, help_text: str, *, send: bool = False) -> argparse.ArgumentParser:
+        parents = [common, sending] if send else [common]
+        a: argparse.ArgumentParser = staff_actions.add_parser(
+            name, help=help_text, description=help_text, parents=parents)
+        return a
+
+    a = sub("add", "enrol a dealer or supervisor with a PIN and/or an employee card")
+    a.add_argument("--staff-id", required=True)
+    a.add_argument("--name", required=True)
+    a.add_argument("--role", required=True, choices=ROLES)
+    _pin_options(a, "their")
+    a.add_argument("--card", metavar="NUMBER", default=None,
+                   help="the employee card's number (without a PIN option: card only)")
+    a.set_defaults(handler=console.run_staff_add)
+    a = sub("list", "list the enrolled staff and which credentials each has")
+    a.set_defaults(handler=console.run_staff_list)
+    for name, handler in (("disable", console.run_staff_disable),
+                          ("enable", console.run_staff_enable)):
+        a = sub(name, f"{name} a member's credentials (tables learn it from the next roster)")
+        a.add_argument("staff_id", metavar="STAFF_ID")
+        a.set_defaults(handler=handler)
+    a = sub("pin", "give a member a new PIN")
+    a.add_argument("staff_id", metavar="STAFF_ID")
+    a.add_argument("--pin-file", metavar="FILE", type=Path,
+                   help="a file holding the new PIN (else it is typed at a prompt)")
+    a.set_defaults(handler=console.run_staff_pin)
+    a = sub("card", "give a member a new employee card")
+    a.add_argument("staff_id", metavar="STAFF_ID")
+    a.add_argument("card", metavar="NUMBER")
+    a.set_defaults(handler=console.run_staff_card)
+    a = sub("send", "send the staff roster to every active enrolled table", send=True)
+    a.add_argument("--table", default=None, help="only this table")
+    a.set_defaults(handler=console.run_staff_send)
+
+
+def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
+    patron = add("patron", "a patron's proof at the table (rewards card, PIN)", group=True)
+    patron_actions = patron.add_subparsers(dest="patron_action", metavar="PATRON_ACTION",
+                                           required=True)
+    a = patron_actions.add_parser(
+        "credentials", parents=[common], help="record a patron's rewards card and/or PIN",
+        description="record a patron's rewards card and/or PIN (kept only as hashes); entries"
+        " seated from now on carry them to the table")
+    a.add_argument("--patron", metavar="ID", required=True)
+    a.add_argument("--rewards-card", metavar="NUMBER", default=None)
+    _pin_options(a, "the participant's")
+    a.set_defaults(handler=console.run_patron_credentials)
+
+    a = add("acknowledge", "acknowledge an entry's recorded score at the desk: the table that"
+            " recorded it is told", send=True)
+    a.add_argument("--entry", metavar="ID", required=True)
+    a.add_argument("--method", required=True, choices=DESK_ACK_METHODS)
+    a.set_defaults(handler=console.run_acknowledge)
+
+    a = add("disputes", "list the scores participants disputed at the tables")
+    a.add_argument("--open", action="store_true", help="only those not resolved yet")
+    a.set_defaults(handler=console.run_disputes)
+    dispute = add("dispute", "a supervisor's resolution of a dispute", group=True)
+    dispute_actions = dispute.add_subparsers(dest="dispute_action", metavar="DISPUTE_ACTION",
+                                             required=True)
+    a = dispute_actions.add_parser(
+        "resolve", parents=[common], help="record how an entry's open dispute was resolved",
+        description="record how an entry's open dispute was resolved (a changed score is a"
+        " void-score or correct-score ruling besides)")
+    a.add_argument("--entry", metavar="ID", required=True)
+    a.add_argument("--resolution", metavar="TEXT", required=True)
+    a.set_defaults(handler=console.run_dispute_resolve)
+
+    a = add("payouts", "list the payout checks by the chip readers, newest first")
+    a.add_argument("--overridden", action="store_true", help="only a supervisor's overrides")
+    a.add_argument("--limit", type=int, default=200)
+    a.set_defaults(handler=console.run_payouts)
 
 
 def _patron_actions(add: _Add) -> None:
@@ -121,6 +230,10 @@ def _patron_actions(add: _Add) -> None:
     a.add_argument("--id-kind", required=True, choices=ID_KINDS)
     a.add_argument("--id-number", required=True)
     a.add_argument("--birth-date", required=True, type=_day, metavar="YYYY-MM-DD")
+    a.add_argument("--rewards-card", metavar="NUMBER", default=None,
+                   help="the card the participant taps to acknowledge a score (hashed;"
+                   " registered by rewards card, that card by default)")
+    _pin_options(a, "the participant's")
     a.set_defaults(handler=act.run_register)
 
     a = add("import-list", "import an exclusion or staff list (CSV: id_number, name[, ...])")

@@ -37,8 +37,13 @@ from wire.signing import SigningError, load_private_key
 
 __all__ = [
     "DEFAULT_DB",
+    "clock",
+    "desk_session",
+    "local_time",
     "make_sender",
     "now",
+    "operator",
+    "read_pin",
     "run_audit",
     "run_award",
     "run_buy",
@@ -61,6 +66,9 @@ __all__ = [
     "run_table_fault",
     "run_unseat",
     "run_void_score",
+    "send_command",
+    "show",
+    "tournament_settings",
 ]
 
 DEFAULT_DB = "sqlite:///var/leaderboard.sqlite"
@@ -71,10 +79,9 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def _clock() -> datetime:
+def clock() -> datetime:
+    """The desk clock desk actions are given (reads `now`, so that tests can set it)."""
     return now()
-
-
 
 
 def _engine(url: str) -> Engine:
@@ -88,7 +95,8 @@ def _engine(url: str) -> Engine:
 
 
 @contextmanager
-def _session(args: argparse.Namespace) -> Iterator[Session]:
+def desk_session(args: argparse.Namespace) -> Iterator[Session]:
+    """A session on the migrated ``--db`` database; a database error is a CommandError."""
     engine = _engine(args.db)
     try:
         upgrade(engine)
@@ -103,17 +111,44 @@ def _session(args: argparse.Namespace) -> Iterator[Session]:
         engine.dispose()
 
 
-def _settings(args: argparse.Namespace) -> TournamentSettings:
+def tournament_settings(args: argparse.Namespace) -> TournamentSettings:
+    """The tournament settings (``--tournament``, else the ones in force)."""
     return read_tournament(args.tournament)
 
 
-def _actor(args: argparse.Namespace) -> str:
+def operator(args: argparse.Namespace) -> str:
+    """Who performs the action: ``--by``, else the login name."""
     if args.by:
         return str(args.by)
     try:
         return getpass.getuser()
     except (KeyError, OSError):
         raise CommandError("name the operator with --by") from None
+
+
+def read_pin(args: argparse.Namespace, whose: str, *, required: bool = False) -> str | None:
+    """The PIN from ``--pin-file``, else typed twice at a prompt that does not echo it
+    (``--pin``, or when ``required``); None when no PIN is given."""
+    path = getattr(args, "pin_file", None)
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--pin-file {path}: {getattr(exc, 'strerror', None) or exc}"
+                               ) from None
+        if not text:
+            raise CommandError(f"--pin-file {path} is empty")
+        return text
+    if not (getattr(args, "pin", False) or required):
+        return None
+    try:
+        first = getpass.getpass(f"{whose} PIN (4-8 digits): ")
+        again = getpass.getpass(f"{whose} PIN again: ")
+    except (EOFError, KeyboardInterrupt):
+        raise CommandError("no PIN was typed: nothing was changed") from None
+    if first != again:
+        raise CommandError("the two PINs typed differ: nothing was changed")
+    return first
 
 
 def make_sender(args: argparse.Namespace) -> CommandSender:
@@ -137,7 +172,8 @@ def make_sender(args: argparse.Namespace) -> CommandSender:
         raise CommandError(str(exc)) from None
 
 
-def _send(args: argparse.Namespace, command: DeskCommand) -> None:
+def send_command(args: argparse.Namespace, command: DeskCommand) -> None:
+    """Send a recorded command; a failure says how to send it again."""
     sender = make_sender(args)
     try:
         asyncio.run(sender.send(command))
@@ -158,7 +194,8 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def _print(args: argparse.Namespace, data: Any, lines: Sequence[str]) -> None:
+def show(args: argparse.Namespace, data: Any, lines: Sequence[str]) -> None:
+    """Print ``data`` as JSON (``--json``) or ``lines`` as text."""
     if args.json:
         print(json.dumps(_jsonable(data), sort_keys=True))
     else:
@@ -166,7 +203,8 @@ def _print(args: argparse.Namespace, data: Any, lines: Sequence[str]) -> None:
             print(line)
 
 
-def _local(settings: TournamentSettings, moment: datetime) -> str:
+def local_time(settings: TournamentSettings, moment: datetime) -> str:
+    """A moment in the venue's time zone, to the minute."""
     return f"{moment.astimezone(settings.tz):%Y-%m-%d %H:%M}"
 
 
@@ -175,23 +213,30 @@ def _local(settings: TournamentSettings, moment: datetime) -> str:
 
 def run_register(args: argparse.Namespace) -> int:
     """Register a patron; prints the patron id."""
-    settings = _settings(args)
-    with _session(args) as s:
-        patron = desk.register_patron(s, settings, _clock, actor=_actor(args), name=args.name,
+    settings = tournament_settings(args)
+    pin = read_pin(args, "the participant's")
+    with desk_session(args) as s:
+        patron = desk.register_patron(s, settings, clock, actor=operator(args), name=args.name,
                                       id_kind=args.id_kind, id_number=args.id_number,
-                                      birth_date=args.birth_date, why=args.why)
-    _print(args, {"patron_id": patron.patron_id}, [f"registered {patron.patron_id}"])
+                                      birth_date=args.birth_date, why=args.why,
+                                      rewards_card=args.rewards_card, pin=pin)
+    proof = [what for what, held in (("rewards card", patron.card_hash),
+                                     ("PIN", patron.pin_hash)) if held is not None]
+    show(args, {"patron_id": patron.patron_id, "card": patron.card_hash is not None,
+                "pin": patron.pin_hash is not None},
+         [f"registered {patron.patron_id}"
+          + (f" ({' and '.join(proof)} recorded for the table)" if proof else "")])
     return 0
 
 
 def run_import_list(args: argparse.Namespace) -> int:
     """Import a list file."""
     rows = read_list(args.file)
-    with _session(args) as s:
+    with desk_session(args) as s:
         result = import_list(s, kind=args.kind, rows=rows, source=args.source,
-                             source_date=args.date, at=now(), actor=_actor(args))
+                             source_date=args.date, at=now(), actor=operator(args))
         s.commit()
-    _print(args, result, [
+    show(args, result, [
         f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
         f" {result.source_date}" + (f" (replaces {result.replaced} rows)" if result.replaced
                                     else "")])
@@ -200,33 +245,33 @@ def run_import_list(args: argparse.Namespace) -> int:
 
 def run_lists(args: argparse.Namespace) -> int:
     """Show the lists in force."""
-    with _session(args) as s:
+    with desk_session(args) as s:
         lists = list(in_force(s))
     data = [{"kind": k, "source": src, "source_date": d, "rows": n} for k, src, d, n in lists]
-    _print(args, data, [f"{k}: {src}, dated {d}, {n} rows" for k, src, d, n in lists]
+    show(args, data, [f"{k}: {src}, dated {d}, {n} rows" for k, src, d, n in lists]
            or ["no lists imported"])
     return 0
 
 
 def run_check(args: argparse.Namespace) -> int:
     """Check eligibility; exit 0 if eligible, 1 if not (the refusal is recorded)."""
-    settings = _settings(args)
-    with _session(args) as s:
-        verdict = desk.check_person(s, settings, _clock, actor=_actor(args),
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        verdict = desk.check_person(s, settings, clock, actor=operator(args),
                                     patron_id=args.patron, id_number=args.id_number,
                                     name=args.name, birth_date=args.birth_date)
-    _print(args, {"eligible": verdict.eligible, "reasons": verdict.reasons},
+    show(args, {"eligible": verdict.eligible, "reasons": verdict.reasons},
            ["eligible"] if verdict.eligible else [f"not eligible: {r}" for r in verdict.reasons])
     return 0 if verdict.eligible else 1
 
 
 def run_buy(args: argparse.Namespace) -> int:
     """Sell an entry; prints the entry id."""
-    settings = _settings(args)
-    with _session(args) as s:
-        entry = desk.buy_entry(s, settings, _clock, actor=_actor(args), patron_id=args.patron,
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        entry = desk.buy_entry(s, settings, clock, actor=operator(args), patron_id=args.patron,
                                why=args.why)
-    _print(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
+    show(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
                   "buy_in_cents": entry.buy_in_cents},
            [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
             f" ({format_rand(entry.buy_in_cents)})"])
@@ -235,10 +280,10 @@ def run_buy(args: argparse.Namespace) -> int:
 
 def run_refund(args: argparse.Namespace) -> int:
     """Refund an entry that has not been seated."""
-    with _session(args) as s:
-        entry = desk.refund_entry(s, _clock, actor=_actor(args), entry_id=args.entry,
+    with desk_session(args) as s:
+        entry = desk.refund_entry(s, clock, actor=operator(args), entry_id=args.entry,
                                   why=args.why)
-    _print(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
+    show(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
            [f"entry {entry.entry_id} refunded: pay the patron"
             f" {format_rand(entry.buy_in_cents)}"])
     return 0
@@ -246,11 +291,11 @@ def run_refund(args: argparse.Namespace) -> int:
 
 def run_void_score(args: argparse.Namespace) -> int:
     """Void an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
-    settings = _settings(args)
-    with _session(args) as s:
-        ruling = desk.void_score(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        ruling = desk.void_score(s, settings, clock, actor=operator(args), entry_id=args.entry,
                                  why=args.why)
-    _print(args, ruling, [f"entry {ruling.entry_id} score voided:"
+    show(args, ruling, [f"entry {ruling.entry_id} score voided:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} no"
                           " longer counts"])
     return 0
@@ -262,12 +307,12 @@ def run_correct_score(args: argparse.Namespace) -> int:
         score_cents = parse_rand(args.score)
     except InvalidAmount as exc:
         raise CommandError(f"--score: {exc}") from None
-    settings = _settings(args)
-    with _session(args) as s:
-        ruling = desk.correct_score(s, settings, _clock, actor=_actor(args),
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        ruling = desk.correct_score(s, settings, clock, actor=operator(args),
                                     entry_id=args.entry, score_cents=score_cents, why=args.why)
     assert ruling.counted_cents is not None  # a correction always counts a figure
-    _print(args, ruling, [f"entry {ruling.entry_id} score corrected:"
+    show(args, ruling, [f"entry {ruling.entry_id} score corrected:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} now"
                           f" counts {format_rand(ruling.counted_cents)}"])
     return 0
@@ -276,23 +321,23 @@ def run_correct_score(args: argparse.Namespace) -> int:
 def run_table_fault(args: argparse.Namespace) -> int:
     """Take a table out of service mid-heat, and tell the table (for when it comes back)."""
     make_sender(args)
-    with _session(args) as s:
-        fault = desk.table_fault(s, _clock, actor=_actor(args), table=args.table, why=args.why)
+    with desk_session(args) as s:
+        fault = desk.table_fault(s, clock, actor=operator(args), table=args.table, why=args.why)
     recorded = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
     recorded += [f"entry {e} refunded: pay the patron {format_rand(c)}"
                  for e, c in fault.refunded.items()]
     recorded += [f"place {e} freed: seat it again (it is played from the start)"
                  for e in fault.released]
     if not args.json:  # what the desk recorded shows even if the table cannot be told
-        _print(args, fault, recorded)
+        show(args, fault, recorded)
     for n, command in enumerate(fault.commands):
         try:
-            _send(args, command)
+            send_command(args, command)
         except CommandError as exc:
             unsent = ", ".join(str(c.seq) for c in fault.commands[n:])
             raise CommandError(f"table {fault.table} is out of service at the desk, but the"
                                f" table was not told: {exc}; unsent seq {unsent}") from None
-    _print(args, fault, [f"the table is sent {len(fault.commands)} commands (seq"
+    show(args, fault, [f"the table is sent {len(fault.commands)} commands (seq"
                          f" {', '.join(str(c.seq) for c in fault.commands)}); it applies"
                          " them if it comes back, so it does not play those entries on"])
     return 0
@@ -300,13 +345,13 @@ def run_table_fault(args: argparse.Namespace) -> int:
 
 def run_open_heat(args: argparse.Namespace) -> int:
     """Open a heat at a table."""
-    settings = _settings(args)
+    settings = tournament_settings(args)
     make_sender(args)  # refuse before recording anything if the sender cannot be made
-    with _session(args) as s:
-        command = desk.open_heat(s, settings, _clock, actor=_actor(args), table=args.table,
+    with desk_session(args) as s:
+        command = desk.open_heat(s, settings, clock, actor=operator(args), table=args.table,
                                  stage=args.stage, heat_id=args.heat_id, why=args.why)
-    _send(args, command)
-    _print(args, command, [f"heat {command.args['heat_id']} opened at table {command.table}"
+    send_command(args, command)
+    show(args, command, [f"heat {command.args['heat_id']} opened at table {command.table}"
                            f" (seq {command.seq})"])
     return 0
 
@@ -314,22 +359,22 @@ def run_open_heat(args: argparse.Namespace) -> int:
 def run_close_heat(args: argparse.Namespace) -> int:
     """Close the heat at a table."""
     make_sender(args)
-    with _session(args) as s:
-        command = desk.close_heat(s, _clock, actor=_actor(args), table=args.table, why=args.why)
-    _send(args, command)
-    _print(args, command, [f"heat closed at table {command.table} (seq {command.seq})"])
+    with desk_session(args) as s:
+        command = desk.close_heat(s, clock, actor=operator(args), table=args.table, why=args.why)
+    send_command(args, command)
+    show(args, command, [f"heat closed at table {command.table} (seq {command.seq})"])
     return 0
 
 
 def run_seat(args: argparse.Namespace) -> int:
     """Seat an entry and send the seat command."""
-    settings = _settings(args)
+    settings = tournament_settings(args)
     make_sender(args)
-    with _session(args) as s:
-        seating = desk.seat_entry(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
+    with desk_session(args) as s:
+        seating = desk.seat_entry(s, settings, clock, actor=operator(args), entry_id=args.entry,
                                   table=args.table, seat=args.seat, why=args.why)
-    _send(args, seating.command)
-    _print(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
+    send_command(args, seating.command)
+    show(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
                            f" {seating.seat}, heat {seating.heat_id} (seq {seating.command.seq})"])
     return 0
 
@@ -337,11 +382,11 @@ def run_seat(args: argparse.Namespace) -> int:
 def run_unseat(args: argparse.Namespace) -> int:
     """Record and send the unseat command for an entry that leaves before its last hand."""
     make_sender(args)
-    with _session(args) as s:
-        command = desk.unseat_entry(s, _clock, actor=_actor(args), entry_id=args.entry,
+    with desk_session(args) as s:
+        command = desk.unseat_entry(s, clock, actor=operator(args), entry_id=args.entry,
                                     why=args.why)
-    _send(args, command)
-    _print(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
+    send_command(args, command)
+    show(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
                            f" seat {command.args['seat']} (seq {command.seq}); it is withdrawn"
                            " once the table confirms"])
     return 0
@@ -350,10 +395,10 @@ def run_unseat(args: argparse.Namespace) -> int:
 def run_resend(args: argparse.Namespace) -> int:
     """Send a recorded command again."""
     make_sender(args)
-    with _session(args) as s:
-        command = desk.resend_command(s, _clock, actor=_actor(args), seq=args.seq, why=args.why)
-    _send(args, command)
-    _print(args, command, [f"{command.command} for table {command.table} sent again"
+    with desk_session(args) as s:
+        command = desk.resend_command(s, clock, actor=operator(args), seq=args.seq, why=args.why)
+    send_command(args, command)
+    show(args, command, [f"{command.command} for table {command.table} sent again"
                            f" (seq {command.seq})"])
     return 0
 
@@ -368,104 +413,104 @@ def _place_line(p: Place) -> str:
 
 def run_places(args: argparse.Namespace) -> int:
     """Show (or allocate) the semi-final or Final places."""
-    settings = _settings(args)
+    settings = tournament_settings(args)
     stage: Stage = args.stage
-    with _session(args) as s:
+    with desk_session(args) as s:
         if args.allocate:
             allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
-            result = allocate(s, settings, _clock, actor=_actor(args), why=args.why)
+            result = allocate(s, settings, clock, actor=operator(args), why=args.why)
         else:
             result = desk.places(s, settings, stage)
-    _print(args, result, [_place_line(p) for p in result]
+    show(args, result, [_place_line(p) for p in result]
            or [f"no {stage} places allocated yet"])
     return 0
 
 
 def run_proxy(args: argparse.Namespace) -> int:
     """Nominate a proxy."""
-    settings = _settings(args)
-    with _session(args) as s:
-        row = desk.nominate_proxy(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        row = desk.nominate_proxy(s, settings, clock, actor=operator(args), entry_id=args.entry,
                                   proxy_patron_id=args.proxy, why=args.why)
         data = {"entry_id": row.entry_id, "holder": row.holder_patron_id,
                 "proxy": row.proxy_patron_id}
-    _print(args, data, [f"{data['proxy']} plays place {data['entry_id']} for {data['holder']}"])
+    show(args, data, [f"{data['proxy']} plays place {data['entry_id']} for {data['holder']}"])
     return 0
 
 
 def run_choose_seat(args: argparse.Namespace) -> int:
     """Select a semi-final heat and seat."""
-    settings = _settings(args)
-    with _session(args) as s:
-        place = desk.choose_seat(s, settings, _clock, actor=_actor(args), entry_id=args.entry,
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        place = desk.choose_seat(s, settings, clock, actor=operator(args), entry_id=args.entry,
                                  heat=args.heat, seat=args.seat, why=args.why)
-    _print(args, place, [_place_line(place)])
+    show(args, place, [_place_line(place)])
     return 0
 
 
 def run_draw(args: argparse.Namespace) -> int:
     """Draw the Final's seats, or replay a stored draw (exit 1 if the replay differs)."""
-    with _session(args) as s:
+    with desk_session(args) as s:
         if args.replay is not None:
             replay = desk.replay_draw(s, args.replay)
             lines = [f"draw {replay.draw_id}: replay "
                      + ("matches" if replay.matches else "DIFFERS from the stored result")]
             lines += [f"  {e}: stored seat {st}, replayed seat {rp}" for (e, st), (_, rp)
                       in zip(replay.stored, replay.replayed, strict=False)]
-            _print(args, {**asdict(replay), "matches": replay.matches}, lines)
+            show(args, {**asdict(replay), "matches": replay.matches}, lines)
             return 0 if replay.matches else 1
-        settings = _settings(args)
-        outcome = desk.draw_final(s, settings, _clock, actor=_actor(args), why=args.why)
+        settings = tournament_settings(args)
+        outcome = desk.draw_final(s, settings, clock, actor=operator(args), why=args.why)
     head = (f"draw {outcome.draw_id} " + ("(already drawn: reused)" if outcome.reused
                                           else "made") + f", random bytes {outcome.random_hex}")
-    _print(args, outcome, [head] + [f"  {e}: seat {seat}" for e, seat
+    show(args, outcome, [head] + [f"  {e}: seat {seat}" for e, seat
                                     in sorted(outcome.seats.items(), key=lambda x: x[1])])
     return 0
 
 
 def _prize_line(settings: TournamentSettings, p: PrizeView) -> str:
-    claimed = (f", claimed {_local(settings, p.claimed_at)} by {p.claimed_by}"
+    claimed = (f", claimed {local_time(settings, p.claimed_at)} by {p.claimed_by}"
                if p.claimed_at else "")
     return (f"#{p.award_id} {p.kind} {p.place}: {format_rand(p.amount_cents)} to {p.patron_id}"
-            f" (entry {p.entry_id}) {p.status}, deadline {_local(settings, p.deadline)}"
+            f" (entry {p.entry_id}) {p.status}, deadline {local_time(settings, p.deadline)}"
             f"{claimed}")
 
 
 def run_award(args: argparse.Namespace) -> int:
     """Record a prize book."""
-    settings = _settings(args)
-    with _session(args) as s:
-        views = desk.award_prizes(s, settings, _clock, actor=_actor(args), kind=args.kind,
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        views = desk.award_prizes(s, settings, clock, actor=operator(args), kind=args.kind,
                                   week=args.week, prize_cents=args.prize, why=args.why)
-    _print(args, views, [_prize_line(settings, v) for v in views] or ["nothing to award"])
+    show(args, views, [_prize_line(settings, v) for v in views] or ["nothing to award"])
     return 0
 
 
 def run_claim(args: argparse.Namespace) -> int:
     """Record a claim."""
-    settings = _settings(args)
-    with _session(args) as s:
-        view = desk.claim_prize(s, settings, _clock, actor=_actor(args), award_id=args.award,
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        view = desk.claim_prize(s, settings, clock, actor=operator(args), award_id=args.award,
                                 id_number=args.id_number, receipt=args.receipt, why=args.why)
-    _print(args, view, [_prize_line(settings, view)])
+    show(args, view, [_prize_line(settings, view)])
     return 0
 
 
 def run_prizes(args: argparse.Namespace) -> int:
     """List the prizes."""
-    settings = _settings(args)
-    with _session(args) as s:
-        views = desk.prizes(s, _clock)
-    _print(args, views, [_prize_line(settings, v) for v in views] or ["no prizes awarded"])
+    settings = tournament_settings(args)
+    with desk_session(args) as s:
+        views = desk.prizes(s, clock)
+    show(args, views, [_prize_line(settings, v) for v in views] or ["no prizes awarded"])
     return 0
 
 
 def run_audit(args: argparse.Namespace) -> int:
     """Show the audit log."""
-    with _session(args) as s:
+    with desk_session(args) as s:
         rows = desk.audit_log(s, limit=args.limit, action=args.action)
         data = [{"id": r.id, "at": r.at, "actor": r.actor, "action": r.action,
                  "detail": r.detail} for r in rows]
-    _print(args, data, [f"{d['id']:>6} {d['at']:%Y-%m-%d %H:%M:%S} {d['actor']}: {d['action']}"
+    show(args, data, [f"{d['id']:>6} {d['at']:%Y-%m-%d %H:%M:%S} {d['actor']}: {d['action']}"
                         f" {json.dumps(d['detail'], sort_keys=True)}" for d in data])
     return 0

@@ -15,6 +15,12 @@ document, one proxy per place); the loser of such a race gets a `Conflict` namin
 other desk did, and nothing of its action is kept. A prize claim is a compare-and-set:
 claimed once.
 
+Staff enrolment (`staff`) keeps the dealers' and supervisors' PINs and employee cards as
+hashes only and sends the roster to the tables; a participant's rewards card and PIN, hashed
+too, go to the table in the `seat` command; a score may be acknowledged at the desk
+(`acknowledge_score`); disputes and payout checks the tables report are listed, and a
+dispute's resolution recorded.
+
 Rules: tournament.md "Entries and eligibility", "Stages", "Prize money"; promotion rules 1-3,
 5-8, 14, 24-27, 39-41, 55. Nothing identifying a patron goes into a command: tables see the
 opaque entry ids only. Times are stored in UTC and read in the venue's zone.
@@ -22,8 +28,10 @@ opaque entry ids only. Times are stored in UTC and read in the venue's zone.
 
 from __future__ import annotations
 
+from leaderboard.desk.acknowledgements import DESK_ACK_METHODS, acknowledge_score
 from leaderboard.desk.awards import award_prizes, claim_prize, prize_status, prizes
 from leaderboard.desk.commands import recorded_command, resend_command
+from leaderboard.desk.disputes import disputes, payout_checks, resolve_dispute
 from leaderboard.desk.entries import buy_entry, refund_entry
 from leaderboard.desk.errors import Conflict, DeskError, NotFound, Refused
 from leaderboard.desk.faults import table_fault
@@ -37,15 +45,27 @@ from leaderboard.desk.lineups import (
     places,
 )
 from leaderboard.desk.lookups import get_entry, get_patron
-from leaderboard.desk.patrons import check_person, register_patron
+from leaderboard.desk.patrons import check_person, register_patron, set_patron_credentials
 from leaderboard.desk.record import audit_log, refusals
 from leaderboard.desk.rulings import correct_score, void_score
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.seat_draw import RandomBytes, draw_final, replay_draw
 from leaderboard.desk.seating import seat_entry, unseat_entry
+from leaderboard.desk.staff import (
+    StaffView,
+    change_staff_card,
+    change_staff_pin,
+    enrol_staff,
+    list_staff,
+    roster,
+    send_roster,
+    set_staff_active,
+)
 from leaderboard.desk.values import (
     DeskCommand,
+    DisputeView,
     DrawOutcome,
+    PayoutCheckView,
     Place,
     PrizeView,
     Replay,
@@ -55,12 +75,15 @@ from leaderboard.desk.values import (
 )
 
 __all__ = [
+    "DESK_ACK_METHODS",
     "FINAL_HEAT",
     "Conflict",
     "DeskCommand",
     "DeskError",
+    "DisputeView",
     "DrawOutcome",
     "NotFound",
+    "PayoutCheckView",
     "Place",
     "PrizeView",
     "RandomBytes",
@@ -68,22 +91,30 @@ __all__ = [
     "Replay",
     "ScoreRuling",
     "Seating",
+    "StaffView",
     "TableFault",
+    "acknowledge_score",
     "allocate_final",
     "allocate_semis",
     "audit_log",
     "award_prizes",
     "buy_entry",
+    "change_staff_card",
+    "change_staff_pin",
     "check_person",
     "choose_seat",
     "claim_prize",
     "close_heat",
     "correct_score",
+    "disputes",
     "draw_final",
+    "enrol_staff",
     "get_entry",
     "get_patron",
+    "list_staff",
     "nominate_proxy",
     "open_heat",
+    "payout_checks",
     "places",
     "prize_status",
     "prizes",
@@ -93,9 +124,14 @@ __all__ = [
     "register_patron",
     "replay_draw",
     "resend_command",
+    "resolve_dispute",
+    "roster",
     "score_records",
     "seat_entry",
     "semi_heat_id",
+    "send_roster",
+    "set_patron_credentials",
+    "set_staff_active",
     "table_fault",
     "unseat_entry",
     "void_score",

@@ -1,4 +1,5 @@
-"""Patrons: checking a person's eligibility and registering a patron (rules 1-3, 5)."""
+"""Patrons: checking a person's eligibility, registering a patron (rules 1-3, 5), and the
+proof a participant gives at the table (rewards card and PIN, kept only as hashes)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from leaderboard.desk.action import (
     refuse,
     write_audit,
 )
+from leaderboard.desk.credentials import card_number, hashed, pin_number
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.ids import new_id
 from leaderboard.desk.lookups import get_patron, local_day
@@ -32,6 +34,7 @@ from leaderboard.models import Patron
 from runtime.clocks import WallClock
 
 _MAX_AGE: Final = 130
+REWARDS_CARD: Final = "rewards_card"
 
 
 def _birth_date(value: date | str) -> date:
@@ -79,16 +82,37 @@ def check_person(session: Session, settings: TournamentSettings, clock: WallCloc
     return verdict
 
 
+def _proof(patron: Patron, *, rewards_card: str | None, pin: str | None) -> dict[str, bool]:
+    """Set the patron's card and PIN hashes from what is given (a patron registered by
+    rewards card has that card by default); what was set (only that), for the audit."""
+    card = rewards_card
+    if card is None and patron.card_hash is None and patron.id_kind == REWARDS_CARD:
+        card = patron.id_number
+    if card is not None:
+        patron.card_hash = hashed(card_number(card, "the rewards"))
+    if pin is not None:
+        patron.pin_hash = hashed(pin_number(pin, "the participant's"))
+    return {name: True for name, given in (("card", card), ("pin", pin)) if given is not None}
+
+
 def register_patron(session: Session, settings: TournamentSettings, clock: WallClock, *,
                     actor: str, name: str, id_kind: str, id_number: str,
-                    birth_date: date | str, why: str | None = None) -> Patron:
+                    birth_date: date | str, why: str | None = None,
+                    rewards_card: str | None = None, pin: str | None = None) -> Patron:
     """Register a patron by rewards card, ID document or driver's licence (rule 5), after
-    the eligibility check (rules 1-3); an ineligible person is refused and recorded."""
+    the eligibility check (rules 1-3); an ineligible person is refused and recorded.
+
+    ``rewards_card`` and ``pin`` are what the participant acknowledges a score with at the
+    table (stored hashed); registered by rewards card, that card is theirs by default."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     if id_kind not in ID_KINDS:
         raise DeskError(f"unknown document kind {id_kind!r} (one of {', '.join(ID_KINDS)})")
     person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
+    if rewards_card is not None:
+        card_number(rewards_card, "the rewards")
+    if pin is not None:
+        pin_number(pin, "the participant's")
     today = local_day(settings, now)
     if person.birth_date > today or today.year - person.birth_date.year > _MAX_AGE:
         raise DeskError(f"birth date {person.birth_date} is not plausible")
@@ -103,6 +127,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     patron = Patron(patron_id=new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
                     created_at=as_utc(now))
+    proof = _proof(patron, rewards_card=rewards_card, pin=pin)
 
     def raced() -> str:
         other = session.scalar(select(Patron.patron_id).where(
@@ -113,6 +138,24 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     with conflict_on_race(session, raced):
         session.add(patron)
         write_audit(session, now, actor, "patron.registered",
-                    detail={"patron_id": patron.patron_id, "id_kind": id_kind}, why=why)
+                    detail={"patron_id": patron.patron_id, "id_kind": id_kind, **proof},
+                    why=why)
         session.commit()
+    return patron
+
+
+def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, patron_id: str,
+                           rewards_card: str | None = None, pin: str | None = None,
+                           why: str | None = None) -> Patron:
+    """Record a patron's rewards card and/or PIN (hashed; each replaces the one before);
+    entries seated from now on carry them to the table."""
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    patron = get_patron(session, patron_id)
+    if rewards_card is None and pin is None:
+        raise DeskError("give a rewards card number or a PIN (or both)")
+    proof = _proof(patron, rewards_card=rewards_card, pin=pin)
+    write_audit(session, now, actor, "patron.credentials",
+                detail={"patron_id": patron.patron_id, **proof}, why=why)
+    session.commit()
     return patron

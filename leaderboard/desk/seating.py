@@ -99,7 +99,9 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
                entry_id: str, table: str, seat: int | None = None,
                why: str | None = None) -> Seating:
     """Seat an entry at a table: eligibility is checked again (rules 1-3) for whoever plays
-    it, and the `seat` command is recorded and returned for sending.
+    it, and the `seat` command is recorded and returned for sending, with the hashes of the
+    player's rewards card and PIN when the desk has them (what the table checks the score's
+    acknowledgement against).
 
     A qualifying entry takes any free seat at a table running a qualifying heat, on its
     heat day; a semi-final place takes the heat and seat chosen for it (rule 27), a Final
@@ -131,11 +133,15 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
         raise refuse(session, player, verdict, now, context="seating", actor=actor,
                      who=f"seating of entry {entry.entry_id}")
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
-    command = Seat(entry_id=entry.entry_id, seat=seat)
+    # The player's proof for acknowledging the score at the table (a proxy's own): hashes
+    # only, and never a name or document number.
+    command = Seat(entry_id=entry.entry_id, seat=seat, card_hash=player.card_hash,
+                   pin_hash=player.pin_hash)
     args = command.args()
     row = write_audit(session, now, actor, EntrySeated.TYPE, detail={
         "table": table, "command": command.NAME, "args": args, "heat_id": heat_id,
-        "player": player_id, "holder": entry.patron_id, **args}, why=why)
+        "player": player_id, "holder": entry.patron_id, "entry_id": entry.entry_id,
+        "seat": seat}, why=why)
     session.commit()
     return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
                    player=player_id,

@@ -130,3 +130,43 @@ class ScoreRuling:
     counted_cents: int | None  # what the standings count now (None: voided)
     at: datetime
     why: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisputeView:
+    """A participant's dispute of a score at the table, and its resolution if any."""
+
+    dispute_id: int
+    entry_id: str
+    table: str
+    seq: int
+    stage: str | None
+    heat_id: str | None
+    score_cents: int
+    note: str
+    at: datetime
+    resolved_at: datetime | None
+    resolved_by: str | None
+    resolution: str | None
+
+    @property
+    def open(self) -> bool:
+        """Whether a supervisor has yet to resolve it."""
+        return self.resolved_at is None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayoutCheckView:
+    """A hand's payout as the chip readers checked it: verified, or overridden (with the
+    spots that did not hold what they had to, who overrode and why)."""
+
+    hand_id: str
+    table: str
+    seq: int
+    heat_id: str | None
+    outcome: str
+    mismatches: tuple[Mapping[str, Any], ...]
+    unverifiable: tuple[Mapping[str, Any], ...]
+    by: str | None
+    reason: str | None
+    at: datetime

@@ -1,5 +1,6 @@
 """Applying many messages of a batch at once: the same rules as one at a time (scores,
-hands, seatings), their reads and writes gathered into a few statements."""
+hands, seatings, disputes and payout checks), their reads and writes gathered into a few
+statements."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any, Final
 
 from sqlalchemy import Connection
 
+from leaderboard.projections.console import console_rows
 from leaderboard.projections.decoding import Decoded, read
 from leaderboard.projections.hands import BODY, HAND_KEY, hand_values
 from leaderboard.projections.results import (
@@ -32,7 +34,9 @@ from wire.messages import (
     EntrySeated,
     HandSettled,
     HandVoided,
+    PayoutChecked,
     ScoreAcknowledged,
+    ScoreDisputed,
     ScoreRecorded,
     ScoreVoided,
 )
@@ -61,7 +65,8 @@ def project_bulk(connection: Connection, items: Items,
     - an acknowledgement of an entry that has no other acknowledgement or void in the batch,
       and no score but one applied here: the score row it is checked against (read once for
       all) is then the one it would see;
-    - a seating (in order) of an entry no other seating of the batch names.
+    - a seating (in order) of an entry no other seating of the batch names;
+    - every dispute and payout check: each is its own row, keyed by (table, seq).
 
     A hand or score that was stored already is left to project() (which tells how).
     ``decoded``: what `decoding.read` gave for each item, if the caller read them already.
@@ -96,6 +101,10 @@ def project_bulk(connection: Connection, items: Items,
     seats = [(i, m) for i, m in enumerate(decoded)
              if isinstance(m, EntrySeated) and not items[i][2] and alone("seat", m.entry_id)]
     done.update(_bulk_seats(connection, items, seats))
+    console = [(i, items[i][0], m) for i, m in enumerate(decoded)
+               if isinstance(m, ScoreDisputed | PayoutChecked)]
+    if console:
+        done.update(console_rows(connection, console))
     return done
 
 

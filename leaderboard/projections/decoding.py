@@ -18,7 +18,9 @@ from wire.messages import (
     HandSettled,
     HandVoided,
     MessageError,
+    PayoutChecked,
     ScoreAcknowledged,
+    ScoreDisputed,
     ScoreRecorded,
     ScoreVoided,
 )
@@ -26,7 +28,7 @@ from wire.messages import (
 __all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "decode", "read"]
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
-               | EntrySeated | EntryUnseated)
+               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked)
 # What reading a body gave: its message, the rule it breaks, or None (a type only stored).
 Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}

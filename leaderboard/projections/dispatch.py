@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
+from leaderboard.projections.console import console_rows
 from leaderboard.projections.decoding import NOT_READ, Decoded, NotRead, read
 from leaderboard.projections.hands import hand
 from leaderboard.projections.results import MALFORMED_BODY, Outcome, Projected
@@ -17,7 +18,9 @@ from wire.messages import (
     HandSettled,
     HandVoided,
     MessageError,
+    PayoutChecked,
     ScoreAcknowledged,
+    ScoreDisputed,
     ScoreRecorded,
     ScoreVoided,
 )
@@ -55,4 +58,7 @@ def project(
             entry_seated(connection, sql, envelope, message, later=later, result=result)
         case EntryUnseated():
             entry_unseated(connection, sql, envelope, message, result)
+        case ScoreDisputed() | PayoutChecked():
+            done = console_rows(connection, [(0, envelope, message)])
+            return done.get(0, result.frozen())
     return result.frozen()

@@ -1,4 +1,5 @@
-"""Hands a table reports: ``hand.settled`` / ``hand.voided`` -> a Hand row holding the record.
+"""Hands a table reports: ``hand.settled`` / ``hand.voided`` -> a Hand row holding the record
+and whether any of it was keyed by hand (``manual``, rule 58).
 
 Of two records of one hand from its table the higher seq wins; a hand id another table
 published first is refused. `hand_values` is the one row rule, used one message at a time
@@ -18,7 +19,7 @@ from leaderboard.projections.sql import HANDS, Statements, body_text, insert_new
 from wire.envelope import Envelope
 from wire.messages import HandSettled, HandVoided, MessageError
 
-__all__ = ["BODY", "HAND_KEY", "hand", "hand_values", "project_hands"]
+__all__ = ["BODY", "HAND_KEY", "hand", "hand_values", "manual", "project_hands"]
 
 HAND_KEY: Final = ("hand_id",)
 BODY: Final = ("body",)  # given as JSON text (body_text())
@@ -30,7 +31,13 @@ def hand_values(envelope: Envelope, message: HandSettled | HandVoided,
     return {"hand_id": message.hand_id, "table_id": envelope.table, "seq": envelope.seq,
             "status": message.STATUS, "heat_id": message.heat_id,
             "body": text if text is not None else body_text(envelope),
-            "at": wall_of(envelope)}
+            "at": wall_of(envelope), "manual": manual(message)}
+
+
+def manual(message: HandSettled | HandVoided) -> bool:
+    """Whether the record says a card or wager was keyed by hand (rule 58); a record from
+    before manual entry was marked has no ``manual`` and was not."""
+    return bool(message.record.get("manual", False))
 
 
 def hand(connection: Connection, sql: Statements, envelope: Envelope,
@@ -51,7 +58,8 @@ def hand(connection: Connection, sql: Statements, envelope: Envelope,
         return
     connection.execute(update(HANDS).where(HANDS.c.hand_id == hand_id).values(
         table_id=envelope.table, seq=envelope.seq, status=message.STATUS,
-        heat_id=message.heat_id, body=envelope.body, at=wall_of(envelope)))
+        heat_id=message.heat_id, body=envelope.body, at=wall_of(envelope),
+        manual=manual(message)))
     result.changes.append(envelope.type)
 
 

@@ -12,7 +12,9 @@ from wire.messages import (
     EntryUnseated,
     HandSettled,
     HandVoided,
+    PayoutChecked,
     ScoreAcknowledged,
+    ScoreDisputed,
     ScoreRecorded,
     ScoreVoided,
 )
@@ -27,12 +29,14 @@ __all__ = [
     "HAND_VOIDED",
     "INGEST_ACTOR",
     "MALFORMED_BODY",
+    "PAYOUT_CHECKED",
     "PROJECTED_TYPES",
     "PROJECTION_REASONS",
     "REFUNDED",
     "RELEASED",
     "SCORE_ACKNOWLEDGED",
     "SCORE_CONFLICT",
+    "SCORE_DISPUTED",
     "SCORE_RECORDED",
     "SCORE_STALE",
     "SCORE_VOIDED",
@@ -54,8 +58,12 @@ HAND_SETTLED: Final = HandSettled.TYPE
 HAND_VOIDED: Final = HandVoided.TYPE
 ENTRY_SEATED: Final = EntrySeated.TYPE
 ENTRY_UNSEATED: Final = EntryUnseated.TYPE
+SCORE_DISPUTED: Final = ScoreDisputed.TYPE
+PAYOUT_CHECKED: Final = PayoutChecked.TYPE
+# Types applied to tables beyond ``messages`` (others, e.g. staff.session, are only stored).
 PROJECTED_TYPES: Final = frozenset({SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED,
-                                    HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED})
+                                    HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED,
+                                    SCORE_DISPUTED, PAYOUT_CHECKED})
 # Entry statuses (leaderboard.desk sets all but withdrawn): an entry that left its seat
 # before its last hand is withdrawn; it records no score (rule 14) and is never seated again.
 # A refunded one's buy-in went back to the patron.

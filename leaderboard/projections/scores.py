@@ -1,5 +1,6 @@
 """Scores a table reports: ``score.recorded`` -> a Score row (one per entry, never
-overwritten), ``score.acknowledged`` / ``score.voided`` -> its acknowledgement and void.
+overwritten), ``score.acknowledged`` / ``score.voided`` -> its acknowledgement (with the
+method and any signature's SHA-256) and void.
 
 An acknowledgement or void whose score has not arrived yet is kept in ``messages`` and applied
 when the score arrives. A score from a table the desk has since moved the entry from (released
@@ -72,8 +73,8 @@ def score_recorded(connection: Connection, sql: Statements, envelope: Envelope,
     if row is None:
         return
     inserted = connection.execute(sql.insert_score, {
-        **row, "acknowledged_at": None, "ack_method": None, "voided_at": None,
-        "void_reason": None}).first()
+        **row, "acknowledged_at": None, "ack_method": None, "ack_evidence": None,
+        "voided_at": None, "void_reason": None}).first()
     if inserted is None:
         held = connection.execute(sql.score_of, {"entry": entry_id}).one()
         result.refuse(
@@ -106,7 +107,8 @@ def score_recorded(connection: Connection, sql: Statements, envelope: Envelope,
 
 def ack_values(envelope: Envelope, message: ScoreAcknowledged) -> Row:
     """The parameters of the acknowledgement's UPDATE."""
-    return {"entry": message.entry_id, "at": wall_of(envelope), "method": message.method}
+    return {"entry": message.entry_id, "at": wall_of(envelope), "method": message.method,
+            "evidence": message.evidence}
 
 
 def score_acknowledged(connection: Connection, sql: Statements, envelope: Envelope,

@@ -13,15 +13,27 @@ from sqlalchemy import cast as cast_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
-from leaderboard.models import AuditEntry, Entry, Hand, Message, Rejection, Score, TableProgress
+from leaderboard.models import (
+    AuditEntry,
+    Dispute,
+    Entry,
+    Hand,
+    Message,
+    PayoutCheck,
+    Rejection,
+    Score,
+    TableProgress,
+)
 from leaderboard.projections.results import RELEASED, SEATED, WITHDRAWN
 from wire.envelope import Envelope, canonical_json, parse_ts
 
 __all__ = [
     "AUDIT",
+    "DISPUTES",
     "ENTRIES",
     "HANDS",
     "MESSAGES",
+    "PAYOUT_CHECKS",
     "PROGRESS",
     "REJECTIONS",
     "SCORES",
@@ -88,6 +100,8 @@ AUDIT: Final = cast(Table, AuditEntry.__table__)
 MESSAGES: Final = cast(Table, Message.__table__)
 PROGRESS: Final = cast(Table, TableProgress.__table__)
 REJECTIONS: Final = cast(Table, Rejection.__table__)
+DISPUTES: Final = cast(Table, Dispute.__table__)
+PAYOUT_CHECKS: Final = cast(Table, PayoutCheck.__table__)
 
 
 class Statements:
@@ -105,7 +119,8 @@ class Statements:
         self.hand_of = select(Hand.table_id, Hand.seq).where(Hand.hand_id == bindparam("hand"))
         self.acknowledge = (
             update(SCORES).where(SCORES.c.entry_id == bindparam("entry"))
-            .values(acknowledged_at=bindparam("at"), ack_method=bindparam("method"))
+            .values(acknowledged_at=bindparam("at"), ack_method=bindparam("method"),
+                    ack_evidence=bindparam("evidence"))
         )
         self.void = (
             update(SCORES).where(SCORES.c.entry_id == bindparam("entry"))
@@ -311,7 +326,7 @@ def insert_hands_from_messages(connection: Connection, rows: list[dict[str, Any]
     parsing and compressing the same 3 KB of text again. A hand whose message is not found
     is not inserted, and so left to project().
     """
-    columns = ("hand_id", "table_id", "seq", "status", "heat_id", "at")
+    columns = ("hand_id", "table_id", "seq", "status", "heat_id", "at", "manual")
     sql = _SQL.get("hands-from-messages")
     if sql is None:
         dialect = connection.dialect

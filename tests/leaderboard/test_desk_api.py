@@ -1,16 +1,14 @@
 """The desk's HTTP API and its command sender.
 
 httpx (needed by starlette.testclient.TestClient) is not installed in the project venv, so the
-routes are driven through their ASGI interface directly (`call` below): the same requests a
+routes are driven through their ASGI interface directly (`desk_api_support.Api`): the requests a
 client would send, routing, authentication and status codes included.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import socket
-from collections.abc import MutableMapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,8 +17,6 @@ import aiomqtt
 import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
-from starlette.applications import Starlette
-from starlette.routing import Mount
 
 from controller.table_service import TableService
 from game.chips import Chip, ChipRegistry
@@ -34,9 +30,10 @@ from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, Sen
 from leaderboard.models import Entry, Refusal
 from leaderboard.projections import project
 from leaderboard.standings_view import ViewOptions, standings
-from leaderboard.web import StandingsFeed, create_app
+from leaderboard.web import StandingsFeed
 from runtime.settings_files import read_paytables
 from tests.fixtures.services import MqttBroker
+from tests.leaderboard.desk_api_support import TOKEN, Api
 from tests.leaderboard.desk_fields import final_field, qualifying_field
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
 from wire.envelope import seal, verify_envelope
@@ -44,7 +41,6 @@ from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics
 
-TOKEN = "t0ken-for-the-desk-api-tests"  # noqa: S105 - a test credential
 DESK = Signer.from_seed("desk-a", bytes(range(32)))
 ADULT = {"name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "8001015009087",
          "birth_date": "1980-01-01", "actor": "desk-1"}
@@ -53,44 +49,6 @@ ADULT = {"name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "800101
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock(local(2026, 7, 3, 14, 0))
-
-
-class Api:
-    """The desk routes mounted as the page mounts them, called through ASGI; with a `feed`,
-    the whole page app (its /api/standings too), as the service serves it."""
-
-    def __init__(self, engine: Engine, clock: FakeClock, sender: Any,
-                 feed: StandingsFeed | None = None) -> None:
-        routes = desk_routes(engine, settings(), sender, clock, token=TOKEN)
-        self.app = (create_app(feed, desk=routes) if feed is not None
-                    else Starlette(routes=[Mount("/api/desk", routes=routes)]))
-
-    async def call(self, method: str, path: str, body: Any = None, *, token: str | None = TOKEN,
-                   raw: bytes | None = None, root: str = "/api/desk"
-                   ) -> tuple[int, dict[str, Any]]:
-        payload = raw if raw is not None else (
-            json.dumps(body).encode() if body is not None else b"")
-        headers = [(b"content-type", b"application/json"), (b"host", b"desk.test")]
-        if token is not None:
-            headers.append((b"authorization", f"Bearer {token}".encode()))
-        path, _, query = f"{root}{path}".partition("?")
-        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
-                 "method": method, "scheme": "http", "path": path, "raw_path": path.encode(),
-                 "query_string": query.encode(), "root_path": "", "headers": headers,
-                 "client": ("127.0.0.1", 50000), "server": ("desk.test", 80)}
-        inbox = [{"type": "http.request", "body": payload, "more_body": False}]
-        sent: list[MutableMapping[str, Any]] = []
-
-        async def receive() -> dict[str, Any]:
-            return inbox.pop(0) if inbox else {"type": "http.disconnect"}
-
-        async def send(message: MutableMapping[str, Any]) -> None:
-            sent.append(message)
-
-        await self.app(scope, receive, send)
-        status = next(m["status"] for m in sent if m["type"] == "http.response.start")
-        data = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-        return status, json.loads(data)
 
 
 async def test_the_token_is_required(engine: Engine, clock: FakeClock) -> None:

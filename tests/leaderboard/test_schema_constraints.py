@@ -1,4 +1,5 @@
-"""Revision 0002: the database enforces what the desk checks, on SQLite and PostgreSQL.
+"""Revision 0002: the database enforces what the desk checks, on SQLite and PostgreSQL
+(and the later revisions' upgrades with data: 0003 the rulings, 0004 the console).
 
 - the migration from 0001 with data (old messages keep NULL evidence), its refusal of rows
   that already break a new index, and its downgrade;
@@ -38,6 +39,7 @@ from leaderboard.models import (
     Base,
     Draw,
     Entry,
+    Hand,
     Message,
     Patron,
     PrizeAward,
@@ -175,7 +177,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     insert(engine, PrizeAward, award("weekly", "E-1"), award("top_score", "E-1"))
 
     upgrade(engine)
-    assert revision_of(engine) == "0003"
+    assert revision_of(engine) == "0004"
     with Session(engine) as s:
         rows = s.scalars(select(Message).order_by(Message.seq)).all()
         assert [(m.seq, m.body, m.payload_sha256, m.envelope) for m in rows] == [
@@ -199,7 +201,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     assert "envelope" not in {c["name"] for c in inspector.get_columns("messages")}
     assert not {i["name"] for i in inspector.get_indexes("draws")} & set(NEW_INDEXES)
     upgrade(engine)
-    assert revision_of(engine) == "0003"
+    assert revision_of(engine) == "0004"
     engine.dispose()
 
 
@@ -213,7 +215,7 @@ def test_a_0002_database_with_scores_gains_the_ruling_columns_and_keeps_its_scor
                            "heat_id": "q-1", "score_cents": 250_000, "hands": 10,
                            "status": "finished", "recorded_at": NOW, "acknowledged_at": NOW})
     upgrade(engine)
-    assert revision_of(engine) == "0003"
+    assert revision_of(engine) == "0004"
     with Session(engine) as s:
         row = s.get(Score, "E-1")
         assert row is not None
@@ -446,3 +448,47 @@ async def test_a_table_reporting_a_taken_semi_final_seat_is_stored_not_refused(
     waiting = session.get(Entry, places[1].entry_id)
     assert waiting is not None
     assert (waiting.heat_id, waiting.seat, waiting.table_id) == ("semi-final-1", 2, None)
+
+
+CONSOLE_TABLES = ("staff", "roster_state", "disputes", "payout_checks")  # revision 0004
+
+
+def test_a_0003_database_gains_the_console_tables_and_keeps_its_rows(
+    database_url: Database
+) -> None:
+    engine = at_revision(database_url, "0003")
+    insert(engine, Patron, patron("P1"))
+    insert(engine, Entry, entry("E-1", "qualifying", "q-1", 3))
+    insert(engine, Score, {"entry_id": "E-1", "table_id": "t01", "seq": 7, "stage": "qualifying",
+                           "heat_id": "q-1", "score_cents": 250_000, "hands": 10,
+                           "status": "finished", "recorded_at": NOW, "acknowledged_at": NOW,
+                           "ack_method": "card"})
+    with engine.begin() as connection:  # a hand stored before hands were marked manual
+        connection.execute(sa.text(
+            "INSERT INTO hands (hand_id, table_id, seq, status, heat_id, body, at)"
+            " VALUES ('h1', 't01', 3, 'settled', 'q-1', '{\"v\": 1}', :at)"), {"at": NOW})
+    upgrade(engine)
+    assert revision_of(engine) == "0004"
+    with Session(engine) as s:
+        hand = s.get(Hand, "h1")
+        assert hand is not None and hand.manual is False and hand.body == {"v": 1}
+        score = s.get(Score, "E-1")
+        assert score is not None and (score.ack_method, score.ack_evidence) == ("card", None)
+        person = s.get(Patron, "P1")
+        assert person is not None and (person.card_hash, person.pin_hash) == (None, None)
+    inspector = sa.inspect(engine)
+    assert set(CONSOLE_TABLES) <= set(inspector.get_table_names())
+    with engine.connect() as connection:
+        assert compare_metadata(MigrationContext.configure(connection), Base.metadata) == []
+    # Down to 0003 (the console's tables and columns go) and up again; the rows stay.
+    downgrade_to(engine, "0003")
+    inspector = sa.inspect(engine)
+    assert not set(CONSOLE_TABLES) & set(inspector.get_table_names())
+    assert "manual" not in {c["name"] for c in inspector.get_columns("hands")}
+    assert "card_hash" not in {c["name"] for c in inspector.get_columns("patrons")}
+    upgrade(engine)
+    with Session(engine) as s:
+        assert s.scalar(select(Score.score_cents)) == 250_000
+        assert s.scalar(select(func.count()).select_from(Entry)) == 1
+        assert s.scalar(select(Hand.manual)) is False
+    engine.dispose()
