@@ -90,8 +90,13 @@ class VirtualTable:
                  seed: int = 2026, stage: str = "qualifying", players: int = 3,
                  heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0,
                  overpay_hand: int | None = None, overpay_chance: float = 0.0,
-                 overpay_fix: OverpayFix = "override") -> None:
+                 overpay_fix: OverpayFix = "override", dispute_note: str | None = None
+                 ) -> None:
         self.table = table
+        # The first participant to finish disputes its score with this note, then (the
+        # supervisor having explained the hand) acknowledges it.
+        self.dispute_note = dispute_note
+        self.disputed: list[str] = []
         self.shoe = shoe
         self.chips = chips
         self.ids = ids
@@ -308,6 +313,12 @@ class VirtualTable:
     async def acknowledge_all(self) -> None:
         """Every score waiting at the table is acknowledged by its participant."""
         for entry in self.table.status().get("unacknowledged_scores", []):
+            if self.dispute_note is not None and not self.disputed:
+                answer = await self.table.console({"action": "dispute", "entry_id": entry,
+                                                   "note": self.dispute_note})
+                if not answer.get("ok"):
+                    raise TableStuck(f"the dispute of {entry} was refused: {answer.get('error')}")
+                self.disputed.append(entry)
             await self.acknowledge(entry)
 
     async def send_desk(self, command: str, **body: Any) -> None:

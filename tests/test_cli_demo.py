@@ -36,6 +36,14 @@ def test_demo_floor_fills_the_leaderboard(capsys: pytest.CaptureFixture[str]) ->
     scored = re.findall(r"^t0[12]:   .+ \((E-[0-9a-f]+)\) scored (R[\d,]+\.\d\d), acknowledged",
                         out, re.MULTILINE)
     assert len({entry for entry, _ in scored}) == 7
+    # How each score was acknowledged, and the one dispute, as the central database holds
+    # them: the rewards-card tap at the table's ID reader, and the participant's note.
+    methods = re.findall(r"scored R[\d,]+\.\d\d, acknowledged by (\S+?)(?: after|$)", out,
+                         re.MULTILINE)
+    assert methods == ["card"] * 7, methods
+    disputed = re.findall(r"^t01:   .+ \((E-[0-9a-f]+)\) scored .+ after disputing it \((.+)\)$",
+                          out, re.MULTILINE)
+    assert len(disputed) == 1 and "paid short" in disputed[0][1], out[-3000:]
     left = re.findall(r"^t01:   .+ \((E-[0-9a-f]+)\) left after 3 hands \(felt unwell\):"
                       r" unseated by the desk, withdrawn, no score \(rule 14\)$", out, re.MULTILINE)
     assert left == [[seat_2 for table, _, seat_2 in heats if table == "t01"][-1]]

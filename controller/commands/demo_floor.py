@@ -18,6 +18,9 @@ Everything is the production code wired as on a real floor, in one process:
 - one overpay (``FloorPlan.overpay_hand``): in that hand of the first table's first heat the
   dealer pays one chip too many; the table raises the payout alert and refuses the next hand
   until the virtual supervisor overrides with a reason;
+- one dispute: the first table's first finished participant disputes its score with a note
+  (published, stored centrally in ``disputes``), then acknowledges it; each score line says
+  how it was acknowledged, as the central database recorded it;
 - one patron leaves mid-heat (``FloorPlan.withdrawal``, with 2 or more players a heat):
   after the third hand of the first table's last heat the desk unseats the last seat's
   entry, the table reports it, and the leaderboard marks the entry withdrawn (no score,
@@ -56,7 +59,8 @@ from game.money import format_rand
 from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.desk.action import begin_action, desk_now, write_audit
-from leaderboard.models import Entry, Score
+from leaderboard.desk.disputes import resolve_dispute
+from leaderboard.models import Dispute, Entry, Score
 from leaderboard.projections import WITHDRAWN
 from runtime.clocks import utc_now
 from runtime.settings_files import default_tournament_path, read_tournament
@@ -74,6 +78,9 @@ if TYPE_CHECKING:
     from leaderboard.app import LeaderboardService
 
 __all__ = ["FloorPlan", "FloorReport", "SimulatedFloor", "demo_tournament"]
+# The first table's first finished participant disputes its score, then acknowledges it.
+DISPUTE_NOTE = "I think my last hand was paid short; the supervisor showed me the record"
+DISPUTE_RULING = "hand record and payout check reviewed with the participant: score stands"
 
 DESK_ACTOR: Final = "demo-desk"
 LEADERBOARD_KEY_ID: Final = "leaderboard"
@@ -307,7 +314,8 @@ class SimulatedFloor:
                 dealer = wired.virtual_table(
                     desk=self._table_desk(table), seed=sim.seed, players=self.plan.players,
                     hand_pause=sim.hand_pause, timeout=30.0,
-                    overpay_hand=self.plan.overpay_hand if first_table else None)
+                    overpay_hand=self.plan.overpay_hand if first_table else None,
+                    dispute_note=DISPUTE_NOTE if first_table else None)
                 await dealer.ensure_roster()
                 for n in range(1, self.plan.heats + 1):
                     await self._heat(table, dealer, pool, withdrawal=(
@@ -433,22 +441,34 @@ class SimulatedFloor:
             seated = self._seated.pop(table, [])
             scores = await self._scores([e for e, _ in seated])
             for entry, patron in seated:
-                score = scores[entry]
+                score, method, note = scores[entry]
                 self.report.scores[entry] = score
+                disputed = f" after disputing it ({note})" if note else ""
                 self.out(f"{table}:   {self._short(self._names.get(patron, patron))}"
-                         f" ({entry}) scored {format_rand(score)}, acknowledged")
+                         f" ({entry}) scored {format_rand(score)}, acknowledged by"
+                         f" {method}{disputed}")
+                if note:  # the pit supervisor rules on it at the desk
+                    await asyncio.to_thread(self._desk, partial(
+                        _resolve, entry_id=entry, resolution=DISPUTE_RULING))
+                    self.out(f"{table}:   dispute of {entry} resolved at the desk:"
+                             f" {DISPUTE_RULING}")
             closed = await asyncio.to_thread(self._desk, lambda s, _st: desk.close_heat(
                 s, utc_now, actor=DESK_ACTOR, table=table))
             await self._send(closed)
 
         return send
 
-    async def _scores(self, entries: Sequence[str]) -> dict[str, int]:
-        """The entries' scores once the leaderboard has them all, acknowledged."""
-        def scores(session: Session, _: TournamentSettings) -> dict[str, int]:
-            return {r.entry_id: r.score_cents for r in session.scalars(
-                select(Score).where(Score.entry_id.in_(entries),
-                                    Score.acknowledged_at.is_not(None)))}
+    async def _scores(self, entries: Sequence[str]) -> dict[str, tuple[int, str, str | None]]:
+        """The entries' scores once the leaderboard has them all, acknowledged: (score, the
+        acknowledgement's method, the note of a dispute), as the central database holds them."""
+        def scores(session: Session, _: TournamentSettings
+                   ) -> dict[str, tuple[int, str, str | None]]:
+            notes = {d.entry_id: d.note for d in session.scalars(
+                select(Dispute).where(Dispute.entry_id.in_(entries)))}
+            return {r.entry_id: (r.score_cents, str(r.ack_method), notes.get(r.entry_id))
+                    for r in session.scalars(
+                        select(Score).where(Score.entry_id.in_(entries),
+                                            Score.acknowledged_at.is_not(None)))}
 
         return await self._central(
             scores, lambda rows: len(rows) == len(entries),
@@ -509,3 +529,9 @@ async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.E
     if task is not None and task.done() and not waiting.done():
         task.result()  # raises what stopped it
         raise RuntimeError(f"{what} stopped before it was ready")
+
+
+def _resolve(session: Session, _: TournamentSettings, *, entry_id: str, resolution: str) -> None:
+    """The supervisor's ruling on a dispute, recorded at the desk (audited)."""
+    resolve_dispute(session, utc_now, actor=DESK_ACTOR, entry_id=entry_id,
+                    resolution=resolution)
