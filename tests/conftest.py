@@ -3,6 +3,10 @@
 - ``fake_clock``: the one fake wall clock (tests/fixtures/clock.py), at its epoch.
 - ``seeded_rng``: a ``random.Random`` seeded from the test's id, the same on every run.
 - ``log_events``: structlog's ``capture_logs``, the log events of the test as dicts.
+
+Every Hypothesis test runs under the ``showdown`` profile: no deadline and no too-slow health
+check, so a loaded machine (CI, parallel workers) cannot make a property test flake; the
+examples and their shrinking are unchanged.
 """
 
 from __future__ import annotations
@@ -13,12 +17,19 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from structlog.testing import capture_logs
 
 from tests.fixtures.clock import FakeClock
 
 # Fixtures for the real services (MQTT brokers, SQL databases): tests/fixtures/services.py.
 pytest_plugins = ["tests.fixtures.services"]
+
+hypothesis_settings.register_profile(
+    "showdown", deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+hypothesis_settings.load_profile("showdown")
 
 
 @pytest.fixture
