@@ -1,0 +1,47 @@
+"""`showdown table dealer ACTION --staff ID`: the technicians' console on the local API socket
+signs in under the person's own PIN, takes the action, and signs out; the record names them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from controller.cli import main
+from tests.controller.console.support import DEALER, console_table
+
+
+async def test_the_dealer_cli_acts_under_the_persons_own_credential(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async with console_table(tmp_path) as table:
+        await table.open_heat((1,))
+        await table.place_wagers((1,))
+        sock = str(table.daemon.config.api.socket)
+        pin = tmp_path / "pin"
+        pin.write_text("0000\n")
+        wrong = await asyncio.to_thread(main, ["table", "dealer", "no_more_bets", "--socket",
+                                               sock, "--staff", DEALER["staff_id"],
+                                               "--pin-file", str(pin)])
+        assert wrong != 0
+        assert "sign-in refused: wrong staff id or PIN" in capsys.readouterr().err
+        assert table.status()["hand"] is None
+        pin.write_text(DEALER["pin"] + "\n")
+        assert await asyncio.to_thread(main, ["table", "dealer", "no_more_bets", "--socket",
+                                              sock, "--staff", DEALER["staff_id"],
+                                              "--pin-file", str(pin)]) == 0
+        assert table.status()["hand"] is not None
+        refused = await asyncio.to_thread(main, ["table", "dealer", "void", "--socket", sock,
+                                                 "--staff", DEALER["staff_id"], "--pin-file",
+                                                 str(pin), "--reason", "misdeal"])
+        assert refused != 0 and "'void' is a supervisor's action" in capsys.readouterr().err
+        journal = table.daemon.journal
+        assert journal is not None
+        pressed = [r.payload for r in journal.records() if r.kind == "dealer"]
+        assert [(p["action"], p["by"]) for p in pressed] == [
+            ("no_more_bets", DEALER["staff_id"]), ("void", DEALER["staff_id"])]
+        events = [r.payload["event"] for r in journal.records() if r.kind == "staff"
+                  and r.payload.get("staff_id") == DEALER["staff_id"]]
+        assert events == ["sign_in_failed", "signed_in", "signed_out", "signed_in",
+                          "signed_out"]
+        assert table.status()["staff"] == []
