@@ -140,9 +140,10 @@ def test_the_hand_shows_its_cards_in_position_and_each_seats_decisions() -> None
         assert seat["decisions"] == [{"street": "preflop", "decision": "check",
                                       "text": "check preflop"}]
     assert hand["next_target"] == str(targets[len(dealt)])
-    assert hand["manual"] is False
+    # rule 58: this table's wagers were keyed by hand (Table.wagers), so the hand is manual
+    assert hand["manual"] is True
     assert table(CardSeen(card=DECK[20], source="manual", by="S1")).ok
-    assert table.view()["hand"]["manual"] is True  # rule 58: a card keyed by hand
+    assert table.view()["hand"]["manual"] is True
 
 
 def test_an_alert_says_what_to_do_and_a_resolution_clears_it() -> None:
