@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from controller.app import TableDaemon, TableDevices, run_table
@@ -44,6 +44,7 @@ from wire.signing import Signer, load_private_key, save_private_key
 
 __all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "WiredTable", "prepare_sim",
            "run_configured", "virtual_table_task", "wire_table"]
+SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real one: 200 ms)
 
 DESK_NAME = "virtual-desk"
 _DESK_PATIENCE_S = 120.0  # how long the virtual desk keeps trying an unreachable broker
@@ -96,6 +97,8 @@ class ConfiguredDevices:
         settings = UsbReaderSettings(vendor_id=cfg.vid, product_id=cfg.pid,
                                      stall_timeout=cfg.stall_seconds)
         if cfg.kind == "sim":
+            # the virtual dealer waits on every sweep: wagers, plays, pays, takes, picks up
+            settings = replace(settings, report_interval_ms=SIM_SWEEP_MS)
             self.rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
                                                 vendor_id=cfg.vid, product_id=cfg.pid)
             return UsbChipReader(settings, backend=self.rfid_sim.backend)
