@@ -34,6 +34,8 @@ from tests.integration.daemon_support import (
     running,
 )
 
+BARRIER_S = 15.0  # how long the amqtt case waits for the barrier before asking again
+
 # ---- 2. broker outage -------------------------------------------------------------------------
 
 class _PortHold:
@@ -82,8 +84,6 @@ class EmbeddedOutage:
         """Stop: every client is cut off (the port stays held, refusing connections)."""
         await self._broker.stop()
         self._hold.hold()
-
-BARRIER_S = 15.0  # how long the amqtt case waits for the barrier before asking again
 
 
 class MosquittoOutage:
