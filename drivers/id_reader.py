@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
@@ -23,10 +22,11 @@ from typing import Final, Self
 import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 import structlog
 
-from drivers.errors import DeviceLost, DeviceNotFound, DriverError
+from drivers.errors import DeviceNotFound, DriverError
 from drivers.id_codec import BadIdRead, IdLineDecoder
 from drivers.protocols import IdReading
 from drivers.readings import DeviceAlert, DeviceHealth, IdTap, masked
+from drivers.serial_port import SerialPort, close_opened
 from runtime.backoff import Backoff
 
 __all__ = ["SerialIdReader"]
@@ -36,60 +36,6 @@ _log = structlog.get_logger("drivers.id_reader")
 _CLOSED: Final = object()
 _COUNTERS: Final = ("taps", "bad_reads", "connects", "reconnects", "disconnects")
 
-
-def _close_opened(opening: asyncio.Future[serial.Serial]) -> None:
-    if not opening.cancelled() and opening.exception() is None:
-        with contextlib.suppress(Exception):
-            opening.result().close()
-
-
-class _Port:
-    """One open serial port: a reader thread handing its bytes to the event loop."""
-
-    def __init__(self, port: serial.Serial, path: str, loop: asyncio.AbstractEventLoop) -> None:
-        self.port = port
-        self.path = path
-        self._loop = loop
-        self._chunks: asyncio.Queue[bytes | BaseException] = asyncio.Queue()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._pump, name=f"id-reader {path}",
-                                        daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data: bytes = self.port.read(max(1, self.port.in_waiting))
-            except Exception as exc:  # pyserial raises SerialException, OSError, TypeError...
-                self._push(exc)
-                return
-            if data:
-                self._push(data)
-
-    def _push(self, item: bytes | BaseException) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closing; nobody listens
-            self._loop.call_soon_threadsafe(self._chunks.put_nowait, item)
-
-    async def read(self, timeout: float | None) -> bytes | None:
-        """Bytes received, or None if nothing came within ``timeout``; DeviceLost if it broke."""
-        try:
-            async with asyncio.timeout(timeout):  # not wait_for: see drivers.shoe._Port.read
-                item = await self._chunks.get()
-        except TimeoutError:
-            return None
-        if isinstance(item, BaseException):
-            raise DeviceLost(f"{self.path}: {item}") from item
-        return item
-
-    async def close(self) -> None:
-        """Stop the reader thread and close the port (in a worker thread)."""
-        self._stop.set()
-        await asyncio.to_thread(self._close)
-
-    def _close(self) -> None:
-        self._thread.join(timeout=2.0)
-        with contextlib.suppress(Exception):
-            self.port.close()
 
 
 class SerialIdReader:
@@ -127,7 +73,7 @@ class SerialIdReader:
         self._clock = clock
         self._readings: asyncio.Queue[IdReading | object] | None = None
         self._task: asyncio.Task[None] | None = None
-        self._port: _Port | None = None
+        self._port: SerialPort | None = None
         self._connected = False
         self._last_seen: float | None = None
         self._counters: dict[str, int] = dict.fromkeys(_COUNTERS, 0)
@@ -243,18 +189,18 @@ class SerialIdReader:
         except (serial.SerialException, OSError, ValueError) as exc:
             raise DeviceNotFound(f"cannot open {path}: {exc}") from exc
 
-    async def _connect(self) -> _Port:
+    async def _connect(self) -> SerialPort:
         path = self._resolve()
         opening = asyncio.ensure_future(asyncio.to_thread(self._open, path))
         try:
             handle = await asyncio.shield(opening)
         except asyncio.CancelledError:  # the thread still finishes: close what it opens
-            opening.add_done_callback(_close_opened)
+            opening.add_done_callback(close_opened)
             raise
-        self._port = _Port(handle, path, asyncio.get_running_loop())
+        self._port = SerialPort(handle, path, asyncio.get_running_loop(), name="id-reader")
         return self._port
 
-    async def _serve(self, port: _Port) -> None:
+    async def _serve(self, port: SerialPort) -> None:
         decoder = self._decoder
         while True:
             data = await port.read(self._line_timeout if decoder.unfinished else None)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from types import TracebackType
@@ -25,9 +24,10 @@ from typing import Final, Self
 import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 import structlog
 
-from drivers.errors import DeviceLost, DeviceNotFound, DriverError
+from drivers.errors import DeviceNotFound, DriverError
 from drivers.protocols import ShoeReading
 from drivers.readings import DeviceAlert, DeviceHealth, DeviceIdentity
+from drivers.serial_port import SerialPort, close_opened
 from drivers.shoe_codec import (
     BadFrame,
     ShoeDecoder,
@@ -44,73 +44,16 @@ _log = structlog.get_logger("drivers.shoe")
 _CLOSED: Final = object()
 
 
-def _close_opened(opening: asyncio.Future[serial.Serial]) -> None:
-    if not opening.cancelled() and opening.exception() is None:
-        with contextlib.suppress(Exception):
-            opening.result().close()
-
-
 class _Stalled(DriverError):
     """No frame from the shoe within the stall timeout."""
 
 
-class _Port:
-    """One open serial port: a reader thread feeding an asyncio queue, writes via to_thread."""
+class _Port(SerialPort):
+    """The shoe's port: the shared serial port and the frame decoder of this connection."""
 
     def __init__(self, port: serial.Serial, path: str, loop: asyncio.AbstractEventLoop) -> None:
-        self.port = port
-        self.path = path
+        super().__init__(port, path, loop, name="shoe-reader")
         self.decoder = ShoeDecoder(sender="device")
-        self._loop = loop
-        self._chunks: asyncio.Queue[bytes | BaseException] = asyncio.Queue()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._pump, name=f"shoe-reader {path}",
-                                        daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        while not self._stop.is_set():
-            try:
-                data: bytes = self.port.read(max(1, self.port.in_waiting))
-            except Exception as exc:  # pyserial raises SerialException, OSError, TypeError...
-                self._push(exc)
-                return
-            if data:
-                self._push(data)
-
-    def _push(self, item: bytes | BaseException) -> None:
-        with contextlib.suppress(RuntimeError):  # the loop is closing; nobody listens
-            self._loop.call_soon_threadsafe(self._chunks.put_nowait, item)
-
-    async def read(self, timeout: float) -> bytes | None:
-        """Bytes received, or None if nothing came within ``timeout``; DeviceLost if it broke."""
-        try:
-            # Not asyncio.wait_for: on 3.11 it swallows a cancellation that arrives as the
-            # item does, and the reader's task then never ends (close() would hang).
-            async with asyncio.timeout(timeout):
-                item = await self._chunks.get()
-        except TimeoutError:
-            return None
-        if isinstance(item, BaseException):
-            raise DeviceLost(f"{self.path}: {item}") from item
-        return item
-
-    async def write(self, data: bytes) -> None:
-        """Send bytes (in a worker thread); DeviceLost if the port is gone."""
-        try:
-            await asyncio.to_thread(self.port.write, data)
-        except Exception as exc:
-            raise DeviceLost(f"{self.path}: write failed: {exc}") from exc
-
-    async def close(self) -> None:
-        """Stop the reader thread and close the port."""
-        self._stop.set()
-        await asyncio.to_thread(self._close)
-
-    def _close(self) -> None:
-        self._thread.join(timeout=2.0)
-        with contextlib.suppress(Exception):
-            self.port.close()
 
 
 class SerialCardReader:
@@ -326,7 +269,7 @@ class SerialCardReader:
         try:
             handle = await asyncio.shield(opening)
         except asyncio.CancelledError:  # the thread still finishes: close what it opens
-            opening.add_done_callback(_close_opened)
+            opening.add_done_callback(close_opened)
             raise
         port = _Port(handle, path, asyncio.get_running_loop())
         self._port = port
