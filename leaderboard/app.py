@@ -24,10 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-import socket
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -36,7 +35,6 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
-from game.errors import ConfigError
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import make_engine, upgrade
@@ -46,6 +44,7 @@ from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
+from runtime.http_serving import InLoopServer, listen
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_tournament
@@ -240,29 +239,6 @@ class ServiceLink:
             _log.info("standings_published", version=seen, bytes=len(payload))
 
 
-class _Server(uvicorn.Server):
-    """uvicorn inside our loop: the service handles SIGTERM itself (no signal capture)."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError("http", "host/port",
-                          f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.listen(128)
-    sock.setblocking(False)
-    return sock
-
-
 class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
@@ -338,9 +314,9 @@ class LeaderboardService:
             resend=link.resend, on_change=feed.changed)
         await self.ingestor.refresh_keys()
         app = create_app(feed, desk=self._desk(engine, settings, link), health=self.health)
-        sock = _listen(cfg.http.host, cfg.http.port)
+        sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
         self.port = sock.getsockname()[1]
-        server = _Server(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
+        server = InLoopServer(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
                                         timeout_graceful_shutdown=3))
         link_stop = asyncio.Event()
         async with asyncio.TaskGroup() as tg:

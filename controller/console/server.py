@@ -12,14 +12,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 import uvicorn
 
 from controller.console.app import create_console_app
 from controller.console_config import ConsoleConfig
-from game.errors import ConfigError
+from runtime.http_serving import InLoopServer
+from runtime.http_serving import listen as listen_on
 from runtime.logs import get_logger
 
 if TYPE_CHECKING:
@@ -31,28 +32,10 @@ _GRACE_S: Final = 3.0
 _log = get_logger("showdown.console")
 
 
-class _Server(uvicorn.Server):
-    """uvicorn inside the daemon's loop: the daemon handles SIGTERM itself."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 def listen(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on host:port (0: a free port); ConfigError if it cannot bind."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError("console", "bind/port",
-                          f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
-    sock.listen(64)
-    sock.setblocking(False)
-    return sock
+    """A listening socket for the console on host:port (0: a free port); ConfigError naming
+    the console's settings if it cannot bind."""
+    return listen_on(host, port, source="console", key="bind/port", backlog=64)
 
 
 async def serve_console(daemon: TableDaemon, config: ConsoleConfig, *,
@@ -63,7 +46,7 @@ async def serve_console(daemon: TableDaemon, config: ConsoleConfig, *,
     port = int(sock.getsockname()[1])
     if on_port is not None:
         on_port(port)
-    server = _Server(uvicorn.Config(console.app, log_config=None, access_log=False,
+    server = InLoopServer(uvicorn.Config(console.app, log_config=None, access_log=False,
                                     lifespan="off", timeout_graceful_shutdown=int(_GRACE_S),
                                     server_header=False))
     host = f"[{config.bind}]" if ":" in config.bind else config.bind

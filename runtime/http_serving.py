@@ -1,0 +1,43 @@
+"""Serving a web app inside a service's own event loop: a listening socket that names the
+setting when it cannot bind, and a uvicorn server that leaves SIGTERM to the service. Used by
+the central service's page and desk API and by the table's console.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+
+from game.errors import ConfigError
+
+__all__ = ["InLoopServer", "listen"]
+
+
+class InLoopServer(uvicorn.Server):
+    """uvicorn inside the service's loop: the service handles SIGTERM itself."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """No signal capture: the service's own handlers stay in place."""
+        yield
+
+
+def listen(host: str, port: int, *, source: str, key: str, backlog: int = 128
+           ) -> socket.socket:
+    """A non-blocking listening TCP socket on host:port (0: a free port); ConfigError naming
+    ``source`` and ``key`` if it cannot bind."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(source, key,
+                          f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(backlog)
+    sock.setblocking(False)
+    return sock
