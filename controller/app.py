@@ -249,12 +249,7 @@ class TableDaemon:
         else:
             applied = await self.ingest("dealer", {**fields, "action": action,
                                                    "by": found.staff_id})
-        answer: dict[str, Any] = {"ok": applied.ok}
-        if applied.error:
-            answer["error"] = applied.error
-        if applied.detail:
-            answer["detail"] = dict(applied.detail)
-        return answer
+        return applied.answer()
 
     async def read_state(self, read: Callable[[], _T]) -> _T:
         """Run ``read`` (a read of the table's state, for the screens) between inputs, never

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from controller.console_config import ConsoleConfig
+from controller.table_service import Applied
 from drivers.readings import IdTap, masked
 from game.staff import StaffMember, secret_matches
 from game.table_rules import TableCore
@@ -42,7 +43,7 @@ GATE_ACTIONS: Final = frozenset({"sign_in", "sign_out", "whoami", "acknowledge",
 MAX_SIGNATURE_BYTES: Final = 256 * 1024
 _PNG: Final = b"\x89PNG\r\n\x1a\n"
 _MIN_SIGNATURE_BYTES: Final = 200  # a blank canvas compresses to less
-Ingest = Callable[[str, Mapping[str, Any]], Awaitable[Any]]
+Ingest = Callable[[str, Mapping[str, Any]], Awaitable[Applied]]
 
 
 @dataclass(slots=True, kw_only=True)
@@ -232,7 +233,7 @@ class ConsoleGate:
             applied = await self._ingest("participant", {"action": "dispute",
                                                          "entry_id": entry_id,
                                                          "note": note.strip()})
-            return _applied(applied)
+            return applied.answer()
         seating = core.proofs.get(entry_id)
         used: list[str] = []
         evidence: str | None = None
@@ -268,7 +269,7 @@ class ConsoleGate:
                                    "method": "+".join(used)}
         if evidence is not None:
             payload["evidence"] = evidence
-        return _applied(await self._ingest("participant", payload))
+        return (await self._ingest("participant", payload)).answer()
 
     def _store_signature(self, entry_id: str, data: object) -> str | dict[str, Any]:
         """Keep a drawn signature (a PNG data URL); its SHA-256, or the refusal."""
@@ -296,12 +297,3 @@ class ConsoleGate:
 
 def _who(found: Session) -> dict[str, Any]:
     return {"staff_id": found.staff_id, "name": found.name, "role": found.role}
-
-
-def _applied(applied: Any) -> dict[str, Any]:
-    answer: dict[str, Any] = {"ok": applied.ok}
-    if applied.error:
-        answer["error"] = applied.error
-    if applied.detail:
-        answer["detail"] = dict(applied.detail)
-    return answer

@@ -43,6 +43,15 @@ class Applied:
     error: str | None = None
     detail: Mapping[str, Any] = field(default_factory=dict)
 
+    def answer(self) -> dict[str, Any]:
+        """The console's answer for it: ``ok``, and the ``error`` or ``detail`` when set."""
+        out: dict[str, Any] = {"ok": self.ok}
+        if self.error:
+            out["error"] = self.error
+        if self.detail:
+            out["detail"] = dict(self.detail)
+        return out
+
 
 class TableService:
     """One table's state behind the journal: decodes each input and hands it to the core."""
