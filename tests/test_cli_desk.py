@@ -101,10 +101,10 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
 def test_buy_open_heat_and_seat(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
     run.clock.now = local(2026, 7, 3, 12, 30)
-    code, _, err = run("buy", "--patron", pid)
+    code, _, err = run("buy", "--patron", pid, "--payment", "cash")
     assert code == EXIT_ERROR and "no buy-in at 2026-07-03 12:30" in err
     run.clock.now = local(2026, 7, 4, 0, 0)  # the last buy-in of 3 July's heat
-    entry = run.json("buy", "--patron", pid)
+    entry = run.json("buy", "--patron", pid, "--payment", "cash")
     assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
     heat = run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     seat = run.json("seat", "--entry", entry["entry_id"], "--table", "t01", "--seat", "6")
@@ -128,7 +128,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
 
 def test_refund_and_table_fault(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    first, second = run.json("buy", "--patron", pid), run.json("buy", "--patron", pid)
+    first, second = (run.json("buy", "--patron", pid, "--payment", "cash") for _ in range(2))
     code, _, err = run("refund", "--entry", first["entry_id"])
     assert code == EXIT_ERROR and "say why the entry is refunded (--why)" in err
     code, out, _ = run("refund", "--entry", first["entry_id"], "--why", "bought twice")
@@ -148,7 +148,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     code, _, err = run("table-fault", "--table", "t01", "--why", "again")
     assert code == EXIT_ERROR and "no heat open at table t01" in err
     # The broker is down: what the desk recorded is printed, and the unsent seqs are named.
-    third = run.json("buy", "--patron", pid)
+    third = run.json("buy", "--patron", pid, "--payment", "cash")
     run.json("open-heat", "--table", "t02", "--stage", "qualifying")
     run.json("seat", "--entry", third["entry_id"], "--table", "t02", "--seat", "1")
     run.sender = _Unreachable()  # type: ignore[assignment]
@@ -162,7 +162,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
 
 def test_void_and_correct_a_score(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    voided, corrected, unscored = (run.json("buy", "--patron", pid)["entry_id"]
+    voided, corrected, unscored = (run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
                                    for _ in range(3))
     recorded = local(2026, 7, 3, 15, 0)
     with migrated(run.db) as engine, Session(engine) as s:
@@ -373,7 +373,7 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
     code, _, err = run("patron", "credentials", "--patron", pid)
     assert code == EXIT_ERROR and "give a rewards card number or a PIN" in err
     run.clock.now = local(2026, 7, 4, 0, 0)
-    entry = run.json("buy", "--patron", pid)["entry_id"]
+    entry = run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
     run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     run.json("seat", "--entry", entry, "--table", "t01", "--seat", "3")
     seat = run.sender.commands[-1].args
@@ -386,7 +386,8 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
 
 def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    entry, other = (run.json("buy", "--patron", pid)["entry_id"] for _ in range(2))
+    entry, other = (run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
+                    for _ in range(2))
     code, _, err = run("acknowledge", "--entry", entry, "--method", "desk_signature")
     assert code == EXIT_ERROR and err.count("\n") == 1
     assert f"entry {entry} has no recorded score to acknowledge" in err

@@ -37,9 +37,12 @@ from runtime.clocks import WallClock
 
 
 def prize_status(row: PrizeAward, now: datetime) -> str:
-    """claimed, or unclaimed until the deadline and expired from it (game.prizes rule)."""
+    """claimed, withheld (the winner disqualified, rule 57), or unclaimed until the
+    deadline and expired from it (game.prizes rule)."""
     if row.claimed_at is not None:
         return "claimed"
+    if row.withheld_at is not None:
+        return "withheld"
     return "expired" if as_utc(now) >= from_db(row.deadline) else "unclaimed"
 
 
@@ -144,6 +147,9 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
     if row.claimed_at is not None:
         raise Conflict(f"prize {award_id} was claimed at {from_db(row.claimed_at):%Y-%m-%d %H:%M}"
                        f" by {row.claimed_by}")
+    if row.withheld_at is not None:
+        raise Conflict(f"prize {award_id} is withheld: the winner was disqualified (rule 57):"
+                       f" {row.withheld_reason}")
     if prize_status(row, now) == "expired":
         local = from_db(row.deadline).astimezone(settings.tz)
         raise Conflict(f"prize {award_id} ({format_rand(row.amount_cents)}) expired at"
