@@ -82,6 +82,7 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
     code, out, _ = run("import-list", "self_exclusion", str(bad), "--source", "NGB", "--date",
                        "2026-07-01")
     assert code == 0 and "imported 1 rows: self_exclusion list from NGB dated 2026-07-01" in out
+    assert f"patron {pid} REFUSED: the list names a document of theirs" in out  # screened
     assert run("lists")[1] == "self_exclusion: NGB, dated 2026-07-01, 1 rows\n"
     code, out, _ = run("check", "--patron", pid)
     assert (code, out) == (1, "not eligible: on the self-exclusion list (rule 2): NGB, dated"
@@ -91,10 +92,10 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
     assert (code, out) == (0, "eligible\n")
     with migrated(run.db) as engine, Session(engine) as s:
         assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
-            "registration", "check"]
-    audit = run.json("audit", "--limit", "3")
-    assert [a["action"] for a in audit] == ["eligibility.refused", "list.imported",
-                                            "eligibility.refused"]
+            "registration", "rescreen", "check"]
+    audit = run.json("audit", "--limit", "4")
+    assert [a["action"] for a in audit] == ["eligibility.refused", "list.rescreened",
+                                            "eligibility.refused", "list.imported"]
     assert {a["actor"] for a in audit} == {"desk-1"}
 
 

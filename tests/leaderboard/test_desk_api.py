@@ -68,7 +68,9 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
     pid = body["patron_id"]
     status, body = await api.call("GET", f"/patrons/{pid}")
     assert (status, body) == (200, {"patron_id": pid, "name": "Thabo Mokoena",
-                                    "id_kind": "id_document", "entries": []})
+                                    "id_kind": "id_document", "standing": "clear",
+                                    "standing_reason": None, "documents": ["id_document"],
+                                    "entries": []})
     assert (await api.call("GET", "/patrons/P-none"))[0] == 404
     status, body = await api.call("POST", "/patrons", ADULT)
     assert status == 409 and pid in body["error"]
@@ -94,6 +96,7 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
         "kind": "self_exclusion", "source": "NGB", "source_date": "2026-07-01",
         "csv": "8001015009087,Thabo Mokoena\n", "actor": "compliance"})
     assert (status, body["rows"]) == (201, 1)
+    assert (body["rescreen"]["checked"], body["rescreen"]["refused"]) == (1, [pid])
     status, body = await api.call("POST", "/check", {"patron_id": pid, "actor": "desk-1"})
     assert status == 200 and not body["eligible"]
     assert body["reasons"] == ["on the self-exclusion list (rule 2): NGB, dated 2026-07-01"]
@@ -102,7 +105,7 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
     assert status == 403 and "self-exclusion" in body["error"]
     with Session(engine) as s:
         assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
-            "registration", "check", "buy_in"]
+            "registration", "rescreen", "check", "buy_in"]
 
 
 async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) -> None:
