@@ -23,8 +23,8 @@ def written(draw: st.DrawFn, tokens: list[str]) -> str:
     words = []
     for token in order:
         chars = []
-        for c in token:
-            c = c.upper() if draw(st.booleans()) else c
+        for letter in token:
+            c = letter.upper() if draw(st.booleans()) else letter
             if draw(st.integers(0, 4)) == 0:
                 c = unicodedata.normalize("NFC", c + draw(st.sampled_from(ACCENTS)))
             chars.append(c)
