@@ -26,7 +26,7 @@ from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
 from tests.leaderboard.ingest_support import FakeTable, enroll
 from wire.signing import Signer
 
-GROUPS = ("staff", "patron", "dispute")
+GROUPS = ("staff", "patron", "dispute", "document", "hold")
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
          "8001015009087", "--birth-date", "1980-01-01"]
 
