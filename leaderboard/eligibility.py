@@ -23,7 +23,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
@@ -41,11 +42,11 @@ __all__ = [
     "LIST_KINDS",
     "LIST_LABELS",
     "MIN_AGE",
-    "Batches",
     "Candidate",
     "EligibilityError",
     "ImportResult",
     "ListFileError",
+    "ListIndex",
     "ListRow",
     "PossibleMatch",
     "Verdict",
@@ -365,10 +366,10 @@ def turns_adult_on(birth_date: date) -> date:
         return date(year, 3, 1)
 
 
-Batches = dict[tuple[str, str], tuple[date, datetime] | None]
+_Batches = dict[tuple[str, str], tuple[date, datetime] | None]
 
 
-def _in_force_rows(session: Session, rows: Iterable[Exclusion], current: Batches
+def _in_force_rows(session: Session, rows: Iterable[Exclusion], current: _Batches
                    ) -> list[Exclusion]:
     """The rows that belong to the import in force of their list (`current` caches them)."""
     in_force: list[Exclusion] = []
@@ -381,12 +382,44 @@ def _in_force_rows(session: Session, rows: Iterable[Exclusion], current: Batches
     return in_force
 
 
-def _list_hits(session: Session, numbers: Sequence[str], current: Batches) -> list[Exclusion]:
+@dataclass(frozen=True, slots=True)
+class ListIndex:
+    """Every list row in force, in memory, by document number and by `letters_key`: for
+    checking many people at once (a list imported later screens every patron)."""
+
+    by_number: Mapping[str, tuple[Exclusion, ...]]
+    by_letters: Mapping[str, tuple[Exclusion, ...]]
+
+    @classmethod
+    def load(cls, session: Session) -> ListIndex:
+        """Read the rows of every list's import in force."""
+        by_number: dict[str, list[Exclusion]] = defaultdict(list)
+        by_letters: dict[str, list[Exclusion]] = defaultdict(list)
+        for kind, source in session.execute(
+                select(Exclusion.list_kind, Exclusion.source).distinct()).all():
+            latest = _latest_batch(session, kind, source)
+            if latest is None:
+                continue
+            for row in session.scalars(select(Exclusion).where(
+                    Exclusion.list_kind == kind, Exclusion.source == source,
+                    Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1])
+                    .order_by(Exclusion.id)):
+                by_number[row.id_number].append(row)
+                by_letters[row.letters_key].append(row)
+        return cls(by_number={k: tuple(v) for k, v in by_number.items()},
+                   by_letters={k: tuple(v) for k, v in by_letters.items()})
+
+
+def _list_hits(session: Session, numbers: Sequence[str], index: ListIndex | None
+               ) -> list[Exclusion]:
     """The rows in force naming one of `numbers`."""
+    if index is not None:
+        return sorted((r for n in numbers for r in index.by_number.get(n, ())),
+                      key=lambda r: r.id)
     hits = session.scalars(
         select(Exclusion).where(Exclusion.id_number.in_(numbers)).order_by(Exclusion.id)
     ).all()
-    return _in_force_rows(session, hits, current)
+    return _in_force_rows(session, hits, {})
 
 
 def match_key(row: Exclusion) -> str:
@@ -407,33 +440,41 @@ def approved_keys(session: Session, patron_id: str | None) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _name_hits(session: Session, facts: Candidate, skip: set[int], current: Batches
+def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIndex | None
                ) -> list[PossibleMatch]:
-    """Rows in force whose name matches (birth date too, where the row has one)."""
-    letters = letters_key(facts.name)
+    """Rows in force whose name matches (birth date too, where the row has one), but for
+    those a supervisor approved for this patron."""
+    letters = letters_key(facts.name)[:100]
     if not letters:
         return []
-    rows = session.scalars(select(Exclusion).where(
-        Exclusion.letters_key == letters[:100],
-        (Exclusion.birth_date.is_(None)) | (Exclusion.birth_date == facts.birth_date),
-    ).order_by(Exclusion.id)).all()
-    cleared = approved_keys(session, facts.patron_id)
+    rows: Iterable[Exclusion]
+    if index is not None:
+        rows = index.by_letters.get(letters, ())
+    else:
+        rows = _in_force_rows(session, session.scalars(select(Exclusion).where(
+            Exclusion.letters_key == letters,
+            (Exclusion.birth_date.is_(None)) | (Exclusion.birth_date == facts.birth_date),
+        ).order_by(Exclusion.id)).all(), {})
     found: list[PossibleMatch] = []
-    for row in _in_force_rows(session, (r for r in rows if r.id not in skip), current):
-        how = compare_names(facts.name, row.name)
-        key = match_key(row)
-        if how is None or key in cleared:
+    for row in rows:
+        if row.id in skip or row.birth_date not in (None, facts.birth_date):
             continue
-        found.append(PossibleMatch(list_kind=row.list_kind, source=row.source,
-                                   source_date=row.source_date, list_name=row.name,
-                                   list_birth_date=row.birth_date, how=how, key=key))
-    return found
+        how = compare_names(facts.name, row.name)
+        if how is not None:
+            found.append(PossibleMatch(list_kind=row.list_kind, source=row.source,
+                                       source_date=row.source_date, list_name=row.name,
+                                       list_birth_date=row.birth_date, how=how,
+                                       key=match_key(row)))
+    if not found:
+        return found
+    cleared = approved_keys(session, facts.patron_id)
+    return [m for m in found if m.key not in cleared]
 
 
 def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzinfo,
-          batches: Batches | None = None) -> Verdict:
+          index: ListIndex | None = None) -> Verdict:
     """Whether `person` may play at `at` (age on the venue-local date, then every list: on
-    every document, then by name); `batches` caches the lists in force across many checks."""
+    every document, then by name); `index`: the lists in force read once for many checks."""
     facts = person if isinstance(person, Candidate) else Candidate.of(person)
     reasons: list[str] = []
     today = at.astimezone(tz).date()
@@ -448,9 +489,8 @@ def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzi
         numbers = facts.numbers()
     except ValueError as exc:
         return Verdict(reasons=(*reasons, str(exc)), lists=())
-    current: Batches = {} if batches is None else batches
     kinds: list[str] = []
-    hits = _list_hits(session, numbers, current)
+    hits = _list_hits(session, numbers, index)
     for row in hits:
         rule = "rule 3" if row.list_kind in ("staff", "associated") else "rule 2"
         reasons.append(
@@ -458,7 +498,7 @@ def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzi
         )
         if row.list_kind not in kinds:
             kinds.append(row.list_kind)
-    possible = _name_hits(session, facts, {r.id for r in hits}, current)
+    possible = _name_hits(session, facts, {r.id for r in hits}, index)
     return Verdict(reasons=tuple(reasons), lists=tuple(kinds), possible=tuple(possible))
 
 

@@ -138,7 +138,8 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
                 award_id: int, id_number: str, receipt: str | None = None,
                 why: str | None = None) -> PrizeView:
     """Record that the winner collected and signed for a prize (rule 55): the claimant's
-    document must be the winning patron's, and the claim must come before the deadline."""
+    document must be one the winning patron presented, and the claim must come before the
+    deadline; a withheld prize (the winner disqualified, rule 57) is not paid."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = session.get(PrizeAward, award_id)
@@ -160,7 +161,7 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
     except ValueError as exc:
         raise DeskError(str(exc)) from None
     winner = get_patron(session, row.patron_id)
-    if number != winner.id_number:
+    if number != winner.id_number and number not in {d.number for d in winner.documents}:
         raise Conflict(f"the document shown is not that of the prize winner {winner.patron_id}")
     # Compare-and-set: of two desks claiming at the same moment, one records the claim.
     claimed = session.execute(

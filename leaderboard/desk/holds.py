@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.desk.action import refuse, write_audit
 from leaderboard.desk.errors import Conflict
-from leaderboard.eligibility import Batches, Verdict, as_utc, check
+from leaderboard.eligibility import ListIndex, Verdict, as_utc, check
 from leaderboard.models import IdentityHold, Patron
 
 __all__ = [
@@ -73,7 +73,7 @@ def open_hold(session: Session, patron: Patron, verdict: Verdict, now: datetime,
 
 
 def screen(session: Session, tz: tzinfo, patron: Patron, now: datetime, *, context: str,
-           actor: str, who: str, batches: Batches | None = None) -> None:
+           actor: str, who: str, index: ListIndex | None = None) -> None:
     """Let the patron play, or raise: Conflict for a standing that bars them (held, refused,
     disqualified), Refused on a list (recorded), Held on a possible match (the hold is
     opened and committed)."""
@@ -88,7 +88,7 @@ def screen(session: Session, tz: tzinfo, patron: Patron, now: datetime, *, conte
     if patron.standing == DISQUALIFIED:
         raise Conflict(f"{who}: patron {patron.patron_id} is disqualified (rule 57):"
                        f" {patron.standing_reason}")
-    verdict = check(session, patron, now, tz=tz, batches=batches)
+    verdict = check(session, patron, now, tz=tz, index=index)
     if not verdict.eligible:
         raise refuse(session, patron, verdict, now, context=context, actor=actor, who=who)
     if verdict.held:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, selectinload
 
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -18,8 +18,8 @@ from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.entries import refund_unplayed
 from leaderboard.desk.holds import CLEAR, HELD, open_hold, open_holds
 from leaderboard.eligibility import (
-    Batches,
     ImportResult,
+    ListIndex,
     ListRow,
     check,
     import_list,
@@ -48,15 +48,16 @@ def rescreen(session: Session, settings: TournamentSettings, clock: WallClock, *
     """Check every patron not already barred against the lists in force (not committed;
     the caller holds the desk lock)."""
     now = desk_now(clock)
-    batches: Batches = {}
+    index = ListIndex.load(session)
     refused: list[str] = []
     held: list[int] = []
     refunded: list[str] = []
     seated: list[str] = []
     patrons = session.scalars(select(Patron).where(Patron.standing.in_((CLEAR, HELD)))
+                              .options(selectinload(Patron.documents))
                               .order_by(Patron.patron_id)).all()
     for patron in patrons:
-        verdict = check(session, patron, now, tz=settings.tz, batches=batches)
+        verdict = check(session, patron, now, tz=settings.tz, index=index)
         if not verdict.reasons and not verdict.possible:
             continue
         if verdict.reasons:

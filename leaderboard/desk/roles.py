@@ -5,7 +5,8 @@ The desk's operator (``actor``) is checked against the staff registry (`StaffRec
 a member with that staff id is enrolled, they must be active and a supervisor. An operator
 the registry does not know is passed to `deskauth_permission_hook`, which the per-person
 desk sign-in (issue 13, deskauth) replaces with its permission matrix; until then it lets
-the action through, and the record names the operator as given.
+the action through, and the record names the operator as given. A manager (the role the
+desk sign-in adds) may take every supervisor's decision.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from leaderboard.desk.errors import DeskError
 from leaderboard.models import StaffRecord
 
 __all__ = [
+    "DECIDERS",
     "IDENTITY_ACTIONS",
     "SUPERVISOR",
     "NotPermitted",
@@ -27,6 +29,7 @@ __all__ = [
 ]
 
 SUPERVISOR: Final = "supervisor"
+DECIDERS: Final = (SUPERVISOR, "manager")  # the roles that take a supervisor's decision
 # The identity actions and the role each needs (the report lists them for deskauth's matrix).
 IDENTITY_ACTIONS: Final = {
     "identity.document_added": "clerk",
@@ -62,5 +65,5 @@ def require_supervisor(session: Session, actor: str, action: str) -> None:
         return
     if not member.active:
         raise NotPermitted(f"staff member {actor} is disabled and may not act")
-    if member.role != SUPERVISOR:
+    if member.role not in DECIDERS:
         raise NotPermitted(f"{action} is a supervisor's decision; {actor} is a {member.role}")
