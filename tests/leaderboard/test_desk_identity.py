@@ -275,3 +275,22 @@ def test_each_buy_in_records_how_it_was_paid_and_fees_are_summed_by_method(
     desk.refund_entry(session, clock, actor="desk-1", entry_id=paid[2], why="by mistake")
     fees = {f.payment: (f.entries, f.cents) for f in desk.entry_fees(session)}
     assert fees == {"cash": (1, 10_000), "value_chips": (1, 10_000)}
+
+
+def test_a_prize_is_claimed_with_any_of_the_winners_documents(
+        session: Session, clock: FakeClock) -> None:
+    pid = register(session, clock, "8001015009087", name="Naledi Sithole")
+    entry = buy(session, clock, pid)
+    award = PrizeAward(kind="weekly", place=1, entry_id=entry, patron_id=pid,
+                       amount_cents=50_000, awarded_at=local(2026, 7, 3, 15),
+                       deadline=local(2026, 7, 18))
+    session.add(award)
+    session.commit()
+    desk.add_document(session, settings(), clock, actor="desk-1", patron_id=pid,
+                      kind="licence", number="DL-7788-99")
+    with pytest.raises(Conflict, match="not that of the prize winner"):
+        desk.claim_prize(session, settings(), clock, actor="desk-1", award_id=award.id,
+                         id_number="DL778800")
+    view = desk.claim_prize(session, settings(), clock, actor="desk-1", award_id=award.id,
+                            id_number="dl 7788 99")
+    assert view.status == "claimed"
