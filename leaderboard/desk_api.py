@@ -13,7 +13,7 @@ cannot be reached (the answer says so; nothing is undone).
     GET  /patrons/{id}                                                  a patron and entries
     POST /check              {patron_id} | {id_number, name, birth_date}
     POST /lists              {kind, source, source_date, csv}           import a list (201)
-    POST /entries            {patron_id}                                buy an entry (201)
+    POST /entries            {patron_id, payment}                       buy an entry (201)
     POST /heats              {table, stage[, heat_id]}                  open a heat (sends)
     POST /heats/close        {table}                                    close it (sends)
     POST /seatings           {entry_id, table[, seat]}                  seat (sends)
@@ -34,7 +34,10 @@ cannot be reached (the answer says so; nothing is undone).
     GET  /audit?limit=&action=
 
 The console's operations (staff and their roster, participants' credentials, desk
-acknowledgements, disputes, payout checks) are in `leaderboard.desk_api_console`.
+acknowledgements, disputes, payout checks) are in `leaderboard.desk_api_console`; the
+identity operations (documents, holds, disqualification, fees) in
+`leaderboard.desk_api_identity`. A registration held on a possible list match answers 202
+with its ``hold_id``; a buy-in or seating held answers 409 with it.
 """
 
 from __future__ import annotations
@@ -65,9 +68,10 @@ from leaderboard.desk import (
     ScoreRuling,
 )
 from leaderboard.desk_api_console import ConsoleApi
+from leaderboard.desk_api_identity import IdentityApi
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
 from leaderboard.desk_sender import CommandSender, SendError
-from leaderboard.eligibility import EligibilityError, import_list, parse_list
+from leaderboard.eligibility import EligibilityError, parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
 from runtime.errors import one_line
@@ -103,7 +107,8 @@ def _entry(e: Entry) -> dict[str, Any]:
     return {"entry_id": e.entry_id, "patron_id": e.patron_id, "stage": e.stage,
             "heat_id": e.heat_id, "heat_day": e.heat_day.isoformat() if e.heat_day else None,
             "table": e.table_id, "seat": e.seat, "buy_in_cents": e.buy_in_cents,
-            "status": e.status, "played_by": e.played_by}
+            "status": e.status, "played_by": e.played_by, "payment": e.payment,
+            "disqualified": e.disqualified_at is not None}
 
 
 def _stage(text: str) -> Stage:
@@ -168,6 +173,10 @@ class _DeskApi:
             except desk.Refused as exc:
                 return _error(403, str(exc), reasons=list(exc.verdict.reasons),
                               refusal_id=exc.refusal_id)
+            except desk.NotPermitted as exc:
+                return _error(403, str(exc))
+            except desk.Held as exc:
+                return _error(409, str(exc), hold_id=exc.hold_id, matches=list(exc.matches))
             except NotFound as exc:
                 return _error(404, str(exc))
             except Conflict as exc:
@@ -196,14 +205,23 @@ class _DeskApi:
             id_kind=b.text("id_kind"), id_number=b.text("id_number"),
             birth_date=b.day("birth_date"), why=b.optional_text("why"),
             rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"))
-        return Result({"patron_id": patron.patron_id}, status=201)
+        held = desk.holds(s, open_only=True, patron_id=patron.patron_id)
+        if held:
+            return Result({"patron_id": patron.patron_id, "standing": patron.standing,
+                           "hold_id": held[0].hold_id, "matches": list(held[0].matches)},
+                          status=202)
+        return Result({"patron_id": patron.patron_id, "standing": patron.standing},
+                      status=201)
 
     def patron(self, s: Session, _: Body, request: Request) -> Result:
         patron = desk.get_patron(s, request.path_params["patron_id"])
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
         return Result({"patron_id": patron.patron_id, "name": patron.name,
-                        "id_kind": patron.id_kind, "entries": [_entry(e) for e in entries]})
+                        "id_kind": patron.id_kind, "standing": patron.standing,
+                        "standing_reason": patron.standing_reason,
+                        "documents": [d.kind for d in patron.documents],
+                        "entries": [_entry(e) for e in entries]})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
         if b.data.get("patron_id") is not None:
@@ -213,22 +231,28 @@ class _DeskApi:
             verdict = desk.check_person(
                 s, self.settings, self.clock, actor=b.actor, id_number=b.text("id_number"),
                 name=b.text("name"), birth_date=b.day("birth_date"))
-        return Result({"eligible": verdict.eligible, "reasons": list(verdict.reasons)})
+        return Result({"eligible": verdict.eligible and not verdict.held,
+                       "reasons": list(verdict.reasons),
+                       "possible_matches": [m.as_json() for m in verdict.possible]})
 
     def import_list(self, s: Session, b: Body, _: Request) -> Result:
         kind, source = b.text("kind"), b.text("source")
         rows = parse_list(b.text("csv"), f"{kind} list from {source}")
-        result = import_list(s, kind=kind, rows=rows, source=source,
-                             source_date=b.day("source_date"), at=self.clock(),
-                             actor=b.actor)
-        s.commit()
+        result, found = desk.import_and_rescreen(
+            s, self.settings, self.clock, actor=b.actor, kind=kind, rows=rows, source=source,
+            source_date=b.day("source_date"))
         return Result({"kind": result.kind, "source": result.source,
                         "source_date": result.source_date.isoformat(), "rows": result.rows,
-                        "replaced": result.replaced}, status=201)
+                        "replaced": result.replaced,
+                        "rescreen": {"checked": found.checked, "refused": list(found.refused),
+                                     "held": list(found.held),
+                                     "refunded": list(found.refunded),
+                                     "seated": list(found.seated)}}, status=201)
 
     def buy(self, s: Session, b: Body, _: Request) -> Result:
         entry = desk.buy_entry(s, self.settings, self.clock, actor=b.actor,
-                               patron_id=b.text("patron_id"), why=b.optional_text("why"))
+                               patron_id=b.text("patron_id"), payment=b.text("payment"),
+                               why=b.optional_text("why"))
         return Result(_entry(entry), status=201)
 
     def open_heat(self, s: Session, b: Body, _: Request) -> Result:
@@ -375,8 +399,15 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
             " (e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
     api = _DeskApi(engine, settings, sender, clock, token.strip())
     c = ConsoleApi(settings, clock)
+    i = IdentityApi(settings, clock)
     e = api.endpoint
     return [
+        Route("/patrons/{patron_id}/documents", e(i.add_document), methods=["POST"]),
+        Route("/holds", e(i.holds), methods=["GET"]),
+        Route("/holds/{hold_id}/approve", e(i.approve), methods=["POST"]),
+        Route("/holds/{hold_id}/refuse", e(i.refuse), methods=["POST"]),
+        Route("/disqualifications", e(i.disqualify), methods=["POST"]),
+        Route("/fees", e(i.fees), methods=["GET"]),
         Route("/patrons", e(api.register), methods=["POST"]),
         Route("/patrons/{patron_id}", e(api.patron), methods=["GET"]),
         Route("/check", e(api.check), methods=["POST"]),

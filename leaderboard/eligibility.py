@@ -2,9 +2,16 @@
 
 The casino's lists (refusal of entry, self-exclusion, excluded persons, staff and agents,
 associated persons) arrive as CSV files, one person a row (``id_number, name[, ...]``; a first
-row whose first cell is ``id_number`` is a header). Each import is stored with its source and
-date (`Exclusion` rows); a newer import of the same list kind from the same source replaces the
-older one for checks, and the older rows are kept for the record.
+row whose first cell is ``id_number`` is a header, and a header naming a ``birth_date`` column
+gives each person's birth date). Each import is stored with its source and date (`Exclusion`
+rows); a newer import of the same list kind from the same source replaces the older one for
+checks, and the older rows are kept for the record.
+
+A person is checked on every document they presented (a list row naming one of them refuses)
+and on their name (leaderboard.name_match: case, accents, punctuation, order; with the birth
+date where the list gives one): a name match without a document match is a *possible match*
+(`Verdict.possible`), which the desk holds for a supervisor's decision; a match a supervisor
+approved for the patron (`IdentityHold`) is not raised again.
 
 `check` answers eligible, or the reasons not; `record_refusal` stores a `Refusal` row. Ages are
 taken on the venue-local date (Africa/Johannesburg): a patron is 18 from the first moment of
@@ -16,7 +23,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
@@ -26,7 +34,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from game.errors import GameError
-from leaderboard.models import AuditEntry, Exclusion, Patron, Refusal
+from leaderboard.models import AuditEntry, Exclusion, IdentityHold, Patron, Refusal
+from leaderboard.name_match import compare_names, letters_key, name_key
 
 __all__ = [
     "ID_KINDS",
@@ -37,14 +46,18 @@ __all__ = [
     "EligibilityError",
     "ImportResult",
     "ListFileError",
+    "ListIndex",
     "ListRow",
+    "PossibleMatch",
     "Verdict",
     "age_on",
+    "approved_keys",
     "as_utc",
     "check",
     "from_db",
     "import_list",
     "in_force",
+    "match_key",
     "normalize_id",
     "parse_list",
     "read_list",
@@ -53,7 +66,7 @@ __all__ = [
 ]
 
 MIN_AGE: Final = 18
-ID_KINDS: Final = ("rewards_card", "id_document", "licence")  # rule 5
+ID_KINDS: Final = ("rewards_card", "id_document", "licence", "passport")  # rule 5
 LIST_KINDS: Final = ("refusal_of_entry", "self_exclusion", "excluded", "staff", "associated")
 LIST_LABELS: Final = {
     "refusal_of_entry": "the refusal-of-entry list",  # rule 2
@@ -109,11 +122,13 @@ def from_db(moment: datetime) -> datetime:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ListRow:
-    """One person on a list file: the normalised ID number and the name, with the file line."""
+    """One person on a list file: the normalised ID number, the name and the birth date
+    where the list gives one, with the file line."""
 
     line: int
     id_number: str
     name: str
+    birth_date: date | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,10 +147,12 @@ def parse_list(text: str, source: str) -> tuple[ListRow, ...]:
     """Parse a list file's text; every bad row raises ListFileError naming `source` and line.
 
     Blank lines and lines starting with ``#`` are skipped; an ID number twice is an error
-    (the file is probably a bad merge); columns after the name are ignored.
+    (the file is probably a bad merge); a header's ``birth_date`` column (YYYY-MM-DD, may be
+    empty) is read, other columns after the name are ignored.
     """
     rows: list[ListRow] = []
     seen: dict[str, int] = {}
+    born_at: int | None = None  # the birth_date column, when the header names one
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         for fields in reader:
@@ -144,6 +161,8 @@ def parse_list(text: str, source: str) -> tuple[ListRow, ...]:
             if not any(cells) or cells[0].startswith("#"):
                 continue
             if not rows and not seen and cells[0].lower().replace(" ", "_") == "id_number":
+                header = [c.lower().replace(" ", "_") for c in cells]
+                born_at = header.index("birth_date") if "birth_date" in header else None
                 continue  # the header
             if len(cells) < 2 or not cells[1]:
                 raise ListFileError(source, line, "each row needs an id_number and a name")
@@ -156,7 +175,8 @@ def parse_list(text: str, source: str) -> tuple[ListRow, ...]:
                     source, line, f"id_number {id_number} is already on line {seen[id_number]}"
                 )
             seen[id_number] = line
-            rows.append(ListRow(line=line, id_number=id_number, name=" ".join(cells[1].split())))
+            rows.append(ListRow(line=line, id_number=id_number, name=" ".join(cells[1].split()),
+                                birth_date=_list_birth_date(cells, born_at, source, line)))
     except csv.Error as exc:
         raise ListFileError(source, reader.line_num, f"not valid CSV: {exc}") from None
     if not rows:
@@ -165,6 +185,17 @@ def parse_list(text: str, source: str) -> tuple[ListRow, ...]:
             " replace a list)"
         )
     return tuple(rows)
+
+
+def _list_birth_date(cells: Sequence[str], column: int | None, source: str,
+                     line: int) -> date | None:
+    if column is None or column >= len(cells) or not cells[column]:
+        return None
+    try:
+        return date.fromisoformat(cells[column])
+    except ValueError:
+        raise ListFileError(source, line, f"birth_date {cells[column]!r} is not a date such as"
+                            " 1990-05-31") from None
 
 
 def read_list(path: str | Path) -> tuple[ListRow, ...]:
@@ -229,7 +260,9 @@ def import_list(session: Session, *, kind: str, rows: Sequence[ListRow], source:
         ) or 0
     for row in rows:
         session.add(Exclusion(list_kind=kind, id_number=row.id_number, name=row.name,
-                              source=source, source_date=source_date, imported_at=imported_at))
+                              source=source, source_date=source_date, imported_at=imported_at,
+                              birth_date=row.birth_date, name_key=name_key(row.name)[:200],
+                              letters_key=letters_key(row.name)[:100]))
     session.add(AuditEntry(at=imported_at, actor=actor, action="list.imported", detail={
         "kind": kind, "source": source, "source_date": source_date.isoformat(),
         "rows": len(rows), "replaced_rows": replaced,
@@ -244,18 +277,55 @@ def import_list(session: Session, *, kind: str, rows: Sequence[ListRow], source:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Candidate:
-    """The facts checked: a document or card number, a name and a birth date."""
+    """The facts checked: a document or card number (and any others the person presented),
+    a name and a birth date."""
 
     id_number: str
     name: str
     birth_date: date
     patron_id: str | None = None
+    documents: tuple[str, ...] = ()  # besides id_number
 
     @classmethod
     def of(cls, patron: Patron) -> Candidate:
-        """The facts of a registered patron."""
+        """The facts of a registered patron, with every document they presented."""
+        others = tuple(d.number for d in patron.documents if d.number != patron.id_number)
         return cls(id_number=patron.id_number, name=patron.name, birth_date=patron.birth_date,
-                   patron_id=patron.patron_id)
+                   patron_id=patron.patron_id, documents=others)
+
+    def numbers(self) -> tuple[str, ...]:
+        """Every document number, normalised (ValueError for one that is not a number)."""
+        return tuple(dict.fromkeys(normalize_id(n) for n in (self.id_number, *self.documents)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PossibleMatch:
+    """A list row whose name (and birth date, where the list has one) matches a person whose
+    documents it does not name: for a supervisor to decide (``key`` identifies the row across
+    imports of its list)."""
+
+    list_kind: str
+    source: str
+    source_date: date
+    list_name: str
+    list_birth_date: date | None
+    how: str  # "name" | "initials"
+    key: str
+
+    def as_json(self) -> dict[str, object]:
+        """The match as stored in the hold and shown at the desk."""
+        return {"list_kind": self.list_kind, "source": self.source,
+                "source_date": self.source_date.isoformat(), "list_name": self.list_name,
+                "list_birth_date": (self.list_birth_date.isoformat()
+                                    if self.list_birth_date else None),
+                "how": self.how, "key": self.key}
+
+    def sentence(self) -> str:
+        """The match in one line."""
+        born = f", born {self.list_birth_date}" if self.list_birth_date else ""
+        how = "the same name" if self.how == "name" else "the same name but for initials"
+        return (f"possible match on {LIST_LABELS[self.list_kind]} ({self.source}, dated"
+                f" {self.source_date}): {self.list_name!r}{born}, {how}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -264,6 +334,12 @@ class Verdict:
 
     reasons: tuple[str, ...]
     lists: tuple[str, ...]  # the list kinds the person is on (in force)
+    possible: tuple[PossibleMatch, ...] = ()  # name matches without a document match
+
+    @property
+    def held(self) -> bool:
+        """Eligible but for possible matches a supervisor must decide."""
+        return not self.reasons and bool(self.possible)
 
     @property
     def eligible(self) -> bool:
@@ -290,14 +366,14 @@ def turns_adult_on(birth_date: date) -> date:
         return date(year, 3, 1)
 
 
-def _list_hits(session: Session, id_number: str) -> list[Exclusion]:
-    """The rows naming `id_number` that belong to the import in force of their list."""
-    hits = session.scalars(
-        select(Exclusion).where(Exclusion.id_number == id_number).order_by(Exclusion.id)
-    ).all()
-    current: dict[tuple[str, str], tuple[date, datetime] | None] = {}
+_Batches = dict[tuple[str, str], tuple[date, datetime] | None]
+
+
+def _in_force_rows(session: Session, rows: Iterable[Exclusion], current: _Batches
+                   ) -> list[Exclusion]:
+    """The rows that belong to the import in force of their list (`current` caches them)."""
     in_force: list[Exclusion] = []
-    for row in hits:
+    for row in rows:
         key = (row.list_kind, row.source)
         if key not in current:
             current[key] = _latest_batch(session, *key)
@@ -306,9 +382,99 @@ def _list_hits(session: Session, id_number: str) -> list[Exclusion]:
     return in_force
 
 
-def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzinfo
-          ) -> Verdict:
-    """Whether `person` may play at `at` (age on the venue-local date, then every list)."""
+@dataclass(frozen=True, slots=True)
+class ListIndex:
+    """Every list row in force, in memory, by document number and by `letters_key`: for
+    checking many people at once (a list imported later screens every patron)."""
+
+    by_number: Mapping[str, tuple[Exclusion, ...]]
+    by_letters: Mapping[str, tuple[Exclusion, ...]]
+
+    @classmethod
+    def load(cls, session: Session) -> ListIndex:
+        """Read the rows of every list's import in force."""
+        by_number: dict[str, list[Exclusion]] = defaultdict(list)
+        by_letters: dict[str, list[Exclusion]] = defaultdict(list)
+        for kind, source in session.execute(
+                select(Exclusion.list_kind, Exclusion.source).distinct()).all():
+            latest = _latest_batch(session, kind, source)
+            if latest is None:
+                continue
+            for row in session.scalars(select(Exclusion).where(
+                    Exclusion.list_kind == kind, Exclusion.source == source,
+                    Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1])
+                    .order_by(Exclusion.id)):
+                by_number[row.id_number].append(row)
+                by_letters[row.letters_key].append(row)
+        return cls(by_number={k: tuple(v) for k, v in by_number.items()},
+                   by_letters={k: tuple(v) for k, v in by_letters.items()})
+
+
+def _list_hits(session: Session, numbers: Sequence[str], index: ListIndex | None
+               ) -> list[Exclusion]:
+    """The rows in force naming one of `numbers`."""
+    if index is not None:
+        return sorted((r for n in numbers for r in index.by_number.get(n, ())),
+                      key=lambda r: r.id)
+    hits = session.scalars(
+        select(Exclusion).where(Exclusion.id_number.in_(numbers)).order_by(Exclusion.id)
+    ).all()
+    return _in_force_rows(session, hits, {})
+
+
+def match_key(row: Exclusion) -> str:
+    """What identifies a list row across imports of its list (a supervisor's approval of a
+    possible match holds for every later import of the same row)."""
+    born = row.birth_date.isoformat() if row.birth_date else "-"
+    return f"{row.list_kind}|{row.source}|{row.id_number}|{row.name_key}|{born}"
+
+
+def approved_keys(session: Session, patron_id: str | None) -> frozenset[str]:
+    """The possible matches a supervisor approved for a patron (not raised again)."""
+    if patron_id is None:
+        return frozenset()
+    keys: set[str] = set()
+    for matches in session.scalars(select(IdentityHold.matches).where(
+            IdentityHold.patron_id == patron_id, IdentityHold.decision == "approved")):
+        keys.update(str(m.get("key")) for m in matches if isinstance(m, dict))
+    return frozenset(keys)
+
+
+def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIndex | None
+               ) -> list[PossibleMatch]:
+    """Rows in force whose name matches (birth date too, where the row has one), but for
+    those a supervisor approved for this patron."""
+    letters = letters_key(facts.name)[:100]
+    if not letters:
+        return []
+    rows: Iterable[Exclusion]
+    if index is not None:
+        rows = index.by_letters.get(letters, ())
+    else:
+        rows = _in_force_rows(session, session.scalars(select(Exclusion).where(
+            Exclusion.letters_key == letters,
+            (Exclusion.birth_date.is_(None)) | (Exclusion.birth_date == facts.birth_date),
+        ).order_by(Exclusion.id)).all(), {})
+    found: list[PossibleMatch] = []
+    for row in rows:
+        if row.id in skip or row.birth_date not in (None, facts.birth_date):
+            continue
+        how = compare_names(facts.name, row.name)
+        if how is not None:
+            found.append(PossibleMatch(list_kind=row.list_kind, source=row.source,
+                                       source_date=row.source_date, list_name=row.name,
+                                       list_birth_date=row.birth_date, how=how,
+                                       key=match_key(row)))
+    if not found:
+        return found
+    cleared = approved_keys(session, facts.patron_id)
+    return [m for m in found if m.key not in cleared]
+
+
+def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzinfo,
+          index: ListIndex | None = None) -> Verdict:
+    """Whether `person` may play at `at` (age on the venue-local date, then every list: on
+    every document, then by name); `index`: the lists in force read once for many checks."""
     facts = person if isinstance(person, Candidate) else Candidate.of(person)
     reasons: list[str] = []
     today = at.astimezone(tz).date()
@@ -320,18 +486,20 @@ def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzi
             f" {turns_adult_on(facts.birth_date)}"
         )
     try:
-        id_number = normalize_id(facts.id_number)
+        numbers = facts.numbers()
     except ValueError as exc:
         return Verdict(reasons=(*reasons, str(exc)), lists=())
     kinds: list[str] = []
-    for row in _list_hits(session, id_number):
+    hits = _list_hits(session, numbers, index)
+    for row in hits:
         rule = "rule 3" if row.list_kind in ("staff", "associated") else "rule 2"
         reasons.append(
             f"on {LIST_LABELS[row.list_kind]} ({rule}): {row.source}, dated {row.source_date}"
         )
         if row.list_kind not in kinds:
             kinds.append(row.list_kind)
-    return Verdict(reasons=tuple(reasons), lists=tuple(kinds))
+    possible = _name_hits(session, facts, {r.id for r in hits}, index)
+    return Verdict(reasons=tuple(reasons), lists=tuple(kinds), possible=tuple(possible))
 
 
 def record_refusal(session: Session, person: Candidate | Patron, verdict: Verdict,

@@ -34,9 +34,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
-    "AuditEntry", "Base", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "Message", "Patron",
-    "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
-    "StaffRecord", "TableProgress", "TableRecord",
+    "AuditEntry", "Base", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "IdentityHold",
+    "Message", "Patron", "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy", "Refusal",
+    "Rejection", "RosterState", "Score", "StaffRecord", "TableProgress", "TableRecord",
 ]
 
 Cents = BigInteger
@@ -126,13 +126,51 @@ class Patron(Base):
     # of the rewards card number and PIN, each with its own salt; never the raw secret.
     card_hash: Mapped[str | None] = mapped_column(String(200))
     pin_hash: Mapped[str | None] = mapped_column(String(200))
+    # Revision 0005: clear | held (a possible list match awaits a supervisor) | refused (a
+    # supervisor refused the match) | disqualified (rule 57), and why (the last change).
+    standing: Mapped[str] = mapped_column(String(16), server_default=text("'clear'"))
+    standing_reason: Mapped[str | None] = mapped_column(Text)
+    documents: Mapped[list[PatronDocument]] = relationship(
+        back_populates="patron", order_by="PatronDocument.id")
+
+
+class PatronDocument(Base):
+    """Every document a patron presented (ID document, passport, licence, rewards card):
+    the number normalised, and one patron per number whatever its kind (revision 0005)."""
+
+    __tablename__ = "patron_documents"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    patron_id: Mapped[str] = mapped_column(ForeignKey("patrons.patron_id"), index=True)
+    kind: Mapped[str] = mapped_column(String(20))
+    number: Mapped[str] = mapped_column(String(64), unique=True)
+    added_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    added_by: Mapped[str] = mapped_column(String(200))
+    patron: Mapped[Patron] = relationship(back_populates="documents")
+
+
+class IdentityHold(Base):
+    """A possible list match (by name, with birth date where the list has one) holding a
+    registration, a buy-in or a seating for a supervisor's decision (revision 0005)."""
+
+    __tablename__ = "identity_holds"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    patron_id: Mapped[str] = mapped_column(ForeignKey("patrons.patron_id"), index=True)
+    context: Mapped[str] = mapped_column(String(32))  # registration | buy_in | seating | ...
+    matches: Mapped[list[Any]] = mapped_column(JSON)
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    opened_by: Mapped[str] = mapped_column(String(200))
+    decision: Mapped[str | None] = mapped_column(String(16))  # approved | refused
+    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    decided_by: Mapped[str | None] = mapped_column(String(200))
+    reason: Mapped[str | None] = mapped_column(Text)
 
 
 class Exclusion(Base):
     """One line of an imported list: refusal of entry, self-exclusion, excluded, staff..."""
 
     __tablename__ = "exclusions"
-    __table_args__ = (Index("ix_exclusions_id_number", "id_number"),)
+    __table_args__ = (Index("ix_exclusions_id_number", "id_number"),
+                      Index("ix_exclusions_letters_key", "letters_key"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     list_kind: Mapped[str] = mapped_column(String(32))
     id_number: Mapped[str] = mapped_column(String(64))
@@ -140,6 +178,11 @@ class Exclusion(Base):
     source: Mapped[str] = mapped_column(String(200))
     source_date: Mapped[date] = mapped_column(Date)
     imported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Revision 0005: the birth date where the list gives one, and the name's normal forms
+    # (leaderboard.name_match) the name check looks rows up by.
+    birth_date: Mapped[date | None] = mapped_column(Date)
+    name_key: Mapped[str] = mapped_column(String(200), server_default="")
+    letters_key: Mapped[str] = mapped_column(String(100), server_default="")
 
 
 class Refusal(Base):
@@ -174,6 +217,11 @@ class Entry(Base):
     bought_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     status: Mapped[str] = mapped_column(String(16), default="registered")
     played_by: Mapped[str | None] = mapped_column(String(40))  # a proxy's patron id
+    # Revision 0005: how the buy-in was paid (rule 6: cash | value_chips; NULL before 0005),
+    # and a rule 57 disqualification (the score never counts, whatever the status says).
+    payment: Mapped[str | None] = mapped_column(String(16))
+    disqualified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    disqualified_reason: Mapped[str | None] = mapped_column(Text)
     patron: Mapped[Patron] = relationship()
 
 
@@ -310,6 +358,9 @@ class PrizeAward(Base):
     deadline: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     claimed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     claimed_by: Mapped[str | None] = mapped_column(String(200))
+    # Revision 0005: an unclaimed award withheld by the winner's disqualification (rule 57).
+    withheld_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    withheld_reason: Mapped[str | None] = mapped_column(Text)
 
 
 class Draw(Base):

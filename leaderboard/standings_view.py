@@ -168,6 +168,8 @@ def _record(score: Score, entry: Entry | None, settings: TournamentSettings
         return excluded("no registered entry with this id")
     if entry.status in UNPAID_STATUSES:  # e.g. refunded after its table's fault (D60)
         return excluded(f"the entry was {entry.status}")
+    if entry.disqualified_at is not None:
+        return excluded("the entry was disqualified (rule 57)")
     try:
         stage = Stage(score.stage)
     except ValueError:

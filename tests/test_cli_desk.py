@@ -26,7 +26,7 @@ from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
 from tests.leaderboard.ingest_support import FakeTable, enroll
 from wire.signing import Signer
 
-GROUPS = ("staff", "patron", "dispute")
+GROUPS = ("staff", "patron", "dispute", "document", "hold")
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
          "8001015009087", "--birth-date", "1980-01-01"]
 
@@ -82,6 +82,7 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
     code, out, _ = run("import-list", "self_exclusion", str(bad), "--source", "NGB", "--date",
                        "2026-07-01")
     assert code == 0 and "imported 1 rows: self_exclusion list from NGB dated 2026-07-01" in out
+    assert f"patron {pid} REFUSED: the list names a document of theirs" in out  # screened
     assert run("lists")[1] == "self_exclusion: NGB, dated 2026-07-01, 1 rows\n"
     code, out, _ = run("check", "--patron", pid)
     assert (code, out) == (1, "not eligible: on the self-exclusion list (rule 2): NGB, dated"
@@ -91,20 +92,20 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
     assert (code, out) == (0, "eligible\n")
     with migrated(run.db) as engine, Session(engine) as s:
         assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
-            "registration", "check"]
-    audit = run.json("audit", "--limit", "3")
-    assert [a["action"] for a in audit] == ["eligibility.refused", "list.imported",
-                                            "eligibility.refused"]
+            "registration", "rescreen", "check"]
+    audit = run.json("audit", "--limit", "4")
+    assert [a["action"] for a in audit] == ["eligibility.refused", "list.rescreened",
+                                            "eligibility.refused", "list.imported"]
     assert {a["actor"] for a in audit} == {"desk-1"}
 
 
 def test_buy_open_heat_and_seat(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
     run.clock.now = local(2026, 7, 3, 12, 30)
-    code, _, err = run("buy", "--patron", pid)
+    code, _, err = run("buy", "--patron", pid, "--payment", "cash")
     assert code == EXIT_ERROR and "no buy-in at 2026-07-03 12:30" in err
     run.clock.now = local(2026, 7, 4, 0, 0)  # the last buy-in of 3 July's heat
-    entry = run.json("buy", "--patron", pid)
+    entry = run.json("buy", "--patron", pid, "--payment", "cash")
     assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
     heat = run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     seat = run.json("seat", "--entry", entry["entry_id"], "--table", "t01", "--seat", "6")
@@ -128,7 +129,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
 
 def test_refund_and_table_fault(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    first, second = run.json("buy", "--patron", pid), run.json("buy", "--patron", pid)
+    first, second = (run.json("buy", "--patron", pid, "--payment", "cash") for _ in range(2))
     code, _, err = run("refund", "--entry", first["entry_id"])
     assert code == EXIT_ERROR and "say why the entry is refunded (--why)" in err
     code, out, _ = run("refund", "--entry", first["entry_id"], "--why", "bought twice")
@@ -148,7 +149,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     code, _, err = run("table-fault", "--table", "t01", "--why", "again")
     assert code == EXIT_ERROR and "no heat open at table t01" in err
     # The broker is down: what the desk recorded is printed, and the unsent seqs are named.
-    third = run.json("buy", "--patron", pid)
+    third = run.json("buy", "--patron", pid, "--payment", "cash")
     run.json("open-heat", "--table", "t02", "--stage", "qualifying")
     run.json("seat", "--entry", third["entry_id"], "--table", "t02", "--seat", "1")
     run.sender = _Unreachable()  # type: ignore[assignment]
@@ -162,7 +163,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
 
 def test_void_and_correct_a_score(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    voided, corrected, unscored = (run.json("buy", "--patron", pid)["entry_id"]
+    voided, corrected, unscored = (run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
                                    for _ in range(3))
     recorded = local(2026, 7, 3, 15, 0)
     with migrated(run.db) as engine, Session(engine) as s:
@@ -373,7 +374,7 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
     code, _, err = run("patron", "credentials", "--patron", pid)
     assert code == EXIT_ERROR and "give a rewards card number or a PIN" in err
     run.clock.now = local(2026, 7, 4, 0, 0)
-    entry = run.json("buy", "--patron", pid)["entry_id"]
+    entry = run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
     run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     run.json("seat", "--entry", entry, "--table", "t01", "--seat", "3")
     seat = run.sender.commands[-1].args
@@ -386,7 +387,8 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
 
 def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    entry, other = (run.json("buy", "--patron", pid)["entry_id"] for _ in range(2))
+    entry, other = (run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
+                    for _ in range(2))
     code, _, err = run("acknowledge", "--entry", entry, "--method", "desk_signature")
     assert code == EXIT_ERROR and err.count("\n") == 1
     assert f"entry {entry} has no recorded score to acknowledge" in err

@@ -509,7 +509,7 @@ def _roster_command(session: Session, settings: TournamentSettings, *, table: st
 def _buy(session: Session, settings: TournamentSettings, *, patron_id: str) -> str:
     """A desk buy-in for the patron; the new entry's id."""
     return desk.buy_entry(session, settings, utc_now, actor=DESK_ACTOR,
-                          patron_id=patron_id).entry_id
+                          patron_id=patron_id, payment="cash").entry_id
 
 
 async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.Event, *,

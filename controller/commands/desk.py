@@ -34,6 +34,15 @@ The tables' consoles (issue 12):
     showdown desk disputes [--open]     showdown desk dispute resolve --entry E-... --resolution T
     showdown desk payouts [--overridden]
 
+Identities (issue 13):
+
+    showdown desk buy --patron P-... --payment cash|value_chips
+    showdown desk document add --patron P-... --kind passport --number A1234567
+    showdown desk holds [--open] [--patron P-...]
+    showdown desk hold approve|refuse HOLD_ID --why "..."          (a supervisor)
+    showdown desk disqualify --patron P-... --why "..."  --key ... (a supervisor; sends unseat)
+    showdown desk fees                                             entry fees by payment method
+
 Every action takes ``--db URL`` (default: the SQLite file var/leaderboard.sqlite), migrates the
 database first, and records who did it (``--by``, default the login name) and why (``--why``).
 Commands to tables are signed with the desk's key and published on the table's cmd topic.
@@ -48,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.commands import desk_actions as act
+from controller.commands import desk_identity
 from controller.commands import desk_staff as console
 from game.money import InvalidAmount, parse_rand
 from game.staff import ROLES
@@ -132,6 +142,7 @@ def register(sub: Any) -> None:
     _prize_actions(add)
     _staff_actions(add, common, sending)
     _console_actions(add, common)
+    desk_identity.add_actions(add, common)
 
 
 def _pin_options(a: argparse.ArgumentParser, whose: str) -> None:
@@ -256,6 +267,8 @@ def _patron_actions(add: _Add) -> None:
 
     a = add("buy", "sell a qualifying entry (inside the heat window)")
     a.add_argument("--patron", metavar="ID", required=True)
+    a.add_argument("--payment", required=True, choices=desk_identity.PAYMENT_CHOICES,
+                   help="how the buy-in is paid (rule 6)")
     a.set_defaults(handler=act.run_buy)
 
     a = add("refund", "refund an entry not yet seated: its buy-in leaves the pools; --why is"

@@ -30,7 +30,7 @@ from leaderboard import desk
 from leaderboard.db import make_engine, upgrade
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
-from leaderboard.eligibility import import_list, in_force, read_list
+from leaderboard.eligibility import in_force, read_list
 from runtime.settings_files import read_tournament
 from wire.mqtt import MqttSettings
 from wire.signing import SigningError, load_private_key
@@ -222,24 +222,34 @@ def run_register(args: argparse.Namespace) -> int:
                                       rewards_card=args.rewards_card, pin=pin)
     proof = [what for what, held in (("rewards card", patron.card_hash),
                                      ("PIN", patron.pin_hash)) if held is not None]
+    held = patron.standing == "held"
     show(args, {"patron_id": patron.patron_id, "card": patron.card_hash is not None,
-                "pin": patron.pin_hash is not None},
+                "pin": patron.pin_hash is not None, "standing": patron.standing},
          [f"registered {patron.patron_id}"
-          + (f" ({' and '.join(proof)} recorded for the table)" if proof else "")])
+          + (f" ({' and '.join(proof)} recorded for the table)" if proof else "")]
+         + ([f"HELD for a supervisor's decision: {patron.standing_reason} (showdown desk"
+             " holds --open)"] if held else []))
     return 0
 
 
 def run_import_list(args: argparse.Namespace) -> int:
     """Import a list file."""
     rows = read_list(args.file)
+    settings = tournament_settings(args)
     with desk_session(args) as s:
-        result = import_list(s, kind=args.kind, rows=rows, source=args.source,
-                             source_date=args.date, at=now(), actor=operator(args))
-        s.commit()
-    show(args, result, [
-        f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
-        f" {result.source_date}" + (f" (replaces {result.replaced} rows)" if result.replaced
-                                    else "")])
+        result, found = desk.import_and_rescreen(
+            s, settings, clock, actor=operator(args), kind=args.kind, rows=rows,
+            source=args.source, source_date=args.date)
+    lines = [f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
+             f" {result.source_date}" + (f" (replaces {result.replaced} rows)"
+                                         if result.replaced else ""),
+             f"screened {found.checked} registered patrons again"]
+    lines += [f"patron {p} REFUSED: the list names a document of theirs" for p in found.refused]
+    lines += [f"hold {h} opened: a possible match for a supervisor" for h in found.held]
+    lines += [f"entry {e} refunded: pay the patron" for e in found.refunded]
+    lines += [f"entry {e} is seated now: its patron is refused or held (a supervisor"
+              " decides)" for e in found.seated]
+    show(args, {"import": result, "rescreen": found}, lines)
     return 0
 
 
@@ -260,9 +270,13 @@ def run_check(args: argparse.Namespace) -> int:
         verdict = desk.check_person(s, settings, clock, actor=operator(args),
                                     patron_id=args.patron, id_number=args.id_number,
                                     name=args.name, birth_date=args.birth_date)
-    show(args, {"eligible": verdict.eligible, "reasons": verdict.reasons},
-           ["eligible"] if verdict.eligible else [f"not eligible: {r}" for r in verdict.reasons])
-    return 0 if verdict.eligible else 1
+    eligible = verdict.eligible and not verdict.held
+    lines = [f"not eligible: {r}" for r in verdict.reasons]
+    lines += [f"{m.sentence()} (a supervisor decides)" for m in verdict.possible]
+    show(args, {"eligible": eligible, "reasons": verdict.reasons,
+                "possible_matches": [m.as_json() for m in verdict.possible]},
+           lines or ["eligible"])
+    return 0 if eligible else 1
 
 
 def run_buy(args: argparse.Namespace) -> int:
@@ -270,11 +284,11 @@ def run_buy(args: argparse.Namespace) -> int:
     settings = tournament_settings(args)
     with desk_session(args) as s:
         entry = desk.buy_entry(s, settings, clock, actor=operator(args), patron_id=args.patron,
-                               why=args.why)
+                               payment=args.payment, why=args.why)
     show(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
-                  "buy_in_cents": entry.buy_in_cents},
+                  "buy_in_cents": entry.buy_in_cents, "payment": entry.payment},
            [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
-            f" ({format_rand(entry.buy_in_cents)})"])
+            f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment})"])
     return 0
 
 

@@ -21,6 +21,12 @@ too, go to the table in the `seat` command; a score may be acknowledged at the d
 (`acknowledge_score`); disputes and payout checks the tables report are listed, and a
 dispute's resolution recorded.
 
+Identities (issue 13): every document a patron presents is stored and checked (`documents`);
+a name match on a list without a document match holds the registration, buy-in or seating
+for a supervisor's decision (`holds`, `hold_decisions`); a list imported later screens the
+registered patrons again (`rescreen`); rule 57 disqualifies a patron (`disqualify`); each
+buy-in records how it was paid (rule 6) and `fees` sums them by method.
+
 Rules: tournament.md "Entries and eligibility", "Stages", "Prize money"; promotion rules 1-3,
 5-8, 14, 24-27, 39-41, 55. Nothing identifying a patron goes into a command: tables see the
 opaque entry ids only. Times are stored in UTC and read in the venue's zone.
@@ -32,10 +38,15 @@ from leaderboard.desk.acknowledgements import DESK_ACK_METHODS, acknowledge_scor
 from leaderboard.desk.awards import award_prizes, claim_prize, prize_status, prizes
 from leaderboard.desk.commands import recorded_command, resend_command
 from leaderboard.desk.disputes import disputes, payout_checks, resolve_dispute
-from leaderboard.desk.entries import buy_entry, refund_entry
+from leaderboard.desk.disqualify import Disqualification, disqualify_patron
+from leaderboard.desk.documents import add_document
+from leaderboard.desk.entries import PAYMENT_METHODS, buy_entry, refund_entry
 from leaderboard.desk.errors import Conflict, DeskError, NotFound, Refused
 from leaderboard.desk.faults import table_fault
+from leaderboard.desk.fees import FeeLine, entry_fees
 from leaderboard.desk.heats import close_heat, open_heat
+from leaderboard.desk.hold_decisions import HoldView, approve_hold, holds, refuse_hold
+from leaderboard.desk.holds import Held
 from leaderboard.desk.ids import FINAL_HEAT, semi_heat_id
 from leaderboard.desk.lineups import (
     allocate_final,
@@ -47,6 +58,8 @@ from leaderboard.desk.lineups import (
 from leaderboard.desk.lookups import get_entry, get_patron
 from leaderboard.desk.patrons import check_person, register_patron, set_patron_credentials
 from leaderboard.desk.record import audit_log, refusals
+from leaderboard.desk.rescreen import Rescreen, import_and_rescreen
+from leaderboard.desk.roles import NotPermitted
 from leaderboard.desk.rulings import correct_score, void_score
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.seat_draw import RandomBytes, draw_final, replay_draw
@@ -77,25 +90,34 @@ from leaderboard.desk.values import (
 __all__ = [
     "DESK_ACK_METHODS",
     "FINAL_HEAT",
+    "PAYMENT_METHODS",
     "Conflict",
     "DeskCommand",
     "DeskError",
     "DisputeView",
+    "Disqualification",
     "DrawOutcome",
+    "FeeLine",
+    "Held",
+    "HoldView",
     "NotFound",
+    "NotPermitted",
     "PayoutCheckView",
     "Place",
     "PrizeView",
     "RandomBytes",
     "Refused",
     "Replay",
+    "Rescreen",
     "ScoreRuling",
     "Seating",
     "StaffView",
     "TableFault",
     "acknowledge_score",
+    "add_document",
     "allocate_final",
     "allocate_semis",
+    "approve_hold",
     "audit_log",
     "award_prizes",
     "buy_entry",
@@ -107,10 +129,14 @@ __all__ = [
     "close_heat",
     "correct_score",
     "disputes",
+    "disqualify_patron",
     "draw_final",
     "enrol_staff",
+    "entry_fees",
     "get_entry",
     "get_patron",
+    "holds",
+    "import_and_rescreen",
     "list_staff",
     "nominate_proxy",
     "open_heat",
@@ -121,6 +147,7 @@ __all__ = [
     "recorded_command",
     "refund_entry",
     "refusals",
+    "refuse_hold",
     "register_patron",
     "replay_draw",
     "resend_command",

@@ -37,9 +37,12 @@ from runtime.clocks import WallClock
 
 
 def prize_status(row: PrizeAward, now: datetime) -> str:
-    """claimed, or unclaimed until the deadline and expired from it (game.prizes rule)."""
+    """claimed, withheld (the winner disqualified, rule 57), or unclaimed until the
+    deadline and expired from it (game.prizes rule)."""
     if row.claimed_at is not None:
         return "claimed"
+    if row.withheld_at is not None:
+        return "withheld"
     return "expired" if as_utc(now) >= from_db(row.deadline) else "unclaimed"
 
 
@@ -135,7 +138,8 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
                 award_id: int, id_number: str, receipt: str | None = None,
                 why: str | None = None) -> PrizeView:
     """Record that the winner collected and signed for a prize (rule 55): the claimant's
-    document must be the winning patron's, and the claim must come before the deadline."""
+    document must be one the winning patron presented, and the claim must come before the
+    deadline; a withheld prize (the winner disqualified, rule 57) is not paid."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = session.get(PrizeAward, award_id)
@@ -144,6 +148,9 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
     if row.claimed_at is not None:
         raise Conflict(f"prize {award_id} was claimed at {from_db(row.claimed_at):%Y-%m-%d %H:%M}"
                        f" by {row.claimed_by}")
+    if row.withheld_at is not None:
+        raise Conflict(f"prize {award_id} is withheld: the winner was disqualified (rule 57):"
+                       f" {row.withheld_reason}")
     if prize_status(row, now) == "expired":
         local = from_db(row.deadline).astimezone(settings.tz)
         raise Conflict(f"prize {award_id} ({format_rand(row.amount_cents)}) expired at"
@@ -154,7 +161,7 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
     except ValueError as exc:
         raise DeskError(str(exc)) from None
     winner = get_patron(session, row.patron_id)
-    if number != winner.id_number:
+    if number != winner.id_number and number not in {d.number for d in winner.documents}:
         raise Conflict(f"the document shown is not that of the prize winner {winner.patron_id}")
     # Compare-and-set: of two desks claiming at the same moment, one records the claim.
     claimed = session.execute(

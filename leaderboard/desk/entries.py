@@ -1,10 +1,13 @@
-"""Qualifying entries: bought inside the heat window (rules 6, 7), refunded while not yet
-seated."""
+"""Qualifying entries: bought inside the heat window (rules 6, 7) and paid in cash or value
+chips (rule 6, recorded), refunded while not yet seated."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Final
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.tournament import Stage
@@ -12,17 +15,29 @@ from game.tournament_schema import TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
     desk_now,
-    refuse,
     require_reason,
     write_audit,
 )
-from leaderboard.desk.errors import Conflict
+from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.holds import screen
 from leaderboard.desk.ids import ENTRY_PREFIX, new_id
 from leaderboard.desk.lookups import REGISTERED, get_entry, get_patron, has_score
-from leaderboard.eligibility import as_utc, check
+from leaderboard.eligibility import as_utc
 from leaderboard.models import Entry
 from leaderboard.projections import REFUNDED
 from runtime.clocks import WallClock
+
+PAYMENT_METHODS: Final = ("cash", "value_chips")  # rule 6
+
+
+def payment_method(payment: str | None) -> str:
+    """How a buy-in is paid, checked: one of PAYMENT_METHODS (required at the desk)."""
+    value = (payment or "").strip().lower().replace("-", "_").replace(" ", "_")
+    if value not in PAYMENT_METHODS:
+        shown = "nothing" if not (payment or "").strip() else repr(payment)
+        raise DeskError(f"say how the buy-in is paid (rule 6): {' or '.join(PAYMENT_METHODS)},"
+                        f" not {shown}")
+    return value
 
 
 def _window_text(settings: TournamentSettings) -> str:
@@ -32,28 +47,31 @@ def _window_text(settings: TournamentSettings) -> str:
 
 
 def buy_entry(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
-              patron_id: str, why: str | None = None) -> Entry:
-    """Sell a qualifying entry (R100, rule 6) inside the heat window; a patron may buy many,
-    each its own entry and heat (rule 7). Eligibility is checked again before the money."""
+              patron_id: str, payment: str | None, why: str | None = None) -> Entry:
+    """Sell a qualifying entry (R100, rule 6) inside the heat window, paid in cash or value
+    chips (``payment``, recorded); a patron may buy many, each its own entry and heat (rule
+    7). Eligibility is checked again before the money: a list refuses, a possible match
+    holds the sale for a supervisor (leaderboard.desk.holds)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
+    method = payment_method(payment)
     patron = get_patron(session, patron_id)
     schedule = settings.schedule
     heat_day = schedule.heat_day(now)
     if not schedule.buy_in_open(now) or heat_day is None:
         local = now.astimezone(settings.tz)
         raise Conflict(f"no buy-in at {local:%Y-%m-%d %H:%M}: {_window_text(settings)}")
-    verdict = check(session, patron, now, tz=settings.tz)
-    if not verdict.eligible:
-        raise refuse(session, patron, verdict, now, context="buy_in", actor=actor,
-                     who=f"buy-in for patron {patron.patron_id}")
+    screen(session, settings.tz, patron, now, context="buy_in", actor=actor,
+           who=f"buy-in for patron {patron.patron_id}")
     entry = Entry(entry_id=new_id(ENTRY_PREFIX[Stage.QUALIFYING]),
                   patron_id=patron.patron_id, stage=Stage.QUALIFYING.value, heat_day=heat_day,
-                  buy_in_cents=settings.buy_in_cents, bought_at=as_utc(now), status=REGISTERED)
+                  buy_in_cents=settings.buy_in_cents, bought_at=as_utc(now), status=REGISTERED,
+                  payment=method)
     session.add(entry)
     write_audit(session, now, actor, "entry.bought", detail={
         "entry_id": entry.entry_id, "patron_id": patron.patron_id,
-        "buy_in_cents": settings.buy_in_cents, "heat_day": heat_day.isoformat()}, why=why)
+        "buy_in_cents": settings.buy_in_cents, "heat_day": heat_day.isoformat(),
+        "payment": method}, why=why)
     session.commit()
     return entry
 
@@ -86,3 +104,17 @@ def _refund(session: Session, now: datetime, actor: str, entry: Entry, *, cause:
         "entry_id": entry.entry_id, "patron_id": entry.patron_id, "cause": cause,
         "refund_cents": entry.buy_in_cents, "table": entry.table_id,
         "heat_id": entry.heat_id}, why=why)
+
+
+def refund_unplayed(session: Session, now: datetime, actor: str, patron_id: str, *,
+                    cause: str, why: str, stages: Sequence[Stage]) -> list[str]:
+    """Refund a patron's entries of `stages` not yet seated and without a score (a patron
+    refused on a list or by a supervisor); their ids. Not committed."""
+    refunded: list[str] = []
+    for entry in session.scalars(select(Entry).where(
+            Entry.patron_id == patron_id, Entry.status == REGISTERED,
+            Entry.stage.in_([s.value for s in stages])).order_by(Entry.entry_id)).all():
+        if not has_score(session, entry.entry_id):
+            _refund(session, now, actor, entry, cause=cause, why=why)
+            refunded.append(entry.entry_id)
+    return refunded

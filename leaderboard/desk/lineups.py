@@ -20,10 +20,10 @@ from leaderboard.desk.action import (
     begin_action,
     conflict_on_race,
     desk_now,
-    refuse,
     write_audit,
 )
 from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.holds import screen
 from leaderboard.desk.ids import ENTRY_PREFIX, semi_heat_id
 from leaderboard.desk.lookups import (
     PLAYED,
@@ -36,7 +36,7 @@ from leaderboard.desk.lookups import (
 )
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.values import Place
-from leaderboard.eligibility import as_utc, check
+from leaderboard.eligibility import as_utc
 from leaderboard.models import Entry, Proxy
 from leaderboard.projections import SEATED
 from runtime.clocks import WallClock
@@ -229,10 +229,8 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: WallCl
     if involved:
         raise Conflict(f"patron {proxy.patron_id} already holds or plays {stage} place"
                        f" {involved[0]}")
-    verdict = check(session, proxy, now, tz=settings.tz)
-    if not verdict.eligible:
-        raise refuse(session, proxy, verdict, now, context="proxy", actor=actor,
-                     who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
+    screen(session, settings.tz, proxy, now, context="proxy", actor=actor,
+           who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
     row = Proxy(entry_id=entry.entry_id, holder_patron_id=holder,
                 proxy_patron_id=proxy.patron_id, nominated_at=as_utc(now))
     place_id = entry.entry_id

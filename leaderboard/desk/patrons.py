@@ -1,12 +1,13 @@
-"""Patrons: checking a person's eligibility, registering a patron (rules 1-3, 5), and the
-proof a participant gives at the table (rewards card and PIN, kept only as hashes)."""
+"""Patrons: checking a person's eligibility, registering a patron (rules 1-3, 5) with every
+document they present, and the proof a participant gives at the table (rewards card and PIN,
+kept only as hashes). A possible list match by name holds the registration for a supervisor
+(leaderboard.desk.holds)."""
 
 from __future__ import annotations
 
 from datetime import date, datetime
 from typing import Final
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.tournament_schema import TournamentSettings
@@ -18,7 +19,9 @@ from leaderboard.desk.action import (
     write_audit,
 )
 from leaderboard.desk.credentials import card_number, hashed, pin_number
+from leaderboard.desk.documents import document_number, holder_of, store_documents
 from leaderboard.desk.errors import Conflict, DeskError
+from leaderboard.desk.holds import CLEAR, open_hold
 from leaderboard.desk.ids import new_id
 from leaderboard.desk.lookups import get_patron, local_day
 from leaderboard.eligibility import (
@@ -103,43 +106,58 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     the eligibility check (rules 1-3); an ineligible person is refused and recorded.
 
     ``rewards_card`` and ``pin`` are what the participant acknowledges a score with at the
-    table (stored hashed); registered by rewards card, that card is theirs by default."""
+    table (stored hashed); registered by rewards card, that card is theirs by default. The
+    rewards card is one of the patron's documents too (checked against the lists). A name
+    match on a list without a document match registers the patron HELD (``standing``) for a
+    supervisor's decision: they can neither buy nor be seated meanwhile."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     if id_kind not in ID_KINDS:
         raise DeskError(f"unknown document kind {id_kind!r} (one of {', '.join(ID_KINDS)})")
     person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
+    documents = [(id_kind, person.id_number)]
     if rewards_card is not None:
-        card_number(rewards_card, "the rewards")
+        card = card_number(rewards_card, "the rewards")
+        if card != person.id_number:
+            documents.append((REWARDS_CARD, document_number(REWARDS_CARD, card)))
     if pin is not None:
         pin_number(pin, "the participant's")
     today = local_day(settings, now)
     if person.birth_date > today or today.year - person.birth_date.year > _MAX_AGE:
         raise DeskError(f"birth date {person.birth_date} is not plausible")
-    existing = session.scalar(select(Patron).where(Patron.id_number == person.id_number))
-    if existing is not None:
-        raise Conflict(f"{id_kind} {person.id_number} is already registered as patron"
-                       f" {existing.patron_id}")
+    for kind, number in documents:
+        existing = holder_of(session, number)
+        if existing is not None:
+            raise Conflict(f"{kind} {number} is already registered as patron {existing}")
+    person = Candidate(id_number=person.id_number, name=person.name,
+                       birth_date=person.birth_date,
+                       documents=tuple(n for _, n in documents[1:]))
     verdict = check(session, person, now, tz=settings.tz)
     if not verdict.eligible:
         raise refuse(session, person, verdict, now, context="registration", actor=actor,
                      who="registration")
     patron = Patron(patron_id=new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
-                    created_at=as_utc(now))
+                    created_at=as_utc(now), standing=CLEAR)
     proof = _proof(patron, rewards_card=rewards_card, pin=pin)
 
     def raced() -> str:
-        other = session.scalar(select(Patron.patron_id).where(
-            Patron.id_number == person.id_number))
-        return (f"{id_kind} {person.id_number} was registered at the same moment at another"
-                f" desk, as patron {other or '(unknown)'}")
+        for kind, number in documents:
+            other = holder_of(session, number)
+            if other is not None:
+                return (f"{kind} {number} was registered at the same moment at another desk,"
+                        f" as patron {other}")
+        return "the patron was registered at the same moment at another desk"
 
     with conflict_on_race(session, raced):
         session.add(patron)
+        session.flush()
+        store_documents(session, patron, documents, now=now, actor=actor)
         write_audit(session, now, actor, "patron.registered",
-                    detail={"patron_id": patron.patron_id, "id_kind": id_kind, **proof},
-                    why=why)
+                    detail={"patron_id": patron.patron_id, "id_kind": id_kind,
+                            "documents": [k for k, _ in documents], **proof}, why=why)
+        if verdict.held:
+            open_hold(session, patron, verdict, now, context="registration", actor=actor)
         session.commit()
     return patron
 

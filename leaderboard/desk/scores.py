@@ -32,7 +32,8 @@ def score_records(session: Session, settings: TournamentSettings,
     ).all()
     for score, entry in rows:
         voided = score.voided_at is not None or score.status == "voided" or (
-            entry.status in UNPAID_STATUSES)  # e.g. a table that came back after its fault
+            entry.status in UNPAID_STATUSES  # e.g. a table that came back after its fault
+        ) or entry.disqualified_at is not None  # rule 57
         try:
             status = ScoreStatus(score.status) if not voided else ScoreStatus.FINISHED
         except ValueError:

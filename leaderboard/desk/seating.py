@@ -15,12 +15,12 @@ from game.tournament_schema import MAX_SEATS, TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
     desk_now,
-    refuse,
     require_reason,
     write_audit,
 )
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.holds import screen
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.lookups import (
     PLAYED,
@@ -31,7 +31,6 @@ from leaderboard.desk.lookups import (
     stage_of,
 )
 from leaderboard.desk.values import DeskCommand, Seating
-from leaderboard.eligibility import check
 from leaderboard.models import Entry
 from leaderboard.projections import REFUNDED, SEATED, WITHDRAWN
 from runtime.clocks import WallClock
@@ -123,15 +122,16 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
                        " hand: it records no score (rule 14) and is not seated again")
     if entry.status == REFUNDED:
         raise Conflict(f"entry {entry.entry_id} was refunded: the patron buys a new entry")
+    if entry.disqualified_at is not None:
+        raise Conflict(f"entry {entry.entry_id} is disqualified (rule 57):"
+                       f" {entry.disqualified_reason}")
     heat_id, seat = _seat_for(session, settings, now, entry=entry, stage=stage, table=table,
                               seat=seat)
     player_id = entry.played_by or entry.patron_id
     _check_player(session, entry=entry, stage=stage, player_id=player_id)
     player = get_patron(session, player_id)
-    verdict = check(session, player, now, tz=settings.tz)
-    if not verdict.eligible:
-        raise refuse(session, player, verdict, now, context="seating", actor=actor,
-                     who=f"seating of entry {entry.entry_id}")
+    screen(session, settings.tz, player, now, context="seating", actor=actor,
+           who=f"seating of entry {entry.entry_id}")
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
     # The player's proof for acknowledging the score at the table (a proxy's own): hashes
     # only, and never a name or document number.

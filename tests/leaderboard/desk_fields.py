@@ -42,7 +42,8 @@ def exclude(session: Session, kind: str, number: str, *, at: datetime,
 
 def buy(session: Session, clock: FakeClock, patron: str) -> str:
     """Buy a qualifying entry for the patron; its entry id."""
-    return desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=patron).entry_id
+    return desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=patron,
+                          payment="cash").entry_id
 
 
 def audit_actions(session: Session) -> list[str]:

@@ -68,7 +68,9 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
     pid = body["patron_id"]
     status, body = await api.call("GET", f"/patrons/{pid}")
     assert (status, body) == (200, {"patron_id": pid, "name": "Thabo Mokoena",
-                                    "id_kind": "id_document", "entries": []})
+                                    "id_kind": "id_document", "standing": "clear",
+                                    "standing_reason": None, "documents": ["id_document"],
+                                    "entries": []})
     assert (await api.call("GET", "/patrons/P-none"))[0] == 404
     status, body = await api.call("POST", "/patrons", ADULT)
     assert status == 409 and pid in body["error"]
@@ -94,14 +96,16 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
         "kind": "self_exclusion", "source": "NGB", "source_date": "2026-07-01",
         "csv": "8001015009087,Thabo Mokoena\n", "actor": "compliance"})
     assert (status, body["rows"]) == (201, 1)
+    assert (body["rescreen"]["checked"], body["rescreen"]["refused"]) == (1, [pid])
     status, body = await api.call("POST", "/check", {"patron_id": pid, "actor": "desk-1"})
     assert status == 200 and not body["eligible"]
     assert body["reasons"] == ["on the self-exclusion list (rule 2): NGB, dated 2026-07-01"]
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+                                                 "payment": "cash"})
     assert status == 403 and "self-exclusion" in body["error"]
     with Session(engine) as s:
         assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
-            "registration", "check", "buy_in"]
+            "registration", "rescreen", "check", "buy_in"]
 
 
 async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) -> None:
@@ -109,10 +113,12 @@ async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) ->
     api = Api(engine, clock, sender)
     pid = (await api.call("POST", "/patrons", ADULT))[1]["patron_id"]
     clock.now = local(2026, 7, 3, 12, 59)
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+                                                 "payment": "cash"})
     assert status == 409 and "no buy-in at 2026-07-03 12:59" in body["error"]
     clock.now = local(2026, 7, 3, 13, 0)
-    status, entry = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    status, entry = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+                                                 "payment": "cash"})
     assert status == 201
     assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
     status, heat = await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying",
@@ -160,8 +166,10 @@ async def test_refunds_and_a_table_fault_and_the_table_applies_them(engine: Engi
     api = Api(engine, clock, sender)
     pid = (await api.call("POST", "/patrons", ADULT))[1]["patron_id"]
     clock.now = local(2026, 7, 3, 13, 0)
-    mistaken = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"}))[1]
-    played = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"}))[1]
+    mistaken = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+                                                 "payment": "cash"}))[1]
+    played = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+                                                 "payment": "cash"}))[1]
     status, body = await api.call("POST", "/refunds", {"entry_id": mistaken["entry_id"],
                                                        "actor": "desk-1"})
     assert status == 400 and "'why'" in body["error"]
@@ -205,7 +213,8 @@ def scored_entries(engine: Engine, clock: FakeClock) -> dict[str, str]:
     with Session(engine, expire_on_commit=False) as s:
         pid = register(s, clock, "8001015009087")
         names = ("disputed", "voided", "unacked", "unscored")
-        ids = {n: desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=pid).entry_id
+        ids = {n: desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=pid,
+                                 payment="cash").entry_id
                for n in names}
         for seq, (name, cents, acked) in enumerate((("disputed", 225_000, True),
                                                     ("voided", 500_000, True),
@@ -444,7 +453,8 @@ def test_a_table_applies_the_desks_commands(engine: Engine, clock: FakeClock) ->
         patron = desk.register_patron(session, s, clock, actor="d", name="X",
                                       id_kind="licence", id_number="DL123456",
                                       birth_date=datetime(1990, 1, 1).date())
-        entry = desk.buy_entry(session, s, clock, actor="d", patron_id=patron.patron_id)
+        entry = desk.buy_entry(session, s, clock, actor="d", patron_id=patron.patron_id,
+                               payment="cash")
         commands = [desk.open_heat(session, s, clock, actor="d", table="t01",
                                    stage="qualifying"),
                     desk.seat_entry(session, s, clock, actor="d", entry_id=entry.entry_id,

@@ -106,7 +106,8 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     status, body = await api.call("POST", f"/patrons/{pid}/credentials",
                                   {"pin": "1357", "actor": "desk-1"})
     assert (status, body) == (200, {"patron_id": pid, "card": True, "pin": True})
-    entry = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"}))[1]
+    entry = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+                                                 "payment": "cash"}))[1]
     await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying", "actor": "desk-1"})
     status, _ = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
                                                      "table": "t01", "seat": 2,

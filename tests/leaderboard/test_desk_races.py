@@ -86,8 +86,10 @@ def test_two_desks_seating_two_entries_on_one_seat(engine: Engine,
     clock = FakeClock(HEAT_TIME)
     with Session(engine) as s:
         a, b = register(s, clock, "8001015009087"), register(s, clock, "7001015009087")
-        e1 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=a).entry_id
-        e2 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=b).entry_id
+        e1 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=a,
+                            payment="cash").entry_id
+        e2 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=b,
+                            payment="cash").entry_id
         desk.open_heat(s, settings(), clock, actor="desk-1", table="t01", stage="qualifying")
     held_after(mocker, desk_seating, "_occupied")
     results = race(engine, *[

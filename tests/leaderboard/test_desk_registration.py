@@ -41,7 +41,8 @@ def test_register_keeps_pii_here_and_gives_an_opaque_id(session: Session, clock:
         register(session, clock, "8001015009087")
     audit = session.scalars(select(AuditEntry)).one()
     assert (audit.actor, audit.action, audit.detail) == (
-        "desk-1", "patron.registered", {"patron_id": pid, "id_kind": "id_document"})
+        "desk-1", "patron.registered", {"patron_id": pid, "id_kind": "id_document",
+                                        "documents": ["id_document"]})
     assert from_db(audit.at) == HEAT_TIME
 
 
@@ -114,11 +115,13 @@ def test_buy_in_only_inside_the_window(session: Session, clock: FakeClock) -> No
     for at in OUTSIDE:
         clock.now = at
         with pytest.raises(Conflict, match=r"no buy-in at .*13:00 to 00:00"):
-            desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=pid)
+            desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=pid,
+                           payment="cash")
     assert session.scalar(select(func.count()).select_from(Entry)) == 0
     for at, heat_day in INSIDE:
         clock.now = at
-        entry = desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=pid)
+        entry = desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=pid,
+                               payment="cash")
         assert (entry.heat_day, entry.buy_in_cents, entry.stage) == (
             heat_day, 10_000, "qualifying"), at
 
@@ -132,7 +135,7 @@ def test_a_patron_buys_many_entries_each_its_own(session: Session, clock: FakeCl
     bought = session.scalars(select(AuditEntry).where(AuditEntry.action == "entry.bought")).all()
     assert [a.detail["entry_id"] for a in bought] == ids
     assert bought[0].detail == {"entry_id": ids[0], "patron_id": pid, "buy_in_cents": 10_000,
-                                "heat_day": "2026-07-03"}
+                                "heat_day": "2026-07-03", "payment": "cash"}
     with pytest.raises(NotFound):
         buy(session, clock, "P-nobody")
 

@@ -160,6 +160,7 @@ def test_every_desk_action_is_audited(session: Session, clock: FakeClock) -> Non
     # Registered by rewards card: that card is what the participant taps at the table
     # (only its hash is kept; the audit says a card was recorded, never which).
     assert last.detail == {"patron_id": why.patron_id, "id_kind": "rewards_card",
-                           "card": True, "why": "walk-in at the final"}
+                           "documents": ["rewards_card"], "card": True,
+                           "why": "walk-in at the final"}
     assert why.card_hash is not None and "RC" not in why.card_hash
     assert desk.audit_log(session, limit=1)[0].id == last.id

@@ -209,7 +209,8 @@ async def test_a_buy_in_at_the_desk_moves_the_pools_on_the_stream(
             "id_number": "8506150123083", "birth_date": "1985-06-15"}, **auth)
         assert patron.status == 201, patron.body
         bought = await http_post(port, "/api/desk/entries", {
-            "actor": "desk-1", "patron_id": patron.json()["patron_id"]}, **auth)
+            "actor": "desk-1", "patron_id": patron.json()["patron_id"],
+            "payment": "cash"}, **auth)
         assert bought.status == 201, bought.body
         after = await stream.next_standings()
     # 16 buy-ins of R100: R1,280 Final Prize Pool, R320 Top Score Progressive.
