@@ -36,7 +36,7 @@ NameMode = Literal["entry_id", "first_name_initial"]
 NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_id", "first_name_initial")
 DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"
 # The shared desk token is gone (issue 13): a config still naming it is told what replaces it.
-_DESK_TOKEN_GONE: Final = (
+_SIGN_IN_PER_PERSON: Final = (
     "the shared desk token is gone: every desk person signs in with their own staff account"
     " (showdown desk login, or POST /api/desk/session); remove this key and set"
     " http.desk_api = true to serve the desk API (docs/desk-auth.md)")
@@ -338,7 +338,7 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         desk_api=r.get("http", h, "desk_api", bool, False),
     )
     if "desk_token_file" in h:
-        raise r.fail("http.desk_token_file", _DESK_TOKEN_GONE)
+        raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)
     page = PageConfig(
         rows=r.get("page", p, "rows", int, 20,
                    check=lambda v: None if 1 <= v <= 200 else "must be 1..200"),

@@ -21,7 +21,6 @@ from sqlalchemy.orm import Session
 from controller.table_service import TableService
 from game.chips import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
-from game.errors import GameError
 from leaderboard import desk
 from leaderboard.db import make_engine
 from leaderboard.desk import DeskCommand
@@ -64,7 +63,7 @@ async def test_a_signed_in_session_is_required(engine: Engine, clock: FakeClock)
     assert (status, body["reason"]) == (401, "unknown_session")
     status, body = await api.call("GET", "/prizes")
     assert (status, body) == (200, {"prizes": []})
-    with pytest.raises(KeyError, match="not in leaderboard.desk_roles"):
+    with pytest.raises(KeyError, match=r"not in leaderboard\.desk_roles"):
         _DeskApi(engine, settings(), NullSender(), clock).endpoint("prizes.steal", _nothing)
 
 
