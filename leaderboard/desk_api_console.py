@@ -33,7 +33,8 @@ __all__ = ["ConsoleApi"]
 
 def _staff(v: StaffView) -> dict[str, Any]:
     return {"staff_id": v.staff_id, "name": v.name, "role": v.role, "active": v.active,
-            "pin": v.has_pin, "card": v.has_card, "enrolled_at": iso(v.enrolled_at),
+            "pin": v.has_pin, "card": v.has_card, "passphrase": v.has_passphrase,
+            "enrolled_at": iso(v.enrolled_at),
             "changed_at": iso(v.changed_at), "roster_version": v.roster_version}
 
 

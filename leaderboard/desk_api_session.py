@@ -24,18 +24,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from leaderboard import desk
-from leaderboard.desk import NotFound
 from leaderboard.desk_auth import (
     DeskIdentity,
-    RoleRefused,
     SignInRefused,
     authenticate,
+    may_set_passphrase,
     sign_in,
     sign_out,
 )
 from leaderboard.desk_http import BadRequest, Body, Result, iso
-from leaderboard.desk_roles import PERMISSIONS, role_refusal
-from leaderboard.models import StaffRecord
 from runtime.clocks import WallClock
 
 __all__ = ["SessionApi", "unauthorised"]
@@ -120,13 +117,7 @@ class SessionApi:
         """POST /staff/{id}/passphrase (action ``passphrase.own``): one's own new desk
         passphrase; anyone else's needs the ``staff.passphrase`` role."""
         target = request.path_params["staff_id"]
-        if target != b.actor:
-            me = s.get(StaffRecord, b.actor)
-            if me is None:
-                raise NotFound(f"no staff member {b.actor!r}")
-            refusal = role_refusal(me.staff_id, me.role, "staff.passphrase")
-            if refusal is not None:
-                raise RoleRefused(PERMISSIONS["staff.passphrase"], refusal)
+        may_set_passphrase(s, actor=b.actor, staff_id=target)
         view = desk.set_desk_passphrase(s, self.clock, actor=b.actor, staff_id=target,
                                         new_passphrase=b.text("passphrase"),
                                         why=b.optional_text("why"))

@@ -40,6 +40,7 @@ __all__ = [
     "authenticate",
     "authorise",
     "init_first_manager",
+    "may_set_passphrase",
     "sign_in",
     "sign_out",
     "token_hash",
@@ -246,6 +247,17 @@ def authorise(session: Session, clock: WallClock, token: str | None, action: str
     if refusal is not None:
         raise RoleRefused(PERMISSIONS.get(action, "none"), refusal)
     return who
+
+
+def may_set_passphrase(session: Session, *, actor: str, staff_id: str) -> None:
+    """RoleRefused unless ``actor`` sets their own passphrase or may set anyone's."""
+    if staff_id == actor:
+        return
+    me = session.get(StaffRecord, actor)
+    refusal = ("unknown staff member" if me is None
+               else role_refusal(me.staff_id, me.role, "staff.passphrase"))
+    if refusal is not None:
+        raise RoleRefused(PERMISSIONS["staff.passphrase"], refusal)
 
 
 def sign_out(session: Session, clock: WallClock, token: str | None) -> DeskIdentity:

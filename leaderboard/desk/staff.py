@@ -74,6 +74,7 @@ class StaffView:
     active: bool
     has_pin: bool
     has_card: bool
+    has_passphrase: bool
     enrolled_at: datetime
     changed_at: datetime
     roster_version: int
@@ -82,6 +83,7 @@ class StaffView:
 def _view(row: StaffRecord, version: int) -> StaffView:
     return StaffView(staff_id=row.staff_id, name=row.name, role=row.role, active=row.active,
                      has_pin=row.pin_hash is not None, has_card=row.card_hash is not None,
+                     has_passphrase=row.desk_hash is not None,
                      enrolled_at=row.enrolled_at, changed_at=row.changed_at,
                      roster_version=version)
 
