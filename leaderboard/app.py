@@ -275,7 +275,8 @@ class LeaderboardService:
             return None
         from leaderboard.desk_api import desk_routes  # noqa: PLC0415
 
-        return list(desk_routes(engine, settings, link, self.clock))
+        return list(desk_routes(engine, settings, link, self.clock,
+                                policy=self.config.desk_auth))
 
     async def run(self, stop: asyncio.Event) -> int:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from game.errors import ConfigError
+from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
@@ -91,6 +92,7 @@ class LeaderboardConfig:
     tables: Mapping[str, str]  # enrolled table id -> base64 public key
     http: HttpConfig
     page: PageConfig
+    desk_auth: AuthPolicy = field(default_factory=AuthPolicy)
     debounce_seconds: float = 0.5
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
@@ -107,6 +109,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
     "keys": {"signing_key", "tables", "tables_file"},
     "http": {"host", "port", "desk_api", "desk_token_file"},
     "page": {"rows", "title", "names"},
+    "desk_auth": set(AUTH_KEYS),
     "log": {"format", "level"},
 }
 
@@ -354,6 +357,8 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         source=source, venue=venue, database=database,
         tournament=r.path("service", s, "tournament"), topic_root=root, mqtt=mqtt,
         signing_key=signing_key, tables=_tables(r, k), http=http, page=page,
+        desk_auth=parse_auth_policy(r.section("desk_auth"), source=source,
+                                    section="desk_auth"),
         debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.5,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
         log_format=fmt,  # type: ignore[arg-type]

@@ -71,6 +71,7 @@ from leaderboard.desk_api_console import ConsoleApi
 from leaderboard.desk_api_session import SessionApi, unauthorised
 from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
+from leaderboard.desk_policy import AuthPolicy
 from leaderboard.desk_roles import PERMISSIONS
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import import_list, parse_list
@@ -380,11 +381,12 @@ class _DeskApi:
 
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                clock: WallClock) -> list[Route]:
-    """The desk API's routes (mount them under /api/desk); people sign in at /session."""
+                clock: WallClock, *, policy: AuthPolicy | None = None) -> list[Route]:
+    """The desk API's routes (mount them under /api/desk); people sign in at /session under
+    ``policy`` (the house's lock-out and session rules; default: AuthPolicy's)."""
     api = _DeskApi(engine, settings, sender, clock)
     c = ConsoleApi(settings, clock)
-    signin = SessionApi(api.sessions, clock, api._body)
+    signin = SessionApi(api.sessions, clock, api._body, policy or AuthPolicy())
     e = api.endpoint
     return [
         Route("/session", signin.sign_in, methods=["POST"]),

@@ -33,6 +33,7 @@ from leaderboard.desk_auth import (
     sign_out,
 )
 from leaderboard.desk_http import BadRequest, Body, Result, iso
+from leaderboard.desk_policy import AuthPolicy
 from runtime.clocks import WallClock
 
 __all__ = ["SessionApi", "unauthorised"]
@@ -58,8 +59,9 @@ class SessionApi:
     """Sign-in, who-am-I and sign-out over HTTP."""
 
     def __init__(self, sessions: sessionmaker[Session], clock: WallClock,
-                 read_body: Callable[[Request], Awaitable[Body]]) -> None:
+                 read_body: Callable[[Request], Awaitable[Body]], policy: AuthPolicy) -> None:
         self.sessions = sessions
+        self.policy = policy
         self.clock = clock
         self.read_body = read_body
 
@@ -92,7 +94,7 @@ class SessionApi:
 
         def work(session: Session) -> tuple[int, dict[str, Any]]:
             signed = sign_in(session, self.clock, staff_id=staff_id, passphrase_text=secret,
-                             client="api")
+                             client="api", policy=self.policy)
             idle = signed.identity.idle_until - self.clock()
             return 201, {"token": signed.token, **_who(signed.identity),
                          "idle_minutes": round(idle.total_seconds() / 60)}

@@ -26,12 +26,14 @@ from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.passphrases import passphrase, passphrase_matches
 from leaderboard.desk.staff import StaffView, enrol_staff
+from leaderboard.desk_policy import AuthPolicy
 from leaderboard.desk_roles import PERMISSIONS, desk_role, role_refusal
 from leaderboard.eligibility import as_utc, from_db
 from leaderboard.models import DeskSession, StaffRecord
 from runtime.clocks import WallClock
 
 __all__ = [
+    "DEFAULT_POLICY",
     "AuthPolicy",
     "DeskIdentity",
     "RoleRefused",
@@ -48,18 +50,7 @@ __all__ = [
 
 _UNKNOWN_ACTOR: Final = "(unknown staff id)"
 _CLIENTS: Final = ("api", "cli", "demo")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AuthPolicy:
-    """The house's sign-in rules: ``failures`` wrong passphrases within ``window`` lock the
-    account for ``lock``; a session lasts at most ``lifetime`` and ends after ``idle``."""
-
-    failures: int = 5
-    window: timedelta = timedelta(minutes=15)
-    lock: timedelta = timedelta(minutes=15)
-    lifetime: timedelta = timedelta(hours=12)  # a shift
-    idle: timedelta = timedelta(minutes=30)
+DEFAULT_POLICY: Final = AuthPolicy()
 
 
 class SignInRefused(DeskError):
@@ -145,7 +136,7 @@ def _refuse(session: Session, now: datetime, actor: str, *, staff_id: str, reaso
 
 
 def sign_in(session: Session, clock: WallClock, *, staff_id: str, passphrase_text: str,
-            client: str, policy: AuthPolicy = AuthPolicy()) -> SignIn:
+            client: str, policy: AuthPolicy = DEFAULT_POLICY) -> SignIn:
     """Check a staff id and desk passphrase and open a session; SignInRefused (audited,
     committed) for an unknown id, a wrong passphrase, a locked, disabled or dealer's account."""
     if client not in _CLIENTS:

@@ -22,6 +22,7 @@ from sqlalchemy import make_url
 from sqlalchemy.exc import ArgumentError
 
 from game.errors import ConfigError
+from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml, shipped_or_configured
 from wire.mqtt import MqttSettings
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
@@ -32,6 +33,7 @@ DESK_CONFIG_ENV: Final = "SHOWDOWN_DESK_CONFIG"
 _SECTIONS: Final[dict[str, set[str]]] = {
     "desk": {"database", "venue", "topic_root", "tournament", "signing_key"},
     "mqtt": {"broker", "credentials_file", "username", "password_file", "tls", "ca_file"},
+    "auth": set(AUTH_KEYS),
 }
 _CREDENTIALS: Final = {"host", "port", "username", "password", "tls", "ca_file", "cert_file",
                        "key_file"}
@@ -53,6 +55,7 @@ class DeskConfig:
     password: str | None = field(default=None, repr=False)
     tls: bool = False
     ca_file: Path | None = None
+    auth: AuthPolicy = field(default_factory=AuthPolicy)
 
     def mqtt(self) -> MqttSettings:
         """The broker settings the desk's sender connects with."""
@@ -192,7 +195,8 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
         tournament=r.path("desk.tournament"),
         signing_key=r.path("desk.signing_key", must_exist=False),
         host=host, port=port, username=username, password=password,
-        tls=bool(creds.get("tls", False)) if tls is None else tls, ca_file=ca_file)
+        tls=bool(creds.get("tls", False)) if tls is None else tls, ca_file=ca_file,
+        auth=parse_auth_policy(r.tables["auth"], source=source, section="auth"))
 
 
 def default_desk_config_path() -> Path:

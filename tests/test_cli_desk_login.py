@@ -145,6 +145,9 @@ def test_the_session_of_another_database_is_named(run: Desk, database_url: Datab
      "no such file"),
     ('[desk]\ndatabase = 5\n', "desk.database", "non-empty text"),
     ("[desk\n", "", "TOML syntax error"),
+    ('[desk]\ndatabase = "sqlite://"\n[auth]\nidle_minutes = 0\n', "auth.idle_minutes",
+     "1..480"),
+    ('[desk]\ndatabase = "sqlite://"\n[auth]\nlockout = 3\n', "auth.lockout", "unknown key"),
 ])
 def test_desk_config_errors_name_the_file_and_the_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *,
@@ -188,3 +191,18 @@ def test_the_config_is_found_by_flag_then_environment_then_the_shipped_file(
             config = read_desk_config(tmp_path / name)
             assert config.database.startswith("postgresql+psycopg://")
             assert config.signing_key == Path("/etc/showdown/desk.key")
+
+
+def test_the_house_rules_of_desk_toml_apply_to_its_sign_ins(run: Desk, tmp_path: Path) -> None:
+    config = tmp_path / "desk-home" / "desk.toml"
+    config.write_text(config.read_text() + "[auth]\nidle_minutes = 5\nfailures = 3\n")
+    run.login()
+    run.clock.advance(5 * 60)
+    code, _, err = run.bare("whoami")
+    assert code == EXIT_ERROR and "after 5 minutes without use" in err
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not the passphrase at all")
+    for left in ("2 tries left", "1 try left"):
+        assert left in run.bare("login", "--staff", "desk-1", "--password-file", str(wrong))[2]
+    err = run.bare("login", "--staff", "desk-1", "--password-file", str(wrong))[2]
+    assert "that was 3 in a row, so the account is locked until" in err

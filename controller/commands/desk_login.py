@@ -19,6 +19,7 @@ from controller.commands import desk_actions as act
 from controller.commands.desk_context import (
     SavedSession,
     database_url,
+    desk_config,
     existing_engine,
     forget_session,
     new_engine,
@@ -101,7 +102,7 @@ def run_login(args: argparse.Namespace) -> int:
         secret = _read_secret(args.password_file)
         with Session(engine, expire_on_commit=False) as s:
             signed = sign_in(s, act.clock, staff_id=staff_id, passphrase_text=secret,
-                             client="cli")
+                             client="cli", policy=desk_config(args).auth)
     except SignInRefused as exc:
         raise CommandError(f"not signed in: {exc}") from None
     except SQLAlchemyError as exc:

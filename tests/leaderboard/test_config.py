@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import tomli_w
 
 from game.errors import ConfigError
 from leaderboard.config import DEFAULT_DATABASE, read_leaderboard_config
+from leaderboard.desk_policy import AuthPolicy
 from wire.signing import Signer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,6 +167,13 @@ def test_a_config_with_the_old_shared_desk_token_is_told_what_replaces_it(
     assert "http.desk_api = true" in str(caught.value)
     config = read_leaderboard_config(write(tmp_path, MINIMAL + '\n[http]\ndesk_api = true\n'))
     assert config.http.desk_api is True
+    assert config.desk_auth == AuthPolicy()  # the house's defaults
+    config = read_leaderboard_config(write(
+        tmp_path, MINIMAL + '\n[desk_auth]\nsession_hours = 8\nlock_minutes = 60\n'))
+    assert (config.desk_auth.lifetime, config.desk_auth.lock) == (timedelta(hours=8),
+                                                                  timedelta(hours=1))
+    assert refusal(tmp_path, MINIMAL + '\n[desk_auth]\nfailures = 1\n').key == (
+        "desk_auth.failures")
     assert refusal(tmp_path, MINIMAL + '\n[http]\ndesk_api = "yes"\n').key == "http.desk_api"
 
 
