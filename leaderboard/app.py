@@ -271,12 +271,12 @@ class LeaderboardService:
 
     def _desk(self, engine: Engine, settings: TournamentSettings,
               link: ServiceLink) -> list[BaseRoute] | None:
-        token = self.config.desk_token()
-        if token is None:
+        if not self.config.http.desk_api:
             return None
         from leaderboard.desk_api import desk_routes  # noqa: PLC0415
 
-        return list(desk_routes(engine, settings, link, self.clock, token=token))
+        return list(desk_routes(engine, settings, link, self.clock,
+                                policy=self.config.desk_auth))
 
     async def run(self, stop: asyncio.Event) -> int:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""
@@ -328,7 +328,7 @@ class LeaderboardService:
                 self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}")
                 self.ready.set()
                 _log.info("ready", url=url, venue=cfg.venue, broker=f"{mqtt.host}:{mqtt.port}",
-                          desk_api=cfg.http.desk_token_file is not None)
+                          desk_api=cfg.http.desk_api)
                 await stop.wait()
             self.notify.stopping()
             _log.info("stopping")

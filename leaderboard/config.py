@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from game.errors import ConfigError
+from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
@@ -35,7 +36,11 @@ T = TypeVar("T")
 NameMode = Literal["entry_id", "first_name_initial"]
 NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_id", "first_name_initial")
 DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"
-_MIN_TOKEN: Final = 16
+# The shared desk token is gone (issue 13): a config still naming it is told what replaces it.
+_SIGN_IN_PER_PERSON: Final = (
+    "the shared desk token is gone: every desk person signs in with their own staff account"
+    " (showdown desk login, or POST /api/desk/session); remove this key and set"
+    " http.desk_api = true to serve the desk API (docs/desk-auth.md)")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,11 +61,12 @@ class ServiceMqttConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HttpConfig:
-    """Where the page and the APIs listen, and the desk API's bearer token (None = no desk API)."""
+    """Where the page and the APIs listen, and whether the desk API is served (its people
+    sign in with their own staff accounts: leaderboard.desk_auth)."""
 
     host: str = "127.0.0.1"
     port: int = 8080
-    desk_token_file: Path | None = None
+    desk_api: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +92,7 @@ class LeaderboardConfig:
     tables: Mapping[str, str]  # enrolled table id -> base64 public key
     http: HttpConfig
     page: PageConfig
+    desk_auth: AuthPolicy = field(default_factory=AuthPolicy)
     debounce_seconds: float = 0.5
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
@@ -94,31 +101,15 @@ class LeaderboardConfig:
         """The enrolled tables' public keys (what ingest verifies against)."""
         return KeyRing.from_mapping(self.tables)
 
-    def desk_token(self) -> str | None:
-        """The desk API's bearer token read from its file, or None when the desk API is off."""
-        path = self.http.desk_token_file
-        if path is None:
-            return None
-        try:
-            token = path.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(self.source, "http.desk_token_file",
-                              f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}"
-                              ) from exc
-        if len(token) < _MIN_TOKEN or any(c.isspace() for c in token):
-            raise ConfigError(self.source, "http.desk_token_file",
-                              f"{path} must hold one token of at least {_MIN_TOKEN} characters"
-                              " without spaces (e.g. `openssl rand -hex 32`)")
-        return token
-
 
 _SECTIONS: Final[dict[str, set[str]]] = {
     "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds"},
     "mqtt": {"broker", "credentials_file", "client_id", "username", "password_file", "tls",
              "ca_file", "cert_file", "key_file", "shared_group"},
     "keys": {"signing_key", "tables", "tables_file"},
-    "http": {"host", "port", "desk_token_file"},
+    "http": {"host", "port", "desk_api", "desk_token_file"},
     "page": {"rows", "title", "names"},
+    "desk_auth": set(AUTH_KEYS),
     "log": {"format", "level"},
 }
 
@@ -347,8 +338,10 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
                    check=lambda v: None if v.strip() else "must not be empty"),
         port=r.get("http", h, "port", int, 8080,
                    check=lambda v: None if 0 <= v <= 65535 else "must be 0..65535 (0 = any)"),
-        desk_token_file=r.path("http", h, "desk_token_file"),
+        desk_api=r.get("http", h, "desk_api", bool, False),
     )
+    if "desk_token_file" in h:
+        raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)
     page = PageConfig(
         rows=r.get("page", p, "rows", int, 20,
                    check=lambda v: None if 1 <= v <= 200 else "must be 1..200"),
@@ -364,6 +357,8 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         source=source, venue=venue, database=database,
         tournament=r.path("service", s, "tournament"), topic_root=root, mqtt=mqtt,
         signing_key=signing_key, tables=_tables(r, k), http=http, page=page,
+        desk_auth=parse_auth_policy(r.section("desk_auth"), source=source,
+                                    section="desk_auth"),
         debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.5,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
         log_format=fmt,  # type: ignore[arg-type]

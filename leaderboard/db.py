@@ -1,4 +1,11 @@
-"""Database access for the leaderboard: engines for SQLite or PostgreSQL, and migrations."""
+"""Database access for the leaderboard: engines for SQLite or PostgreSQL, and migrations.
+
+Only `upgrade` creates or changes a schema (the leaderboard service's start and
+``showdown desk init`` call it). Every command that only uses a database opens it with
+`open_existing`, which refuses, in one line naming the URL and what to run, a SQLite file
+that does not exist (so a mistyped URL never creates an empty database) and a database that
+is empty or at another schema revision than this software's.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +13,32 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, create_engine, event
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.exc import ArgumentError
 
 from game.errors import GameError
 
-__all__ = ["MIGRATIONS", "MigrationError", "alembic_config", "make_engine", "upgrade"]
+__all__ = [
+    "MIGRATIONS",
+    "DatabaseNotReady",
+    "MigrationError",
+    "alembic_config",
+    "head_revisions",
+    "make_engine",
+    "missing_sqlite_file",
+    "open_existing",
+    "shown",
+    "upgrade",
+]
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+
+
+class DatabaseNotReady(GameError):
+    """A database a command was asked to use is missing, empty or at another revision; the
+    message names its URL and what to run."""
 
 
 class MigrationError(GameError):
@@ -47,3 +73,57 @@ def upgrade(engine: Engine) -> None:
     with engine.begin() as connection:
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, "head")
+
+
+def shown(url: str) -> str:
+    """The URL as it may be shown (no password)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return repr(url)
+
+
+def missing_sqlite_file(url: str) -> Path | None:
+    """The SQLite file ``url`` names when it does not exist (None: it exists, or not SQLite,
+    or in memory)."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database)
+    return None if path.is_file() else path
+
+
+def head_revisions() -> set[str]:
+    """The schema revisions this software's migrations end at."""
+    return set(ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads())
+
+
+def open_existing(url: str, *, create_with: str) -> Engine:
+    """An engine on the existing database at ``url``, at this software's schema revision.
+
+    Never creates anything: a missing SQLite file, an empty database or one at another
+    revision is a `DatabaseNotReady` saying to run ``create_with`` (a command line)."""
+    try:
+        missing = missing_sqlite_file(url)
+    except ArgumentError:
+        raise DatabaseNotReady(f"{url!r} is not a database URL") from None
+    if missing is not None:
+        raise DatabaseNotReady(f"database {shown(url)}: no such SQLite file {missing} (a"
+                               f" mistyped URL?); to create it run `{create_with}`")
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            current = MigrationContext.configure(connection).get_current_revision()
+    except BaseException:
+        engine.dispose()
+        raise
+    heads = head_revisions()
+    if current in heads:
+        return engine
+    engine.dispose()
+    if current is None:
+        raise DatabaseNotReady(f"database {shown(url)} is empty (no showdown schema): to"
+                               f" create it run `{create_with}`")
+    raise DatabaseNotReady(f"database {shown(url)} is at schema revision {current}; this"
+                           f" software needs {', '.join(sorted(heads))}: to upgrade it run"
+                           f" `{create_with}`")

@@ -1,14 +1,18 @@
 """The registration desk over HTTP: the `showdown desk` operations as a small JSON API.
 
 `desk_routes(...)` returns Starlette routes that the leaderboard service mounts under
-``/api/desk``. Every request carries ``Authorization: Bearer <token>`` (the desk token from
-the service's config; compared in constant time); every change names its operator in the
-JSON field ``actor``. Answers are JSON: 200/201 with the result, 400 with ``error`` for bad
-input, 401 without the token, 403 with ``reasons`` when a person is refused on eligibility
-(the refusal is recorded), 404 for an unknown id, 409 on a conflict with the state (seat
-taken, buy-in window closed, already done), 502 when a command is recorded but the broker
-cannot be reached (the answer says so; nothing is undone).
+``/api/desk``. A person signs in with ``POST /session`` {staff_id, passphrase} and every
+other request carries ``Authorization: Bearer <session token>``; the action is recorded
+under that person, checked against the permission matrix (leaderboard.desk_roles), and a
+body naming an ``actor`` is refused (docs/desk-auth.md). Answers are JSON: 200/201 with the
+result, 400 with ``error`` for bad input, 401 with ``reason`` without a valid session, 403
+with ``role_needed`` when the person's role may not take the action, 403 with ``reasons``
+when a patron is refused on eligibility (the refusal is recorded), 404 for an unknown id,
+409 on a conflict with the state (seat taken, buy-in window closed, already done), 502 when a
+command is recorded but the broker cannot be reached (the answer says so; nothing is undone).
 
+    POST /session            {staff_id, passphrase}      sign in (201, the token)
+    GET  /session            DELETE /session             who is signed in | sign out
     POST /patrons            {name, id_kind, id_number, birth_date[, rewards_card, pin]}
     GET  /patrons/{id}                                                  a patron and entries
     POST /check              {patron_id} | {id_number, name, birth_date}
@@ -43,7 +47,6 @@ with its ``hold_id``; a buy-in or seating held answers 409 with it.
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -69,16 +72,19 @@ from leaderboard.desk import (
 )
 from leaderboard.desk_api_console import ConsoleApi
 from leaderboard.desk_api_identity import IdentityApi
+from leaderboard.desk_api_session import SessionApi, unauthorised
+from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
+from leaderboard.desk_policy import AuthPolicy
+from leaderboard.desk_roles import PERMISSIONS
 from leaderboard.desk_sender import CommandSender, SendError
-from leaderboard.eligibility import EligibilityError, parse_list
+from leaderboard.eligibility import parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
 from runtime.errors import one_line
 
-__all__ = ["MIN_TOKEN_LENGTH", "desk_routes"]
+__all__ = ["desk_routes"]
 
-MIN_TOKEN_LENGTH: Final = 16
 _MAX_BODY: Final = 2 * 1024 * 1024  # a list upload of some tens of thousands of rows
 _log = structlog.get_logger("leaderboard.desk_api")
 
@@ -122,20 +128,21 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
 
 
 class _DeskApi:
-    """The endpoints, sharing the engine, settings, sender, clock and token."""
+    """The endpoints, sharing the engine, settings, sender and clock."""
 
     def __init__(self, engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                 clock: WallClock, token: str) -> None:
+                 clock: WallClock) -> None:
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.settings = settings
         self.sender = sender
         self.clock = clock
-        self._token = token.encode()
 
-    def _authorised(self, request: Request) -> bool:
+    def _authorised(self, request: Request, action: str) -> str:
+        """The signed-in person's staff id, when their session may take ``action``."""
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and secrets.compare_digest(
-            given.strip().encode(), self._token)
+        token = given.strip() if scheme.lower() == "bearer" else None
+        with self.sessions() as session:
+            return authorise(session, self.clock, token, action).staff_id
 
     async def _body(self, request: Request) -> Body:
         if request.method == "GET":
@@ -161,15 +168,22 @@ class _DeskApi:
                 session.rollback()
                 raise
 
-    def endpoint(self, operation: Operation) -> Callable[[Request], Awaitable[Response]]:
-        """Wrap an operation: authenticate, parse, run off the event loop, send, map errors."""
+    def endpoint(self, action: str, operation: Operation
+                 ) -> Callable[[Request], Awaitable[Response]]:
+        """Wrap the operation of ``action`` (a name in leaderboard.desk_roles.PERMISSIONS):
+        authenticate and authorise, parse, run off the event loop, send, map errors."""
+        if action not in PERMISSIONS:
+            raise KeyError(f"desk action {action!r} is not in leaderboard.desk_roles")
+
         async def handle(request: Request) -> Response:
-            if not self._authorised(request):
-                return JSONResponse({"error": "a valid desk token is required"},
-                                    status_code=401, headers={"WWW-Authenticate": "Bearer"})
             try:
-                body = await self._body(request)
+                staff_id = await run_in_threadpool(self._authorised, request, action)
+                body = (await self._body(request)).signed_in(staff_id)
                 result = await run_in_threadpool(self._run, operation, body, request)
+            except SignInRefused as exc:
+                return unauthorised(exc)
+            except RoleRefused as exc:
+                return _error(403, str(exc), role_needed=exc.needed)
             except desk.Refused as exc:
                 return _error(403, str(exc), reasons=list(exc.verdict.reasons),
                               refusal_id=exc.refusal_id)
@@ -391,57 +405,62 @@ class _DeskApi:
 
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                clock: WallClock, *, token: str) -> list[Route]:
-    """The desk API's routes (mount them under /api/desk); `token` is the bearer token."""
-    if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_LENGTH:
-        raise EligibilityError(
-            f"the desk API token must be at least {MIN_TOKEN_LENGTH} characters"
-            " (e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
-    api = _DeskApi(engine, settings, sender, clock, token.strip())
+                clock: WallClock, *, policy: AuthPolicy | None = None) -> list[Route]:
+    """The desk API's routes (mount them under /api/desk); people sign in at /session under
+    ``policy`` (the house's lock-out and session rules; default: AuthPolicy's)."""
+    api = _DeskApi(engine, settings, sender, clock)
     c = ConsoleApi(settings, clock)
     i = IdentityApi(settings, clock)
+    signin = SessionApi(api.sessions, clock, api._body, policy or AuthPolicy())
     e = api.endpoint
     return [
-        Route("/patrons/{patron_id}/documents", e(i.add_document), methods=["POST"]),
-        Route("/holds", e(i.holds), methods=["GET"]),
-        Route("/holds/{hold_id}/approve", e(i.approve), methods=["POST"]),
-        Route("/holds/{hold_id}/refuse", e(i.refuse), methods=["POST"]),
-        Route("/disqualifications", e(i.disqualify), methods=["POST"]),
-        Route("/fees", e(i.fees), methods=["GET"]),
-        Route("/patrons", e(api.register), methods=["POST"]),
-        Route("/patrons/{patron_id}", e(api.patron), methods=["GET"]),
-        Route("/check", e(api.check), methods=["POST"]),
-        Route("/lists", e(api.import_list), methods=["POST"]),
-        Route("/entries", e(api.buy), methods=["POST"]),
-        Route("/heats", e(api.open_heat), methods=["POST"]),
-        Route("/heats/close", e(api.close_heat), methods=["POST"]),
-        Route("/seatings", e(api.seat), methods=["POST"]),
-        Route("/unseatings", e(api.unseat), methods=["POST"]),
-        Route("/refunds", e(api.refund), methods=["POST"]),
-        Route("/score-voids", e(api.void_score), methods=["POST"]),
-        Route("/score-corrections", e(api.correct_score), methods=["POST"]),
-        Route("/table-faults", e(api.table_fault), methods=["POST"]),
-        Route("/commands/{seq}/resend", e(api.resend), methods=["POST"]),
-        Route("/places/{stage}", e(api.places), methods=["GET"]),
-        Route("/places/{stage}", e(api.allocate), methods=["POST"]),
-        Route("/proxies", e(api.proxy), methods=["POST"]),
-        Route("/seat-choices", e(api.choose_seat), methods=["POST"]),
-        Route("/draws", e(api.draw), methods=["POST"]),
-        Route("/draws/{draw_id}/replay", e(api.replay), methods=["GET"]),
-        Route("/prizes", e(api.prizes), methods=["GET"]),
-        Route("/prizes", e(api.award), methods=["POST"]),
-        Route("/prizes/{award_id}/claim", e(api.claim), methods=["POST"]),
-        Route("/audit", e(api.audit), methods=["GET"]),
-        Route("/staff", e(c.enrol), methods=["POST"]),
-        Route("/staff", e(c.members), methods=["GET"]),
-        Route("/staff/roster", e(c.send_roster), methods=["POST"]),
-        Route("/staff/{staff_id}/disable", e(c.disable), methods=["POST"]),
-        Route("/staff/{staff_id}/enable", e(c.enable), methods=["POST"]),
-        Route("/staff/{staff_id}/pin", e(c.pin), methods=["POST"]),
-        Route("/staff/{staff_id}/card", e(c.card), methods=["POST"]),
-        Route("/patrons/{patron_id}/credentials", e(c.credentials), methods=["POST"]),
-        Route("/acknowledgements", e(c.acknowledge), methods=["POST"]),
-        Route("/disputes", e(c.disputes), methods=["GET"]),
-        Route("/dispute-resolutions", e(c.resolve), methods=["POST"]),
-        Route("/payouts", e(c.payouts), methods=["GET"]),
+        Route("/session", signin.sign_in, methods=["POST"]),
+        Route("/session", signin.whoami, methods=["GET"]),
+        Route("/session", signin.sign_out, methods=["DELETE"]),
+        Route("/patrons/{patron_id}/documents", e("patron.document_add", i.add_document),
+              methods=["POST"]),
+        Route("/holds", e("holds.show", i.holds), methods=["GET"]),
+        Route("/holds/{hold_id}/approve", e("hold.approve", i.approve), methods=["POST"]),
+        Route("/holds/{hold_id}/refuse", e("hold.refuse", i.refuse), methods=["POST"]),
+        Route("/disqualifications", e("patron.disqualify", i.disqualify), methods=["POST"]),
+        Route("/fees", e("fees.show", i.fees), methods=["GET"]),
+        Route("/patrons", e("patron.register", api.register), methods=["POST"]),
+        Route("/patrons/{patron_id}", e("patron.show", api.patron), methods=["GET"]),
+        Route("/check", e("eligibility.check", api.check), methods=["POST"]),
+        Route("/lists", e("lists.import", api.import_list), methods=["POST"]),
+        Route("/entries", e("entry.buy", api.buy), methods=["POST"]),
+        Route("/heats", e("heat.open", api.open_heat), methods=["POST"]),
+        Route("/heats/close", e("heat.close", api.close_heat), methods=["POST"]),
+        Route("/seatings", e("entry.seat", api.seat), methods=["POST"]),
+        Route("/unseatings", e("entry.unseat", api.unseat), methods=["POST"]),
+        Route("/refunds", e("entry.refund", api.refund), methods=["POST"]),
+        Route("/score-voids", e("score.void", api.void_score), methods=["POST"]),
+        Route("/score-corrections", e("score.correct", api.correct_score), methods=["POST"]),
+        Route("/table-faults", e("table.fault", api.table_fault), methods=["POST"]),
+        Route("/commands/{seq}/resend", e("command.resend", api.resend), methods=["POST"]),
+        Route("/places/{stage}", e("places.show", api.places), methods=["GET"]),
+        Route("/places/{stage}", e("places.allocate", api.allocate), methods=["POST"]),
+        Route("/proxies", e("place.proxy", api.proxy), methods=["POST"]),
+        Route("/seat-choices", e("place.choose_seat", api.choose_seat), methods=["POST"]),
+        Route("/draws", e("draw.final", api.draw), methods=["POST"]),
+        Route("/draws/{draw_id}/replay", e("draw.replay", api.replay), methods=["GET"]),
+        Route("/prizes", e("prizes.show", api.prizes), methods=["GET"]),
+        Route("/prizes", e("prize.award", api.award), methods=["POST"]),
+        Route("/prizes/{award_id}/claim", e("prize.claim", api.claim), methods=["POST"]),
+        Route("/audit", e("audit.show", api.audit), methods=["GET"]),
+        Route("/staff", e("staff.enrol", c.enrol), methods=["POST"]),
+        Route("/staff", e("staff.list", c.members), methods=["GET"]),
+        Route("/staff/roster", e("staff.send_roster", c.send_roster), methods=["POST"]),
+        Route("/staff/{staff_id}/disable", e("staff.disable", c.disable), methods=["POST"]),
+        Route("/staff/{staff_id}/enable", e("staff.enable", c.enable), methods=["POST"]),
+        Route("/staff/{staff_id}/pin", e("staff.pin", c.pin), methods=["POST"]),
+        Route("/staff/{staff_id}/card", e("staff.card", c.card), methods=["POST"]),
+        Route("/patrons/{patron_id}/credentials", e("patron.credentials", c.credentials),
+              methods=["POST"]),
+        Route("/staff/{staff_id}/passphrase", e("passphrase.own", signin.passphrase),
+              methods=["POST"]),
+        Route("/acknowledgements", e("score.acknowledge", c.acknowledge), methods=["POST"]),
+        Route("/disputes", e("disputes.show", c.disputes), methods=["GET"]),
+        Route("/dispute-resolutions", e("dispute.resolve", c.resolve), methods=["POST"]),
+        Route("/payouts", e("payouts.show", c.payouts), methods=["GET"]),
     ]

@@ -1,7 +1,7 @@
 """The desk API's operations for the tables' consoles (issue 12), mounted with the others
 under ``/api/desk`` by `leaderboard.desk_api.desk_routes`:
 
-    POST /staff                  {staff_id, name, role[, pin][, card]}   enrol (201)
+    POST /staff                  {staff_id, name, role[, pin][, card][, passphrase]}  enrol
     GET  /staff                                                          the members (no hashes)
     POST /staff/{id}/disable     POST /staff/{id}/enable                 raise the roster version
     POST /staff/{id}/pin         {pin}        POST /staff/{id}/card {card}
@@ -12,7 +12,7 @@ under ``/api/desk`` by `leaderboard.desk_api.desk_routes`:
     GET  /payouts?overridden=1
 
 A PIN or card number in a request is hashed at once and never repeated in an answer, a log
-or the audit. Every change names its operator in ``actor``.
+or the audit. Every change is recorded under the signed-in person (leaderboard.desk_auth).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ __all__ = ["ConsoleApi"]
 
 def _staff(v: StaffView) -> dict[str, Any]:
     return {"staff_id": v.staff_id, "name": v.name, "role": v.role, "active": v.active,
-            "pin": v.has_pin, "card": v.has_card, "enrolled_at": iso(v.enrolled_at),
+            "pin": v.has_pin, "card": v.has_card, "passphrase": v.has_passphrase,
+            "enrolled_at": iso(v.enrolled_at),
             "changed_at": iso(v.changed_at), "roster_version": v.roster_version}
 
 
@@ -60,10 +61,11 @@ class ConsoleApi:
         self.clock = clock
 
     def enrol(self, s: Session, b: Body, _: Request) -> Result:
-        """Enrol a dealer or supervisor."""
+        """Enrol a dealer, clerk, supervisor or manager."""
         view = desk.enrol_staff(s, self.clock, actor=b.actor, staff_id=b.text("staff_id"),
                                 name=b.text("name"), role=b.text("role"),
                                 pin=b.optional_text("pin"), card=b.optional_text("card"),
+                                desk_passphrase=b.optional_text("passphrase"),
                                 why=b.optional_text("why"))
         return Result(_staff(view), status=201)
 

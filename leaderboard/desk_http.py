@@ -35,8 +35,17 @@ class Result:
 class Body:
     """Typed access to a request's JSON object; every problem is a BadRequest naming the field."""
 
-    def __init__(self, data: Mapping[str, Any]) -> None:
+    def __init__(self, data: Mapping[str, Any], *, actor: str | None = None) -> None:
         self.data = data
+        self._actor = actor
+
+    def signed_in(self, staff_id: str) -> Body:
+        """This body as acted on by the signed-in ``staff_id``; a body naming an ``actor`` of
+        its own is refused (the actor is always the session's person)."""
+        if "actor" in self.data:
+            raise BadRequest("field 'actor': not accepted: the action is recorded under the"
+                             " signed-in person (the session's); remove the field")
+        return Body(self.data, actor=staff_id)
 
     def text(self, key: str) -> str:
         """A non-empty string field, stripped."""
@@ -80,8 +89,10 @@ class Body:
 
     @property
     def actor(self) -> str:
-        """Who performs the action (the operator)."""
-        return self.text("actor")
+        """Who performs the action: the signed-in person (`signed_in`)."""
+        if self._actor is None:
+            raise RuntimeError("a desk operation ran without a signed-in person")
+        return self._actor
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -34,9 +34,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
-    "AuditEntry", "Base", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "IdentityHold",
-    "Message", "Patron", "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy", "Refusal",
-    "Rejection", "RosterState", "Score", "StaffRecord", "TableProgress", "TableRecord",
+    "AuditEntry", "Base", "DeskSession", "Dispute", "Draw", "Entry", "Exclusion", "Hand",
+    "IdentityHold", "Message", "Patron", "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy",
+    "Refusal", "Rejection", "RosterState", "Score", "StaffRecord", "TableProgress", "TableRecord",
 ]
 
 Cents = BigInteger
@@ -323,12 +323,33 @@ class StaffRecord(Base):
     __tablename__ = "staff"
     staff_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
-    role: Mapped[str] = mapped_column(String(16))  # dealer | supervisor
+    role: Mapped[str] = mapped_column(String(16))  # dealer | clerk | supervisor | manager
     pin_hash: Mapped[str | None] = mapped_column(String(200))
     card_hash: Mapped[str | None] = mapped_column(String(200))  # with the roster's card salt
     active: Mapped[bool] = mapped_column(Boolean, default=True)
     enrolled_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     changed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # The desk sign-in (revision 0005): the passphrase's hash and the lock-out's state.
+    desk_hash: Mapped[str | None] = mapped_column(String(200))
+    desk_failures: Mapped[int] = mapped_column(Integer, default=0, server_default=text("0"))
+    desk_failed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    desk_locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class DeskSession(Base):
+    """A desk sign-in: the SHA-256 of its random token (never the token), whose it is, its
+    absolute expiry and idle timeout, and when and why it ended (revision 0005)."""
+
+    __tablename__ = "desk_sessions"
+    token_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    staff_id: Mapped[str] = mapped_column(ForeignKey("staff.staff_id"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    last_seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    idle_seconds: Mapped[int] = mapped_column(Integer)
+    client: Mapped[str] = mapped_column(String(40))  # api | cli | demo
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ended_why: Mapped[str | None] = mapped_column(String(40))  # signed_out | ...
 
 
 class RosterState(Base):

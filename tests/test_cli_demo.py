@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import sqlalchemy as sa
 
 from controller.cli import main
 from tests import services
@@ -106,6 +107,18 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
     assert _floor_summary(out) == (2, 4, 3, 1, 1, 0)
     assert {"leaderboard.toml", "tournament-demo.toml", "t01", "t02"} <= set(kept)
     assert "leaderboard.sqlite3" not in kept  # the scores went to PostgreSQL
+    # Every desk action is recorded under the person whose session took it.
+    engine = database_url.engine()
+    with engine.connect() as connection:
+        actors = dict(connection.execute(sa.text(
+            "SELECT action, MIN(actor) || ' ' || MAX(actor) FROM audit"
+            " WHERE action IN ('patron.registered', 'entry.bought', 'heat.opened',"
+            " 'entry.seated', 'desk.signed_in') GROUP BY action")).all())
+    assert actors == {"patron.registered": "demo-clerk demo-clerk",
+                      "entry.bought": "demo-clerk demo-clerk",
+                      "entry.seated": "demo-clerk demo-clerk",
+                      "heat.opened": "demo-supervisor demo-supervisor",
+                      "desk.signed_in": "demo-clerk demo-supervisor"}, actors
 
 
 def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,

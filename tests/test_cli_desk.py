@@ -27,27 +27,53 @@ from tests.leaderboard.ingest_support import FakeTable, enroll
 from wire.signing import Signer
 
 GROUPS = ("staff", "patron", "dispute", "document", "hold")
+PASSPHRASE = "correct horse battery staple"  # noqa: S105 - a test credential
 ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
          "8001015009087", "--birth-date", "1980-01-01"]
 
 
 class Desk:
-    """Runs `showdown desk` on one database with a fixed clock and a recording sender."""
+    """Runs `showdown desk` on one database with a fixed clock and a recording sender, as
+    ``desk-1`` (the database's first manager, from `showdown desk init`), signed in with
+    `showdown desk login`; the desk config (``$SHOWDOWN_DESK_CONFIG``) names the database, so
+    no command takes more than its own arguments."""
 
-    def __init__(self, db: Database, capsys: pytest.CaptureFixture[str],
+    def __init__(self, db: Database, home: Path, capsys: pytest.CaptureFixture[str],
                  monkeypatch: pytest.MonkeyPatch) -> None:
         self.db, self.capsys = db, capsys
         self.clock = FakeClock(local(2026, 7, 3, 14, 0))
         self.sender = RecordingSender(venue="gold-reef", signer=Signer.generate("desk-a"))
         monkeypatch.setattr(desk_cli, "now", self.clock)
         monkeypatch.setattr(desk_cli, "make_sender", lambda _args: self.sender)
+        home.mkdir()
+        config = home / "desk.toml"
+        config.write_text(f'[desk]\ndatabase = "{db.url}"\nvenue = "gold-reef"\n')
+        monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(config))
+        monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+        self.passphrase = home / "desk-1.passphrase"
+        self.passphrase.write_text(f"{PASSPHRASE}\n")
+        self.signed_at: datetime | None = None
+        code, _, err = self.bare("init", "--staff-id", "desk-1", "--name", "Desk One",
+                                 "--passphrase-file", str(self.passphrase))
+        assert code == 0, err
 
-    def __call__(self, *args: str) -> tuple[int, str, str]:
-        words = 2 if args[0] in GROUPS else 1  # `desk staff add ...`: the options follow both
-        code = main(["desk", *args[:words], "--db", self.db.url, "--by", "desk-1",
-                     *args[words:]])
+    def bare(self, *args: str) -> tuple[int, str, str]:
+        """`showdown desk ARGS` as it is."""
+        code = main(["desk", *args])
         out, err = self.capsys.readouterr()
         return code, out, err
+
+    def login(self, staff_id: str = "desk-1", passphrase: Path | None = None) -> None:
+        """Sign in (again: the tests move the clock by days, past a session's end)."""
+        code, _, err = self.bare("login", "--staff", staff_id, "--password-file",
+                                 str(passphrase or self.passphrase))
+        assert code == 0, err
+        self.signed_at = self.clock.now
+
+    def __call__(self, *args: str) -> tuple[int, str, str]:
+        if self.signed_at != self.clock.now:
+            self.login()
+        return self.bare(*args)
 
     def json(self, *args: str) -> Any:
         code, out, err = self(*args, "--json")
@@ -56,9 +82,9 @@ class Desk:
 
 
 @pytest.fixture
-def run(database_url: Database, capsys: pytest.CaptureFixture[str],
+def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(database_url, capsys, monkeypatch)
+    return Desk(database_url, tmp_path / "desk-home", capsys, monkeypatch)
 
 
 def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
@@ -228,16 +254,18 @@ class _Unreachable:
         raise SendError(f"{command.command} seq {command.seq}: the broker is unreachable")
 
 
-def test_sending_needs_the_desk_key(database_url: Database, capsys: pytest.CaptureFixture[str],
-                                    tmp_path: Path) -> None:
-    code = main(["desk", "open-heat", "--db", database_url.url, "--table", "t01", "--stage",
-                 "qualifying", "--by", "desk-1"])
-    _, err = capsys.readouterr()
-    assert code == EXIT_ERROR and "needs --key" in err
-    code = main(["desk", "open-heat", "--db", database_url.url, "--table", "t01", "--stage",
-                 "qualifying", "--key", str(tmp_path / "none.key"), "--venue", "gold-reef"])
-    _, err = capsys.readouterr()
-    assert code == EXIT_ERROR and "none.key" in err and err.count("\n") == 1
+def test_sending_needs_the_desk_key(run: Desk, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.undo()  # the real sender, and no fake clock
+    monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(tmp_path / "desk-home" / "desk.toml"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "desk-home" / "state"))
+    run.login()
+    code, _, err = run.bare("open-heat", "--table", "t01", "--stage", "qualifying")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert f"{tmp_path / 'desk-home' / 'desk.toml'}: desk.signing_key" in err
+    code, _, err = run.bare("open-heat", "--table", "t01", "--stage", "qualifying", "--key",
+                            str(tmp_path / "none.key"))
+    assert code == EXIT_ERROR and "--key" in err and "none.key" in err and err.count("\n") == 1
 
 
 def test_places_draw_replay_and_prizes(run: Desk) -> None:
@@ -286,14 +314,24 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
 
 def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shipped development config: var/leaderboard.sqlite under the working directory.
     monkeypatch.chdir(tmp_path)
-    assert main(["desk", "audit"]) == 0
+    monkeypatch.delenv("SHOWDOWN_DESK_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    assert main(["desk", "audit"]) == EXIT_ERROR
+    assert "no such SQLite file" in capsys.readouterr().err
+    assert not (tmp_path / "var").exists()
+    (tmp_path / "pass").write_text(PASSPHRASE)
+    assert main(["desk", "init", "--staff-id", "M1", "--name", "M. One", "--passphrase-file",
+                 str(tmp_path / "pass")]) == 0
     assert (tmp_path / "var" / "leaderboard.sqlite").is_file()
     capsys.readouterr()
     assert main(["desk", "audit", "--db", "not a url"]) == EXIT_ERROR
     assert "is not a database URL" in capsys.readouterr().err
+    assert main(["desk", "login", "--staff", "M1", "--password-file",
+                 str(tmp_path / "pass")]) == 0
     monkeypatch.setattr(desk_cli, "now", lambda: datetime(2026, 7, 3, 12, 0))
-    code = main(["desk", "register", *ADULT, "--by", "x"])
+    code = main(["desk", "register", *ADULT])
     assert code == EXIT_ERROR
     assert "without a time zone" in capsys.readouterr().err
 
@@ -308,7 +346,7 @@ def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
     code, out, err = run("staff", "add", "--staff-id", "D12", "--name", "Nandi Dlamini",
                          "--role", "dealer", "--pin-file", str(pin_file), "--card", "04A1B2C3")
     assert (code, out) == (0, "D12 Nandi Dlamini (dealer, PIN and card): enrolled; roster"
-                              " version 1 (send it to the tables: showdown desk staff send)\n"), err
+                              " version 2 (send it to the tables: showdown desk staff send)\n"), err
     typed = iter(["99887766", "99887766", "1234", "4321"])
     monkeypatch.setattr(desk_cli.getpass, "getpass", lambda _prompt: next(typed))
     code, _, err = run("staff", "add", "--staff-id", "S1", "--name", "Sipho", "--role",
@@ -321,22 +359,23 @@ def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
                        "dealer", "--card", "0011AABB")  # a card alone: nothing is asked
     assert code == 0, err
     listed = run.json("staff", "list")
-    assert [(m["staff_id"], m["has_pin"], m["has_card"], m["roster_version"])
-            for m in listed] == [("C1", False, True, 3), ("D12", True, True, 3),
-                                 ("S1", True, False, 3)]
+    assert [(m["staff_id"], m["has_pin"], m["has_card"], m["has_passphrase"],
+             m["roster_version"]) for m in listed] == [
+        ("C1", False, True, False, 4), ("D12", True, True, False, 4),
+        ("S1", True, False, False, 4), ("desk-1", False, False, True, 4)]
     assert "4821" not in json.dumps(listed) and "scrypt" not in json.dumps(listed)
     code, out, _ = run("staff", "disable", "C1")
-    assert code == 0 and "C1 Card Only (dealer, card, DISABLED): disabled; roster version 4" \
+    assert code == 0 and "C1 Card Only (dealer, card, DISABLED): disabled; roster version 5" \
         in out
     with migrated(run.db) as engine:
         enroll(engine, FakeTable("t01"), FakeTable("t02"))
     sent = run.json("staff", "send")
-    assert (sent["roster_version"], [s["table"] for s in sent["sent"]]) == (4, ["t01", "t02"])
+    assert (sent["roster_version"], [s["table"] for s in sent["sent"]]) == (5, ["t01", "t02"])
     assert [c.command for c in run.sender.commands] == [StaffRoster.NAME] * 2
     body = json.dumps(run.sender.commands[0].body("desk-a"))
     assert "4821" not in body and "99887766" not in body and "04A1B2C3" not in body
     code, out, _ = run("staff", "send", "--table", "t02")
-    assert (code, out) == (0, "staff roster version 4 sent to table t02 (seq"
+    assert (code, out) == (0, "staff roster version 5 sent to table t02 (seq"
                               f" {run.sender.commands[-1].seq})\n")
 
     for args, words in (

@@ -14,9 +14,9 @@ from tests.test_cli_desk import ADULT, Desk
 
 
 @pytest.fixture
-def run(database_url: Database, capsys: pytest.CaptureFixture[str],
+def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(database_url, capsys, monkeypatch)
+    return Desk(database_url, tmp_path / "desk-home", capsys, monkeypatch)
 
 
 def test_payment_is_required_and_fees_are_listed(run: Desk) -> None:
@@ -50,8 +50,20 @@ def test_a_possible_match_is_held_listed_and_approved_by_a_supervisor(
     assert code == 0 and out.startswith(f"hold 1 patron {pid} (registration):") and "OPEN" in out
     code, _, err = run("hold", "approve", "1")
     assert code == EXIT_ERROR and "say why" in err
-    code, out, _ = run("hold", "approve", "1", "--by", "S-night", "--why", "ID photo differs")
+    code, _, err = run("staff", "add", "--staff-id", "C-day", "--name", "Day Clerk", "--role",
+                       "clerk", "--passphrase-file", str(run.passphrase))
+    assert code == 0, err
+    run.login("C-day")
+    code, _, err = run.bare("hold", "approve", "1", "--why", "ID photo differs")
+    assert code == EXIT_ERROR and "needs a supervisor or manager" in err
+    run.login()
+    code, _, err = run("staff", "add", "--staff-id", "S-night", "--name", "Night Supervisor",
+                       "--role", "supervisor", "--passphrase-file", str(run.passphrase))
+    assert code == 0, err
+    run.login("S-night")
+    code, out, _ = run.bare("hold", "approve", "1", "--why", "ID photo differs")
     assert code == 0 and "approved by S-night" in out and "ID photo differs" in out
+    run.login()
     assert run("holds", "--open")[1] == "no holds\n"
     assert run("buy", "--patron", pid, "--payment", "cash")[0] == 0
     code, out, _ = run("document", "add", "--patron", pid, "--kind", "passport", "--number",

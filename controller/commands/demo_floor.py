@@ -60,6 +60,8 @@ from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.disputes import resolve_dispute
+from leaderboard.desk_auth import authorise, init_first_manager, sign_in, sign_out
+from leaderboard.desk_roles import allowed
 from leaderboard.models import Dispute, Entry, Score
 from leaderboard.projections import WITHDRAWN
 from runtime.clocks import utc_now
@@ -82,7 +84,11 @@ __all__ = ["FloorPlan", "FloorReport", "SimulatedFloor", "demo_tournament"]
 DISPUTE_NOTE = "I think my last hand was paid short; the supervisor showed me the record"
 DISPUTE_RULING = "hand record and payout check reviewed with the participant: score stands"
 
-DESK_ACTOR: Final = "demo-desk"
+# The desk's people: the demo's database is new, so its first manager is enrolled as
+# `showdown desk init` does, and enrols a clerk and a pit supervisor; each signs in (a
+# passphrase drawn for the run and forgotten) and acts under their own session.
+DESK_MANAGER: Final = "demo-manager"
+DESK_STAFF: Final = (("demo-clerk", "clerk"), ("demo-supervisor", "supervisor"))
 LEADERBOARD_KEY_ID: Final = "leaderboard"
 _SCORE_WAIT_S: Final = 60.0
 _T = TypeVar("_T")
@@ -137,6 +143,7 @@ class SimulatedFloor:
         self._names: dict[str, str] = {}  # patron id -> name
         self._seated: dict[str, list[tuple[str, str]]] = {}  # table -> (entry, patron) in play
         self._faults_shown: dict[str, int] = {}  # table -> fault lines printed
+        self._tokens: dict[str, str] = {}  # the desk staff's session tokens
 
     # ---- files ------------------------------------------------------------------------
 
@@ -148,9 +155,6 @@ class SimulatedFloor:
                                               now), encoding="utf-8")
         lb_key = Signer.generate(LEADERBOARD_KEY_ID)
         save_private_key(lb_key, d / "leaderboard.key")
-        token = d / "desk-token"
-        token.write_text(secrets.token_hex(32), encoding="utf-8")
-        token.chmod(0o600)
         config_dir = default_tournament_path().parent
         tables: dict[str, Path] = {}
         table_keys: dict[str, str] = {}
@@ -218,6 +222,7 @@ class SimulatedFloor:
             self.out(f"  JSON API         : {url}api/standings")
             self.out(f"  {kind:<17}: {broker}")
             self.out(f"  files            : {self.plan.directory}")
+            await asyncio.to_thread(self._sign_in_desk)
             await self._register()
             await self._tables(stop, table_files)
             await self._summary()
@@ -242,10 +247,38 @@ class SimulatedFloor:
             raise RuntimeError("the leaderboard service is not running")
         return engine
 
-    def _desk(self, work: Callable[[Session, TournamentSettings], _T]) -> _T:
+    def _desk(self, action: str, work: Callable[[Session, TournamentSettings, str], _T]) -> _T:
+        """Run ``work`` as the desk person whose role may take ``action`` (a clerk where a
+        clerk may, else the supervisor), checked and recorded through their session."""
+        assert self._settings is not None
+        staff_id = next(s for s, role in DESK_STAFF if allowed(role, action))
+        with Session(self._engine()) as session:
+            actor = authorise(session, utc_now, self._tokens[staff_id], action).staff_id
+            return work(session, self._settings, actor)
+
+    def _read(self, read: Callable[[Session, TournamentSettings], _T]) -> _T:
+        """What the demo's narrator reads in the central database (no desk action)."""
         assert self._settings is not None
         with Session(self._engine()) as session:
-            return work(session, self._settings)
+            return read(session, self._settings)
+
+    def _sign_in_desk(self) -> None:
+        """Enrol the desk's people (the first manager, who enrols the others) and sign each in."""
+        passwords = {s: secrets.token_urlsafe(18) for s, _ in ((DESK_MANAGER, ""), *DESK_STAFF)}
+        with Session(self._engine(), expire_on_commit=False) as session:
+            init_first_manager(session, utc_now, staff_id=DESK_MANAGER, name="Demo Manager",
+                               passphrase_text=passwords[DESK_MANAGER])
+            manager = sign_in(session, utc_now, staff_id=DESK_MANAGER,
+                              passphrase_text=passwords[DESK_MANAGER], client="demo").token
+            for staff_id, role in DESK_STAFF:
+                actor = authorise(session, utc_now, manager, "staff.enrol").staff_id
+                desk.enrol_staff(session, utc_now, actor=actor, staff_id=staff_id,
+                                 name=staff_id.replace("-", " ").title(), role=role,
+                                 desk_passphrase=passwords[staff_id])
+                self._tokens[staff_id] = sign_in(session, utc_now, staff_id=staff_id,
+                                                 passphrase_text=passwords[staff_id],
+                                                 client="demo").token
+            sign_out(session, utc_now, manager)
 
     async def _register(self) -> None:
         plan = self.plan
@@ -254,10 +287,11 @@ class SimulatedFloor:
         today = datetime.now(settings.tz).date()
         people = make_patrons(plan.tables * plan.players + 2, rng=self._rng, today=today)
 
-        def register(session: Session, s: TournamentSettings, person: SimPatron) -> str | None:
+        def register(session: Session, s: TournamentSettings, actor: str,
+                     person: SimPatron) -> str | None:
             try:
                 patron = desk.register_patron(
-                    session, s, utc_now, actor=DESK_ACTOR, name=person.name,
+                    session, s, utc_now, actor=actor, name=person.name,
                     id_kind=person.id_kind, id_number=person.id_number,
                     birth_date=person.birth_date)
             except desk.Refused as exc:
@@ -266,7 +300,8 @@ class SimulatedFloor:
             return patron.patron_id
 
         for person in people:
-            patron_id = await asyncio.to_thread(self._desk, partial(register, person=person))
+            patron_id = await asyncio.to_thread(self._desk, "patron.register",
+                                                partial(register, person=person))
             if patron_id is None:
                 self.out(f"desk: REFUSED {person.name} (born {person.birth_date}):"
                          f" {self.report.refused[-1].split(': ', 1)[1]}")
@@ -348,19 +383,21 @@ class SimulatedFloor:
                 await link.wait_subscribed()
         patrons = await pool.take(self.plan.players)
         try:
-            entries = [await asyncio.to_thread(self._desk, partial(_buy, patron_id=pid))
+            entries = [await asyncio.to_thread(self._desk, "entry.buy",
+                                               partial(_buy, patron_id=pid))
                        for pid, _ in patrons]
-            opened = await asyncio.to_thread(self._desk, lambda s, st: desk.open_heat(
-                s, st, utc_now, actor=DESK_ACTOR, table=table, stage=Stage.QUALIFYING))
+            opened = await asyncio.to_thread(self._desk, "heat.open", lambda s, st, by: (
+                desk.open_heat(s, st, utc_now, actor=by, table=table,
+                               stage=Stage.QUALIFYING)))
             await self._send(opened)
             heat_id = str(opened.args["heat_id"])
             await dealer.until(f"heat {heat_id} to open",
                                lambda status: status.get("heat") == heat_id)
             seats: dict[int, str] = {}
             for seat, entry in enumerate(entries, start=1):
-                seating = await asyncio.to_thread(self._desk, partial(
-                    desk.seat_entry, clock=utc_now, actor=DESK_ACTOR, entry_id=entry, table=table,
-                    seat=seat))
+                seating = await asyncio.to_thread(self._desk, "entry.seat", lambda s, st, by: (
+                    desk.seat_entry(s, st, utc_now, actor=by, entry_id=entry,  # noqa: B023
+                                    table=table, seat=seat)))  # noqa: B023
                 # The patron's rewards card and PIN, as hashes, for the acknowledgement.
                 proofs = await dealer.seat_proofs(entry)
                 await self._send(replace(seating.command,
@@ -392,8 +429,8 @@ class SimulatedFloor:
             return
         if str(seat) not in dealer.table.status().get("seats", {}):
             return  # the entry has already ended (its chips ran out)
-        command = await asyncio.to_thread(self._desk, lambda s, _st: desk.unseat_entry(
-            s, utc_now, actor=DESK_ACTOR, entry_id=entry, why=_LEAVES_WHY))
+        command = await asyncio.to_thread(self._desk, "entry.unseat", lambda s, _st, by: (
+            desk.unseat_entry(s, utc_now, actor=by, entry_id=entry, why=_LEAVES_WHY)))
         await self._send(command)
         await dealer.until(f"seat {seat} to be free",
                            lambda status: str(seat) not in status.get("seats", {}))
@@ -418,7 +455,7 @@ class SimulatedFloor:
         """What `read` finds in the central database, once `done` with it (polled)."""
         deadline = time.monotonic() + _SCORE_WAIT_S
         while True:
-            value = await asyncio.to_thread(self._desk, read)
+            value = await asyncio.to_thread(self._read, read)
             if done(value):
                 return value
             if time.monotonic() > deadline:
@@ -433,8 +470,9 @@ class SimulatedFloor:
 
         async def send(command: str, **args: Any) -> None:
             if command == StaffRoster.NAME:
-                await self._send(await asyncio.to_thread(self._desk, partial(
-                    _roster_command, table=table, args=args)))
+                await self._send(await asyncio.to_thread(
+                    self._desk, "staff.send_roster",
+                    partial(_roster_command, table=table, args=args)))
                 return
             if command != CloseHeat.NAME:
                 raise desk.DeskError(f"the floor's desk does not send {command} for the dealer")
@@ -448,12 +486,12 @@ class SimulatedFloor:
                          f" ({entry}) scored {format_rand(score)}, acknowledged by"
                          f" {method}{disputed}")
                 if note:  # the pit supervisor rules on it at the desk
-                    await asyncio.to_thread(self._desk, partial(
+                    await asyncio.to_thread(self._desk, "dispute.resolve", partial(
                         _resolve, entry_id=entry, resolution=DISPUTE_RULING))
                     self.out(f"{table}:   dispute of {entry} resolved at the desk:"
                              f" {DISPUTE_RULING}")
-            closed = await asyncio.to_thread(self._desk, lambda s, _st: desk.close_heat(
-                s, utc_now, actor=DESK_ACTOR, table=table))
+            closed = await asyncio.to_thread(self._desk, "heat.close", lambda s, _st, by: (
+                desk.close_heat(s, utc_now, actor=by, table=table)))
             await self._send(closed)
 
         return send
@@ -492,13 +530,13 @@ class SimulatedFloor:
         self.out("\n" + format_text(doc))
 
 
-def _roster_command(session: Session, settings: TournamentSettings, *, table: str,
+def _roster_command(session: Session, settings: TournamentSettings, by: str, *, table: str,
                     args: dict[str, Any]) -> desk.DeskCommand:
     """Record the sending of a table's staff roster in the desk's audit (who is enrolled,
     never their hashes); the command to send."""
     del settings
     roster = StaffRoster.decode(args)
-    actor = begin_action(session, DESK_ACTOR)
+    actor = begin_action(session, by)
     row = write_audit(session, desk_now(utc_now), actor, StaffRoster.NAME, detail={
         "table": table, "command": StaffRoster.NAME, "version": roster.version,
         "members": [{"staff_id": m.staff_id, "role": m.role} for m in roster.members]})
@@ -506,9 +544,9 @@ def _roster_command(session: Session, settings: TournamentSettings, *, table: st
     return desk.DeskCommand.of(seq=row.id, table=table, command=roster)
 
 
-def _buy(session: Session, settings: TournamentSettings, *, patron_id: str) -> str:
+def _buy(session: Session, settings: TournamentSettings, by: str, *, patron_id: str) -> str:
     """A desk buy-in for the patron; the new entry's id."""
-    return desk.buy_entry(session, settings, utc_now, actor=DESK_ACTOR,
+    return desk.buy_entry(session, settings, utc_now, actor=by,
                           patron_id=patron_id, payment="cash").entry_id
 
 
@@ -531,7 +569,8 @@ async def _first(awaitable: Any, task: asyncio.Task[Any] | None, stop: asyncio.E
         raise RuntimeError(f"{what} stopped before it was ready")
 
 
-def _resolve(session: Session, _: TournamentSettings, *, entry_id: str, resolution: str) -> None:
+def _resolve(session: Session, _: TournamentSettings, by: str, *, entry_id: str,
+             resolution: str) -> None:
     """The supervisor's ruling on a dispute, recorded at the desk (audited)."""
-    resolve_dispute(session, utc_now, actor=DESK_ACTOR, entry_id=entry_id,
+    resolve_dispute(session, utc_now, actor=by, entry_id=entry_id,
                     resolution=resolution)

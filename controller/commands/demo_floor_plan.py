@@ -124,7 +124,7 @@ signing_key = "leaderboard.key"
 [http]
 host = "{host}"
 port = {port}
-desk_token_file = "desk-token"
+desk_api = true
 [page]
 rows = 12
 names = "first_name_initial"

@@ -1,19 +1,22 @@
 """`showdown desk ...`: the tournament registration desk on the command line.
 
+    showdown desk init --staff-id M1 --name "P. Naidoo" [--passphrase-file F]   (once)
+    showdown desk login [--staff ID] [--password-file F]       showdown desk logout | whoami
+
     showdown desk register --name "A. Patron" --id-kind id_document --id-number 9001015009087
                            --birth-date 1990-01-01
     showdown desk import-list self_exclusion FILE.csv --source "NGB register" --date 2026-07-01
     showdown desk check --patron P-...        (or --id-number, --name, --birth-date)
     showdown desk buy --patron P-...
-    showdown desk open-heat --table t01 --stage qualifying  --key desk.key --venue gold-reef
-    showdown desk seat --entry E-... --table t01 --seat 3   --key desk.key --venue gold-reef
-    showdown desk unseat --entry E-... --why "left the table" --key desk.key --venue gold-reef
-    showdown desk close-heat --table t01                    --key desk.key --venue gold-reef
-    showdown desk table-fault --table t01 --why "shoe broken" --key desk.key --venue gold-reef
+    showdown desk open-heat --table t01 --stage qualifying
+    showdown desk seat --entry E-... --table t01 --seat 3
+    showdown desk unseat --entry E-... --why "left the table"
+    showdown desk close-heat --table t01
+    showdown desk table-fault --table t01 --why "shoe broken"
     showdown desk refund --entry E-... --why "bought by mistake"
     showdown desk void-score --entry E-... --why "dispute upheld: misdealt hand"
     showdown desk correct-score --entry E-... --score R1,500 --why "dispute upheld: miscount"
-    showdown desk resend SEQ                                --key desk.key --venue gold-reef
+    showdown desk resend SEQ
     showdown desk semis [--allocate]      showdown desk final [--allocate]
     showdown desk proxy --entry S-... --proxy P-...
     showdown desk choose-seat --entry S-... --heat 1 --seat 4
@@ -26,11 +29,13 @@ The tables' consoles (issue 12):
 
     showdown desk staff add --staff-id D12 --name "N. Dlamini" --role dealer
                             [--pin-file F | --pin (typed at a prompt)] [--card NUMBER]
+                            [--passphrase-file F | --passphrase]   (the desk: clerks and up)
     showdown desk staff list | disable ID | enable ID | pin ID [--pin-file F] | card ID NUMBER
-    showdown desk staff send [--table T]                    --key desk.key --venue gold-reef
+    showdown desk staff passphrase ID [--passphrase-file F]
+    showdown desk staff send [--table T]
     showdown desk register ... [--rewards-card N] [--pin-file F | --pin]
     showdown desk patron credentials --patron P-... [--rewards-card N] [--pin-file F | --pin]
-    showdown desk acknowledge --entry E-... --method desk_signature|desk_id_check  --key ...
+    showdown desk acknowledge --entry E-... --method desk_signature|desk_id_check
     showdown desk disputes [--open]     showdown desk dispute resolve --entry E-... --resolution T
     showdown desk payouts [--overridden]
 
@@ -43,9 +48,13 @@ Identities (issue 13):
     showdown desk disqualify --patron P-... --why "..."  --key ... (a supervisor; sends unseat)
     showdown desk fees                                             entry fees by payment method
 
-Every action takes ``--db URL`` (default: the SQLite file var/leaderboard.sqlite), migrates the
-database first, and records who did it (``--by``, default the login name) and why (``--why``).
-Commands to tables are signed with the desk's key and published on the table's cmd topic.
+Every action reads the desk config (``--config FILE``, else $SHOWDOWN_DESK_CONFIG, else
+config/desk.toml: database, broker, signing key, venue; docs/desk-config.md; the flags
+``--db``, ``--key``, ``--venue``, ``--broker`` ... override its keys), opens a database only
+if it exists and is migrated (`showdown desk init` creates it), runs as the person signed in
+with `showdown desk login` if their role may take the action (leaderboard.desk_roles), and
+records them and why (``--why``). Commands to tables are signed with the desk's key and
+published on the table's cmd topic.
 """
 
 from __future__ import annotations
@@ -58,11 +67,13 @@ from typing import Any
 
 from controller.commands import desk_actions as act
 from controller.commands import desk_identity
+from controller.commands import desk_login as login
 from controller.commands import desk_staff as console
 from game.money import InvalidAmount, parse_rand
-from game.staff import ROLES
 from game.tournament import Stage
 from leaderboard.desk import DESK_ACK_METHODS
+from leaderboard.desk_config import DESK_CONFIG_ENV
+from leaderboard.desk_roles import STAFF_ROLES
 from leaderboard.eligibility import ID_KINDS, LIST_KINDS
 from wire.topics import DEFAULT_ROOT
 
@@ -72,30 +83,37 @@ __all__ = ["register"]
 # ---- arguments ----------------------------------------------------------------------------
 
 
-def _common() -> argparse.ArgumentParser:
+def _base() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--db", metavar="URL", default=act.DEFAULT_DB,
-                   help=f"the leaderboard database (default {act.DEFAULT_DB})")
-    p.add_argument("--tournament", metavar="FILE", type=Path,
-                   help="tournament settings file (default: the one in force)")
-    p.add_argument("--by", metavar="NAME", default=None,
-                   help="who performs the action (default: the login name)")
-    p.add_argument("--why", metavar="TEXT", default=None, help="why, for the audit record")
+    p.add_argument("--config", metavar="FILE", type=Path, default=None,
+                   help=f"the desk config (default ${DESK_CONFIG_ENV}, else config/desk.toml)")
+    p.add_argument("--db", metavar="URL", default=None,
+                   help="the leaderboard database (default: the config's desk.database)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    return p
+
+
+def _common() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False, parents=[_base()])
+    p.add_argument("--tournament", metavar="FILE", type=Path,
+                   help="tournament settings file (default: the config's, else the one in"
+                   " force)")
+    p.add_argument("--why", metavar="TEXT", default=None, help="why, for the audit record")
     return p
 
 
 def _sending() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--key", metavar="PATH", type=Path,
-                   help="the desk's private signing key (showdown keys generate)")
-    p.add_argument("--venue", metavar="ID", help="the venue id of the tables' topics")
-    p.add_argument("--broker", metavar="HOST:PORT", default="127.0.0.1:1883",
-                   help="the MQTT broker (default 127.0.0.1:1883)")
+                   help="the desk's private signing key (default: the config's)")
+    p.add_argument("--venue", metavar="ID", help="the tables' venue id (default: the config's)")
+    p.add_argument("--broker", metavar="HOST:PORT", default=None,
+                   help="the MQTT broker (default: the config's)")
     p.add_argument("--username", metavar="NAME", help="MQTT user name")
     p.add_argument("--password-file", metavar="PATH", type=Path, help="MQTT password file")
     p.add_argument("--ca-file", metavar="PATH", type=Path, help="CA certificate (TLS)")
-    p.add_argument("--topic-root", metavar="ROOT", default=DEFAULT_ROOT, help="topic root")
+    p.add_argument("--topic-root", metavar="ROOT", default=None,
+                   help=f"topic root (default: the config's, else {DEFAULT_ROOT})")
     return p
 
 
@@ -122,7 +140,8 @@ def register(sub: Any) -> None:
         "desk", help="the registration desk: patrons, lists, entries, seats, draws, prizes",
         description="Register patrons, keep the exclusion lists, sell entries, seat them,"
         " allocate the semi-final and Final places, draw the Final's seats and record prizes."
-        " Every action is recorded in the audit log.",
+        " Sign in first (showdown desk login): every action is checked against your role and"
+        " recorded under your name in the audit log.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     common, sending = _common(), _sending()
@@ -135,6 +154,7 @@ def register(sub: Any) -> None:
                                                         description=help_text, parents=parents)
         return a
 
+    _account_actions(actions)
     _patron_actions(add)
     _score_actions(add)
     _table_actions(add)
@@ -143,6 +163,42 @@ def register(sub: Any) -> None:
     _staff_actions(add, common, sending)
     _console_actions(add, common)
     desk_identity.add_actions(add, common)
+
+
+def _account_actions(actions: Any) -> None:
+    base = _base()
+    a = actions.add_parser(
+        "init", parents=[base], help="create the desk's database and enrol its first manager",
+        description="Create (or upgrade) the database the desk config names and enrol its first"
+        " manager, who then enrols the staff. The only command that creates a database.")
+    a.add_argument("--staff-id", default=None, help="the first manager's staff id")
+    a.add_argument("--name", default=None, help="the first manager's name")
+    a.add_argument("--passphrase-file", metavar="FILE", type=Path,
+                   help="a file holding their desk passphrase (else typed at a prompt)")
+    a.set_defaults(handler=login.run_init)
+    a = actions.add_parser(
+        "login", parents=[base], help="sign in to the desk with your staff id and passphrase",
+        description="Sign in; later desk commands act as you and record you. The session is"
+        " kept in a file only you can read ($XDG_STATE_HOME/showdown/desk-session).")
+    a.add_argument("--staff", metavar="ID", default=None, help="your staff id (else asked)")
+    a.add_argument("--password-file", metavar="FILE", type=Path,
+                   help="a file holding your desk passphrase (else typed at a prompt)")
+    a.set_defaults(handler=login.run_login)
+    a = actions.add_parser("logout", parents=[base], help="sign out of the desk",
+                           description="End your desk session and forget it.")
+    a.set_defaults(handler=login.run_logout)
+    a = actions.add_parser("whoami", parents=[base], help="who is signed in to the desk",
+                           description="Who is signed in here, as what, and until when.")
+    a.set_defaults(handler=login.run_whoami)
+
+
+def _passphrase_options(a: argparse.ArgumentParser) -> None:
+    group = a.add_mutually_exclusive_group()
+    group.add_argument("--passphrase-file", metavar="FILE", type=Path,
+                       help="a file holding their desk passphrase (clerks, supervisors and"
+                       " managers sign in to the desk with it)")
+    group.add_argument("--passphrase", action="store_true",
+                       help="type their desk passphrase at a prompt (not echoed)")
 
 
 def _pin_options(a: argparse.ArgumentParser, whose: str) -> None:
@@ -167,11 +223,13 @@ def _staff_actions(add: _Add, common: argparse.ArgumentParser,
             name, help=help_text, description=help_text, parents=parents)
         return a
 
-    a = sub("add", "enrol a dealer or supervisor with a PIN and/or an employee card")
+    a = sub("add", "enrol a dealer, clerk, supervisor or manager: a PIN and/or an employee card"
+            " for the tables' consoles, a desk passphrase for the desk")
     a.add_argument("--staff-id", required=True)
     a.add_argument("--name", required=True)
-    a.add_argument("--role", required=True, choices=ROLES)
+    a.add_argument("--role", required=True, choices=STAFF_ROLES)
     _pin_options(a, "their")
+    _passphrase_options(a)
     a.add_argument("--card", metavar="NUMBER", default=None,
                    help="the employee card's number (without a PIN option: card only)")
     a.set_defaults(handler=console.run_staff_add)
@@ -187,6 +245,12 @@ def _staff_actions(add: _Add, common: argparse.ArgumentParser,
     a.add_argument("--pin-file", metavar="FILE", type=Path,
                    help="a file holding the new PIN (else it is typed at a prompt)")
     a.set_defaults(handler=console.run_staff_pin)
+    a = sub("passphrase", "set a desk passphrase: your own, or (a manager) anyone's; the"
+            " member's desk sessions end")
+    a.add_argument("staff_id", metavar="STAFF_ID")
+    a.add_argument("--passphrase-file", metavar="FILE", type=Path,
+                   help="a file holding the new passphrase (else it is typed at a prompt)")
+    a.set_defaults(handler=console.run_staff_passphrase)
     a = sub("card", "give a member a new employee card")
     a.add_argument("staff_id", metavar="STAFF_ID")
     a.add_argument("card", metavar="NUMBER")

@@ -1,5 +1,6 @@
-"""What each `showdown desk` action does: open the database, act through `leaderboard.desk`,
-send the table commands it records, and print the result (text, or JSON with ``--json``).
+"""What each `showdown desk` action does: open the database, check the signed-in person may
+take the action (leaderboard.desk_roles), act through `leaderboard.desk` as that person, send
+the table commands it records, and print the result (text, or JSON with ``--json``).
 
 The arguments are defined in `controller.commands.desk`; every handler here takes the parsed
 arguments and returns the exit code.
@@ -13,36 +14,41 @@ import getpass
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, is_dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from controller.cli import CommandError
+from controller.commands.desk_context import (
+    SavedSession,
+    database_url,
+    desk_config,
+    existing_engine,
+    saved_session,
+)
 from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.db import make_engine, upgrade
+from leaderboard.db import shown
 from leaderboard.desk import DeskCommand, Place, PrizeView
+from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import in_force, read_list
 from runtime.settings_files import read_tournament
-from wire.mqtt import MqttSettings
 from wire.signing import SigningError, load_private_key
 
 __all__ = [
-    "DEFAULT_DB",
     "clock",
     "desk_session",
     "local_time",
     "make_sender",
+    "not_signed_in",
     "now",
-    "operator",
     "read_pin",
     "run_audit",
     "run_award",
@@ -71,9 +77,6 @@ __all__ = [
     "tournament_settings",
 ]
 
-DEFAULT_DB = "sqlite:///var/leaderboard.sqlite"
-
-
 def now() -> datetime:
     """The desk's clock (UTC); tests replace it."""
     return datetime.now(UTC)
@@ -84,46 +87,44 @@ def clock() -> datetime:
     return now()
 
 
-def _engine(url: str) -> Engine:
-    try:
-        parsed = make_url(url)
-    except ArgumentError:
-        raise CommandError(f"--db {url!r} is not a database URL") from None
-    if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
-        Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    return make_engine(url)
-
-
 @contextmanager
-def desk_session(args: argparse.Namespace) -> Iterator[Session]:
-    """A session on the migrated ``--db`` database; a database error is a CommandError."""
-    engine = _engine(args.db)
+def desk_session(args: argparse.Namespace, action: str) -> Iterator[tuple[Session, str]]:
+    """A session on the command's database (it must exist and be migrated) and the staff id
+    of the signed-in person, whose role may take ``action`` (a name in
+    leaderboard.desk_roles); a refusal or a database error is a one-line CommandError."""
+    url = database_url(args)
+    engine = existing_engine(args)
     try:
-        upgrade(engine)
+        saved = saved_session()
         with Session(engine, expire_on_commit=False) as session:
-            yield session
+            try:
+                who = authorise(session, clock, None if saved is None else saved.token, action)
+            except SignInRefused as exc:
+                raise not_signed_in(exc, saved, url) from None
+            except RoleRefused as exc:
+                raise CommandError(f"refused: {exc}") from None
+            yield session, who.staff_id
     except SQLAlchemyError as exc:
         orig = getattr(exc, "orig", None)
         detail = " ".join(str(orig if orig is not None else exc).split())
-        raise CommandError(f"database {make_url(args.db).render_as_string()}: {detail[:300]}"
-                           ) from None
+        raise CommandError(f"database {shown(url)}: {detail[:300]}") from None
     finally:
         engine.dispose()
 
 
+def not_signed_in(exc: SignInRefused, saved: SavedSession | None, url: str) -> CommandError:
+    """The one line saying why nobody is signed in here, and what to run."""
+    if exc.reason == "no_session":
+        return CommandError("nobody is signed in here: run `showdown desk login`")
+    if saved is not None and saved.database != shown(url):
+        return CommandError(f"not signed in on {shown(url)}: the saved session is for"
+                            f" {saved.database}; run `showdown desk login`")
+    return CommandError(f"not signed in: {exc}")
+
+
 def tournament_settings(args: argparse.Namespace) -> TournamentSettings:
-    """The tournament settings (``--tournament``, else the ones in force)."""
-    return read_tournament(args.tournament)
-
-
-def operator(args: argparse.Namespace) -> str:
-    """Who performs the action: ``--by``, else the login name."""
-    if args.by:
-        return str(args.by)
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        raise CommandError("name the operator with --by") from None
+    """The tournament settings: ``--tournament``, else the config's, else the ones in force."""
+    return read_tournament(args.tournament or desk_config(args).tournament)
 
 
 def read_pin(args: argparse.Namespace, whose: str, *, required: bool = False) -> str | None:
@@ -152,23 +153,40 @@ def read_pin(args: argparse.Namespace, whose: str, *, required: bool = False) ->
 
 
 def make_sender(args: argparse.Namespace) -> CommandSender:
-    """The MQTT sender for the desk's key and venue (tests replace this)."""
-    if args.key is None or args.venue is None:
-        raise CommandError("sending to a table needs --key (the desk's signing key) and"
-                           " --venue (the tables' venue id)")
-    host, _, port = str(args.broker).rpartition(":")
-    if not host or not port.isdigit():
-        raise CommandError(f"--broker {args.broker!r}: write it as HOST:PORT")
-    password = None
-    if args.password_file is not None:
-        password = Path(args.password_file).read_text(encoding="utf-8").strip()
+    """The MQTT sender for the desk's key and venue: the config's, or the flags overriding
+    them (tests replace this)."""
+    config = desk_config(args)
+    key, venue = args.key or config.signing_key, args.venue or config.venue
+    if key is None or venue is None:
+        missing = " and ".join(k for k, v in (("desk.signing_key", key), ("desk.venue", venue))
+                               if v is None)
+        raise CommandError(f"{config.source}: {missing}: sending to a table needs the desk's"
+                           " signing key and the tables' venue id (or --key / --venue)")
     try:
-        signer = load_private_key(args.key)
-        settings = MqttSettings(host=host, port=int(port), username=args.username,
-                                password=password, ca_file=args.ca_file,
-                                topic_root=args.topic_root)
-        return DeskSender(settings, venue=args.venue, signer=signer)
-    except (SigningError, ValueError) as exc:
+        settings = config.mqtt()
+        if args.broker is not None:
+            host, _, port = str(args.broker).rpartition(":")
+            if not host or not port.isdigit():
+                raise CommandError(f"--broker {args.broker!r}: write it as HOST:PORT")
+            settings = replace(settings, host=host, port=int(port))
+        if args.username is not None or args.password_file is not None:
+            password = None
+            if args.password_file is not None:
+                password = Path(args.password_file).read_text(encoding="utf-8").strip()
+            settings = replace(settings, username=args.username or settings.username,
+                               password=password)
+        if args.ca_file is not None:
+            settings = replace(settings, ca_file=args.ca_file, tls=True)
+        if args.topic_root is not None:
+            settings = replace(settings, topic_root=args.topic_root)
+        signer = load_private_key(key)
+        return DeskSender(settings, venue=venue, signer=signer)
+    except SigningError as exc:
+        where = "--key" if args.key else f"{config.source}: desk.signing_key"
+        raise CommandError(f"{where}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CommandError(f"--password-file {args.password_file}: {exc}") from None
+    except ValueError as exc:
         raise CommandError(str(exc)) from None
 
 
@@ -215,8 +233,8 @@ def run_register(args: argparse.Namespace) -> int:
     """Register a patron; prints the patron id."""
     settings = tournament_settings(args)
     pin = read_pin(args, "the participant's")
-    with desk_session(args) as s:
-        patron = desk.register_patron(s, settings, clock, actor=operator(args), name=args.name,
+    with desk_session(args, "patron.register") as (s, actor):
+        patron = desk.register_patron(s, settings, clock, actor=actor, name=args.name,
                                       id_kind=args.id_kind, id_number=args.id_number,
                                       birth_date=args.birth_date, why=args.why,
                                       rewards_card=args.rewards_card, pin=pin)
@@ -236,9 +254,9 @@ def run_import_list(args: argparse.Namespace) -> int:
     """Import a list file."""
     rows = read_list(args.file)
     settings = tournament_settings(args)
-    with desk_session(args) as s:
+    with desk_session(args, "lists.import") as (s, actor):
         result, found = desk.import_and_rescreen(
-            s, settings, clock, actor=operator(args), kind=args.kind, rows=rows,
+            s, settings, clock, actor=actor, kind=args.kind, rows=rows,
             source=args.source, source_date=args.date)
     lines = [f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
              f" {result.source_date}" + (f" (replaces {result.replaced} rows)"
@@ -255,7 +273,7 @@ def run_import_list(args: argparse.Namespace) -> int:
 
 def run_lists(args: argparse.Namespace) -> int:
     """Show the lists in force."""
-    with desk_session(args) as s:
+    with desk_session(args, "lists.show") as (s, _actor):
         lists = list(in_force(s))
     data = [{"kind": k, "source": src, "source_date": d, "rows": n} for k, src, d, n in lists]
     show(args, data, [f"{k}: {src}, dated {d}, {n} rows" for k, src, d, n in lists]
@@ -266,8 +284,8 @@ def run_lists(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Check eligibility; exit 0 if eligible, 1 if not (the refusal is recorded)."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        verdict = desk.check_person(s, settings, clock, actor=operator(args),
+    with desk_session(args, "eligibility.check") as (s, actor):
+        verdict = desk.check_person(s, settings, clock, actor=actor,
                                     patron_id=args.patron, id_number=args.id_number,
                                     name=args.name, birth_date=args.birth_date)
     eligible = verdict.eligible and not verdict.held
@@ -282,8 +300,8 @@ def run_check(args: argparse.Namespace) -> int:
 def run_buy(args: argparse.Namespace) -> int:
     """Sell an entry; prints the entry id."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        entry = desk.buy_entry(s, settings, clock, actor=operator(args), patron_id=args.patron,
+    with desk_session(args, "entry.buy") as (s, actor):
+        entry = desk.buy_entry(s, settings, clock, actor=actor, patron_id=args.patron,
                                payment=args.payment, why=args.why)
     show(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
                   "buy_in_cents": entry.buy_in_cents, "payment": entry.payment},
@@ -294,8 +312,8 @@ def run_buy(args: argparse.Namespace) -> int:
 
 def run_refund(args: argparse.Namespace) -> int:
     """Refund an entry that has not been seated."""
-    with desk_session(args) as s:
-        entry = desk.refund_entry(s, clock, actor=operator(args), entry_id=args.entry,
+    with desk_session(args, "entry.refund") as (s, actor):
+        entry = desk.refund_entry(s, clock, actor=actor, entry_id=args.entry,
                                   why=args.why)
     show(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
            [f"entry {entry.entry_id} refunded: pay the patron"
@@ -306,8 +324,8 @@ def run_refund(args: argparse.Namespace) -> int:
 def run_void_score(args: argparse.Namespace) -> int:
     """Void an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        ruling = desk.void_score(s, settings, clock, actor=operator(args), entry_id=args.entry,
+    with desk_session(args, "score.void") as (s, actor):
+        ruling = desk.void_score(s, settings, clock, actor=actor, entry_id=args.entry,
                                  why=args.why)
     show(args, ruling, [f"entry {ruling.entry_id} score voided:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} no"
@@ -322,8 +340,8 @@ def run_correct_score(args: argparse.Namespace) -> int:
     except InvalidAmount as exc:
         raise CommandError(f"--score: {exc}") from None
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        ruling = desk.correct_score(s, settings, clock, actor=operator(args),
+    with desk_session(args, "score.correct") as (s, actor):
+        ruling = desk.correct_score(s, settings, clock, actor=actor,
                                     entry_id=args.entry, score_cents=score_cents, why=args.why)
     assert ruling.counted_cents is not None  # a correction always counts a figure
     show(args, ruling, [f"entry {ruling.entry_id} score corrected:"
@@ -335,8 +353,8 @@ def run_correct_score(args: argparse.Namespace) -> int:
 def run_table_fault(args: argparse.Namespace) -> int:
     """Take a table out of service mid-heat, and tell the table (for when it comes back)."""
     make_sender(args)
-    with desk_session(args) as s:
-        fault = desk.table_fault(s, clock, actor=operator(args), table=args.table, why=args.why)
+    with desk_session(args, "table.fault") as (s, actor):
+        fault = desk.table_fault(s, clock, actor=actor, table=args.table, why=args.why)
     recorded = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
     recorded += [f"entry {e} refunded: pay the patron {format_rand(c)}"
                  for e, c in fault.refunded.items()]
@@ -361,8 +379,8 @@ def run_open_heat(args: argparse.Namespace) -> int:
     """Open a heat at a table."""
     settings = tournament_settings(args)
     make_sender(args)  # refuse before recording anything if the sender cannot be made
-    with desk_session(args) as s:
-        command = desk.open_heat(s, settings, clock, actor=operator(args), table=args.table,
+    with desk_session(args, "heat.open") as (s, actor):
+        command = desk.open_heat(s, settings, clock, actor=actor, table=args.table,
                                  stage=args.stage, heat_id=args.heat_id, why=args.why)
     send_command(args, command)
     show(args, command, [f"heat {command.args['heat_id']} opened at table {command.table}"
@@ -373,8 +391,8 @@ def run_open_heat(args: argparse.Namespace) -> int:
 def run_close_heat(args: argparse.Namespace) -> int:
     """Close the heat at a table."""
     make_sender(args)
-    with desk_session(args) as s:
-        command = desk.close_heat(s, clock, actor=operator(args), table=args.table, why=args.why)
+    with desk_session(args, "heat.close") as (s, actor):
+        command = desk.close_heat(s, clock, actor=actor, table=args.table, why=args.why)
     send_command(args, command)
     show(args, command, [f"heat closed at table {command.table} (seq {command.seq})"])
     return 0
@@ -384,8 +402,8 @@ def run_seat(args: argparse.Namespace) -> int:
     """Seat an entry and send the seat command."""
     settings = tournament_settings(args)
     make_sender(args)
-    with desk_session(args) as s:
-        seating = desk.seat_entry(s, settings, clock, actor=operator(args), entry_id=args.entry,
+    with desk_session(args, "entry.seat") as (s, actor):
+        seating = desk.seat_entry(s, settings, clock, actor=actor, entry_id=args.entry,
                                   table=args.table, seat=args.seat, why=args.why)
     send_command(args, seating.command)
     show(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
@@ -396,8 +414,8 @@ def run_seat(args: argparse.Namespace) -> int:
 def run_unseat(args: argparse.Namespace) -> int:
     """Record and send the unseat command for an entry that leaves before its last hand."""
     make_sender(args)
-    with desk_session(args) as s:
-        command = desk.unseat_entry(s, clock, actor=operator(args), entry_id=args.entry,
+    with desk_session(args, "entry.unseat") as (s, actor):
+        command = desk.unseat_entry(s, clock, actor=actor, entry_id=args.entry,
                                     why=args.why)
     send_command(args, command)
     show(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
@@ -409,8 +427,8 @@ def run_unseat(args: argparse.Namespace) -> int:
 def run_resend(args: argparse.Namespace) -> int:
     """Send a recorded command again."""
     make_sender(args)
-    with desk_session(args) as s:
-        command = desk.resend_command(s, clock, actor=operator(args), seq=args.seq, why=args.why)
+    with desk_session(args, "command.resend") as (s, actor):
+        command = desk.resend_command(s, clock, actor=actor, seq=args.seq, why=args.why)
     send_command(args, command)
     show(args, command, [f"{command.command} for table {command.table} sent again"
                            f" (seq {command.seq})"])
@@ -429,10 +447,10 @@ def run_places(args: argparse.Namespace) -> int:
     """Show (or allocate) the semi-final or Final places."""
     settings = tournament_settings(args)
     stage: Stage = args.stage
-    with desk_session(args) as s:
+    with desk_session(args, "places.allocate" if args.allocate else "places.show") as (s, actor):
         if args.allocate:
             allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
-            result = allocate(s, settings, clock, actor=operator(args), why=args.why)
+            result = allocate(s, settings, clock, actor=actor, why=args.why)
         else:
             result = desk.places(s, settings, stage)
     show(args, result, [_place_line(p) for p in result]
@@ -443,8 +461,8 @@ def run_places(args: argparse.Namespace) -> int:
 def run_proxy(args: argparse.Namespace) -> int:
     """Nominate a proxy."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        row = desk.nominate_proxy(s, settings, clock, actor=operator(args), entry_id=args.entry,
+    with desk_session(args, "place.proxy") as (s, actor):
+        row = desk.nominate_proxy(s, settings, clock, actor=actor, entry_id=args.entry,
                                   proxy_patron_id=args.proxy, why=args.why)
         data = {"entry_id": row.entry_id, "holder": row.holder_patron_id,
                 "proxy": row.proxy_patron_id}
@@ -455,8 +473,8 @@ def run_proxy(args: argparse.Namespace) -> int:
 def run_choose_seat(args: argparse.Namespace) -> int:
     """Select a semi-final heat and seat."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        place = desk.choose_seat(s, settings, clock, actor=operator(args), entry_id=args.entry,
+    with desk_session(args, "place.choose_seat") as (s, actor):
+        place = desk.choose_seat(s, settings, clock, actor=actor, entry_id=args.entry,
                                  heat=args.heat, seat=args.seat, why=args.why)
     show(args, place, [_place_line(place)])
     return 0
@@ -464,7 +482,8 @@ def run_choose_seat(args: argparse.Namespace) -> int:
 
 def run_draw(args: argparse.Namespace) -> int:
     """Draw the Final's seats, or replay a stored draw (exit 1 if the replay differs)."""
-    with desk_session(args) as s:
+    action = "draw.replay" if args.replay is not None else "draw.final"
+    with desk_session(args, action) as (s, actor):
         if args.replay is not None:
             replay = desk.replay_draw(s, args.replay)
             lines = [f"draw {replay.draw_id}: replay "
@@ -474,7 +493,7 @@ def run_draw(args: argparse.Namespace) -> int:
             show(args, {**asdict(replay), "matches": replay.matches}, lines)
             return 0 if replay.matches else 1
         settings = tournament_settings(args)
-        outcome = desk.draw_final(s, settings, clock, actor=operator(args), why=args.why)
+        outcome = desk.draw_final(s, settings, clock, actor=actor, why=args.why)
     head = (f"draw {outcome.draw_id} " + ("(already drawn: reused)" if outcome.reused
                                           else "made") + f", random bytes {outcome.random_hex}")
     show(args, outcome, [head] + [f"  {e}: seat {seat}" for e, seat
@@ -493,8 +512,8 @@ def _prize_line(settings: TournamentSettings, p: PrizeView) -> str:
 def run_award(args: argparse.Namespace) -> int:
     """Record a prize book."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        views = desk.award_prizes(s, settings, clock, actor=operator(args), kind=args.kind,
+    with desk_session(args, "prize.award") as (s, actor):
+        views = desk.award_prizes(s, settings, clock, actor=actor, kind=args.kind,
                                   week=args.week, prize_cents=args.prize, why=args.why)
     show(args, views, [_prize_line(settings, v) for v in views] or ["nothing to award"])
     return 0
@@ -503,8 +522,8 @@ def run_award(args: argparse.Namespace) -> int:
 def run_claim(args: argparse.Namespace) -> int:
     """Record a claim."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
-        view = desk.claim_prize(s, settings, clock, actor=operator(args), award_id=args.award,
+    with desk_session(args, "prize.claim") as (s, actor):
+        view = desk.claim_prize(s, settings, clock, actor=actor, award_id=args.award,
                                 id_number=args.id_number, receipt=args.receipt, why=args.why)
     show(args, view, [_prize_line(settings, view)])
     return 0
@@ -513,7 +532,7 @@ def run_claim(args: argparse.Namespace) -> int:
 def run_prizes(args: argparse.Namespace) -> int:
     """List the prizes."""
     settings = tournament_settings(args)
-    with desk_session(args) as s:
+    with desk_session(args, "prizes.show") as (s, _actor):
         views = desk.prizes(s, clock)
     show(args, views, [_prize_line(settings, v) for v in views] or ["no prizes awarded"])
     return 0
@@ -521,7 +540,7 @@ def run_prizes(args: argparse.Namespace) -> int:
 
 def run_audit(args: argparse.Namespace) -> int:
     """Show the audit log."""
-    with desk_session(args) as s:
+    with desk_session(args, "audit.show") as (s, _actor):
         rows = desk.audit_log(s, limit=args.limit, action=args.action)
         data = [{"id": r.id, "at": r.at, "actor": r.actor, "action": r.action,
                  "detail": r.detail} for r in rows]

@@ -43,8 +43,8 @@ def _hold_line(v: HoldView) -> str:
 def run_document_add(args: argparse.Namespace) -> int:
     """Record another document a patron presents (checked against the lists at once)."""
     settings = act.tournament_settings(args)
-    with act.desk_session(args) as s:
-        row = desk.add_document(s, settings, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "patron.document_add") as (s, actor):
+        row = desk.add_document(s, settings, act.clock, actor=actor,
                                 patron_id=args.patron, kind=args.kind, number=args.number,
                                 why=args.why)
     act.show(args, {"patron_id": row.patron_id, "kind": row.kind, "number": row.number},
@@ -54,7 +54,7 @@ def run_document_add(args: argparse.Namespace) -> int:
 
 def run_holds(args: argparse.Namespace) -> int:
     """List the holds (possible list matches) and their decisions."""
-    with act.desk_session(args) as s:
+    with act.desk_session(args, "holds.show") as (s, _actor):
         views = desk.holds(s, open_only=args.open, patron_id=args.patron)
     act.show(args, views, [_hold_line(v) for v in views] or ["no holds"])
     return 0
@@ -63,8 +63,9 @@ def run_holds(args: argparse.Namespace) -> int:
 def run_hold_decision(args: argparse.Namespace) -> int:
     """A supervisor approves or refuses a possible list match."""
     decide = desk.approve_hold if args.hold_action == "approve" else desk.refuse_hold
-    with act.desk_session(args) as s:
-        view = decide(s, act.clock, actor=act.operator(args), hold_id=args.hold_id,
+    action = "hold.approve" if args.hold_action == "approve" else "hold.refuse"
+    with act.desk_session(args, action) as (s, actor):
+        view = decide(s, act.clock, actor=actor, hold_id=args.hold_id,
                       why=args.why)
     act.show(args, view, [_hold_line(view)])
     return 0
@@ -73,8 +74,8 @@ def run_hold_decision(args: argparse.Namespace) -> int:
 def run_disqualify(args: argparse.Namespace) -> int:
     """Disqualify a patron (rule 57) and send the unseat command of each seated entry."""
     act.make_sender(args)  # refuse before recording anything if the sender cannot be made
-    with act.desk_session(args) as s:
-        result = desk.disqualify_patron(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "patron.disqualify") as (s, actor):
+        result = desk.disqualify_patron(s, act.clock, actor=actor,
                                         patron_id=args.patron, why=args.why)
     for command in result.commands:
         act.send_command(args, command)
@@ -88,7 +89,7 @@ def run_disqualify(args: argparse.Namespace) -> int:
 
 def run_fees(args: argparse.Namespace) -> int:
     """The qualifying entry fees kept, by payment method."""
-    with act.desk_session(args) as s:
+    with act.desk_session(args, "fees.show") as (s, _actor):
         lines = desk.entry_fees(s)
     act.show(args, lines, [f"{f.payment}: {f.entries} entries, {format_rand(f.cents)}"
                            for f in lines]

@@ -10,14 +10,19 @@ operator, sending, printing) is `controller.commands.desk_actions`'. A PIN is re
 from __future__ import annotations
 
 import argparse
+import getpass
+from pathlib import Path
 
 from controller.cli import CommandError
 from controller.commands import desk_actions as act
 from game.money import format_rand
 from leaderboard import desk
 from leaderboard.desk import DisputeView, PayoutCheckView, StaffView
+from leaderboard.desk.passphrases import MIN_PASSPHRASE
+from leaderboard.desk_auth import may_set_passphrase
 
 __all__ = [
+    "read_passphrase",
     "run_acknowledge",
     "run_dispute_resolve",
     "run_disputes",
@@ -28,13 +33,15 @@ __all__ = [
     "run_staff_disable",
     "run_staff_enable",
     "run_staff_list",
+    "run_staff_passphrase",
     "run_staff_pin",
     "run_staff_send",
 ]
 
 
 def _staff_line(v: StaffView) -> str:
-    proof = " and ".join(w for w, held in (("PIN", v.has_pin), ("card", v.has_card)) if held)
+    proof = " and ".join(w for w, held in (("PIN", v.has_pin), ("card", v.has_card),
+                                           ("desk passphrase", v.has_passphrase)) if held)
     state = "" if v.active else ", DISABLED"
     return f"{v.staff_id} {v.name} ({v.role}, {proof or 'no credential'}{state})"
 
@@ -46,18 +53,60 @@ def _changed(args: argparse.Namespace, view: StaffView, what: str) -> int:
 
 
 def run_staff_add(args: argparse.Namespace) -> int:
-    """Enrol a dealer or supervisor (a PIN is asked for unless a card alone is given)."""
-    pin = act.read_pin(args, f"{args.staff_id}'s", required=args.card is None)
-    with act.desk_session(args) as s:
-        view = desk.enrol_staff(s, act.clock, actor=act.operator(args), staff_id=args.staff_id,
+    """Enrol a dealer, clerk, supervisor or manager: a desk passphrase is asked for a clerk
+    (or with --passphrase), a PIN for the tables unless a card or a passphrase is given."""
+    passphrase = read_passphrase(args, f"{args.staff_id}'s", required=args.role == "clerk")
+    pin = act.read_pin(args, f"{args.staff_id}'s", required=args.role != "clerk"
+                       and args.card is None and passphrase is None)
+    with act.desk_session(args, "staff.enrol") as (s, actor):
+        view = desk.enrol_staff(s, act.clock, actor=actor, staff_id=args.staff_id,
                                 name=args.name, role=args.role, pin=pin, card=args.card,
-                                why=args.why)
+                                desk_passphrase=passphrase, why=args.why)
     return _changed(args, view, "enrolled")
+
+
+def read_passphrase(args: argparse.Namespace, whose: str, *,
+                    required: bool = False) -> str | None:
+    """A desk passphrase from ``--passphrase-file``, else typed twice at a prompt that does
+    not echo it (``--passphrase``, or when ``required``); None when none is given."""
+    path = getattr(args, "passphrase_file", None)
+    if path is not None:
+        try:
+            text = Path(path).read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"--passphrase-file {path}: "
+                               f"{getattr(exc, 'strerror', None) or exc}") from None
+        if not text:
+            raise CommandError(f"--passphrase-file {path} is empty")
+        return text
+    if not (getattr(args, "passphrase", False) or required):
+        return None
+    try:
+        first = getpass.getpass(f"{whose} desk passphrase ({MIN_PASSPHRASE}+ characters): ")
+        again = getpass.getpass(f"{whose} desk passphrase again: ")
+    except (EOFError, KeyboardInterrupt):
+        raise CommandError("no passphrase was typed: nothing was changed") from None
+    if first != again:
+        raise CommandError("the two passphrases typed differ: nothing was changed")
+    return first
+
+
+def run_staff_passphrase(args: argparse.Namespace) -> int:
+    """Set a desk passphrase: one's own, or (a manager) anyone's; their sessions end."""
+    passphrase = read_passphrase(args, f"{args.staff_id}'s new", required=True)
+    assert passphrase is not None  # required
+    with act.desk_session(args, "passphrase.own") as (s, actor):
+        may_set_passphrase(s, actor=actor, staff_id=args.staff_id)
+        view = desk.set_desk_passphrase(s, act.clock, actor=actor, staff_id=args.staff_id,
+                                        new_passphrase=passphrase, why=args.why)
+    act.show(args, {"staff_id": view.staff_id, "passphrase_set": True},
+             [f"{view.staff_id}: new desk passphrase set; their desk sessions are ended"])
+    return 0
 
 
 def run_staff_list(args: argparse.Namespace) -> int:
     """List the enrolled staff (which credentials each has, never the hashes)."""
-    with act.desk_session(args) as s:
+    with act.desk_session(args, "staff.list") as (s, _):
         views = desk.list_staff(s)
     act.show(args, views, [_staff_line(v) for v in views] or ["no staff enrolled"])
     return 0
@@ -65,16 +114,16 @@ def run_staff_list(args: argparse.Namespace) -> int:
 
 def run_staff_disable(args: argparse.Namespace) -> int:
     """Disable a member's credentials."""
-    with act.desk_session(args) as s:
-        view = desk.set_staff_active(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "staff.disable") as (s, actor):
+        view = desk.set_staff_active(s, act.clock, actor=actor,
                                      staff_id=args.staff_id, active=False, why=args.why)
     return _changed(args, view, "disabled")
 
 
 def run_staff_enable(args: argparse.Namespace) -> int:
     """Enable a member's credentials again."""
-    with act.desk_session(args) as s:
-        view = desk.set_staff_active(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "staff.enable") as (s, actor):
+        view = desk.set_staff_active(s, act.clock, actor=actor,
                                      staff_id=args.staff_id, active=True, why=args.why)
     return _changed(args, view, "enabled")
 
@@ -83,16 +132,16 @@ def run_staff_pin(args: argparse.Namespace) -> int:
     """Give a member a new PIN."""
     pin = act.read_pin(args, f"{args.staff_id}'s new", required=True)
     assert pin is not None  # required
-    with act.desk_session(args) as s:
-        view = desk.change_staff_pin(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "staff.pin") as (s, actor):
+        view = desk.change_staff_pin(s, act.clock, actor=actor,
                                      staff_id=args.staff_id, pin=pin, why=args.why)
     return _changed(args, view, "new PIN")
 
 
 def run_staff_card(args: argparse.Namespace) -> int:
     """Give a member a new employee card."""
-    with act.desk_session(args) as s:
-        view = desk.change_staff_card(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "staff.card") as (s, actor):
+        view = desk.change_staff_card(s, act.clock, actor=actor,
                                       staff_id=args.staff_id, card=args.card, why=args.why)
     return _changed(args, view, "new employee card")
 
@@ -100,8 +149,8 @@ def run_staff_card(args: argparse.Namespace) -> int:
 def run_staff_send(args: argparse.Namespace) -> int:
     """Send the staff roster to every active enrolled table (or ``--table``)."""
     act.make_sender(args)  # refuse before recording anything if the sender cannot be made
-    with act.desk_session(args) as s:
-        commands = desk.send_roster(s, act.clock, actor=act.operator(args), table=args.table,
+    with act.desk_session(args, "staff.send_roster") as (s, actor):
+        commands = desk.send_roster(s, act.clock, actor=actor, table=args.table,
                                     why=args.why)
     for n, command in enumerate(commands):
         try:
@@ -120,8 +169,8 @@ def run_staff_send(args: argparse.Namespace) -> int:
 def run_patron_credentials(args: argparse.Namespace) -> int:
     """Record a patron's rewards card and/or PIN (hashed), for the entries seated next."""
     pin = act.read_pin(args, "the participant's")
-    with act.desk_session(args) as s:
-        patron = desk.set_patron_credentials(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "patron.credentials") as (s, actor):
+        patron = desk.set_patron_credentials(s, act.clock, actor=actor,
                                              patron_id=args.patron,
                                              rewards_card=args.rewards_card, pin=pin,
                                              why=args.why)
@@ -137,8 +186,8 @@ def run_patron_credentials(args: argparse.Namespace) -> int:
 def run_acknowledge(args: argparse.Namespace) -> int:
     """Send a score's acknowledgement taken at the desk to the table that recorded it."""
     act.make_sender(args)
-    with act.desk_session(args) as s:
-        command = desk.acknowledge_score(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "score.acknowledge") as (s, actor):
+        command = desk.acknowledge_score(s, act.clock, actor=actor,
                                          entry_id=args.entry, method=args.method, why=args.why)
     act.send_command(args, command)
     act.show(args, command, [f"entry {command.args['entry_id']}'s score acknowledged at the"
@@ -155,7 +204,7 @@ def _dispute_line(d: DisputeView) -> str:
 
 def run_disputes(args: argparse.Namespace) -> int:
     """List the disputes (``--open``: only those not resolved)."""
-    with act.desk_session(args) as s:
+    with act.desk_session(args, "disputes.show") as (s, _):
         rows = desk.disputes(s, open_only=args.open)
     act.show(args, rows, [_dispute_line(d) for d in rows]
              or ["no open disputes" if args.open else "no disputes"])
@@ -164,8 +213,8 @@ def run_disputes(args: argparse.Namespace) -> int:
 
 def run_dispute_resolve(args: argparse.Namespace) -> int:
     """Record the supervisor's resolution of an entry's open dispute."""
-    with act.desk_session(args) as s:
-        rows = desk.resolve_dispute(s, act.clock, actor=act.operator(args),
+    with act.desk_session(args, "dispute.resolve") as (s, actor):
+        rows = desk.resolve_dispute(s, act.clock, actor=actor,
                                     entry_id=args.entry, resolution=args.resolution)
     act.show(args, rows, [_dispute_line(d) for d in rows])
     return 0
@@ -183,7 +232,7 @@ def _payout_line(p: PayoutCheckView) -> str:
 
 def run_payouts(args: argparse.Namespace) -> int:
     """List the payout checks, newest first (``--overridden``: only overrides)."""
-    with act.desk_session(args) as s:
+    with act.desk_session(args, "payouts.show") as (s, _):
         rows = desk.payout_checks(s, overridden_only=args.overridden, limit=args.limit)
     act.show(args, rows, [_payout_line(p) for p in rows] or ["no payout checks"])
     return 0

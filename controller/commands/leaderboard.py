@@ -115,9 +115,13 @@ def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspec
     from sqlalchemy import inspect  # noqa: PLC0415
     from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
 
-    from leaderboard.db import make_engine  # noqa: PLC0415
+    from leaderboard.db import make_engine, missing_sqlite_file  # noqa: PLC0415
 
     try:
+        missing = missing_sqlite_file(url)
+        if missing is not None:  # opening it would create an empty file
+            raise CommandError(f"database {url}: no such SQLite file {missing} (a mistyped"
+                               " URL?)")
         engine = make_engine(url)
     except (SQLAlchemyError, ValueError) as exc:
         raise CommandError(f"cannot use database {url!r}: {exc}") from exc

@@ -72,6 +72,7 @@ from leaderboard.desk.staff import (
     list_staff,
     roster,
     send_roster,
+    set_desk_passphrase,
     set_staff_active,
 )
 from leaderboard.desk.values import (
@@ -157,6 +158,7 @@ __all__ = [
     "seat_entry",
     "semi_heat_id",
     "send_roster",
+    "set_desk_passphrase",
     "set_patron_credentials",
     "set_staff_active",
     "table_fault",

@@ -1,5 +1,10 @@
 """Staff enrolment: the dealers and supervisors who sign in at the tables' consoles, their PIN
-and employee card kept only as game.staff hashes, and the roster the tables are sent.
+and employee card kept only as game.staff hashes, and the roster the tables are sent; and the
+clerks, supervisors and managers who sign in at the desk, their desk passphrase kept only as a
+hash too (leaderboard.desk.passphrases; their sessions: leaderboard.desk_auth).
+
+The roster carries dealers and supervisors, and managers as supervisors (a manager may stand
+in on the floor); clerks work only the desk and are not sent.
 
 Every change (enrol, disable, enable, a new PIN or card) raises the roster's version, a
 rising integer: a table takes a roster only when it is newer than the one it holds, and says
@@ -21,7 +26,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.desk_commands import StaffRoster
-from game.staff import ROLES, Role, StaffMember, hash_secret
+from game.staff import Role, StaffMember, hash_secret
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.credentials import (
     card_number,
@@ -32,9 +37,11 @@ from leaderboard.desk.credentials import (
 )
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.ids import checked_table_id
+from leaderboard.desk.passphrases import hash_passphrase, passphrase
 from leaderboard.desk.values import DeskCommand
+from leaderboard.desk_roles import STAFF_ROLES, desk_role
 from leaderboard.eligibility import as_utc
-from leaderboard.models import RosterState, StaffRecord, TableRecord
+from leaderboard.models import DeskSession, RosterState, StaffRecord, TableRecord
 from runtime.clocks import WallClock
 
 __all__ = [
@@ -42,10 +49,12 @@ __all__ = [
     "StaffView",
     "change_staff_card",
     "change_staff_pin",
+    "end_sessions",
     "enrol_staff",
     "list_staff",
     "roster",
     "send_roster",
+    "set_desk_passphrase",
     "set_staff_active",
 ]
 
@@ -65,6 +74,7 @@ class StaffView:
     active: bool
     has_pin: bool
     has_card: bool
+    has_passphrase: bool
     enrolled_at: datetime
     changed_at: datetime
     roster_version: int
@@ -73,6 +83,7 @@ class StaffView:
 def _view(row: StaffRecord, version: int) -> StaffView:
     return StaffView(staff_id=row.staff_id, name=row.name, role=row.role, active=row.active,
                      has_pin=row.pin_hash is not None, has_card=row.card_hash is not None,
+                     has_passphrase=row.desk_hash is not None,
                      enrolled_at=row.enrolled_at, changed_at=row.changed_at,
                      roster_version=version)
 
@@ -130,33 +141,52 @@ def _member(session: Session, staff_id: str) -> StaffRecord:
     return row
 
 
+def _credentials(staff_id: str, role: str, pin: str | None, card: str | None,
+                 desk_passphrase: str | None) -> None:
+    """Refuse a credential the role cannot use, or none to sign in with."""
+    if role not in STAFF_ROLES:
+        raise DeskError(f"role {role!r} is not one of {', '.join(STAFF_ROLES)}")
+    if desk_role(role) is None and desk_passphrase is not None:
+        raise DeskError(f"{staff_id} is a {role}: dealers do not sign in at the desk, so"
+                        " they get no desk passphrase")
+    if role == "clerk" and (pin is not None or card is not None):
+        raise DeskError(f"{staff_id} is a clerk: clerks do not sign in at the tables'"
+                        " consoles, so they get no PIN or employee card")
+    if role == "clerk" and desk_passphrase is None:
+        raise DeskError(f"{staff_id} is a clerk and needs a desk passphrase to sign in with")
+    if pin is None and card is None and desk_passphrase is None:
+        raise DeskError(f"{staff_id} needs a PIN or an employee card to sign in with"
+                        + ("" if desk_role(role) is None else " (or a desk passphrase)"))
+
+
 def enrol_staff(session: Session, clock: WallClock, *, actor: str, staff_id: str, name: str,
                 role: str, pin: str | None = None, card: str | None = None,
-                why: str | None = None) -> StaffView:
-    """Enrol a dealer or supervisor with a PIN (4-8 digits) and/or an employee card."""
+                desk_passphrase: str | None = None, why: str | None = None) -> StaffView:
+    """Enrol a dealer, clerk, supervisor or manager: a PIN (4-8 digits) and/or an employee
+    card for the tables' consoles, a desk passphrase for the desk (clerks: only that)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     staff_id, name = _staff_id(staff_id), _name(name)
-    if role not in ROLES:
-        raise DeskError(f"role {role!r} is not one of {', '.join(ROLES)}")
-    if pin is None and card is None:
-        raise DeskError(f"{staff_id} needs a PIN or an employee card to sign in with")
+    _credentials(staff_id, role, pin, card, desk_passphrase)
     if session.get(StaffRecord, staff_id) is not None:
         raise Conflict(f"staff member {staff_id} is already enrolled")
+    desk_hash = (None if desk_passphrase is None
+                 else hash_passphrase(passphrase(desk_passphrase, f"{staff_id}'s")))
     pin_hash = None if pin is None else hashed(pin_number(pin, f"{staff_id}'s"))
     number = None if card is None else card_number(card, "the employee")
     state = _state(session, now)
     card_hash = None if number is None else _card_hash(session, state, number, staff_id)
     row = StaffRecord(staff_id=staff_id, name=name, role=role, pin_hash=pin_hash,
                       card_hash=card_hash, active=True, enrolled_at=as_utc(now),
-                      changed_at=as_utc(now))
+                      changed_at=as_utc(now), desk_hash=desk_hash, desk_failures=0)
     version = _bump(state, now)
     with conflict_on_race(session, lambda: f"staff member {staff_id} was enrolled at the same"
                           " moment at another desk"):
         session.add(row)
         write_audit(session, now, actor, "staff.enrolled", detail={
             "staff_id": staff_id, "role": role, "pin": pin_hash is not None,
-            "card": card_hash is not None, "roster_version": version}, why=why)
+            "card": card_hash is not None, "desk": desk_hash is not None,
+            "roster_version": version}, why=why)
         session.commit()
     return _view(row, version)
 
@@ -211,6 +241,35 @@ def change_staff_card(session: Session, clock: WallClock, *, actor: str, staff_i
     return _view(row, version)
 
 
+def set_desk_passphrase(session: Session, clock: WallClock, *, actor: str, staff_id: str,
+                        new_passphrase: str, why: str | None = None) -> StaffView:
+    """Give a clerk, supervisor or manager a new desk passphrase: their lock-out is cleared
+    and every desk session they hold is ended (leaderboard.desk_auth)."""
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    row = _member(session, staff_id)
+    if desk_role(row.role) is None:
+        raise DeskError(f"{row.staff_id} is a {row.role}: dealers do not sign in at the desk")
+    row.desk_hash = hash_passphrase(passphrase(new_passphrase, f"{row.staff_id}'s"))
+    row.desk_failures, row.desk_failed_at, row.desk_locked_until = 0, None, None
+    row.changed_at = as_utc(now)
+    ended = end_sessions(session, row.staff_id, now, "passphrase_changed")
+    write_audit(session, now, actor, "staff.passphrase_set",
+                detail={"staff_id": row.staff_id, "sessions_ended": ended}, why=why)
+    session.commit()
+    state = session.get(RosterState, _ROSTER_ROW)
+    return _view(row, 0 if state is None else state.version)
+
+
+def end_sessions(session: Session, staff_id: str, now: datetime, why: str) -> int:
+    """End every open desk session of ``staff_id`` (in the caller's transaction); how many."""
+    rows = session.scalars(select(DeskSession).where(DeskSession.staff_id == staff_id,
+                                                     DeskSession.ended_at.is_(None))).all()
+    for row in rows:
+        row.ended_at, row.ended_why = as_utc(now), why
+    return len(rows)
+
+
 def list_staff(session: Session) -> list[StaffView]:
     """Every enrolled member, by staff id (no hashes)."""
     state = session.get(RosterState, _ROSTER_ROW)
@@ -226,10 +285,15 @@ def roster(session: Session) -> StaffRoster:
     if state is None:
         return StaffRoster(version=0)
     rows = session.scalars(select(StaffRecord).order_by(StaffRecord.staff_id)).all()
-    members = tuple(StaffMember(staff_id=r.staff_id, name=r.name, role=cast(Role, r.role),
+    members = tuple(StaffMember(staff_id=r.staff_id, name=r.name, role=_table_role(r.role),
                                 pin_hash=r.pin_hash, card_hash=r.card_hash, active=r.active)
-                    for r in rows)
+                    for r in rows if r.role != "clerk")
     return StaffRoster(version=state.version, members=members, card_salt=state.card_salt)
+
+
+def _table_role(role: str) -> Role:
+    """A member's role at a table: a manager acts there as a supervisor; clerks are not sent."""
+    return "supervisor" if role == "manager" else cast(Role, role)
 
 
 def _tables(session: Session, table: str | None) -> Sequence[str]:

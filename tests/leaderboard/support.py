@@ -123,6 +123,16 @@ async def http_post(port: int, path: str, body: Mapping[str, Any], *,
             await writer.wait_closed()
 
 
+async def desk_sign_in(port: int, staff_id: str, passphrase: str) -> str:
+    """Sign in to the desk API over HTTP (POST /api/desk/session); the session token."""
+    answer = await http_post(port, "/api/desk/session",
+                             {"staff_id": staff_id, "passphrase": passphrase})
+    assert answer.status == 201, answer.body
+    token = answer.json()["token"]
+    assert isinstance(token, str)
+    return token
+
+
 @dataclass(slots=True)
 class SseEvent:
     """One server-sent event (or a comment, with ``comment`` set)."""
@@ -347,7 +357,6 @@ class FakeTable:
 # ---- the whole service --------------------------------------------------------------------
 
 VENUE = "goldreef"
-TOKEN = "desk-token-" + "9" * 24
 START = local(8, 22)  # the service's clock starts at Wednesday 8 July 2026, 22:00
 
 
@@ -400,7 +409,6 @@ def write_config(tmp: Path, broker: MqttBroker, root: str, table: Signer,
                  *, names: str = "entry_id") -> Path:
     key = Signer.generate("leaderboard")
     save_private_key(key, tmp / "leaderboard.key")
-    (tmp / "desk-token").write_text(TOKEN + "\n")
     (tmp / "tables.pub").write_text(f"# enrolled tables\n{table.public_key.enrolment_line()}\n")
     path = tmp / "leaderboard.toml"
     path.write_text(f"""
@@ -421,7 +429,7 @@ tables_file = "tables.pub"
 
 [http]
 port = 0
-desk_token_file = "desk-token"
+desk_api = true
 
 [page]
 rows = 20

@@ -19,13 +19,14 @@ from typing import Any
 import pytest
 
 from tests.fixtures.services import MqttBroker
+from tests.leaderboard.desk_api_support import PASSPHRASE, enrol_desk_staff
 from tests.leaderboard.support import (
     START,
-    TOKEN,
     VENUE,
     FakeTable,
     Running,
     SseClient,
+    desk_sign_in,
     finish,
     http_get,
     http_post,
@@ -129,11 +130,14 @@ async def test_desk_commands_go_out_signed_through_the_service(running: Running)
     run = running
     cmd = TableTopics(VENUE, "t01", run.root).cmd
     ring = KeyRing([run.leaderboard_key.public_key])
+    assert run.service.engine is not None
+    await asyncio.to_thread(enrol_desk_staff, run.service.engine, run.service.clock, "S7",
+                            "supervisor")
+    token = await desk_sign_in(run.port, "S7", PASSPHRASE)
     async with connect(broker_settings(run), client_id=f"t01-{secrets.token_hex(3)}") as client:
         await client.subscribe(cmd, qos=1)
         answer = await http_post(run.port, "/api/desk/heats",
-                                 {"actor": "desk-1", "table": "t01", "stage": "qualifying"},
-                                 token=TOKEN)
+                                 {"table": "t01", "stage": "qualifying"}, token=token)
         assert answer.status in (200, 201), answer
         command = await asyncio.wait_for(next_command(client, ring), 60)
     assert command.type == "open_heat"

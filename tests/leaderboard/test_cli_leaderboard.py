@@ -73,6 +73,13 @@ def test_standings_of_a_database_without_the_schema(tmp_path: Path,
         EXIT_ERROR
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
+    assert "no such SQLite file" in err[0]
+    assert not (tmp_path / "empty.sqlite3").exists()  # a mistyped URL creates nothing
+    (tmp_path / "empty.sqlite3").touch()
+    assert main(["leaderboard", "standings", "--db", url, "--tournament", TOURNAMENT]) == \
+        EXIT_ERROR
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
     assert "has no leaderboard tables" in err[0]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import tomli_w
 
 from game.errors import ConfigError
 from leaderboard.config import DEFAULT_DATABASE, read_leaderboard_config
+from leaderboard.desk_policy import AuthPolicy
 from wire.signing import Signer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,10 +60,9 @@ def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     assert config.mqtt.shared_group is None
     assert config.signing_key == tmp_path / "lb.key"  # relative to the config file
     assert dict(config.tables) == {"t01": T01.base64}
-    assert (config.http.host, config.http.port, config.http.desk_token_file) == (
-        "127.0.0.1", 8080, None)
+    assert (config.http.host, config.http.port, config.http.desk_api) == (
+        "127.0.0.1", 8080, False)
     assert (config.page.rows, config.page.names, config.page.title) == (20, "entry_id", None)
-    assert config.desk_token() is None
     assert "t01" in config.keyring()
 
 
@@ -155,18 +156,25 @@ def test_credentials_file_from_broker_config(tmp_path: Path) -> None:
     assert refusal(tmp_path, text).key == "mqtt.credentials_file"
 
 
-def test_desk_token_is_read_from_its_file_and_must_be_long(tmp_path: Path) -> None:
+def test_a_config_with_the_old_shared_desk_token_is_told_what_replaces_it(
+    tmp_path: Path
+) -> None:
     text = MINIMAL + '\n[http]\ndesk_token_file = "token"\n'
-    config = read_leaderboard_config(write(tmp_path, text))
-    (tmp_path / "token").write_text("0123456789abcdef0123\n")
-    assert config.desk_token() == "0123456789abcdef0123"
-    (tmp_path / "token").write_text("short\n")
     with pytest.raises(ConfigError) as caught:
-        config.desk_token()
+        read_leaderboard_config(write(tmp_path, text))
     assert caught.value.key == "http.desk_token_file"
-    (tmp_path / "token").unlink()
-    with pytest.raises(ConfigError, match="cannot read"):
-        config.desk_token()
+    assert "showdown desk login" in str(caught.value)
+    assert "http.desk_api = true" in str(caught.value)
+    config = read_leaderboard_config(write(tmp_path, MINIMAL + '\n[http]\ndesk_api = true\n'))
+    assert config.http.desk_api is True
+    assert config.desk_auth == AuthPolicy()  # the house's defaults
+    config = read_leaderboard_config(write(
+        tmp_path, MINIMAL + '\n[desk_auth]\nsession_hours = 8\nlock_minutes = 60\n'))
+    assert (config.desk_auth.lifetime, config.desk_auth.lock) == (timedelta(hours=8),
+                                                                  timedelta(hours=1))
+    assert refusal(tmp_path, MINIMAL + '\n[desk_auth]\nfailures = 1\n').key == (
+        "desk_auth.failures")
+    assert refusal(tmp_path, MINIMAL + '\n[http]\ndesk_api = "yes"\n').key == "http.desk_api"
 
 
 def test_not_toml_and_missing_file(tmp_path: Path) -> None:
@@ -188,4 +196,4 @@ def test_the_shipped_template_is_valid(tmp_path: Path) -> None:
     assert (config.mqtt.host, config.mqtt.port, config.mqtt.tls) == (
         "broker.casino.lan", 8883, True)
     assert set(config.tables) == {"t01", "t02"}
-    assert config.http.desk_token_file == tmp_path / "desk-token"
+    assert config.http.desk_api is True

@@ -21,11 +21,11 @@ from sqlalchemy.orm import Session
 from controller.table_service import TableService
 from game.chips import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
-from game.errors import GameError
 from leaderboard import desk
 from leaderboard.db import make_engine
 from leaderboard.desk import DeskCommand
-from leaderboard.desk_api import desk_routes
+from leaderboard.desk_api import _DeskApi
+from leaderboard.desk_http import Body, Result
 from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
 from leaderboard.models import Entry, Refusal
 from leaderboard.projections import project
@@ -33,7 +33,7 @@ from leaderboard.standings_view import ViewOptions, standings
 from leaderboard.web import StandingsFeed
 from runtime.settings_files import read_paytables
 from tests.fixtures.services import MqttBroker
-from tests.leaderboard.desk_api_support import TOKEN, Api
+from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_fields import final_field, qualifying_field
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
 from wire.envelope import seal, verify_envelope
@@ -43,7 +43,11 @@ from wire.topics import TableTopics
 
 DESK = Signer.from_seed("desk-a", bytes(range(32)))
 ADULT = {"name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "8001015009087",
-         "birth_date": "1980-01-01", "actor": "desk-1"}
+         "birth_date": "1980-01-01"}
+
+
+def _nothing(_s: Session, _b: Body, _r: object) -> Result:
+    return Result({})
 
 
 @pytest.fixture
@@ -51,14 +55,16 @@ def clock() -> FakeClock:
     return FakeClock(local(2026, 7, 3, 14, 0))
 
 
-async def test_the_token_is_required(engine: Engine, clock: FakeClock) -> None:
+async def test_a_signed_in_session_is_required(engine: Engine, clock: FakeClock) -> None:
     api = Api(engine, clock, NullSender())
-    assert (await api.call("GET", "/prizes", token=None))[0] == 401
-    assert (await api.call("GET", "/prizes", token=TOKEN[:-1] + "z"))[0] == 401
+    status, body = await api.call("GET", "/prizes", token=None)
+    assert (status, body["reason"]) == (401, "no_session")
+    status, body = await api.call("GET", "/prizes", token=api.token[:-1] + "z")
+    assert (status, body["reason"]) == (401, "unknown_session")
     status, body = await api.call("GET", "/prizes")
     assert (status, body) == (200, {"prizes": []})
-    with pytest.raises(GameError, match="at least 16 characters"):
-        desk_routes(engine, settings(), NullSender(), clock, token=TOKEN[:15])
+    with pytest.raises(KeyError, match=r"not in leaderboard\.desk_roles"):
+        _DeskApi(engine, settings(), NullSender(), clock).endpoint("prizes.steal", _nothing)
 
 
 async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> None:
@@ -90,18 +96,17 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
 
     status, body = await api.call("POST", "/lists", {
         "kind": "self_exclusion", "source": "NGB", "source_date": "2026-07-01",
-        "csv": "id_number,name\n8001015009087,Thabo Mokoena\nxx,Bad\n", "actor": "compliance"})
+        "csv": "id_number,name\n8001015009087,Thabo Mokoena\nxx,Bad\n"})
     assert status == 400 and "self_exclusion list from NGB:3:" in body["error"]
     status, body = await api.call("POST", "/lists", {
         "kind": "self_exclusion", "source": "NGB", "source_date": "2026-07-01",
-        "csv": "8001015009087,Thabo Mokoena\n", "actor": "compliance"})
+        "csv": "8001015009087,Thabo Mokoena\n"})
     assert (status, body["rows"]) == (201, 1)
     assert (body["rescreen"]["checked"], body["rescreen"]["refused"]) == (1, [pid])
-    status, body = await api.call("POST", "/check", {"patron_id": pid, "actor": "desk-1"})
+    status, body = await api.call("POST", "/check", {"patron_id": pid})
     assert status == 200 and not body["eligible"]
     assert body["reasons"] == ["on the self-exclusion list (rule 2): NGB, dated 2026-07-01"]
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
-                                                 "payment": "cash"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"})
     assert status == 403 and "self-exclusion" in body["error"]
     with Session(engine) as s:
         assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
@@ -113,25 +118,20 @@ async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) ->
     api = Api(engine, clock, sender)
     pid = (await api.call("POST", "/patrons", ADULT))[1]["patron_id"]
     clock.now = local(2026, 7, 3, 12, 59)
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
-                                                 "payment": "cash"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"})
     assert status == 409 and "no buy-in at 2026-07-03 12:59" in body["error"]
     clock.now = local(2026, 7, 3, 13, 0)
-    status, entry = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
-                                                 "payment": "cash"})
+    status, entry = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"})
     assert status == 201
     assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
-    status, heat = await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying",
-                                                     "actor": "desk-1"})
+    status, heat = await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying"})
     assert status == 201
     status, seat = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
-                                                        "table": "t01", "seat": 2,
-                                                        "actor": "desk-1"})
+                                                        "table": "t01", "seat": 2})
     assert status == 201
     assert (seat["seat"], seat["heat_id"], seat["player"]) == (2, heat["heat_id"], pid)
     status, body = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
-                                                        "table": "t01", "seat": "2",
-                                                        "actor": "desk-1"})
+                                                        "table": "t01", "seat": "2"})
     assert status == 400 and "'seat'" in body["error"]
     assert [c.command for c in sender.commands] == ["open_heat", "seat"]
     envelope = sender.sent[1].envelope
@@ -146,11 +146,10 @@ async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) ->
     status, body = await api.call("GET", "/audit?limit=2")
     assert status == 200
     assert [a["action"] for a in body["audit"]] == ["entry.seated", "heat.opened"]
-    status, body = await api.call("POST", "/unseatings", {"entry_id": entry["entry_id"],
-                                                          "actor": "desk-1"})
+    status, body = await api.call("POST", "/unseatings", {"entry_id": entry["entry_id"]})
     assert status == 400 and "'why'" in body["error"]
     status, left = await api.call("POST", "/unseatings", {
-        "entry_id": entry["entry_id"], "why": "patron left", "actor": "desk-1"})
+        "entry_id": entry["entry_id"], "why": "patron left"})
     assert status == 201
     assert left == {"table": "t01", "seq": left["seq"], "seat": 2,
                     "entry_id": entry["entry_id"], "reason": "patron left"}
@@ -166,24 +165,21 @@ async def test_refunds_and_a_table_fault_and_the_table_applies_them(engine: Engi
     api = Api(engine, clock, sender)
     pid = (await api.call("POST", "/patrons", ADULT))[1]["patron_id"]
     clock.now = local(2026, 7, 3, 13, 0)
-    mistaken = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
-                                                 "payment": "cash"}))[1]
-    played = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
-                                                 "payment": "cash"}))[1]
-    status, body = await api.call("POST", "/refunds", {"entry_id": mistaken["entry_id"],
-                                                       "actor": "desk-1"})
+    mistaken = (await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"}))[1]
+    played = (await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"}))[1]
+    status, body = await api.call("POST", "/refunds", {"entry_id": mistaken["entry_id"]})
     assert status == 400 and "'why'" in body["error"]
     status, body = await api.call("POST", "/refunds", {
-        "entry_id": mistaken["entry_id"], "why": "bought twice", "actor": "desk-1"})
+        "entry_id": mistaken["entry_id"], "why": "bought twice"})
     assert (status, body) == (201, {"entry_id": mistaken["entry_id"], "refund_cents": 10_000})
     status, body = await api.call("POST", "/refunds", {
-        "entry_id": mistaken["entry_id"], "why": "bought twice", "actor": "desk-1"})
+        "entry_id": mistaken["entry_id"], "why": "bought twice"})
     assert status == 409 and "already been refunded" in body["error"]
-    await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying", "actor": "d"})
+    await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying"})
     await api.call("POST", "/seatings", {"entry_id": played["entry_id"], "table": "t01",
-                                         "seat": 3, "actor": "desk-1"})
+                                         "seat": 3})
     status, fault = await api.call("POST", "/table-faults", {
-        "table": "t01", "why": "chip reader dead", "actor": "pit-boss"})
+        "table": "t01", "why": "chip reader dead"})
     assert status == 201
     assert (fault["refunded"], fault["released"]) == ({played["entry_id"]: 10_000}, [])
     assert [c.command for c in sender.commands] == ["open_heat", "seat", "unseat", "close_heat"]
@@ -247,7 +243,7 @@ async def test_score_rulings_void_and_correct_and_the_standings_count_them(
         venue="gold-reef", title="Main floor"), now=clock()), debounce=0)
     await feed.refresh()
     runner = asyncio.create_task(feed.run())
-    api = Api(engine, clock, NullSender(), feed)
+    api = Api(engine, clock, NullSender(), feed, staff_id="pit-boss", role="supervisor")
     try:
         status, before = await api.call("GET", "/api/standings", root="")
         assert status == 200
@@ -255,7 +251,7 @@ async def test_score_rulings_void_and_correct_and_the_standings_count_them(
                                   ids["disputed"]: (225_000, True)}
         assert before["board"]["awaiting_acknowledgement"] == 1
 
-        void = {"entry_id": ids["voided"], "why": "dispute upheld: misdeal", "actor": "pit-boss"}
+        void = {"entry_id": ids["voided"], "why": "dispute upheld: misdeal"}
         assert (await api.call("POST", "/score-voids", void, token=None))[0] == 401
         status, body = await api.call("POST", "/score-voids", {**void, "why": None})
         assert (status, body["error"]) == (400, "field 'why': a non-empty string is required")
@@ -274,7 +270,7 @@ async def test_score_rulings_void_and_correct_and_the_standings_count_them(
         assert status == 409 and f"entry {ids['voided']}'s score is voided" in body["error"]
 
         fix = {"entry_id": ids["disputed"], "score_cents": 150_000,
-               "why": "dispute upheld: chips miscounted", "actor": "pit-boss"}
+               "why": "dispute upheld: chips miscounted"}
         assert (await api.call("POST", "/score-corrections", fix, token="x" * 20))[0] == 401
         for bad in ("12", 12.5, True, None):
             status, body = await api.call("POST", "/score-corrections",
@@ -329,16 +325,15 @@ class FailingSender:
 async def test_an_undelivered_command_is_kept_and_can_be_resent(engine: Engine,
                                                                 clock: FakeClock) -> None:
     api = Api(engine, clock, FailingSender())
-    status, body = await api.call("POST", "/heats", {"table": "t02", "stage": "qualifying",
-                                                     "actor": "desk-1"})
+    status, body = await api.call("POST", "/heats", {"table": "t02", "stage": "qualifying"})
     assert status == 502 and "not delivered" in body["error"]
     seq = body["recorded"]["seq"]
     sender = RecordingSender()
     api = Api(engine, clock, sender)
-    status, body = await api.call("POST", f"/commands/{seq}/resend", {"actor": "desk-1"})
+    status, body = await api.call("POST", f"/commands/{seq}/resend", {})
     assert (status, body) == (200, {"table": "t02", "command": "open_heat", "seq": seq})
     assert sender.commands[0].seq == seq and sender.commands[0].args["stage"] == "qualifying"
-    assert (await api.call("POST", "/commands/999/resend", {"actor": "desk-1"}))[0] == 404
+    assert (await api.call("POST", "/commands/999/resend", {}))[0] == 404
 
 
 async def test_places_draw_and_replay(engine: Engine, clock: FakeClock) -> None:
@@ -351,16 +346,16 @@ async def test_places_draw_and_replay(engine: Engine, clock: FakeClock) -> None:
     status, body = await api.call("GET", "/places/final")
     assert status == 200 and [p["seat"] for p in body["places"]] == [None] * 6
     assert (await api.call("GET", "/places/qualifying"))[0] == 404
-    status, drawn = await api.call("POST", "/draws", {"actor": "desk-1"})
+    status, drawn = await api.call("POST", "/draws", {})
     assert status == 201 and not drawn["reused"]
     assert sorted(drawn["seats"].values()) == [1, 2, 3, 4, 5, 6]
-    status, again = await api.call("POST", "/draws", {"actor": "desk-1"})
+    status, again = await api.call("POST", "/draws", {})
     assert status == 200 and again["reused"] and again["seats"] == drawn["seats"]
     status, replay = await api.call("GET", f"/draws/{drawn['draw_id']}/replay")
     assert status == 200 and replay["matches"] and replay["stored"] == drawn["seats"]
     assert (await api.call("GET", "/draws/x/replay"))[0] == 404
     status, body = await api.call("POST", "/seat-choices", {
-        "entry_id": next(iter(drawn["seats"])), "heat": 1, "seat": 1, "actor": "desk-1"})
+        "entry_id": next(iter(drawn["seats"])), "heat": 1, "seat": 1})
     assert status == 400 and "drawn" in body["error"]
 
 
@@ -371,24 +366,22 @@ async def test_prizes_award_and_claim(engine: Engine, clock: FakeClock) -> None:
     clock.now = local(2026, 7, 10, 9, 0)
     api = Api(engine, clock, NullSender())
     status, body = await api.call("POST", "/prizes", {"kind": "weekly", "week": 1,
-                                                      "prize_cents": 500_000, "actor": "desk-1"})
+                                                      "prize_cents": 500_000})
     assert status == 201
     (award,) = body["prizes"]
     assert (award["amount_cents"], award["status"]) == (500_000, "unclaimed")
     assert datetime.fromisoformat(award["deadline"]) == local(2026, 7, 26, 0, 0)
     status, body = await api.call("POST", "/prizes", {"kind": "weekly", "week": 1,
-                                                      "prize_cents": 500_000, "actor": "desk-1"})
+                                                      "prize_cents": 500_000})
     assert status == 409
-    status, body = await api.call("POST", "/prizes", {"kind": "lottery", "actor": "desk-1"})
+    status, body = await api.call("POST", "/prizes", {"kind": "lottery"})
     assert status == 400 and "unknown prize kind" in body["error"]
     path = f"/prizes/{award['award_id']}/claim"
-    status, body = await api.call("POST", path, {"id_number": "9999999999999",
-                                                 "actor": "desk-1"})
+    status, body = await api.call("POST", path, {"id_number": "9999999999999"})
     assert status == 409
-    status, body = await api.call("POST", path, {"id_number": a_number, "receipt": "R-7",
-                                                 "actor": "desk-1"})
+    status, body = await api.call("POST", path, {"id_number": a_number, "receipt": "R-7"})
     assert status == 200 and body["status"] == "claimed"
-    assert (await api.call("POST", path, {"id_number": a_number, "actor": "desk-1"}))[0] == 409
+    assert (await api.call("POST", path, {"id_number": a_number}))[0] == 409
     status, body = await api.call("GET", "/prizes")
     assert [p["status"] for p in body["prizes"]] == ["claimed"]
 
@@ -508,7 +501,8 @@ async def test_a_database_that_does_not_answer_is_a_503_not_a_traceback(
     # A real fault: the database file's directory does not exist, so every connect fails.
     missing = make_engine(f"sqlite:///{tmp_path / 'gone' / 'leaderboard.sqlite'}")
     sender = RecordingSender(venue="gold-reef", signer=DESK)
-    status, body = await Api(missing, clock, sender).call("POST", "/patrons", ADULT)
+    api = Api(missing, clock, sender, staff_id=None)  # nobody can sign in: no database
+    status, body = await api.call("POST", "/patrons", ADULT, token="x" * 43)
     assert status == 503
     assert body["error"].startswith("the database did not answer")
     assert body["detail"] == "unable to open database file"

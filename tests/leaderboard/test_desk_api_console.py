@@ -27,7 +27,7 @@ from wire.signing import KeyRing, Signer
 
 DESK = Signer.from_seed("desk-a", bytes(range(32)))
 DEALER = {"staff_id": "D12", "name": "Nandi Dlamini", "role": "dealer", "pin": "4821",
-          "card": "04A1B2C3", "actor": "desk-1"}
+          "card": "04A1B2C3"}
 
 
 @pytest.fixture
@@ -60,37 +60,39 @@ def apply_at(table: TableService, sender: RecordingSender, command: DeskCommand,
 async def test_staff_are_enrolled_listed_and_their_roster_applied_by_a_table(
     engine: Engine, clock: FakeClock, sender: RecordingSender
 ) -> None:
-    api = Api(engine, clock, sender)
+    api = Api(engine, clock, sender)  # desk-1, a manager: roster version 1, sent as supervisor
     status, body = await api.call("POST", "/staff", DEALER)
     assert status == 201
     assert (body["staff_id"], body["pin"], body["card"], body["roster_version"]) == (
-        "D12", True, True, 1)
+        "D12", True, True, 2)
     assert "4821" not in json.dumps(body) and "04A1B2C3" not in json.dumps(body)
     await api.call("POST", "/staff", {"staff_id": "S1", "name": "Sipho", "role": "supervisor",
-                                      "pin": "99887766", "actor": "desk-1"})
-    status, body = await api.call("POST", "/staff/S1/disable", {"actor": "desk-1"})
-    assert (status, body["active"], body["roster_version"]) == (200, False, 3)
-    status, body = await api.call("POST", "/staff/S1/pin", {"pin": "1234", "actor": "desk-1"})
-    assert (status, body["roster_version"]) == (200, 4)
+                                      "pin": "99887766"})
+    status, body = await api.call("POST", "/staff/S1/disable", {})
+    assert (status, body["active"], body["roster_version"]) == (200, False, 4)
+    status, body = await api.call("POST", "/staff/S1/pin", {"pin": "1234"})
+    assert (status, body["roster_version"]) == (200, 5)
     status, body = await api.call("GET", "/staff")
-    assert [(m["staff_id"], m["active"]) for m in body["staff"]] == [("D12", True),
-                                                                      ("S1", False)]
+    assert [(m["staff_id"], m["role"], m["active"]) for m in body["staff"]] == [
+        ("D12", "dealer", True), ("S1", "supervisor", False), ("desk-1", "manager", True)]
     assert "hash" not in json.dumps(body) and "scrypt" not in json.dumps(body)
 
     enroll(engine, FakeTable("t01"))
-    status, body = await api.call("POST", "/staff/roster", {"actor": "desk-1"})
+    status, body = await api.call("POST", "/staff/roster", {})
     assert (status, body["roster_version"], [s["table"] for s in body["sent"]]) == (
-        201, 4, ["t01"])
+        201, 5, ["t01"])
     [command] = sender.commands
     table = table_service()
     applied = apply_at(table, sender, command, clock)
     assert applied.ok, applied.error
-    assert dict(applied.detail) == {"roster_version": 4, "staff": 2}
+    assert dict(applied.detail) == {"roster_version": 5, "staff": 3}
+    assert [(m["staff_id"], m["role"]) for m in command.args["members"]] == [
+        ("D12", "dealer"), ("S1", "supervisor"), ("desk-1", "supervisor")]
     # The same version again: recorded and sent, and the table says why it refuses it.
-    status, _ = await api.call("POST", "/staff/roster", {"actor": "desk-1", "table": "t01"})
+    status, _ = await api.call("POST", "/staff/roster", {"table": "t01"})
     assert status == 201
     refused = apply_at(table, sender, sender.commands[-1], clock)
-    assert not refused.ok and "version 4 is not newer" in str(refused.error)
+    assert not refused.ok and "version 5 is not newer" in str(refused.error)
 
 
 async def test_credentials_seating_and_a_desk_acknowledgement(
@@ -99,19 +101,17 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     api = Api(engine, clock, sender)
     status, body = await api.call("POST", "/patrons", {
         "name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "8001015009087",
-        "birth_date": "1980-01-01", "actor": "desk-1", "rewards_card": "5555 6666",
+        "birth_date": "1980-01-01", "rewards_card": "5555 6666",
         "pin": "0042"})
     assert status == 201
     pid = body["patron_id"]
     status, body = await api.call("POST", f"/patrons/{pid}/credentials",
-                                  {"pin": "1357", "actor": "desk-1"})
+                                  {"pin": "1357"})
     assert (status, body) == (200, {"patron_id": pid, "card": True, "pin": True})
-    entry = (await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
-                                                 "payment": "cash"}))[1]
-    await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying", "actor": "desk-1"})
+    entry = (await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"}))[1]
+    await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying"})
     status, _ = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
-                                                     "table": "t01", "seat": 2,
-                                                     "actor": "desk-1"})
+                                                     "table": "t01", "seat": 2})
     assert status == 201
     table = table_service()
     for command in sender.commands:
@@ -126,7 +126,7 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
         add_score(s, entry["entry_id"], 23_450, stage="qualifying", acknowledged=None,
                   recorded=local(2026, 7, 3, 15, 0))
     status, body = await api.call("POST", "/acknowledgements", {
-        "entry_id": entry["entry_id"], "method": "desk_id_check", "actor": "desk-1"})
+        "entry_id": entry["entry_id"], "method": "desk_id_check"})
     assert status == 201
     assert (body["table"], body["entry_id"], body["method"]) == (
         "t01", entry["entry_id"], "desk_id_check")
@@ -149,12 +149,11 @@ async def test_disputes_and_payout_checks_over_http(
                           outcome="overridden", mismatches=[], unverifiable=[], by="S1",
                           reason="walked away", at=at))
         s.commit()
-    api = Api(engine, clock, sender)
+    api = Api(engine, clock, sender, staff_id="supervisor-1", role="supervisor")
     status, body = await api.call("GET", "/disputes?open=1")
     assert status == 200 and [d["entry_id"] for d in body["disputes"]] == ["E1"]
     status, body = await api.call("POST", "/dispute-resolutions", {
-        "entry_id": "E1", "resolution": "hand replayed; the score stands",
-        "actor": "supervisor-1"})
+        "entry_id": "E1", "resolution": "hand replayed; the score stands"})
     assert status == 201 and body["resolved"][0]["resolved_by"] == "supervisor-1"
     assert (await api.call("GET", "/disputes?open=true"))[1] == {"disputes": []}
     status, body = await api.call("GET", "/payouts?overridden=yes")
@@ -168,21 +167,21 @@ async def test_disputes_and_payout_checks_over_http(
     ("POST", "/staff", {**DEALER, "role": "boss"}, 400, "role 'boss' is not one of"),
     ("POST", "/staff", {**DEALER, "pin": None, "card": None}, 400, "needs a PIN or an"),
     ("POST", "/staff", {**DEALER, "actor": ""}, 400, "field 'actor'"),
-    ("POST", "/staff/D99/disable", {"actor": "desk-1"}, 404, "no staff member 'D99'"),
-    ("POST", "/staff/D12/pin", {"actor": "desk-1"}, 400, "field 'pin'"),
-    ("POST", "/staff/roster", {"actor": "desk-1"}, 409, "nothing to send"),
-    ("POST", "/staff/roster", {"actor": "desk-1", "table": "t 1"}, 400, "table"),
-    ("POST", "/patrons/P-none/credentials", {"pin": "1234", "actor": "desk-1"}, 404,
+    ("POST", "/staff/D99/disable", {}, 404, "no staff member 'D99'"),
+    ("POST", "/staff/D12/pin", {}, 400, "field 'pin'"),
+    ("POST", "/staff/roster", {}, 409, "no table is enrolled"),
+    ("POST", "/staff/roster", {"table": "t 1"}, 400, "table"),
+    ("POST", "/patrons/P-none/credentials", {"pin": "1234"}, 404,
      "no patron 'P-none'"),
-    ("POST", "/patrons/P-none/credentials", {"pin": "12x4", "actor": "desk-1"}, 404,
+    ("POST", "/patrons/P-none/credentials", {"pin": "12x4"}, 404,
      "no patron"),
-    ("POST", "/acknowledgements", {"entry_id": "E-none", "method": "desk_id_check",
-                                   "actor": "desk-1"}, 404, "no entry 'E-none'"),
-    ("POST", "/acknowledgements", {"entry_id": "E-none", "method": "wave",
-                                   "actor": "desk-1"}, 400, "method 'wave' is not one of"),
-    ("POST", "/dispute-resolutions", {"entry_id": "E9", "resolution": "x",
-                                      "actor": "desk-1"}, 404, "no dispute on record"),
-    ("POST", "/dispute-resolutions", {"entry_id": "E9", "actor": "desk-1"}, 400,
+    ("POST", "/acknowledgements", {"entry_id": "E-none", "method": "desk_id_check"}, 404,
+     "no entry 'E-none'"),
+    ("POST", "/acknowledgements", {"entry_id": "E-none", "method": "wave"}, 400,
+     "method 'wave' is not one of"),
+    ("POST", "/dispute-resolutions", {"entry_id": "E9", "resolution": "x"}, 404,
+     "no dispute on record"),
+    ("POST", "/dispute-resolutions", {"entry_id": "E9"}, 400,
      "field 'resolution'"),
     ("GET", "/disputes?open=perhaps", None, 400, "field 'open': true or false"),
 ])
@@ -191,12 +190,13 @@ async def test_bad_console_requests_are_refused_clearly_and_change_nothing(
     case: tuple[str, str, Any, int, str]
 ) -> None:
     method, path, body, status, words = case
-    api = Api(engine, clock, sender)
+    api = Api(engine, clock, sender)  # desk-1, signed in: one member, two audit rows
     got, answer = await api.call(method, path, body)
     assert (got, words in answer.get("error", "")) == (status, True), answer
     assert "4821" not in json.dumps(answer)
     with Session(engine) as s:
-        assert s.scalar(select(func.count()).select_from(StaffRecord)) == 0
-        assert s.scalar(select(func.count()).select_from(AuditEntry)) == 0
+        assert s.scalars(select(StaffRecord.staff_id)).all() == ["desk-1"]
+        assert s.scalars(select(AuditEntry.action).order_by(AuditEntry.id)).all() == [
+            "staff.enrolled", "desk.signed_in"]
         assert s.scalar(select(func.count()).select_from(Patron)) == 0
     assert sender.commands == []

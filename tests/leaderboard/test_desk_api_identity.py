@@ -11,7 +11,6 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from leaderboard import desk
 from leaderboard.desk_sender import DeskSender, NullSender
 from leaderboard.models import Entry
 from leaderboard.standings_view import ViewOptions, standings
@@ -25,10 +24,9 @@ from wire.topics import TableTopics
 
 DESK = Signer.from_seed("desk-a", bytes(range(32)))
 PERSON = {"name": "Thandi Mokoena", "id_kind": "rewards_card", "id_number": "RC-4400-1",
-          "birth_date": "1980-05-17", "actor": "desk-1"}
+          "birth_date": "1980-05-17"}
 LIST = {"kind": "self_exclusion", "source": "NRGP", "source_date": "2026-07-01",
-        "csv": "id_number,name,birth_date\n8005175009087,MOKOENA Thandi,1980-05-17\n",
-        "actor": "compliance"}
+        "csv": "id_number,name,birth_date\n8005175009087,MOKOENA Thandi,1980-05-17\n"}
 
 
 @pytest.fixture
@@ -44,30 +42,25 @@ async def test_a_held_registration_is_decided_by_a_supervisor(engine: Engine,
     assert (status, body["standing"]) == (202, "held")
     pid, hold_id = body["patron_id"], body["hold_id"]
     assert body["matches"][0]["list_name"] == "MOKOENA Thandi"
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash",
-                                                       "actor": "desk-1"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"})
     assert (status, body["hold_id"]) == (409, hold_id)
     status, body = await api.call("GET", "/holds?open=1")
     assert status == 200 and [h["hold_id"] for h in body["holds"]] == [hold_id]
-    with Session(engine) as s:
-        desk.enrol_staff(s, clock, actor="manager", staff_id="D7", name="A Dealer",
-                         role="dealer", pin="1234")
-    status, body = await api.call("POST", f"/holds/{hold_id}/approve",
-                                  {"actor": "D7", "why": "not her"})
-    assert status == 403 and "supervisor's decision" in body["error"]
-    status, body = await api.call("POST", f"/holds/{hold_id}/approve", {"actor": "S-floor"})
+    api.token = api.sign_in("C7", "clerk")
+    status, body = await api.call("POST", f"/holds/{hold_id}/approve", {"why": "not her"})
+    assert (status, body["role_needed"]) == (403, "supervisor")
+    api.token = api.sign_in("S-floor", "supervisor")
+    status, body = await api.call("POST", f"/holds/{hold_id}/approve", {})
     assert status == 400 and "say why" in body["error"]
     for bad in ("0", "x1", str(2**64)):
-        assert (await api.call("POST", f"/holds/{bad}/refuse",
-                               {"actor": "S-floor", "why": "w"}))[0] == 404
+        assert (await api.call("POST", f"/holds/{bad}/refuse", {"why": "w"}))[0] == 404
     status, body = await api.call("POST", f"/holds/{hold_id}/refuse",
-                                  {"actor": "S-floor", "why": "same person, photo matches"})
+                                  {"why": "same person, photo matches"})
     assert (status, body["decision"], body["decided_by"]) == (200, "refused", "S-floor")
     status, body = await api.call("GET", f"/patrons/{pid}")
     assert (body["standing"], body["standing_reason"]) == ("refused",
                                                            "same person, photo matches")
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash",
-                                                       "actor": "desk-1"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"})
     assert status == 409 and "refused by a supervisor" in body["error"]
 
 
@@ -76,13 +69,13 @@ async def test_payment_is_required_and_fees_are_shown_by_method(engine: Engine,
     api = Api(engine, clock, NullSender())
     pid = (await api.call("POST", "/patrons", {**PERSON, "name": "Lindiwe Ndlovu"}))[1][
         "patron_id"]
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1"})
+    status, body = await api.call("POST", "/entries", {"patron_id": pid})
     assert status == 400 and "payment" in body["error"]
-    status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "desk-1",
+    status, body = await api.call("POST", "/entries", {"patron_id": pid,
                                                        "payment": "card"})
     assert status == 400 and "cash or value_chips" in body["error"]
     for payment in ("value_chips", "cash", "cash"):
-        status, body = await api.call("POST", "/entries", {"patron_id": pid, "actor": "d",
+        status, body = await api.call("POST", "/entries", {"patron_id": pid,
                                                            "payment": payment})
         assert (status, body["payment"]) == (201, payment)
     status, body = await api.call("GET", "/fees")
@@ -99,12 +92,10 @@ async def test_a_document_added_later_is_checked(engine: Engine, clock: FakeCloc
         "patron_id"]
     assert (await api.call("POST", "/lists", LIST))[0] == 201
     status, body = await api.call("POST", f"/patrons/{pid}/documents",
-                                  {"kind": "id_document", "number": "800517 5009 087",
-                                   "actor": "desk-1"})
+                                  {"kind": "id_document", "number": "800517 5009 087"})
     assert status == 403 and "self-exclusion" in body["error"]
     status, body = await api.call("POST", f"/patrons/{pid}/documents",
-                                  {"kind": "id_document", "number": "800517 5009 087",
-                                   "actor": "desk-1"})
+                                  {"kind": "id_document", "number": "800517 5009 087"})
     assert status == 409 and "already on file" in body["error"]
     status, body = await api.call("GET", f"/patrons/{pid}")
     assert body["documents"] == ["rewards_card", "id_document"]
@@ -118,12 +109,12 @@ async def test_a_disqualified_seated_entry_is_unseated_at_its_table_through_the_
     cheat = (await api.call("POST", "/patrons", {**PERSON, "name": "Cheat One"}))[1]["patron_id"]
     honest = (await api.call("POST", "/patrons", {**PERSON, "id_number": "RC-4400-2",
                                                   "name": "Honest Two"}))[1]["patron_id"]
-    scored = (await api.call("POST", "/entries", {"patron_id": cheat, "payment": "cash",
-                                                  "actor": "d"}))[1]["entry_id"]
-    playing = (await api.call("POST", "/entries", {"patron_id": cheat, "payment": "cash",
-                                                   "actor": "d"}))[1]["entry_id"]
-    other = (await api.call("POST", "/entries", {"patron_id": honest, "payment": "cash",
-                                                 "actor": "d"}))[1]["entry_id"]
+
+    async def buy(patron: str) -> str:
+        body = (await api.call("POST", "/entries", {"patron_id": patron, "payment": "cash"}))[1]
+        return str(body["entry_id"])
+
+    scored, playing, other = await buy(cheat), await buy(cheat), await buy(honest)
     recorded = local(2026, 7, 3, 14, 30)
     with Session(engine) as s:
         add_score(s, scored, 900_000, stage="qualifying", recorded=recorded,
@@ -131,16 +122,18 @@ async def test_a_disqualified_seated_entry_is_unseated_at_its_table_through_the_
         add_score(s, other, 300_000, stage="qualifying", recorded=recorded,
                   acknowledged=recorded, seq=2)
     clock.now = local(2026, 7, 3, 15, 0)
+    api.token = api.sign_in("desk-1")  # an hour on: the morning's session has gone idle
     assert board(engine, clock) == [scored, other]
     topic = TableTopics("gold-reef", "t03", unique_topic).cmd
     async with aiomqtt.Client(mqtt_broker.host, mqtt_broker.port) as client:
         await client.subscribe(topic, qos=1)
-        assert (await api.call("POST", "/heats", {"table": "t03", "stage": "qualifying",
-                                                  "actor": "d"}))[0] == 201
+        assert (await api.call("POST", "/heats", {"table": "t03",
+                                                  "stage": "qualifying"}))[0] == 201
         assert (await api.call("POST", "/seatings", {"entry_id": playing, "table": "t03",
-                                                     "seat": 5, "actor": "d"}))[0] == 201
+                                                     "seat": 5}))[0] == 201
+        api.token = api.sign_in("S-floor", "supervisor")
         status, body = await api.call("POST", "/disqualifications", {
-            "patron_id": cheat, "why": "chips passed to another entry", "actor": "S-floor"})
+            "patron_id": cheat, "why": "chips passed to another entry"})
         assert status == 201, body
         assert (sorted(body["entries"]), body["unseated"]) == (sorted([scored, playing]),
                                                                [playing])
@@ -159,8 +152,7 @@ async def test_a_disqualified_seated_entry_is_unseated_at_its_table_through_the_
         row = s.scalars(select(Entry).where(Entry.entry_id == playing)).one()
         assert row.disqualified_at is not None
     assert board(engine, clock) == [other]  # the cheat's R9,000 no longer counts
-    status, body = await api.call("POST", "/entries", {"patron_id": cheat, "payment": "cash",
-                                                       "actor": "d"})
+    status, body = await api.call("POST", "/entries", {"patron_id": cheat, "payment": "cash"})
     assert status == 409 and "disqualified" in body["error"]
 
 

@@ -247,7 +247,8 @@ def test_a_seated_entry_of_a_disqualified_patron_is_unseated(
     desk.open_heat(session, settings(), clock, actor="desk-1", table="t02", stage="qualifying")
     desk.seat_entry(session, settings(), clock, actor="desk-1", entry_id=entry, table="t02",
                     seat=4)
-    result = desk.disqualify_patron(session, clock, actor="floor-manager", patron_id=pid,
+    boss = supervisor(session, clock, "floor-manager", role="manager")
+    result = desk.disqualify_patron(session, clock, actor=boss, patron_id=pid,
                                     why="collusion seen on camera")
     assert result.unseated == (entry,)
     (command,) = result.commands

@@ -27,12 +27,14 @@ from leaderboard.desk_sender import NullSender
 from leaderboard.standings_view import ViewOptions, standings
 from leaderboard.web import StandingsFeed, create_app
 from runtime.settings_files import read_tournament
+from tests.leaderboard.desk_api_support import PASSPHRASE, enrol_desk_staff
 from tests.leaderboard.support import (
     InLoopServer,
     SseClient,
     add_entry,
     add_patron,
     add_score,
+    desk_sign_in,
     http_get,
     http_post,
     local,
@@ -41,7 +43,6 @@ from tests.leaderboard.support import (
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = local(8, 22)
-TOKEN = "desk-token-0123456789abcdef"  # noqa: S105 (a test token)
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +59,11 @@ def make_feed(engine: Engine, settings: TournamentSettings) -> StandingsFeed:
 async def served(engine: Engine, settings: TournamentSettings
                  ) -> AsyncIterator[tuple[StandingsFeed, int]]:
     seed_field(engine)
+    enrol_desk_staff(engine, lambda: NOW, "desk-1", "clerk")
     feed = make_feed(engine, settings)
     await feed.refresh()
     runner = asyncio.create_task(feed.run())
-    app = create_app(feed, desk=desk_routes(engine, settings, NullSender(), lambda: NOW,
-                                            token=TOKEN),
+    app = create_app(feed, desk=desk_routes(engine, settings, NullSender(), lambda: NOW),
                      health=lambda: {"subscribed": True})
     async with InLoopServer(app) as server:
         yield feed, server.port
@@ -169,18 +170,21 @@ async def test_a_reconnecting_stream_gets_the_current_standings(
     assert stream_doc == api_doc
 
 
-async def test_health_and_the_desk_api_behind_its_token(
+async def test_health_and_the_desk_api_behind_a_sign_in(
         served: tuple[StandingsFeed, int]) -> None:
     _, port = served
     health = await http_get(port, "/healthz")
     assert health.status == 200
     assert health.json()["status"] == "ok"
     assert health.json()["subscribed"] is True
-    refused = await http_get(port, "/api/desk/audit")
-    assert refused.status == 401
-    allowed = await http_get(port, "/api/desk/audit",
-                             headers={"Authorization": f"Bearer {TOKEN}"})
+    refused = await http_get(port, "/api/desk/prizes")
+    assert (refused.status, refused.json()["reason"]) == (401, "no_session")
+    token = await desk_sign_in(port, "desk-1", PASSPHRASE)
+    allowed = await http_get(port, "/api/desk/prizes",
+                             headers={"Authorization": f"Bearer {token}"})
     assert allowed.status == 200
+    clerk = await http_get(port, "/api/desk/audit", headers={"Authorization": f"Bearer {token}"})
+    assert (clerk.status, clerk.json()["role_needed"]) == (403, "supervisor")
 
 
 async def test_before_the_first_computation_the_api_says_starting(
@@ -200,16 +204,16 @@ async def test_before_the_first_computation_the_api_says_starting(
 async def test_a_buy_in_at_the_desk_moves_the_pools_on_the_stream(
         served: tuple[StandingsFeed, int]) -> None:
     _, port = served
-    auth = {"token": TOKEN}
+    auth = {"token": await desk_sign_in(port, "desk-1", PASSPHRASE)}
     async with SseClient(port) as stream:
         before = await stream.next_standings()
         assert before["pools"]["entries"] == 15
         patron = await http_post(port, "/api/desk/patrons", {
-            "actor": "desk-1", "name": "Naledi Sithole", "id_kind": "id_document",
+            "name": "Naledi Sithole", "id_kind": "id_document",
             "id_number": "8506150123083", "birth_date": "1985-06-15"}, **auth)
         assert patron.status == 201, patron.body
         bought = await http_post(port, "/api/desk/entries", {
-            "actor": "desk-1", "patron_id": patron.json()["patron_id"],
+            "patron_id": patron.json()["patron_id"],
             "payment": "cash"}, **auth)
         assert bought.status == 201, bought.body
         after = await stream.next_standings()

@@ -1,7 +1,7 @@
 """identities at the desk: every document, name matching, holds, disqualification, payment
 
-Revision ID: 0005_identity
-Revises: 0004
+Revision ID: 0006_identity
+Revises: 0005_desk_accounts
 Create Date: 2026-12-01 13:30:00
 
 - ``patron_documents``: every document a patron presented (kind, normalised number, one
@@ -26,8 +26,8 @@ from alembic import op
 
 from leaderboard.name_match import letters_key, name_key
 
-revision = "0005_identity"
-down_revision = "0004"
+revision = "0006_identity"
+down_revision = "0005_desk_accounts"
 branch_labels = None
 depends_on = None
 
