@@ -3,7 +3,8 @@ checks (docs/deck-integrity.md): ``shuffled`` (a seeded shuffle per hand, the de
 ``factory`` (every deck in new-deck order), ``riffle`` (a new deck riffled once,
 Gilbert-Shannon-Reeds) and ``repeated`` (one seeded shuffle dealt again every hand).
 
-The seed is logged when a source is made; the same seed gives the same decks. ``shuffled``
+A source given no generator makes one from ``seed`` (drawn when not given) and logs it; one
+given a generator leaves the logging to its owner. The same seed gives the same decks. ``shuffled``
 draws exactly as the dealers always did (``rng.shuffle(list(DECK))``), so a given generator
 deals the same cards as before.
 """
@@ -64,14 +65,14 @@ class DeckSource:
                  seed: int | None = None) -> None:
         if mode not in DECK_MODES:
             raise ValueError(f"deck mode {mode!r} is not one of {', '.join(DECK_MODES)}")
-        if rng is None:
-            seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
-            rng = random.Random(seed)
         self.mode: DeckMode = mode
         self.seed = seed
-        self.rng = rng
         self._repeated: list[Card] | None = None
-        _log.info("deck_source", mode=mode, seed=seed)
+        if rng is None:  # its own generator: the seed is logged so the decks can be dealt again
+            self.seed = seed if seed is not None else random.SystemRandom().randrange(2**32)
+            rng = random.Random(self.seed)
+            _log.info("deck_source", mode=mode, seed=self.seed)
+        self.rng = rng
 
     def next_deck(self) -> list[Card]:
         """The next hand's 52 cards, top card first."""
