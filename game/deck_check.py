@@ -192,7 +192,7 @@ class DeckWatch:
                 f"{result.count} pairs of cards at most {result.gap} apart dealt in new-deck"
                 f" {order} order (chance expects {result.expected:.1f}; p = {p_value:.2g}):"
                 " the deck looks unshuffled", shuffle, statistic=result.count,
-                expected=result.expected, p_value=p_value, threshold=self.limits.alarm_p,
+                expected=_sig(result.expected), p_value=_sig(p_value), threshold=self.limits.alarm_p,
                 gap=result.gap, pairs=pairs))
         return found
 
@@ -208,7 +208,7 @@ class DeckWatch:
                 found.append(_suspect(
                     "repeated_run", f"{run.length} cards dealt in the same order as hand"
                     f" {earlier.hand_id} (chance {chance:.2g}): a preset or repeated deck",
-                    shuffle, earlier, statistic=run.length, p_value=chance,
+                    shuffle, earlier, statistic=run.length, p_value=_sig(chance),
                     threshold=self.limits.alarm_p, cards=[str(c) for c in dealt],
                     positions=[run.start, run.earlier_start]))
                 break
@@ -218,7 +218,7 @@ class DeckWatch:
                 found.append(_suspect(
                     "repeated_positions", f"{len(same)} positions hold the same cards as in"
                     f" hand {earlier.hand_id} (chance {chance:.2g}): a stacked deck",
-                    shuffle, earlier, statistic=len(same), p_value=chance,
+                    shuffle, earlier, statistic=len(same), p_value=_sig(chance),
                     threshold=self.limits.alarm_p, positions=list(same),
                     cards=[str(cards[i]) for i in same]))
                 break
@@ -239,7 +239,7 @@ class DeckWatch:
         self.windows_failed += failed
         evidence: dict[str, Any] = {
             "test": "chi_square", "statistic": round(result.statistic, 3), "df": result.df,
-            "p_value": result.p_value, "level": limits.chi_level, "shuffles": len(window),
+            "p_value": _sig(result.p_value), "level": limits.chi_level, "shuffles": len(window),
             "positions": limits.chi_positions, "failed_in_row": self.windows_failed_in_row,
             "hand_ids": [window[0].hand_id, window[-1].hand_id],
             "worst_cells": [{"position": p, "rank": _RANK_CHARS[r], "observed": o,
@@ -265,3 +265,7 @@ def _suspect(test: str, message: str, shuffle: Shuffle, earlier: Shuffle | None 
     return DeckFinding(kind="deck_suspect", test=test, message=message,
                        evidence={"test": test, "hand_ids": hands, **evidence})
 
+
+def _sig(value: float) -> float:
+    """Three significant figures, for the evidence (the message and the journal keep it)."""
+    return float(f"{value:.3g}")
