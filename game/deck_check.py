@@ -192,8 +192,8 @@ class DeckWatch:
                 f"{result.count} pairs of cards at most {result.gap} apart dealt in new-deck"
                 f" {order} order (chance expects {result.expected:.1f}; p = {p_value:.2g}):"
                 " the deck looks unshuffled", shuffle, statistic=result.count,
-                expected=_sig(result.expected), p_value=_sig(p_value), threshold=self.limits.alarm_p,
-                gap=result.gap, pairs=pairs))
+                expected=_sig(result.expected), p_value=_sig(p_value),
+                threshold=self.limits.alarm_p, gap=result.gap, pairs=pairs))
         return found
 
     def _repeats(self, shuffle: Shuffle) -> list[DeckFinding]:
