@@ -355,6 +355,10 @@ class VirtualTable:
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: _spots(s) == expected)
         await self.until("the shoe and the chip reader to be up", _devices_up)
+        if (self.table.status().get("deck") or {}).get("held"):  # game.deck_check holds it
+            await self.supervise("clear_fault", role="deck", reason=(
+                "deck counted and replaced with a shuffled one (virtual supervisor)"))
+            self.deck_holds += 1
         answer = await self.console("no_more_bets")
         in_hand: list[int] = list(answer["detail"]["seats"])
         targets = self.table.deal_targets(in_hand)
@@ -376,10 +380,6 @@ class VirtualTable:
         self.hands_played += 1
         self._heat_hand += 1
         await self.settle_payout()
-        if (self.table.status().get("deck") or {}).get("held"):  # game.deck_check's hold
-            await self.supervise("clear_fault", role="deck", reason=(
-                "deck counted and replaced with a shuffled one (virtual supervisor)"))
-            self.deck_holds += 1
         sim.clear()
         await self.until("the table to be cleared", lambda s: _spots(s) == {})
 
