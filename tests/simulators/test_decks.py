@@ -10,6 +10,7 @@ import pytest
 from game.cards import DECK, Card, parse_cards
 from simulators.dealer import VirtualDealer
 from simulators.decks import DECK_MODES, FACTORY_ORDER, DeckSource, riffle
+from simulators.shoe import ShoeSimulator
 
 
 def rising_sequences(deck: list[Card]) -> int:
@@ -66,3 +67,17 @@ def test_every_mode_gives_52_distinct_cards_and_a_bad_mode_is_refused() -> None:
 def test_the_virtual_dealer_deals_from_its_deck_source() -> None:
     dealer = VirtualDealer(rng=random.Random(1), decks=DeckSource("factory", seed=1))
     assert dealer.shuffled_deck() == list(FACTORY_ORDER)
+
+
+def test_the_shoe_simulator_loads_decks_of_a_mode_and_keeps_its_own_shuffle_by_default() -> None:
+    factory = ShoeSimulator(seed=4, deck_mode="factory")  # not started: the caller's thread
+    assert factory.deal(52) == list(FACTORY_ORDER)
+    factory.load()
+    assert factory.deal(3) == list(FACTORY_ORDER[:3])
+    repeated = ShoeSimulator(seed=4, deck_mode="repeated", decks=2, queue_capacity=200)
+    first = repeated.deal(104)
+    assert first[:52] == first[52:] and sorted(first[:52]) == list(DECK)
+    expected = list(DECK)
+    random.Random(4).shuffle(expected)
+    assert ShoeSimulator(seed=4).deal(52) == expected == ShoeSimulator(
+        seed=4, deck_mode="shuffled").deal(52)
