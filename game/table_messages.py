@@ -80,15 +80,18 @@ class Alert:
     seat: int | None = None
     hand_id: str | None = None
     alert_id: int | None = None
+    evidence: Mapping[str, Any] | None = None  # what a check found (a deck_suspect's tests)
 
     def encode(self) -> dict[str, Any]:
-        """The JSON body (seat, hand and alert id only where there are some)."""
+        """The JSON body (seat, hand, alert id and evidence only where there are some)."""
         body: dict[str, Any] = {"kind": self.kind, "message": self.message,
                                 "source": self.source, "at": self.at}
         if self.seat is not None:
             body["seat"] = self.seat
         if self.hand_id is not None:
             body["hand_id"], body["alert_id"] = self.hand_id, self.alert_id
+        if self.evidence is not None:
+            body["evidence"] = dict(self.evidence)
         return body
 
     @classmethod
@@ -98,7 +101,8 @@ class Alert:
         r = BodyReader(cls.TYPE, body)
         return cls(kind=r.text("kind", 64), message=r.raw("message", ""),
                    source=r.raw("source", ""), at=r.raw("at"), seat=r.opt_count("seat"),
-                   hand_id=r.opt_text("hand_id", 64), alert_id=r.opt_count("alert_id"))
+                   hand_id=r.opt_text("hand_id", 64), alert_id=r.opt_count("alert_id"),
+                   evidence=r.raw("evidence"))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

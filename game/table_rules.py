@@ -18,6 +18,7 @@ from game.chips import ChipRegistry
 from game.codec import hand_record
 from game.console_messages import PayoutChecked, ScoreDisputed
 from game.deal import DealSequence
+from game.deck_check import DECK_ROLE, DeckWatch
 from game.desk_commands import (
     AckScore,
     CloseHeat,
@@ -138,6 +139,7 @@ class TableCore:
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_HANDS)
         self.device_faults: dict[str, str] = {}  # shoe / rfid -> what is wrong
         self.last_hand_at: dict[str, str] = {}  # entry id -> when its last hand ended
+        self.decks = DeckWatch()  # each shuffle's cards checked (game.deck_check)
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -244,7 +246,9 @@ class TableCore:
         if isinstance(given, PayoutCheckPressed | PayoutOverride):
             return self._payout_action(given, at, out)
         if isinstance(given, ClearFault):
-            if self.device_faults.pop(given.role, None) is None:
+            if given.role == DECK_ROLE:
+                self.decks.clear()
+            elif self.device_faults.pop(given.role, None) is None:
                 raise Refused(f"no {given.role!r} fault is open")
             out.append(DeviceState(device=given.role, state="fault_cleared",
                                    detail=f"cleared by {given.by}: {given.reason}",
@@ -259,6 +263,8 @@ class TableCore:
         if isinstance(given, NoMoreBets):
             if self.payout is not None and self.session.hand is None:
                 raise Refused(self.payout.refusal())
+            if self.decks.held and self.session.hand is None:
+                raise Refused(self.decks.refusal())
             hand = self._open_hand(at)
             before = len(hand.events)
             hand.no_more_bets(at=at)
@@ -451,10 +457,10 @@ class TableCore:
 
     def _alert(self, out: Out, kind: str, message: str, at: datetime, *,
                source: str = "table", seat: int | None = None, hand_id: str | None = None,
-               alert_id: int | None = None) -> None:
+               alert_id: int | None = None, evidence: Mapping[str, Any] | None = None) -> None:
         self.alerts_raised += 1
         out.append(Alert(kind=kind, message=message, source=source, at=format_ts(at),
-                         seat=seat, hand_id=hand_id, alert_id=alert_id))
+                         seat=seat, hand_id=hand_id, alert_id=alert_id, evidence=evidence))
 
     def _close_if_ended(self, out: Out, at: datetime) -> None:
         session = self.session
@@ -469,6 +475,9 @@ class TableCore:
         kind = HandSettled if settled else HandVoided
         out.append(kind(hand_id=hand.hand_id, heat_id=self.heat_id, record=record))
         self.recent.appendleft(record)
+        for found in self.decks.hand_ended(hand):
+            self._alert(out, found.kind, found.message, at, source="deck",
+                        hand_id=hand.hand_id, evidence=found.evidence)
         for entry_id in entries.values():
             self.last_hand_at[entry_id] = format_ts(at)
         assert self.heat_id is not None

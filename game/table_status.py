@@ -40,6 +40,7 @@ def core_status(core: TableCore) -> dict[str, Any]:
         },
         "payout": None if core.payout is None else core.payout.view(),
         "device_faults": dict(sorted(core.device_faults.items())),
+        "deck": core.decks.status(),
         "staff": core.staff.view(),
         "roster_version": None if core.staff.roster is None else core.staff.roster.version,
         "hands_opened": core.hands_opened,

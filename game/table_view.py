@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
+from game.deck_check import DECK_ROLE
 from game.events import AlertRaised, PlayMade, SeatChecked, SeatFolded
 from game.hand import Hand
 from game.money import format_rand
@@ -74,6 +75,13 @@ ALERT_HELP: Final[Mapping[str, str]] = {
     "device_fault": "No more bets and settle wait for this device: reconnect it (cable, power);"
                     " if it cannot be fixed, a supervisor clears the fault with a reason and"
                     " goes on by manual entry (Manual card, Manual wager).",
+    "deck_suspect": "The deck may be unshuffled, preset or not a full single deck (the alert"
+                    " names the test, the cards and the hands): stop dealing from it, count the"
+                    " deck, replace it with a freshly shuffled one, then a supervisor clears the"
+                    " deck hold with a reason.",
+    "deck_review": "The shuffle check over the last window of hands failed at 95% (one window"
+                   " in twenty does by chance): a supervisor reviews the shuffling; two"
+                   " failing windows in a row hold the table.",
     "manual_entry": "A reader is being replaced by keyed entry: a supervisor keys each card"
                     " and wager (Manual card, Manual wager); the hand is marked manual.",
 }
@@ -310,11 +318,15 @@ def _notices(core: TableCore, notices: Iterable[Mapping[str, Any]]) -> list[dict
 
 
 def _device_faults(core: TableCore) -> list[dict[str, Any]]:
-    """The devices whose fault blocks play until they are back or a supervisor clears it."""
+    """The devices whose fault blocks play until they are back or a supervisor clears it, and
+    the suspect decks holding the next hand (game.deck_check)."""
     return [{"alert_id": None, "kind": "device_fault", "role": role, "message": detail,
              "seat": None, "source": "device", "resolvable": False, "clearable": True,
              "what_to_do": ALERT_HELP["device_fault"]}
-            for role, detail in sorted(core.device_faults.items())]
+            for role, detail in sorted(core.device_faults.items())] + [
+        {"alert_id": None, "kind": f.kind, "role": DECK_ROLE, "message": f.message,
+         "evidence": f.evidence, "seat": None, "source": "deck", "resolvable": False,
+         "clearable": True, "what_to_do": ALERT_HELP[f.kind]} for f in core.decks.holds]
 
 
 def _parse(stamp: object) -> datetime | None:

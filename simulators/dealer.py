@@ -8,26 +8,27 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from game.cards import DECK, Card
+from game.cards import Card
 from game.events import PlayMade, SeatFolded
 from game.hand import Hand
 from game.table import TableSession
+from simulators.decks import DeckSource
 from simulators.players import VirtualPlayer
 
 __all__ = ["VirtualDealer"]
 
 
 class VirtualDealer:
-    """Deals and runs whole hands; the shuffle comes from its own seeded generator."""
+    """Deals and runs whole hands; the shuffle comes from its own seeded generator, or the
+    decks from ``decks`` (`simulators.decks`: factory order, riffled once, repeated)."""
 
-    def __init__(self, *, rng: random.Random) -> None:
+    def __init__(self, *, rng: random.Random, decks: DeckSource | None = None) -> None:
         self.rng = rng
+        self.decks = decks if decks is not None else DeckSource("shuffled", rng=rng)
 
     def shuffled_deck(self) -> list[Card]:
-        """A fresh 52-card deck, shuffled (rules.md §2: reshuffled before every hand)."""
-        deck = list(DECK)
-        self.rng.shuffle(deck)
-        return deck
+        """A fresh 52-card deck for the next hand (rules.md §2: reshuffled before every hand)."""
+        return self.decks.next_deck()
 
     def play_hand(
         self, table: TableSession, players: Mapping[int, VirtualPlayer], hand_id: str,

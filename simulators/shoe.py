@@ -4,8 +4,9 @@ side, so the real driver opens the slave path with pyserial exactly as it opens 
 The simulated shoe runs in its own thread (it is the "hardware"); every public method is
 thread-safe and may be called from an event loop (it hands the work to the shoe's thread and
 waits a moment for the result). Decks are seeded shuffles (``random.Random(seed)``, the seed is
-logged) or scripted card lists. Faults (`simulators.faults.Faults`) switch at run time;
-`disconnect`/`reconnect` close the pty and open a new one (a new path, as a USB
+logged), another deck mode of `simulators.decks` (``deck_mode``: factory order, one riffle, the
+same order at every load) or scripted card lists. Faults (`simulators.faults.Faults`) switch
+at run time; `disconnect`/`reconnect` close the pty and open a new one (a new path, as a USB
 re-enumeration gives), re-pointing an optional stable symlink as /dev/serial/by-id does.
 """
 
@@ -46,6 +47,7 @@ from drivers.shoe_codec import (
     encode,
 )
 from game.cards import DECK, Card, parse_cards
+from simulators.decks import DeckMode, DeckSource
 from simulators.faults import Faults
 
 __all__ = ["ShoeSimulator", "ShoeSimulatorError"]
@@ -81,6 +83,7 @@ class ShoeSimulator:
         queue_capacity: int = 64,
         link_path: str | Path | None = None,
         quality: tuple[int, int] = (90, 100),
+        deck_mode: DeckMode = "shuffled",
     ) -> None:
         if decks < 1:
             raise ValueError(f"decks {decks} must be at least 1")
@@ -99,6 +102,9 @@ class ShoeSimulator:
         self.link_path = Path(link_path) if link_path is not None else None
         self._quality = quality
         self._decks = decks
+        # Other deck modes (simulators.decks) draw from the same seeded generator; "shuffled"
+        # keeps the shoe's own shuffle of all its decks, as before.
+        self._source = None if deck_mode == "shuffled" else DeckSource(deck_mode, rng=self._rng)
         self._script = parse_cards(cards, distinct=False) if isinstance(cards, str) else cards
         self._deck: list[Card] = []
         self._load(self._script)
@@ -345,6 +351,8 @@ class ShoeSimulator:
     def _load(self, script: Sequence[Card] | None) -> None:
         if script is not None:
             self._deck = list(script)
+        elif self._source is not None:
+            self._deck = [c for _ in range(self._decks) for c in self._source.next_deck()]
         else:
             deck = list(DECK) * self._decks
             self._rng.shuffle(deck)

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal
 
 from drivers.protocols import TableHandle
-from game.cards import DECK, Card
+from game.cards import Card
 from game.chips import Chip, ChipRegistry
 from game.deal import Target
 from game.desk_commands import CloseHeat, OpenHeat, Seat
@@ -34,6 +34,7 @@ from game.money import format_rand
 from game.settle import WAGERS, SeatWagers
 from game.staff import StaffRoster
 from game.tournament import Stage
+from simulators.decks import DeckMode, DeckSource
 from simulators.id_reader import IdReaderSimulator
 from simulators.payout import Overpaid, pay_spots
 from simulators.players import PlayerStyle, VirtualPlayer
@@ -90,8 +91,8 @@ class VirtualTable:
                  seed: int = 2026, stage: str = "qualifying", players: int = 3,
                  heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0,
                  overpay_hand: int | None = None, overpay_chance: float = 0.0,
-                 overpay_fix: OverpayFix = "override", dispute_note: str | None = None
-                 ) -> None:
+                 overpay_fix: OverpayFix = "override", dispute_note: str | None = None,
+                 deck_mode: DeckMode = "shuffled") -> None:
         self.table = table
         # The first participant to finish disputes its score with this note, then (the
         # supervisor having explained the hand) acknowledges it.
@@ -103,6 +104,7 @@ class VirtualTable:
         self.desk = desk
         self.seed = seed
         self.rng = random.Random(seed)
+        self.decks = DeckSource(deck_mode, rng=self.rng, seed=seed)  # simulators.decks
         self.stage = Stage(stage)
         self.players = players
         self.heats = heats
@@ -118,6 +120,7 @@ class VirtualTable:
         self.overrides = 0  # payouts a supervisor overrode
         self.taken_back = 0  # overpaid chips the dealer took back
         self.hands_blocked = 0  # no_more_bets the table refused while a payout was wrong
+        self.deck_holds = 0  # suspect decks the virtual supervisor cleared
         self.payouts_verified = 0  # payouts the table verified by its chip readers
         self.acknowledged: dict[str, str] = {}  # entry id -> the proofs it acknowledged with
         self.supervisor_actions: list[str] = []
@@ -352,11 +355,14 @@ class VirtualTable:
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: _spots(s) == expected)
         await self.until("the shoe and the chip reader to be up", _devices_up)
+        if (self.table.status().get("deck") or {}).get("held"):  # game.deck_check holds it
+            await self.supervise("clear_fault", role="deck", reason=(
+                "deck counted and replaced with a shuffled one (virtual supervisor)"))
+            self.deck_holds += 1
         answer = await self.console("no_more_bets")
         in_hand: list[int] = list(answer["detail"]["seats"])
         targets = self.table.deal_targets(in_hand)
-        deck = list(DECK)
-        self.rng.shuffle(deck)
+        deck = self.decks.next_deck()
         dealt: list[tuple[Target, Card]] = []
         decided: set[int] = set()
         for i, (target, card) in enumerate(zip(targets, deck, strict=False)):

@@ -144,3 +144,17 @@ def test_demo_table_only_plays_a_heat_and_every_score_arrives(
     assert out.count("hand.settled") == 0  # logs stay quiet at warning level
     assert len(re.findall(r"\] t01-\d{6}: board", out)) >= 10
     assert len(re.findall(r"SCORE T01-1-S\d: R", out)) == 2
+
+
+def test_demo_with_decks_in_factory_order_holds_every_one(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Each deck dealt in new-deck order is held by the table's deck checks until the virtual
+    # supervisor clears it; the heat still ends and its score arrives.
+    assert main(["demo", "--tables", "1", "--heats", "1", "--players", "1", "--pause", "0",
+                 "--port", "0", "--linger", "0", "--seed", "3", "--no-withdrawal",
+                 "--deck", "factory"]) == 0
+    out = capsys.readouterr().out
+    assert _floor_summary(out)[:3] == (1, 1, 1)
+    held = re.search(r"^decks factory: suspect decks held, cleared by a supervisor: (\d+)$", out,
+                     re.MULTILINE)
+    assert held is not None and int(held.group(1)) >= 1, out[-2000:]

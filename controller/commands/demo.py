@@ -70,6 +70,11 @@ def register(sub: Any) -> None:
     p.add_argument("--overpay", type=int, default=3, metavar="HAND",
                    help="the first table's dealer pays one chip too many in this hand of its"
                         " first heat; a supervisor overrides (default 3; 0: never)")
+    p.add_argument("--deck", choices=["shuffled", "factory", "riffle", "repeated"],
+                   default="shuffled",
+                   help="the virtual dealers' decks: shuffled (default), in factory order,"
+                        " riffled once, or one order every hand; the tables' deck checks hold"
+                        " each suspect deck and the virtual supervisor clears it")
     p.add_argument("--table-only", action="store_true",
                    help="one table daemon and a subscriber, without the central service")
     p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
@@ -123,6 +128,7 @@ def _floor(args: argparse.Namespace) -> int:
                              http_port=args.port, broker=args.broker, database=args.database,
                              withdrawal=args.withdrawal,
                              overpay_hand=args.overpay if args.overpay > 0 else None,
+                             deck_mode=args.deck,
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
@@ -153,6 +159,9 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
     print(f"payouts verified by the chip readers: {report.payouts_verified}; overpays"
           f" injected: {report.overpays}, next hands refused: {report.hands_refused},"
           f" supervisor overrides: {report.overrides}")
+    if plan.deck_mode != "shuffled" or report.deck_holds:
+        print(f"decks {plan.deck_mode}: suspect decks held, cleared by a supervisor:"
+              f" {report.deck_holds}")
     for problem in report.problems:
         print(f"  problem: {problem}")
     complete = report.heats_played == plan.tables * plan.heats

@@ -350,7 +350,8 @@ class SimulatedFloor:
                     desk=self._table_desk(table), seed=sim.seed, players=self.plan.players,
                     hand_pause=sim.hand_pause, timeout=30.0,
                     overpay_hand=self.plan.overpay_hand if first_table else None,
-                    dispute_note=DISPUTE_NOTE if first_table else None)
+                    dispute_note=DISPUTE_NOTE if first_table else None,
+                    deck_mode=self.plan.deck_mode)
                 await dealer.ensure_roster()
                 for n in range(1, self.plan.heats + 1):
                     await self._heat(table, dealer, pool, withdrawal=(
@@ -365,6 +366,7 @@ class SimulatedFloor:
                     self.report.overpays += dealer.faults_injected
                     self.report.overrides += dealer.overrides
                     self.report.hands_refused += dealer.hands_blocked
+                    self.report.deck_holds += dealer.deck_holds
                 finished.set()
 
         return run

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Final
 
 from runtime.settings_files import default_tournament_path
+from simulators.decks import DeckMode
 
 __all__ = ["SERVICE_TOML", "FloorPlan", "FloorReport", "demo_tournament"]
 
@@ -81,6 +82,7 @@ class FloorPlan:
     venue: str = "demo"
     withdrawal: bool = True  # one patron leaves mid-heat: the first table's last heat
     overpay_hand: int | None = None  # the first table's dealer overpays in this hand (heat 1)
+    deck_mode: DeckMode = "shuffled"  # the virtual dealers' decks (simulators.decks)
 
     def __post_init__(self) -> None:
         if not 1 <= self.tables <= 20:
@@ -106,6 +108,7 @@ class FloorReport:
     overpays: int = 0  # faults injected: one chip too many paid
     overrides: int = 0  # payouts a supervisor overrode
     hands_refused: int = 0  # next hands the tables refused while a payout was wrong
+    deck_holds: int = 0  # suspect decks the tables held and a supervisor cleared
 
 
 SERVICE_TOML = """\

@@ -16,6 +16,7 @@ from game.desk_commands import DeskOrder, OpenHeat, Seat
 from game.events import ALERT_KINDS, AlertKind
 from game.table_inputs import (
     CardSeen,
+    ClearFault,
     DeviceTrouble,
     Dispute,
     NoMoreBets,
@@ -86,6 +87,8 @@ class Table:
         for (seat, spot), pay in list(check.spots.items()):
             assert self(WagerKeyed(seat=seat, spot=spot, amount_cents=pay.expected)).ok
         assert self.core.payout is None
+        if self.core.decks.held:  # the test deals its deck in order: the table holds it
+            assert self(ClearFault(role="deck", reason="the test's deck is dealt in order")).ok
 
 
 def test_a_table_with_no_heat_shows_nothing_open() -> None:

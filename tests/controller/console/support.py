@@ -13,6 +13,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import random
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -74,6 +75,7 @@ class ConsoleTable:
     devices: ConfiguredDevices
     tmp_path: Path
     deck: list[Card] = field(default_factory=lambda: list(DECK))
+    hands_played: int = 0
 
     @property
     def port(self) -> int:
@@ -180,7 +182,9 @@ class ConsoleTable:
     async def play_hand(self, session: str, seats: Sequence[int] = (1, 2)) -> None:
         """One hand where every seat checks and folds: wagers, no more bets, the whole deal,
         settle, then the losing chips taken (the payout check passes)."""
+        self.hands_played += 1  # a seeded shuffle a hand: a deck in order would be held
         self.deck = list(DECK)
+        random.Random(f"console-test-{self.hands_played}").shuffle(self.deck)
         await self.place_wagers(seats)
         await self.act(session, "no_more_bets")
         assert self.daemon.service is not None
