@@ -6,8 +6,10 @@ the service's config; compared in constant time); every change names its operato
 JSON field ``actor``. Answers are JSON: 200/201 with the result, 400 with ``error`` for bad
 input, 401 without the token, 403 with ``reasons`` when a person is refused on eligibility
 (the refusal is recorded), 404 for an unknown id, 409 on a conflict with the state (seat
-taken, buy-in window closed, already done), 502 when a command is recorded but the broker
-cannot be reached (the answer says so; nothing is undone).
+taken, buy-in window closed, already done) or when a table refused the command, 202 when a
+command is sent but its table has not answered yet (leaderboard.desk_api_commands), 502 when
+a command is recorded but the broker cannot be reached (the answer says so; nothing is
+undone).
 
     POST /patrons            {name, id_kind, id_number, birth_date[, rewards_card, pin]}
     GET  /patrons/{id}                                                  a patron and entries
@@ -23,6 +25,8 @@ cannot be reached (the answer says so; nothing is undone).
     POST /score-corrections  {entry_id, score_cents, why}               correct a score (201)
     POST /table-faults       {table, why}                               out of service (sends)
     POST /commands/{seq}/resend                                         send a command again
+    GET  /commands?state=&pending=&table=    GET /commands/{seq}        commands, their state
+    GET  /table-check[?table=]                                          desk vs the tables
     GET  /places/{stage}                                                semi_final | final
     POST /places/{stage}                                                allocate them
     POST /proxies            {entry_id, proxy_patron_id}
@@ -64,9 +68,10 @@ from leaderboard.desk import (
     PrizeView,
     ScoreRuling,
 )
+from leaderboard.desk_api_commands import CommandsApi, deliver
 from leaderboard.desk_api_console import ConsoleApi
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
-from leaderboard.desk_sender import CommandSender, SendError
+from leaderboard.desk_sender import CommandSender
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
@@ -120,7 +125,8 @@ class _DeskApi:
     """The endpoints, sharing the engine, settings, sender, clock and token."""
 
     def __init__(self, engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                 clock: WallClock, token: str) -> None:
+                 clock: WallClock, token: str, *, answer_wait: float | None = None) -> None:
+        self.engine, self.answer_wait = engine, answer_wait
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.settings = settings
         self.sender = sender
@@ -180,12 +186,12 @@ class _DeskApi:
                               " another desk's action); the audit (GET /api/desk/audit) shows"
                               " whether the action was recorded before trying again",
                               detail=one_line(getattr(exc, "orig", None) or exc)[:200])
-            for command in result.commands:
-                try:
-                    await self.sender.send(command)
-                except SendError as exc:
-                    return _error(502, str(exc), recorded=dict(result.body))
-            return JSONResponse(dict(result.body), status_code=result.status)
+            sent = await deliver(self.engine, self.sender, result.commands, self.clock,
+                                 answer_wait=self.answer_wait)
+            if sent.error is not None:
+                return _error(502, sent.error, recorded=sent.body(dict(result.body)))
+            return JSONResponse(sent.body(dict(result.body)),
+                                status_code=sent.status(result.status))
         return handle
 
     # ---- operations (run in a worker thread with their own session) ---------------------
@@ -367,13 +373,16 @@ class _DeskApi:
 
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                clock: WallClock, *, token: str) -> list[Route]:
-    """The desk API's routes (mount them under /api/desk); `token` is the bearer token."""
+                clock: WallClock, *, token: str, answer_wait: float | None = None
+                ) -> list[Route]:
+    """The desk API's routes (mount them under /api/desk); `token` is the bearer token;
+    `answer_wait`: how long an action waits for the tables' verdicts (None: not at all)."""
     if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_LENGTH:
         raise EligibilityError(
             f"the desk API token must be at least {MIN_TOKEN_LENGTH} characters"
             " (e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`)")
-    api = _DeskApi(engine, settings, sender, clock, token.strip())
+    api = _DeskApi(engine, settings, sender, clock, token.strip(), answer_wait=answer_wait)
+    cmds = CommandsApi()
     c = ConsoleApi(settings, clock)
     e = api.endpoint
     return [
@@ -391,6 +400,9 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/score-corrections", e(api.correct_score), methods=["POST"]),
         Route("/table-faults", e(api.table_fault), methods=["POST"]),
         Route("/commands/{seq}/resend", e(api.resend), methods=["POST"]),
+        Route("/commands", e(cmds.commands), methods=["GET"]),
+        Route("/commands/{seq}", e(cmds.command), methods=["GET"]),
+        Route("/table-check", e(cmds.table_check), methods=["GET"]),
         Route("/places/{stage}", e(api.places), methods=["GET"]),
         Route("/places/{stage}", e(api.allocate), methods=["POST"]),
         Route("/proxies", e(api.proxy), methods=["POST"]),

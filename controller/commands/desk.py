@@ -21,6 +21,8 @@
     showdown desk award final|top_score|weekly [--week N --prize R500]
     showdown desk claim AWARD_ID --id-number ... [--receipt NO]
     showdown desk prizes      showdown desk audit [--limit N] [--action NAME]
+    showdown desk commands [--pending|--refused|--state S] [--table T] [--seq N [--wait S]]
+    showdown desk check-tables [--table T]              (exit 1 when a table disagrees)
 
 The tables' consoles (issue 12):
 
@@ -48,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.commands import desk_actions as act
+from controller.commands import desk_commands
 from controller.commands import desk_staff as console
 from game.money import InvalidAmount, parse_rand
 from game.staff import ROLES
@@ -132,6 +135,7 @@ def register(sub: Any) -> None:
     _prize_actions(add)
     _staff_actions(add, common, sending)
     _console_actions(add, common)
+    desk_commands.register(add)  # commands, check-tables
 
 
 def _pin_options(a: argparse.ArgumentParser, whose: str) -> None:
