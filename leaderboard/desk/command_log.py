@@ -26,6 +26,7 @@ from game.desk_commands import TableCommand
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
+from leaderboard.projections.sql import as_utc as stored_utc
 from leaderboard.models import AuditEntry, CommandResultRecord, DeskCommandRecord
 from leaderboard.projections.command_results import (
     ANSWERED,
@@ -114,7 +115,7 @@ class CommandView:
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (API and ``--json``)."""
         def iso(value: datetime | None) -> str | None:
-            return None if value is None else as_utc(value).isoformat()
+            return None if value is None else stored_utc(value).isoformat()
         return {"seq": self.seq, "table": self.table, "command": self.command,
                 "args": dict(self.args), "state": self.state, "reason": self.reason,
                 "recorded_at": iso(self.recorded_at), "sent_at": iso(self.sent_at),

@@ -36,7 +36,8 @@ def new_table(table: str = "t01") -> TableService:
 
 class TableLoop:
     """A CommandSender whose table applies each command at once and whose answers the
-    ingest stores (``answer=False``: the table says nothing, as if it were cut off)."""
+    ingest stores (``deliver=False``: the command never reaches the table; ``answer=False``:
+    the table applies it but its answers never reach the ingest)."""
 
     def __init__(self, engine: Engine, clock: FakeClock, *, table: str = "t01") -> None:
         self.engine, self.clock = engine, clock
@@ -46,11 +47,14 @@ class TableLoop:
         self.ingestor: Ingestor = make_ingestor(engine, clock)
         self.ring = KeyRing([DESK.public_key])
         self.answer = True
+        self.deliver = True
         self.applied: list[tuple[int, bool, str | None]] = []  # (seq, ok, error)
         self.published: list[tuple[str, dict[str, Any]]] = []
 
     async def send(self, command: DeskCommand) -> None:
         """Deliver one command to the table; its answers (if it answers) to the ingest."""
+        if not self.deliver:
+            return
         envelope = verify_envelope(seal_command(command, venue=VENUE, signer=DESK).encode(),
                                    self.ring)
         applied = self.table.apply("desk", {**envelope.body, "signer": envelope.signer,
