@@ -26,7 +26,6 @@ from game.desk_commands import TableCommand
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
-from leaderboard.projections.sql import as_utc as stored_utc
 from leaderboard.models import AuditEntry, CommandResultRecord, DeskCommandRecord
 from leaderboard.projections.command_results import (
     ANSWERED,
@@ -36,6 +35,7 @@ from leaderboard.projections.command_results import (
     SENT,
     STATES,
 )
+from leaderboard.projections.sql import as_utc as stored_utc
 
 __all__ = ["CommandView", "command_views", "mark_sent", "next_seq", "record_command",
            "refused_audit_ids"]
