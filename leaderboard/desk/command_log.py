@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
-from game.desk_commands import TableCommand
+from game.desk_commands import Resend, TableCommand
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
@@ -44,7 +44,8 @@ __all__ = ["CommandView", "command_views", "mark_sent", "next_seq", "record_comm
 def next_seq(session: Session, now: datetime) -> int:
     """A seq no command of the desk's key has had (call it under the desk lock)."""
     recorded = session.scalar(select(func.max(DeskCommandRecord.seq))) or 0
-    answered = session.scalar(select(func.max(CommandResultRecord.command_seq))) or 0
+    answered = session.scalar(select(func.max(CommandResultRecord.command_seq)).where(
+        CommandResultRecord.command != Resend.NAME)) or 0  # the ingest's resends: microseconds
     audited = session.scalar(select(func.max(AuditEntry.id))) or 0  # seqs before revision 0005
     return max(int(now.timestamp() * 1000), max(recorded, answered, audited) + 1)
 

@@ -5,29 +5,34 @@ named by its command id (``{desk key}-{seq}``); its ``desk_commands`` row then t
 table's verdict: ``accepted``, ``refused`` with the table's reason, or ``held`` (an unseat or
 close_heat kept until the hand ends, D63, whose final answer follows). A table applies a
 (signer, seq) once and answers every later delivery "duplicate command": such an answer never
-replaces the verdict (docs/desk-commands.md).
+replaces the verdict; alone, it is a refusal (the table did not apply this command). An
+answer stamped more than `CLOCK_SKEW` before its command was recorded answers an older
+command that had the same seq and is not counted (docs/desk-commands.md).
 
 A refusal undoes at the desk what the command had done there: a refused ``seat`` puts the
 entry back as it was before it was seated (so it can be seated again), when the desk still
 has it in that seat; a refused ``open_heat`` or ``close_heat`` no longer counts in which heat
 the desk has open (leaderboard.desk.heats reads the refused commands). Each refusal is
 written to the audit (``command.refused``) with the table's reason. Answers may arrive in any
-order: the verdict is the table's first answer that is neither a hold nor a duplicate, the
-same whatever order they came in.
+order: the verdict is the table's first answer that is neither a hold nor a duplicate. Should
+a lone duplicate be followed by the original answer (messages fetched again out of order),
+the verdict becomes the original's, and a seating the table did make comes back with its
+``entry.seated`` report (leaderboard.projections.seatings).
 """
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any, Final, cast
 
 from sqlalchemy import Connection, Table, select, update
 
 from leaderboard.models import CommandResultRecord, DeskCommandRecord
 from leaderboard.projections.results import INGEST_ACTOR, SEATED, Outcome
-from leaderboard.projections.sql import AUDIT, ENTRIES, insert_new, wall_of
+from leaderboard.projections.sql import AUDIT, ENTRIES, as_utc, insert_new, wall_of
 from wire.envelope import Envelope
-from wire.messages import CommandResult
+from wire.messages import CommandResult, Resend
 
 __all__ = [
     "ACCEPTED",
@@ -67,6 +72,9 @@ COMMAND_REFUSED: Final = "command.refused"  # a projection change and the audit 
 # game.table_rules' answer to a (signer, seq) it has seen (tests hold the wording to it).
 _DUPLICATE: Final = re.compile(r"duplicate command \d+ from \S+: already applied")
 _KEY: Final = ("table_id", "seq")
+# How far a table's clock may be behind the desk's: an answer stamped earlier than this before
+# its command was recorded cannot be its answer.
+CLOCK_SKEW: Final = timedelta(seconds=60)
 
 
 def is_duplicate(reason: str | None) -> bool:
@@ -93,8 +101,8 @@ def command_result(connection: Connection, envelope: Envelope, message: CommandR
         "command_seq": seq, "command": message.command, "accepted": message.accepted,
         "reason": message.reason, "held_until": message.held_until_hand_ends,
         "at": wall_of(envelope)}], key=_KEY)
-    if not inserted:
-        return
+    if not inserted or message.command == Resend.NAME:
+        return  # a resend is the ingest's own request (leaderboard.ingest.gaps), no desk's
     if seq is None:
         result.notes.append(f"{envelope.table} answered command id {message.command_id!r},"
                             " which names no desk seq; stored only")
@@ -106,14 +114,12 @@ def command_result(connection: Connection, envelope: Envelope, message: CommandR
                             f" ({message.command}), which the desk has no record of"
                             f"{elsewhere}; stored only")
         return
-    verdict = _verdict(connection, envelope.table, seq)
+    verdict = _verdict(connection, row)
     if verdict is None:
         return
     state, reason, answer_seq, at = verdict
     if state == row.state and answer_seq == row.result_seq:
         return
-    if row.state in ANSWERED and row.result_seq is not None and row.result_seq < answer_seq:
-        return  # its verdict came first; this one cannot replace it
     connection.execute(update(COMMANDS).where(COMMANDS.c.seq == seq).values(
         state=state, reason=reason, answered_at=at, result_seq=answer_seq))
     if state == ACCEPTED:
@@ -123,23 +129,28 @@ def command_result(connection: Connection, envelope: Envelope, message: CommandR
         _undo(connection, envelope, row, reason, result)
 
 
-def _verdict(connection: Connection, table: str, seq: int
-             ) -> tuple[str, str | None, int, Any] | None:
-    """(state, reason, answer's seq, when) from the table's answers to ``seq`` so far."""
+def _verdict(connection: Connection, row: Any) -> tuple[str, str | None, int, Any] | None:
+    """(state, reason, answer's seq, when) from the table's answers to command ``row`` so far:
+    the first that is neither a hold nor a duplicate; else a duplicate (the table had applied
+    a command with this seq: it did not apply this one); else a hold. An answer stamped well
+    before the command was recorded answers another command that had its seq (one sent
+    before a restore from backup, in a database that reused seqs) and is not counted."""
     answers = connection.execute(
         select(RESULTS.c.seq, RESULTS.c.accepted, RESULTS.c.reason, RESULTS.c.held_until,
                RESULTS.c.at)
-        .where(RESULTS.c.table_id == table, RESULTS.c.command_seq == seq)
+        .where(RESULTS.c.table_id == row.table_id, RESULTS.c.command_seq == row.seq)
         .order_by(RESULTS.c.seq)).all()
-    held = None
-    for answer in answers:
-        if answer.held_until is not None:
-            held = held or answer
-        elif not (not answer.accepted and is_duplicate(answer.reason)):
-            state = ACCEPTED if answer.accepted else REFUSED
-            return state, (None if answer.accepted else answer.reason), answer.seq, answer.at
-    if held is not None:
-        return HELD, f"held until hand {held.held_until} ends", held.seq, held.at
+    since = as_utc(row.recorded_at) - CLOCK_SKEW
+    answers = [a for a in answers if as_utc(a.at) >= since]
+    finals = [a for a in answers if a.held_until is None]
+    genuine = [a for a in finals if a.accepted or not is_duplicate(a.reason)]
+    if genuine or finals:
+        first = (genuine or finals)[0]
+        state = ACCEPTED if first.accepted else REFUSED
+        return state, (None if first.accepted else first.reason), first.seq, first.at
+    held = [a for a in answers if a.held_until is not None]
+    if held:
+        return HELD, f"held until hand {held[0].held_until} ends", held[0].seq, held[0].at
     return None
 
 

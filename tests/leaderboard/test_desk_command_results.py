@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session
 
 from leaderboard import desk
 from leaderboard.desk import DeskCommand
 from leaderboard.desk.command_log import command_views, mark_sent, next_seq
 from leaderboard.desk.table_check import check_tables
-from leaderboard.models import AuditEntry, CommandResultRecord, Entry
+from leaderboard.models import AuditEntry, CommandResultRecord, DeskCommandRecord, Entry
 from leaderboard.projections.command_results import command_seq_of, is_duplicate
 from tests.leaderboard.desk_helpers import FakeClock, register, settings
-from tests.leaderboard.ingest_support import FakeTable, enroll, make_ingestor
+from tests.leaderboard.ingest_support import T0, FakeTable, enroll, make_ingestor
 from tests.leaderboard.roundtrip_support import DESK, TableLoop
 
 
@@ -217,3 +218,54 @@ def test_a_command_id_names_its_seq() -> None:
     assert command_seq_of("desk-a") is None
     assert command_seq_of(None) is None
     assert command_seq_of("x-" + "9" * 19) is None  # beyond any int64 seq
+
+
+def test_an_answer_from_before_the_command_is_not_its_answer_and_a_lone_duplicate_refuses(
+    engine: Engine, session: Session, clock: FakeClock
+) -> None:
+    table = FakeTable("t01")
+    enroll(engine, table)
+    ingest = make_ingestor(engine, clock)
+    clock.now = T0 + timedelta(hours=1)
+    command = desk.open_heat(session, settings(), clock, actor="desk-1", table="t01",
+                             stage="qualifying")
+    cid = f"{DESK.key_id}-{command.seq}"
+    # An hour old: the answer to an older command that had this seq (a database that reused
+    # seqs after a restore); the table refused this one as a duplicate of it.
+    asyncio.run(ingest.handle(*table.message("command.result", {
+        "command_id": cid, "command": "open_heat", "accepted": True, "reason": None})))
+    assert state(session, command.seq) == ("recorded", None)
+    duplicate = f"duplicate command {command.seq} from desk-a: already applied"
+    asyncio.run(ingest.handle(*table.message("command.result", {
+        "command_id": cid, "command": "open_heat", "accepted": False, "reason": duplicate},
+        seq=4_000)))
+    assert state(session, command.seq) == ("refused", duplicate)
+    with pytest.raises(desk.Conflict, match="no heat open"):  # not open at the desk either
+        desk.close_heat(session, clock, actor="desk-1", table="t01")
+
+
+def test_seqs_stay_above_every_seq_a_table_answered_after_a_restore_and_a_clock_step_back(
+    engine: Engine, session: Session, clock: FakeClock
+) -> None:
+    loop = TableLoop(engine, clock)
+    s = settings()
+    sent = []
+    for heat in ("h-1", "h-2"):
+        sent.append(desk.open_heat(session, s, clock, actor="desk-1", table="t01",
+                                   stage="qualifying", heat_id=heat))
+        sent.append(desk.close_heat(session, clock, actor="desk-1", table="t01"))
+    for command in sent:
+        asyncio.run(loop.send(command))
+    assert [state(session, c.seq)[0] for c in sent] == ["accepted"] * 4
+    # The restore: the desk's record of these commands is gone (the answers come back from
+    # the table's journal, as the ingest fetches them again); and the clock stepped back.
+    session.execute(delete(DeskCommandRecord))
+    session.execute(delete(AuditEntry))
+    session.commit()
+    clock.advance(-3600)
+    again = desk.open_heat(session, s, clock, actor="desk-1", table="t01",
+                           stage="qualifying", heat_id="h-3")
+    assert again.seq == max(c.seq for c in sent) + 1
+    asyncio.run(loop.send(again))
+    assert state(session, again.seq) == ("accepted", None)
+    assert all(ok for _, ok, _ in loop.applied)  # the table refused none as a duplicate
