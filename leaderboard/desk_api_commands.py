@@ -12,7 +12,8 @@ default 3): 200/201 when every table accepted, 409 with the table's reason when 
 command is sent but not answered yet (``GET /commands/{seq}`` tells later). Each answer lists
 its ``commands`` with their state. The answers come through the ingest (the tables'
 ``command.result`` messages), so the wait costs nothing when the ingest is not running; with
-``answer_wait`` None the API does not wait and answers as before (docs/desk-commands.md).
+``answer_wait`` None the API neither waits nor lists the commands: it answers as before
+(docs/desk-commands.md).
 """
 
 from __future__ import annotations
@@ -48,7 +49,8 @@ class Delivery:
 
     error: str | None
     views: tuple[CommandView, ...]
-    waited: bool
+    waited: bool  # for the tables' answers
+    listed: bool  # the answer lists the commands and their state
 
     def status(self, ok: int) -> int:
         """The HTTP status: ``ok`` when every command was accepted (or the API did not
@@ -61,7 +63,7 @@ class Delivery:
 
     def body(self, answer: dict[str, Any]) -> dict[str, Any]:
         """The action's answer with its commands' states (and the refusal's reason)."""
-        if not self.views:
+        if not self.views or not self.listed:
             return answer
         out = {**answer, "commands": [v.as_dict() for v in self.views]}
         refused = [v for v in self.views if v.state == REFUSED]
@@ -107,7 +109,8 @@ async def deliver(engine: Engine, sender: CommandSender, commands: Sequence[Desk
         views = await wait_for_answers(sessions, seqs, timeout=answer_wait)
     else:
         views = await run_in_threadpool(_views, sessions, seqs) if seqs else ()
-    return Delivery(error=error, views=views, waited=answer_wait is not None and error is None)
+    return Delivery(error=error, views=views, waited=answer_wait is not None and error is None,
+                    listed=answer_wait is not None)
 
 
 class CommandsApi:
