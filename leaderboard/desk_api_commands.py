@@ -1,7 +1,7 @@
 """The desk API's table commands: delivering them and waiting briefly for the table's verdict,
 listing them with their state, and comparing the desk's view of each table with the table's.
 
-    GET /commands?state=&pending=&table=&limit=     the desk's commands, newest first
+    GET /commands?state=&pending=&table=&entry=&limit=   the desk's commands, newest first
     GET /commands/{seq}                             one command and its state
     GET /table-check[?table=]                       each table's two views and differences
 
@@ -126,7 +126,8 @@ class CommandsApi:
         if not 1 <= limit <= 1000:
             raise BadRequest(f"limit must be 1 to 1000, not {limit}")
         views = command_views(s, state=b.optional_text("state"), pending=b.flag("pending"),
-                              table=b.optional_text("table"), limit=limit)
+                              table=b.optional_text("table"), entry=b.optional_text("entry"),
+                              limit=limit)
         return Result({"commands": [v.as_dict() for v in views]})
 
     def command(self, s: Session, _: Body, request: Request) -> Result:

@@ -38,6 +38,8 @@ def test_the_clerk_sees_a_refused_seat_and_why_and_the_tables_disagreement(
         assert code == 0
         assert out == (f"seq {seat['command']['seq']}  t01  seat entry_id={entry} seat=6  by"
                        " desk-1  REFUSED: no heat is open at this table\n")
+        [mine] = run.json("commands", "--entry", entry)
+        assert (mine["command"], mine["state"]) == ("seat", "refused")
         [pending] = run.json("commands", "--pending")
         assert (pending["seq"], pending["state"]) == (heat["seq"], "sent")
         code, out, _ = run("check-tables")

@@ -21,7 +21,8 @@
     showdown desk award final|top_score|weekly [--week N --prize R500]
     showdown desk claim AWARD_ID --id-number ... [--receipt NO]
     showdown desk prizes      showdown desk audit [--limit N] [--action NAME]
-    showdown desk commands [--pending|--refused|--state S] [--table T] [--seq N [--wait S]]
+    showdown desk commands [--pending|--refused|--state S] [--table T] [--entry E]
+                           [--seq N [--wait S]]
     showdown desk check-tables [--table T]              (exit 1 when a table disagrees)
 
 The tables' consoles (issue 12):

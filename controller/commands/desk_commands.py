@@ -34,6 +34,9 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     which.add_argument("--refused", action="store_true", help="only those a table refused")
     which.add_argument("--state", choices=STATES, default=None)
     a.add_argument("--table", default=None)
+    a.add_argument("--entry", metavar="ID", default=None,
+                   help="the commands that seated or unseated this entry (and why a table"
+                        " refused one)")
     a.add_argument("--seq", type=int, default=None, help="one command")
     a.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="with --seq: wait up to this long for the table's answer")
@@ -58,7 +61,7 @@ def _views(args: argparse.Namespace) -> list[CommandView]:
     with desk_session(args) as s:
         return command_views(
             s, state="refused" if args.refused else args.state, pending=args.pending,
-            table=args.table, seqs=None if args.seq is None else [args.seq],
+            table=args.table, seqs=None if args.seq is None else [args.seq], entry=args.entry,
             limit=max(1, min(args.limit, 10_000)))
 
 

@@ -70,9 +70,13 @@ def mark_sent(engine: Engine, commands: Iterable[DeskCommand], at: datetime, *,
     seqs = [c.seq for c in commands]
     if not seqs:
         return
-    values: dict[str, Any] = ({"state": SENT, "sent_at": as_utc(at), "reason": None}
+    values: dict[str, Any] = ({"state": SENT, "reason": None}
                               if error is None else {"state": SEND_FAILED, "reason": error})
     with Session(engine) as session:
+        if error is None:  # when it was first handed to the broker (an answer may be in)
+            session.execute(update(DeskCommandRecord).where(
+                DeskCommandRecord.seq.in_(seqs), DeskCommandRecord.sent_at.is_(None))
+                .values(sent_at=as_utc(at)))
         session.execute(update(DeskCommandRecord).where(
             DeskCommandRecord.seq.in_(seqs),
             DeskCommandRecord.state.in_((RECORDED, SENT, SEND_FAILED))).values(**values))
@@ -126,9 +130,10 @@ class CommandView:
 
 def command_views(session: Session, *, state: str | None = None, pending: bool = False,
                   table: str | None = None, seqs: Iterable[int] | None = None,
-                  limit: int = 200) -> list[CommandView]:
+                  entry: str | None = None, limit: int = 200) -> list[CommandView]:
     """The desk's commands, newest first: all, those in one ``state``, the ``pending`` ones
-    (no final answer: recorded, sent, send_failed, held), of one ``table``, or these ``seqs``."""
+    (no final answer: recorded, sent, send_failed, held), of one ``table``, these ``seqs``,
+    or those naming one ``entry`` (its seatings and unseatings)."""
     if state is not None and state not in STATES:
         raise DeskError(f"state {state!r} is not one of {', '.join(STATES)}")
     query = (select(DeskCommandRecord, AuditEntry)
@@ -141,7 +146,12 @@ def command_views(session: Session, *, state: str | None = None, pending: bool =
         query = query.where(DeskCommandRecord.table_id == table)
     if seqs is not None:
         query = query.where(DeskCommandRecord.seq.in_(list(seqs)))
-    rows = session.execute(query.order_by(DeskCommandRecord.seq.desc()).limit(limit)).all()
+    if entry is not None:  # the audit's entry_id, written for every command naming an entry
+        query = query.where(DeskCommandRecord.command.in_(("seat", "unseat", "ack_score")))
+    rows = session.execute(query.order_by(DeskCommandRecord.seq.desc())
+                           .limit(None if entry is not None else limit)).all()
+    if entry is not None:
+        rows = [r for r in rows if r[0].args.get("entry_id") == entry][:limit]
     return [CommandView(seq=c.seq, table=c.table_id, command=c.command, args=dict(c.args),
                         state=c.state, reason=c.reason, recorded_at=c.recorded_at,
                         sent_at=c.sent_at, answered_at=c.answered_at, actor=a.actor,

@@ -53,6 +53,9 @@ async def test_the_api_answers_with_the_tables_verdict(engine: Engine, clock: Fa
     assert [e["status"] for e in patron["entries"]] == ["registered"]
     status, listed = await api.call("GET", "/commands?state=refused")
     assert [c["seq"] for c in listed["commands"]] == [body["commands"][0]["seq"]]
+    status, mine = await api.call("GET", f"/commands?entry={e1['entry_id']}")
+    assert [(c["command"], c["state"], c["reason"]) for c in mine["commands"]] == [
+        ("seat", "refused", "no heat is open at this table")]
     status, check = await api.call("GET", "/table-check")
     assert status == 200 and not check["agree"]
     assert [f["kind"] for f in check["findings"]] == ["open_heat"]
