@@ -25,7 +25,7 @@ undone).
     POST /score-corrections  {entry_id, score_cents, why}               correct a score (201)
     POST /table-faults       {table, why}                               out of service (sends)
     POST /commands/{seq}/resend                                         send a command again
-    GET  /commands?state=&pending=&table=    GET /commands/{seq}        commands, their state
+    GET  /commands?state=&pending=&table=&entry=   GET /commands/{seq}  commands, their state
     GET  /table-check[?table=]                                          desk vs the tables
     GET  /places/{stage}                                                semi_final | final
     POST /places/{stage}                                                allocate them

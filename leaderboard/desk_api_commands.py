@@ -25,7 +25,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+import structlog
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -37,10 +39,10 @@ from leaderboard.desk_http import BadRequest, Body, Result
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.projections.command_results import ACCEPTED, REFUSED
 
-__all__ = ["DEFAULT_ANSWER_WAIT_S", "CommandsApi", "Delivery", "deliver", "wait_for_answers"]
+__all__ = ["CommandsApi", "Delivery", "deliver", "wait_for_answers"]
 
-DEFAULT_ANSWER_WAIT_S: Final = 3.0
 _POLL_S: Final = 0.05
+_log = structlog.get_logger("leaderboard.desk_api")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,10 +53,13 @@ class Delivery:
     views: tuple[CommandView, ...]
     waited: bool  # for the tables' answers
     listed: bool  # the answer lists the commands and their state
+    unread: str | None = None  # the database did not answer while the states were read
 
     def status(self, ok: int) -> int:
         """The HTTP status: ``ok`` when every command was accepted (or the API did not
         wait), 409 when a table refused one, 202 when one has no answer yet."""
+        if self.unread is not None:
+            return 202
         if not self.waited or not self.views:
             return ok
         if any(v.state == REFUSED for v in self.views):
@@ -63,6 +68,8 @@ class Delivery:
 
     def body(self, answer: dict[str, Any]) -> dict[str, Any]:
         """The action's answer with its commands' states (and the refusal's reason)."""
+        if self.unread is not None:
+            answer = {**answer, "note": self.unread}
         if not self.views or not self.listed:
             return answer
         out = {**answer, "commands": [v.as_dict() for v in self.views]}
@@ -95,20 +102,30 @@ async def deliver(engine: Engine, sender: CommandSender, commands: Sequence[Desk
     """Send an action's commands in order (stopping at the first the broker does not take),
     record each as sent or not, then wait up to ``answer_wait`` s for the tables' verdicts."""
     sessions = sessionmaker(engine, expire_on_commit=False)
-    error = None
+    error, sent = None, []
     for command in commands:
         try:
             await sender.send(command)
         except SendError as exc:
             error = str(exc)
-            await run_in_threadpool(mark_sent, engine, [command], clock(), error=error)
             break
-        await run_in_threadpool(mark_sent, engine, [command], clock())
+        sent.append(command)
     seqs = [c.seq for c in commands]
-    if error is None and answer_wait is not None and seqs:
-        views = await wait_for_answers(sessions, seqs, timeout=answer_wait)
-    else:
-        views = await run_in_threadpool(_views, sessions, seqs) if seqs else ()
+    views: tuple[CommandView, ...] = ()
+    try:
+        await run_in_threadpool(mark_sent, engine, sent, clock())
+        if error is not None:
+            await run_in_threadpool(mark_sent, engine, commands[len(sent):len(sent) + 1],
+                                    clock(), error=error)
+        if error is None and answer_wait is not None and seqs:
+            views = await wait_for_answers(sessions, seqs, timeout=answer_wait)
+        elif seqs:
+            views = await run_in_threadpool(_views, sessions, seqs)
+    except SQLAlchemyError as exc:  # sent all the same: its state is read later
+        _log.error("desk_command_state_unread", seqs=seqs, error=repr(exc))
+        return Delivery(error=error, views=(), waited=False, listed=answer_wait is not None,
+                        unread="sent; the database did not answer while the tables' answers"
+                               " were read: GET /api/desk/commands?pending=true tells later")
     return Delivery(error=error, views=views, waited=answer_wait is not None and error is None,
                     listed=answer_wait is not None)
 
