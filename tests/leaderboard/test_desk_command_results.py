@@ -269,3 +269,23 @@ def test_seqs_stay_above_every_seq_a_table_answered_after_a_restore_and_a_clock_
     asyncio.run(loop.send(again))
     assert state(session, again.seq) == ("accepted", None)
     assert all(ok for _, ok, _ in loop.applied)  # the table refused none as a duplicate
+
+
+def test_a_refused_unseat_changes_nothing_at_the_desk_and_shows_why(
+    engine: Engine, session: Session, clock: FakeClock
+) -> None:
+    loop = TableLoop(engine, clock)
+    s = settings()
+    e1 = buy(session, clock, "8001015009087")
+    asyncio.run(loop.send(desk.open_heat(session, s, clock, actor="desk-1", table="t01",
+                                         stage="qualifying")))
+    loop.deliver = False  # the seat never reaches the table
+    asyncio.run(loop.send(desk.seat_entry(session, s, clock, actor="desk-1", entry_id=e1,
+                                          table="t01", seat=2).command))
+    loop.deliver = True
+    unseat = desk.unseat_entry(session, clock, actor="desk-1", entry_id=e1, why="left")
+    asyncio.run(loop.send(unseat))
+    assert state(session, unseat.seq) == ("refused", "seat 2 is empty")
+    assert entry(session, e1).status == "seated"  # withdrawn only on the table's report
+    [view] = check_tables(session)
+    assert [(f.kind, f.desk, f.reported) for f in view.findings] == [("seating", 2, None)]
