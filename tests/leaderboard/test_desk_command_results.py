@@ -12,11 +12,12 @@ import itertools
 from datetime import timedelta
 
 import pytest
+from pytest_mock import MockerFixture
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.orm import Session
 
 from leaderboard import desk
-from leaderboard.desk import DeskCommand
+from leaderboard.desk import DeskCommand, command_log
 from leaderboard.desk.command_log import command_views, mark_sent, next_seq
 from leaderboard.desk.table_check import check_tables
 from leaderboard.models import AuditEntry, CommandResultRecord, DeskCommandRecord, Entry
@@ -24,6 +25,7 @@ from leaderboard.projections.command_results import command_seq_of, is_duplicate
 from tests.leaderboard.desk_helpers import FakeClock, register, settings
 from tests.leaderboard.ingest_support import T0, FakeTable, enroll, make_ingestor
 from tests.leaderboard.roundtrip_support import DESK, TableLoop
+from tests.leaderboard.test_desk_races import HEAT_TIME, held_after, race
 
 
 def buy(session: Session, clock: FakeClock, number: str) -> str:
@@ -289,3 +291,17 @@ def test_a_refused_unseat_changes_nothing_at_the_desk_and_shows_why(
     assert entry(session, e1).status == "seated"  # withdrawn only on the table's report
     [view] = check_tables(session)
     assert [(f.kind, f.desk, f.reported) for f in view.findings] == [("seating", 2, None)]
+
+
+def test_two_desks_recording_commands_at_one_moment_take_different_seqs(
+    engine: Engine, mocker: MockerFixture
+) -> None:
+    clock = FakeClock(HEAT_TIME)  # one millisecond for both
+    held_after(mocker, command_log, "next_seq")
+    results = race(engine, *[
+        lambda s, table=table: desk.open_heat(s, settings(), clock, actor="desk-1",
+                                              table=table, stage="qualifying")
+        for table in ("t01", "t02")])
+    assert all(isinstance(r, DeskCommand) for r in results), results
+    seqs = sorted(r.seq for r in results if isinstance(r, DeskCommand))
+    assert seqs == [int(HEAT_TIME.timestamp() * 1000), int(HEAT_TIME.timestamp() * 1000) + 1]
