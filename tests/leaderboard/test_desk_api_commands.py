@@ -4,18 +4,25 @@ Through a real table core and a real Ingestor (tests.leaderboard.roundtrip_suppo
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+import tomli_w
 from sqlalchemy import Engine
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from game.errors import ConfigError
+from leaderboard.config import read_leaderboard_config
 from leaderboard.desk_api import desk_routes
 from leaderboard.desk_sender import SendError
 from tests.leaderboard.desk_api_support import TOKEN, Api
 from tests.leaderboard.desk_helpers import FakeClock, settings
 from tests.leaderboard.roundtrip_support import TableLoop
+from wire.signing import Signer
 
+T01 = Signer.from_seed("t01", bytes(32)).public_key.base64
 ADULT = {"name": "Thabo Mokoena", "id_kind": "id_document", "id_number": "8001015009087",
          "birth_date": "1980-01-01", "actor": "desk-1"}
 
@@ -93,3 +100,23 @@ async def test_a_command_the_broker_did_not_take_is_marked_not_delivered(
     assert command["state"] == "send_failed" and "not delivered" in command["reason"]
     status, pending = await api.call("GET", "/commands?pending=true")
     assert [c["state"] for c in pending["commands"]] == ["send_failed"]
+
+
+@pytest.mark.parametrize(("value", "why"), [(31, "0..30"), (-1, "0..30"),
+                                           ("soon", "expected a number")])
+def test_the_answer_wait_is_a_setting_and_a_bad_one_names_its_key(
+    tmp_path: Path, value: Any, why: str
+) -> None:
+    base: dict[str, Any] = {"service": {"venue": "casino-1"},
+                            "mqtt": {"broker": "127.0.0.1:1883"},
+                            "keys": {"signing_key": "lb.key", "tables": {"t01": T01}}}
+    path = tmp_path / "leaderboard.toml"
+    path.write_text(tomli_w.dumps(base))
+    assert read_leaderboard_config(path).http.desk_answer_wait_s == 3.0
+    path.write_text(tomli_w.dumps({**base, "http": {"desk_answer_wait_s": 0.5}}))
+    assert read_leaderboard_config(path).http.desk_answer_wait_s == 0.5
+    path.write_text(tomli_w.dumps({**base, "http": {"desk_answer_wait_s": value}}))
+    with pytest.raises(ConfigError) as caught:
+        read_leaderboard_config(path)
+    assert (caught.value.key, caught.value.source) == ("http.desk_answer_wait_s", str(path))
+    assert why in caught.value.reason
