@@ -92,16 +92,24 @@ def command_seq_of(command_id: str | None) -> int | None:
     return int(tail)
 
 
+def _text(value: Any, limit: int) -> str | None:
+    """A field a table sent as it is read back (the definition keeps it raw): text, cut to
+    its column."""
+    return None if value is None else str(value)[:limit]
+
+
 def command_result(connection: Connection, envelope: Envelope, message: CommandResult,
                    result: Outcome) -> None:
     """Keep one ``command.result`` and give its command the table's verdict."""
     seq = command_seq_of(message.command_id)
     inserted = insert_new(connection, RESULTS, [{
-        "table_id": envelope.table, "seq": envelope.seq, "command_id": message.command_id,
-        "command_seq": seq, "command": message.command, "accepted": message.accepted,
-        "reason": message.reason, "held_until": message.held_until_hand_ends,
-        "at": wall_of(envelope)}], key=_KEY)
-    if not inserted or message.command == Resend.NAME:
+        "table_id": envelope.table, "seq": envelope.seq,
+        "command_id": _text(message.command_id, 200), "command_seq": seq,
+        "command": _text(message.command, 32), "accepted": message.accepted,
+        "reason": _text(message.reason, 2_000),
+        "held_until": _text(message.held_until_hand_ends, 64), "at": wall_of(envelope)}],
+        key=_KEY)
+    if not inserted or _text(message.command, 32) == Resend.NAME:
         return  # a resend is the ingest's own request (leaderboard.ingest.gaps), no desk's
     if seq is None:
         result.notes.append(f"{envelope.table} answered command id {message.command_id!r},"

@@ -305,3 +305,21 @@ def test_two_desks_recording_commands_at_one_moment_take_different_seqs(
     assert all(isinstance(r, DeskCommand) for r in results), results
     seqs = sorted(r.seq for r in results if isinstance(r, DeskCommand))
     assert seqs == [int(HEAT_TIME.timestamp() * 1000), int(HEAT_TIME.timestamp() * 1000) + 1]
+
+
+def test_an_odd_answer_is_stored_as_text_and_breaks_nothing(
+    engine: Engine, session: Session, clock: FakeClock
+) -> None:
+    table = FakeTable("t01")
+    enroll(engine, table)
+    ingest = make_ingestor(engine, clock)
+    asyncio.run(ingest.handle(*table.message("command.result", {
+        "command_id": 17, "command": {"name": "x" * 100}, "accepted": False,
+        "reason": ["not", "text"]})))
+    asyncio.run(ingest.handle(*table.message("command.result", {
+        "command_id": "desk-a-" + "9" * 40, "command": "c" * 100, "accepted": True,
+        "reason": None})))
+    rows = session.scalars(select(CommandResultRecord).order_by(CommandResultRecord.seq)).all()
+    assert [(r.command_id, r.command_seq, len(r.command or ""), r.reason) for r in rows] == [
+        ("17", None, 32, "['not', 'text']"), ("desk-a-" + "9" * 40, None, 32, None)]
+    assert ingest.counters().rejected == 0
