@@ -276,7 +276,8 @@ class LeaderboardService:
         from leaderboard.desk_api import desk_routes  # noqa: PLC0415
 
         return list(desk_routes(engine, settings, link, self.clock,
-                                policy=self.config.desk_auth))
+                                policy=self.config.desk_auth,
+                                answer_wait=float(self.config.http.desk_answer_wait_s)))
 
     async def run(self, stop: asyncio.Event) -> int:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""

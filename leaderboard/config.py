@@ -67,6 +67,7 @@ class HttpConfig:
     host: str = "127.0.0.1"
     port: int = 8080
     desk_api: bool = False
+    desk_answer_wait_s: float = 3.0  # how long a desk action waits for the tables' verdicts
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,7 +108,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
     "mqtt": {"broker", "credentials_file", "client_id", "username", "password_file", "tls",
              "ca_file", "cert_file", "key_file", "shared_group"},
     "keys": {"signing_key", "tables", "tables_file"},
-    "http": {"host", "port", "desk_api", "desk_token_file"},
+    "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s"},
     "page": {"rows", "title", "names"},
     "desk_auth": set(AUTH_KEYS),
     "log": {"format", "level"},
@@ -339,6 +340,8 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         port=r.get("http", h, "port", int, 8080,
                    check=lambda v: None if 0 <= v <= 65535 else "must be 0..65535 (0 = any)"),
         desk_api=r.get("http", h, "desk_api", bool, False),
+        desk_answer_wait_s=r.get("http", h, "desk_answer_wait_s", float, 3.0,
+                                 check=lambda v: None if 0 <= v <= 30 else "must be 0..30"),
     )
     if "desk_token_file" in h:
         raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)

@@ -8,8 +8,10 @@ body naming an ``actor`` is refused (docs/desk-auth.md). Answers are JSON: 200/2
 result, 400 with ``error`` for bad input, 401 with ``reason`` without a valid session, 403
 with ``role_needed`` when the person's role may not take the action, 403 with ``reasons``
 when a patron is refused on eligibility (the refusal is recorded), 404 for an unknown id,
-409 on a conflict with the state (seat taken, buy-in window closed, already done), 502 when a
-command is recorded but the broker cannot be reached (the answer says so; nothing is undone).
+409 on a conflict with the state (seat taken, buy-in window closed, already done) or when a
+table refused the command, 202 when a command is sent but its table has not answered yet
+(leaderboard.desk_api_commands), 502 when a command is recorded but the broker cannot be
+reached (the answer says so; nothing is undone).
 
     POST /session            {staff_id, passphrase}      sign in (201, the token)
     GET  /session            DELETE /session             who is signed in | sign out
@@ -27,6 +29,8 @@ command is recorded but the broker cannot be reached (the answer says so; nothin
     POST /score-corrections  {entry_id, score_cents, why}               correct a score (201)
     POST /table-faults       {table, why}                               out of service (sends)
     POST /commands/{seq}/resend                                         send a command again
+    GET  /commands?state=&pending=&table=&entry=   GET /commands/{seq}  commands, their state
+    GET  /table-check[?table=]                                          desk vs the tables
     GET  /places/{stage}                                                semi_final | final
     POST /places/{stage}                                                allocate them
     POST /proxies            {entry_id, proxy_patron_id}
@@ -70,6 +74,7 @@ from leaderboard.desk import (
     PrizeView,
     ScoreRuling,
 )
+from leaderboard.desk_api_commands import CommandsApi, deliver
 from leaderboard.desk_api_console import ConsoleApi
 from leaderboard.desk_api_identity import IdentityApi
 from leaderboard.desk_api_session import SessionApi, unauthorised
@@ -77,7 +82,7 @@ from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
 from leaderboard.desk_policy import AuthPolicy
 from leaderboard.desk_roles import PERMISSIONS
-from leaderboard.desk_sender import CommandSender, SendError
+from leaderboard.desk_sender import CommandSender
 from leaderboard.eligibility import parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
@@ -131,7 +136,8 @@ class _DeskApi:
     """The endpoints, sharing the engine, settings, sender and clock."""
 
     def __init__(self, engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                 clock: WallClock) -> None:
+                 clock: WallClock, *, answer_wait: float | None = None) -> None:
+        self.engine, self.answer_wait = engine, answer_wait
         self.sessions = sessionmaker(engine, expire_on_commit=False)
         self.settings = settings
         self.sender = sender
@@ -203,12 +209,12 @@ class _DeskApi:
                               " another desk's action); the audit (GET /api/desk/audit) shows"
                               " whether the action was recorded before trying again",
                               detail=one_line(getattr(exc, "orig", None) or exc)[:200])
-            for command in result.commands:
-                try:
-                    await self.sender.send(command)
-                except SendError as exc:
-                    return _error(502, str(exc), recorded=dict(result.body))
-            return JSONResponse(dict(result.body), status_code=result.status)
+            sent = await deliver(self.engine, self.sender, result.commands, self.clock,
+                                 answer_wait=self.answer_wait)
+            if sent.error is not None:
+                return _error(502, sent.error, recorded=sent.body(dict(result.body)))
+            return JSONResponse(sent.body(dict(result.body)),
+                                status_code=sent.status(result.status))
         return handle
 
     # ---- operations (run in a worker thread with their own session) ---------------------
@@ -405,10 +411,13 @@ class _DeskApi:
 
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                clock: WallClock, *, policy: AuthPolicy | None = None) -> list[Route]:
+                clock: WallClock, *, policy: AuthPolicy | None = None,
+                answer_wait: float | None = None) -> list[Route]:
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
-    ``policy`` (the house's lock-out and session rules; default: AuthPolicy's)."""
-    api = _DeskApi(engine, settings, sender, clock)
+    ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
+    `answer_wait`: how long an action waits for the tables' verdicts (None: not at all)."""
+    api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
+    cmds = CommandsApi()
     c = ConsoleApi(settings, clock)
     i = IdentityApi(settings, clock)
     signin = SessionApi(api.sessions, clock, api._body, policy or AuthPolicy())
@@ -438,6 +447,9 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/score-corrections", e("score.correct", api.correct_score), methods=["POST"]),
         Route("/table-faults", e("table.fault", api.table_fault), methods=["POST"]),
         Route("/commands/{seq}/resend", e("command.resend", api.resend), methods=["POST"]),
+        Route("/commands", e("commands.show", cmds.commands), methods=["GET"]),
+        Route("/commands/{seq}", e("commands.show", cmds.command), methods=["GET"]),
+        Route("/table-check", e("tables.check", cmds.table_check), methods=["GET"]),
         Route("/places/{stage}", e("places.show", api.places), methods=["GET"]),
         Route("/places/{stage}", e("places.allocate", api.allocate), methods=["POST"]),
         Route("/proxies", e("place.proxy", api.proxy), methods=["POST"]),

@@ -59,6 +59,8 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "disputes.show": _CLERK,
     "payouts.show": _CLERK,
     "command.resend": _CLERK,
+    "commands.show": _CLERK,
+    "tables.check": _CLERK,
     "passphrase.own": _CLERK,
     # rulings and floor decisions: a supervisor's
     "entry.refund": _SUPERVISOR,

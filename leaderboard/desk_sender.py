@@ -2,10 +2,10 @@
 
 A command (`leaderboard.desk.DeskCommand`) becomes the envelope the tables verify
 (wire/envelope.py): ``table`` = the desk's key id, ``type`` = the command name, ``seq``
-= the command's audit row id, body ``{"table": ..., "command": ..., "command_id": ...,
-...args}``. `DeskSender` publishes it at QoS 1 (wire.mqtt, one connection per command: the
-desk sends a few a minute); `RecordingSender` keeps what it would send, for tests and dry
-runs; `NullSender` drops everything.
+= the command's seq (never reused, leaderboard.desk.command_log), body ``{"table": ...,
+"command": ..., "command_id": ..., ...args}``. `DeskSender` publishes it at QoS 1
+(wire.mqtt, one connection per command: the desk sends a few a minute); `RecordingSender`
+keeps what it would send, for tests and dry runs; `NullSender` drops everything.
 """
 
 from __future__ import annotations

@@ -34,9 +34,10 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
-    "AuditEntry", "Base", "DeskSession", "Dispute", "Draw", "Entry", "Exclusion", "Hand",
-    "IdentityHold", "Message", "Patron", "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy",
-    "Refusal", "Rejection", "RosterState", "Score", "StaffRecord", "TableProgress", "TableRecord",
+    "AuditEntry", "Base", "CommandResultRecord", "DeskCommandRecord", "DeskSession", "Dispute",
+    "Draw", "Entry", "Exclusion", "Hand", "IdentityHold", "Message", "Patron", "PatronDocument",
+    "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
+    "StaffRecord", "TableProgress", "TableRecord",
 ]
 
 Cents = BigInteger
@@ -423,3 +424,45 @@ class AuditEntry(Base):
     actor: Mapped[str] = mapped_column(String(200))
     action: Mapped[str] = mapped_column(String(64))
     detail: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class DeskCommandRecord(Base):
+    """A command the desk recorded for a table, and what became of it (revision 0005): its
+    `seq` (the envelope's, never reused, leaderboard.desk.command_seq), the audit row of the
+    action, and its state: recorded, sent, send_failed, held, accepted or refused (with the
+    table's reason)."""
+
+    __tablename__ = "desk_commands"
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    audit_id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                          ForeignKey("audit.id"), index=True)
+    table_id: Mapped[str] = mapped_column(String(64), index=True)
+    command: Mapped[str] = mapped_column(String(32))
+    args: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # What a refusal puts back (the entry's table, seat, heat and status before a seat).
+    undo: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    reason: Mapped[str | None] = mapped_column(Text)
+    recorded_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    answered_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    result_seq: Mapped[int | None] = mapped_column(BigInteger)  # the table's message seq
+
+
+class CommandResultRecord(Base):
+    """Every ``command.result`` a table published, once per (table, seq): the command it
+    answers (``command_seq``, read from its command id) and the verdict (revision 0005)."""
+
+    __tablename__ = "command_results"
+    __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_command_results_table_seq"),)
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    command_id: Mapped[str | None] = mapped_column(String(200))
+    command_seq: Mapped[int | None] = mapped_column(BigInteger, index=True)
+    command: Mapped[str | None] = mapped_column(String(32))
+    accepted: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str | None] = mapped_column(Text)
+    held_until: Mapped[str | None] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -59,6 +59,7 @@ from game.money import format_rand
 from game.tournament import Stage
 from leaderboard import desk
 from leaderboard.desk.action import begin_action, desk_now, write_audit
+from leaderboard.desk.command_log import record_command
 from leaderboard.desk.disputes import resolve_dispute
 from leaderboard.desk_auth import authorise, init_first_manager, sign_in, sign_out
 from leaderboard.desk_roles import allowed
@@ -542,8 +543,9 @@ def _roster_command(session: Session, settings: TournamentSettings, by: str, *, 
     row = write_audit(session, desk_now(utc_now), actor, StaffRoster.NAME, detail={
         "table": table, "command": StaffRoster.NAME, "version": roster.version,
         "members": [{"staff_id": m.staff_id, "role": m.role} for m in roster.members]})
+    command = record_command(session, row, table, roster)  # its seq: docs/desk-commands.md
     session.commit()
-    return desk.DeskCommand.of(seq=row.id, table=table, command=roster)
+    return command
 
 
 def _buy(session: Session, settings: TournamentSettings, by: str, *, patron_id: str) -> str:

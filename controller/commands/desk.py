@@ -24,6 +24,9 @@
     showdown desk award final|top_score|weekly [--week N --prize R500]
     showdown desk claim AWARD_ID --id-number ... [--receipt NO]
     showdown desk prizes      showdown desk audit [--limit N] [--action NAME]
+    showdown desk commands [--pending|--refused|--state S] [--table T] [--entry E]
+                           [--seq N [--wait S]]
+    showdown desk check-tables [--table T]              (exit 1 when a table disagrees)
 
 The tables' consoles (issue 12):
 
@@ -66,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.commands import desk_actions as act
-from controller.commands import desk_identity
+from controller.commands import desk_commands, desk_identity
 from controller.commands import desk_login as login
 from controller.commands import desk_staff as console
 from game.money import InvalidAmount, parse_rand
@@ -163,6 +166,7 @@ def register(sub: Any) -> None:
     _staff_actions(add, common, sending)
     _console_actions(add, common)
     desk_identity.add_actions(add, common)
+    desk_commands.register(add)  # commands, check-tables
 
 
 def _account_actions(actions: Any) -> None:

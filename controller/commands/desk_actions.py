@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import getpass
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass, replace
@@ -36,9 +37,11 @@ from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.db import shown
 from leaderboard.desk import DeskCommand, Place, PrizeView
+from leaderboard.desk.command_log import mark_sent
 from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import in_force, read_list
+from runtime.errors import one_line
 from runtime.settings_files import read_tournament
 from wire.signing import SigningError, load_private_key
 
@@ -48,6 +51,7 @@ __all__ = [
     "local_time",
     "make_sender",
     "not_signed_in",
+    "note_sent",
     "now",
     "read_pin",
     "run_audit",
@@ -191,13 +195,29 @@ def make_sender(args: argparse.Namespace) -> CommandSender:
 
 
 def send_command(args: argparse.Namespace, command: DeskCommand) -> None:
-    """Send a recorded command; a failure says how to send it again."""
+    """Send a recorded command, and record it as sent (its state: `showdown desk commands`);
+    a failure says how to send it again."""
     sender = make_sender(args)
     try:
         asyncio.run(sender.send(command))
     except SendError as exc:
+        note_sent(args, command, error=str(exc))
         raise CommandError(f"{exc} (send it again with `showdown desk resend {command.seq}`)"
                            ) from None
+    note_sent(args, command)
+
+
+def note_sent(args: argparse.Namespace, command: DeskCommand, *, error: str | None = None
+              ) -> None:
+    """Record a command as sent (or not, with ``error``) in the desk's database."""
+    engine = existing_engine(args)
+    try:
+        mark_sent(engine, [command], now(), error=error)
+    except SQLAlchemyError as exc:
+        print(f"warning: seq {command.seq} was sent but not marked sent in the database:"
+              f" {one_line(exc)[:200]}", file=sys.stderr)
+    finally:
+        engine.dispose()
 
 
 def _jsonable(value: Any) -> Any:

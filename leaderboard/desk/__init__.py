@@ -5,8 +5,11 @@ whole desk action: it checks everything first, writes its rows and an `AuditEntr
 when, why) and commits, or raises a `DeskError` having changed nothing, except that a refusal
 on eligibility is committed (the `Refusal` row) before `Refused` is raised. Actions that
 instruct a table (open a heat, seat an entry, close a heat) return a `DeskCommand`; the caller
-sends it with a `leaderboard.desk_sender` sender. A command's `seq` is the id of its audit
-row, so it is unique and rising for the desk's key across processes and restarts.
+sends it with a `leaderboard.desk_sender` sender. A command's `seq` never repeats for the
+desk's key, across processes, restarts and restores from backup (`command_log`); the table's
+answer to it (accepted, refused and why, held) is its state, and a refusal undoes at the desk
+what the command did there (leaderboard.projections.command_results). `table_check` compares
+the desk's view of each table with what the table reports.
 
 Two desks (or two HTTP requests) may act at the same moment: each checks, then writes. What
 must be unique is also enforced by the database (one seat draw per stage, one semi-final or

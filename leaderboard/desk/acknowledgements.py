@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from game.desk_commands import AckScore
 from leaderboard.desk.action import begin_action, desk_now, write_audit
+from leaderboard.desk.command_log import record_command
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.lookups import get_entry
 from leaderboard.desk.values import DeskCommand
@@ -45,5 +46,6 @@ def acknowledge_score(session: Session, clock: WallClock, *, actor: str, entry_i
         "table": score.table_id, "command": command.NAME, "args": command.args(),
         "entry_id": entry.entry_id, "score_cents": score.score_cents, "method": method},
         why=why)
+    sent = record_command(session, row, score.table_id, command)
     session.commit()
-    return DeskCommand.of(seq=row.id, table=score.table_id, command=command)
+    return sent

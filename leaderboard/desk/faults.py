@@ -9,6 +9,7 @@ from game.desk_commands import CloseHeat
 from game.table_messages import HeatClosed
 from game.tournament import Stage
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
+from leaderboard.desk.command_log import record_command
 from leaderboard.desk.entries import _refund
 from leaderboard.desk.errors import Conflict
 from leaderboard.desk.heats import _occupied, _open_heats
@@ -53,7 +54,7 @@ def table_fault(session: Session, clock: WallClock, *, actor: str, table: str,
     row = write_audit(session, now, actor, HeatClosed.TYPE, detail={
         "table": table, "command": CloseHeat.NAME, "args": {}, "heat_id": heat_id,
         "table_fault": True}, why=why)
-    commands.append(DeskCommand.of(seq=row.id, table=table, command=CloseHeat()))
+    commands.append(record_command(session, row, table, CloseHeat()))
     session.commit()
     return TableFault(table=table, heat_id=heat_id, refunded=refunded,
                       released=tuple(released), commands=tuple(commands))

@@ -15,6 +15,7 @@ from game.table_messages import HeatClosed, HeatOpened
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, write_audit
+from leaderboard.desk.command_log import record_command, refused_audit_ids
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.ids import FINAL_HEAT, checked_table_id, semi_heat_id
 from leaderboard.desk.values import DeskCommand
@@ -31,8 +32,11 @@ def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
         select(AuditEntry).where(AuditEntry.action.in_((HeatOpened.TYPE, HeatClosed.TYPE)))
         .order_by(AuditEntry.id)
     ).all()
+    refused = refused_audit_ids(session, (HeatOpened.TYPE, HeatClosed.TYPE))
     heats: dict[str, tuple[str, Stage]] = {}
     for row in rows:
+        if row.id in refused:  # the table refused it: it did not happen there
+            continue
         table = str(row.detail.get("table"))
         if row.action == HeatOpened.TYPE:
             heats[table] = (str(row.detail["heat_id"]), Stage(row.detail["stage"]))
@@ -96,8 +100,9 @@ def open_heat(session: Session, settings: TournamentSettings, clock: WallClock, 
     args = command.args()
     row = write_audit(session, now, actor, HeatOpened.TYPE,
                  detail={"table": table, "command": command.NAME, "args": args, **args}, why=why)
+    command_out = record_command(session, row, table, command)
     session.commit()
-    return DeskCommand.of(seq=row.id, table=table, command=command)
+    return command_out
 
 
 def close_heat(session: Session, clock: WallClock, *, actor: str, table: str,
@@ -116,5 +121,6 @@ def close_heat(session: Session, clock: WallClock, *, actor: str, table: str,
     row = write_audit(session, now, actor, HeatClosed.TYPE, detail={
         "table": table, "command": CloseHeat.NAME, "args": {}, "heat_id": open_now[table][0]},
         why=why)
+    command = record_command(session, row, table, CloseHeat())
     session.commit()
-    return DeskCommand.of(seq=row.id, table=table, command=CloseHeat())
+    return command

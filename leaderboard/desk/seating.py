@@ -18,6 +18,7 @@ from leaderboard.desk.action import (
     require_reason,
     write_audit,
 )
+from leaderboard.desk.command_log import record_command
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.heats import _occupied, _open_heats
 from leaderboard.desk.holds import screen
@@ -132,6 +133,8 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     player = get_patron(session, player_id)
     screen(session, settings.tz, player, now, context="seating", actor=actor,
            who=f"seating of entry {entry.entry_id}")
+    before = {"entry_id": entry.entry_id, "table_id": entry.table_id, "seat": entry.seat,
+              "heat_id": entry.heat_id, "status": entry.status}  # what a refusal puts back
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED
     # The player's proof for acknowledging the score at the table (a proxy's own): hashes
     # only, and never a name or document number.
@@ -142,10 +145,10 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
         "table": table, "command": command.NAME, "args": args, "heat_id": heat_id,
         "player": player_id, "holder": entry.patron_id, "entry_id": entry.entry_id,
         "seat": seat}, why=why)
+    sent = record_command(session, row, table, command, undo=before)
     session.commit()
     return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
-                   player=player_id,
-                   command=DeskCommand.of(seq=row.id, table=table, command=command))
+                   player=player_id, command=sent)
 
 
 def unseat_entry(session: Session, clock: WallClock, *, actor: str, entry_id: str,
@@ -179,4 +182,4 @@ def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason
     row = write_audit(session, now, actor, "entry.unseat", detail={
         "table": entry.table_id, "command": command.NAME, "args": args, "heat_id": entry.heat_id,
         **detail, **args}, why=why)
-    return DeskCommand.of(seq=row.id, table=entry.table_id, command=command)
+    return record_command(session, row, entry.table_id, command)

@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session
 from game.desk_commands import StaffRoster
 from game.staff import Role, StaffMember, hash_secret
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
+from leaderboard.desk.command_log import record_command
 from leaderboard.desk.credentials import (
     card_number,
     hashed,
@@ -329,6 +330,6 @@ def send_roster(session: Session, clock: WallClock, *, actor: str, table: str | 
         row = write_audit(session, now, actor, ROSTER_SENT, detail={
             "table": name, "command": StaffRoster.NAME, "args": current.args(),
             "roster_version": current.version, "members": len(current.members)}, why=why)
-        commands.append(DeskCommand.of(seq=row.id, table=name, command=current))
+        commands.append(record_command(session, row, name, current))
     session.commit()
     return tuple(commands)

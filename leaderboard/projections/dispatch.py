@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
+from leaderboard.projections.command_results import command_result
 from leaderboard.projections.console import console_rows
 from leaderboard.projections.decoding import NOT_READ, Decoded, NotRead, read
 from leaderboard.projections.hands import hand
@@ -13,6 +14,7 @@ from leaderboard.projections.seatings import entry_seated, entry_unseated
 from leaderboard.projections.sql import LaterMessages, statements
 from wire.envelope import Envelope
 from wire.messages import (
+    CommandResult,
     EntrySeated,
     EntryUnseated,
     HandSettled,
@@ -58,6 +60,8 @@ def project(
             entry_seated(connection, sql, envelope, message, later=later, result=result)
         case EntryUnseated():
             entry_unseated(connection, sql, envelope, message, result)
+        case CommandResult():
+            command_result(connection, envelope, message, result)
         case ScoreDisputed() | PayoutChecked():
             done = console_rows(connection, [(0, envelope, message)])
             return done.get(0, result.frozen())

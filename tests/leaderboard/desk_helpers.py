@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.db import make_engine, upgrade
-from leaderboard.models import Score
+from leaderboard.models import AuditEntry, DeskCommandRecord, Score
 from runtime.settings_files import read_tournament
 from tests.fixtures.clock import FakeClock
 from tests.fixtures.services import Database
@@ -67,3 +67,9 @@ def register(session: Session, clock: FakeClock, number: str, *, name: str = "A 
     return desk.register_patron(session, settings(), clock, actor="desk-1", name=name,
                                 id_kind="id_document", id_number=number,
                                 birth_date=born).patron_id
+
+
+def command_audit(session: Session, seq: int) -> AuditEntry | None:
+    """The audit row of the desk action that recorded command ``seq``."""
+    recorded = session.get(DeskCommandRecord, seq)
+    return None if recorded is None else session.get(AuditEntry, recorded.audit_id)

@@ -25,7 +25,14 @@ from leaderboard.desk import Conflict, DeskError, NotFound
 from leaderboard.models import AuditEntry, Dispute, PayoutCheck, RosterState, StaffRecord
 from leaderboard.models import Patron as PatronRow
 from tests.leaderboard.desk_fields import buy, semis
-from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
+from tests.leaderboard.desk_helpers import (
+    FakeClock,
+    add_score,
+    command_audit,
+    local,
+    register,
+    settings,
+)
 from tests.leaderboard.ingest_support import FakeTable, enroll
 
 PIN, CARD = "4821", "04 A1 B2 C3"
@@ -259,7 +266,7 @@ def test_desk_acknowledgement_goes_to_the_scores_table(session: Session, clock: 
                                      method="desk_signature", why="signed the slip")
     assert (command.table, command.command, dict(command.args)) == (
         "t04", "ack_score", {"entry_id": scored, "method": "desk_signature"})
-    row = session.get(AuditEntry, command.seq)
+    row = command_audit(session, command.seq)
     assert row is not None and (row.actor, row.action) == ("desk-1", "score.ack_sent")
     assert row.detail["why"] == "signed the slip"
     for entry_id, error, match in (

@@ -29,6 +29,7 @@ from tests.leaderboard.desk_fields import (
 from tests.leaderboard.desk_helpers import (
     FakeClock,
     add_score,
+    command_audit,
     local,
     register,
     settings,
@@ -55,7 +56,7 @@ def test_seat_sends_a_command_and_refuses_taken_seats(session: Session, clock: F
     assert cmd.seq > opened.seq
     assert cmd.body("desk-a") == {"table": "t01", "command": "seat",
                                   "command_id": f"desk-a-{cmd.seq}", "entry_id": e1, "seat": 3}
-    row = session.get(AuditEntry, cmd.seq)
+    row = command_audit(session, cmd.seq)
     assert row is not None and row.action == "entry.seated" and row.detail["player"] == a
     entry = session.get(Entry, e1)
     assert entry is not None
@@ -96,7 +97,7 @@ def test_an_entry_that_leaves_is_unseated_withdrawn_and_never_seated_again(
                                 why="patron  felt unwell")
     assert (command.table, command.command, dict(command.args)) == (
         "t01", "unseat", {"seat": 2, "entry_id": e1, "reason": "patron felt unwell"})
-    row = session.get(AuditEntry, command.seq)
+    row = command_audit(session, command.seq)
     assert row is not None and row.action == "entry.unseat" and row.detail["why"] == (
         "patron felt unwell")
     assert desk.recorded_command(session, command.seq) == command  # it can be sent again
