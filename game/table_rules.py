@@ -21,6 +21,7 @@ from game.deal import DealSequence
 from game.desk_commands import (
     AckScore,
     CloseHeat,
+    CorrectHand,
     DeskOrder,
     OpenHeat,
     Resend,
@@ -32,6 +33,7 @@ from game.desk_commands import (
 from game.errors import GameError
 from game.events import AlertRaised
 from game.hand import Hand, Phase
+from game.hand_corrections import HandLedger
 from game.message_fields import format_ts
 from game.payout import PayoutCheck
 from game.paytables import Paytables
@@ -48,6 +50,7 @@ from game.table_inputs import (
     CorrectCard,
     DeviceTrouble,
     Dispute,
+    DisputeHand,
     NoMoreBets,
     PayoutCheckPressed,
     PayoutOverride,
@@ -138,6 +141,7 @@ class TableCore:
         self.recent: deque[dict[str, Any]] = deque(maxlen=RECENT_HANDS)
         self.device_faults: dict[str, str] = {}  # shoe / rfid -> what is wrong
         self.last_hand_at: dict[str, str] = {}  # entry id -> when its last hand ended
+        self.ledger = HandLedger()  # the heat's settled hands, for rulings on them
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -190,6 +194,9 @@ class TableCore:
                                   evidence=given.evidence)
             case Dispute():
                 self._dispute(given, at, out)
+            case DisputeHand():
+                out.append(self.ledger.dispute(given, staff=self.staff, session=self.session,
+                                               heat_id=self.heat_id, at=format_ts(at)))
             case StaffChange():
                 out.extend(self.staff.change(given, at))
             case DeskOrder():
@@ -311,11 +318,11 @@ class TableCore:
                 self.staff.take_roster(command)
                 return {"roster_version": command.version, "staff": len(command.members)}
         session = self._session()
-        if isinstance(command, Unseat | CloseHeat) and session.hand is not None:
+        if isinstance(command, Unseat | CloseHeat | CorrectHand) and session.hand is not None:
             return self._hold(order, session)
         handlers: dict[type[TableCommand], Callable[[Any, str | None, datetime, Out], None]] = {
             Seat: self._seat, Unseat: self._unseat, VoidHand: self._void_hand,
-            CloseHeat: self._close_heat,
+            CloseHeat: self._close_heat, CorrectHand: self._correct_hand,
         }
         handlers[type(command)](command, order.signer, at, out)
         return None
@@ -327,7 +334,7 @@ class TableCore:
         self.session = TableSession(table_id=self.table_id,
                                     rules=self.settings.stage(stage).rules,
                                     paytables=self.paytables, deal=self.deal)
-        self.heat_id = command.heat_id
+        self.heat_id, self.ledger = command.heat_id, HandLedger()
         out.append(HeatOpened(heat_id=self.heat_id, stage=stage.value, at=format_ts(at)))
 
     def _seat(self, command: Seat, signer: str | None, at: datetime, out: Out) -> None:
@@ -359,6 +366,11 @@ class TableCore:
             raise Refused(f"hand {command.hand_id} is not the hand in progress")
         hand.void(command.reason, by=signer, at=at)
         self._close_if_ended(out, at)
+
+    def _correct_hand(self, command: CorrectHand, signer: str | None, at: datetime,
+                      out: Out) -> None:
+        out.append(self.ledger.correct(command, by=signer, session=self._session(),
+                                       heat_id=self.heat_id, at=format_ts(at)))
 
     def _close_heat(self, command: CloseHeat, signer: str | None, at: datetime,
                     out: Out) -> None:
@@ -469,6 +481,7 @@ class TableCore:
         kind = HandSettled if settled else HandVoided
         out.append(kind(hand_id=hand.hand_id, heat_id=self.heat_id, record=record))
         self.recent.appendleft(record)
+        self.ledger.settled(hand, entries)
         for entry_id in entries.values():
             self.last_hand_at[entry_id] = format_ts(at)
         assert self.heat_id is not None
@@ -580,4 +593,5 @@ def _result(order: DeskOrder, *, accepted: bool, reason: str | None,
 def _held_key(order: DeskOrder) -> tuple[Any, ...]:
     """Held commands that would do the same thing share a key."""
     command = order.command
-    return (order.name, getattr(command, "seat", None), getattr(command, "entry_id", None))
+    return (order.name, getattr(command, "seat", None), getattr(command, "entry_id", None),
+            getattr(command, "hand_id", None))
