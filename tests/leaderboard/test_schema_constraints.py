@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import ORMExecuteState, Session
@@ -37,6 +38,7 @@ from leaderboard.desk import action as desk_action
 from leaderboard.models import (
     AuditEntry,
     Base,
+    Dispute,
     Draw,
     Entry,
     Hand,
@@ -63,6 +65,9 @@ RULING_COLUMNS = ("corrected_cents", "corrected_at", "correction_reason")  # rev
 
 
 # ---- helpers ----------------------------------------------------------------------------------
+
+
+HEAD = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
 def at_revision(db: Database, revision: str) -> Engine:
@@ -177,7 +182,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     insert(engine, PrizeAward, award("weekly", "E-1"), award("top_score", "E-1"))
 
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == HEAD
     with Session(engine) as s:
         rows = s.scalars(select(Message).order_by(Message.seq)).all()
         assert [(m.seq, m.body, m.payload_sha256, m.envelope) for m in rows] == [
@@ -201,7 +206,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     assert "envelope" not in {c["name"] for c in inspector.get_columns("messages")}
     assert not {i["name"] for i in inspector.get_indexes("draws")} & set(NEW_INDEXES)
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == HEAD
     engine.dispose()
 
 
@@ -215,7 +220,7 @@ def test_a_0002_database_with_scores_gains_the_ruling_columns_and_keeps_its_scor
                            "heat_id": "q-1", "score_cents": 250_000, "hands": 10,
                            "status": "finished", "recorded_at": NOW, "acknowledged_at": NOW})
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == HEAD
     with Session(engine) as s:
         row = s.get(Score, "E-1")
         assert row is not None
@@ -468,7 +473,7 @@ def test_a_0003_database_gains_the_console_tables_and_keeps_its_rows(
             "INSERT INTO hands (hand_id, table_id, seq, status, heat_id, body, at)"
             " VALUES ('h1', 't01', 3, 'settled', 'q-1', '{\"v\": 1}', :at)"), {"at": NOW})
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == HEAD
     with Session(engine) as s:
         hand = s.get(Hand, "h1")
         assert hand is not None and hand.manual is False and hand.body == {"v": 1}
@@ -492,3 +497,25 @@ def test_a_0003_database_gains_the_console_tables_and_keeps_its_rows(
         assert s.scalar(select(func.count()).select_from(Entry)) == 1
         assert s.scalar(select(Hand.manual)) is False
     engine.dispose()
+
+
+def test_a_0004_database_keeps_its_disputes_as_records_of_participants(
+    database_url: Database
+) -> None:
+    engine = at_revision(database_url, "0004")
+    with engine.begin() as connection:
+        for seq, resolved in ((5, None), (6, NOW)):
+            connection.execute(sa.text(
+                "INSERT INTO disputes (entry_id, table_id, seq, stage, heat_id, score_cents,"
+                " note, at, resolved_at, resolved_by, resolution) VALUES ('E-1', 't01', :seq,"
+                " 'qualifying', 'q-1', 250000, 'miscounted', :at, :resolved, :by, :text)"),
+                {"seq": seq, "at": NOW, "resolved": resolved, "by": resolved and "S3",
+                 "text": resolved and "recounted: stands"})
+    upgrade(engine)
+    assert revision_of(engine) == HEAD
+    with Session(engine) as s:
+        rows = s.scalars(select(Dispute).order_by(Dispute.seq)).all()
+        assert [(d.seq, d.status, d.raised_by_role, d.raised_by, d.note) for d in rows] == [
+            (5, "open", "participant", "E-1", "miscounted"),
+            (6, "closed", "participant", "E-1", "miscounted")]
+    assert "hand_corrections" in sa.inspect(engine).get_table_names()
