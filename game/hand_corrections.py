@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from game.correction_messages import HandCorrected, HandDisputed
 from game.desk_commands import CorrectHand
 from game.errors import IllegalAction
-from game.money import format_rand
 from game.hand import Hand, Phase
+from game.money import format_rand
 from game.table import TableSession
 from game.table_inputs import DisputeHand
 from game.table_staff import TableStaff

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol
 
+from game.correction_messages import HandCorrected, HandDisputed
 from game.desk_commands import (
     COMMANDS,
     AckScore,
@@ -26,7 +27,6 @@ from game.desk_commands import (
     Unseat,
     VoidHand,
 )
-from game.correction_messages import HandCorrected, HandDisputed
 from game.message_fields import BodyReader, MessageError
 from game.table_messages import (
     Alert,

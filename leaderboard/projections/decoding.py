@@ -15,6 +15,8 @@ from wire.messages import (
     TABLE_MESSAGES,
     EntrySeated,
     EntryUnseated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     MessageError,
@@ -28,7 +30,8 @@ from wire.messages import (
 __all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "decode", "read"]
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
-               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked)
+               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked | HandDisputed
+               | HandCorrected)
 # What reading a body gave: its message, the rule it breaks, or None (a type only stored).
 Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}

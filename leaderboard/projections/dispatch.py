@@ -15,6 +15,8 @@ from wire.envelope import Envelope
 from wire.messages import (
     EntrySeated,
     EntryUnseated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     MessageError,
@@ -58,7 +60,7 @@ def project(
             entry_seated(connection, sql, envelope, message, later=later, result=result)
         case EntryUnseated():
             entry_unseated(connection, sql, envelope, message, result)
-        case ScoreDisputed() | PayoutChecked():
+        case ScoreDisputed() | PayoutChecked() | HandDisputed() | HandCorrected():
             done = console_rows(connection, [(0, envelope, message)])
             return done.get(0, result.frozen())
     return result.frozen()

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from game.correction_messages import HandCorrected, HandDisputed
 from game.desk_commands import CorrectHand, DeskOrder
-from game.table_inputs import DisputeHand, NoMoreBets, decode_input
+from game.table_inputs import DisputeHand, NoMoreBets, Unreadable, decode_input
 from game.table_messages import HandSettled
 from tests.game.test_table_console import Feed, play_winning_hand, seated
-from wire.messages import TABLE_MESSAGES, DeskOrder as WireOrder, decode_table_message
+from wire.messages import TABLE_MESSAGES, decode_table_message
+from wire.messages import DeskOrder as WireOrder
 
 
 def one_hand_played() -> tuple[Feed, HandSettled]:
@@ -114,6 +115,8 @@ def test_the_command_and_messages_are_registered_in_the_contract() -> None:
     assert WireOrder.decode(body).command == CorrectHand(
         hand_id="h1", entry_id="E1", ruling="correct", net=-500, reason="r", dispute_id=3)
     bad = decode_input("desk", {**body, "net": "lots"})
-    assert bad.reason == "correct_hand body field 'net' must be a whole number of cents (got 'lots')"  # type: ignore[union-attr]
+    assert isinstance(bad, Unreadable)
+    assert bad.reason == ("correct_hand body field 'net' must be a whole number of cents"
+                          " (got 'lots')")
     assert TABLE_MESSAGES[HandCorrected.TYPE] is HandCorrected
     assert TABLE_MESSAGES[HandDisputed.TYPE] is HandDisputed
