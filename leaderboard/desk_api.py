@@ -65,6 +65,7 @@ from leaderboard.desk import (
     ScoreRuling,
 )
 from leaderboard.desk_api_console import ConsoleApi
+from leaderboard.desk_api_disputes import DisputesApi, dispute_routes
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
@@ -413,4 +414,5 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/disputes", e(c.disputes), methods=["GET"]),
         Route("/dispute-resolutions", e(c.resolve), methods=["POST"]),
         Route("/payouts", e(c.payouts), methods=["GET"]),
+        *dispute_routes(e, DisputesApi(settings, clock)),
     ]
