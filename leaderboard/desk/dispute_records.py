@@ -144,11 +144,11 @@ def rule_dispute(session: Session, settings: TournamentSettings, clock: WallCloc
     if ruling not in RULINGS:
         raise DeskError(f"a ruling is one of {', '.join(RULINGS)}, not {ruling!r}")
     row = _dispute(session, dispute_id)
-    if row.status != "open":
-        raise Conflict(f"dispute {row.id} was already ruled {row.ruling} by {row.ruled_by}"
-                       f" ({row.ruling_reason})")
     entry = get_entry(session, row.entry_id)
     score = session.get(Score, entry.entry_id)
+    if row.status != "open" and not _ruling_lapsed(session, row, score):
+        raise Conflict(f"dispute {row.id} was already ruled {row.ruling} by {row.ruled_by}"
+                       f" ({row.ruling_reason})")
     _round_open(session, settings, entry, score, "ruled on")
     detail: dict[str, Any] = {}
     command: DeskCommand | None = None
@@ -242,6 +242,11 @@ def _rule_hand(session: Session, settings: TournamentSettings, now: datetime, ac
             raise DeskError("a corrected hand needs the entry's corrected net for it (--net)")
     elif net_cents is not None:
         raise DeskError("a voided hand counts nothing: leave out --net")
+    earlier = _hand_ruled(session, row, hand_id)
+    if earlier is not None:
+        raise Conflict(f"hand {hand_id} was already ruled on for entry {entry.entry_id} in"
+                       f" dispute {earlier.id} ({earlier.ruling}, by {earlier.ruled_by}):"
+                       " management's decision is final (rule 23)")
     hand = _hand(session, hand_id)
     seat, recorded_net = _entry_net(hand, entry.entry_id)
     counted_net = 0 if ruling == "hand_voided" else int(net_cents or 0)
@@ -330,6 +335,23 @@ def _entry_net(hand: Hand, entry_id: str) -> tuple[int, int]:
                 raise Conflict(f"hand {hand.hand_id} was {hand.status}: it settled nothing")
             return number, int((body.get("nets") or {}).get(str(number), 0))
     raise DeskError(f"entry {entry_id} did not play hand {hand.hand_id}")
+
+
+def _ruling_lapsed(session: Session, row: Dispute, score: Score | None) -> bool:
+    """A ruling sent to a table that never applied it (the table refused it: the entry's
+    stage ended there first) and can no longer: its score is recorded, so it is ruled again
+    on the score. The table never applies the old command now (the entry is not seated)."""
+    detail = row.ruling_detail or {}
+    return (row.status == "ruled" and detail.get("applied") == "table"
+            and score is not None and not _corrections(session, row.id))
+
+
+def _hand_ruled(session: Session, row: Dispute, hand_id: str) -> Dispute | None:
+    """Another dispute of the entry whose ruling already changed this hand."""
+    others = session.scalars(select(Dispute).where(
+        Dispute.entry_id == row.entry_id, Dispute.id != row.id,
+        Dispute.ruling.in_(RULINGS[1:])).order_by(Dispute.id))
+    return next((d for d in others if (d.ruling_detail or {}).get("hand_id") == hand_id), None)
 
 
 def _corrections(session: Session, dispute_id: int) -> list[HandCorrection]:

@@ -225,3 +225,33 @@ def test_raising_or_ruling_after_the_round_is_refused_with_why(
                               ruling="dismissed", why="too late")
     assert disputes.dispute_record(session, early.dispute_id).status == "open"
     assert len(disputes.dispute_records(session)) == 1
+
+
+def test_a_ruling_the_table_could_not_apply_is_ruled_again_on_the_recorded_score(
+    session: Session, clock: FakeClock
+) -> None:
+    entry = seated_with_a_hand(session, clock)
+    s = settings()
+    raised = disputes.raise_dispute(session, s, clock, actor="c", entry_id=entry,
+                                    claim="misdealt", hand_ids=[HAND])
+    first = disputes.rule_dispute(session, s, clock, actor="S3", dispute_id=raised.dispute_id,
+                                  ruling="hand_voided", why="misdealt")
+    assert first.command is not None
+    with pytest.raises(Conflict, match="was already ruled hand_voided by S3"):
+        disputes.rule_dispute(session, s, clock, actor="S3", dispute_id=raised.dispute_id,
+                              ruling="hand_voided", why="again")
+    # The entry's stage ended at the table before the command arrived: the table refused it.
+    add_score(session, entry, 207_500, stage="qualifying", recorded=local(2026, 7, 3, 15, 0),
+              acknowledged=None, seq=30)
+    again = disputes.rule_dispute(session, s, clock, actor="S4", dispute_id=raised.dispute_id,
+                                  ruling="hand_voided", why="misdealt; applied on the score")
+    assert again.command is None and again.ruled_by == "S4"
+    assert (again.ruling_detail["applied"], again.counted_cents) == ("score", 200_000)
+    # Another dispute of the same hand for the same entry: already ruled, final (rule 23).
+    other = disputes.raise_dispute(session, s, clock, actor="c", entry_id=entry,
+                                   claim="and it was paid short", hand_ids=[HAND])
+    with pytest.raises(Conflict, match=f"hand {HAND} was already ruled on for entry"):
+        disputes.rule_dispute(session, s, clock, actor="S3", dispute_id=other.dispute_id,
+                              ruling="hand_corrected", net_cents=9_000, why="x")
+    score = session.get(Score, entry)
+    assert score is not None and score.counted_cents == 200_000
