@@ -22,6 +22,7 @@ from game.hand import Hand, Phase
 from game.money import format_rand
 from game.table import TableSession
 from game.table_inputs import DisputeHand
+from game.table_messages import Alert
 from game.table_staff import TableStaff
 from game.tournament import Entry
 
@@ -98,9 +99,10 @@ class HandLedger:
                             at=at)
 
     def correct(self, command: CorrectHand, *, by: str | None, session: TableSession,
-                heat_id: str | None, at: str) -> HandCorrected:
-        """Apply a supervisor's ruling to a seated entry's chips, between hands; the
-        correcting record it returns is journaled and published (IllegalAction if it cannot)."""
+                heat_id: str | None, at: str) -> tuple[HandCorrected, Alert]:
+        """Apply a supervisor's ruling to a seated entry's chips, between hands: the correcting
+        record, journaled and published, and the dealer's notice of the chips to move
+        (IllegalAction if it cannot apply)."""
         played = self._played.get((command.hand_id, command.entry_id))
         if played is None:
             raise IllegalAction(f"hand {command.hand_id} is not a settled hand of entry"
@@ -141,13 +143,21 @@ class HandLedger:
         self._played[(command.hand_id, command.entry_id)] = ruled
         if command.ruling == "void":
             order.pop(index)
-        return HandCorrected(
+        corrected = HandCorrected(
             hand_id=command.hand_id, entry_id=command.entry_id, seat=seat,
             ruling=ruled.ruling or "", recorded_net=played.settled_net, counted_net=ruled.net,
             balance_before=entry.balance_cents, balance_after=after.balance_cents,
             hands_played=after.hands_played, markers_returned=returned,
             dispute_id=command.dispute_id, by=by, reason=command.reason, heat_id=heat_id,
             at=at)
+        moved = corrected.moved_cents
+        todo = (f"give seat {seat} {format_rand(moved)} from the float" if moved > 0 else
+                f"take {format_rand(-moved)} from seat {seat} to the float" if moved < 0 else
+                "no chips move")
+        what = "voided" if command.ruling == "void" else "corrected"
+        return corrected, Alert(kind="hand_corrected", source="desk", at=at, seat=seat,
+                                message=f"hand {command.hand_id} {what} for entry"
+                                f" {command.entry_id} by a supervisor's ruling: {todo}")
 
 
 def _seated(session: TableSession, entry_id: str) -> tuple[int, Entry]:

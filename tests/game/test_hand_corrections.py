@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from game.correction_messages import HandCorrected, HandDisputed
 from game.desk_commands import CorrectHand, DeskOrder
+from game.money import format_rand
 from game.table_inputs import DisputeHand, NoMoreBets, Unreadable, decode_input
-from game.table_messages import HandSettled
+from game.table_messages import Alert, HandSettled
 from tests.game.test_table_console import Feed, play_winning_hand, seated
 from wire.messages import TABLE_MESSAGES, decode_table_message
 from wire.messages import DeskOrder as WireOrder
@@ -67,6 +68,10 @@ def test_voiding_a_settled_hand_moves_the_chips_back_by_a_correcting_record() ->
         won, 0, -won)
     assert corrected.hands_played == 0 and corrected.dispute_id == 4
     assert corrected.by == "desk-key"
+    notice = applied.messages[1]
+    assert isinstance(notice, Alert) and notice.seat == 1 and notice.alert_id is None
+    assert notice.message == (f"hand {record.hand_id} voided for entry E1 by a supervisor's"
+                              f" ruling: take {format_rand(won)} from seat 1 to the float")
     after = session.seats[1]
     assert after.balance_cents == after.rules.starting_chips_cents
     assert after.hands_played == 0 and after.hands_left == after.rules.hands
