@@ -112,6 +112,8 @@ def test_a_ruling_arriving_during_a_hand_is_held_until_it_ends() -> None:
     held = feed(DeskOrder(command=CorrectHand(hand_id=record.hand_id, entry_id="E1",
                                               ruling="void", reason="r"), command_id="k-2"))
     assert held.ok and held.messages[0].held_until_hand_ends is not None  # type: ignore[union-attr]
+    assert feed.core.status()["held_commands"] == [
+        {"command": "correct_hand", "entry_id": "E1", "hand_id": record.hand_id, "reason": "r"}]
 
 
 def test_the_command_and_messages_are_registered_in_the_contract() -> None:
