@@ -65,7 +65,7 @@ from leaderboard.desk import (
     ScoreRuling,
 )
 from leaderboard.desk_api_console import ConsoleApi
-from leaderboard.desk_api_disputes import DisputesApi, dispute_routes
+from leaderboard.desk_api_disputes import DisputesApi, dispute_routes, entry_disputes
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
@@ -204,7 +204,8 @@ class _DeskApi:
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
         return Result({"patron_id": patron.patron_id, "name": patron.name,
-                        "id_kind": patron.id_kind, "entries": [_entry(e) for e in entries]})
+                        "id_kind": patron.id_kind, "entries": [_entry(e) for e in entries],
+                        "disputes": entry_disputes(s, [e.entry_id for e in entries])})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
         if b.data.get("patron_id") is not None:

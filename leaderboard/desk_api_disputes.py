@@ -29,7 +29,7 @@ from leaderboard.desk.errors import NotFound
 from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
 from runtime.clocks import WallClock
 
-__all__ = ["DisputesApi", "dispute_routes"]
+__all__ = ["DisputesApi", "dispute_routes", "entry_disputes"]
 
 
 def _json(value: Any) -> Any:
@@ -53,6 +53,15 @@ def _dispute_id(request: Request) -> int:
     if not text.isdigit() or len(text) > 10:
         raise NotFound(f"no dispute {text[:40]!r}")
     return int(text)
+
+
+def entry_disputes(s: Session, entry_ids: list[str]) -> list[dict[str, Any]]:
+    """The disputes of these entries, in short, for the patron's record at the desk: each
+    one's status, ruling and what the participant was told."""
+    rows = [d for e in entry_ids for d in records.dispute_records(s, entry_id=e)]
+    return [{"dispute_id": d.dispute_id, "entry_id": d.entry_id, "status": d.status,
+             "claim": d.claim, "at": iso(d.at), "ruling": d.ruling,
+             "ruling_reason": d.ruling_reason, "outcome": d.outcome} for d in rows]
 
 
 class DisputesApi:

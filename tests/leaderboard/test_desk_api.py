@@ -68,7 +68,8 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
     pid = body["patron_id"]
     status, body = await api.call("GET", f"/patrons/{pid}")
     assert (status, body) == (200, {"patron_id": pid, "name": "Thabo Mokoena",
-                                    "id_kind": "id_document", "entries": []})
+                                    "id_kind": "id_document", "entries": [],
+                                    "disputes": []})
     assert (await api.call("GET", "/patrons/P-none"))[0] == 404
     status, body = await api.call("POST", "/patrons", ADULT)
     assert status == 409 and pid in body["error"]

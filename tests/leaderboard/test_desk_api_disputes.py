@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from leaderboard.desk_sender import RecordingSender
+from leaderboard.models import Entry
 from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_helpers import FakeClock, local
 from tests.leaderboard.test_dispute_records import HAND, seated_with_a_hand
@@ -56,5 +57,10 @@ async def test_a_dispute_raised_ruled_and_closed_through_the_api(
     for path in ("/dispute-records/99999999999999999999", "/dispute-records/7"):
         status, body = await api.call("GET", path)
         assert status == 404 and body["error"].startswith("no dispute")
+    with Session(engine) as s:
+        patron = s.get(Entry, entry).patron_id  # type: ignore[union-attr]
+    status, body = await api.call("GET", f"/patrons/{patron}")
+    assert status == 200 and [(d["dispute_id"], d["status"], d["ruling"]) for d in
+                              body["disputes"]] == [(number, "ruled", "hand_corrected")]
     status, body = await api.call("GET", "/dispute-records?status=pending")
     assert status == 400 and "open, ruled, closed" in body["error"]
