@@ -43,9 +43,11 @@ class PlayedHand:
 
 
 class HandLedger:
-    """The settled hands of the open heat, per entry, in the order each entry played them."""
+    """The settled hands of the table's heat (the open one, or the last one until the next
+    opens), per entry, in the order each entry played them."""
 
-    def __init__(self) -> None:
+    def __init__(self, heat_id: str | None = None, stage: str | None = None) -> None:
+        self.heat_id, self.stage = heat_id, stage
         self._played: dict[tuple[str, str], PlayedHand] = {}  # (hand id, entry id) -> result
         self._order: dict[str, list[str]] = {}  # entry id -> its counted hands, in order
 
@@ -69,17 +71,15 @@ class HandLedger:
         """An entry's result in a settled hand of this heat, or None."""
         return self._played.get((hand_id, entry_id))
 
-    def dispute(self, given: DisputeHand, *, staff: TableStaff, session: TableSession | None,
-                heat_id: str | None, at: str) -> HandDisputed:
+    def dispute(self, given: DisputeHand, *, staff: TableStaff, at: str) -> HandDisputed:
         """A dealer's or supervisor's dispute of one entry's result in a settled hand."""
         staff.authorize("dispute_hand", given.by)
         member = staff.signed_in.get(given.by) if given.by is not None else None
         role = None if member is None else member.role
-        stage = None if session is None else session.rules.stage.value
         in_hand = [p for (h, _), p in self._played.items() if h == given.hand_id]
         if not in_hand:
-            raise IllegalAction(f"hand {given.hand_id} is not a settled hand of this heat at"
-                                " this table")
+            raise IllegalAction(f"hand {given.hand_id} is not a settled hand of this table's"
+                                " heat")
         chosen = [p for p in in_hand
                   if (given.seat is None or p.seat == given.seat)
                   and (given.entry_id is None or p.entry_id == given.entry_id)]
@@ -95,8 +95,8 @@ class HandLedger:
             raise IllegalAction("a dispute needs a claim of 1 to 1000 characters")
         played = chosen[0]
         return HandDisputed(hand_id=played.hand_id, entry_id=played.entry_id, seat=played.seat,
-                            claim=claim, by=given.by, role=role, heat_id=heat_id, stage=stage,
-                            at=at)
+                            claim=claim, by=given.by, role=role, heat_id=self.heat_id,
+                            stage=self.stage, at=at)
 
     def correct(self, command: CorrectHand, *, by: str | None, session: TableSession,
                 heat_id: str | None, at: str) -> tuple[HandCorrected, Alert]:

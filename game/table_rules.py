@@ -195,8 +195,7 @@ class TableCore:
             case Dispute():
                 self._dispute(given, at, out)
             case DisputeHand():
-                out.append(self.ledger.dispute(given, staff=self.staff, session=self.session,
-                                               heat_id=self.heat_id, at=format_ts(at)))
+                out.append(self.ledger.dispute(given, staff=self.staff, at=format_ts(at)))
             case StaffChange():
                 out.extend(self.staff.change(given, at))
             case DeskOrder():
@@ -334,7 +333,7 @@ class TableCore:
         self.session = TableSession(table_id=self.table_id,
                                     rules=self.settings.stage(stage).rules,
                                     paytables=self.paytables, deal=self.deal)
-        self.heat_id, self.ledger = command.heat_id, HandLedger()
+        self.heat_id, self.ledger = command.heat_id, HandLedger(command.heat_id, stage.value)
         out.append(HeatOpened(heat_id=self.heat_id, stage=stage.value, at=format_ts(at)))
 
     def _seat(self, command: Seat, signer: str | None, at: datetime, out: Out) -> None:

@@ -4,7 +4,7 @@ correcting record moves the entry's chips, the hand's own record stays as it set
 from __future__ import annotations
 
 from game.correction_messages import HandCorrected, HandDisputed
-from game.desk_commands import CorrectHand, DeskOrder
+from game.desk_commands import CloseHeat, CorrectHand, DeskOrder, OpenHeat, Unseat
 from game.money import format_rand
 from game.table_inputs import DisputeHand, NoMoreBets, Unreadable, decode_input
 from game.table_messages import Alert, HandSettled
@@ -39,7 +39,7 @@ def test_a_dealer_and_a_supervisor_dispute_an_entrys_result_in_a_settled_hand() 
 def test_a_dispute_names_a_hand_of_the_heat_and_a_seat_that_played_it() -> None:
     feed, record = one_hand_played()
     unknown = feed(DisputeHand(hand_id="t07-000099", seat=1, claim="x", by="D12"))
-    assert unknown.error == "hand t07-000099 is not a settled hand of this heat at this table"
+    assert unknown.error == "hand t07-000099 is not a settled hand of this table's heat"
     wrong_seat = feed(DisputeHand(hand_id=record.hand_id, seat=4, claim="x", by="D12"))
     assert wrong_seat.error == (f"hand {record.hand_id} has no such seat or entry; it was"
                                 " played by seat 1 (E1)")
@@ -127,3 +127,18 @@ def test_the_command_and_messages_are_registered_in_the_contract() -> None:
                           " (got 'lots')")
     assert TABLE_MESSAGES[HandCorrected.TYPE] is HandCorrected
     assert TABLE_MESSAGES[HandDisputed.TYPE] is HandDisputed
+
+
+def test_a_hand_of_the_last_heat_is_disputed_after_it_closed_until_the_next_opens() -> None:
+    feed, record = one_hand_played()
+    assert feed(DeskOrder(command=Unseat(seat=1, entry_id="E1", reason="left"))).ok
+    assert feed(DeskOrder(command=CloseHeat())).ok
+    late = feed(DisputeHand(hand_id=record.hand_id, seat=1, claim="paid short", by="D12"))
+    assert late.ok, late.error
+    assert (late.messages[0].heat_id, late.messages[0].stage) == ("Q1", "qualifying")  # type: ignore[union-attr]
+    ruling = feed(DeskOrder(command=CorrectHand(hand_id=record.hand_id, entry_id="E1",
+                                                ruling="void", reason="r")))
+    assert ruling.error == "no heat is open at this table"
+    assert feed(DeskOrder(command=OpenHeat(stage="qualifying", heat_id="Q2"))).ok
+    gone = feed(DisputeHand(hand_id=record.hand_id, seat=1, claim="paid short", by="D12"))
+    assert gone.error == f"hand {record.hand_id} is not a settled hand of this table's heat"
