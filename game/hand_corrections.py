@@ -67,10 +67,6 @@ class HandLedger:
                 markers_used=result.markers_used)
             self._order.setdefault(entry_id, []).append(hand_id)
 
-    def played(self, hand_id: str, entry_id: str) -> PlayedHand | None:
-        """An entry's result in a settled hand of this heat, or None."""
-        return self._played.get((hand_id, entry_id))
-
     def dispute(self, given: DisputeHand, *, staff: TableStaff, at: str) -> HandDisputed:
         """A dealer's or supervisor's dispute of one entry's result in a settled hand."""
         staff.authorize("dispute_hand", given.by)
@@ -99,7 +95,7 @@ class HandLedger:
                             stage=self.stage, at=at)
 
     def correct(self, command: CorrectHand, *, by: str | None, session: TableSession,
-                heat_id: str | None, at: str) -> tuple[HandCorrected, Alert]:
+                at: str) -> tuple[HandCorrected, Alert]:
         """Apply a supervisor's ruling to a seated entry's chips, between hands: the correcting
         record, journaled and published, and the dealer's notice of the chips to move
         (IllegalAction if it cannot apply)."""
@@ -148,8 +144,8 @@ class HandLedger:
             ruling=ruled.ruling or "", recorded_net=played.settled_net, counted_net=ruled.net,
             balance_before=entry.balance_cents, balance_after=after.balance_cents,
             hands_played=after.hands_played, markers_returned=returned,
-            dispute_id=command.dispute_id, by=by, reason=command.reason, heat_id=heat_id,
-            at=at)
+            dispute_id=command.dispute_id, by=by, reason=command.reason,
+            heat_id=self.heat_id, at=at)
         moved = corrected.moved_cents
         todo = (f"give seat {seat} {format_rand(moved)} from the float" if moved > 0 else
                 f"take {format_rand(-moved)} from seat {seat} to the float" if moved < 0 else

@@ -369,7 +369,7 @@ class TableCore:
     def _correct_hand(self, command: CorrectHand, signer: str | None, at: datetime,
                       out: Out) -> None:
         out.extend(self.ledger.correct(command, by=signer, session=self._session(),
-                                       heat_id=self.heat_id, at=format_ts(at)))
+                                       at=format_ts(at)))
 
     def _close_heat(self, command: CloseHeat, signer: str | None, at: datetime,
                     out: Out) -> None:
