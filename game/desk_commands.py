@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from game.correction_messages import signed_cents
 from game.message_fields import BodyReader, MessageError
 from game.staff import StaffRoster, check_hash
 from game.table_messages import STAGES
@@ -19,6 +20,7 @@ __all__ = [
     "COMMANDS",
     "AckScore",
     "CloseHeat",
+    "CorrectHand",
     "DeskOrder",
     "OpenHeat",
     "Resend",
@@ -179,11 +181,42 @@ class Resend:
         return cls(from_seq=BodyReader(cls.NAME, body).seq("from_seq"))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorrectHand:
+    """A supervisor's ruling on a settled hand of the open heat (game.hand_corrections):
+    ``void`` (the hand counts for nobody at that seat) or ``correct`` (its net for the seat
+    becomes ``net``). Held until the hand in progress ends; the hand's record is kept."""
+
+    NAME: ClassVar[str] = "correct_hand"
+    RULINGS: ClassVar[tuple[str, ...]] = ("void", "correct")
+    hand_id: str
+    entry_id: str
+    ruling: str
+    reason: str
+    net: int | None = None  # the corrected net (``correct`` only)
+    dispute_id: int | None = None
+
+    def args(self) -> dict[str, Any]:
+        """The command's arguments in its body."""
+        return {"hand_id": self.hand_id, "entry_id": self.entry_id, "ruling": self.ruling,
+                "net": self.net, "reason": self.reason, "dispute_id": self.dispute_id}
+
+    @classmethod
+    def decode(cls, body: Mapping[str, Any]) -> CorrectHand:
+        """Read the arguments (MessageError naming the field if one is bad)."""
+        r = BodyReader(cls.NAME, body)
+        ruling = r.choice("ruling", cls.RULINGS)
+        net = signed_cents(r, "net") if ruling == "correct" else None
+        return cls(hand_id=r.text("hand_id", 64), entry_id=r.text("entry_id", 40),
+                   ruling=ruling, reason=r.text("reason", 1000), net=net,
+                   dispute_id=r.opt_seq("dispute_id"))
+
+
 TableCommand = (OpenHeat | Seat | Unseat | VoidHand | CloseHeat | AckScore | Resend
-                | StaffRoster)
+                | StaffRoster | CorrectHand)
 COMMANDS: dict[str, type[TableCommand]] = {
     c.NAME: c for c in (OpenHeat, Seat, Unseat, VoidHand, CloseHeat, AckScore, Resend,
-                        StaffRoster)}
+                        StaffRoster, CorrectHand)}
 
 
 def command_body(*, table: str | None, name: str, command_id: str | None,

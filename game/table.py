@@ -96,6 +96,16 @@ class TableSession:
             raise IllegalAction(f"seat {seat} is empty")
         return self._seats.pop(seat)
 
+    def replace_entry(self, seat: int, entry: Entry) -> None:
+        """Put a seated entry's ruled ledger in its place between hands (a supervisor's
+        correction of a settled hand, game.hand_corrections); the entry must be the same."""
+        if self._hand is not None:
+            raise IllegalAction("an entry's chips are corrected between hands")
+        seated = self._seats.get(seat)
+        if seated is None or seated.entry_id != entry.entry_id or not entry.is_active:
+            raise IllegalAction(f"seat {seat} does not hold active entry {entry.entry_id}")
+        self._seats[seat] = entry
+
     def open_hand(self, hand_id: str, *, at: datetime | None = None) -> Hand:
         """Open the next hand for every seated entry."""
         if self._hand is not None:

@@ -30,6 +30,7 @@ __all__ = [
     "DealerAction",
     "DeviceTrouble",
     "Dispute",
+    "DisputeHand",
     "NoMoreBets",
     "PayoutCheckPressed",
     "PayoutOverride",
@@ -204,6 +205,17 @@ class ResolveAlert:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class DisputeHand:
+    """A dealer or supervisor disputes one entry's result in a settled hand (by seat or entry)."""
+
+    hand_id: str
+    claim: str
+    seat: int | None = None
+    entry_id: str | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unreadable:
     """An input whose payload could not be read: refused with ``reason``."""
 
@@ -214,7 +226,7 @@ class Unreadable:
 
 
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
-                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault)
+                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault | DisputeHand)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
               | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
 
@@ -275,6 +287,10 @@ _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
                                           reason=str(p["reason"]), by=_by(p)),
     "resolve_alert": lambda p: ResolveAlert(alert_id=int(p["alert_id"]), reason=str(p["reason"]),
                                             by=_by(p)),
+    "dispute_hand": lambda p: DisputeHand(
+        hand_id=str(p["hand_id"]), claim=_reason(p),
+        seat=None if p.get("seat") is None else int(p["seat"]),
+        entry_id=None if p.get("entry_id") is None else str(p["entry_id"]), by=_by(p)),
 }
 
 

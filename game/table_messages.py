@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Self
 
 from game.console_messages import PayoutChecked, ScoreDisputed, StaffEvent
+from game.correction_messages import HandCorrected, HandDisputed
 from game.message_fields import BodyReader
 from game.standings import ScoreStatus
 from game.tournament import Stage
@@ -362,4 +363,5 @@ class CommandResult:
 
 TableMessage = (DeviceState | Alert | HeatOpened | HeatClosed | EntrySeated | EntryUnseated
                 | HandSettled | HandVoided | ScoreRecorded | ScoreAcknowledged | ScoreVoided
-                | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent)
+                | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent | HandDisputed
+                | HandCorrected)

@@ -16,12 +16,13 @@ from typing import Any, Final, Literal
 
 from game.chips import ChipRegistry
 from game.codec import hand_record
-from game.console_messages import PayoutChecked, ScoreDisputed
+from game.console_messages import ScoreDisputed
 from game.deal import DealSequence
 from game.deck_check import DECK_ROLE, DeckWatch
 from game.desk_commands import (
     AckScore,
     CloseHeat,
+    CorrectHand,
     DeskOrder,
     OpenHeat,
     Resend,
@@ -33,6 +34,7 @@ from game.desk_commands import (
 from game.errors import GameError
 from game.events import AlertRaised
 from game.hand import Hand, Phase
+from game.hand_corrections import HandLedger
 from game.message_fields import format_ts
 from game.payout import PayoutCheck
 from game.paytables import Paytables
@@ -49,6 +51,7 @@ from game.table_inputs import (
     CorrectCard,
     DeviceTrouble,
     Dispute,
+    DisputeHand,
     NoMoreBets,
     PayoutCheckPressed,
     PayoutOverride,
@@ -77,6 +80,7 @@ from game.table_messages import (
     ScoreRecorded,
     TableMessage,
 )
+from game.table_payout_steps import PayoutSteps
 from game.table_staff import TableStaff
 from game.table_status import core_status
 from game.tournament import Entry, Stage
@@ -110,7 +114,7 @@ RECENT_HANDS: Final = 10  # game recall on the dealer's screen
 Out = list[TableMessage]
 
 
-class TableCore:
+class TableCore(PayoutSteps):
     """Seats, entries, spots and the hand in progress at one table; see the module docstring."""
 
     def __init__(self, *, table_id: str, settings: TournamentSettings, paytables: Paytables,
@@ -140,6 +144,7 @@ class TableCore:
         self.device_faults: dict[str, str] = {}  # shoe / rfid -> what is wrong
         self.last_hand_at: dict[str, str] = {}  # entry id -> when its last hand ended
         self.decks = DeckWatch()  # each shuffle's cards checked (game.deck_check)
+        self.ledger = HandLedger()  # the heat's settled hands, for rulings on them
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -192,6 +197,8 @@ class TableCore:
                                   evidence=given.evidence)
             case Dispute():
                 self._dispute(given, at, out)
+            case DisputeHand():
+                out.append(self.ledger.dispute(given, staff=self.staff, at=format_ts(at)))
             case StaffChange():
                 out.extend(self.staff.change(given, at))
             case DeskOrder():
@@ -244,6 +251,8 @@ class TableCore:
     def _dealer(self, given: TableInput, at: datetime, out: Out) -> dict[str, Any]:
         self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
         if isinstance(given, PayoutCheckPressed | PayoutOverride):
+            if self.payout is None:
+                raise Refused("no payout is waiting to be checked")
             return self._payout_action(given, at, out)
         if isinstance(given, ClearFault):
             if given.role == DECK_ROLE:
@@ -317,11 +326,11 @@ class TableCore:
                 self.staff.take_roster(command)
                 return {"roster_version": command.version, "staff": len(command.members)}
         session = self._session()
-        if isinstance(command, Unseat | CloseHeat) and session.hand is not None:
+        if isinstance(command, Unseat | CloseHeat | CorrectHand) and session.hand is not None:
             return self._hold(order, session)
         handlers: dict[type[TableCommand], Callable[[Any, str | None, datetime, Out], None]] = {
             Seat: self._seat, Unseat: self._unseat, VoidHand: self._void_hand,
-            CloseHeat: self._close_heat,
+            CloseHeat: self._close_heat, CorrectHand: self._correct_hand,
         }
         handlers[type(command)](command, order.signer, at, out)
         return None
@@ -333,7 +342,7 @@ class TableCore:
         self.session = TableSession(table_id=self.table_id,
                                     rules=self.settings.stage(stage).rules,
                                     paytables=self.paytables, deal=self.deal)
-        self.heat_id = command.heat_id
+        self.heat_id, self.ledger = command.heat_id, HandLedger(command.heat_id, stage.value)
         out.append(HeatOpened(heat_id=self.heat_id, stage=stage.value, at=format_ts(at)))
 
     def _seat(self, command: Seat, signer: str | None, at: datetime, out: Out) -> None:
@@ -365,6 +374,11 @@ class TableCore:
             raise Refused(f"hand {command.hand_id} is not the hand in progress")
         hand.void(command.reason, by=signer, at=at)
         self._close_if_ended(out, at)
+
+    def _correct_hand(self, command: CorrectHand, signer: str | None, at: datetime,
+                      out: Out) -> None:
+        out.extend(self.ledger.correct(command, by=signer, session=self._session(),
+                                       at=format_ts(at)))
 
     def _close_heat(self, command: CloseHeat, signer: str | None, at: datetime,
                     out: Out) -> None:
@@ -475,6 +489,7 @@ class TableCore:
         kind = HandSettled if settled else HandVoided
         out.append(kind(hand_id=hand.hand_id, heat_id=self.heat_id, record=record))
         self.recent.appendleft(record)
+        self.ledger.settled(hand, entries)
         for found in self.decks.hand_ended(hand):
             self._alert(out, found.kind, found.message, at, source="deck",
                         hand_id=hand.hand_id, evidence=found.evidence)
@@ -515,62 +530,6 @@ class TableCore:
         out.append(ScoreDisputed(entry_id=given.entry_id, score=score.score, note=given.note,
                                  stage=score.stage, heat_id=score.heat_id, at=format_ts(at)))
 
-    # ---- the payout, checked by the chip readers ---------------------------------------
-
-    def _start_payout(self, hand: Hand, entries: Mapping[int, str], at: datetime,
-                      out: Out) -> None:
-        def held(seat: int, spot: str) -> tuple[int, bool]:
-            wagers, _ = self.spots.wagers(seat, entries.get(seat), report=False)
-            return wagers.amount(spot), self.spots.keyed(seat, spot)
-
-        assert hand.settlement is not None
-        self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
-                                     settlement=hand.settlement, held=held)
-        self._payout_done(out, at)
-
-    def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
-                     keyed: bool) -> None:
-        check = self.payout
-        if check is None or (seat, spot) not in check.spots:
-            return
-        entry = self.session.seats.get(seat) if self.session else None
-        wagers, _ = self.spots.wagers(seat, entry.entry_id if entry else None, report=False)
-        over = check.see(seat, spot, wagers.amount(spot), keyed=keyed)
-        if over is not None:
-            kind, words = over.problem()
-            self._alert(out, kind, words, at, source="payout", seat=seat,
-                        hand_id=check.hand_id)
-        self._payout_done(out, at)
-
-    def _payout_done(self, out: Out, at: datetime) -> None:
-        check = self.payout
-        if check is None or not check.complete:
-            return
-        out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
-                                 outcome="verified",
-                                 unverifiable=tuple(s.line for s in check.keyed()),
-                                 at=format_ts(at)))
-        self.payout = None
-
-    def _payout_action(self, given: PayoutCheckPressed | PayoutOverride, at: datetime,
-                       out: Out) -> dict[str, Any]:
-        check = self.payout
-        if check is None:
-            raise Refused("no payout is waiting to be checked")
-        if isinstance(given, PayoutOverride):
-            out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
-                                     outcome="overridden",
-                                     mismatches=tuple(s.line for s in check.unpaid()),
-                                     unverifiable=tuple(s.line for s in check.keyed()),
-                                     by=given.by, reason=given.reason, at=format_ts(at)))
-            self.payout = None
-            return {"hand_id": check.hand_id, "payout": "overridden"}
-        for spot in check.unpaid():
-            kind, words = spot.problem()
-            self._alert(out, kind, words, at, source="payout", seat=spot.seat,
-                        hand_id=check.hand_id)
-        return {"hand_id": check.hand_id, "payout": check.view()}
-
 
 _ACTION_NAMES: Final[Mapping[type, str]] = {
     NoMoreBets: "no_more_bets", SettleHand: "settle", RevealHand: "reveal",
@@ -589,4 +548,5 @@ def _result(order: DeskOrder, *, accepted: bool, reason: str | None,
 def _held_key(order: DeskOrder) -> tuple[Any, ...]:
     """Held commands that would do the same thing share a key."""
     command = order.command
-    return (order.name, getattr(command, "seat", None), getattr(command, "entry_id", None))
+    return (order.name, getattr(command, "seat", None), getattr(command, "entry_id", None),
+            getattr(command, "hand_id", None))

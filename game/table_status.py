@@ -68,5 +68,5 @@ def spots_view(core: TableCore) -> dict[str, dict[str, Any]]:
 def held_view(order: DeskOrder) -> dict[str, Any]:
     """A desk command held until the hand ends, as the status shows it."""
     shown = {"command": order.name, **order.command.args()}
-    return {k: shown[k] for k in ("command", "seat", "entry_id", "reason")
+    return {k: shown[k] for k in ("command", "seat", "entry_id", "hand_id", "reason")
             if shown.get(k) is not None}

@@ -76,6 +76,7 @@ from leaderboard.desk import (
 )
 from leaderboard.desk_api_commands import CommandsApi, deliver
 from leaderboard.desk_api_console import ConsoleApi
+from leaderboard.desk_api_disputes import DisputesApi, dispute_routes, entry_disputes
 from leaderboard.desk_api_identity import IdentityApi
 from leaderboard.desk_api_session import SessionApi, unauthorised
 from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
@@ -241,7 +242,8 @@ class _DeskApi:
                         "id_kind": patron.id_kind, "standing": patron.standing,
                         "standing_reason": patron.standing_reason,
                         "documents": [d.kind for d in patron.documents],
-                        "entries": [_entry(e) for e in entries]})
+                        "entries": [_entry(e) for e in entries],
+                        "disputes": entry_disputes(s, [e.entry_id for e in entries])})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
         if b.data.get("patron_id") is not None:
@@ -475,4 +477,5 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/disputes", e("disputes.show", c.disputes), methods=["GET"]),
         Route("/dispute-resolutions", e("dispute.resolve", c.resolve), methods=["POST"]),
         Route("/payouts", e("payouts.show", c.payouts), methods=["GET"]),
+        *dispute_routes(e, DisputesApi(settings, clock)),
     ]

@@ -279,23 +279,65 @@ class Hand(Base):
 
 
 class Dispute(Base):
-    """A participant's dispute of a score at the table (``score.disputed``), and the
-    supervisor's resolution at the desk."""
+    """A dispute of an entry's score or of its result in a hand (rules 22, 37, 53): raised by
+    the participant (at the table's console, or recorded at the desk), a dealer or a supervisor
+    within the round, ruled by a supervisor, closed (leaderboard.desk.dispute_records)."""
 
     __tablename__ = "disputes"
     __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_disputes_table_seq"),)
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     entry_id: Mapped[str] = mapped_column(String(40), index=True)
-    table_id: Mapped[str] = mapped_column(String(64))
-    seq: Mapped[int] = mapped_column(BigInteger)
+    # The table's message that raised it (NULL seq: recorded at the desk).
+    table_id: Mapped[str | None] = mapped_column(String(64))
+    seq: Mapped[int | None] = mapped_column(BigInteger)
     stage: Mapped[str | None] = mapped_column(String(16))
     heat_id: Mapped[str | None] = mapped_column(String(64))
-    score_cents: Mapped[int] = mapped_column(Cents)
-    note: Mapped[str] = mapped_column(Text)
+    score_cents: Mapped[int | None] = mapped_column(Cents)  # the score disputed, if recorded
+    note: Mapped[str] = mapped_column(Text)  # the claim
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # Revision 0005: who raised it (participant | dealer | supervisor), their entry or staff
+    # id, the desk operator who recorded it, the hands it concerns.
+    raised_by_role: Mapped[str] = mapped_column(String(16), default="participant",
+                                                server_default="participant")
+    raised_by: Mapped[str | None] = mapped_column(String(200))
+    recorded_by: Mapped[str | None] = mapped_column(String(200))
+    hand_ids: Mapped[list[Any] | None] = mapped_column(JSON)
+    status: Mapped[str] = mapped_column(String(16), default="open", server_default="open")
+    ruling: Mapped[str | None] = mapped_column(String(16))  # dismissed | hand_voided | ...
+    ruling_reason: Mapped[str | None] = mapped_column(Text)
+    ruled_by: Mapped[str | None] = mapped_column(String(200))
+    ruled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    ruling_detail: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    # Closed: when, by whom, what the participant was told.
     resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     resolved_by: Mapped[str | None] = mapped_column(String(200))
     resolution: Mapped[str | None] = mapped_column(Text)
+
+
+class HandCorrection(Base):
+    """A table's correcting record of a ruling on a settled hand (``hand.corrected``): the
+    entry's chips moved; the hand's own row is never changed (revision 0005)."""
+
+    __tablename__ = "hand_corrections"
+    __table_args__ = (UniqueConstraint("table_id", "seq",
+                                       name="uq_hand_corrections_table_seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    hand_id: Mapped[str] = mapped_column(String(64), index=True)
+    entry_id: Mapped[str] = mapped_column(String(40), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    ruling: Mapped[str] = mapped_column(String(16))
+    recorded_net: Mapped[int] = mapped_column(BigInteger)
+    counted_net: Mapped[int] = mapped_column(BigInteger)
+    balance_before: Mapped[int] = mapped_column(Cents)
+    balance_after: Mapped[int] = mapped_column(Cents)
+    hands_played: Mapped[int] = mapped_column(Integer)
+    dispute_id: Mapped[int | None] = mapped_column(Integer, index=True)
+    by: Mapped[str | None] = mapped_column(String(200))
+    reason: Mapped[str] = mapped_column(Text)
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class PayoutCheck(Base):

@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol
 
+from game.correction_messages import HandCorrected, HandDisputed
 from game.desk_commands import (
     COMMANDS,
     AckScore,
     CloseHeat,
+    CorrectHand,
     DeskOrder,
     OpenHeat,
     Resend,
@@ -56,10 +58,13 @@ __all__ = [
     "CloseHeat",
     "CommandRejected",
     "CommandResult",
+    "CorrectHand",
     "DeskOrder",
     "DeviceState",
     "EntrySeated",
     "EntryUnseated",
+    "HandCorrected",
+    "HandDisputed",
     "HandSettled",
     "HandVoided",
     "HeatClosed",
@@ -186,7 +191,7 @@ class Standings:
 
 _EVENTS: Final = (DeviceState, Alert, HeatOpened, HeatClosed, EntrySeated, EntryUnseated,
                   HandSettled, HandVoided, CommandResult, CommandRejected, PayoutChecked,
-                  StaffEvent)
+                  StaffEvent, HandDisputed, HandCorrected)
 _SCORES: Final = (ScoreRecorded, ScoreAcknowledged, ScoreVoided, ScoreDisputed)
 _STATUS: Final = (Availability,)
 

@@ -40,6 +40,7 @@ The tables' consoles (issue 12):
     showdown desk patron credentials --patron P-... [--rewards-card N] [--pin-file F | --pin]
     showdown desk acknowledge --entry E-... --method desk_signature|desk_id_check
     showdown desk disputes [--open]     showdown desk dispute resolve --entry E-... --resolution T
+    showdown desk dispute raise|rule|close|show|list ...    (controller.commands.desk_disputes)
     showdown desk payouts [--overridden]
 
 Identities (issue 13):
@@ -70,6 +71,7 @@ from typing import Any
 
 from controller.commands import desk_actions as act
 from controller.commands import desk_commands, desk_identity
+from controller.commands import desk_disputes as disputes_cli
 from controller.commands import desk_login as login
 from controller.commands import desk_staff as console
 from game.money import InvalidAmount, parse_rand
@@ -296,6 +298,7 @@ def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
     a.add_argument("--entry", metavar="ID", required=True)
     a.add_argument("--resolution", metavar="TEXT", required=True)
     a.set_defaults(handler=console.run_dispute_resolve)
+    disputes_cli.register(dispute_actions, common, _sending())
 
     a = add("payouts", "list the payout checks by the chip readers, newest first")
     a.add_argument("--overridden", action="store_true", help="only a supervisor's overrides")

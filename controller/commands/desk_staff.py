@@ -198,8 +198,9 @@ def run_acknowledge(args: argparse.Namespace) -> int:
 
 def _dispute_line(d: DisputeView) -> str:
     state = (f"resolved by {d.resolved_by}: {d.resolution}" if not d.open else "OPEN")
-    return (f"{d.at:%Y-%m-%d %H:%M} {d.entry_id} {format_rand(d.score_cents)} at {d.table}"
-            f" (seq {d.seq}): {d.note!r} - {state}")
+    score = "no score" if d.score_cents is None else format_rand(d.score_cents)
+    where = f"at {d.table} (seq {d.seq})" if d.seq is not None else "at the desk"
+    return f"{d.at:%Y-%m-%d %H:%M} {d.entry_id} {score} {where}: {d.note!r} - {state}"
 
 
 def run_disputes(args: argparse.Namespace) -> int:

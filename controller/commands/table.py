@@ -49,6 +49,9 @@ def register(sub: Any) -> None:
     d.add_argument("--spot", choices=["ante", "odds", "play", "trips_plus", "pocket_bonus",
                                       "sweet16"])
     d.add_argument("--amount", help="amount in rand, e.g. 25 or 137.50 (manual_wager)")
+    d.add_argument("--hand", dest="hand_id", help="the settled hand disputed (dispute_hand,"
+                   " with --seat or --entry and the claim as --reason)")
+    d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed")
     d.set_defaults(handler=_dealer)
 
 
@@ -132,7 +135,7 @@ def _pin(args: argparse.Namespace) -> str:
 
 def _dealer(args: argparse.Namespace) -> int:
     request: dict[str, Any] = {"action": args.action}
-    for key in ("reason", "card", "seat", "spot"):
+    for key in ("reason", "card", "seat", "spot", "hand_id", "entry_id"):
         if getattr(args, key) is not None:
             request[key] = getattr(args, key)
     if args.amount is not None:

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
-from game.desk_commands import Resend, TableCommand
+from game.desk_commands import AckScore, Resend, Seat, TableCommand, Unseat
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
@@ -147,7 +147,7 @@ def command_views(session: Session, *, state: str | None = None, pending: bool =
     if seqs is not None:
         query = query.where(DeskCommandRecord.seq.in_(list(seqs)))
     if entry is not None:  # the audit's entry_id, written for every command naming an entry
-        query = query.where(DeskCommandRecord.command.in_(("seat", "unseat", "ack_score")))
+        query = query.where(DeskCommandRecord.command.in_((Seat.NAME, Unseat.NAME, AckScore.NAME)))
     rows = session.execute(query.order_by(DeskCommandRecord.seq.desc())
                            .limit(None if entry is not None else limit)).all()
     if entry is not None:

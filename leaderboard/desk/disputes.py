@@ -60,6 +60,7 @@ def resolve_dispute(session: Session, clock: WallClock, *, actor: str, entry_id:
                        f" {rows[-1].resolution}")
     for row in open_rows:
         row.resolved_at, row.resolved_by, row.resolution = as_utc(now), actor, text
+        row.status = "closed"
     write_audit(session, now, actor, DISPUTE_RESOLVED, detail={
         "entry_id": entry, "disputes": [[r.table_id, r.seq] for r in open_rows],
         "resolution": text})

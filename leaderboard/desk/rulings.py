@@ -56,6 +56,15 @@ def correct_score(session: Session, settings: TournamentSettings, clock: WallClo
     if not 0 <= score_cents <= _MAX_CENTS:
         raise DeskError(f"the corrected score must be 0 or more cents, not {score_cents}")
     score, entry = _ruled(session, settings, entry_id, "corrected")
+    apply_correction(session, now, actor, score, score_cents=score_cents, reason=reason)
+    session.commit()
+    return _ruling(score, entry, "corrected", now, reason)
+
+
+def apply_correction(session: Session, now: datetime, actor: str, score: Score, *,
+                     score_cents: int, reason: str) -> None:
+    """Keep a corrected figure beside the score and audit it (the caller checked the round
+    with `ruled_score` and commits)."""
     if score_cents == score.counted_cents:
         raise Conflict(f"entry {score.entry_id}'s score already counts"
                        f" {format_rand(score_cents)}")
@@ -67,8 +76,19 @@ def correct_score(session: Session, settings: TournamentSettings, clock: WallClo
         "stage": score.stage, "recorded_cents": score.score_cents,
         "previous_cents": previous, "corrected_cents": score_cents,
         "acknowledged": score.acknowledged_at is not None}, why=reason)
-    session.commit()
-    return _ruling(score, entry, "corrected", now, reason)
+
+
+def round_over(session: Session, settings: TournamentSettings, entry: Entry,
+               score: Score | None) -> str | None:
+    """Why the round of an entry's score is over (rule 22: its stage's standings were used
+    for the next stage or a prize), or None while disputes may still be raised and ruled."""
+    return _standings_used(session, settings, score, entry)
+
+
+def ruled_score(session: Session, settings: TournamentSettings, entry_id: str,
+                ruling: str) -> tuple[Score, Entry]:
+    """The score a ruling may change, or the error saying why it may not."""
+    return _ruled(session, settings, entry_id, ruling)
 
 
 def _ruled(session: Session, settings: TournamentSettings, entry_id: str,
@@ -90,7 +110,7 @@ def _ruled(session: Session, settings: TournamentSettings, entry_id: str,
     return score, entry
 
 
-def _standings_used(session: Session, settings: TournamentSettings, score: Score,
+def _standings_used(session: Session, settings: TournamentSettings, score: Score | None,
                     entry: Entry) -> str | None:
     """What has already been decided from the standings this score is in, or None."""
     rows = session.scalars(select(PrizeAward).order_by(PrizeAward.id)).all()
@@ -104,9 +124,9 @@ def _standings_used(session: Session, settings: TournamentSettings, score: Score
             return "the semi-final places were allocated from the qualifying standings"
         if any(kind == PrizeKind.TOP_SCORE.value for kind, _ in awards):
             return "the Top Score Progressive was awarded"
-        week = settings.weekly_prizes.week_of(settings.schedule,
-                                              heat_day_of(settings, score, entry))
-        if (PrizeKind.WEEKLY.value, week) in awards:
+        day = heat_day_of(settings, score, entry) if score is not None else entry.heat_day
+        week = None if day is None else settings.weekly_prizes.week_of(settings.schedule, day)
+        if week is not None and (PrizeKind.WEEKLY.value, week) in awards:
             return f"week {week}'s prize was awarded"
     elif stage is Stage.SEMI_FINAL:
         if stage_entries(session, Stage.FINAL):

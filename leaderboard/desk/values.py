@@ -138,11 +138,11 @@ class DisputeView:
 
     dispute_id: int
     entry_id: str
-    table: str
-    seq: int
+    table: str | None  # None: recorded at the desk (leaderboard.desk.dispute_records)
+    seq: int | None
     stage: str | None
     heat_id: str | None
-    score_cents: int
+    score_cents: int | None  # None: no score recorded when it was raised
     note: str
     at: datetime
     resolved_at: datetime | None

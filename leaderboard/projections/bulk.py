@@ -32,6 +32,8 @@ from leaderboard.projections.sql import (
 from wire.envelope import Envelope
 from wire.messages import (
     EntrySeated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     PayoutChecked,
@@ -102,7 +104,7 @@ def project_bulk(connection: Connection, items: Items,
              if isinstance(m, EntrySeated) and not items[i][2] and alone("seat", m.entry_id)]
     done.update(_bulk_seats(connection, items, seats))
     console = [(i, items[i][0], m) for i, m in enumerate(decoded)
-               if isinstance(m, ScoreDisputed | PayoutChecked)]
+               if isinstance(m, ScoreDisputed | PayoutChecked | HandDisputed | HandCorrected)]
     if console:
         done.update(console_rows(connection, console))
     return done

@@ -28,6 +28,7 @@ from typing import Any, Final, cast
 
 from sqlalchemy import Connection, Table, select, update
 
+from game.desk_commands import Seat
 from leaderboard.models import CommandResultRecord, DeskCommandRecord
 from leaderboard.projections.results import INGEST_ACTOR, SEATED, Outcome
 from leaderboard.projections.sql import AUDIT, ENTRIES, as_utc, insert_new, wall_of
@@ -168,7 +169,7 @@ def _undo(connection: Connection, envelope: Envelope, row: Any, reason: str | No
     detail: dict[str, Any] = {"seq": row.seq, "table": row.table_id, "command": row.command,
                               "reason": reason, "result_seq": envelope.seq}
     undo = row.undo if isinstance(row.undo, dict) else None
-    if row.command == "seat" and undo is not None:
+    if row.command == Seat.NAME and undo is not None:
         entry_id, seat = undo.get("entry_id"), row.args.get("seat")
         restored = connection.execute(
             update(ENTRIES).where(ENTRIES.c.entry_id == entry_id, ENTRIES.c.status == SEATED,

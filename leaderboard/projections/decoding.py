@@ -16,6 +16,8 @@ from wire.messages import (
     CommandResult,
     EntrySeated,
     EntryUnseated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     MessageError,
@@ -29,7 +31,8 @@ from wire.messages import (
 __all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "decode", "read"]
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
-               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked | CommandResult)
+               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked | CommandResult
+               | HandDisputed | HandCorrected)
 # What reading a body gave: its message, the rule it breaks, or None (a type only stored).
 Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}

@@ -17,6 +17,8 @@ from wire.messages import (
     CommandResult,
     EntrySeated,
     EntryUnseated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     MessageError,
@@ -62,7 +64,7 @@ def project(
             entry_unseated(connection, sql, envelope, message, result)
         case CommandResult():
             command_result(connection, envelope, message, result)
-        case ScoreDisputed() | PayoutChecked():
+        case ScoreDisputed() | PayoutChecked() | HandDisputed() | HandCorrected():
             done = console_rows(connection, [(0, envelope, message)])
             return done.get(0, result.frozen())
     return result.frozen()

@@ -11,6 +11,8 @@ from wire.messages import (
     CommandResult,
     EntrySeated,
     EntryUnseated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     PayoutChecked,
@@ -64,7 +66,8 @@ PAYOUT_CHECKED: Final = PayoutChecked.TYPE
 # Types applied to tables beyond ``messages`` (others, e.g. staff.session, are only stored).
 PROJECTED_TYPES: Final = frozenset({SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED,
                                     HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED,
-                                    SCORE_DISPUTED, PAYOUT_CHECKED, CommandResult.TYPE})
+                                    SCORE_DISPUTED, PAYOUT_CHECKED, CommandResult.TYPE,
+                                    HandDisputed.TYPE, HandCorrected.TYPE})
 # Entry statuses (leaderboard.desk sets all but withdrawn): an entry that left its seat
 # before its last hand is withdrawn; it records no score (rule 14) and is never seated again.
 # A refunded one's buy-in went back to the patron.

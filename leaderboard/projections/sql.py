@@ -18,6 +18,7 @@ from leaderboard.models import (
     Dispute,
     Entry,
     Hand,
+    HandCorrection,
     Message,
     PayoutCheck,
     Rejection,
@@ -32,6 +33,7 @@ __all__ = [
     "DISPUTES",
     "ENTRIES",
     "HANDS",
+    "HAND_CORRECTIONS",
     "MESSAGES",
     "PAYOUT_CHECKS",
     "PROGRESS",
@@ -102,6 +104,7 @@ PROGRESS: Final = cast(Table, TableProgress.__table__)
 REJECTIONS: Final = cast(Table, Rejection.__table__)
 DISPUTES: Final = cast(Table, Dispute.__table__)
 PAYOUT_CHECKS: Final = cast(Table, PayoutCheck.__table__)
+HAND_CORRECTIONS: Final = cast(Table, HandCorrection.__table__)
 
 
 class Statements:

@@ -76,7 +76,8 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
     assert (status, body) == (200, {"patron_id": pid, "name": "Thabo Mokoena",
                                     "id_kind": "id_document", "standing": "clear",
                                     "standing_reason": None, "documents": ["id_document"],
-                                    "entries": []})
+                                    "entries": [],
+                                    "disputes": []})
     assert (await api.call("GET", "/patrons/P-none"))[0] == 404
     status, body = await api.call("POST", "/patrons", ADULT)
     assert status == 409 and pid in body["error"]

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import ORMExecuteState, Session
@@ -37,6 +38,7 @@ from leaderboard.desk import action as desk_action
 from leaderboard.models import (
     AuditEntry,
     Base,
+    Dispute,
     Draw,
     Entry,
     Hand,
@@ -64,6 +66,9 @@ RULING_COLUMNS = ("corrected_cents", "corrected_at", "correction_reason")  # rev
 
 
 # ---- helpers ----------------------------------------------------------------------------------
+
+
+HEAD = ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
 
 
 def at_revision(db: Database, revision: str) -> Engine:
@@ -493,3 +498,25 @@ def test_a_0003_database_gains_the_console_tables_and_keeps_its_rows(
         assert s.scalar(select(func.count()).select_from(Entry)) == 1
         assert s.scalar(select(Hand.manual)) is False
     engine.dispose()
+
+
+def test_a_0004_database_keeps_its_disputes_as_records_of_participants(
+    database_url: Database
+) -> None:
+    engine = at_revision(database_url, "0004")
+    with engine.begin() as connection:
+        for seq, resolved in ((5, None), (6, NOW)):
+            connection.execute(sa.text(
+                "INSERT INTO disputes (entry_id, table_id, seq, stage, heat_id, score_cents,"
+                " note, at, resolved_at, resolved_by, resolution) VALUES ('E-1', 't01', :seq,"
+                " 'qualifying', 'q-1', 250000, 'miscounted', :at, :resolved, :by, :text)"),
+                {"seq": seq, "at": NOW, "resolved": resolved, "by": resolved and "S3",
+                 "text": resolved and "recounted: stands"})
+    upgrade(engine)
+    assert revision_of(engine) == HEAD
+    with Session(engine) as s:
+        rows = s.scalars(select(Dispute).order_by(Dispute.seq)).all()
+        assert [(d.seq, d.status, d.raised_by_role, d.raised_by, d.note) for d in rows] == [
+            (5, "open", "participant", "E-1", "miscounted"),
+            (6, "closed", "participant", "E-1", "miscounted")]
+    assert "hand_corrections" in sa.inspect(engine).get_table_names()

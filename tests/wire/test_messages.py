@@ -18,10 +18,13 @@ from wire.messages import (
     CloseHeat,
     CommandRejected,
     CommandResult,
+    CorrectHand,
     DeskOrder,
     DeviceState,
     EntrySeated,
     EntryUnseated,
+    HandCorrected,
+    HandDisputed,
     HandSettled,
     HandVoided,
     HeatClosed,
@@ -86,6 +89,12 @@ MESSAGES: list[Any] = [
                   at=AT),
     StaffEvent(event="signed_in", method="pin", staff_id="D12", role="dealer", at=AT),
     StaffEvent(event="sign_in_failed", method="card", detail="unknown card ****0123", at=AT),
+    HandDisputed(hand_id="t07-000001", entry_id="E1", seat=2, claim="odds paid short",
+                 by="D12", role="dealer", heat_id="Q-1", stage="qualifying", at=AT),
+    HandCorrected(hand_id="t07-000001", entry_id="E1", seat=2, ruling="hand_voided",
+                  recorded_net=5_000, counted_net=0, balance_before=205_000,
+                  balance_after=200_000, hands_played=3, markers_returned=("trips_plus",),
+                  dispute_id=7, by="desk-1", reason="misdeal upheld", heat_id="Q-1", at=AT),
 ]
 
 
@@ -211,6 +220,10 @@ COMMAND_VALUES: list[Any] = [
     CloseHeat(),
     AckScore(entry_id="E1", method="desk"),
     Resend(from_seq=1_700_000_000_000),
+    CorrectHand(hand_id="t07-000004", entry_id="E1", ruling="void", reason="misdeal",
+                dispute_id=3),
+    CorrectHand(hand_id="t07-000004", entry_id="E1", ruling="correct", net=-2_500,
+                reason="odds overpaid"),
 ]
 
 

@@ -174,7 +174,15 @@
       row.appendChild(el("td", null, r.dealer.join(" ")));
       row.appendChild(el("td", null, r.board.join(" ")));
       row.appendChild(el("td", null, r.seats.map((s) => s.seat + ": " + s.hole.join(" ") + " " + shown(s.net)).join(" · ")));
-      row.appendChild(el("td", null, (r.manual ? "MANUAL " : "") + (r.status === "void" ? "void: " + (r.void_reason || "") : "")));
+      const last = el("td", null, (r.manual ? "MANUAL " : "") + (r.status === "void" ? "void: " + (r.void_reason || "") : ""));
+      if (r.status === "settled") {
+        const button = el("button", "button small", "Dispute");
+        button.type = "button";
+        button.dataset.dispute = r.hand_id;
+        button.addEventListener("click", () => disputeHand(r));
+        last.appendChild(button);
+      }
+      row.appendChild(last);
       table.appendChild(row);
     });
     box.appendChild(table);
@@ -262,6 +270,18 @@
     if (!got) return;
     if (!got.reason) { banner("clearing a fault needs a reason", "bad"); return; }
     await act("clear_fault", { role: alert.role, reason: got.reason }, alert.role + " fault cleared");
+  }
+
+  /* A dealer or supervisor disputes one seat's result in a settled hand (hand.disputed); a
+     supervisor rules on it at the desk (docs/disputes.md). */
+  async function disputeHand(r) {
+    const seats = (r.seats || []).map((s) => [String(s.seat), "Seat " + s.seat + " (" + s.entry_id + ") " + shown(s.net)]);
+    const got = await ask("Dispute hand " + r.hand_id, "Raise a dispute for a supervisor's ruling; the hand's record is kept as it is.", [
+      { name: "seat", label: "Seat", type: "select", options: seats },
+      { name: "reason", label: "What is wrong", quick: ["paid short", "paid over", "misdealt"] }]);
+    if (!got) return;
+    if (!got.reason) { banner("a dispute needs to say what is wrong", "bad"); return; }
+    await act("dispute_hand", { hand_id: r.hand_id, seat: Number(got.seat), reason: got.reason }, "dispute of " + r.hand_id + " raised");
   }
 
   function seatOptions(v) {

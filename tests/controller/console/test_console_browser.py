@@ -277,3 +277,28 @@ async def test_the_participant_acknowledges_with_a_pin_prints_the_slip_and_dispu
         assert "R1,900.00" in slip and "pin" in slip and first in slip
         await shot(page, "slip")
     assert problems == []
+
+
+async def test_a_dealer_disputes_a_settled_hand_from_the_recall_on_the_page(
+        tmp_path: Path) -> None:
+    problems: list[str] = []
+    async with console_table(tmp_path) as table, browser_page(problems) as page:
+        entries = await table.open_heat((1, 2))
+        session = await table.sign_in(DEALER)
+        await table.play_hand(session)
+        await page.goto(f"{table.url}/")
+        await page.wait_for_selector("#live.on", timeout=WAIT_MS)
+        await sign_in_on_page(page, DEALER)
+        journal = table.daemon.journal
+        assert journal is not None
+        [hand_id] = [m.body["hand_id"] for m in journal.messages(1) if m.type == "hand.settled"]
+        await page.click(f'#recall [data-dispute="{hand_id}"]')
+        await page.select_option("#ask-seat", "2")
+        await page.click('#ask-fields .quick button:has-text("paid short")')
+        await page.click("#ask-ok")
+        await banner_text(page, "good", f"dispute of {hand_id} raised")
+        [raised] = [m.body for m in journal.messages(1) if m.type == "hand.disputed"]
+        await shot(page, "hand-disputed")
+    assert (raised["hand_id"], raised["seat"], raised["entry_id"], raised["by"],
+            raised["claim"]) == (hand_id, 2, entries[1], DEALER["staff_id"], "paid short")
+    assert problems == []

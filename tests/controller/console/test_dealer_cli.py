@@ -45,3 +45,29 @@ async def test_the_dealer_cli_acts_under_the_persons_own_credential(
         assert events == ["sign_in_failed", "signed_in", "signed_out", "signed_in",
                           "signed_out"]
         assert table.status()["staff"] == []
+
+
+async def test_a_dealer_disputes_a_settled_hand_from_the_cli(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async with console_table(tmp_path) as table:
+        entries = await table.open_heat((1,))
+        session = await table.sign_in(DEALER)
+        await table.play_hand(session, (1,))
+        sock = str(table.daemon.config.api.socket)
+        pin = tmp_path / "pin"
+        pin.write_text(DEALER["pin"] + "\n")
+        journal = table.daemon.journal
+        assert journal is not None
+        [hand_id] = [m.body["hand_id"] for m in journal.messages(1) if m.type == "hand.settled"]
+        base = ["table", "dealer", "dispute_hand", "--socket", sock, "--staff",
+                DEALER["staff_id"], "--pin-file", str(pin)]
+        unknown = await asyncio.to_thread(main, [*base, "--hand", "nope", "--seat", "1",
+                                                 "--reason", "paid short"])
+        assert unknown != 0
+        assert "hand nope is not a settled hand of this table's heat" in capsys.readouterr().err
+        assert await asyncio.to_thread(main, [*base, "--hand", hand_id, "--seat", "1",
+                                              "--reason", "paid short"]) == 0
+        [raised] = [m.body for m in journal.messages(1) if m.type == "hand.disputed"]
+    assert (raised["hand_id"], raised["entry_id"], raised["by"], raised["role"],
+            raised["claim"]) == (hand_id, entries[0], DEALER["staff_id"], "dealer",
+                                 "paid short")
