@@ -39,44 +39,38 @@ acknowledgements, disputes, payout checks) are in `leaderboard.desk_api_console`
 
 from __future__ import annotations
 
-import json
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-import structlog
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from game.errors import GameError
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.desk import (
-    Conflict,
     NotFound,
     Place,
     PrizeView,
     ScoreRuling,
 )
 from leaderboard.desk_api_console import ConsoleApi
-from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
+from leaderboard.desk_http import Body, Operation, Result, iso
+from leaderboard.desk_input import error_answer, fallback_route, read_json
+from leaderboard.desk_schema import Spec, openapi, spec_of
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.eligibility import EligibilityError, import_list, parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
-from runtime.errors import one_line
 
 __all__ = ["MIN_TOKEN_LENGTH", "desk_routes"]
 
 MIN_TOKEN_LENGTH: Final = 16
-_MAX_BODY: Final = 2 * 1024 * 1024  # a list upload of some tens of thousands of rows
-_log = structlog.get_logger("leaderboard.desk_api")
 
 
 def _place(p: Place) -> dict[str, Any]:
@@ -116,6 +110,10 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
 
+async def _openapi(_: Request) -> Response:
+    return JSONResponse(openapi())
+
+
 class _DeskApi:
     """The endpoints, sharing the engine, settings, sender, clock and token."""
 
@@ -132,21 +130,11 @@ class _DeskApi:
         return scheme.lower() == "bearer" and secrets.compare_digest(
             given.strip().encode(), self._token)
 
-    async def _body(self, request: Request) -> Body:
-        if request.method == "GET":
-            return Body(dict(request.query_params))
-        raw = await request.body()
-        if len(raw) > _MAX_BODY:
-            raise BadRequest(f"the request body is larger than {_MAX_BODY} bytes")
-        if not raw.strip():
-            return Body({})
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"the request body is not JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise BadRequest("the request body must be a JSON object")
-        return Body(data)
+    async def _body(self, request: Request, spec: Spec | None) -> Body:
+        path = dict(request.path_params)
+        if request.method in ("GET", "HEAD"):
+            return Body(dict(request.query_params), spec, path=path, query=True)
+        return Body(await read_json(request), spec, path=path)
 
     def _run(self, operation: Operation, body: Body, request: Request) -> Result:
         with self.sessions() as session:
@@ -156,30 +144,23 @@ class _DeskApi:
                 session.rollback()
                 raise
 
-    def endpoint(self, operation: Operation) -> Callable[[Request], Awaitable[Response]]:
-        """Wrap an operation: authenticate, parse, run off the event loop, send, map errors."""
+    def endpoint(self, operation: Operation, spec: Spec | None = None
+                 ) -> Callable[[Request], Awaitable[Response]]:
+        """Wrap an operation: authenticate, parse, run off the event loop, send, map errors.
+
+        `spec` is the operation's declaration (by default the one named as the operation).
+        """
+        spec = spec or spec_of(getattr(operation, "__name__", ""))
+
         async def handle(request: Request) -> Response:
             if not self._authorised(request):
                 return JSONResponse({"error": "a valid desk token is required"},
                                     status_code=401, headers={"WWW-Authenticate": "Bearer"})
             try:
-                body = await self._body(request)
+                body = await self._body(request, spec)
                 result = await run_in_threadpool(self._run, operation, body, request)
-            except desk.Refused as exc:
-                return _error(403, str(exc), reasons=list(exc.verdict.reasons),
-                              refusal_id=exc.refusal_id)
-            except NotFound as exc:
-                return _error(404, str(exc))
-            except Conflict as exc:
-                return _error(409, str(exc))
-            except (GameError, ValueError) as exc:
-                return _error(400, str(exc))
-            except SQLAlchemyError as exc:  # down, or another desk's action holds the lock
-                _log.error("desk_database_error", path=request.url.path, error=repr(exc))
-                return _error(503, "the database did not answer (unreachable, or busy with"
-                              " another desk's action); the audit (GET /api/desk/audit) shows"
-                              " whether the action was recorded before trying again",
-                              detail=one_line(getattr(exc, "orig", None) or exc)[:200])
+            except Exception as exc:  # every error gets its answer (a bug: 500, logged)
+                return error_answer(exc, request.url.path)
             for command in result.commands:
                 try:
                     await self.sender.send(command)
@@ -198,15 +179,15 @@ class _DeskApi:
             rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"))
         return Result({"patron_id": patron.patron_id}, status=201)
 
-    def patron(self, s: Session, _: Body, request: Request) -> Result:
-        patron = desk.get_patron(s, request.path_params["patron_id"])
+    def patron(self, s: Session, b: Body, _: Request) -> Result:
+        patron = desk.get_patron(s, b.path_text("patron_id"))
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
         return Result({"patron_id": patron.patron_id, "name": patron.name,
                         "id_kind": patron.id_kind, "entries": [_entry(e) for e in entries]})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
-        if b.data.get("patron_id") is not None:
+        if b.given("patron_id"):
             verdict = desk.check_person(s, self.settings, self.clock, actor=b.actor,
                                         patron_id=b.text("patron_id"))
         else:
@@ -282,23 +263,20 @@ class _DeskApi:
                         "refunded": dict(fault.refunded), "released": list(fault.released),
                         "seqs": [c.seq for c in fault.commands]}, fault.commands, 201)
 
-    def resend(self, s: Session, b: Body, request: Request) -> Result:
-        try:
-            seq = int(request.path_params["seq"])
-        except ValueError:
-            raise NotFound(f"no desk command {request.path_params['seq']!r}") from None
+    def resend(self, s: Session, b: Body, _: Request) -> Result:
+        seq = b.path_integer("seq")
         command = desk.resend_command(s, self.clock, actor=b.actor, seq=seq,
                                       why=b.optional_text("why"))
         return Result({"table": command.table, "command": command.command,
                         "seq": command.seq}, (command,))
 
-    def places(self, s: Session, _: Body, request: Request) -> Result:
-        stage = _stage(request.path_params["stage"])
+    def places(self, s: Session, b: Body, _: Request) -> Result:
+        stage = _stage(b.path_text("stage"))
         return Result({"stage": stage.value,
                         "places": [_place(p) for p in desk.places(s, self.settings, stage)]})
 
-    def allocate(self, s: Session, b: Body, request: Request) -> Result:
-        stage = _stage(request.path_params["stage"])
+    def allocate(self, s: Session, b: Body, _: Request) -> Result:
+        stage = _stage(b.path_text("stage"))
         allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
         result = allocate(s, self.settings, self.clock, actor=b.actor,
                           why=b.optional_text("why"))
@@ -325,11 +303,8 @@ class _DeskApi:
                         "random_hex": outcome.random_hex, "reused": outcome.reused},
                        status=200 if outcome.reused else 201)
 
-    def replay(self, s: Session, _: Body, request: Request) -> Result:
-        try:
-            draw_id = int(request.path_params["draw_id"])
-        except ValueError:
-            raise NotFound(f"no draw {request.path_params['draw_id']!r}") from None
+    def replay(self, s: Session, b: Body, _: Request) -> Result:
+        draw_id = b.path_integer("draw_id")
         replay = desk.replay_draw(s, draw_id)
         return Result({"draw_id": replay.draw_id, "matches": replay.matches,
                         "stored": dict(replay.stored), "replayed": dict(replay.replayed),
@@ -345,29 +320,22 @@ class _DeskApi:
                                   why=b.optional_text("why"))
         return Result({"prizes": [_prize(p) for p in views]}, status=201)
 
-    def claim(self, s: Session, b: Body, request: Request) -> Result:
-        try:
-            award_id = int(request.path_params["award_id"])
-        except ValueError:
-            raise NotFound(f"no prize award {request.path_params['award_id']!r}") from None
+    def claim(self, s: Session, b: Body, _: Request) -> Result:
+        award_id = b.path_integer("award_id")
         view = desk.claim_prize(s, self.settings, self.clock, actor=b.actor, award_id=award_id,
                                 id_number=b.text("id_number"),
                                 receipt=b.optional_text("receipt"), why=b.optional_text("why"))
         return Result(_prize(view))
 
     def audit(self, s: Session, b: Body, _: Request) -> Result:
-        limit_text = b.data.get("limit") or "100"
-        try:
-            limit = int(limit_text)
-        except ValueError:
-            raise BadRequest(f"limit {limit_text!r} is not a whole number") from None
+        limit = b.optional_integer("limit") or 100
         rows = desk.audit_log(s, limit=min(limit, 1000), action=b.optional_text("action"))
         return Result({"audit": [{"id": r.id, "at": r.at.isoformat(), "actor": r.actor,
                                    "action": r.action, "detail": r.detail} for r in rows]})
 
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
-                clock: WallClock, *, token: str) -> list[Route]:
+                clock: WallClock, *, token: str) -> list[BaseRoute]:
     """The desk API's routes (mount them under /api/desk); `token` is the bearer token."""
     if not isinstance(token, str) or len(token.strip()) < MIN_TOKEN_LENGTH:
         raise EligibilityError(
@@ -376,7 +344,8 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
     api = _DeskApi(engine, settings, sender, clock, token.strip())
     c = ConsoleApi(settings, clock)
     e = api.endpoint
-    return [
+    routes: list[BaseRoute] = [
+        Route("/openapi.json", _openapi, methods=["GET"]),
         Route("/patrons", e(api.register), methods=["POST"]),
         Route("/patrons/{patron_id}", e(api.patron), methods=["GET"]),
         Route("/check", e(api.check), methods=["POST"]),
@@ -414,3 +383,4 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/dispute-resolutions", e(c.resolve), methods=["POST"]),
         Route("/payouts", e(c.payouts), methods=["GET"]),
     ]
+    return [*routes, fallback_route(routes)]
