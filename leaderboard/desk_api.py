@@ -167,6 +167,7 @@ class _DeskApi:
                 except SendError as exc:
                     return _error(502, str(exc), recorded=dict(result.body))
             return JSONResponse(dict(result.body), status_code=result.status)
+        handle.__name__ = getattr(operation, "__name__", "operation")  # the route's name
         return handle
 
     # ---- operations (run in a worker thread with their own session) ---------------------

@@ -31,7 +31,7 @@ _NO: Final = ("0", "false", "no")
 # tabs and line breaks.
 _CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 _CONTROL_MULTILINE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
-_WHOLE: Final = re.compile(r"[+-]?[0-9]{1,19}")
+_WHOLE: Final = re.compile(r"[+-]?[0-9]{1,400}")  # past 19 digits: out of range
 _UNDECLARED: Final = Field("?", max_length=INT64_MAX)
 # What each operation has read (operation name -> field names): the test that keeps the
 # OpenAPI document true checks every declared field is read by some request.

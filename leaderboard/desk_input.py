@@ -23,7 +23,7 @@ from sqlalchemy.exc import (
     OperationalError,
 )
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Match, Route
 
@@ -96,8 +96,12 @@ def error_answer(exc: Exception, path: str) -> JSONResponse:
     if isinstance(exc, Refused):
         return _error(403, str(exc), reasons=list(exc.verdict.reasons),
                       refusal_id=exc.refusal_id)
-    if isinstance(exc, TooLarge):
-        return _error(413, str(exc), limit_bytes=exc.limit)
+    if isinstance(exc, TooLarge):  # the rest of the body is not read: the connection ends
+        answer = _error(413, str(exc), limit_bytes=exc.limit)
+        answer.headers["Connection"] = "close"
+        return answer
+    if isinstance(exc, ClientDisconnect):  # nobody reads this answer; nothing was done
+        return _error(400, "the client went away before the request body was complete")
     if isinstance(exc, NotFound):
         return _error(404, str(exc))
     if isinstance(exc, Conflict):
