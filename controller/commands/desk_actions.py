@@ -27,7 +27,7 @@ from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.db import make_engine, upgrade
+from leaderboard.db import configured_engine, upgrade
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import import_list, in_force, read_list
@@ -91,7 +91,7 @@ def _engine(url: str) -> Engine:
         raise CommandError(f"--db {url!r} is not a database URL") from None
     if parsed.get_backend_name() == "sqlite" and parsed.database not in (None, "", ":memory:"):
         Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    return make_engine(url)
+    return configured_engine(url, source="--db", key="")
 
 
 @contextmanager
