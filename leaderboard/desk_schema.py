@@ -92,6 +92,11 @@ def _i(name: str, low: int = INT64_MIN, high: int = INT64_MAX, *, required: bool
     return Field(name, "integer", required, minimum=low, maximum=high)
 
 
+def _i32(name: str, *, required: bool = True) -> Field:
+    """A whole number stored in a 32-bit column (PostgreSQL's integer)."""
+    return _i(name, -(2**31), 2**31 - 1, required=required)
+
+
 def _d(name: str) -> Field:
     return Field(name, "date", True)
 
@@ -136,7 +141,7 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
         created=True, sends=True),
     _op("close_heat", "POST", "/heats/close", "Close a table's heat", _TABLE, WHY, sends=True),
     _op("seat", "POST", "/seatings", "Seat an entry at a table",
-        _ENTRY, _TABLE, _i("seat", required=False), WHY, created=True, sends=True),
+        _ENTRY, _TABLE, _i32("seat", required=False), WHY, created=True, sends=True),
     _op("unseat", "POST", "/unseatings", "Unseat an entry", _ENTRY, _t("why", _NOTE,
         multiline=True), created=True, sends=True),
     _op("refund", "POST", "/refunds", "Refund an entry (unseated)", _ENTRY,
@@ -156,13 +161,13 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
     _op("proxy", "POST", "/proxies", "Nominate a proxy for a place", _ENTRY,
         _t("proxy_patron_id", _KEY), WHY, created=True),
     _op("choose_seat", "POST", "/seat-choices", "Choose a Final seat",
-        _ENTRY, _i("heat"), _i("seat"), WHY),
+        _ENTRY, _i32("heat"), _i32("seat"), WHY),
     _op("draw", "POST", "/draws", "The Final's seat draw", WHY, created=True),
     _op("replay", "GET", "/draws/{draw_id}/replay", "Replay a seat draw",
         path_fields=(_i("draw_id", _POS),)),
     _op("prizes", "GET", "/prizes", "The prizes"),
     _op("award", "POST", "/prizes", "Award prizes", _t("kind", 32),
-        _i("week", required=False), _i("prize_cents", required=False),
+        _i32("week", required=False), _i("prize_cents", required=False),
         WHY, created=True),
     _op("claim", "POST", "/prizes/{award_id}/claim", "Claim a prize",
         _t("id_number", 64), _t("receipt", 200, required=False), WHY,
