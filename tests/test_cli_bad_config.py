@@ -76,6 +76,12 @@ def _write(name: str, content: bytes) -> Callable[[Path], None]:
     return breaks
 
 
+def _new(name: str, text: str) -> Callable[[Path], None]:
+    def breaks(tmp: Path) -> None:
+        (tmp / name).write_text(text)
+    return breaks
+
+
 def _remove(name: str) -> Callable[[Path], None]:
     return lambda tmp: (tmp / name).unlink()
 
@@ -172,10 +178,10 @@ CASES = [
     Case("table broker address bad", "table", _edit(TB, 'broker = "embedded"',
                                                     'broker = "localhost"'), (TB, "mqtt.broker")),
     Case("chip registry missing", "table", _edit(
-        TB, '[keys]', '[files]\nchips = "chips.csv"\n[keys]'), (TB, "chips.csv")),
+        TB, '[keys]', '[files]\nchips = "chips.csv"\n[keys]'), (TB, "files.chips", "chips.csv")),
     Case("chip registry bad", "table", _also(
         _edit(TB, '[keys]', '[files]\nchips = "chips.csv"\n[keys]'),
-        lambda t: (t / "chips.csv").write_text("uid,value\nzz,abc\n")), ("chips.csv",)),
+        _new("chips.csv", "uid,value\nzz,abc\n")), (TB, "files.chips", "chips.csv")),
     Case("table wrong type", "table", _edit(TB, "seed = 1", 'seed = "one"'), (TB, "sim.seed")),
     # check-config and the desk
     Case("check-config tournament a directory", "check",
