@@ -32,6 +32,10 @@ cannot be reached (the answer says so; nothing is undone).
     GET  /prizes             POST /prizes {kind[, week, prize_cents]}
     POST /prizes/{id}/claim  {id_number[, receipt]}
     GET  /audit?limit=&action=
+    GET  /openapi.json                                                  this API (no token)
+
+Each operation's fields, types and bounds are declared once in `leaderboard.desk_schema`;
+bodies are read within their limit and errors mapped to answers in `leaderboard.desk_input`.
 
 The console's operations (staff and their roster, participants' credentials, desk
 acknowledgements, disputes, payout checks) are in `leaderboard.desk_api_console`.
