@@ -29,7 +29,7 @@ class Case:
     """One broken configuration: how to break it, the command, what the line must name."""
 
     name: str
-    command: str  # "serve", "table", "check", "desk"
+    command: str  # "serve", "table", "check", "desk", "heat", "demo"
     breaks: Callable[[Path], None]
     names: tuple[str, ...]  # what the one line must contain (the file, the key)
     code: int = EXIT_USAGE
@@ -187,6 +187,14 @@ CASES = [
     Case("check-config tournament a directory", "check",
          _directory("tournament.toml"), ("tournament.toml",)),
     Case("desk database URL invalid", "desk", lambda _: None, ("--db",)),
+    Case("heat tournament missing", "heat", _remove("tournament.toml"),
+         ("tournament.toml", "cannot read")),
+    Case("demo database URL invalid", "demo", lambda _: None,
+         ("service.database", "nosuchdb")),
+    Case("broker credentials file bad", "serve", _also(
+        _edit(LB, "[mqtt]\n", '[mqtt]\ncredentials_file = "mqtt.toml"\n'),
+        _new("mqtt.toml", '[mqtt]\nport = "x"\n')),
+         (LB, "mqtt.credentials_file", "mqtt.toml")),
 ]
 
 
@@ -204,6 +212,10 @@ def _argv(case: Case, tmp: Path) -> list[str]:
         return ["table", "run", "--config", str(tmp / TB)]
     if case.command == "check":
         return ["check-config", "--tournament", str(tmp / "tournament.toml")]
+    if case.command == "heat":
+        return ["heat", "--tournament", str(tmp / "tournament.toml")]
+    if case.command == "demo":
+        return ["demo", "--tables", "1", "--heats", "1", "--database", "nosuchdb+x://a"]
     return ["desk", "audit", "--db", "nosuchdb+x://nowhere"]
 
 
@@ -235,4 +247,4 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
 
 def test_the_number_of_cases() -> None:
     """The note of issue 13 reports this count; each case is a different kind of mistake."""
-    assert len(CASES) == len({c.name for c in CASES}) == 33
+    assert len(CASES) == len({c.name for c in CASES}) == 36
