@@ -29,7 +29,7 @@ class Case:
     """One broken configuration: how to break it, the command, what the line must name."""
 
     name: str
-    command: str  # "serve", "table", "check", "desk", "heat", "demo"
+    command: str  # "serve", "table", "check", "desk", "desk-down", "heat", "demo"
     breaks: Callable[[Path], None]
     names: tuple[str, ...]  # what the one line must contain (the file, the key)
     code: int = EXIT_USAGE
@@ -187,6 +187,8 @@ CASES = [
     Case("check-config tournament a directory", "check",
          _directory("tournament.toml"), ("tournament.toml",)),
     Case("desk database URL invalid", "desk", lambda _: None, ("--db",)),
+    Case("desk database unreachable", "desk-down", lambda _: None,
+         ("--db", "did not answer"), code=EXIT_UNAVAILABLE),
     Case("heat tournament missing", "heat", _remove("tournament.toml"),
          ("tournament.toml", "cannot read")),
     Case("demo database URL invalid", "demo", lambda _: None,
@@ -216,6 +218,9 @@ def _argv(case: Case, tmp: Path) -> list[str]:
         return ["heat", "--tournament", str(tmp / "tournament.toml")]
     if case.command == "demo":
         return ["demo", "--tables", "1", "--heats", "1", "--database", "nosuchdb+x://a"]
+    if case.command == "desk-down":
+        return ["desk", "audit", "--db",
+                "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"]
     return ["desk", "audit", "--db", "nosuchdb+x://nowhere"]
 
 
@@ -247,4 +252,4 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
 
 def test_the_number_of_cases() -> None:
     """The note of issue 13 reports this count; each case is a different kind of mistake."""
-    assert len(CASES) == len({c.name for c in CASES}) == 36
+    assert len(CASES) == len({c.name for c in CASES}) == 37

@@ -27,7 +27,7 @@ from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.db import configured_engine, upgrade
+from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk_sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import import_list, in_force, read_list
@@ -96,12 +96,14 @@ def _engine(url: str) -> Engine:
 
 @contextmanager
 def desk_session(args: argparse.Namespace) -> Iterator[Session]:
-    """A session on the migrated ``--db`` database; a database error is a CommandError."""
+    """A session on the migrated ``--db`` database; a database that does not answer is
+    Unavailable (exit 69), another database error a CommandError."""
     engine = _engine(args.db)
     try:
-        upgrade(engine)
-        with Session(engine, expire_on_commit=False) as session:
-            yield session
+        with database_answers("--db", ""):
+            upgrade(engine)
+            with Session(engine, expire_on_commit=False) as session:
+                yield session
     except SQLAlchemyError as exc:
         orig = getattr(exc, "orig", None)
         detail = " ".join(str(orig if orig is not None else exc).split())
