@@ -22,7 +22,7 @@ from game.errors import GameError, Refusal
 from runtime.errors import Unavailable, one_line
 
 __all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_REFUSED", "EXIT_UNAVAILABLE", "EXIT_USAGE",
-           "CommandError", "build_parser", "exit_code", "main"]
+           "CommandError", "CommandRefused", "build_parser", "exit_code", "main"]
 
 EXIT_USAGE = 2  # bad arguments, a bad configuration or input file (as argparse's own)
 EXIT_ERROR = EXIT_USAGE
@@ -55,6 +55,11 @@ COMMAND_MODULES = (
 
 class CommandError(Exception):
     """A user-facing failure of a subcommand: bad arguments, unreadable files and the like."""
+
+
+class CommandRefused(CommandError, Refusal):
+    """A well-formed request that a service refused by its rules or for the person's
+    credential (exit 3): a wrong PIN, an action the person's role may not take."""
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,8 @@ class Case:
     """One broken configuration: how to break it, the command, what the line must name."""
 
     name: str
-    command: str  # "serve", "table", "check", "desk", "desk-down", "heat", "demo"
+    command: str  # "serve", "table", "check", "desk", "desk-down", "table-status",
+    # "heat", "demo"
     breaks: Callable[[Path], None]
     names: tuple[str, ...]  # what the one line must contain (the file, the key)
     code: int = EXIT_USAGE
@@ -189,6 +190,8 @@ CASES = [
     Case("desk database URL invalid", "desk", lambda _: None, ("--db",)),
     Case("desk database unreachable", "desk-down", lambda _: None,
          ("--db", "did not answer"), code=EXIT_UNAVAILABLE),
+    Case("table daemon not running", "table-status", lambda _: None,
+         (TB, "api.socket", "no table daemon answers"), code=EXIT_UNAVAILABLE),
     Case("heat tournament missing", "heat", _remove("tournament.toml"),
          ("tournament.toml", "cannot read")),
     Case("demo database URL invalid", "demo", lambda _: None,
@@ -218,6 +221,8 @@ def _argv(case: Case, tmp: Path) -> list[str]:
         return ["heat", "--tournament", str(tmp / "tournament.toml")]
     if case.command == "demo":
         return ["demo", "--tables", "1", "--heats", "1", "--database", "nosuchdb+x://a"]
+    if case.command == "table-status":
+        return ["table", "status", "--config", str(tmp / TB)]
     if case.command == "desk-down":
         return ["desk", "audit", "--db",
                 "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"]
@@ -252,4 +257,4 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
 
 def test_the_number_of_cases() -> None:
     """The note of issue 13 reports this count; each case is a different kind of mistake."""
-    assert len(CASES) == len({c.name for c in CASES}) == 37
+    assert len(CASES) == len({c.name for c in CASES}) == 38
