@@ -49,7 +49,7 @@ from wire.messages import (
     ScoreVoided,
 )
 from wire.mqtt import MqttSettings
-from wire.signing import KeyRing, load_private_key
+from wire.signing import KeyRing, load_configured_key
 
 __all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
 
@@ -382,7 +382,7 @@ class TableDaemon:
         """Run until `stop` is set; returns the process exit code."""
         cfg = self.config
         service, registry = self._load()
-        signer = load_private_key(cfg.table_key)
+        signer = load_configured_key(cfg.table_key, source=cfg.source, key="keys.table_key")
         keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from controller.console_config import ConsoleConfig, parse_console
 from game.errors import ConfigError
+from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
 
 __all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "MqttConfig", "SimConfig",
@@ -147,7 +148,8 @@ class _Reader:
             return None
         text = self.get(sec, d, key, str)
         p = Path(text).expanduser()
-        return p if p.is_absolute() else (self.base / p).resolve()
+        return p if p.is_absolute() else self.base / p  # base is absolute; no resolve():
+        # a symlink loop is reported by whoever opens the file, naming its key
 
 
 def _ident(value: str) -> str | None:
@@ -271,7 +273,9 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         id_reader=id_reader,
         deal=deal,
         log_format=fmt,  # type: ignore[arg-type]
-        log_level=r.get("log", lg, "level", str, "info"),
+        log_level=r.get("log", lg, "level", str, "info",
+                        check=lambda v: None if v.lower() in LOG_LEVELS
+                        else f"must be one of {', '.join(LOG_LEVELS)}"),
     )
 
 

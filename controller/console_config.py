@@ -95,7 +95,7 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
     signatures = None
     if "signatures" in data:
         p = Path(get("signatures", str, "")).expanduser()
-        signatures = p if p.is_absolute() else (base / p).resolve()
+        signatures = p if p.is_absolute() else base / p
     return ConsoleConfig(
         enabled=get("enabled", bool, d.enabled), bind=bind, port=port,
         allowed_clients=tuple(str(c) for c in clients), acknowledge_with=tuple(methods),

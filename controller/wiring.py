@@ -11,6 +11,7 @@ module and the command line import `simulators/`.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
@@ -32,6 +33,7 @@ from game.deal import Target
 from game.errors import ConfigError
 from game.house import HouseRules
 from runtime.backoff import Backoff
+from runtime.errors import one_line
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from simulators.desk import VirtualDesk
@@ -40,7 +42,7 @@ from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from simulators.table_play import TableStuck, VirtualTable, play_registry
 from wire.mqtt import MqttError
-from wire.signing import Signer, load_private_key, save_private_key
+from wire.signing import KeyFileError, Signer, load_configured_key, save_private_key
 
 __all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "WiredTable", "prepare_sim",
            "run_configured", "virtual_table_task", "wire_table"]
@@ -66,7 +68,10 @@ class ConfiguredDevices:
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
         if self.config.chips is not None:
-            return read_registry(self.config.chips, chip_set=self.config.chip_set)
+            try:
+                return read_registry(self.config.chips, chip_set=self.config.chip_set)
+            except ConfigError as exc:
+                raise ConfigError(self.config.source, "files.chips", str(exc)) from None
         if self.config.sim is None:
             raise ConfigError(self.config.source, "files.chips",
                               "a table with real chip readers needs its chip registry file")
@@ -204,11 +209,15 @@ async def run_configured(config: TableConfig) -> int:
 
 def prepare_sim(config: TableConfig) -> tuple[dict[str, str], Signer]:
     """Make the table's key if this simulated table has none; a desk key for this run."""
-    if not config.table_key.exists():
+    if not os.path.lexists(config.table_key):  # a dangling or looping link is not "none"
         config.table_key.parent.mkdir(parents=True, exist_ok=True)
-        save_private_key(Signer.generate(config.table), config.table_key)
+        try:
+            save_private_key(Signer.generate(config.table), config.table_key)
+        except (KeyFileError, OSError) as exc:
+            raise ConfigError(config.source, "keys.table_key", one_line(exc)) from None
         _log.info("simulated table: made a table key", path=str(config.table_key))
-    load_private_key(config.table_key)  # refuse a key file with loose permissions now
+    # Refuse a key file with loose permissions (or none at all) now.
+    load_configured_key(config.table_key, source=config.source, key="keys.table_key")
     desk = Signer.generate(DESK_NAME)
     return {DESK_NAME: desk.public_key.base64}, desk
 

@@ -5,7 +5,8 @@
     ├── DuplicateCard        the same card twice where one deck is in play
     ├── InvalidHand          a hand of the wrong size for the operation
     ├── InvalidWager         a wager that breaks the rules (names the seat and the field)
-    ├── IllegalAction        an action the hand's current phase does not allow
+    ├── Refusal              an action the rules (or a person's credential) refuse
+    │   └── IllegalAction    an action the hand's current phase does not allow
     └── ConfigError          a settings or paytable file that breaks its format
 """
 
@@ -19,6 +20,7 @@ __all__ = [
     "InvalidCard",
     "InvalidHand",
     "InvalidWager",
+    "Refusal",
 ]
 
 
@@ -58,7 +60,12 @@ class InvalidWager(GameError, ValueError):
         super().__init__(f"{who}{field}: {reason}")
 
 
-class IllegalAction(GameError):
+class Refusal(GameError):
+    """Well-formed, but refused by the rules or for a person's credential (the command line's
+    exit code 3): a seat taken, a window closed, a person not eligible."""
+
+
+class IllegalAction(Refusal):
     """An action that the current phase of the hand (or stage) does not allow."""
 
 

@@ -37,7 +37,7 @@ from starlette.routing import BaseRoute
 
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import LeaderboardConfig
-from leaderboard.db import make_engine, upgrade
+from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import AuditEntry, TableRecord
@@ -51,7 +51,7 @@ from runtime.settings_files import read_tournament
 from wire.envelope import EnvelopeError, seal
 from wire.messages import Standings
 from wire.mqtt import MqttClient, MqttError, MqttSettings, exception_leaves
-from wire.signing import Signer, load_private_key
+from wire.signing import Signer, load_configured_key
 from wire.topics import TableTopics, standings_topic
 
 __all__ = [
@@ -283,13 +283,16 @@ class LeaderboardService:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""
         cfg = self.config
         settings = self.settings or read_tournament(cfg.tournament)
-        signer = load_private_key(cfg.signing_key)
+        signer = load_configured_key(cfg.signing_key, source=cfg.source,
+                                     key="keys.signing_key")
         mqtt = mqtt_settings(cfg)
-        engine = self.engine = make_engine(cfg.database)
+        engine = self.engine = configured_engine(cfg.database, source=cfg.source,
+                                                 key="service.database")
         # Pinged from the first await: a long migration must not look like a hung service.
         watchdog = asyncio.create_task(self._watchdog(), name="leaderboard.watchdog")
         try:
-            await asyncio.to_thread(upgrade, engine)
+            with database_answers(cfg.source, "service.database"):
+                await asyncio.to_thread(upgrade, engine)
             for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
                 _log.info("table_enrolment", change=change)
             return await self._serve(stop, engine, settings, mqtt, signer)

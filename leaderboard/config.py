@@ -168,7 +168,8 @@ class _Reader:
         if text is None:
             return None
         p = Path(text).expanduser()
-        return p if p.is_absolute() else (self.base / p).resolve()
+        return p if p.is_absolute() else self.base / p  # no resolve(): a symlink loop is
+        # reported when the file is opened, naming its key
 
 
 def _kind_name(kind: type) -> str:
@@ -225,7 +226,7 @@ def _credentials(r: _Reader, path: Path) -> dict[str, Any]:
     for name in ("ca_file", "cert_file", "key_file"):
         if name in table:
             p = Path(table[name]).expanduser()
-            table[name] = str(p if p.is_absolute() else (path.parent / p).resolve())
+            table[name] = str(p if p.is_absolute() else path.parent.absolute() / p)
     return table
 
 

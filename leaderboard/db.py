@@ -9,6 +9,8 @@ is empty or at another schema revision than this software's.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
@@ -16,15 +18,18 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, make_url
-from sqlalchemy.exc import ArgumentError
+from sqlalchemy.exc import ArgumentError, InterfaceError, NoSuchModuleError, OperationalError
 
-from game.errors import GameError
+from game.errors import ConfigError, GameError
+from runtime.errors import Unavailable, one_line
 
 __all__ = [
     "MIGRATIONS",
     "DatabaseNotReady",
     "MigrationError",
     "alembic_config",
+    "configured_engine",
+    "database_answers",
     "head_revisions",
     "make_engine",
     "missing_sqlite_file",
@@ -57,6 +62,27 @@ def make_engine(url: str, **options: object) -> Engine:
             cursor.execute("PRAGMA busy_timeout=10000")
             cursor.close()
     return engine
+
+
+def configured_engine(url: str, *, source: str, key: str, **options: object) -> Engine:
+    """`make_engine` for the URL a configuration (file and key, or a flag) names: a URL that
+    is not one, or names a driver that is not installed, is a ConfigError naming them."""
+    try:
+        return make_engine(url, **options)
+    except (ArgumentError, NoSuchModuleError, ImportError, ValueError) as exc:
+        raise ConfigError(source, key, f"{url!r} is not a usable database URL:"
+                          f" {one_line(exc)[:200]}") from None
+
+
+@contextmanager
+def database_answers(source: str, key: str) -> Iterator[None]:
+    """Within the block, a database that cannot be reached (refused, timed out, no such
+    host or file) is `Unavailable` naming the setting that points at it."""
+    try:
+        yield
+    except (OperationalError, InterfaceError) as exc:
+        raise Unavailable(source, key, "the database did not answer:"
+                          f" {one_line(exc.orig or exc)[:200]}") from exc
 
 
 def alembic_config(url: str) -> Config:
@@ -98,21 +124,25 @@ def head_revisions() -> set[str]:
     return set(ScriptDirectory.from_config(alembic_config("sqlite://")).get_heads())
 
 
-def open_existing(url: str, *, create_with: str) -> Engine:
+def open_existing(url: str, *, create_with: str, source: str | None = None,
+                  key: str = "") -> Engine:
     """An engine on the existing database at ``url``, at this software's schema revision.
 
     Never creates anything: a missing SQLite file, an empty database or one at another
-    revision is a `DatabaseNotReady` saying to run ``create_with`` (a command line)."""
+    revision is a `DatabaseNotReady` saying to run ``create_with`` (a command line). A URL
+    that is not one is a ConfigError, a database that does not answer `Unavailable`, both
+    naming ``source`` and ``key`` (the file and key, or the flag, that gave the URL)."""
+    where = source if source is not None else shown(url)
     try:
         missing = missing_sqlite_file(url)
     except ArgumentError:
-        raise DatabaseNotReady(f"{url!r} is not a database URL") from None
+        raise ConfigError(where, key, f"{url!r} is not a database URL") from None
     if missing is not None:
         raise DatabaseNotReady(f"database {shown(url)}: no such SQLite file {missing} (a"
                                f" mistyped URL?); to create it run `{create_with}`")
-    engine = make_engine(url)
+    engine = configured_engine(url, source=where, key=key)
     try:
-        with engine.connect() as connection:
+        with database_answers(where, key), engine.connect() as connection:
             current = MigrationContext.configure(connection).get_current_revision()
     except BaseException:
         engine.dispose()

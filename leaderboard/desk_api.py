@@ -40,6 +40,10 @@ reached (the answer says so; nothing is undone).
     GET  /prizes             POST /prizes {kind[, week, prize_cents]}
     POST /prizes/{id}/claim  {id_number[, receipt]}
     GET  /audit?limit=&action=
+    GET  /openapi.json                                                  this API (no token)
+
+Each operation's fields, types and bounds are declared once in `leaderboard.desk_schema`;
+bodies are read within their limit and errors mapped to answers in `leaderboard.desk_input`.
 
 The console's operations (staff and their roster, participants' credentials, desk
 acknowledgements, disputes, payout checks) are in `leaderboard.desk_api_console`; the
@@ -50,25 +54,20 @@ with its ``hold_id``; a buy-in or seating held answers 409 with it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from typing import Any, Final
+from typing import Any
 
-import structlog
 from sqlalchemy import Engine, select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
-from game.errors import GameError
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.desk import (
-    Conflict,
     NotFound,
     Place,
     PrizeView,
@@ -80,19 +79,18 @@ from leaderboard.desk_api_disputes import DisputesApi, dispute_routes, entry_dis
 from leaderboard.desk_api_identity import IdentityApi
 from leaderboard.desk_api_session import SessionApi, unauthorised
 from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
-from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
+from leaderboard.desk_http import Body, Operation, Result, iso
+from leaderboard.desk_input import error_answer, fallback_route, read_json
 from leaderboard.desk_policy import AuthPolicy
 from leaderboard.desk_roles import PERMISSIONS
+from leaderboard.desk_schema import Spec, openapi, spec_of
 from leaderboard.desk_sender import CommandSender
 from leaderboard.eligibility import parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
-from runtime.errors import one_line
 
 __all__ = ["desk_routes"]
 
-_MAX_BODY: Final = 2 * 1024 * 1024  # a list upload of some tens of thousands of rows
-_log = structlog.get_logger("leaderboard.desk_api")
 
 
 def _place(p: Place) -> dict[str, Any]:
@@ -133,6 +131,10 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
 
+async def _openapi(_: Request) -> Response:
+    return JSONResponse(openapi())
+
+
 class _DeskApi:
     """The endpoints, sharing the engine, settings, sender and clock."""
 
@@ -151,21 +153,11 @@ class _DeskApi:
         with self.sessions() as session:
             return authorise(session, self.clock, token, action).staff_id
 
-    async def _body(self, request: Request) -> Body:
-        if request.method == "GET":
-            return Body(dict(request.query_params))
-        raw = await request.body()
-        if len(raw) > _MAX_BODY:
-            raise BadRequest(f"the request body is larger than {_MAX_BODY} bytes")
-        if not raw.strip():
-            return Body({})
-        try:
-            data = json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise BadRequest(f"the request body is not JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise BadRequest("the request body must be a JSON object")
-        return Body(data)
+    async def _body(self, request: Request, spec: Spec | None) -> Body:
+        path = dict(request.path_params)
+        if request.method in ("GET", "HEAD"):
+            return Body(dict(request.query_params), spec, path=path, query=True)
+        return Body(await read_json(request), spec, path=path)
 
     def _run(self, operation: Operation, body: Body, request: Request) -> Result:
         with self.sessions() as session:
@@ -175,47 +167,37 @@ class _DeskApi:
                 session.rollback()
                 raise
 
-    def endpoint(self, action: str, operation: Operation
+    def endpoint(self, action: str, operation: Operation, spec: Spec | None = None
                  ) -> Callable[[Request], Awaitable[Response]]:
         """Wrap the operation of ``action`` (a name in leaderboard.desk_roles.PERMISSIONS):
-        authenticate and authorise, parse, run off the event loop, send, map errors."""
+        authenticate and authorise, read the request as declared (`spec`, by default the
+        declaration named as the operation), run off the event loop, send, map errors."""
         if action not in PERMISSIONS:
             raise KeyError(f"desk action {action!r} is not in leaderboard.desk_roles")
+        spec = spec or spec_of(getattr(operation, "__name__", ""))
 
         async def handle(request: Request) -> Response:
             try:
                 staff_id = await run_in_threadpool(self._authorised, request, action)
-                body = (await self._body(request)).signed_in(staff_id)
+                body = (await self._body(request, spec)).signed_in(staff_id)
                 result = await run_in_threadpool(self._run, operation, body, request)
             except SignInRefused as exc:
                 return unauthorised(exc)
             except RoleRefused as exc:
                 return _error(403, str(exc), role_needed=exc.needed)
-            except desk.Refused as exc:
-                return _error(403, str(exc), reasons=list(exc.verdict.reasons),
-                              refusal_id=exc.refusal_id)
             except desk.NotPermitted as exc:
                 return _error(403, str(exc))
             except desk.Held as exc:
                 return _error(409, str(exc), hold_id=exc.hold_id, matches=list(exc.matches))
-            except NotFound as exc:
-                return _error(404, str(exc))
-            except Conflict as exc:
-                return _error(409, str(exc))
-            except (GameError, ValueError) as exc:
-                return _error(400, str(exc))
-            except SQLAlchemyError as exc:  # down, or another desk's action holds the lock
-                _log.error("desk_database_error", path=request.url.path, error=repr(exc))
-                return _error(503, "the database did not answer (unreachable, or busy with"
-                              " another desk's action); the audit (GET /api/desk/audit) shows"
-                              " whether the action was recorded before trying again",
-                              detail=one_line(getattr(exc, "orig", None) or exc)[:200])
+            except Exception as exc:  # every error gets its answer (a bug: 500, logged)
+                return error_answer(exc, request.url.path)
             sent = await deliver(self.engine, self.sender, result.commands, self.clock,
                                  answer_wait=self.answer_wait)
             if sent.error is not None:
                 return _error(502, sent.error, recorded=sent.body(dict(result.body)))
             return JSONResponse(sent.body(dict(result.body)),
                                 status_code=sent.status(result.status))
+        handle.__name__ = getattr(operation, "__name__", "operation")  # the route's name
         return handle
 
     # ---- operations (run in a worker thread with their own session) ---------------------
@@ -234,8 +216,8 @@ class _DeskApi:
         return Result({"patron_id": patron.patron_id, "standing": patron.standing},
                       status=201)
 
-    def patron(self, s: Session, _: Body, request: Request) -> Result:
-        patron = desk.get_patron(s, request.path_params["patron_id"])
+    def patron(self, s: Session, b: Body, _: Request) -> Result:
+        patron = desk.get_patron(s, b.path_text("patron_id"))
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
         return Result({"patron_id": patron.patron_id, "name": patron.name,
@@ -246,7 +228,7 @@ class _DeskApi:
                         "disputes": entry_disputes(s, [e.entry_id for e in entries])})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
-        if b.data.get("patron_id") is not None:
+        if b.given("patron_id"):
             verdict = desk.check_person(s, self.settings, self.clock, actor=b.actor,
                                         patron_id=b.text("patron_id"))
         else:
@@ -328,23 +310,20 @@ class _DeskApi:
                         "refunded": dict(fault.refunded), "released": list(fault.released),
                         "seqs": [c.seq for c in fault.commands]}, fault.commands, 201)
 
-    def resend(self, s: Session, b: Body, request: Request) -> Result:
-        try:
-            seq = int(request.path_params["seq"])
-        except ValueError:
-            raise NotFound(f"no desk command {request.path_params['seq']!r}") from None
+    def resend(self, s: Session, b: Body, _: Request) -> Result:
+        seq = b.path_integer("seq")
         command = desk.resend_command(s, self.clock, actor=b.actor, seq=seq,
                                       why=b.optional_text("why"))
         return Result({"table": command.table, "command": command.command,
                         "seq": command.seq}, (command,))
 
-    def places(self, s: Session, _: Body, request: Request) -> Result:
-        stage = _stage(request.path_params["stage"])
+    def places(self, s: Session, b: Body, _: Request) -> Result:
+        stage = _stage(b.path_text("stage"))
         return Result({"stage": stage.value,
                         "places": [_place(p) for p in desk.places(s, self.settings, stage)]})
 
-    def allocate(self, s: Session, b: Body, request: Request) -> Result:
-        stage = _stage(request.path_params["stage"])
+    def allocate(self, s: Session, b: Body, _: Request) -> Result:
+        stage = _stage(b.path_text("stage"))
         allocate = desk.allocate_semis if stage is Stage.SEMI_FINAL else desk.allocate_final
         result = allocate(s, self.settings, self.clock, actor=b.actor,
                           why=b.optional_text("why"))
@@ -371,11 +350,8 @@ class _DeskApi:
                         "random_hex": outcome.random_hex, "reused": outcome.reused},
                        status=200 if outcome.reused else 201)
 
-    def replay(self, s: Session, _: Body, request: Request) -> Result:
-        try:
-            draw_id = int(request.path_params["draw_id"])
-        except ValueError:
-            raise NotFound(f"no draw {request.path_params['draw_id']!r}") from None
+    def replay(self, s: Session, b: Body, _: Request) -> Result:
+        draw_id = b.path_integer("draw_id")
         replay = desk.replay_draw(s, draw_id)
         return Result({"draw_id": replay.draw_id, "matches": replay.matches,
                         "stored": dict(replay.stored), "replayed": dict(replay.replayed),
@@ -391,22 +367,15 @@ class _DeskApi:
                                   why=b.optional_text("why"))
         return Result({"prizes": [_prize(p) for p in views]}, status=201)
 
-    def claim(self, s: Session, b: Body, request: Request) -> Result:
-        try:
-            award_id = int(request.path_params["award_id"])
-        except ValueError:
-            raise NotFound(f"no prize award {request.path_params['award_id']!r}") from None
+    def claim(self, s: Session, b: Body, _: Request) -> Result:
+        award_id = b.path_integer("award_id")
         view = desk.claim_prize(s, self.settings, self.clock, actor=b.actor, award_id=award_id,
                                 id_number=b.text("id_number"),
                                 receipt=b.optional_text("receipt"), why=b.optional_text("why"))
         return Result(_prize(view))
 
     def audit(self, s: Session, b: Body, _: Request) -> Result:
-        limit_text = b.data.get("limit") or "100"
-        try:
-            limit = int(limit_text)
-        except ValueError:
-            raise BadRequest(f"limit {limit_text!r} is not a whole number") from None
+        limit = b.optional_integer("limit") or 100
         rows = desk.audit_log(s, limit=min(limit, 1000), action=b.optional_text("action"))
         return Result({"audit": [{"id": r.id, "at": r.at.isoformat(), "actor": r.actor,
                                    "action": r.action, "detail": r.detail} for r in rows]})
@@ -414,7 +383,7 @@ class _DeskApi:
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
                 clock: WallClock, *, policy: AuthPolicy | None = None,
-                answer_wait: float | None = None) -> list[Route]:
+                answer_wait: float | None = None) -> list[BaseRoute]:
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
     `answer_wait`: how long an action waits for the tables' verdicts (None: not at all)."""
@@ -422,9 +391,11 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
     cmds = CommandsApi()
     c = ConsoleApi(settings, clock)
     i = IdentityApi(settings, clock)
-    signin = SessionApi(api.sessions, clock, api._body, policy or AuthPolicy())
+    signin = SessionApi(api.sessions, clock, lambda r: api._body(r, spec_of("sign_in")),
+                        policy or AuthPolicy())
     e = api.endpoint
-    return [
+    routes: list[BaseRoute] = [
+        Route("/openapi.json", _openapi, methods=["GET"]),
         Route("/session", signin.sign_in, methods=["POST"]),
         Route("/session", signin.whoami, methods=["GET"]),
         Route("/session", signin.sign_out, methods=["DELETE"]),
@@ -479,3 +450,4 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/payouts", e("payouts.show", c.payouts), methods=["GET"]),
         *dispute_routes(e, DisputesApi(settings, clock)),
     ]
+    return [*routes, fallback_route(routes)]

@@ -35,7 +35,7 @@ from starlette.requests import Request
 from leaderboard.desk import DeskCommand, NotFound
 from leaderboard.desk.command_log import CommandView, command_views, mark_sent
 from leaderboard.desk.table_check import check_tables
-from leaderboard.desk_http import BadRequest, Body, Result
+from leaderboard.desk_http import Body, Result
 from leaderboard.desk_sender import CommandSender, SendError
 from leaderboard.projections.command_results import ACCEPTED, REFUSED
 
@@ -135,26 +135,18 @@ class CommandsApi:
 
     def commands(self, s: Session, b: Body, _: Request) -> Result:
         """GET /commands: the desk's commands, newest first."""
-        limit_text = b.data.get("limit") or "200"
-        try:
-            limit = int(str(limit_text))
-        except ValueError:
-            raise BadRequest(f"limit {limit_text!r} is not a whole number") from None
-        if not 1 <= limit <= 1000:
-            raise BadRequest(f"limit must be 1 to 1000, not {limit}")
+        limit = b.optional_integer("limit") or 200
         views = command_views(s, state=b.optional_text("state"), pending=b.flag("pending"),
                               table=b.optional_text("table"), entry=b.optional_text("entry"),
                               limit=limit)
         return Result({"commands": [v.as_dict() for v in views]})
 
-    def command(self, s: Session, _: Body, request: Request) -> Result:
+    def command(self, s: Session, b: Body, _: Request) -> Result:
         """GET /commands/{seq}: one command and its state."""
-        text = request.path_params["seq"]
-        if not text.isdigit() or len(text) > 18:
-            raise NotFound(f"no desk command {text!r}")
-        views = command_views(s, seqs=[int(text)], limit=1)
+        seq = b.path_integer("seq")
+        views = command_views(s, seqs=[seq], limit=1)
         if not views:
-            raise NotFound(f"no desk command with seq {text} (a command recorded before"
+            raise NotFound(f"no desk command with seq {seq} (a command recorded before"
                            " revision 0005 has no state: see the audit)")
         return Result(views[0].as_dict())
 

@@ -73,31 +73,31 @@ class ConsoleApi:
         """The enrolled members."""
         return Result({"staff": [_staff(v) for v in desk.list_staff(s)]})
 
-    def disable(self, s: Session, b: Body, request: Request) -> Result:
+    def disable(self, s: Session, b: Body, _: Request) -> Result:
         """Disable a member's credentials."""
-        return self._active(s, b, request, active=False)
+        return self._active(s, b, active=False)
 
-    def enable(self, s: Session, b: Body, request: Request) -> Result:
+    def enable(self, s: Session, b: Body, _: Request) -> Result:
         """Enable a member's credentials again."""
-        return self._active(s, b, request, active=True)
+        return self._active(s, b, active=True)
 
-    def _active(self, s: Session, b: Body, request: Request, *, active: bool) -> Result:
+    def _active(self, s: Session, b: Body, *, active: bool) -> Result:
         view = desk.set_staff_active(s, self.clock, actor=b.actor,
-                                     staff_id=request.path_params["staff_id"], active=active,
+                                     staff_id=b.path_text("staff_id"), active=active,
                                      why=b.optional_text("why"))
         return Result(_staff(view))
 
-    def pin(self, s: Session, b: Body, request: Request) -> Result:
+    def pin(self, s: Session, b: Body, _: Request) -> Result:
         """Give a member a new PIN."""
         view = desk.change_staff_pin(s, self.clock, actor=b.actor,
-                                     staff_id=request.path_params["staff_id"],
+                                     staff_id=b.path_text("staff_id"),
                                      pin=b.text("pin"), why=b.optional_text("why"))
         return Result(_staff(view))
 
-    def card(self, s: Session, b: Body, request: Request) -> Result:
+    def card(self, s: Session, b: Body, _: Request) -> Result:
         """Give a member a new employee card."""
         view = desk.change_staff_card(s, self.clock, actor=b.actor,
-                                      staff_id=request.path_params["staff_id"],
+                                      staff_id=b.path_text("staff_id"),
                                       card=b.text("card"), why=b.optional_text("why"))
         return Result(_staff(view))
 
@@ -110,10 +110,10 @@ class ConsoleApi:
                        "sent": [{"table": c.table, "seq": c.seq} for c in commands]},
                       commands, 201)
 
-    def credentials(self, s: Session, b: Body, request: Request) -> Result:
+    def credentials(self, s: Session, b: Body, _: Request) -> Result:
         """Record a patron's rewards card and/or PIN (hashed)."""
         patron = desk.set_patron_credentials(
-            s, self.clock, actor=b.actor, patron_id=request.path_params["patron_id"],
+            s, self.clock, actor=b.actor, patron_id=b.path_text("patron_id"),
             rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"),
             why=b.optional_text("why"))
         return Result({"patron_id": patron.patron_id, "card": patron.card_hash is not None,

@@ -25,8 +25,7 @@ from starlette.routing import Route
 
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk import dispute_records as records
-from leaderboard.desk.errors import NotFound
-from leaderboard.desk_http import BadRequest, Body, Operation, Result, iso
+from leaderboard.desk_http import Body, Operation, Result, iso
 from runtime.clocks import WallClock
 
 __all__ = ["DisputesApi", "dispute_routes", "entry_disputes"]
@@ -48,12 +47,6 @@ def _record(d: records.DisputeRecord) -> dict[str, Any]:
     return {str(k): _json(v) for k, v in body.items()}
 
 
-def _dispute_id(request: Request) -> int:
-    text = str(request.path_params["dispute_id"])
-    if not text.isdigit() or len(text) > 10:
-        raise NotFound(f"no dispute {text[:40]!r}")
-    return int(text)
-
 
 def entry_disputes(s: Session, entry_ids: list[str]) -> list[dict[str, Any]]:
     """The disputes of these entries, in short, for the patron's record at the desk: each
@@ -73,9 +66,7 @@ class DisputesApi:
 
     def raise_(self, s: Session, b: Body, _: Request) -> Result:
         """Record a participant's dispute at the desk."""
-        hands = b.data.get("hand_ids", [])
-        if not isinstance(hands, list) or not all(isinstance(h, str) for h in hands):
-            raise BadRequest("hand_ids must be a list of hand ids")
+        hands = b.texts("hand_ids")
         d = records.raise_dispute(s, self.settings, self.clock, actor=b.actor,
                                   entry_id=b.text("entry_id"), claim=b.text("claim"),
                                   hand_ids=hands)
@@ -87,24 +78,25 @@ class DisputesApi:
                                        entry_id=b.optional_text("entry_id"))
         return Result({"disputes": [_record(d) for d in rows]})
 
-    def show(self, s: Session, _: Body, request: Request) -> Result:
+    def show(self, s: Session, b: Body, _: Request) -> Result:
         """One dispute with its hands, its score and its ruling."""
-        return Result(_record(records.dispute_record(s, _dispute_id(request))))
+        return Result(_record(records.dispute_record(s, b.path_integer("dispute_id"))))
 
-    def rule(self, s: Session, b: Body, request: Request) -> Result:
+    def rule(self, s: Session, b: Body, _: Request) -> Result:
         """A supervisor's ruling; the table's command, if any, is sent after the answer."""
         d = records.rule_dispute(s, self.settings, self.clock, actor=b.actor,
-                                 dispute_id=_dispute_id(request), ruling=b.text("ruling"),
+                                 dispute_id=b.path_integer("dispute_id"), ruling=b.text("ruling"),
                                  why=b.text("why"), hand_id=b.optional_text("hand_id"),
                                  net_cents=b.optional_integer("net"))
         commands = () if d.command is None else (d.command,)
         sent = [{"table": c.table, "seq": c.seq, "command": c.command} for c in commands]
         return Result({**_record(d), "sent": sent}, commands, 201)
 
-    def close(self, s: Session, b: Body, request: Request) -> Result:
+    def close(self, s: Session, b: Body, _: Request) -> Result:
         """Close a ruled dispute with what the participant was told."""
         d = records.close_dispute(s, self.clock, actor=b.actor,
-                                  dispute_id=_dispute_id(request), outcome=b.text("outcome"))
+                                  dispute_id=b.path_integer("dispute_id"),
+                                  outcome=b.text("outcome"))
         return Result(_record(d))
 
 

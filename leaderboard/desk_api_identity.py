@@ -22,7 +22,7 @@ from starlette.requests import Request
 from game.money import format_rand
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.desk import Disqualification, FeeLine, HoldView, NotFound
+from leaderboard.desk import Disqualification, FeeLine, HoldView
 from leaderboard.desk_http import Body, Result, iso
 from runtime.clocks import WallClock
 
@@ -52,12 +52,6 @@ def fee_json(line: FeeLine) -> dict[str, Any]:
             "shown": format_rand(line.cents)}
 
 
-def _hold_id(request: Request) -> int:
-    text = str(request.path_params["hold_id"])
-    if not text.isdecimal() or not 0 < int(text) <= _MAX_ID:
-        raise NotFound(f"no hold {text[:40]!r}")
-    return int(text)
-
 
 class IdentityApi:
     """The identity operations, sharing the settings and the desk clock."""
@@ -66,10 +60,10 @@ class IdentityApi:
         self.settings = settings
         self.clock = clock
 
-    def add_document(self, s: Session, b: Body, request: Request) -> Result:
+    def add_document(self, s: Session, b: Body, _: Request) -> Result:
         """Record another document a patron presents (checked against the lists at once)."""
         row = desk.add_document(s, self.settings, self.clock, actor=b.actor,
-                                patron_id=request.path_params["patron_id"],
+                                patron_id=b.path_text("patron_id"),
                                 kind=b.text("kind"), number=b.text("number"),
                                 why=b.optional_text("why"))
         return Result({"patron_id": row.patron_id, "kind": row.kind, "number": row.number},
@@ -80,15 +74,15 @@ class IdentityApi:
         rows = desk.holds(s, open_only=b.flag("open"), patron_id=b.optional_text("patron_id"))
         return Result({"holds": [hold_json(v) for v in rows]})
 
-    def approve(self, s: Session, b: Body, request: Request) -> Result:
+    def approve(self, s: Session, b: Body, _: Request) -> Result:
         """A supervisor approves a possible match (the patron may play)."""
-        view = desk.approve_hold(s, self.clock, actor=b.actor, hold_id=_hold_id(request),
+        view = desk.approve_hold(s, self.clock, actor=b.actor, hold_id=b.path_integer("hold_id"),
                                  why=b.optional_text("why"))
         return Result(hold_json(view))
 
-    def refuse(self, s: Session, b: Body, request: Request) -> Result:
+    def refuse(self, s: Session, b: Body, _: Request) -> Result:
         """A supervisor refuses a possible match (the patron is refused, recorded)."""
-        view = desk.refuse_hold(s, self.clock, actor=b.actor, hold_id=_hold_id(request),
+        view = desk.refuse_hold(s, self.clock, actor=b.actor, hold_id=b.path_integer("hold_id"),
                                 why=b.optional_text("why"))
         return Result(hold_json(view))
 

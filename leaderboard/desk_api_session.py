@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -32,7 +31,8 @@ from leaderboard.desk_auth import (
     sign_in,
     sign_out,
 )
-from leaderboard.desk_http import BadRequest, Body, Result, iso
+from leaderboard.desk_http import Body, Result, iso
+from leaderboard.desk_input import error_answer
 from leaderboard.desk_policy import AuthPolicy
 from runtime.clocks import WallClock
 
@@ -77,11 +77,8 @@ class SessionApi:
             status, body = await run_in_threadpool(run)
         except SignInRefused as exc:
             return unauthorised(exc)
-        except (desk.DeskError, ValueError) as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
-        except SQLAlchemyError:
-            return JSONResponse({"error": "the database did not answer: try again"},
-                                status_code=503)
+        except Exception as exc:  # every error gets its answer (a bug: 500, logged)
+            return error_answer(exc, "/api/desk/session")
         return JSONResponse(body, status_code=status)
 
     async def sign_in(self, request: Request) -> Response:
@@ -89,8 +86,8 @@ class SessionApi:
         try:
             body = await self.read_body(request)
             staff_id, secret = body.text("staff_id"), body.text("passphrase")
-        except BadRequest as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        except Exception as exc:  # a malformed request (4xx), or a bug (500, logged)
+            return error_answer(exc, request.url.path)
 
         def work(session: Session) -> tuple[int, dict[str, Any]]:
             signed = sign_in(session, self.clock, staff_id=staff_id, passphrase_text=secret,
@@ -115,10 +112,10 @@ class SessionApi:
             return 200, {"signed_out": who.staff_id}
         return await self._answer(work)
 
-    def passphrase(self, s: Session, b: Body, request: Request) -> Result:
+    def passphrase(self, s: Session, b: Body, _: Request) -> Result:
         """POST /staff/{id}/passphrase (action ``passphrase.own``): one's own new desk
         passphrase; anyone else's needs the ``staff.passphrase`` role."""
-        target = request.path_params["staff_id"]
+        target = b.path_text("staff_id")
         may_set_passphrase(s, actor=b.actor, staff_id=target)
         view = desk.set_desk_passphrase(s, self.clock, actor=b.actor, staff_id=target,
                                         new_passphrase=b.text("passphrase"),

@@ -22,6 +22,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from game.errors import Refusal
 from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.passphrases import passphrase, passphrase_matches
@@ -53,7 +54,7 @@ _CLIENTS: Final = ("api", "cli", "demo")
 DEFAULT_POLICY: Final = AuthPolicy()
 
 
-class SignInRefused(DeskError):
+class SignInRefused(DeskError, Refusal):
     """No valid credential or session (HTTP 401); ``reason`` is a short code."""
 
     def __init__(self, reason: str, message: str) -> None:
@@ -61,7 +62,7 @@ class SignInRefused(DeskError):
         super().__init__(message)
 
 
-class RoleRefused(DeskError):
+class RoleRefused(DeskError, Refusal):
     """Signed in, but the action needs a higher role (HTTP 403); ``needed`` names it."""
 
     def __init__(self, needed: str, message: str) -> None:

@@ -30,7 +30,9 @@ def listen(host: str, port: int, *, source: str, key: str, backlog: int = 128
     """A non-blocking listening TCP socket on host:port (0: a free port); ConfigError naming
     ``source`` and ``key`` if it cannot bind."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+    # without it a response's body waits ~40 ms (Nagle and delayed ACK) behind its headers.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))

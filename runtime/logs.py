@@ -6,13 +6,14 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import structlog
 
-__all__ = ["configure_logging", "get_logger"]
+__all__ = ["LOG_LEVELS", "configure_logging", "get_logger"]
 
 LogFormat = Literal["auto", "json", "console"]
+LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")  # what configs may say
 
 
 def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import controller.commands.desk_actions as desk_cli
-from controller.cli import EXIT_ERROR, main
+from controller.cli import EXIT_ERROR, EXIT_REFUSED, main
 from game.desk_commands import StaffRoster
 from game.staff import secret_matches
 from leaderboard.desk import DeskCommand
@@ -91,11 +91,11 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
     assert pid.startswith("P-")
     code, _, err = run("register", *ADULT)
-    assert (code, err.count("\n")) == (EXIT_ERROR, 1)
+    assert (code, err.count("\n")) == (EXIT_REFUSED, 1)
     assert f"already registered as patron {pid}" in err
     code, _, err = run("register", "--name", "Kid", "--id-kind", "licence", "--id-number",
                        "DL999999", "--birth-date", "2008-07-04")
-    assert code == EXIT_ERROR and err.startswith("showdown desk: error: registration refused")
+    assert code == EXIT_REFUSED and err.startswith("showdown desk: error: registration refused")
     assert "18 only on 2026-07-04" in err
 
     bad = tmp_path / "ngb.csv"
@@ -129,7 +129,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
     run.clock.now = local(2026, 7, 3, 12, 30)
     code, _, err = run("buy", "--patron", pid, "--payment", "cash")
-    assert code == EXIT_ERROR and "no buy-in at 2026-07-03 12:30" in err
+    assert code == EXIT_REFUSED and "no buy-in at 2026-07-03 12:30" in err
     run.clock.now = local(2026, 7, 4, 0, 0)  # the last buy-in of 3 July's heat
     entry = run.json("buy", "--patron", pid, "--payment", "cash")
     assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
@@ -139,7 +139,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     assert [c.command for c in run.sender.commands] == ["open_heat", "seat"]
     assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6}
     code, _, err = run("close-heat", "--table", "t01")
-    assert code == EXIT_ERROR and "entries still seated" in err
+    assert code == EXIT_REFUSED and "entries still seated" in err
     resent = run.json("resend", str(seat["command"]["seq"]))
     assert resent["seq"] == seat["command"]["seq"]
     assert run.sender.commands[-1] == run.sender.commands[1]
@@ -173,7 +173,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     assert lines[2] == (f"the table is sent 2 commands (seq {unseat.seq}, {close.seq}); it"
                         " applies them if it comes back, so it does not play those entries on")
     code, _, err = run("table-fault", "--table", "t01", "--why", "again")
-    assert code == EXIT_ERROR and "no heat open at table t01" in err
+    assert code == EXIT_REFUSED and "no heat open at table t01" in err
     # The broker is down: what the desk recorded is printed, and the unsent seqs are named.
     third = run.json("buy", "--patron", pid, "--payment", "cash")
     run.json("open-heat", "--table", "t02", "--stage", "qualifying")
@@ -206,7 +206,7 @@ def test_void_and_correct_a_score(run: Desk) -> None:
     assert (code, out) == (0, f"entry {voided} score voided: R2,250.00 from t09 no longer"
                               " counts\n"), err
     code, _, err = run("void-score", "--entry", voided, "--why", "again")
-    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert code == EXIT_REFUSED and err.count("\n") == 1
     assert f"entry {voided}'s score is voided" in err
 
     for bad in ("R-5", "abc"):
@@ -295,7 +295,7 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
 
     run.clock.now = local(2026, 8, 1, 18, 0)
     code, _, err = run("award", "final")
-    assert code == EXIT_ERROR and "0 of 6 Final scores are counted" in err
+    assert code == EXIT_REFUSED and "0 of 6 Final scores are counted" in err
     awarded = run.json("award", "top_score")
     assert [a["amount_cents"] for a in awarded] == [18_000, 7_500, 4_500]
     # Recorded late: week 1's prize was paid on Friday 10 July, so it expired on 26 July.
@@ -305,7 +305,7 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
     prizes = run.json("prizes")
     assert [p["status"] for p in prizes] == ["expired"] * 4  # rule 55: 1 August + 15 days
     code, _, err = run("claim", str(prizes[0]["award_id"]), "--id-number", "5001015009087")
-    assert code == EXIT_ERROR and "expired at 2026-08-17 00:00" in err
+    assert code == EXIT_REFUSED and "expired at 2026-08-17 00:00" in err
     run.clock.now = local(2026, 8, 16, 23, 59)
     claimed = run.json("claim", str(prizes[0]["award_id"]), "--id-number", "5001015009087",
                        "--receipt", "R-1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from controller.cli import EXIT_ERROR
+from controller.cli import EXIT_ERROR, EXIT_REFUSED
 from leaderboard.projections import project
 from tests.leaderboard.desk_fields import HEAT_TIME
 from tests.leaderboard.desk_helpers import migrated
@@ -52,7 +52,7 @@ def test_a_dispute_raised_ruled_at_the_table_shown_and_closed(run: Desk) -> None
         -2_500, "correct", raised["dispute_id"])
     assert "ruled hand_corrected by desk-1" in out and f"as command {command.seq}" in out
     code, out, err = run("dispute", "close", number, "--outcome", "told")
-    assert code == EXIT_ERROR and "has not been applied by table t01 yet" in err
+    assert code == EXIT_REFUSED and "has not been applied by table t01 yet" in err
     code, out, err = run("dispute", "show", number)
     assert code == 0 and f"hand {HAND} at t01 (seq 20, settled): seat 2 net R75.00" in out
     code, out, err = run("dispute", "list", "--status", "ruled")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import EXIT_ERROR
+from controller.cli import EXIT_ERROR, EXIT_REFUSED
 from tests.fixtures.services import Database
 from tests.test_cli_desk import ADULT, Desk
 
@@ -45,7 +45,7 @@ def test_a_possible_match_is_held_listed_and_approved_by_a_supervisor(
     assert code == 0 and "HELD for a supervisor's decision" in out
     pid = out.split()[1]
     code, _, err = run("buy", "--patron", pid, "--payment", "cash")
-    assert code == EXIT_ERROR and "held for a supervisor's decision (hold 1)" in err
+    assert code == EXIT_REFUSED and "held for a supervisor's decision (hold 1)" in err
     code, out, _ = run("holds", "--open")
     assert code == 0 and out.startswith(f"hold 1 patron {pid} (registration):") and "OPEN" in out
     code, _, err = run("hold", "approve", "1")
@@ -55,7 +55,7 @@ def test_a_possible_match_is_held_listed_and_approved_by_a_supervisor(
     assert code == 0, err
     run.login("C-day")
     code, _, err = run.bare("hold", "approve", "1", "--why", "ID photo differs")
-    assert code == EXIT_ERROR and "needs a supervisor or manager" in err
+    assert code == EXIT_REFUSED and "needs a supervisor or manager" in err
     run.login()
     code, _, err = run("staff", "add", "--staff-id", "S-night", "--name", "Night Supervisor",
                        "--role", "supervisor", "--passphrase-file", str(run.passphrase))
@@ -82,4 +82,4 @@ def test_disqualify_sends_unseat_for_a_seated_entry(run: Desk) -> None:
     assert code == 0 and f"entry {entry} to leave its seat (unseat sent)" in out
     assert [c.command for c in run.sender.commands] == ["open_heat", "seat", "unseat"]
     code, _, err = run("buy", "--patron", pid, "--payment", "cash")
-    assert code == EXIT_ERROR and "disqualified (rule 57): collusion" in err
+    assert code == EXIT_REFUSED and "disqualified (rule 57): collusion" in err

@@ -12,7 +12,7 @@ from alembic import command
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from controller.cli import EXIT_ERROR, main
+from controller.cli import EXIT_ERROR, EXIT_REFUSED, main
 from leaderboard.db import alembic_config, head_revisions, make_engine
 from leaderboard.models import AuditEntry, Patron
 from tests.fixtures.services import Database
@@ -96,7 +96,7 @@ def test_login_whoami_an_action_recorded_under_the_person_and_logout(
     code, out, err = run.bare("register", *ADULT)
     assert code == 0 and out.startswith("registered P-"), err
     code, out, err = run.bare("void-score", "--entry", "E-1", "--why", "x")
-    assert (code, out) == (EXIT_ERROR, "")
+    assert (code, out) == (EXIT_REFUSED, "")
     assert err == ("showdown desk: error: refused: 'score.void' needs a supervisor or manager;"
                    " C07 is signed in as clerk\n")
     with migrated(run.db) as engine, Session(engine) as s:

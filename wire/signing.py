@@ -23,6 +23,7 @@ from typing import Final
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
+from game.errors import ConfigError
 from wire.topics import TopicError, validate_id
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "Signer",
     "SigningError",
     "UnknownKey",
+    "load_configured_key",
     "load_private_key",
     "parse_public_key",
     "save_private_key",
@@ -211,6 +213,8 @@ def load_private_key(path: Path) -> Signer:
         info = path.stat()
     except FileNotFoundError:
         raise KeyFileError(path, "does not exist") from None
+    except OSError as exc:  # a symlink loop, a directory not searchable, ...
+        raise KeyFileError(path, exc.strerror or str(exc)) from None
     if not stat.S_ISREG(info.st_mode):
         raise KeyFileError(path, "is not a regular file")
     mode = stat.S_IMODE(info.st_mode)
@@ -222,6 +226,8 @@ def load_private_key(path: Path) -> Signer:
         )
     try:
         document = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise KeyFileError(path, f"cannot be read: {exc.strerror or exc}") from None
     except (UnicodeDecodeError, json.JSONDecodeError):
         raise KeyFileError(path, "is not a showdown private key file (not JSON)") from None
     if not isinstance(document, dict) or document.get("format") != PRIVATE_KEY_FORMAT:
@@ -237,6 +243,15 @@ def load_private_key(path: Path) -> Signer:
         return Signer.from_seed(_key_id(name), _unb64(seed_text, PUBLIC_KEY_BYTES, "seed"))
     except KeyFormatError as exc:
         raise KeyFileError(path, str(exc)) from None
+
+
+def load_configured_key(path: Path, *, source: str, key: str) -> Signer:
+    """`load_private_key` of a key file a configuration names: a failure is a ConfigError
+    naming the configuration file (`source`) and its `key`."""
+    try:
+        return load_private_key(path)
+    except KeyFileError as exc:
+        raise ConfigError(source, key, str(exc)) from None
 
 
 class KeyRing:

@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from controller.cli import CommandError
+from controller.cli import CommandError, CommandRefused
 from controller.commands.desk_context import (
     SavedSession,
     database_url,
@@ -35,7 +35,7 @@ from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.db import shown
+from leaderboard.db import database_answers, shown
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk.command_log import mark_sent
 from leaderboard.desk_auth import RoleRefused, SignInRefused, authorise
@@ -100,13 +100,13 @@ def desk_session(args: argparse.Namespace, action: str) -> Iterator[tuple[Sessio
     engine = existing_engine(args)
     try:
         saved = saved_session()
-        with Session(engine, expire_on_commit=False) as session:
+        with database_answers(url, ""), Session(engine, expire_on_commit=False) as session:
             try:
                 who = authorise(session, clock, None if saved is None else saved.token, action)
             except SignInRefused as exc:
                 raise not_signed_in(exc, saved, url) from None
             except RoleRefused as exc:
-                raise CommandError(f"refused: {exc}") from None
+                raise CommandRefused(f"refused: {exc}") from None
             yield session, who.staff_id
     except SQLAlchemyError as exc:
         orig = getattr(exc, "orig", None)

@@ -55,7 +55,10 @@ def database_url(args: argparse.Namespace) -> str:
 def existing_engine(args: argparse.Namespace) -> Engine:
     """An engine on the command's database, which must exist and be migrated."""
     try:
-        return open_existing(database_url(args), create_with=INIT)
+        given = getattr(args, "db", None)
+        source, key = (("--db", "") if given else
+                       (str(desk_config(args).source), "desk.database"))
+        return open_existing(database_url(args), create_with=INIT, source=source, key=key)
     except DatabaseNotReady as exc:
         raise CommandError(str(exc)) from None
 

@@ -11,11 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from controller.cli import CommandError
+from controller.cli import CommandError, CommandRefused
 from controller.config import TableConfig, read_table_config
 from controller.local_api import call
 from game.money import format_rand, parse_rand
 from game.staff import ACTIONS
+from runtime.errors import Unavailable
 
 
 def register(sub: Any) -> None:
@@ -69,12 +70,18 @@ def _socket(args: argparse.Namespace) -> Path:
 
 def _ask(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
     path = _socket(args)
+    # Not running, or not answering: a service that is unavailable (exit 69), named by the
+    # setting that points at its socket.
+    source, key = ("--socket", "") if args.socket is not None else (str(args.config),
+                                                                     "api.socket")
     try:
         return asyncio.run(call(path, request))
     except (FileNotFoundError, ConnectionRefusedError) as exc:
-        raise CommandError(f"no table daemon answers on {path} ({exc.strerror or exc})") from exc
+        raise Unavailable(source, key, f"no table daemon answers on {path}"
+                          f" ({exc.strerror or exc})") from exc
     except TimeoutError as exc:
-        raise CommandError(f"the table daemon on {path} did not answer in time") from exc
+        raise Unavailable(source, key, f"the table daemon on {path} did not answer in time"
+                          ) from exc
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -149,14 +156,14 @@ def _dealer(args: argparse.Namespace) -> int:
         request["position"] = args.position
     signed = _ask(args, {"action": "sign_in", "staff_id": args.staff, "pin": _pin(args)})
     if not signed.get("ok"):
-        raise CommandError(f"sign-in refused: {signed.get('error')}")
+        raise CommandRefused(f"sign-in refused: {signed.get('error')}")
     session = signed["detail"]["session"]
     try:
         answer = _ask(args, {**request, "session": session})
     finally:
         _ask(args, {"action": "sign_out", "session": session})
-    if not answer.get("ok"):
-        raise CommandError(str(answer.get("error")))
+    if not answer.get("ok"):  # the table's rules or the person's role refuse it
+        raise CommandRefused(str(answer.get("error")))
     print(json.dumps(answer.get("detail", {}), sort_keys=True))
     return 0
 

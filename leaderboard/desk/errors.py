@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from game.errors import GameError
+from game.errors import GameError, Refusal
 from leaderboard.eligibility import Verdict
 
 
@@ -14,11 +14,11 @@ class NotFound(DeskError):
     """No such patron, entry, award or draw (HTTP 404)."""
 
 
-class Conflict(DeskError):
+class Conflict(DeskError, Refusal):
     """The action contradicts the state (seat taken, outside the window, already done: 409)."""
 
 
-class Refused(DeskError):
+class Refused(DeskError, Refusal):
     """The person is not eligible; the refusal is recorded (HTTP 403)."""
 
     def __init__(self, who: str, verdict: Verdict, refusal_id: int) -> None:

@@ -13,6 +13,7 @@ from typing import Final
 
 from sqlalchemy.orm import Session
 
+from game.errors import Refusal
 from leaderboard.desk.errors import DeskError
 from leaderboard.models import StaffRecord
 
@@ -22,7 +23,7 @@ SUPERVISOR: Final = "supervisor"
 DECIDERS: Final = (SUPERVISOR, "manager")  # the roles that take a supervisor's decision
 
 
-class NotPermitted(DeskError):
+class NotPermitted(DeskError, Refusal):
     """The operator's role does not allow the action (HTTP 403)."""
 
 

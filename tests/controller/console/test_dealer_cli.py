@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from controller.cli import EXIT_REFUSED, main
 from tests.controller.console.support import DEALER, console_table
 
 
@@ -23,7 +23,7 @@ async def test_the_dealer_cli_acts_under_the_persons_own_credential(
         wrong = await asyncio.to_thread(main, ["table", "dealer", "no_more_bets", "--socket",
                                                sock, "--staff", DEALER["staff_id"],
                                                "--pin-file", str(pin)])
-        assert wrong != 0
+        assert wrong == EXIT_REFUSED
         assert "sign-in refused: wrong staff id or PIN" in capsys.readouterr().err
         assert table.status()["hand"] is None
         pin.write_text(DEALER["pin"] + "\n")
@@ -34,7 +34,8 @@ async def test_the_dealer_cli_acts_under_the_persons_own_credential(
         refused = await asyncio.to_thread(main, ["table", "dealer", "void", "--socket", sock,
                                                  "--staff", DEALER["staff_id"], "--pin-file",
                                                  str(pin), "--reason", "misdeal"])
-        assert refused != 0 and "'void' is a supervisor's action" in capsys.readouterr().err
+        assert refused == EXIT_REFUSED
+        assert "'void' is a supervisor's action" in capsys.readouterr().err
         journal = table.daemon.journal
         assert journal is not None
         pressed = [r.payload for r in journal.records() if r.kind == "dealer"]
