@@ -45,6 +45,7 @@ ROLES: Final[tuple[Role, ...]] = ("dealer", "supervisor")
 ACTIONS: Final = frozenset({
     "no_more_bets", "settle", "reveal", "payout_check", "void", "correct_card",
     "resolve_alert", "manual_card", "manual_wager", "payout_override", "clear_fault",
+    "issue_chips", "return_chips",
 })
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",

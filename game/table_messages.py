@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Self
 
+from game.chip_messages import ChipsReconciled
 from game.console_messages import PayoutChecked, ScoreDisputed, StaffEvent
 from game.message_fields import BodyReader
 from game.standings import ScoreStatus
@@ -20,6 +21,7 @@ from game.tournament import Stage
 __all__ = [
     "STAGES",
     "Alert",
+    "ChipsReconciled",
     "CommandResult",
     "DeviceState",
     "EntrySeated",
@@ -358,4 +360,4 @@ class CommandResult:
 
 TableMessage = (DeviceState | Alert | HeatOpened | HeatClosed | EntrySeated | EntryUnseated
                 | HandSettled | HandVoided | ScoreRecorded | ScoreAcknowledged | ScoreVoided
-                | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent)
+                | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent | ChipsReconciled)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from game.chip_float import ChipFloat
 from game.chips import ChipRegistry
 from game.codec import hand_record
 from game.console_messages import PayoutChecked, ScoreDisputed
@@ -39,6 +40,7 @@ from game.settle import WAGERS, SeatWagers
 from game.spot_book import SpotBook
 from game.staff import LockoutPolicy, StaffRoster
 from game.table import TableSession
+from game.table_chips import ChipDuties
 from game.table_inputs import (
     Acknowledge,
     Boot,
@@ -48,10 +50,12 @@ from game.table_inputs import (
     CorrectCard,
     DeviceTrouble,
     Dispute,
+    IssueChips,
     NoMoreBets,
     PayoutCheckPressed,
     PayoutOverride,
     ResolveAlert,
+    ReturnChips,
     RevealHand,
     SettleHand,
     ShoeReported,
@@ -109,7 +113,7 @@ RECENT_HANDS: Final = 10  # game recall on the dealer's screen
 Out = list[TableMessage]
 
 
-class TableCore:
+class TableCore(ChipDuties):
     """Seats, entries, spots and the hand in progress at one table; see the module docstring."""
 
     def __init__(self, *, table_id: str, settings: TournamentSettings, paytables: Paytables,
@@ -120,7 +124,8 @@ class TableCore:
         self.settings = settings
         self.paytables = paytables
         self.deal = deal
-        self.spots = SpotBook(registry, marker_set=marker_set)
+        self._chips_init(ChipFloat(registry))
+        self.spots = SpotBook(registry, marker_set=marker_set, chip_float=self.chip_float)
         self.session: TableSession | None = None
         self.heat_id: str | None = None
         self.hands_opened = 0
@@ -170,9 +175,7 @@ class TableCore:
                 self._card(given, at, out)
             case ChipsSeen():
                 if given.spot in WAGERS:  # else an antenna that is no wager spot (marker rest)
-                    self.spots.see_chips(given.seat, given.spot, given.uids)
-                    self._wagers_changed(given.seat, out, at, source="rfid")
-                    self._payout_seen(given.seat, given.spot, out, at, keyed=False)
+                    self._chips_seen(given, at, out)
             case WagerKeyed():
                 self.staff.authorize("manual_wager", given.by)
                 if given.spot not in WAGERS or given.amount_cents < 0:
@@ -243,6 +246,8 @@ class TableCore:
         self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
         if isinstance(given, PayoutCheckPressed | PayoutOverride):
             return self._payout_action(given, at, out)
+        if isinstance(given, IssueChips | ReturnChips):
+            return self._chip_action(given, at, out)
         if isinstance(given, ClearFault):
             if self.device_faults.pop(given.role, None) is None:
                 raise Refused(f"no {given.role!r} fault is open")
@@ -336,6 +341,7 @@ class TableCore:
         entry = Entry.start(entry_id=command.entry_id, rules=session.rules)
         session.seat_entry(entry, command.seat)
         self.proofs[entry.entry_id] = command
+        self._chips_seated(entry.entry_id, command.seat, at, out)
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 
@@ -370,6 +376,7 @@ class TableCore:
             seated = ", ".join(e.entry_id for e in session.seats.values())
             raise Refused(f"entries still seated: {seated}")
         assert self.heat_id is not None
+        self._reconcile_heat(at, out)
         out.append(HeatClosed(heat_id=self.heat_id, at=format_ts(at)))
         self.session, self.heat_id = None, None
 
@@ -474,6 +481,8 @@ class TableCore:
         assert self.heat_id is not None
         if settled and self.verify_payouts and hand.settlement is not None:
             self._start_payout(hand, entries, at, out)
+        elif settled and hand.settlement is not None:
+            self._losses_taken(hand.settlement, entries)
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
             score = ScoreRecorded(
@@ -517,6 +526,7 @@ class TableCore:
         assert hand.settlement is not None
         self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
                                      settlement=hand.settlement, held=held)
+        self._payout_started(self.payout, entries)
         self._payout_done(out, at)
 
     def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
@@ -537,6 +547,7 @@ class TableCore:
         check = self.payout
         if check is None or not check.complete:
             return
+        self._payout_ended(check)
         out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
                                  outcome="verified",
                                  unverifiable=tuple(s.line for s in check.keyed()),
@@ -549,6 +560,7 @@ class TableCore:
         if check is None:
             raise Refused("no payout is waiting to be checked")
         if isinstance(given, PayoutOverride):
+            self._payout_ended(check)
             out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
                                      outcome="overridden",
                                      mismatches=tuple(s.line for s in check.unpaid()),
@@ -567,7 +579,7 @@ _ACTION_NAMES: Final[Mapping[type, str]] = {
     NoMoreBets: "no_more_bets", SettleHand: "settle", RevealHand: "reveal",
     VoidByDealer: "void", CorrectCard: "correct_card", ResolveAlert: "resolve_alert",
     PayoutCheckPressed: "payout_check", PayoutOverride: "payout_override",
-    ClearFault: "clear_fault",
+    ClearFault: "clear_fault", IssueChips: "issue_chips", ReturnChips: "return_chips",
 }
 
 

@@ -28,6 +28,7 @@ from game.desk_commands import (
 from game.message_fields import BodyReader, MessageError
 from game.table_messages import (
     Alert,
+    ChipsReconciled,
     CommandResult,
     DeviceState,
     EntrySeated,
@@ -53,6 +54,7 @@ __all__ = [
     "AckScore",
     "Alert",
     "Availability",
+    "ChipsReconciled",
     "CloseHeat",
     "CommandRejected",
     "CommandResult",
@@ -186,7 +188,7 @@ class Standings:
 
 _EVENTS: Final = (DeviceState, Alert, HeatOpened, HeatClosed, EntrySeated, EntryUnseated,
                   HandSettled, HandVoided, CommandResult, CommandRejected, PayoutChecked,
-                  StaffEvent)
+                  StaffEvent, ChipsReconciled)
 _SCORES: Final = (ScoreRecorded, ScoreAcknowledged, ScoreVoided, ScoreDisputed)
 _STATUS: Final = (Availability,)
 

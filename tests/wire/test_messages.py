@@ -15,6 +15,7 @@ from wire.messages import (
     AckScore,
     Alert,
     Availability,
+    ChipsReconciled,
     CloseHeat,
     CommandRejected,
     CommandResult,
@@ -86,6 +87,11 @@ MESSAGES: list[Any] = [
                   at=AT),
     StaffEvent(event="signed_in", method="pin", staff_id="D12", role="dealer", at=AT),
     StaffEvent(event="sign_in_failed", method="card", detail="unknown card ****0123", at=AT),
+    ChipsReconciled(entry_id="E-1", seat=2, chip_set="showdown-2026", heat_id="Q-1",
+                    issued=("E05D010101000001",), held=("E05D010101000001", "E05D010001000002"),
+                    returned=("E05D010001000002",), missing=("E05D010101000001",),
+                    issued_cents=2_500, held_cents=12_500, returned_cents=10_000,
+                    missing_cents=2_500, at=AT),
 ]
 
 
