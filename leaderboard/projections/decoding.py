@@ -13,6 +13,7 @@ from leaderboard.projections.results import PROJECTED_TYPES
 from wire.envelope import Envelope
 from wire.messages import (
     TABLE_MESSAGES,
+    ChipsReconciled,
     EntrySeated,
     EntryUnseated,
     HandSettled,
@@ -28,7 +29,7 @@ from wire.messages import (
 __all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "decode", "read"]
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
-               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked)
+               | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked | ChipsReconciled)
 # What reading a body gave: its message, the rule it breaks, or None (a type only stored).
 Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}

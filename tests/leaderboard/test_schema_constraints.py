@@ -177,7 +177,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     insert(engine, PrizeAward, award("weekly", "E-1"), award("top_score", "E-1"))
 
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == "0005_chips"
     with Session(engine) as s:
         rows = s.scalars(select(Message).order_by(Message.seq)).all()
         assert [(m.seq, m.body, m.payload_sha256, m.envelope) for m in rows] == [
@@ -201,7 +201,7 @@ def test_a_0001_database_with_data_upgrades_and_keeps_it(database_url: Database)
     assert "envelope" not in {c["name"] for c in inspector.get_columns("messages")}
     assert not {i["name"] for i in inspector.get_indexes("draws")} & set(NEW_INDEXES)
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == "0005_chips"
     engine.dispose()
 
 
@@ -215,7 +215,7 @@ def test_a_0002_database_with_scores_gains_the_ruling_columns_and_keeps_its_scor
                            "heat_id": "q-1", "score_cents": 250_000, "hands": 10,
                            "status": "finished", "recorded_at": NOW, "acknowledged_at": NOW})
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == "0005_chips"
     with Session(engine) as s:
         row = s.get(Score, "E-1")
         assert row is not None
@@ -468,7 +468,7 @@ def test_a_0003_database_gains_the_console_tables_and_keeps_its_rows(
             "INSERT INTO hands (hand_id, table_id, seq, status, heat_id, body, at)"
             " VALUES ('h1', 't01', 3, 'settled', 'q-1', '{\"v\": 1}', :at)"), {"at": NOW})
     upgrade(engine)
-    assert revision_of(engine) == "0004"
+    assert revision_of(engine) == "0005_chips"
     with Session(engine) as s:
         hand = s.get(Hand, "h1")
         assert hand is not None and hand.manual is False and hand.body == {"v": 1}
