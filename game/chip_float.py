@@ -69,6 +69,7 @@ class ChipFloat:
             c.uid: c.issued_to for c in registry
             if c.issued_to is not None and c.chip_set == registry.chip_set}
         self._owner: dict[bytes, str] = dict(self._static)
+        self._in_play = sum(1 for c in registry if c.chip_set == registry.chip_set)
         self.issued: dict[str, tuple[bytes, ...]] = {}  # entry -> its starting stack's UIDs
         self.reconciled: dict[str, Reconciliation] = {}
 
@@ -204,5 +205,6 @@ class ChipFloat:
         entries: dict[str, int] = {}
         for holder in self._owner.values():
             entries[holder] = entries.get(holder, 0) + 1
-        return {"in_float": len(self.in_float()), "issued": dict(sorted(entries.items())),
+        return {"in_float": self._in_play - len(self._owner),
+                "held": dict(sorted(entries.items())),
                 "reconciled": sorted(self.reconciled)}

@@ -17,7 +17,6 @@ from game.chip_float import ChipFloat, FloatError
 from game.chip_messages import ChipsReconciled
 from game.errors import GameError
 from game.message_fields import format_ts
-from game.money import format_rand
 from game.payout import PayoutCheck
 from game.settle import WAGERS, HandSettlement
 from game.spot_book import SpotBook, SpotKey
@@ -191,6 +190,8 @@ class ChipDuties:
     def chips_view(self) -> dict[str, Any]:
         """The float for the table's status."""
         view = dict(self.chip_float.view())
-        view["waiting_return"] = {str(s): e for s, e in sorted(self._chip_seats.items())}
-        view["in_float_value"] = format_rand(self.chip_float.value(self.chip_float.in_float()))
+        seated = self.session.seats if self.session is not None else {}
+        view["waiting_return"] = {str(s): e for s, e in sorted(self._chip_seats.items())
+                                  if s not in seated or seated[s].entry_id != e}
+        view["on_seats"] = {str(s): len(self.spots.seat_uids(s)) for s in self._chip_seats}
         return view
