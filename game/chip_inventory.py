@@ -22,6 +22,7 @@ from game.money import format_rand
 
 __all__ = ["CSV_HEADER", "Inventory", "InventoryRow", "Report", "build_inventory", "reports_of"]
 
+_COUNTS: Final = ("registered", "issued", "held", "returned", "missing")
 UNKNOWN: Final = "?"  # a denomination the registry given does not know (or none was given)
 CSV_HEADER: Final = ("chip_set", "denomination_cents", "denomination", "registered",
                      "registered_cents", "issued", "issued_cents", "held", "held_cents",
@@ -48,19 +49,29 @@ class InventoryRow:
     held: int = 0
     returned: int = 0
     missing: int = 0
+    # Without a registry, the values the reports give (name -> cents); None: not known.
+    reported: dict[str, int] | None = None
 
-    def cents(self, count: int) -> int:
-        """The value of ``count`` chips of this denomination (0 when unknown)."""
-        return count * (self.denomination_cents or 0)
+    def cents(self, name: str) -> int | None:
+        """The value of this row's ``name`` chips (registered, issued, ...); None: unknown."""
+        count = int(getattr(self, name))
+        if self.denomination_cents is not None:
+            return count * self.denomination_cents
+        if self.reported is not None and name in self.reported:
+            return self.reported[name]
+        return None if count else 0
 
     def csv(self) -> tuple[str, ...]:
         """The row as CSV fields, in CSV_HEADER's order."""
         d = self.denomination_cents
-        counts = (self.registered, self.issued, self.held, self.returned, self.missing)
         fields = [self.chip_set, UNKNOWN if d is None else str(d),
                   UNKNOWN if d is None else format_rand(d)]
-        for count in counts:
-            fields += [str(count), UNKNOWN if d is None else str(self.cents(count))]
+        for name in _COUNTS:
+            if name == "registered" and self.reported is not None:
+                fields += [UNKNOWN, UNKNOWN]  # no registry given: the "before" is not known
+                continue
+            value = self.cents(name)
+            fields += [str(getattr(self, name)), UNKNOWN if value is None else str(value)]
         return tuple(fields)
 
 
@@ -90,9 +101,9 @@ class Inventory:
     def totals(self) -> dict[str, int]:
         """Counts over every row, and the values in cents where denominations are known."""
         out: dict[str, int] = {}
-        for name in ("registered", "issued", "held", "returned", "missing"):
+        for name in _COUNTS:
             out[name] = sum(getattr(r, name) for r in self.rows)
-            out[f"{name}_cents"] = sum(r.cents(getattr(r, name)) for r in self.rows)
+            out[f"{name}_cents"] = sum(r.cents(name) or 0 for r in self.rows)
         return out
 
 
@@ -115,10 +126,14 @@ def build_inventory(reports: Sequence[Report], *, registry: ChipRegistry | None,
     inventory = Inventory(source=source)
     for report in sorted(reports, key=lambda r: (r.table, r.seq)):
         m = report.message
-        for name in ("issued", "held", "returned", "missing"):
+        for name in _COUNTS[1:]:
             for uid_hex in getattr(m, name):
                 found = row(m.chip_set, uid_hex)
                 setattr(found, name, getattr(found, name) + 1)
+            if registry is None:  # one row per chip set: the reports' values are its values
+                found = row(m.chip_set, None)
+                found.reported = found.reported or {"registered": 0}
+                found.reported[name] = found.reported.get(name, 0) + getattr(m, f"{name}_cents")
         for uid_hex in m.missing:
             known = None if registry is None else registry.lookup(parse_uid(uid_hex))
             inventory.missing.append({

@@ -330,6 +330,8 @@ class SimulatedFloor:
                     self.report.overpays += dealer.faults_injected
                     self.report.overrides += dealer.overrides
                     self.report.hands_refused += dealer.hands_blocked
+                    self.report.chips_reconciled += len(dealer.reconciled)
+                    self.report.chips_missing += sum(dealer.reconciled.values())
                 finished.set()
 
         return run

@@ -106,6 +106,8 @@ class FloorReport:
     overpays: int = 0  # faults injected: one chip too many paid
     overrides: int = 0  # payouts a supervisor overrode
     hands_refused: int = 0  # next hands the tables refused while a payout was wrong
+    chips_reconciled: int = 0  # entries whose chips were returned to their table's float
+    chips_missing: int = 0  # chips not returned (rule 19)
 
 
 SERVICE_TOML = """\
