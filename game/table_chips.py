@@ -19,7 +19,7 @@ from game.errors import GameError
 from game.message_fields import format_ts
 from game.payout import PayoutCheck
 from game.settle import WAGERS, HandSettlement
-from game.spot_book import SpotBook, SpotKey
+from game.spot_book import CloneReport, SpotBook, SpotKey
 from game.table_inputs import ChipsSeen, IssueChips, ReturnChips
 from game.table_messages import TableMessage
 
@@ -69,10 +69,17 @@ class ChipDuties:
         report = self.spots.see_chips(given.seat, given.spot, given.uids)
         for clone in report.alerts:
             self._alert(out, clone.kind, clone.detail, at, source="chips", seat=clone.seat)
-        for seat in sorted({given.seat} | {s for s, _ in report.spots}):
-            self._wagers_changed(seat, out, at, source="rfid")
-        for seat, spot in sorted({(given.seat, given.spot)} | report.spots):
-            self._payout_seen(seat, spot, out, at, keyed=False)
+        self._wagers_changed(given.seat, out, at, source="rfid")
+        self._payout_seen(given.seat, given.spot, out, at, keyed=False)
+        self._refeed(report, given.seat, at, out)
+
+    def _refeed(self, report: CloneReport, seat: int, at: datetime, out: Out) -> None:
+        """The other spots whose count a new inventory (or a keyed amount) changed, because a
+        UID there started or stopped being duplicated, are fed again."""
+        for other in sorted({s for s, _ in report.spots} - {seat}):
+            self._wagers_changed(other, out, at, source="rfid")
+        for key in sorted(report.spots):
+            self._payout_seen(*key, out, at, keyed=False)
         self._note_paid()
 
     # ---- seating and issuing ------------------------------------------------------------

@@ -180,7 +180,8 @@ class TableCore(ChipDuties):
                 self.staff.authorize("manual_wager", given.by)
                 if given.spot not in WAGERS or given.amount_cents < 0:
                     raise Refused(f"cannot key {given.amount_cents} on {given.spot!r}")
-                self.spots.key_amount(given.seat, given.spot, given.amount_cents)
+                self._refeed(self.spots.key_amount(given.seat, given.spot, given.amount_cents),
+                             given.seat, at, out)
                 self._wagers_changed(given.seat, out, at, source="manual")
                 self._payout_seen(given.seat, given.spot, out, at, keyed=True)
             case ShoeReported():

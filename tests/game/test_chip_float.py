@@ -14,7 +14,14 @@ from game.chips import Chip, ChipRegistry
 from game.desk_commands import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.settle import WAGERS
 from game.spot_book import SpotBook
-from game.table_inputs import ChipsSeen, IssueChips, NoMoreBets, ReturnChips, decode_input
+from game.table_inputs import (
+    ChipsSeen,
+    IssueChips,
+    NoMoreBets,
+    ReturnChips,
+    WagerKeyed,
+    decode_input,
+)
 from game.table_messages import Alert
 from game.table_rules import Decision
 from game.tournament import Stage
@@ -97,6 +104,16 @@ def test_a_clone_clears_when_one_spot_no_longer_holds_it_and_is_reported_again_l
     feed.place(2, "ante", [])  # seat 2's copy taken off: seat 1's chip counts again
     assert feed.core.status()["spots"] == {"1": {"ante": R25}, "2": {}}
     assert alerts(feed.place(2, "odds", [5]), "chip_clone")  # a new duplication: a new alert
+
+
+def test_a_keyed_amount_on_one_copys_spot_lets_the_other_count_again() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    feed.place(1, "ante", [5])
+    feed.place(2, "ante", [5])
+    feed.sign_in("S3")
+    assert feed(WagerKeyed(seat=2, spot="ante", amount_cents=R25, by="S3")).ok
+    assert feed.core.status()["spots"] == {"1": {"ante": R25}, "2": {"ante": R25}}
+    assert not feed.core.spots.cloned(uid(5))
 
 
 @given(st.lists(st.tuples(st.integers(1, 3), st.sampled_from(WAGERS[:3]),
