@@ -166,6 +166,8 @@ class ChipDuties:
             raise ChipRefused(f"entry {entry} is still playing at seat {seat}: its chips are"
                               " returned when its play has ended")
         done = self._reconcile(entry, seat, at, out)
+        if done is None:
+            return {"entry_id": entry, "returned": 0, "missing": 0, "missing_value": 0}
         return {"entry_id": entry, "returned": len(done.returned),
                 "missing": len(done.missing), "missing_value": done.missing_cents}
 
@@ -175,13 +177,14 @@ class ChipDuties:
         for seat, entry in sorted(self._chip_seats.items()):
             self._reconcile(entry, seat, at, out)
 
-    def _reconcile(self, entry: str, seat: int, at: datetime, out: Out) -> ChipsReconciled:
+    def _reconcile(self, entry: str, seat: int, at: datetime,
+                   out: Out) -> ChipsReconciled | None:
+        """Reconcile one entry's chips (None: it was issued none and holds none)."""
         chips = self.chip_float
         self._chip_seats.pop(seat, None)
         self.spots.seat_entries.pop(seat, None)
         if not chips.issued_to(entry) and not chips.held_by(entry):
-            return ChipsReconciled(entry_id=entry, seat=seat,
-                                   chip_set=chips.registry.chip_set)  # nothing issued
+            return None
         done = chips.reconcile(entry, seat, self.spots.seat_uids(seat))
         message = ChipsReconciled.of(done, chip_set=chips.registry.chip_set,
                                      heat_id=self.heat_id, at=format_ts(at))

@@ -259,3 +259,13 @@ def test_the_dealer_steps_decode_from_the_journal() -> None:
     assert decode_input("dealer", {"action": "issue_chips"}).reason == (  # type: ignore[union-attr]
         "missing field 'seat'")
 
+
+
+def test_an_entry_that_was_never_issued_chips_and_holds_none_is_not_reported() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1))
+    assert "no entry's chips are waiting" in str(feed(ReturnChips(seat=2, by="D12")).error)
+    assert feed(DeskOrder(command=Unseat(seat=1))).ok
+    back = feed(ReturnChips(seat=1, by="D12"))
+    assert back.ok and back.detail["missing"] == 0 and reconciled(back) == []
+    closed = feed(DeskOrder(command=CloseHeat()))
+    assert closed.ok and reconciled(closed) == [] and not alerts(closed, "chips_missing")
