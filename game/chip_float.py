@@ -79,6 +79,10 @@ class ChipFloat:
         """The entry this chip is issued to now (None: it is in the float)."""
         return self._owner.get(uid)
 
+    def holders(self) -> dict[bytes, str]:
+        """Every chip issued to an entry now, UID -> entry id (a copy)."""
+        return dict(self._owner)
+
     def held_by(self, entry: str) -> tuple[bytes, ...]:
         """The chips issued to ``entry`` now, in UID order."""
         return tuple(sorted(u for u, e in self._owner.items() if e == entry))

@@ -25,10 +25,25 @@ from simulators.rfid import RfidReaderSimulator
 if TYPE_CHECKING:
     from simulators.table_play import VirtualTable
 
-__all__ = ["SPOT_LIMIT", "PaidSpots", "issue_stacks", "return_chips"]
+__all__ = ["SPOT_LIMIT", "PaidSpots", "issue_stacks", "return_chips", "sync_owners"]
 
 SPOT_LIMIT: Final = 100  # chips a spot's report carries at most is 120: room to spare
 SpotKey = tuple[int, str]
+
+
+def sync_owners(vt: VirtualTable) -> None:
+    """Learn who holds each chip from the table (the virtual players' memory of their chips
+    is gone when the process restarts; a real player's chips are still in their hands)."""
+    sim = vt.chips
+    holders = vt.table.chip_holders()
+    sim.owners = {c.uid: holders.get(c.uid) for c in sim.registry
+                  if c.chip_set == sim.registry.chip_set
+                  and (c.uid in holders or c.issued_to is not None)}
+    status = vt.table.status()
+    sim.seat_entries.update({int(s): str(i["entry_id"])
+                             for s, i in status.get("seats", {}).items()})
+    sim.seat_entries.update({int(s): str(e) for s, e in
+                             ((status.get("chips") or {}).get("waiting_return") or {}).items()})
 
 
 async def issue_stacks(vt: VirtualTable) -> None:

@@ -34,7 +34,7 @@ from game.money import format_rand
 from game.settle import WAGERS, SeatWagers
 from game.staff import StaffRoster
 from game.tournament import Stage
-from simulators.chip_steps import PaidSpots, issue_stacks, return_chips
+from simulators.chip_steps import PaidSpots, issue_stacks, return_chips, sync_owners
 from simulators.id_reader import IdReaderSimulator
 from simulators.payout import Overpaid, pay_spots
 from simulators.players import PlayerStyle, VirtualPlayer
@@ -272,6 +272,7 @@ class VirtualTable:
         """Play the configured number of heats (resuming one left open by a restart)."""
         table = self.table.table_id
         await self.ensure_roster()
+        sync_owners(self)  # after a restart of this process: whose chips are whose
         status = self.table.status()
         if status.get("hand"):  # the table PC restarted mid-hand: a supervisor voids it
             await self.supervise("void", reason="hand interrupted by a restart of the table PC")
