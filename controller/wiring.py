@@ -166,6 +166,12 @@ class DaemonHandle:
         gate = self.daemon.gate
         return None if gate is None else gate.waiting_for
 
+    def chip_holders(self) -> Mapping[bytes, str]:
+        """The table's float: who holds each chip now."""
+        if self.daemon.service is None:
+            raise TableStuck("the table has not started")
+        return self.daemon.service.core.chip_float.holders()
+
 
 @dataclass(frozen=True, slots=True)
 class WiredTable:

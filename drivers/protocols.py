@@ -116,3 +116,8 @@ class TableHandle(Protocol):
     def waiting_for_tap(self) -> str | None:
         """What the console waits for a card tap for (shown on its screen), or None."""
         ...
+
+    def chip_holders(self) -> Mapping[bytes, str]:
+        """Who holds each chip of the table's float now (UID -> entry id; any other chip of
+        the set in play is in the float)."""
+        ...

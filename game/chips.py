@@ -37,7 +37,8 @@ _UID_RE = re.compile(r"[0-9A-Fa-f]{16}")
 _DIGITS = re.compile(r"[0-9]+")
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}")
 
-ProblemKind = Literal["unknown_chip", "other_chip_set", "issued_to_other_entry", "not_issued"]
+ProblemKind = Literal["unknown_chip", "other_chip_set", "issued_to_other_entry", "not_issued",
+                      "chip_pooling"]  # chip_pooling: bound to another entry at run time
 
 
 def parse_uid(text: str) -> bytes:

@@ -5,16 +5,27 @@ An unknown chip, a chip of another set or a chip issued to another entry never c
 it is reported as a problem (once while it stays on the spot) for the pit to act on. Final
 bonus markers are registered plaques of the marker set: one on a side-bet spot puts a marker
 on that bet.
+
+One UID on two spots at once (any seats) is a cloned chip or a misread: it counts on none of
+them while the duplication lasts, and it is reported once (`chip_clone`, naming every spot)
+until at most one spot holds it. Who a chip belongs to at run time is the table's chip float
+(`game.chip_float`), when one is given.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from game.chips import ChipRegistry, format_uid
+from game.chips import ChipProblem, ChipRegistry, format_uid
 from game.settle import SIDE_BETS, WAGERS, SeatWagers
 
-__all__ = ["SpotBook", "SpotProblem"]
+if TYPE_CHECKING:
+    from game.chip_float import ChipFloat
+
+__all__ = ["CloneReport", "SpotBook", "SpotProblem"]
+
+SpotKey = tuple[int, str]  # (seat, spot)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,25 +39,81 @@ class SpotProblem:
     detail: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CloneReport:
+    """What a new inventory did to duplicated UIDs: new `chip_clone` problems, and the other
+    spots whose count changed (a UID there started or stopped being duplicated)."""
+
+    alerts: tuple[SpotProblem, ...] = ()
+    spots: frozenset[SpotKey] = frozenset()
+
+
 class SpotBook:
     """The latest state of every betting spot, and the wagers it makes for each seat."""
 
-    def __init__(self, registry: ChipRegistry, *, marker_set: str = "bonus-marker") -> None:
+    def __init__(self, registry: ChipRegistry, *, marker_set: str = "bonus-marker",
+                 chip_float: ChipFloat | None = None) -> None:
         self.registry = registry
         self.marker_set = marker_set
-        self._uids: dict[tuple[int, str], frozenset[bytes]] = {}
-        self._manual: dict[tuple[int, str], int] = {}
+        self.chip_float = chip_float
+        self._uids: dict[SpotKey, frozenset[bytes]] = {}
+        self._manual: dict[SpotKey, int] = {}
         self._reported: set[tuple[int, str, bytes]] = set()
+        self._holders: dict[bytes, set[SpotKey]] = {}  # UID -> the spots that hold it
+        self._clones: set[bytes] = set()  # UIDs on two spots or more, already reported
+        # seat -> the entry whose chips lie there (seated, or finished and not yet returned)
+        self.seat_entries: dict[int, str] = {}
 
-    def see_chips(self, seat: int, spot: str, uids: frozenset[bytes]) -> None:
+    def see_chips(self, seat: int, spot: str, uids: frozenset[bytes]) -> CloneReport:
         """Record an antenna's inventory (replaces what the spot held; clears a keyed amount)."""
+        before = self._uids.get((seat, spot), frozenset())
         self._uids[(seat, spot)] = uids
         self._manual.pop((seat, spot), None)
+        return self._moved((seat, spot), before, uids)
 
-    def key_amount(self, seat: int, spot: str, amount_cents: int) -> None:
+    def key_amount(self, seat: int, spot: str, amount_cents: int) -> CloneReport:
         """Record an amount keyed by the dealer for a spot (reader failure, rule 58)."""
         self._manual[(seat, spot)] = amount_cents
-        self._uids.pop((seat, spot), None)
+        return self._moved((seat, spot), self._uids.pop((seat, spot), frozenset()), frozenset())
+
+    def uids_on(self, seat: int, spot: str) -> frozenset[bytes]:
+        """The UIDs the reader last saw on one spot (none when keyed by hand)."""
+        return self._uids.get((seat, spot), frozenset())
+
+    def seat_uids(self, seat: int) -> frozenset[bytes]:
+        """Every UID on the seat's wager spots that is not duplicated elsewhere."""
+        return frozenset(u for spot in WAGERS for u in self.uids_on(seat, spot)
+                         if u not in self._clones)
+
+    def cloned(self, uid: bytes) -> bool:
+        """True while this UID lies on two spots or more (it counts on none of them)."""
+        return uid in self._clones
+
+    def _moved(self, key: SpotKey, before: frozenset[bytes],
+               after: frozenset[bytes]) -> CloneReport:
+        touched: set[SpotKey] = set()
+        alerts: list[SpotProblem] = []
+        for uid in before - after:
+            holders = self._holders.get(uid, set())
+            holders.discard(key)
+            if uid in self._clones and len(holders) <= 1:
+                self._clones.discard(uid)
+                touched |= holders
+            if not holders:
+                self._holders.pop(uid, None)
+        for uid in sorted(after - before):
+            holders = self._holders.setdefault(uid, set())
+            holders.add(key)
+            if len(holders) > 1 and uid not in self._clones:
+                self._clones.add(uid)
+                touched |= holders
+                spots = ", ".join(f"seat {s} {p}" for s, p in sorted(holders))
+                alerts.append(SpotProblem(
+                    seat=key[0], spot=key[1], uid=format_uid(uid), kind="chip_clone",
+                    detail=f"chip {format_uid(uid)} is on {len(holders)} spots at once ({spots}):"
+                    " a cloned chip or a misread; it counts on none of them until only one"
+                    " spot holds it"))
+        return CloneReport(alerts=tuple(alerts), spots=frozenset(touched - {key}))
 
     def keyed(self, seat: int, spot: str) -> bool:
         """True when the spot's amount was keyed by hand, not read."""
@@ -64,8 +131,10 @@ class SpotBook:
                ) -> tuple[SeatWagers, list[SpotProblem]]:
         """The seat's wagers as the spots show them, and NEW problems (each reported once).
 
-        With ``report=False`` nothing is marked as reported (a read-only view).
+        With ``report=False`` nothing is marked as reported (a read-only view). A seat with no
+        entry checks its chips for the entry that last sat there until its chips are returned.
         """
+        entry_id = entry_id if entry_id is not None else self.seat_entries.get(seat)
         amounts = dict.fromkeys(WAGERS, 0)
         markers: set[str] = set()
         problems: list[SpotProblem] = []
@@ -75,6 +144,8 @@ class SpotBook:
                 amounts[spot] = self._manual[(seat, spot)]
                 continue
             for uid in sorted(self._uids.get((seat, spot), frozenset())):
+                if uid in self._clones:
+                    continue  # reported as chip_clone; counts on no spot
                 chip = self.registry.lookup(uid)
                 if chip is not None and chip.chip_set == self.marker_set:
                     if spot in SIDE_BETS and chip.issued_to in (None, entry_id):
@@ -90,7 +161,7 @@ class SpotBook:
                                detail=f"bonus marker {format_uid(uid)} on seat {seat} {spot}:"
                                f" {problem}")
                     continue
-                found = self.registry.check(uid, entry=entry_id, where=f"seat {seat} {spot}")
+                found = self._check(uid, entry_id, f"seat {seat} {spot}")
                 if found is None and chip is not None:
                     amounts[spot] += chip.value_cents
                 elif found is not None:
@@ -100,6 +171,11 @@ class SpotBook:
             return SeatWagers(markers=frozenset(markers), **amounts), []
         self._reported = {r for r in self._reported if r[0] != seat} | present
         return SeatWagers(markers=frozenset(markers), **amounts), problems
+
+    def _check(self, uid: bytes, entry_id: str | None, where: str) -> ChipProblem | None:
+        if self.chip_float is not None:
+            return self.chip_float.check(uid, entry=entry_id, where=where)
+        return self.registry.check(uid, entry=entry_id, where=where)
 
     def _note(self, problems: list[SpotProblem], present: set[tuple[int, str, bytes]], *,
               seat: int, spot: str, uid: bytes, kind: str, detail: str) -> None:

@@ -46,6 +46,7 @@ ACTIONS: Final = frozenset({
     "no_more_bets", "settle", "reveal", "payout_check", "void", "correct_card",
     "resolve_alert", "manual_card", "manual_wager", "payout_override", "clear_fault",
     "dispute_hand",
+    "issue_chips", "return_chips",
 })
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",

@@ -31,10 +31,12 @@ __all__ = [
     "DeviceTrouble",
     "Dispute",
     "DisputeHand",
+    "IssueChips",
     "NoMoreBets",
     "PayoutCheckPressed",
     "PayoutOverride",
     "ResolveAlert",
+    "ReturnChips",
     "RevealHand",
     "SettleHand",
     "ShoeReported",
@@ -216,6 +218,22 @@ class DisputeHand:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class IssueChips:
+    """The dealer issues the starting stack lying on the seat's spots to its entry."""
+
+    seat: int
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReturnChips:
+    """The dealer has placed a finished entry's chips on its seat's spots: reconcile them."""
+
+    seat: int
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Unreadable:
     """An input whose payload could not be read: refused with ``reason``."""
 
@@ -226,7 +244,8 @@ class Unreadable:
 
 
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
-                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault | DisputeHand)
+                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault | DisputeHand
+                | IssueChips | ReturnChips)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
               | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
 
@@ -280,6 +299,8 @@ _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
     "payout_override": lambda p: PayoutOverride(reason=_reason(p), by=_by(p)),
     "clear_fault": lambda p: ClearFault(role=str(p["role"]), reason=_reason(p), by=_by(p)),
     "no_more_bets": lambda p: NoMoreBets(by=_by(p)),
+    "issue_chips": lambda p: IssueChips(seat=int(p["seat"]), by=_by(p)),
+    "return_chips": lambda p: ReturnChips(seat=int(p["seat"]), by=_by(p)),
     "settle": lambda p: SettleHand(by=_by(p)),
     "reveal": lambda p: RevealHand(by=_by(p)),
     "void": lambda p: VoidByDealer(reason=str(p["reason"]), by=_by(p)),

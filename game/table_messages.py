@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Self
 
+from game.chip_messages import ChipsReconciled
 from game.console_messages import PayoutChecked, ScoreDisputed, StaffEvent
 from game.correction_messages import HandCorrected, HandDisputed
 from game.message_fields import BodyReader
@@ -21,6 +22,7 @@ from game.tournament import Stage
 __all__ = [
     "STAGES",
     "Alert",
+    "ChipsReconciled",
     "CommandResult",
     "DeviceState",
     "EntrySeated",
@@ -364,4 +366,4 @@ class CommandResult:
 TableMessage = (DeviceState | Alert | HeatOpened | HeatClosed | EntrySeated | EntryUnseated
                 | HandSettled | HandVoided | ScoreRecorded | ScoreAcknowledged | ScoreVoided
                 | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent | HandDisputed
-                | HandCorrected)
+                | HandCorrected | ChipsReconciled)

@@ -38,6 +38,12 @@ class PayoutSteps:
                alert_id: int | None = None, evidence: Mapping[str, Any] | None = None) -> None:
         raise NotImplementedError  # the core's
 
+    def _payout_started(self, check: PayoutCheck, entries: Mapping[int, str]) -> None:
+        """A hook: the check of a settled hand's payout began (the chip float's, D75)."""
+
+    def _payout_ended(self, check: PayoutCheck) -> None:
+        """A hook: the payout is verified or overridden (the chip float moves the chips)."""
+
     def _start_payout(self, hand: Hand, entries: Mapping[int, str], at: datetime,
                       out: Out) -> None:
         def held(seat: int, spot: str) -> tuple[int, bool]:
@@ -47,6 +53,7 @@ class PayoutSteps:
         assert hand.settlement is not None
         self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
                                      settlement=hand.settlement, held=held)
+        self._payout_started(self.payout, entries)
         self._payout_done(out, at)
 
     def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
@@ -67,6 +74,7 @@ class PayoutSteps:
         check = self.payout
         if check is None or not check.complete:
             return
+        self._payout_ended(check)
         out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
                                  outcome="verified",
                                  unverifiable=tuple(s.line for s in check.keyed()),
@@ -78,6 +86,7 @@ class PayoutSteps:
         check = self.payout
         assert check is not None, "the core refuses a payout action with no payout waiting"
         if isinstance(given, PayoutOverride):
+            self._payout_ended(check)
             out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
                                      outcome="overridden",
                                      mismatches=tuple(s.line for s in check.unpaid()),

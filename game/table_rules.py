@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from game.chip_float import ChipFloat
 from game.chips import ChipRegistry
 from game.codec import hand_record
 from game.console_messages import ScoreDisputed
@@ -42,6 +43,7 @@ from game.settle import WAGERS, SeatWagers
 from game.spot_book import SpotBook
 from game.staff import LockoutPolicy, StaffRoster
 from game.table import TableSession
+from game.table_chips import ChipDuties
 from game.table_inputs import (
     Acknowledge,
     Boot,
@@ -52,10 +54,12 @@ from game.table_inputs import (
     DeviceTrouble,
     Dispute,
     DisputeHand,
+    IssueChips,
     NoMoreBets,
     PayoutCheckPressed,
     PayoutOverride,
     ResolveAlert,
+    ReturnChips,
     RevealHand,
     SettleHand,
     ShoeReported,
@@ -114,7 +118,7 @@ RECENT_HANDS: Final = 10  # game recall on the dealer's screen
 Out = list[TableMessage]
 
 
-class TableCore(PayoutSteps):
+class TableCore(ChipDuties, PayoutSteps):
     """Seats, entries, spots and the hand in progress at one table; see the module docstring."""
 
     def __init__(self, *, table_id: str, settings: TournamentSettings, paytables: Paytables,
@@ -125,7 +129,8 @@ class TableCore(PayoutSteps):
         self.settings = settings
         self.paytables = paytables
         self.deal = deal
-        self.spots = SpotBook(registry, marker_set=marker_set)
+        self._chips_init(ChipFloat(registry))
+        self.spots = SpotBook(registry, marker_set=marker_set, chip_float=self.chip_float)
         self.session: TableSession | None = None
         self.heat_id: str | None = None
         self.hands_opened = 0
@@ -177,14 +182,13 @@ class TableCore(PayoutSteps):
                 self._card(given, at, out)
             case ChipsSeen():
                 if given.spot in WAGERS:  # else an antenna that is no wager spot (marker rest)
-                    self.spots.see_chips(given.seat, given.spot, given.uids)
-                    self._wagers_changed(given.seat, out, at, source="rfid")
-                    self._payout_seen(given.seat, given.spot, out, at, keyed=False)
+                    self._chips_seen(given, at, out)
             case WagerKeyed():
                 self.staff.authorize("manual_wager", given.by)
                 if given.spot not in WAGERS or given.amount_cents < 0:
                     raise Refused(f"cannot key {given.amount_cents} on {given.spot!r}")
-                self.spots.key_amount(given.seat, given.spot, given.amount_cents)
+                self._refeed(self.spots.key_amount(given.seat, given.spot, given.amount_cents),
+                             given.seat, at, out)
                 self._wagers_changed(given.seat, out, at, source="manual")
                 self._payout_seen(given.seat, given.spot, out, at, keyed=True)
             case ShoeReported():
@@ -254,6 +258,8 @@ class TableCore(PayoutSteps):
             if self.payout is None:
                 raise Refused("no payout is waiting to be checked")
             return self._payout_action(given, at, out)
+        if isinstance(given, IssueChips | ReturnChips):
+            return self._chip_action(given, at, out)
         if isinstance(given, ClearFault):
             if given.role == DECK_ROLE:
                 self.decks.clear()
@@ -351,6 +357,7 @@ class TableCore(PayoutSteps):
         entry = Entry.start(entry_id=command.entry_id, rules=session.rules)
         session.seat_entry(entry, command.seat)
         self.proofs[entry.entry_id] = command
+        self._chips_seated(entry.entry_id, command.seat, at, out)
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 
@@ -390,6 +397,7 @@ class TableCore(PayoutSteps):
             seated = ", ".join(e.entry_id for e in session.seats.values())
             raise Refused(f"entries still seated: {seated}")
         assert self.heat_id is not None
+        self._reconcile_heat(at, out)
         out.append(HeatClosed(heat_id=self.heat_id, at=format_ts(at)))
         self.session, self.heat_id = None, None
 
@@ -498,6 +506,8 @@ class TableCore(PayoutSteps):
         assert self.heat_id is not None
         if settled and self.verify_payouts and hand.settlement is not None:
             self._start_payout(hand, entries, at, out)
+        elif settled and hand.settlement is not None:
+            self._losses_taken(hand.settlement, entries)
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
             score = ScoreRecorded(
@@ -535,7 +545,7 @@ _ACTION_NAMES: Final[Mapping[type, str]] = {
     NoMoreBets: "no_more_bets", SettleHand: "settle", RevealHand: "reveal",
     VoidByDealer: "void", CorrectCard: "correct_card", ResolveAlert: "resolve_alert",
     PayoutCheckPressed: "payout_check", PayoutOverride: "payout_override",
-    ClearFault: "clear_fault",
+    ClearFault: "clear_fault", IssueChips: "issue_chips", ReturnChips: "return_chips",
 }
 
 

@@ -49,6 +49,7 @@ def core_status(core: TableCore) -> dict[str, Any]:
         "unacknowledged_scores": sorted(core.unacknowledged),
         "disputed_scores": sorted(core.disputed),
         "held_commands": [held_view(h) for h in core.held],
+        "chips": core.chips_view(),
     }
 
 

@@ -67,6 +67,18 @@ ALERT_HELP: Final[Mapping[str, str]] = {
                              " call a supervisor.",
     "not_issued": "A chip not issued to any entry is on the spot: take it off and call a"
                   " supervisor.",
+    "chip_clone": "One chip UID is on two spots at once (a cloned chip or a misread): it counts"
+                  " on neither. Take the chips off both spots, check them with the pit, and"
+                  " call a supervisor; a real clone goes to surveillance.",
+    "chip_pooling": "A chip issued to another entry is on this seat (rule 19: no pooling or"
+                    " transfer): it counts for nobody. Give it back to its entry and call a"
+                    " supervisor.",
+    "chip_issue_wrong": "The starting stack cannot be issued as it lies: do what the alert"
+                        " says (only float chips, exactly the starting stack on the seat's"
+                        " spots), then press Issue chips again.",
+    "chips_missing": "Chips issued to the entry did not come back to the float: count the"
+                     " seat and the tray, look for them, and a supervisor reports the missing"
+                     " UIDs to the cage.",
     "misplaced_marker": "A bonus marker counts only on a side bet of its own entry: move it"
                         " or take it off.",
     "payout_overpaid": "The spot holds more than it must: take the extra chips back.",
@@ -373,6 +385,7 @@ def screen_view(core: TableCore, *, now: datetime,
         "roster": core.staff.roster is not None,
         "recall": [_recall(r) for r in core.recent],
         "held_commands": [held_view(h) for h in core.held],
+        "chips": core.chips_view(),
         "hands_opened": core.hands_opened,
         "now": now.isoformat(),
     }

@@ -34,8 +34,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
-    "AuditEntry", "Base", "CommandResultRecord", "DeskCommandRecord", "DeskSession", "Dispute",
-    "Draw", "Entry", "Exclusion", "Hand", "IdentityHold", "Message", "Patron", "PatronDocument",
+    "AuditEntry", "Base", "ChipReconciliation", "CommandResultRecord", "DeskCommandRecord",
+    "DeskSession", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "IdentityHold", "Message",
+    "Patron", "PatronDocument",
     "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
     "StaffRecord", "TableProgress", "TableRecord",
 ]
@@ -356,6 +357,33 @@ class PayoutCheck(Base):
     unverifiable: Mapped[list[Any]] = mapped_column(JSON)
     by: Mapped[str | None] = mapped_column(String(40))  # the supervisor's staff id
     reason: Mapped[str | None] = mapped_column(Text)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ChipReconciliation(Base):
+    """One entry's chips reconciled against its table's float at the end of its heat
+    (``chips.reconciled``, promotion rule 19): UIDs issued, held, returned, missing (JSON lists
+    of 16 hex digits) and the values in cents."""
+
+    __tablename__ = "chip_reconciliations"
+    __table_args__ = (
+        UniqueConstraint("table_id", "seq", name="uq_chip_reconciliations_table_seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    entry_id: Mapped[str] = mapped_column(String(40), index=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    heat_id: Mapped[str | None] = mapped_column(String(64))
+    seat: Mapped[int] = mapped_column(Integer)
+    chip_set: Mapped[str] = mapped_column(String(64))
+    issued: Mapped[list[Any]] = mapped_column(JSON)
+    held: Mapped[list[Any]] = mapped_column(JSON)
+    returned: Mapped[list[Any]] = mapped_column(JSON)
+    missing: Mapped[list[Any]] = mapped_column(JSON)
+    foreign: Mapped[list[Any]] = mapped_column(JSON)
+    issued_cents: Mapped[int] = mapped_column(BigInteger)
+    held_cents: Mapped[int] = mapped_column(BigInteger)
+    returned_cents: Mapped[int] = mapped_column(BigInteger)
+    missing_cents: Mapped[int] = mapped_column(BigInteger)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

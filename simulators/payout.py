@@ -43,7 +43,7 @@ def _spare_chip(sim: RfidReaderSimulator) -> tuple[bytes, int]:
     """The float's smallest free chip (one chip too many)."""
     on_table = {u for uids in sim.table().values() for u in uids}
     free = [c for c in sim.registry if c.chip_set == sim.registry.chip_set
-            and c.issued_to is None and c.uid not in on_table]
+            and sim.owner_of(c.uid) is None and c.uid not in on_table]
     if not free:
         raise ValueError("the float has no free chip left to overpay with")
     chip = min(free, key=lambda c: (c.value_cents, c.uid))
@@ -77,5 +77,6 @@ def pay_spots(sim: RfidReaderSimulator, spots: Sequence[Mapping[str, Any]], *,
             extra = [uid]
             over = Overpaid(seat=seat, spot=spot, uid=uid, cents=cents)
         if expected > held or extra:  # one place: the reader sees the pay and the extra at once
-            sim.place(seat, spot, expected - held if expected > held else None, uids=extra)
+            sim.place(seat, spot, expected - held if expected > held else None, uids=extra,
+                      float_only=True)  # the dealer pays from the tray
     return over

@@ -169,6 +169,12 @@ class RfidReaderSimulator:
         self.seat_entries = dict(
             seat_entries if seat_entries is not None else sim_seat_entries() if built else {}
         )
+        # Who holds each chip now, where the table's float moved it away from the registry's
+        # issued_to (an entry id, or None: back in the float); kept by the virtual dealer.
+        self.owners: dict[bytes, str | None] = {}
+        # When an entry's own chips cannot make an amount, make it with float chips as well
+        # (the virtual dealer colours change); off, such a placement is refused.
+        self.change_from_float = False
         self.serial = serial
         self.model = model
         self.firmware_version = firmware
@@ -203,10 +209,20 @@ class RfidReaderSimulator:
         with self._cond:
             return {s: frozenset(u) for s, u in self._table.items() if u}
 
+    def owner_of(self, uid: bytes) -> str | None:
+        """The entry holding this chip now (None: the float)."""
+        if uid in self.owners:
+            return self.owners[uid]
+        chip = self.registry.lookup(uid)
+        return None if chip is None else chip.issued_to
+
     def place(
-        self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = ()
+        self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
+        float_only: bool = False,
     ) -> tuple[bytes, ...]:
-        """Put chips on a spot: exactly ``cents`` from the seat's chips, and/or given UIDs."""
+        """Put chips on a spot: exactly ``cents`` from the seat's chips (with float chips too
+        when they cannot make it and `change_from_float` is on; ``float_only``: from the float
+        alone), and/or given UIDs."""
         where = _spot(seat, spot)
         with self._cond:
             chosen = [bytes(u) for u in uids]
@@ -218,7 +234,7 @@ class RfidReaderSimulator:
             if len(set(chosen)) != len(chosen):
                 raise ValueError("the same chip twice")
             if cents is not None:
-                chosen += self._pick(seat, cents, exclude=set(chosen))
+                chosen += self._pick(seat, cents, exclude=set(chosen), float_only=float_only)
             for uid in chosen:
                 self._table.setdefault(where, []).append(uid)
                 self._where[uid] = where
@@ -236,6 +252,13 @@ class RfidReaderSimulator:
                 here.remove(uid)
                 del self._where[uid]
             return tuple(taken)
+
+    def clear_seat(self, seat: int) -> None:
+        """Take every chip off one seat's spots."""
+        with self._cond:
+            for where in [w for w in self._table if w.seat == seat]:
+                for uid in self._table.pop(where):
+                    del self._where[uid]
 
     def clear(self) -> None:
         """Take every chip off the table."""
@@ -274,20 +297,26 @@ class RfidReaderSimulator:
             self._fw.pending_faults.append(AntennaFault(antenna=antenna, code=code))
             self._cond.notify_all()
 
-    def _pick(self, seat: int, cents: int, *, exclude: set[bytes]) -> list[bytes]:
+    def _pick(self, seat: int, cents: int, *, exclude: set[bytes],
+              float_only: bool = False) -> list[bytes]:
         if cents <= 0:
             raise ValueError(f"an amount is a positive number of cents, got {cents}")
-        entry = self.seat_entries.get(seat)
-        pool: dict[int, list[bytes]] = {}
-        for chip in self.registry:
-            if (
-                chip.chip_set == self.registry.chip_set
-                and chip.issued_to == entry
-                and chip.uid not in self._where
-                and chip.uid not in exclude
-            ):
-                pool.setdefault(chip.value_cents, []).append(chip.uid)
-        counts = _make_change(cents, {v: len(u) for v, u in pool.items()})
+        entry = None if float_only else self.seat_entries.get(seat)
+        counts: dict[int, int] | None = None
+        tries = ((entry,), (entry, None)) if self.change_from_float else ((entry,),)
+        for holders in tries if entry is not None else ((None,),):
+            pool: dict[int, list[bytes]] = {}
+            for chip in self.registry:
+                if (
+                    chip.chip_set == self.registry.chip_set
+                    and self.owner_of(chip.uid) in holders
+                    and chip.uid not in self._where
+                    and chip.uid not in exclude
+                ):
+                    pool.setdefault(chip.value_cents, []).append(chip.uid)
+            counts = _make_change(cents, {v: len(u) for v, u in pool.items()})
+            if counts is not None:
+                break
         if counts is None:
             whose = f"entry {entry}" if entry else "the unissued float"
             raise ValueError(f"seat {seat}: cannot make {cents} cents from free chips of {whose}")

@@ -34,6 +34,7 @@ from game.money import format_rand
 from game.settle import WAGERS, SeatWagers
 from game.staff import StaffRoster
 from game.tournament import Stage
+from simulators.chip_steps import PaidSpots, issue_stacks, return_chips, sync_owners
 from simulators.decks import DeckMode, DeckSource
 from simulators.id_reader import IdReaderSimulator
 from simulators.payout import Overpaid, pay_spots
@@ -100,6 +101,7 @@ class VirtualTable:
         self.disputed: list[str] = []
         self.shoe = shoe
         self.chips = chips
+        chips.change_from_float = True  # the players' stacks need change from the tray
         self.ids = ids
         self.desk = desk
         self.seed = seed
@@ -122,6 +124,9 @@ class VirtualTable:
         self.hands_blocked = 0  # no_more_bets the table refused while a payout was wrong
         self.deck_holds = 0  # suspect decks the virtual supervisor cleared
         self.payouts_verified = 0  # payouts the table verified by its chip readers
+        self.stacks_issued = 0  # starting stacks issued at seating (simulators.chip_steps)
+        self.reconciled: dict[str, int] = {}  # entry id -> chips missing when it returned them
+        self.pocket_chips = 0  # a fault: the first entry to return its chips keeps this many
         self.acknowledged: dict[str, str] = {}  # entry id -> the proofs it acknowledged with
         self.supervisor_actions: list[str] = []
         self.fault_log: list[str] = []  # one line per fault injected and how it was put right
@@ -270,6 +275,7 @@ class VirtualTable:
         """Play the configured number of heats (resuming one left open by a restart)."""
         table = self.table.table_id
         await self.ensure_roster()
+        sync_owners(self)  # after a restart of this process: whose chips are whose
         status = self.table.status()
         if status.get("hand"):  # the table PC restarted mid-hand: a supervisor voids it
             await self.supervise("void", reason="hand interrupted by a restart of the table PC")
@@ -310,6 +316,7 @@ class VirtualTable:
             if self.hand_pause:
                 await asyncio.sleep(self.hand_pause)
         await self.acknowledge_all()
+        await return_chips(self)
         await self.send_desk(CloseHeat.NAME)
         await self.until("the heat to close", lambda s: s.get("heat") is None)
 
@@ -343,6 +350,7 @@ class VirtualTable:
         """Wagers, no more bets, the deal with decisions at each street, settle, the payout
         checked by the readers, then the players pick up their chips."""
         sim, shoe = self.chips, self.shoe
+        await issue_stacks(self)
         status = self.table.status()
         house = self.table.house_rules()
         placed: dict[str, _Spots] = {}
@@ -394,12 +402,14 @@ class VirtualTable:
             return
         hand_id = payout["hand_id"]
         inject = self._overpay_now()
+        moved = PaidSpots(self.chips, payout["spots"])
         over = pay_spots(self.chips, payout["spots"], overpay=inject)
         if over is None:
             self._overpay_due = inject  # no winning spot this hand: the next winner's
             await self.until(f"the payout of {hand_id} to be verified",
                              lambda s: (s.get("payout") or {}).get("hand_id") != hand_id)
             self.payouts_verified += 1
+            moved.verified()
             return
         self.faults_injected += 1
         await self.until(f"the table to see the overpay on seat {over.seat} {over.spot}",
@@ -422,6 +432,7 @@ class VirtualTable:
             await self.until(f"the payout of {hand_id} to be verified",
                              lambda s: (s.get("payout") or {}).get("hand_id") != hand_id)
             self.payouts_verified += 1
+            moved.verified()
             return
         await self.until(f"every other spot of {hand_id} to be paid",
                          _only_over_left(hand_id, over))
@@ -429,6 +440,7 @@ class VirtualTable:
             f"seat {over.seat} {over.spot} overpaid by {format_rand(over.cents)}: the"
             " player keeps it (virtual supervisor, fault injected)"))
         self.overrides += 1
+        moved.verified()
         self.fault_log.append(f"{what}; supervisor {self.staff.supervisor.staff_id} overrode it")
 
     def _overpay_now(self) -> bool:

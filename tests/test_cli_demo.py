@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from pathlib import Path
@@ -31,6 +32,7 @@ def test_demo_floor_fills_the_leaderboard(capsys: pytest.CaptureFixture[str]) ->
     # 2 tables x 2 heats x 2 players, each score read back from the central database; one
     # patron (t01's last heat, seat 2) leaves after 3 hands and is withdrawn there too
     assert _floor_summary(out) == (4, 8, 7, 1, 1, 0)
+    assert "chips returned to the tables' floats: 8 entries, 0 chips missing" in out, out[-2000:]
     heats = re.findall(r"^(t0[12]): heat q-\d{8}-t0[12]-[0-9a-f]{4}: seat 1 .+ \((E-[0-9a-f]+)\),"
                        r" seat 2 .+ \((E-[0-9a-f]+)\)$", out, re.MULTILINE)
     assert len(heats) == 4
@@ -103,6 +105,10 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
                      "--database", database_url.url, "--keep", keep]) == 0
         kept = sorted(p.name for p in Path(keep).iterdir())
     out = capsys.readouterr().out
+    # Every entry's chips reconciled at its table, stored centrally through the broker.
+    assert main(["chips", "inventory", "--db", database_url.url, "--format", "json"]) == 0
+    inventory = json.loads(capsys.readouterr().out)
+    assert len(inventory["entries"]) == 4 and inventory["totals"]["missing"] == 0
     assert f"MQTT broker      : {host}:{port}" in out
     assert _floor_summary(out) == (2, 4, 3, 1, 1, 0)
     assert {"leaderboard.toml", "tournament-demo.toml", "t01", "t02"} <= set(kept)

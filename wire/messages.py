@@ -30,6 +30,7 @@ from game.desk_commands import (
 from game.message_fields import BodyReader, MessageError
 from game.table_messages import (
     Alert,
+    ChipsReconciled,
     CommandResult,
     DeviceState,
     EntrySeated,
@@ -55,6 +56,7 @@ __all__ = [
     "AckScore",
     "Alert",
     "Availability",
+    "ChipsReconciled",
     "CloseHeat",
     "CommandRejected",
     "CommandResult",
@@ -191,7 +193,7 @@ class Standings:
 
 _EVENTS: Final = (DeviceState, Alert, HeatOpened, HeatClosed, EntrySeated, EntryUnseated,
                   HandSettled, HandVoided, CommandResult, CommandRejected, PayoutChecked,
-                  StaffEvent, HandDisputed, HandCorrected)
+                  StaffEvent, HandDisputed, HandCorrected, ChipsReconciled)
 _SCORES: Final = (ScoreRecorded, ScoreAcknowledged, ScoreVoided, ScoreDisputed)
 _STATUS: Final = (Availability,)
 

@@ -27,6 +27,7 @@ from simulators.table_toml import simulated_table_toml
 from wire.envelope import EnvelopeError, verify_envelope
 from wire.messages import (
     Alert,
+    ChipsReconciled,
     EntrySeated,
     HandSettled,
     HandVoided,
@@ -162,6 +163,8 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
     if plan.deck_mode != "shuffled" or report.deck_holds:
         print(f"decks {plan.deck_mode}: suspect decks held, cleared by a supervisor:"
               f" {report.deck_holds}")
+    print(f"chips returned to the tables' floats: {report.chips_reconciled} entries,"
+          f" {report.chips_missing} chips missing")
     for problem in report.problems:
         print(f"  problem: {problem}")
     complete = report.heats_played == plan.tables * plan.heats
@@ -265,6 +268,12 @@ class _Watcher:
             print(f"[{seq:>4}] acknowledged by {body['method']}: {body['entry_id']}")
         elif kind == Alert.TYPE:
             print(f"[{seq:>4}] ALERT {body['kind']}: {body['message']}")
+        elif kind == ChipsReconciled.TYPE:
+            print(f"[{seq:>4}] CHIPS {body['entry_id']}: issued {len(body['issued'])} chips"
+                  f" {format_rand(body['issued_cents'])}, held {len(body['held'])}"
+                  f" {format_rand(body['held_cents'])}, returned {len(body['returned'])}"
+                  f" {format_rand(body['returned_cents'])}, missing {len(body['missing'])}"
+                  f" {format_rand(body['missing_cents'])}")
         elif kind in (HeatOpened.TYPE, HeatClosed.TYPE, EntrySeated.TYPE):
             detail = body.get("entry_id") or body.get("heat_id")
             print(f"[{seq:>4}] {kind} {detail}")

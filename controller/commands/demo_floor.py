@@ -368,6 +368,8 @@ class SimulatedFloor:
                     self.report.overrides += dealer.overrides
                     self.report.hands_refused += dealer.hands_blocked
                     self.report.deck_holds += dealer.deck_holds
+                    self.report.chips_reconciled += len(dealer.reconciled)
+                    self.report.chips_missing += sum(dealer.reconciled.values())
                 finished.set()
 
         return run

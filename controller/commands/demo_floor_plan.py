@@ -109,6 +109,8 @@ class FloorReport:
     overrides: int = 0  # payouts a supervisor overrode
     hands_refused: int = 0  # next hands the tables refused while a payout was wrong
     deck_holds: int = 0  # suspect decks the tables held and a supervisor cleared
+    chips_reconciled: int = 0  # entries whose chips were returned to their table's float
+    chips_missing: int = 0  # chips not returned (rule 19)
 
 
 SERVICE_TOML = """\

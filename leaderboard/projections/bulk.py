@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from sqlalchemy import Connection
 
+from leaderboard.projections.chips import chip_rows
 from leaderboard.projections.console import console_rows
 from leaderboard.projections.decoding import Decoded, read
 from leaderboard.projections.hands import BODY, HAND_KEY, hand_values
@@ -31,6 +32,7 @@ from leaderboard.projections.sql import (
 )
 from wire.envelope import Envelope
 from wire.messages import (
+    ChipsReconciled,
     EntrySeated,
     HandCorrected,
     HandDisputed,
@@ -107,6 +109,8 @@ def project_bulk(connection: Connection, items: Items,
                if isinstance(m, ScoreDisputed | PayoutChecked | HandDisputed | HandCorrected)]
     if console:
         done.update(console_rows(connection, console))
+    chips = [(i, items[i][0], m) for i, m in enumerate(decoded) if isinstance(m, ChipsReconciled)]
+    done.update(chip_rows(connection, chips))
     return done
 
 

@@ -13,6 +13,7 @@ from leaderboard.projections.results import PROJECTED_TYPES
 from wire.envelope import Envelope
 from wire.messages import (
     TABLE_MESSAGES,
+    ChipsReconciled,
     CommandResult,
     EntrySeated,
     EntryUnseated,
@@ -32,7 +33,7 @@ __all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "dec
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
                | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked | CommandResult
-               | HandDisputed | HandCorrected)
+               | HandDisputed | HandCorrected | ChipsReconciled)
 # What reading a body gave: its message, the rule it breaks, or None (a type only stored).
 Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import Connection
 
+from leaderboard.projections.chips import chip_rows
 from leaderboard.projections.command_results import command_result
 from leaderboard.projections.console import console_rows
 from leaderboard.projections.decoding import NOT_READ, Decoded, NotRead, read
@@ -14,6 +15,7 @@ from leaderboard.projections.seatings import entry_seated, entry_unseated
 from leaderboard.projections.sql import LaterMessages, statements
 from wire.envelope import Envelope
 from wire.messages import (
+    ChipsReconciled,
     CommandResult,
     EntrySeated,
     EntryUnseated,
@@ -67,4 +69,6 @@ def project(
         case ScoreDisputed() | PayoutChecked() | HandDisputed() | HandCorrected():
             done = console_rows(connection, [(0, envelope, message)])
             return done.get(0, result.frozen())
+        case ChipsReconciled():
+            return chip_rows(connection, [(0, envelope, message)]).get(0, result.frozen())
     return result.frozen()

@@ -8,6 +8,7 @@ from typing import Final
 
 from wire.envelope import Envelope
 from wire.messages import (
+    ChipsReconciled,
     CommandResult,
     EntrySeated,
     EntryUnseated,
@@ -63,11 +64,12 @@ ENTRY_SEATED: Final = EntrySeated.TYPE
 ENTRY_UNSEATED: Final = EntryUnseated.TYPE
 SCORE_DISPUTED: Final = ScoreDisputed.TYPE
 PAYOUT_CHECKED: Final = PayoutChecked.TYPE
+CHIPS_RECONCILED: Final = ChipsReconciled.TYPE
 # Types applied to tables beyond ``messages`` (others, e.g. staff.session, are only stored).
 PROJECTED_TYPES: Final = frozenset({SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED,
                                     HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED,
                                     SCORE_DISPUTED, PAYOUT_CHECKED, CommandResult.TYPE,
-                                    HandDisputed.TYPE, HandCorrected.TYPE})
+                                    HandDisputed.TYPE, HandCorrected.TYPE, CHIPS_RECONCILED})
 # Entry statuses (leaderboard.desk sets all but withdrawn): an entry that left its seat
 # before its last hand is withdrawn; it records no score (rule 14) and is never seated again.
 # A refunded one's buy-in went back to the patron.

@@ -15,6 +15,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from leaderboard.models import (
     AuditEntry,
+    ChipReconciliation,
     Dispute,
     Entry,
     Hand,
@@ -30,6 +31,7 @@ from wire.envelope import Envelope, canonical_json, parse_ts
 
 __all__ = [
     "AUDIT",
+    "CHIP_RECONCILIATIONS",
     "DISPUTES",
     "ENTRIES",
     "HANDS",
@@ -104,6 +106,7 @@ PROGRESS: Final = cast(Table, TableProgress.__table__)
 REJECTIONS: Final = cast(Table, Rejection.__table__)
 DISPUTES: Final = cast(Table, Dispute.__table__)
 PAYOUT_CHECKS: Final = cast(Table, PayoutCheck.__table__)
+CHIP_RECONCILIATIONS: Final = cast(Table, ChipReconciliation.__table__)
 HAND_CORRECTIONS: Final = cast(Table, HandCorrection.__table__)
 
 

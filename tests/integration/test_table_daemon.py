@@ -80,6 +80,9 @@ async def test_a_whole_qualifying_heat_publishes_the_game_cores_scores(
         expected = check_heat(sub, last_seq)
         assert sum(1 for m in sub.by_seq.values() if m.type == "hand.settled") == hands_played
         assert len(expected) == 3
+        # Every entry's chips came back to the table's float (rule 19), published in order.
+        reconciled = [m.body for m in sub.by_seq.values() if m.type == "chips.reconciled"]
+        assert len(reconciled) == 3 and all(b["missing"] == [] for b in reconciled)
         # What arrived is exactly what the journal stored, seq by seq.
         assert {s: dict(m.body) for s, m in sub.by_seq.items()} == {
             s: dict(b) for s, b in stored_bodies(table.config.journal).items()}

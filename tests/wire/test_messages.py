@@ -15,6 +15,7 @@ from wire.messages import (
     AckScore,
     Alert,
     Availability,
+    ChipsReconciled,
     CloseHeat,
     CommandRejected,
     CommandResult,
@@ -95,6 +96,11 @@ MESSAGES: list[Any] = [
                   recorded_net=5_000, counted_net=0, balance_before=205_000,
                   balance_after=200_000, hands_played=3, markers_returned=("trips_plus",),
                   dispute_id=7, by="desk-1", reason="misdeal upheld", heat_id="Q-1", at=AT),
+    ChipsReconciled(entry_id="E-1", seat=2, chip_set="showdown-2026", heat_id="Q-1",
+                    issued=("E05D010101000001",), held=("E05D010101000001", "E05D010001000002"),
+                    returned=("E05D010001000002",), missing=("E05D010101000001",),
+                    issued_cents=2_500, held_cents=12_500, returned_cents=10_000,
+                    missing_cents=2_500, at=AT),
 ]
 
 

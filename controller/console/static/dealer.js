@@ -313,6 +313,20 @@
       await act(name, { position: Number(got.position), card: got.card, reason: got.reason }, "card corrected");
       return;
     }
+    if (name === "issue_chips" || name === "return_chips") {
+      const issuing = name === "issue_chips";
+      const waiting = Object.entries((v.chips && v.chips.waiting_return) || {})
+        .map(([seat, entry]) => [seat, "Seat " + seat + " (" + entry + ")"]);
+      const options = issuing ? seatOptions(v) : waiting;
+      if (!options.length) { banner(issuing ? "no entry is seated" : "no chips are waiting to be returned", "bad"); return; }
+      const got = await ask(issuing ? "Issue the starting stack" : "Chips returned",
+        issuing ? "Place the starting stack from the tray on the seat's spots, then issue it."
+                : "Place all the entry's chips on its seat's spots, then confirm.",
+        [{ name: "seat", label: "Seat", type: "select", options: options }]);
+      if (!got) return;
+      await act(name, { seat: Number(got.seat) }, issuing ? "chips issued" : "chips returned");
+      return;
+    }
     if (name === "manual_card") {
       const got = await ask("Manual card", "Key the next card by hand (the hand is marked manual).",
         [{ name: "card", label: "Card (e.g. As)", type: "card", placeholder: "As" }]);

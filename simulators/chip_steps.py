@@ -1,0 +1,148 @@
+"""The virtual dealer's chip float steps (promotion rule 19), as a real dealer does them:
+
+- at seating, the entry's starting stack is taken from the tray (float chips only), placed on
+  the seat's Ante spot, "issue chips" pressed once the table reads it, then handed to the
+  player;
+- after each payout the table verified, the chips that moved are noted the way the table
+  binds them (a loss taken goes back to the float, float chips paid are the winner's), so the
+  players wager their own chips next;
+- at the end of the heat, each finished entry's chips are placed on its seat's spots (at most
+  `SPOT_LIMIT` a spot), "chips returned" pressed once the table reads them all, and they go
+  back to the tray.
+
+The bindings live on the simulated reader (`RfidReaderSimulator.owners`), so they outlast a
+restart of the table daemon the way the chips on a real table do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from game.settle import WAGERS
+from simulators.rfid import RfidReaderSimulator
+
+if TYPE_CHECKING:
+    from simulators.table_play import VirtualTable
+
+__all__ = ["SPOT_LIMIT", "PaidSpots", "issue_stacks", "return_chips", "sync_owners"]
+
+SPOT_LIMIT: Final = 100  # chips a spot's report carries at most is 120: room to spare
+SpotKey = tuple[int, str]
+
+
+def sync_owners(vt: VirtualTable) -> None:
+    """Learn who holds each chip from the table (the virtual players' memory of their chips
+    is gone when the process restarts; a real player's chips are still in their hands)."""
+    sim = vt.chips
+    holders = vt.table.chip_holders()
+    sim.owners = {c.uid: holders.get(c.uid) for c in sim.registry
+                  if c.chip_set == sim.registry.chip_set
+                  and (c.uid in holders or c.issued_to is not None)}
+    status = vt.table.status()
+    sim.seat_entries.update({int(s): str(i["entry_id"])
+                             for s, i in status.get("seats", {}).items()})
+    sim.seat_entries.update({int(s): str(e) for s, e in
+                             ((status.get("chips") or {}).get("waiting_return") or {}).items()})
+
+
+async def issue_stacks(vt: VirtualTable) -> None:
+    """Issue a starting stack to every seated entry that has played no hand and holds no
+    chips yet."""
+    status = vt.table.status()
+    holding = (status.get("chips") or {}).get("held", {})
+    sim = vt.chips
+    for seat_text, info in sorted(status.get("seats", {}).items()):
+        entry = str(info["entry_id"])
+        seat = int(seat_text)
+        sim.seat_entries[seat] = entry
+        if info["hands_played"] or entry in holding:
+            continue
+        stack = int(info["balance"])
+        uids = sim.place(seat, "ante", stack, float_only=True)
+        await vt.until(f"the reader to see seat {seat}'s starting stack",
+                       _ante_is(seat_text, stack))
+        await vt.console("issue_chips", seat=seat)
+        for uid in uids:
+            sim.owners[uid] = entry
+        sim.remove(seat, "ante")
+        await vt.until(f"seat {seat}'s stack to be picked up", _seat_clear(seat_text))
+        vt.stacks_issued += 1
+
+
+class PaidSpots:
+    """The spots of one payout: what they held at settlement, to note what the payout moved."""
+
+    def __init__(self, sim: RfidReaderSimulator, spots: list[Mapping[str, Any]]) -> None:
+        self.sim = sim
+        self.before: dict[SpotKey, frozenset[bytes]] = {
+            (int(s["seat"]), str(s["spot"])): sim.chips_on(int(s["seat"]), str(s["spot"]))
+            for s in spots}
+
+    def verified(self) -> None:
+        """The table verified (or a supervisor overrode) the payout: the entry's chips taken
+        are the float's again, float chips now on a spot are its entry's."""
+        sim = self.sim
+        for (seat, spot), before in self.before.items():
+            entry = sim.seat_entries.get(seat)
+            if entry is None:
+                continue
+            after = sim.chips_on(seat, spot)
+            for uid in before - after:
+                if sim.owner_of(uid) == entry:
+                    sim.owners[uid] = None
+            for uid in after:
+                chip = sim.registry.lookup(uid)
+                if (chip is not None and chip.chip_set == sim.registry.chip_set
+                        and sim.owner_of(uid) is None):
+                    sim.owners[uid] = entry
+
+
+async def return_chips(vt: VirtualTable) -> None:
+    """Every entry whose chips the table waits for gives them back: placed on its seat's
+    spots, read, "chips returned", then into the tray."""
+    sim = vt.chips
+    waiting = (vt.table.status().get("chips") or {}).get("waiting_return", {})
+    for seat_text, entry in sorted(waiting.items()):
+        seat = int(seat_text)
+        sim.clear_seat(seat)
+        lying = {u for uids in sim.table().values() for u in uids}
+        uids = sorted(c.uid for c in sim.registry
+                      if sim.owner_of(c.uid) == entry and c.uid not in lying)
+        if vt.pocket_chips and uids:  # a fault: the player keeps some chips
+            kept, uids = uids[:vt.pocket_chips], uids[vt.pocket_chips:]
+            vt.pocket_chips = 0
+            vt.fault_log.append(f"seat {seat}: entry {entry} kept {len(kept)} chips"
+                                " instead of returning them")
+        for i, spot in enumerate(WAGERS):
+            part = uids[i * SPOT_LIMIT:(i + 1) * SPOT_LIMIT]
+            if part:
+                sim.place(seat, spot, uids=part)
+        if len(uids) > SPOT_LIMIT * len(WAGERS):
+            vt.fault_log.append(f"seat {seat}: entry {entry} holds {len(uids)} chips, more"
+                                " than its spots can carry: the rest stay off the reader")
+        await vt.until(f"the reader to see entry {entry}'s {len(uids)} chips on seat {seat}",
+                       _on_seat(seat_text, min(len(uids), SPOT_LIMIT * len(WAGERS))))
+        answer = await vt.console("return_chips", seat=seat)
+        detail = answer.get("detail") or {}
+        vt.reconciled[entry] = int(detail.get("missing", 0))
+        for uid in uids:
+            sim.owners[uid] = None
+        sim.clear_seat(seat)
+        sim.seat_entries.pop(seat, None)
+
+
+Check = Callable[[Mapping[str, Any]], bool]
+
+
+def _ante_is(seat: str, cents: int) -> Check:
+    return lambda status: int(((status.get("spots") or {}).get(seat) or {}).get("ante", 0)) \
+        == cents
+
+
+def _seat_clear(seat: str) -> Check:
+    return lambda status: not (status.get("spots") or {}).get(seat)
+
+
+def _on_seat(seat: str, count: int) -> Check:
+    return lambda status: (status.get("chips") or {}).get("on_seats", {}).get(seat) == count

@@ -1,0 +1,271 @@
+"""The table's chips at run time (issue 13 point 1, rule 19): one UID on two spots counts on
+neither, the starting stack is issued as specific UIDs, payouts move chips between the float
+and the entries, a chip of one entry on another's spot is pooling, and every entry's chips are
+reconciled at the end of its heat."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from game.chip_float import ChipFloat, FloatError
+from game.chip_messages import ChipsReconciled
+from game.chips import Chip, ChipRegistry
+from game.desk_commands import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
+from game.settle import WAGERS
+from game.spot_book import SpotBook
+from game.table_inputs import (
+    ChipsSeen,
+    IssueChips,
+    NoMoreBets,
+    ReturnChips,
+    WagerKeyed,
+    decode_input,
+)
+from game.table_messages import Alert
+from game.table_rules import Decision
+from game.tournament import Stage
+from tests.game.test_table_console import ROSTER, SETTINGS, play_winning_hand
+from tests.game.test_table_console import Feed as ConsoleFeed
+
+R25 = 2_500
+STACK = SETTINGS.stage(Stage.QUALIFYING).rules.starting_chips_cents
+
+
+def uid(n: int) -> bytes:
+    return bytes.fromhex(f"E0040000{n:08X}")
+
+
+def registry(count: int = 400, **issued: str) -> ChipRegistry:
+    return ChipRegistry([Chip(uid=uid(i), value_cents=R25, chip_set="house",
+                              issued_to=issued.get(f"c{i}")) for i in range(count)],
+                        chip_set="house")
+
+
+class Feed(ConsoleFeed):
+    """The console tests' feed, with chips placed by UID."""
+
+    def place(self, seat: int, spot: str, uids: list[int]) -> Decision:
+        return self(ChipsSeen(seat=seat, spot=spot, uids=frozenset(uid(n) for n in uids)))
+
+
+def start(feed: Feed, *entries: tuple[str, int]) -> Feed:
+    assert feed(DeskOrder(command=ROSTER, signer="desk", command_seq=1)).ok
+    assert feed(DeskOrder(command=OpenHeat(stage="qualifying", heat_id="Q1"))).ok
+    for entry, seat in entries:
+        assert feed(DeskOrder(command=Seat(entry_id=entry, seat=seat))).ok
+    feed.sign_in("D12")
+    return feed
+
+
+def alerts(decision: Decision, kind: str) -> list[Alert]:
+    return [m for m in decision.messages if isinstance(m, Alert) and m.kind == kind]
+
+
+def reconciled(decision: Decision) -> list[ChipsReconciled]:
+    return [m for m in decision.messages if isinstance(m, ChipsReconciled)]
+
+
+def test_the_starting_stack_is_two_thousand_rand() -> None:
+    assert STACK == 200_000
+
+
+# ---- one UID on two spots -----------------------------------------------------------------
+
+
+def test_the_issues_case_one_r25_uid_on_four_spots_of_two_seats_counts_nowhere() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    clone = 7
+    first = feed.place(1, "ante", [clone, 100])
+    assert alerts(first, "chip_clone") == []
+    second = feed.place(1, "odds", [clone, 102])
+    [alert] = alerts(second, "chip_clone")
+    assert "E004000000000007" in alert.message
+    assert "seat 1 ante" in alert.message and "seat 1 odds" in alert.message
+    third = feed.place(2, "ante", [clone, 101])
+    fourth = feed.place(2, "odds", [clone, 103])
+    assert alerts(third, "chip_clone") == alerts(fourth, "chip_clone") == []  # once
+    spots = feed.core.status()["spots"]
+    assert spots == {"1": {"ante": R25, "odds": R25}, "2": {"ante": R25, "odds": R25}}
+    opened = feed(NoMoreBets(by="D12"))
+    assert opened.ok, opened.error
+    hand = feed.core.hand
+    assert hand is not None
+    staked = [w.staked_cents if (w := hand.wagers(s)) else None for s in (1, 2)]
+    assert staked == [2 * R25, 2 * R25]  # the clone counted on none of its four spots
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_a_clone_clears_when_one_spot_no_longer_holds_it_and_is_reported_again_later() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    feed.place(1, "ante", [5])
+    assert alerts(feed.place(2, "ante", [5]), "chip_clone")
+    assert feed.core.status()["spots"] == {"1": {}, "2": {}}
+    feed.place(2, "ante", [])  # seat 2's copy taken off: seat 1's chip counts again
+    assert feed.core.status()["spots"] == {"1": {"ante": R25}, "2": {}}
+    assert alerts(feed.place(2, "odds", [5]), "chip_clone")  # a new duplication: a new alert
+
+
+def test_a_keyed_amount_on_one_copys_spot_lets_the_other_count_again() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    feed.place(1, "ante", [5])
+    feed.place(2, "ante", [5])
+    feed.sign_in("S3")
+    assert feed(WagerKeyed(seat=2, spot="ante", amount_cents=R25, by="S3")).ok
+    assert feed.core.status()["spots"] == {"1": {"ante": R25}, "2": {"ante": R25}}
+    assert not feed.core.spots.cloned(uid(5))
+
+
+@given(st.lists(st.tuples(st.integers(1, 3), st.sampled_from(WAGERS[:3]),
+                          st.frozensets(st.integers(0, 5), max_size=4)), max_size=30))
+def test_any_sequence_of_reads_never_counts_a_uid_twice(reads: list[tuple[int, str,
+                                                                          frozenset[int]]]
+                                                        ) -> None:
+    reg = ChipRegistry([Chip(uid=uid(i), value_cents=10 ** i, chip_set="house")
+                        for i in range(6)], chip_set="house")
+    book = SpotBook(reg, chip_float=ChipFloat(reg))
+    lying: dict[tuple[int, str], frozenset[int]] = {}
+    for seat, spot, chips in reads:
+        book.see_chips(seat, spot, frozenset(uid(n) for n in chips))
+        lying[(seat, spot)] = chips
+    where: dict[int, int] = {}
+    for chips in lying.values():
+        for n in chips:
+            where[n] = where.get(n, 0) + 1
+    counted = sum(book.wagers(seat, None, report=False)[0].staked_cents for seat in (1, 2, 3))
+    assert counted == sum(10 ** n for n, times in where.items() if times == 1)
+
+
+# ---- issuing, pooling, payouts ------------------------------------------------------------
+
+
+def test_the_dealer_issues_the_stack_lying_on_the_spots_and_a_wrong_stack_is_an_alert() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    feed.place(1, "ante", list(range(0, 79)))  # R1,975
+    short = feed(IssueChips(seat=1, by="D12"))
+    assert not short.ok and "worth R1,975.00, the starting stack is R2,000.00: add R25.00" in (
+        str(short.error))
+    assert alerts(short, "chip_issue_wrong")
+    feed.place(1, "ante", list(range(0, 80)))
+    issued = feed(IssueChips(seat=1, by="D12"))
+    assert issued.ok and issued.detail == {"entry_id": "E1", "issued": 80, "value": 200_000}
+    assert feed.core.chip_float.held_by("E1") == tuple(uid(n) for n in range(80))
+    again = feed(IssueChips(seat=1, by="D12"))
+    assert "already has its starting stack issued" in str(again.error)
+    # Seat 2 stacks one of E1's chips among float chips: refused, it is not the float's.
+    feed.place(1, "ante", [])
+    feed.place(2, "ante", [*range(100, 179), 3])
+    pooled = feed(IssueChips(seat=2, by="D12"))
+    assert "chip E004000000000003 is issued to entry E1, not in the float" in str(pooled.error)
+
+
+def test_a_chip_of_one_entry_on_another_entrys_spot_is_pooling_and_counts_nothing() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    feed.place(1, "ante", list(range(80)))
+    assert feed(IssueChips(seat=1, by="D12")).ok
+    feed.place(1, "ante", [])
+    moved = feed.place(2, "ante", [4, 200])
+    [alert] = alerts(moved, "chip_pooling")
+    assert "chip E004000000000004 on seat 2 ante belongs to entry E1, played by entry E2" in (
+        alert.message)
+    assert feed.core.status()["spots"]["2"] == {"ante": R25}  # only the float chip 200
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_a_verified_payout_binds_the_paid_float_chips_to_the_winner() -> None:
+    feed = Feed()
+    start(feed, ("E1", 1))
+    play_winning_hand(feed)
+    on_ante = feed.core.spots.uids_on(1, "ante")
+    feed.chips(1, "ante", 2 * R25)
+    feed.chips(1, "play", 2 * R25)
+    assert feed.core.payout is None  # verified
+    paid = feed.core.spots.uids_on(1, "ante") | feed.core.spots.uids_on(1, "play")
+    assert set(feed.core.chip_float.held_by("E1")) >= paid
+    assert not on_ante & set(feed.core.chip_float.held_by("E1"))  # float chips, replaced
+
+
+def test_a_loss_taken_returns_the_entrys_chips_to_the_float() -> None:
+    chips = ChipFloat(registry())
+    chips.issue("E1", frozenset(uid(n) for n in range(80)), seat=1, stack_cents=200_000)
+    chips.paid("E1", frozenset({uid(1), uid(2)}), frozenset())
+    assert uid(1) not in chips.held_by("E1") and len(chips.held_by("E1")) == 78
+    assert chips.owner(uid(1)) is None
+
+
+def test_a_static_registry_still_issues_and_its_chips_return_to_the_float() -> None:
+    chips = ChipFloat(registry(c1="E9", c2="E9"))
+    assert chips.issued_to("E9") == (uid(1), uid(2))
+    assert chips.check(uid(1), entry="E1") is not None  # issued to E9 statically
+    done = chips.reconcile("E9", 3, frozenset({uid(1)}))
+    assert (done.returned, done.missing, done.missing_cents) == ((uid(1),), (uid(2),), R25)
+    assert chips.check(uid(1), entry="E1") is None  # back in the float: counts for anyone
+    try:
+        chips.issue("E1", frozenset({uid(2)}), seat=1, stack_cents=R25)
+    except FloatError as exc:
+        assert "issued to entry E9" in str(exc)
+    else:  # pragma: no cover - the test fails
+        raise AssertionError("a missing chip of E9 was issued to E1")
+
+
+# ---- the end of the heat -------------------------------------------------------------------
+
+
+def test_returned_chips_reconcile_with_nothing_missing() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1))
+    feed.place(1, "ante", list(range(80)))
+    assert feed(IssueChips(seat=1, by="D12")).ok
+    feed.place(1, "ante", [])
+    assert "still playing" in str(feed(ReturnChips(seat=1, by="D12")).error)
+    assert feed(DeskOrder(command=Unseat(seat=1))).ok
+    feed.place(1, "ante", list(range(40)))
+    feed.place(1, "odds", list(range(40, 80)))
+    back = feed(ReturnChips(seat=1, by="D12"))
+    assert back.ok and back.detail["missing"] == 0
+    [report] = reconciled(back)
+    assert (len(report.issued), len(report.returned), report.missing, report.returned_cents) \
+        == (80, 80, (), 200_000)
+    assert feed.core.chip_float.held_by("E1") == ()
+    closed = feed(DeskOrder(command=CloseHeat()))
+    assert closed.ok and reconciled(closed) == []  # reconciled once
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_chips_missing_at_heat_close_are_reported_and_an_alert() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
+    for seat, first in ((1, 0), (2, 100)):
+        feed.place(seat, "ante", list(range(first, first + 80)))
+        assert feed(IssueChips(seat=seat, by="D12")).ok
+        feed.place(seat, "ante", [])
+    for seat in (1, 2):
+        assert feed(DeskOrder(command=Unseat(seat=seat))).ok
+    feed.place(1, "ante", list(range(0, 78)))  # two chips short
+    feed.place(2, "ante", list(range(100, 180)))
+    closed = feed(DeskOrder(command=CloseHeat()))
+    assert closed.ok, closed.error
+    one, two = reconciled(closed)
+    assert (one.entry_id, one.missing, one.missing_cents) == (
+        "E1", ("E00400000000004E", "E00400000000004F"), 2 * R25)
+    assert (two.entry_id, two.missing) == ("E2", ())
+    [alert] = alerts(closed, "chips_missing")
+    assert "MISSING 2 chips R50.00" in alert.message and "E00400000000004E" in alert.message
+    assert ChipsReconciled.decode(one.encode()) == one
+
+
+def test_the_dealer_steps_decode_from_the_journal() -> None:
+    assert decode_input("dealer", {"action": "issue_chips", "seat": 3, "by": "D1"}) == (
+        IssueChips(seat=3, by="D1"))
+    assert decode_input("dealer", {"action": "return_chips", "seat": 2}) == ReturnChips(seat=2)
+    assert decode_input("dealer", {"action": "issue_chips"}).reason == (  # type: ignore[union-attr]
+        "missing field 'seat'")
+
+
+
+def test_an_entry_that_was_never_issued_chips_and_holds_none_is_not_reported() -> None:
+    feed = start(Feed(verify_payouts=False), ("E1", 1))
+    assert "no entry's chips are waiting" in str(feed(ReturnChips(seat=2, by="D12")).error)
+    assert feed(DeskOrder(command=Unseat(seat=1))).ok
+    back = feed(ReturnChips(seat=1, by="D12"))
+    assert back.ok and back.detail["missing"] == 0 and reconciled(back) == []
+    closed = feed(DeskOrder(command=CloseHeat()))
+    assert closed.ok and reconciled(closed) == [] and not alerts(closed, "chips_missing")

@@ -1,0 +1,105 @@
+"""The table's chip float at a running daemon (issue 13, rule 19), through the real USB driver
+on the simulated chip reader: the virtual dealer issues each starting stack at seating and
+takes every entry's chips back at the end of the heat; the journal shows one
+``chips.reconciled`` per entry with nothing missing. A chip a player keeps is reported
+missing (and alerted); a player's chip put on another seat's spot is a pooling alert."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from controller.journal import Journal
+from controller.wiring import wire_table
+from simulators.table_play import VirtualTable
+from tests.integration.daemon_support import free_port, make_table, running
+
+CHIP_ALERTS = ("chip_clone", "chip_pooling", "chips_missing", "chip_issue_wrong")
+
+
+def _messages(path: Path) -> list[tuple[str, Mapping[str, Any]]]:
+    with Journal.open(path, read_only=True) as journal:
+        return [(m.type, m.body) for m in journal.messages(1)]
+
+
+def _presses(path: Path) -> list[str]:
+    with Journal.open(path, read_only=True) as journal:
+        return [str(r.payload.get("action")) for r in journal.records() if r.kind == "dealer"]
+
+
+async def _heat(vt: VirtualTable, between: Any = None) -> None:
+    await vt.ensure_roster()
+    await vt.send_desk("open_heat", stage="qualifying", heat_id="Q-1")
+    for seat in (1, 2):
+        await vt.send_desk("seat", entry_id=f"E{seat}", seat=seat)
+    await vt.until("the entries to be seated", lambda s: len(s.get("seats", {})) == 2)
+    await vt.play_heat({1: "E1", 2: "E2"}, between_hands=between)
+
+
+async def test_a_heat_issues_every_stack_and_gets_every_chip_back(
+        tmp_path: Path, short_dir: Path) -> None:
+    wired = wire_table(make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}").config)
+    async with running(wired.daemon) as stop:
+        vt = wired.virtual_table(seed=5, players=2, heats=1)
+        await vt.run()
+        assert await stop() == 0
+    path = wired.daemon.config.journal
+    messages = _messages(path)
+    reports = [b for t, b in messages if t == "chips.reconciled"]
+    assert len(reports) == 2 and vt.stacks_issued == 2
+    for report in reports:
+        assert len(report["issued"]) > 0 and report["issued_cents"] == 200_000
+        assert report["missing"] == [] and report["returned"] == report["held"]
+    assert not [b for t, b in messages if t == "alert" and b["kind"] in CHIP_ALERTS]
+    presses = _presses(path)
+    assert presses.count("issue_chips") == 2 and presses.count("return_chips") == 2
+    assert vt.reconciled == {r["entry_id"]: 0 for r in reports}
+
+
+async def test_a_chip_a_player_keeps_is_reported_missing(tmp_path: Path,
+                                                         short_dir: Path) -> None:
+    wired = wire_table(make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}").config)
+    async with running(wired.daemon) as stop:
+        vt = wired.virtual_table(seed=6, players=2, heats=1)
+        vt.pocket_chips = 1
+        await _heat(vt)
+        assert await stop() == 0
+    messages = _messages(wired.daemon.config.journal)
+    reports = {b["entry_id"]: b for t, b in messages if t == "chips.reconciled"}
+    assert [len(r["missing"]) for _, r in sorted(reports.items())] == [1, 0]
+    [missing] = reports["E1"]["missing"]
+    alerts = [b for t, b in messages if t == "alert" and b["kind"] == "chips_missing"]
+    assert len(alerts) == 1 and missing in alerts[0]["message"]
+    assert reports["E1"]["missing_cents"] > 0
+
+
+async def test_a_players_chip_on_another_seats_spot_is_a_pooling_alert(
+        tmp_path: Path, short_dir: Path) -> None:
+    wired = wire_table(make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}").config)
+    moved: list[bytes] = []
+
+    async def pass_a_chip(hands: int) -> None:
+        if hands != 1:
+            return
+        sim = vt.chips
+        lying = {u for uids in sim.table().values() for u in uids}
+        mine = sorted(c.uid for c in sim.registry
+                      if sim.owner_of(c.uid) == "E1" and c.uid not in lying)
+        before = int(vt.table.status()["alerts"])
+        sim.place(2, "ante", uids=mine[:1])
+        moved.extend(mine[:1])
+        await vt.until("the pooling alert", lambda s: int(s["alerts"]) > before)
+        sim.remove(2, "ante")  # the supervisor gives it back
+        await vt.until("seat 2 to be clear", lambda s: not (s.get("spots") or {}).get("2"))
+
+    async with running(wired.daemon) as stop:
+        vt = wired.virtual_table(seed=7, players=2, heats=1)
+        await _heat(vt, pass_a_chip)
+        assert await stop() == 0
+    messages = _messages(wired.daemon.config.journal)
+    pooled = [b for t, b in messages if t == "alert" and b["kind"] == "chip_pooling"]
+    assert len(pooled) == 1 and moved[0].hex().upper() in pooled[0]["message"]
+    assert "belongs to entry E1, played by entry E2" in pooled[0]["message"]
+    reports = [b for t, b in messages if t == "chips.reconciled"]
+    assert [r["missing"] for r in reports] == [[], []]
