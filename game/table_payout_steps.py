@@ -39,7 +39,7 @@ class PayoutSteps:
         raise NotImplementedError  # the core's
 
     def _payout_started(self, check: PayoutCheck, entries: Mapping[int, str]) -> None:
-        """A hook: the check of a settled hand's payout began (the chip float's, D75)."""
+        """A hook: the check of a settled hand's payout began (the chip float notes it)."""
 
     def _payout_ended(self, check: PayoutCheck) -> None:
         """A hook: the payout is verified or overridden (the chip float moves the chips)."""

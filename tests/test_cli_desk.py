@@ -4,6 +4,7 @@ disputes, payout checks)."""
 
 from __future__ import annotations
 
+import getpass
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -348,7 +349,7 @@ def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
     assert (code, out) == (0, "D12 Nandi Dlamini (dealer, PIN and card): enrolled; roster"
                               " version 2 (send it to the tables: showdown desk staff send)\n"), err
     typed = iter(["99887766", "99887766", "1234", "4321"])
-    monkeypatch.setattr(desk_cli.getpass, "getpass", lambda _prompt: next(typed))
+    monkeypatch.setattr(getpass, "getpass", lambda _prompt: next(typed))
     code, _, err = run("staff", "add", "--staff-id", "S1", "--name", "Sipho", "--role",
                        "supervisor")  # no PIN option, no card: the PIN is asked for
     assert code == 0, err

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import getpass
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -31,6 +30,7 @@ from controller.commands.desk_context import (
     existing_engine,
     saved_session,
 )
+from controller.commands.typed_secrets import secret_from_file, typed_secret
 from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -136,24 +136,11 @@ def read_pin(args: argparse.Namespace, whose: str, *, required: bool = False) ->
     (``--pin``, or when ``required``); None when no PIN is given."""
     path = getattr(args, "pin_file", None)
     if path is not None:
-        try:
-            text = Path(path).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"--pin-file {path}: {getattr(exc, 'strerror', None) or exc}"
-                               ) from None
-        if not text:
-            raise CommandError(f"--pin-file {path} is empty")
-        return text
+        return secret_from_file(path, "--pin-file")
     if not (getattr(args, "pin", False) or required):
         return None
-    try:
-        first = getpass.getpass(f"{whose} PIN (4-8 digits): ")
-        again = getpass.getpass(f"{whose} PIN again: ")
-    except (EOFError, KeyboardInterrupt):
-        raise CommandError("no PIN was typed: nothing was changed") from None
-    if first != again:
-        raise CommandError("the two PINs typed differ: nothing was changed")
-    return first
+    return typed_secret("PIN", f"{whose} PIN (4-8 digits)", twice=True,
+                        unchanged="nothing was changed")
 
 
 def make_sender(args: argparse.Namespace) -> CommandSender:

@@ -7,7 +7,6 @@ desk command acts as, and records, the person signed in.
 from __future__ import annotations
 
 import argparse
-import getpass
 from pathlib import Path
 
 from sqlalchemy import select
@@ -27,6 +26,7 @@ from controller.commands.desk_context import (
     saved_session,
 )
 from controller.commands.desk_staff import read_passphrase
+from controller.commands.typed_secrets import secret_from_file, typed_secret
 from leaderboard.db import shown, upgrade
 from leaderboard.desk_auth import SignInRefused, authenticate, init_first_manager, sign_in
 from leaderboard.desk_auth import sign_out as end_session
@@ -74,18 +74,8 @@ def run_init(args: argparse.Namespace) -> int:
 
 def _read_secret(path: Path | None) -> str:
     if path is not None:
-        try:
-            text = Path(path).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"--password-file {path}: "
-                               f"{getattr(exc, 'strerror', None) or exc}") from None
-        if not text:
-            raise CommandError(f"--password-file {path} is empty")
-        return text
-    try:
-        return getpass.getpass("desk passphrase: ")
-    except (EOFError, KeyboardInterrupt):
-        raise CommandError("no passphrase was typed: not signed in") from None
+        return secret_from_file(path, "--password-file")
+    return typed_secret("passphrase", "desk passphrase", twice=False, unchanged="not signed in")
 
 
 def run_login(args: argparse.Namespace) -> int:

@@ -10,11 +10,10 @@ operator, sending, printing) is `controller.commands.desk_actions`'. A PIN is re
 from __future__ import annotations
 
 import argparse
-import getpass
-from pathlib import Path
 
 from controller.cli import CommandError
 from controller.commands import desk_actions as act
+from controller.commands.typed_secrets import secret_from_file, typed_secret
 from game.money import format_rand
 from leaderboard import desk
 from leaderboard.desk import DisputeView, PayoutCheckView, StaffView
@@ -71,24 +70,11 @@ def read_passphrase(args: argparse.Namespace, whose: str, *,
     not echo it (``--passphrase``, or when ``required``); None when none is given."""
     path = getattr(args, "passphrase_file", None)
     if path is not None:
-        try:
-            text = Path(path).read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"--passphrase-file {path}: "
-                               f"{getattr(exc, 'strerror', None) or exc}") from None
-        if not text:
-            raise CommandError(f"--passphrase-file {path} is empty")
-        return text
+        return secret_from_file(path, "--passphrase-file")
     if not (getattr(args, "passphrase", False) or required):
         return None
-    try:
-        first = getpass.getpass(f"{whose} desk passphrase ({MIN_PASSPHRASE}+ characters): ")
-        again = getpass.getpass(f"{whose} desk passphrase again: ")
-    except (EOFError, KeyboardInterrupt):
-        raise CommandError("no passphrase was typed: nothing was changed") from None
-    if first != again:
-        raise CommandError("the two passphrases typed differ: nothing was changed")
-    return first
+    return typed_secret("passphrase", f"{whose} desk passphrase ({MIN_PASSPHRASE}+ characters)",
+                        twice=True, unchanged="nothing was changed")
 
 
 def run_staff_passphrase(args: argparse.Namespace) -> int:
