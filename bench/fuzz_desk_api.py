@@ -58,6 +58,11 @@ _session: dict[str, str] = {}  # the signed-in fuzzer's session token
 HEAT_DAY: Final = datetime(2026, 7, 3, 13, 0, tzinfo=ZoneInfo("Africa/Johannesburg"))
 
 
+def _clock() -> datetime:
+    """The desk's fixed moment (a heat day)."""
+    return HEAT_DAY
+
+
 def authorise(headers: dict[str, str]) -> dict[str, str]:
     """The credential of the fuzzing person (a manager, signed in by `Server`): the ONE
     place the run's requests carry it."""
@@ -70,13 +75,11 @@ class Server:
     def __init__(self, database: str) -> None:
         self.engine = make_engine(database)
         upgrade(self.engine)
-        clock = lambda: HEAT_DAY  # noqa: E731 - the desk's fixed moment
         with Session(self.engine, expire_on_commit=False) as s:
-            desk.enrol_staff(s, clock, actor="fuzz-setup", staff_id=FUZZER, name="Fuzz Manager",
-                             role="manager", desk_passphrase=PASSPHRASE)
-            _session["token"] = sign_in(s, clock, staff_id=FUZZER, passphrase_text=PASSPHRASE,
-                                        client="api").token
-        routes = desk_routes(self.engine, read_tournament(), NullSender(), clock)
+            desk.enrol_staff(s, _clock, actor="fuzz-setup", staff_id=FUZZER,
+                             name="Fuzz Manager", role="manager", desk_passphrase=PASSPHRASE)
+        self.sign_in()
+        routes = desk_routes(self.engine, read_tournament(), NullSender(), _clock)
         self.app = Starlette(routes=[Mount("/api/desk", routes=routes)])
         self.sock = listen("127.0.0.1", 0, source="fuzz", key="port")
         self.port = self.sock.getsockname()[1]
@@ -84,6 +87,12 @@ class Server:
                                                   lifespan="off", log_level="critical"))
         self.thread = threading.Thread(target=lambda: asyncio.run(
             self.server.serve(sockets=[self.sock])), name="desk-api", daemon=True)
+
+    def sign_in(self) -> None:
+        """Sign the fuzzer in (again, after a generated DELETE /session ended its session)."""
+        with Session(self.engine, expire_on_commit=False) as s:
+            _session["token"] = sign_in(s, _clock, staff_id=FUZZER, passphrase_text=PASSPHRASE,
+                                        client="api").token
 
     def __enter__(self) -> Server:
         self.thread.start()
@@ -185,6 +194,8 @@ def run(count: int, seed_value: int, database: str) -> int:
         @given(requests(document, pools))
         def fuzz(request: Request) -> None:
             status, data = client.send(request)
+            if request.method == "DELETE" and status == 200:  # it signed the fuzzer out
+                server.sign_in()
             statuses[status] += 1
             outcomes[f"{status // 100}xx"] += 1
             variants[request.variant] += 1

@@ -131,6 +131,14 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse({"error": message, **extra}, status_code=status)
 
 
+def _unread(request: Request, answer: Response) -> Response:
+    """An answer given before the request's body was read: a body still on its way ends the
+    connection (a client still sending would otherwise wait for an answer it never reads)."""
+    if request.headers.get("content-length", "0") != "0" or "transfer-encoding" in request.headers:
+        answer.headers["Connection"] = "close"
+    return answer
+
+
 async def _openapi(_: Request) -> Response:
     return JSONResponse(openapi())
 
@@ -182,9 +190,9 @@ class _DeskApi:
                 body = (await self._body(request, spec)).signed_in(staff_id)
                 result = await run_in_threadpool(self._run, operation, body, request)
             except SignInRefused as exc:
-                return unauthorised(exc)
+                return _unread(request, unauthorised(exc))
             except RoleRefused as exc:
-                return _error(403, str(exc), role_needed=exc.needed)
+                return _unread(request, _error(403, str(exc), role_needed=exc.needed))
             except desk.NotPermitted as exc:
                 return _error(403, str(exc))
             except desk.Held as exc:

@@ -247,3 +247,34 @@ async def test_every_described_field_is_one_the_operation_reads(engine: Engine,
                 api.token = api.sign_in("desk-1")
         declared = {f.name for f in (*spec.fields, *spec.path_fields)}
         assert FIELDS_READ[spec.name] == declared, spec.name
+
+
+async def test_an_answer_before_the_body_is_read_ends_the_connection(engine: Engine,
+                                                                    clock: FakeClock) -> None:
+    """No valid session: 401 before the body is read, so a body still on its way ends the
+    connection (a client still sending would otherwise wait for an answer it never reads)."""
+    api = Api(engine, clock, NullSender())
+    for token, body, closes in (("not-a-session", b"x" * 1000, True),
+                                ("not-a-session", b"", False)):
+        scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+                 "method": "POST", "scheme": "http", "path": "/api/desk/patrons",
+                 "raw_path": b"/api/desk/patrons", "query_string": b"", "root_path": "",
+                 "headers": [(b"authorization", f"Bearer {token}".encode()),
+                             (b"content-length", str(len(body)).encode())],
+                 "client": ("127.0.0.1", 50000), "server": ("desk.test", 80)}
+        taken: list[int] = []
+        sent: list[MutableMapping[str, Any]] = []
+
+        async def receive(data: bytes = body, taken: list[int] = taken) -> dict[str, Any]:
+            taken.append(1)
+            return {"type": "http.request", "body": data, "more_body": False}
+
+        async def send(message: MutableMapping[str, Any],
+                       sent: list[MutableMapping[str, Any]] = sent) -> None:
+            sent.append(message)
+
+        await api.app(scope, receive, send)
+        start = next(m for m in sent if m["type"] == "http.response.start")
+        headers = {k.decode(): v.decode() for k, v in start["headers"]}
+        assert start["status"] == 401 and not taken  # the body was never read
+        assert (headers.get("connection") == "close") is closes, headers
