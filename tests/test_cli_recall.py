@@ -7,6 +7,7 @@ Hand bodies here are shaped like game.codec's hand records; amounts are integer 
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,14 @@ from controller.cli import EXIT_ERROR, main
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord
 from controller.journal.models import TRIGGERS
+from game.codec import hand_record
+from game.deal import DEFAULT_DEAL
+from game.money import format_rand
+from game.table import TableSession
+from game.tournament import Entry, Stage
+from runtime.settings_files import read_paytables, read_tournament
+from simulators.dealer import VirtualDealer
+from simulators.players import VirtualPlayer
 from tests.controller.journal.support import Message
 
 
@@ -376,3 +385,35 @@ def test_a_chain_break_is_reported_as_damage(tmp_path: Path,
     got = json.loads(out)
     assert got["damaged"] is True and got["integrity_problems"]
     assert all(h["intact"] for h in got["hands"])
+
+
+def test_compact_reads_real_codec_records(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Hands played by the game core and recorded by game.codec: nothing shown as "?"."""
+    rules = read_tournament(None).stage(Stage.FINAL).rules
+    t = TableSession(table_id="T2", rules=rules, paytables=read_paytables(None),
+                     deal=DEFAULT_DEAL)
+    for seat in (1, 4):
+        t.seat_entry(Entry.start(entry_id=f"E{seat}", rules=rules), seat)
+    players = {s: VirtualPlayer(name=str(s), rng=random.Random(s)) for s in (1, 4)}
+    records = []
+    for n in range(4):
+        hand = VirtualDealer(rng=random.Random(n)).play_hand(t, players, f"H{n}")
+        record = hand_record(hand, entries={1: "E1", 4: "E4"}, table="T2")
+        record.update(heat_id="F1", stage="final", settled_at="2026-03-14T11:00:00Z")
+        record["opened_at"] = record["opened_at"] or "2026-03-14T10:59:00Z"  # untimed here
+        records.append(record)
+        t.close_hand()
+    path = tmp_path / "t2.journal"
+    write_hands(path, records)
+    code, out, _ = recall(capsys, "--journal", str(path), "--heat", "F1", "--compact")
+    assert code == 0 and out.count("=== HAND ") == 4
+    assert "?" not in out
+    for record, block in zip(records, out.split("=== HAND ")[1:], strict=True):
+        assert block.startswith(f"{record['hand_id']}  table T2  heat F1 (final)  SETTLED")
+        assert f"  dealer {' '.join(record['dealer'])} (" in block
+        for seat in record["settlement"]["seats"]:
+            net = seat["net"]
+            assert f"    net {'+' if net > 0 else ''}{format_rand(net)}" in block
+            for wager, result in seat["wagers"].items():
+                assert f"{wager} {result['result']} " in block
