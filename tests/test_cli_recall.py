@@ -417,3 +417,29 @@ def test_compact_reads_real_codec_records(tmp_path: Path,
             assert f"    net {'+' if net > 0 else ''}{format_rand(net)}" in block
             for wager, result in seat["wagers"].items():
                 assert f"{wager} {result['result']} " in block
+
+
+def test_no_check_says_so_and_still_flags_a_changed_hand(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t07.journal"
+    dispute_journal(path)
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DROP TRIGGER outbox_no_delete")
+    con.execute("DELETE FROM outbox WHERE body LIKE '%T07-0002%'")  # only the chain sees this
+    con.execute(TRIGGERS["outbox_no_delete"])
+    con.close()
+    code, out, _ = recall(capsys, "--journal", str(path), "--compact", "--no-check")
+    assert code == 0 and "DAMAGED" not in out
+    assert out.splitlines()[2].startswith("journal integrity NOT CHECKED (--no-check)")
+    _, out, _ = recall(capsys, "--journal", str(path), "--json", "--no-check")
+    assert json.loads(out)["checked"] is False
+    con = sqlite3.connect(path, isolation_level=None)
+    con.execute("DROP TRIGGER outbox_no_update")
+    con.execute("UPDATE outbox SET body = replace(body, '12500', '99500') WHERE body LIKE "
+                "'%T07-0001%'")
+    con.execute(TRIGGERS["outbox_no_update"])
+    con.close()
+    code, out, _ = recall(capsys, "--journal", str(path), "--no-check", "--hand", "T07-0001")
+    assert code == 1
+    assert "JOURNAL DAMAGED: 0 integrity problem(s) found by the check; 1 shown hand(s)" in out
+    assert "!! checksum mismatch: the stored message was changed" in out

@@ -73,6 +73,9 @@ def register(sub: Any) -> None:
     shown.add_argument("--json", action="store_true", help="print JSON instead of text")
     shown.add_argument("--compact", action="store_true",
                        help="one screen a hand, for a dispute (times in --tz)")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip the whole-journal integrity check (faster on a long journal; "
+                        "each shown hand is still checked, and the output says so)")
     p.add_argument("--tz", type=_zone, default=None, metavar="ZONE",
                    help="the venue's IANA time zone for --compact (default: UTC, labelled)")
     p.set_defaults(handler=run)
@@ -138,7 +141,7 @@ class Recall:
     hands: list[CheckedMessage]
     faults: list[Fault]
     fault_error: str | None
-    problems: list[IntegrityProblem]
+    problems: list[IntegrityProblem] | None  # None: the whole-journal check was skipped
 
     @property
     def damaged(self) -> bool:
@@ -146,8 +149,10 @@ class Recall:
         return bool(self.problems) or any(h.problems for h in self.hands)
 
 
-def recall(path: Path, last: int | None, selection: Selection | None = None) -> Recall:
-    """The selected hands (the last `last`, None: all), the open faults, and the full check."""
+def recall(path: Path, last: int | None, selection: Selection | None = None, *,
+           check: bool = True) -> Recall:
+    """The selected hands (the last `last`, None: all), the open faults, and (when `check`)
+    the whole-journal integrity check."""
     selection = selection or Selection()
     try:
         journal = Journal.open(path, read_only=True)
@@ -169,7 +174,7 @@ def recall(path: Path, last: int | None, selection: Selection | None = None) -> 
             faults = journal.open_faults()
         except JournalError as e:
             fault_error = str(e)
-        problems = journal.verify()
+        problems = journal.verify() if check else None
     return Recall(hands=hands, faults=faults, fault_error=fault_error, problems=problems)
 
 
@@ -177,15 +182,16 @@ def run(args: argparse.Namespace) -> int:
     """Print the recall; exit 1 (a check found problems) when the journal is damaged."""
     selection = Selection(hand=args.hand, entry=args.entry, heat=args.heat)
     last = args.last if args.last is not None or selection.given() else DEFAULT_LAST
-    got = recall(args.journal, last, selection)
+    got = recall(args.journal, last, selection, check=not args.no_check)
     if args.json:
         print(json.dumps({
             "journal": str(args.journal),
             "requested": last,
             "selected": selection.given(),
             "damaged": got.damaged,
+            "checked": got.problems is not None,
             "integrity_problems": [{"area": p.area, "code": p.code, "seq": p.seq,
-                                    "detail": p.detail} for p in got.problems],
+                                    "detail": p.detail} for p in got.problems or ()],
             "open_faults": [{"seq": f.seq, "kind": f.kind, "detail": f.detail,
                              "wall": f.wall.isoformat()} for f in got.faults],
             "faults_unreadable": got.fault_error,
@@ -210,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
 
 def render_text(path: Path, last: int | None, hands: Sequence[CheckedMessage],
                 faults: Sequence[Fault], fault_error: str | None = None, *,
-                problems: Sequence[IntegrityProblem] = ()) -> str:
+                problems: Sequence[IntegrityProblem] | None = ()) -> str:
     """The readable recall: a banner, damage and open faults, then each hand."""
     lines = [f"GAME RECALL (read-only) - journal {path}"]
     lines += damage_lines(problems, hands)

@@ -36,7 +36,7 @@ def local_time(text: Any, tz: tzinfo) -> str:
 
 def render_compact(hands: Sequence[CheckedMessage], *, tz: tzinfo, zone: str, banner: str,
                    faults: Sequence[Fault], fault_error: str | None,
-                   problems: Sequence[IntegrityProblem]) -> str:
+                   problems: Sequence[IntegrityProblem] | None) -> str:
     """The whole compact recall: banner, damage and faults, then one block per hand."""
     lines = [banner, f"times in {zone}"]
     lines += damage_lines(problems, hands)
@@ -53,15 +53,21 @@ def render_compact(hands: Sequence[CheckedMessage], *, tz: tzinfo, zone: str, ba
     return "\n".join(lines)
 
 
-def damage_lines(problems: Sequence[IntegrityProblem],
+def damage_lines(problems: Sequence[IntegrityProblem] | None,
                  hands: Sequence[CheckedMessage]) -> list[str]:
-    """The JOURNAL DAMAGED lines (none when the check and every shown hand are intact)."""
+    """The JOURNAL DAMAGED lines (none when the check and every shown hand are intact); a
+    NOT CHECKED line when the whole-journal check was skipped (`problems` None)."""
     flagged = [h for h in hands if h.problems]
+    lines: list[str] = []
+    if problems is None:
+        lines.append("journal integrity NOT CHECKED (--no-check): only each shown hand was "
+                     "checked; run `showdown journal verify` before relying on it")
+        problems = ()
     if not problems and not flagged:
-        return []
-    lines = [f"JOURNAL DAMAGED: {len(problems)} integrity problem(s) found by the check; "
-             f"{len(flagged)} shown hand(s) fail their own check. Do not settle a dispute on "
-             "it alone: run `showdown journal verify` and see docs/journal.md."]
+        return lines
+    lines += [f"JOURNAL DAMAGED: {len(problems)} integrity problem(s) found by the check; "
+              f"{len(flagged)} shown hand(s) fail their own check. Do not settle a dispute on "
+              "it alone: run `showdown journal verify` and see docs/journal.md."]
     lines += [f"  !! {p}" for p in problems]
     return lines
 
