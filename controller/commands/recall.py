@@ -3,8 +3,10 @@
 Opens the journal read-only: it needs neither the daemon nor its lock, and works while the
 table is in its error state (the open faults are shown first). Each hand is an outbox message
 of type hand.settled or hand.voided, shown oldest first with its stored body laid out
-generically (the body schema belongs to game/codec.py); a message whose checksum does not
-match is flagged, never hidden.
+generically (the body schema belongs to game/codec.py), or one screen a hand with
+``--compact`` (controller/commands/recall_view.py); ``--hand``/``--entry``/``--heat`` select.
+The whole journal is checked as `showdown journal verify` does: damage is reported first and
+the exit code is 1; a message whose checksum does not match is flagged, never hidden.
 """
 
 from __future__ import annotations
@@ -12,17 +14,30 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from controller.cli import CommandError
-from controller.journal import CheckedMessage, Fault, Journal, JournalError
+from controller.commands.recall_view import damage_lines, render_compact
+from controller.journal import (
+    CheckedMessage,
+    Fault,
+    IntegrityProblem,
+    Journal,
+    JournalError,
+    canonical_json,
+)
 from game.money import format_rand
 from wire.messages import HandSettled, HandVoided
 
-__all__ = ["HAND_TYPES", "recall", "register", "render_text", "run"]
+__all__ = ["DEFAULT_LAST", "EXIT_DAMAGED", "HAND_TYPES", "Recall", "Selection", "recall",
+           "register", "render_text", "run"]
 
 HAND_TYPES = (HandSettled.TYPE, HandVoided.TYPE)
+DEFAULT_LAST = 10
+EXIT_DAMAGED = 1  # docs/exit-codes.md: a check ran and found problems
 # Keys shown first, in this order, wherever they appear; the rest follow alphabetically, and
 # the keys in _LAST after them (game.codec's "settle" repeats the cards and wagers).
 _FIRST = ("hand_id", "status", "table", "heat_id", "stage", "opened_at", "settled_at",
@@ -49,9 +64,20 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--journal", required=True, type=Path, metavar="PATH",
                    help="the table's journal file")
-    p.add_argument("--last", type=_positive, default=10, metavar="N",
-                   help="how many hands (default 10)")
-    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--last", type=_positive, default=None, metavar="N",
+                   help="how many hands (default 10; with --hand/--entry/--heat, all)")
+    p.add_argument("--hand", metavar="ID", help="only the hand with this hand id")
+    p.add_argument("--entry", metavar="ID", help="only the hands this entry played")
+    p.add_argument("--heat", metavar="ID", help="only the hands of this heat")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="print JSON instead of text")
+    shown.add_argument("--compact", action="store_true",
+                       help="one screen a hand, for a dispute (times in --tz)")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip the whole-journal integrity check (faster on a long journal; "
+                        "each shown hand is still checked, and the output says so)")
+    p.add_argument("--tz", type=_zone, default=None, metavar="ZONE",
+                   help="the venue's IANA time zone for --compact (default: UTC, labelled)")
     p.set_defaults(handler=run)
 
 
@@ -65,15 +91,81 @@ def _positive(text: str) -> int:
     return value
 
 
-def recall(path: Path, last: int) -> tuple[list[CheckedMessage], list[Fault], str | None]:
-    """The last hands (oldest first), the open faults, and why faults could not be read."""
+def _zone(text: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(text)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise argparse.ArgumentTypeError(
+            f"unknown time zone {text!r} (an IANA name such as Africa/Johannesburg)") from None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Selection:
+    """Which hands to show: one hand id, one entry's, one heat's (all given must match)."""
+
+    hand: str | None = None
+    entry: str | None = None
+    heat: str | None = None
+
+    def given(self) -> dict[str, str]:
+        """The selectors given, by body key."""
+        keys = {"hand_id": self.hand, "entry_id": self.entry, "heat_id": self.heat}
+        return {k: v for k, v in keys.items() if v is not None}
+
+    def needle(self) -> str | None:
+        """Text every selected body's stored JSON contains (a first filter for the database)."""
+        given = self.given()
+        if not given:
+            return None
+        key, value = next(iter(given.items()))
+        return f"{canonical_json(key)}:{canonical_json(value)}"
+
+    def keeps(self, hand: CheckedMessage) -> bool:
+        """Whether the hand matches every selector given (a body that cannot be read: no)."""
+        body = hand.body
+        if body is None:
+            return not self.given()
+        if self.hand is not None and body.get("hand_id") != self.hand:
+            return False
+        if self.heat is not None and body.get("heat_id") != self.heat:
+            return False
+        seats = body.get("seats")
+        return self.entry is None or (isinstance(seats, list) and any(
+            isinstance(s, Mapping) and s.get("entry_id") == self.entry for s in seats))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Recall:
+    """What recall read: the hands (oldest first), open faults, and the integrity check."""
+
+    hands: list[CheckedMessage]
+    faults: list[Fault]
+    fault_error: str | None
+    problems: list[IntegrityProblem] | None  # None: the whole-journal check was skipped
+
+    @property
+    def damaged(self) -> bool:
+        """The check found problems, or a shown hand fails its own checksum."""
+        return bool(self.problems) or any(h.problems for h in self.hands)
+
+
+def recall(path: Path, last: int | None, selection: Selection | None = None, *,
+           check: bool = True) -> Recall:
+    """The selected hands (the last `last`, None: all), the open faults, and (when `check`)
+    the whole-journal integrity check."""
+    selection = selection or Selection()
     try:
         journal = Journal.open(path, read_only=True)
     except JournalError as e:
         raise CommandError(str(e)) from e
     with journal:
         try:
-            hands = journal.latest_messages(HAND_TYPES, last)
+            if selection.given():
+                found = journal.latest_messages(HAND_TYPES, None, selection.needle())
+                hands = [h for h in found if selection.keeps(h)]
+                hands = hands[-last:] if last is not None else hands
+            else:
+                hands = journal.latest_messages(HAND_TYPES, last or DEFAULT_LAST)
         except JournalError as e:
             raise CommandError(str(e)) from e
         faults: list[Fault] = []
@@ -82,40 +174,60 @@ def recall(path: Path, last: int) -> tuple[list[CheckedMessage], list[Fault], st
             faults = journal.open_faults()
         except JournalError as e:
             fault_error = str(e)
-    return hands, faults, fault_error
+        problems = journal.verify() if check else None
+    return Recall(hands=hands, faults=faults, fault_error=fault_error, problems=problems)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the recall."""
-    hands, faults, fault_error = recall(args.journal, args.last)
+    """Print the recall; exit 1 (a check found problems) when the journal is damaged."""
+    selection = Selection(hand=args.hand, entry=args.entry, heat=args.heat)
+    last = args.last if args.last is not None or selection.given() else DEFAULT_LAST
+    got = recall(args.journal, last, selection, check=not args.no_check)
     if args.json:
         print(json.dumps({
             "journal": str(args.journal),
-            "requested": args.last,
+            "requested": last,
+            "selected": selection.given(),
+            "damaged": got.damaged,
+            "checked": got.problems is not None,
+            "integrity_problems": [{"area": p.area, "code": p.code, "seq": p.seq,
+                                    "detail": p.detail} for p in got.problems or ()],
             "open_faults": [{"seq": f.seq, "kind": f.kind, "detail": f.detail,
-                             "wall": f.wall.isoformat()} for f in faults],
-            "faults_unreadable": fault_error,
+                             "wall": f.wall.isoformat()} for f in got.faults],
+            "faults_unreadable": got.fault_error,
             "hands": [{"seq": h.seq, "type": h.type, "topic_suffix": h.topic_suffix,
                        "wall": h.wall, "boot_id": h.boot_id, "delivered": h.delivered,
                        "intact": not h.problems, "problems": list(h.problems),
-                       "body": h.body} for h in hands],
+                       "body": h.body} for h in got.hands],
         }, indent=2, ensure_ascii=False))
+    elif args.compact:
+        tz = args.tz or ZoneInfo("UTC")
+        zone = args.tz.key if args.tz else "UTC (no --tz given)"
+        chosen = ", ".join(f"{k} {v}" for k, v in selection.given().items())
+        banner = (f"GAME RECALL (read-only, compact) - journal {args.journal}"
+                  + (f" - {chosen}" if chosen else ""))
+        print(render_compact(got.hands, tz=tz, zone=zone, banner=banner, faults=got.faults,
+                             fault_error=got.fault_error, problems=got.problems))
     else:
-        print(render_text(args.journal, args.last, hands, faults, fault_error))
-    return 0
+        print(render_text(args.journal, last, got.hands, got.faults, got.fault_error,
+                          problems=got.problems))
+    return EXIT_DAMAGED if got.damaged else 0
 
 
-def render_text(path: Path, last: int, hands: Sequence[CheckedMessage], faults: Sequence[Fault],
-                fault_error: str | None = None) -> str:
-    """The readable recall: a banner, the open faults, then each hand."""
+def render_text(path: Path, last: int | None, hands: Sequence[CheckedMessage],
+                faults: Sequence[Fault], fault_error: str | None = None, *,
+                problems: Sequence[IntegrityProblem] | None = ()) -> str:
+    """The readable recall: a banner, damage and open faults, then each hand."""
     lines = [f"GAME RECALL (read-only) - journal {path}"]
+    lines += damage_lines(problems, hands)
     if fault_error:
         lines.append(f"ERROR STATE UNKNOWN: the faults cannot be read: {fault_error}")
     elif faults:
         lines.append(f"ERROR STATE: {len(faults)} open fault(s)")
         lines += [f"  fault {f.seq} at {_when(f.wall.isoformat())}: {f.kind}: {f.detail}"
                   for f in faults]
-    lines.append(f"{len(hands)} hand(s), last {last} requested, oldest first")
+    asked = f"last {last} requested" if last is not None else "all selected"
+    lines.append(f"{len(hands)} hand(s), {asked}, oldest first")
     for hand in hands:
         lines.append("")
         lines.append(_hand_header(hand))

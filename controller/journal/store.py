@@ -258,19 +258,24 @@ class Journal:
             found = conn.execute(query.order_by(OutboxRow.seq)).mappings().all()
         return [rows.message(r) for r in found]
 
-    def latest_messages(self, types: Collection[str], limit: int) -> list[CheckedMessage]:
-        """The last `limit` messages of the given types, oldest first, each checked on its own.
+    def latest_messages(self, types: Collection[str], limit: int | None,
+                        containing: str | None = None) -> list[CheckedMessage]:
+        """The last `limit` (None: all) messages of the given types, oldest first, each checked
+        on its own; `containing` keeps only bodies whose stored text contains it.
 
         Tolerant, for recall: a body that is not JSON or a row whose checksum does not match
         is returned with its problems named rather than raising.
         """
-        if limit <= 0:
+        if limit is not None and limit <= 0:
             return []
+        query = select(OutboxRow).where(OutboxRow.type.in_(list(types)))
+        if containing is not None:
+            query = query.where(OutboxRow.body.contains(containing, autoescape=True))
+        query = query.order_by(OutboxRow.seq.desc())
+        if limit is not None:
+            query = query.limit(limit)
         with self._read() as conn:
-            found = conn.execute(
-                select(OutboxRow).where(OutboxRow.type.in_(list(types)))
-                .order_by(OutboxRow.seq.desc()).limit(limit)
-            ).mappings().all()
+            found = conn.execute(query).mappings().all()
         return [rows.checked(r) for r in reversed(found)]
 
     def open_faults(self) -> list[Fault]:

@@ -159,11 +159,13 @@ async def test_a_damaged_journal_puts_the_table_in_the_error_state(
         assert errors[-1].body["status"]["faults"] == detail["faults"]
         # (That it publishes nothing else: test_the_error_state_publishes_no_stored_message.)
 
-        # Game recall still prints the last hands, under the error state's faults; from a
-        # file SQLite cannot read it says so in one line.
+        # Game recall still prints the last hands, under the damage it found (exit 1: a check
+        # found problems) and the error state's faults; from a file SQLite cannot read it
+        # says so in one line.
         recall = showdown("recall", "--journal", str(journal_path), "--last", "10")
         if readable:
-            assert recall.returncode == 0, recall.stderr
+            assert recall.returncode == 1, recall.stderr
+            assert "JOURNAL DAMAGED: " in recall.stdout, recall.stdout
             assert "ERROR STATE: 1 open fault(s)" in recall.stdout, recall.stdout
             for hand_id in hand_ids:
                 assert hand_id in recall.stdout
