@@ -197,3 +197,17 @@ def test_verify_of_a_file_that_is_not_a_bundle(tmp_path: Path,
     junk.write_text("[]", encoding="utf-8")
     code, out, _ = run(capsys, "verify", str(junk), "--keys", str(table[3]))
     assert code == 1 and "not a dispute bundle" in out
+
+
+def test_verify_json_names_a_removed_and_an_added_part(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        table: tuple[Path, Path, Signer, Path]) -> None:
+    bundle = export(capsys, table, tmp_path / "hand.json", "--hand", "t07-0002")
+    del bundle["parts"]["disputes"]
+    bundle["parts"]["notes"] = ["added later"]
+    path = tampered(tmp_path, bundle, "parts.json")
+    code, out, _ = run(capsys, "verify", str(path), "--keys", str(table[3]), "--json")
+    got = json.loads(out)
+    assert code == 1 and got["whole"] is False
+    assert got["problems"] == ["part disputes: listed in the manifest but missing",
+                               "part notes: in the bundle but not in the manifest"]
