@@ -194,6 +194,9 @@ def test_verify_of_a_file_that_is_not_a_bundle(tmp_path: Path,
     junk.write_text("not json", encoding="utf-8")
     code, _, err = run(capsys, "verify", str(junk), "--keys", str(table[3]))
     assert code == 2 and "not a JSON dispute bundle" in err
+    junk.write_text('{"manifest": NaN}', encoding="utf-8")
+    code, _, err = run(capsys, "verify", str(junk), "--keys", str(table[3]))
+    assert code == 2 and "NaN is not a JSON number" in err
     junk.write_text("[]", encoding="utf-8")
     code, out, _ = run(capsys, "verify", str(junk), "--keys", str(table[3]))
     assert code == 1 and "not a dispute bundle" in out

@@ -121,11 +121,15 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def run_verify(args: argparse.Namespace) -> int:
     """Check the bundle; exit 0 whole, 1 with each problem listed."""
     try:
-        bundle = json.loads(args.file.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        bundle = json.loads(args.file.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (UnicodeDecodeError, ValueError) as e:
         raise CommandError(f"{args.file}: not a JSON dispute bundle: {e}") from e
     manifest = bundle.get("manifest") if isinstance(bundle, dict) else None
     table = manifest.get("table") if isinstance(manifest, dict) else None
