@@ -46,6 +46,7 @@ COMMAND_MODULES = (
     "controller.commands.keys",
     "controller.commands.broker",
     "controller.commands.recall",
+    "controller.commands.dispute",
     "controller.commands.chips",
     "controller.commands.journal_admin",
     "controller.commands.table",

@@ -1,0 +1,180 @@
+"""A dispute bundle: one hand's (entry's, heat's) game history, signed by the table (issue 14).
+
+Pure: records and messages in, a JSON document out, and back. `select` picks what belongs to
+a hand, an entry or a heat from a journal's records and outbox messages (given as plain
+dicts); `build` puts them in parts, hashes each part (SHA-256 of its canonical JSON) into a
+manifest and signs the manifest with the table's Ed25519 key; `check` lists every problem
+with a bundle: a part whose hash does not match, a part missing or extra, the manifest's
+signature, each included envelope's own signature (`verify_envelope`). docs/disputes.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from wire.envelope import EnvelopeError, canonical_json, verify_envelope
+from wire.signing import KeyRing, Signer
+
+__all__ = ["FORMAT", "HAND_TYPES", "PARTS", "Selection", "Selector", "build", "check",
+           "part_hash", "select"]
+
+FORMAT: Final = "showdown.dispute-bundle/1"
+HAND_TYPES: Final = ("hand.settled", "hand.voided")
+SCORE_TYPES: Final = ("score.recorded", "score.acknowledged", "score.disputed", "score.voided")
+DISPUTE_TYPES: Final = ("hand.disputed", "hand.corrected", "score.disputed")
+ACK_TYPES: Final = ("score.acknowledged",)
+# The parts, in the manifest's order.
+PARTS: Final = ("records", "envelopes", "settlements", "acknowledgements", "disputes")
+_CREATED: Final = "journal.created"  # the journal's own first record: no hand's input
+Selector = Literal["hand", "entry", "heat"]
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What belongs in a bundle: the journal records and outbox messages (plain dicts)."""
+
+    hand_ids: tuple[str, ...]
+    entry_ids: tuple[str, ...]
+    records: tuple[Mapping[str, Any], ...]
+    messages: tuple[Mapping[str, Any], ...]
+
+
+def _entries_of(hand: Mapping[str, Any]) -> set[str]:
+    return {s["entry_id"] for s in hand.get("seats") or () if isinstance(s, Mapping)
+            and isinstance(s.get("entry_id"), str)}
+
+
+def select(selector: Selector, ident: str, records: Sequence[Mapping[str, Any]],
+           messages: Sequence[Mapping[str, Any]]) -> Selection:
+    """The hands chosen by `selector`, their inputs and every message about them or their
+    entries. Each message is ``{"seq", "record_seq", "type", "body", ...}``; a hand's inputs
+    are the records after the previous hand's closing record up to its own closing one."""
+    hands = [m for m in messages if m["type"] in HAND_TYPES]
+    if selector == "hand":
+        chosen = [m for m in hands if m["body"].get("hand_id") == ident]
+    elif selector == "entry":
+        chosen = [m for m in hands if ident in _entries_of(m["body"])]
+    else:
+        chosen = [m for m in hands if m["body"].get("heat_id") == ident]
+    hand_ids = {str(m["body"].get("hand_id")) for m in chosen}
+    entries = {ident} if selector == "entry" else set().union(
+        *(_entries_of(m["body"]) for m in chosen))
+    heats = {m["body"].get("heat_id") for m in chosen} - {None}
+    if selector == "heat":
+        heats.add(ident)
+
+    def about(m: Mapping[str, Any]) -> bool:
+        body = m["body"]
+        if m["type"] in HAND_TYPES:
+            return m in chosen
+        if body.get("hand_id") in hand_ids:
+            return True
+        if m["type"] in SCORE_TYPES and body.get("entry_id") in entries:
+            return not heats or body.get("heat_id") in heats or body.get("heat_id") is None
+        return selector == "heat" and body.get("heat_id") == ident
+
+    picked = [m for m in messages if about(m)]
+    closing = sorted(int(m["record_seq"]) for m in hands)
+    wanted: set[int] = {int(m["record_seq"]) for m in picked}
+    for m in chosen:
+        end = int(m["record_seq"])
+        start = max((s for s in closing if s < end), default=0)
+        wanted.update(range(start + 1, end + 1))
+    kept = tuple(r for r in records if int(r["seq"]) in wanted and r["kind"] != _CREATED)
+    return Selection(hand_ids=tuple(sorted(hand_ids)), entry_ids=tuple(sorted(entries)),
+                     records=kept, messages=tuple(picked))
+
+
+def part_hash(part: Any) -> str:
+    """SHA-256 (hex) of a part's canonical JSON."""
+    return hashlib.sha256(canonical_json(part)).hexdigest()
+
+
+def build(selection: Selection, envelopes: Sequence[bytes], *, selector: Selector, ident: str,
+          signer: Signer, chain: Mapping[str, Any], exported_at: str, exported_by: str,
+          ) -> dict[str, Any]:
+    """The bundle document: parts, their manifest, and the manifest's signature.
+
+    `envelopes` are the wire bytes of `selection.messages` (same order), as the table sent
+    them; `chain` describes the journal (its head and seq ranges) at export."""
+    if len(envelopes) != len(selection.messages):
+        raise ValueError("one envelope per selected message is needed")
+    by_type: dict[str, list[Mapping[str, Any]]] = {}
+    for m in selection.messages:
+        by_type.setdefault(str(m["type"]), []).append(m)
+    parts: dict[str, Any] = {
+        "records": [dict(r) for r in selection.records],
+        "envelopes": [e.decode("utf-8") for e in envelopes],
+        "settlements": [dict(m["body"]) for m in selection.messages if m["type"] in HAND_TYPES],
+        "acknowledgements": [dict(m["body"]) for m in selection.messages
+                             if m["type"] in ACK_TYPES],
+        "disputes": [{"type": m["type"], **m["body"]} for m in selection.messages
+                     if m["type"] in DISPUTE_TYPES],
+    }
+    records = [int(r["seq"]) for r in selection.records]
+    seqs = [int(m["seq"]) for m in selection.messages]
+    manifest = {
+        "format": FORMAT, "table": signer.key_id, "selector": selector, "id": ident,
+        "hand_ids": list(selection.hand_ids), "entry_ids": list(selection.entry_ids),
+        "exported_at": exported_at, "exported_by": exported_by, "journal": dict(chain),
+        "record_seqs": [min(records), max(records)] if records else None,
+        "message_seqs": [min(seqs), max(seqs)] if seqs else None,
+        "parts": {name: {"sha256": part_hash(parts[name]), "count": len(parts[name])}
+                  for name in PARTS},
+    }
+    sig = base64.b64encode(signer.sign(canonical_json(manifest))).decode("ascii")
+    return {"manifest": manifest, "signature": sig, "parts": parts}
+
+
+def check(bundle: Any, keyring: KeyRing) -> list[str]:
+    """Every problem with a bundle (empty: whole): its form, each part's hash and count, the
+    manifest's signature under its table's key, and each envelope's own signature."""
+    if not isinstance(bundle, Mapping):
+        return ["the file is not a dispute bundle (not a JSON object)"]
+    manifest, parts, sig = bundle.get("manifest"), bundle.get("parts"), bundle.get("signature")
+    if not isinstance(manifest, Mapping) or manifest.get("format") != FORMAT:
+        return [f"the file is not a dispute bundle (no manifest of format {FORMAT!r})"]
+    if not isinstance(parts, Mapping):
+        return ["the bundle has no parts"]
+    problems: list[str] = []
+    table = manifest.get("table")
+    listed = manifest.get("parts")
+    listed = listed if isinstance(listed, Mapping) else {}
+    key = keyring.get(table) if isinstance(table, str) else None
+    if key is None:
+        problems.append(f"manifest: no public key is enrolled for table {table!r}")
+    else:
+        try:
+            raw_sig = base64.b64decode(str(sig).encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError):
+            raw_sig = b""
+        if not key.verify(canonical_json(manifest), raw_sig):
+            problems.append(f"manifest: the signature does not match the manifest and table "
+                            f"{table!r}'s key")
+    for name in sorted(set(PARTS) | set(parts) | set(listed)):
+        entry = listed.get(name)
+        if name not in parts:
+            problems.append(f"part {name}: listed in the manifest but missing")
+            continue
+        if not isinstance(entry, Mapping):
+            problems.append(f"part {name}: in the bundle but not in the manifest")
+            continue
+        if part_hash(parts[name]) != entry.get("sha256"):
+            problems.append(f"part {name}: SHA-256 {part_hash(parts[name])} does not match the "
+                            f"manifest's {entry.get('sha256')}")
+    envelopes = parts.get("envelopes")
+    for i, text in enumerate(envelopes if isinstance(envelopes, list) else ()):
+        try:
+            envelope = verify_envelope(str(text).encode("utf-8"), keyring)
+        except EnvelopeError as e:
+            problems.append(f"envelope {i + 1}: rejected: {e} [{e.reason}]")
+            continue
+        if envelope.table != table:
+            problems.append(f"envelope {i + 1}: sent by {envelope.table!r}, not the "
+                            f"bundle's table {table!r}")
+    return problems
