@@ -18,16 +18,27 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from wire.envelope import EnvelopeError, canonical_json, verify_envelope
+from wire.messages import (
+    HandCorrected,
+    HandDisputed,
+    HandSettled,
+    HandVoided,
+    ScoreAcknowledged,
+    ScoreDisputed,
+    ScoreRecorded,
+    ScoreVoided,
+)
 from wire.signing import KeyRing, Signer
 
 __all__ = ["FORMAT", "HAND_TYPES", "PARTS", "Selection", "Selector", "build", "check",
            "part_hash", "select"]
 
 FORMAT: Final = "showdown.dispute-bundle/1"
-HAND_TYPES: Final = ("hand.settled", "hand.voided")
-SCORE_TYPES: Final = ("score.recorded", "score.acknowledged", "score.disputed", "score.voided")
-DISPUTE_TYPES: Final = ("hand.disputed", "hand.corrected", "score.disputed")
-ACK_TYPES: Final = ("score.acknowledged",)
+HAND_TYPES: Final = (HandSettled.TYPE, HandVoided.TYPE)
+SCORE_TYPES: Final = (ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreDisputed.TYPE,
+                      ScoreVoided.TYPE)
+DISPUTE_TYPES: Final = (HandDisputed.TYPE, HandCorrected.TYPE, ScoreDisputed.TYPE)
+ACK_TYPES: Final = (ScoreAcknowledged.TYPE,)
 # The parts, in the manifest's order.
 PARTS: Final = ("records", "envelopes", "settlements", "acknowledgements", "disputes")
 _CREATED: Final = "journal.created"  # the journal's own first record: no hand's input
