@@ -30,7 +30,7 @@ from wire.messages import (
 )
 from wire.signing import KeyRing, Signer
 
-__all__ = ["FORMAT", "HAND_TYPES", "PARTS", "Selection", "Selector", "build", "check",
+__all__ = ["CONTEXT", "FORMAT", "HAND_TYPES", "PARTS", "Selection", "Selector", "build", "check",
            "part_hash", "select"]
 
 FORMAT: Final = "showdown.dispute-bundle/1"
@@ -39,8 +39,9 @@ SCORE_TYPES: Final = (ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreDisputed.
                       ScoreVoided.TYPE)
 DISPUTE_TYPES: Final = (HandDisputed.TYPE, HandCorrected.TYPE, ScoreDisputed.TYPE)
 ACK_TYPES: Final = (ScoreAcknowledged.TYPE,)
-# The parts, in the manifest's order.
+# The parts, in the manifest's order; CONTEXT (what a replay needs besides) is optional.
 PARTS: Final = ("records", "envelopes", "settlements", "acknowledgements", "disputes")
+CONTEXT: Final = "context"
 _CREATED: Final = "journal.created"  # the journal's own first record: no hand's input
 Selector = Literal["hand", "entry", "heat"]
 
@@ -108,11 +109,12 @@ def part_hash(part: Any) -> str:
 
 def build(selection: Selection, envelopes: Sequence[bytes], *, selector: Selector, ident: str,
           signer: Signer, chain: Mapping[str, Any], exported_at: str, exported_by: str,
-          ) -> dict[str, Any]:
+          context: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The bundle document: parts, their manifest, and the manifest's signature.
 
     `envelopes` are the wire bytes of `selection.messages` (same order), as the table sent
-    them; `chain` describes the journal (its head and seq ranges) at export."""
+    them; `chain` describes the journal (its head and seq ranges) at export; `context`, when
+    given, is the optional part that lets the bundle be replayed on its own."""
     if len(envelopes) != len(selection.messages):
         raise ValueError("one envelope per selected message is needed")
     by_type: dict[str, list[Mapping[str, Any]]] = {}
@@ -127,6 +129,10 @@ def build(selection: Selection, envelopes: Sequence[bytes], *, selector: Selecto
         "disputes": [{"type": m["type"], **m["body"]} for m in selection.messages
                      if m["type"] in DISPUTE_TYPES],
     }
+    names: tuple[str, ...] = PARTS
+    if context is not None:
+        parts[CONTEXT] = dict(context)
+        names = (*PARTS, CONTEXT)
     records = [int(r["seq"]) for r in selection.records]
     seqs = [int(m["seq"]) for m in selection.messages]
     manifest = {
@@ -136,7 +142,7 @@ def build(selection: Selection, envelopes: Sequence[bytes], *, selector: Selecto
         "record_seqs": [min(records), max(records)] if records else None,
         "message_seqs": [min(seqs), max(seqs)] if seqs else None,
         "parts": {name: {"sha256": part_hash(parts[name]), "count": len(parts[name])}
-                  for name in PARTS},
+                  for name in names},
     }
     sig = base64.b64encode(signer.sign(canonical_json(manifest))).decode("ascii")
     return {"manifest": manifest, "signature": sig, "parts": parts}

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import CommandError
+from controller.commands.dispute_context import build_context
+from controller.commands.dispute_replay import add_parser as add_replay
 from controller.journal import Journal, JournalError, JournalRecord, StoredMessage
 from wire.dispute_bundle import Selector, build, check, select
 from wire.envelope import EnvelopeError, envelope_for
@@ -32,7 +34,7 @@ EXIT_PROBLEMS = 1  # `dispute verify` found the bundle not whole
 def register(sub: Any) -> None:
     """Add the `dispute` subcommand and its actions."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "dispute", help="export a hand's signed game history; verify an exported bundle",
+        "dispute", help="export a hand's signed game history; verify or replay a bundle",
         description="Dispute bundles (docs/disputes.md): a hand's, entry's or heat's journal "
                     "records, published messages, settlement, acknowledgements and disputes, "
                     "with a manifest signed by the table.")
@@ -53,6 +55,9 @@ def register(sub: Any) -> None:
     e.add_argument("--by", required=True, metavar="STAFF",
                    help="who exports (staff number or name), recorded in the manifest")
     e.add_argument("--out", required=True, type=Path, metavar="FILE", help="the bundle to write")
+    e.add_argument("--config", type=Path, metavar="TABLE_TOML",
+                   help="the table's configuration (as the daemon runs it): adds the context "
+                        "`dispute replay` needs (rules, paytables, chips, the heat's records)")
     e.set_defaults(handler=run_export)
     v = actions.add_parser("verify", help="check a bundle offline (exit 0 whole, 1 not)",
                            description="Check every part's hash, the manifest's signature "
@@ -65,6 +70,7 @@ def register(sub: Any) -> None:
                       help="the table's public key (for the table the manifest names)")
     v.add_argument("--json", action="store_true", help="print JSON instead of text")
     v.set_defaults(handler=run_verify)
+    add_replay(actions)
 
 
 def _record(r: JournalRecord) -> dict[str, Any]:
@@ -93,8 +99,8 @@ def run_export(args: argparse.Namespace) -> int:
     except JournalError as e:
         raise CommandError(f"--journal: {e}") from e
     by_seq = {m.seq: m for m in stored}
-    selection = select(selector, ident, [_record(r) for r in records],
-                       [_message(m) for m in stored])
+    plain, outbox = [_record(r) for r in records], [_message(m) for m in stored]
+    selection = select(selector, ident, plain, outbox)
     if not selection.hand_ids:
         raise CommandError(f"--{selector}: no hand of {selector} {ident!r} in {args.journal}")
     try:
@@ -107,9 +113,13 @@ def run_export(args: argparse.Namespace) -> int:
              "head_checksum": records[-1].checksum if records else None,
              "last_message_seq": stored[-1].seq if stored else 0,
              "integrity_problems": [str(p) for p in problems]}
+    context = None
+    if args.config is not None:
+        context = build_context(args.config, table=signer.key_id, selection=selection,
+                                records=plain, messages=outbox)
     bundle = build(selection, envelopes, selector=selector, ident=ident, signer=signer,
                    chain=chain, exported_at=datetime.now(UTC).isoformat(),
-                   exported_by=args.by)
+                   exported_by=args.by, context=context)
     tmp = args.out.with_name(args.out.name + ".tmp")
     tmp.write_text(json.dumps(bundle, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, args.out)
