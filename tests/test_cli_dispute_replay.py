@@ -157,11 +157,14 @@ def test_final_markers_and_side_bets_replay(tmp_path: Path,
     assert seat["sweet16"]["recorded"]["marker"] and seat["markers used"]["match"]
 
 
-def resign(path: Path, signer: Signer, edit: Any) -> Path:
-    """The bundle with its hand record edited by `edit(body)`, every envelope and the
-    manifest signed again with `signer` (what only a holder of that key can do)."""
+def resign(path: Path, signer: Signer, edit: Any, *, parts_edit: Any = None) -> Path:
+    """The bundle with its hand record edited by `edit(body)` (and its parts by
+    `parts_edit(parts)`), every envelope and the manifest signed again with `signer` (what
+    only a holder of that key can do)."""
     bundle = json.loads(path.read_text(encoding="utf-8"))
     parts = bundle["parts"]
+    if parts_edit is not None:
+        parts_edit(parts)
     envelopes = []
     for text in parts["envelopes"]:
         env = json.loads(text)
@@ -199,6 +202,11 @@ def test_tampered_or_resigned_bundles_are_refused_before_replay(
     damaged.write_text(json.dumps(bundle), encoding="utf-8")
     code, out, _ = replay(capsys, heat, damaged)
     assert code == 1 and "REFUSED, not replayed" in out and "part records: SHA-256" in out
+    bundle = json.loads(path.read_text(encoding="utf-8"))
+    bundle["parts"]["context"]["hands_before"] = 5
+    damaged.write_text(json.dumps(bundle), encoding="utf-8")
+    code, out, _ = replay(capsys, heat, damaged)
+    assert code == 1 and "part context: SHA-256" in out
     other = resign(path, Signer.generate("t07"), pay_more)  # a key that is not the table's
     code, out, _ = replay(capsys, heat, other)
     assert code == 1 and "REFUSED" in out and "manifest: the signature does not match" in out
@@ -253,3 +261,30 @@ def test_devices_read_back_the_recorded_readings_through_the_real_drivers(
     code, out, _ = replay(capsys, heat, path, "--devices")
     assert code == 0 and "SerialCardReader: each card as recorded [ok]" in out
     assert "UsbChipReader: each spot's chips as recorded [ok]" in out
+
+
+def test_a_context_no_table_writes_and_a_wrong_tables_config_are_usage_errors(
+        heat: PlayedTable, capsys: pytest.CaptureFixture[str]) -> None:
+    path = export(capsys, heat, "--hand", "t07-000001", name="ctx.json")
+
+    def break_paytables(parts: dict[str, Any]) -> None:
+        parts["context"]["paytables"]["text"] = "[pocket_bonus\n"
+
+    bad = resign(path, heat.signer, lambda _body: None, parts_edit=break_paytables)
+    code, _, err = replay(capsys, heat, bad)
+    assert code == 2 and "context is not usable" in err and "Traceback" not in err
+
+    def drop_walls(parts: dict[str, Any]) -> None:
+        for r in parts["records"]:
+            del r["wall"]
+
+    bad = resign(path, heat.signer, lambda _body: None, parts_edit=drop_walls)
+    code, _, err = replay(capsys, heat, bad)
+    assert code == 2 and "a record cannot be replayed" in err
+    other = heat.root / "t08.toml"
+    other.write_text(heat.config.read_text(encoding="utf-8").replace('"t07"', '"t08"'),
+                     encoding="utf-8")
+    code, _, err = run(capsys, "export", "--hand", "t07-000001", "--journal",
+                       str(heat.journal), "--key", str(heat.key), "--venue", VENUE, "--by",
+                       "S7", "--out", str(heat.root / "x.json"), "--config", str(other))
+    assert code == 2 and "table 't08''s configuration, not table 't07''s" in err

@@ -102,6 +102,13 @@ def select(selector: Selector, ident: str, records: Sequence[Mapping[str, Any]],
                      records=kept, messages=tuple(picked))
 
 
+def _count(part: Any) -> int:
+    """A part's size: its items (the context: its records)."""
+    if isinstance(part, Mapping):
+        return len(part.get("records") or ())
+    return len(part)
+
+
 def part_hash(part: Any) -> str:
     """SHA-256 (hex) of a part's canonical JSON."""
     return hashlib.sha256(canonical_json(part)).hexdigest()
@@ -141,7 +148,7 @@ def build(selection: Selection, envelopes: Sequence[bytes], *, selector: Selecto
         "exported_at": exported_at, "exported_by": exported_by, "journal": dict(chain),
         "record_seqs": [min(records), max(records)] if records else None,
         "message_seqs": [min(seqs), max(seqs)] if seqs else None,
-        "parts": {name: {"sha256": part_hash(parts[name]), "count": len(parts[name])}
+        "parts": {name: {"sha256": part_hash(parts[name]), "count": _count(parts[name])}
                   for name in names},
     }
     sig = base64.b64encode(signer.sign(canonical_json(manifest))).decode("ascii")

@@ -143,8 +143,13 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.devices:
         # the drivers and simulators log their alerts (connected, ...): kept off stdout
         configure_logging(fmt="json", level="critical")
-        records, extra, device_steps = through_devices(records, extra, context)
-    produced = replay_records(core, records, extra)
+    try:
+        if args.devices:
+            records, extra, device_steps = through_devices(records, extra, context)
+        produced = replay_records(core, records, extra)
+    except (KeyError, TypeError, ValueError) as e:
+        raise CommandError(f"{args.file}: a record cannot be replayed (not as a table writes "
+                           f"one): {type(e).__name__}: {e}") from e
     replayed = relevant([m for p in produced for m in p.messages], manifest=manifest)
     recorded = published(parts["envelopes"])
     lines = compare(recorded, replayed)
