@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from drivers.readings import CardReading, ChipInventory
 from drivers.rfid import UsbChipReader
@@ -28,6 +29,9 @@ from simulators.shoe import ShoeSimulator
 
 __all__ = ["through_devices"]
 
+_T = TypeVar("_T")
+
+_PACKET = 16  # cards dealt before waiting for the driver's readings
 WAIT = 20.0  # seconds before a device is declared hung (a safety net, not a measurement)
 _RFID = UsbReaderSettings(report_interval_ms=20, heartbeat_interval_ms=25, watchdog_ms=0,
                           stall_timeout=2.0)
@@ -45,12 +49,14 @@ async def _shoe(cards: Sequence[str]) -> list[str]:
         seen: list[str] = []
         async with reader:
             it = aiter(reader)
-            sim.deal(len(cards))
-            async with asyncio.timeout(WAIT):
-                while len(seen) < len(cards):
-                    item = await anext(it)
-                    if isinstance(item, CardReading):
-                        seen.append(str(item.card))
+            while len(seen) < len(cards):  # a packet at a time: the shoe's queue is finite
+                sim.deal(min(_PACKET, len(cards) - len(seen)))
+                want = min(len(seen) + _PACKET, len(cards))
+                async with asyncio.timeout(WAIT):
+                    while len(seen) < want:
+                        item = await anext(it)
+                        if isinstance(item, CardReading):
+                            seen.append(str(item.card))
         return seen
 
 
@@ -79,6 +85,12 @@ async def _rfid(reads: Sequence[tuple[int, str, list[str]]],
     return got
 
 
+def _run(work: Coroutine[Any, Any, _T]) -> _T:
+    """Run the device work on an event loop of its own thread (the caller may have one)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay-devices") as pool:
+        return pool.submit(asyncio.run, work).result()
+
+
 def _registry(context: Mapping[str, Any]) -> ChipRegistry:
     chips = [Chip(uid=parse_uid(str(c["uid_hex"])), value_cents=int(c["value_cents"]),
                   chip_set=str(c["chip_set"]), issued_to=c.get("issued_to"))
@@ -98,12 +110,12 @@ def through_devices(records: Sequence[Mapping[str, Any]], extra: Sequence[Mappin
     wanted = [(int(r["payload"]["seat"]), str(r["payload"]["spot"]),
                [str(u).upper() for u in r["payload"]["uids"]]) for r in chips]
     try:
-        read_cards = asyncio.run(_shoe([str(r["payload"]["card"]) for r in cards]))
+        read_cards = _run(_shoe([str(r["payload"]["card"]) for r in cards]))
     except TimeoutError as e:
         raise Unavailable("--devices", "shoe", f"the serial shoe driver did not report all "
                           f"{len(cards)} recorded cards within {WAIT:.0f} s") from e
     try:
-        read_chips = asyncio.run(_rfid(wanted, _registry(context)))
+        read_chips = _run(_rfid(wanted, _registry(context)))
     except TimeoutError as e:
         raise Unavailable("--devices", "rfid", f"the USB RFID driver did not report all "
                           f"{len(chips)} recorded spot inventories within {WAIT:.0f} s") from e
