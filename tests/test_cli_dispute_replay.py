@@ -140,6 +140,9 @@ def test_a_corrected_hand_shows_the_correction_beside_the_original(
     assert fix["counted_net"]["replayed"] == first["nets"]["1"] + 10_000
     _, out, _ = replay(capsys, t, path)
     assert "hand.corrected E1" in out and "counted_net" in out
+    assert ("corrected after settlement (hand_corrected, by -, dispute -: odds paid short): "
+            f"entry E1 counts -R{(-first['nets']['1'] - 10_000) // 100}.00 instead of the "
+            f"settled -R{-first['nets']['1'] // 100}.00") in out
 
 
 def test_final_markers_and_side_bets_replay(tmp_path: Path,

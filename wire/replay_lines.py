@@ -76,8 +76,9 @@ def describe(item: str, value: Any) -> str:
         return (f"play {value.get('play')}x {value.get('street')} "
                 f"({format_rand(int(value.get('amount') or 0))})")
     if isinstance(value, Mapping) and item == "wagers":
-        return ", ".join(f"{k} {format_rand(v)}" if isinstance(v, int) else f"{k} {v}"
-                         for k, v in value.items()) or "none"
+        return ", ".join(f"{k} {format_rand(v)}" if isinstance(v, int)
+                         else f"marker(s) on {' and '.join(map(str, v))}" if k == "markers"
+                         else f"{k} {v}" for k, v in value.items()) or "none"
     if isinstance(value, list):
         return " ".join(describe(item, v) if not isinstance(v, str) else v for v in value) or "none"
     if isinstance(value, Mapping):

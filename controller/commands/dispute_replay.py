@@ -235,6 +235,14 @@ def _print_text(run: _Run) -> None:
             void = head.body.get("void") or {}
             print(f"  voided by {void.get('by') or '-'}: {void.get('reason')}; replayed void "
                   "too: every wager returned, every net R0.00, the hand counts for nobody")
+        for fix in (m.body for m in recorded if m.type == "hand.corrected"
+                    and m.body.get("hand_id") == hand_id):
+            print(f"  corrected after settlement ({fix.get('ruling')}, by {fix.get('by') or '-'}"
+                  f", dispute {fix.get('dispute_id') or '-'}: {fix.get('reason')}): entry "
+                  f"{fix.get('entry_id')} counts {_text('net', fix.get('counted_net'), tz)} "
+                  f"instead of the settled {_text('net', fix.get('recorded_net'), tz)}; "
+                  f"balance {_text('net', fix.get('balance_before'), tz)} -> "
+                  f"{_text('net', fix.get('balance_after'), tz)}")
         width = max(len(g.subject) for g in group)
         print(f"  {'':<{width}}  {'':<17} {'recorded':<36} replay")
         for g in group:
@@ -253,7 +261,9 @@ def _print_text(run: _Run) -> None:
             print(f"  - hand {g.hand_id}: {g.subject} {g.item}: recorded "
                   f"{_text(g.item, g.recorded, tz)}, replayed {_text(g.item, g.replayed, tz)}")
     else:
-        print(f"\nREPLAY MATCHES: all {len(lines)} line(s) of {len(groups)} group(s)")
+        hands_n = sum(1 for h in groups if h)
+        print(f"\nREPLAY MATCHES: all {len(lines)} line(s) of {hands_n} hand(s)"
+              + (" and the heat's other messages" if None in groups else ""))
 
 
 def _print_json(run: _Run) -> None:
