@@ -284,6 +284,12 @@ def test_a_context_no_table_writes_and_a_wrong_tables_config_are_usage_errors(
     bad = resign(path, heat.signer, lambda _body: None, parts_edit=drop_walls)
     code, _, err = replay(capsys, heat, bad)
     assert code == 2 and "a record cannot be replayed" in err
+    def records_not_a_list(parts: dict[str, Any]) -> None:
+        parts["records"] = {"1": parts["records"][0]}
+
+    bad = resign(path, heat.signer, lambda _body: None, parts_edit=records_not_a_list)
+    code, _, err = replay(capsys, heat, bad)
+    assert code == 2 and "not as `dispute export` writes a bundle: parts.records" in err
     other = heat.root / "t08.toml"
     other.write_text(heat.config.read_text(encoding="utf-8").replace('"t07"', '"t08"'),
                      encoding="utf-8")

@@ -132,6 +132,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if problems:
         return _refused(args, problems)
     manifest, parts = bundle["manifest"], bundle["parts"]
+    _shape(args.file, manifest, parts)
     context = parts.get(CONTEXT)
     if not isinstance(context, Mapping):
         raise CommandError(f"{args.file}: the bundle holds no replay context (it was exported "
@@ -161,6 +162,24 @@ def run_replay(args: argparse.Namespace) -> int:
         _print_text(run)
     devices_ok = all(s["match"] for s in device_steps)
     return 0 if devices_ok and all(line.match for line in lines) else EXIT_DIFFERS
+
+
+def _shape(path: Path, manifest: Mapping[str, Any], parts: Mapping[str, Any]) -> None:
+    """Refuse (exit 2) a whole bundle whose fields are not as `dispute export` writes them."""
+    wrong = [name for name, ok in (
+        ("manifest.hand_ids", isinstance(manifest.get("hand_ids"), list)),
+        ("manifest.entry_ids", isinstance(manifest.get("entry_ids"), list)),
+        ("manifest.selector", manifest.get("selector") in ("hand", "entry", "heat")),
+        ("parts.records", isinstance(parts.get("records"), list)
+         and all(isinstance(r, Mapping) for r in parts["records"])),
+        ("parts.envelopes", isinstance(parts.get("envelopes"), list)),
+        ("parts.context", CONTEXT not in parts or (isinstance(parts[CONTEXT], Mapping)
+         and isinstance(parts[CONTEXT].get("records", []), list)
+         and all(isinstance(r, Mapping) for r in parts[CONTEXT].get("records", [])))),
+    ) if not ok]
+    if wrong:
+        raise CommandError(f"{path}: signed, but not as `dispute export` writes a bundle: "
+                           f"{', '.join(wrong)}")
 
 
 def _refused(args: argparse.Namespace, problems: list[str]) -> int:
