@@ -1,11 +1,14 @@
-"""`showdown dispute`: export a hand's (entry's, heat's) game history as a signed bundle, and
-verify one offline (issue 14; NJAC 13:69E-1.31: a game history captured and kept).
+"""`showdown dispute`: export a hand's (entry's, heat's) game history as a signed bundle,
+verify one offline and replay it (issue 14; NJAC 13:69E-1.31: a game history captured and
+kept).
 
 ``export`` opens the journal read-only (the daemon may run), picks the records and messages
 (`wire.dispute_bundle.select`), rebuilds each message's envelope as the table sent it (Ed25519
 is deterministic: the same key, venue and stored fields give the same bytes and signature)
-and writes one JSON file signed with the table's key. ``verify`` needs only the file and the
-table's public key: exit 0 when whole, 1 with every problem listed. docs/disputes.md.
+and writes one JSON file signed with the table's key (with ``--config``, plus the context a
+replay needs: `controller.commands.dispute_context`). ``verify`` needs only the file and the
+table's public key: exit 0 when whole, 1 with every problem listed. ``replay`` is
+`controller.commands.dispute_replay`. docs/disputes.md.
 """
 
 from __future__ import annotations
