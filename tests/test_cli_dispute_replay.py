@@ -297,3 +297,23 @@ def test_a_context_no_table_writes_and_a_wrong_tables_config_are_usage_errors(
                        str(heat.journal), "--key", str(heat.key), "--venue", VENUE, "--by",
                        "S7", "--out", str(heat.root / "x.json"), "--config", str(other))
     assert code == 2 and "table 't08''s configuration, not table 't07''s" in err
+
+
+def test_devices_read_back_a_spot_read_twice_and_a_chip_moved_between_spots(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = PlayedTable(tmp_path)
+    t.desk("open_heat", stage="qualifying", heat_id="Q3", command_id="c1")
+    t.desk("seat", entry_id="E1", seat=1, command_id="s1")
+    two = t.chips(2 * R25)
+    t.lay(1, "ante", two)
+    t.lay(1, "ante", two)  # the reader reported the same spot alike twice
+    t.lay(1, "odds", [two[0]])  # a chip slid from the Ante to the Odds ...
+    t.lay(1, "ante", [two[1]])  # ... and the Ante reported after it
+    t.hand({1: QUAL[1]}, play={1: 3})
+    path = export(capsys, t, "--hand", "t07-000001")
+    code, out, _ = replay(capsys, t, path, "--devices", "--format", "json")
+    got = json.loads(out)
+    assert code == 0 and got["match"] is True
+    rfid = got["devices"][1]
+    assert rfid["match"] and [r["driver"] for r in rfid["each"][:4]] == [
+        sorted(two), sorted(two), [two[0]], [two[1]]]

@@ -33,8 +33,9 @@ _T = TypeVar("_T")
 
 _PACKET = 16  # cards dealt before waiting for the driver's readings
 WAIT = 20.0  # seconds before a device is declared hung (a safety net, not a measurement)
+# Every sweep reported (not only changes): a spot read twice alike is read back twice.
 _RFID = UsbReaderSettings(report_interval_ms=20, heartbeat_interval_ms=25, watchdog_ms=0,
-                          stall_timeout=2.0)
+                          stall_timeout=2.0, changes_only=False)
 
 
 async def _shoe(cards: Sequence[str]) -> list[str]:
@@ -72,8 +73,11 @@ async def _rfid(reads: Sequence[tuple[int, str, list[str]]],
     async with reader:
         it = aiter(reader)
         for seat, spot, uids in reads:
-            sim.remove(seat, spot)
             want = frozenset(parse_uid(u) for u in uids)
+            sim.remove(seat, spot)
+            for where, lying in sim.table().items():  # a chip moved here from another spot
+                if lying & want:
+                    sim.remove(where.seat, where.spot, lying & want)
             sim.place(seat, spot, uids=sorted(want))
             async with asyncio.timeout(WAIT):
                 while True:
