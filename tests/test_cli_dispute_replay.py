@@ -309,11 +309,14 @@ def test_devices_read_back_a_spot_read_twice_and_a_chip_moved_between_spots(
     t.lay(1, "ante", two)  # the reader reported the same spot alike twice
     t.lay(1, "odds", [two[0]])  # a chip slid from the Ante to the Odds ...
     t.lay(1, "ante", [two[1]])  # ... and the Ante reported after it
+    assert not t.send("card", card="Zz").ok  # no shoe sends this: refused, then and now
+    assert not t.send("chips", seat=1, spot="ante", uids=["nonsense"]).ok
     t.hand({1: QUAL[1]}, play={1: 3})
     path = export(capsys, t, "--hand", "t07-000001")
     code, out, _ = replay(capsys, t, path, "--devices", "--format", "json")
     got = json.loads(out)
     assert code == 0 and got["match"] is True
-    rfid = got["devices"][1]
+    shoe, rfid = got["devices"]
+    assert shoe["readings"] == 11 and {"seq", "kind", "error"} <= set(got["inputs_refused"][0])
     assert rfid["match"] and [r["driver"] for r in rfid["each"][:4]] == [
         sorted(two), sorted(two), [two[0]], [two[1]]]

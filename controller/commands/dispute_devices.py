@@ -17,11 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from drivers.readings import CardReading, ChipInventory
+from drivers.readings import SPOTS, CardReading, ChipInventory
 from drivers.rfid import UsbChipReader
 from drivers.rfid_settings import UsbReaderSettings
 from drivers.shoe import SerialCardReader
+from game.cards import parse_card
 from game.chips import Chip, ChipRegistry, format_uid, parse_uid
+from game.deal import MAX_SEATS
+from game.errors import GameError
 from runtime.backoff import Backoff
 from runtime.errors import Unavailable
 from simulators.rfid import RfidReaderSimulator
@@ -89,6 +92,25 @@ async def _rfid(reads: Sequence[tuple[int, str, list[str]]],
     return got
 
 
+def _readable(payload: Mapping[str, Any]) -> bool:
+    if payload.get("source", "shoe") != "shoe":
+        return False
+    try:
+        parse_card(str(payload.get("card")))
+    except GameError:
+        return False
+    return True
+
+
+def _chips_readable(payload: Mapping[str, Any]) -> bool:
+    try:
+        seat, spot = int(payload["seat"]), str(payload["spot"])
+        [parse_uid(str(u)) for u in payload["uids"]]
+    except (KeyError, TypeError, ValueError):
+        return False
+    return 1 <= seat <= MAX_SEATS and spot in SPOTS
+
+
 def _run(work: Coroutine[Any, Any, _T]) -> _T:
     """Run the device work on an event loop of its own thread (the caller may have one)."""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="replay-devices") as pool:
@@ -108,9 +130,10 @@ def through_devices(records: Sequence[Mapping[str, Any]], extra: Sequence[Mappin
     """The records with every card and chip reading replaced by what the drivers reported,
     and one step per device saying what matched."""
     every = sorted([*records, *extra], key=lambda r: int(r["seq"]))
-    cards = [r for r in every if r["kind"] == "card" and r.get("payload", {}).get("source",
-                                                                                  "shoe") == "shoe"]
-    chips = [r for r in every if r["kind"] == "chips"]
+    # Shoe readings only: a card keyed by hand, or a record no shoe could have sent (the core
+    # refuses it on replay as it did then), stays as recorded.
+    cards = [r for r in every if r["kind"] == "card" and _readable(r.get("payload") or {})]
+    chips = [r for r in every if r["kind"] == "chips" and _chips_readable(r.get("payload") or {})]
     wanted = [(int(r["payload"]["seat"]), str(r["payload"]["spot"]),
                [str(u).upper() for u in r["payload"]["uids"]]) for r in chips]
     try:
