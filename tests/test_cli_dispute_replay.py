@@ -223,13 +223,16 @@ def test_a_recorded_payout_that_differs_from_the_replay_is_named(
     path = resign(export(capsys, heat, "--hand", "t07-000001"), heat.signer, pay_more)
     assert run(capsys, "verify", str(path), "--keys", str(heat.keys))[0] == 0
     code, out, _ = replay(capsys, heat, path)
-    assert code == 1 and "REPLAY DIFFERS: 2 difference(s)" in out
+    assert code == 1 and "REPLAY DIFFERS: 3 difference(s)" in out
     assert ("hand t07-000001: seat 1 ante: recorded lose R0.00 on R50.00, replayed lose"
             " -R50.00") in out
     assert "hand t07-000001: seat 1 net:" in out
     got = as_json(capsys, heat, path)
     assert [(g["subject"], g["item"]) for g in got["differences"]] == [
-        ("seat 1", "ante"), ("seat 1", "net")]
+        ("seat 1", "ante"), ("seat 1", "net"), ("seat 1", "ante paid")]
+    paid = got["differences"][2]
+    assert paid["recorded_text"] == "spot to hold R50.00: verified by the chip readers"
+    assert paid["replayed_text"] == "taken (nothing left): verified by the chip readers"
 
 
 def test_a_bundle_without_context_or_not_json_is_a_usage_error(

@@ -70,6 +70,12 @@ def describe(item: str, value: Any) -> str:
         line = f" ({value['line']})" if value.get("line") else ""
         return (f"{value['result']} {sign}{format_rand(net)} on "
                 f"{format_rand(int(value['stake']))}{marker}{line}")
+    if isinstance(value, Mapping) and item.endswith(" paid"):
+        must = int(value.get("must_hold") or 0)
+        held = value.get("held")
+        seen = "" if held is None else f", held {format_rand(int(held))}"
+        what = "taken (nothing left)" if must == 0 else f"spot to hold {format_rand(must)}"
+        return f"{what}: {value.get('readers')}{seen}"
     if isinstance(value, Mapping) and item == "decision":
         if value.get("fold"):
             return "fold"
@@ -167,6 +173,49 @@ def _hand_lines(hand_id: str | None, rec: Mapping[str, Any] | None,
     return lines
 
 
+def _payout_view(hand: Mapping[str, Any] | None, check: Mapping[str, Any] | None
+                 ) -> dict[tuple[int, str], dict[str, Any]]:
+    """What each wagered spot had to hold once paid and taken, and what the chip readers'
+    check (``payout.checked``) says of it."""
+    if hand is None:
+        return {}
+    mismatches = {(int(m["seat"]), str(m["spot"])): m for m in (check or {}).get("mismatches")
+                  or () if isinstance(m, Mapping)}
+    keyed = {(int(m["seat"]), str(m["spot"])) for m in (check or {}).get("unverifiable")
+             or () if isinstance(m, Mapping)}
+    out: dict[tuple[int, str], dict[str, Any]] = {}
+    for seat in (hand.get("settlement") or {}).get("seats") or ():
+        for bet, r in (seat.get("wagers") or {}).items():
+            where = (int(seat["seat"]), str(bet))
+            view: dict[str, Any] = {"must_hold": max(0, int(r["stake"]) + int(r["net"]))}
+            if check is None:
+                view["readers"] = "no payout check of the chip readers"
+            elif where in mismatches:
+                view["readers"] = f"not paid ({check.get('outcome')})"
+                view["held"] = mismatches[where].get("held")
+            elif where in keyed:
+                view["readers"] = "keyed by hand, not read"
+            else:
+                view["readers"] = "verified by the chip readers"
+            out[where] = view
+    return out
+
+
+def _payout_lines(hand_id: str | None, rec: Mapping[str, Any] | None,
+                  rep: Mapping[str, Any] | None, recorded: Sequence[Message],
+                  replayed: Sequence[Message]) -> list[Line]:
+    def check(ms: Sequence[Message]) -> Mapping[str, Any] | None:
+        return next((m.body for m in ms if m.type == "payout.checked"
+                     and m.body.get("hand_id") == hand_id), None)
+
+    a, b = _payout_view(rec, check(recorded)), _payout_view(rep, check(replayed))
+    return [Line(hand_id=hand_id, subject=f"seat {seat}", item=f"{bet} paid",
+                 recorded=a.get((seat, bet)), replayed=b.get((seat, bet)))
+            for seat, bet in sorted(set(a) | set(b),
+                                    key=lambda k: (k[0], _BETS.index(k[1])
+                                                   if k[1] in _BETS else 99, k[1]))]
+
+
 def _message_lines(subject: str, rec: Message | None, rep: Message | None) -> list[Line]:
     a = rec.body if rec else {}
     b = rep.body if rep else {}
@@ -185,12 +234,15 @@ def _subject(m: Message) -> str:
 def compare(recorded: Iterable[Message], replayed: Iterable[Message]) -> list[Line]:
     """Every line of every message, the record's beside the replay's (hands first)."""
     out: list[Line] = []
-    for rec, rep in _paired(list(recorded), list(replayed)):
+    recorded, replayed = list(recorded), list(replayed)
+    for rec, rep in _paired(recorded, replayed):
         one = rec or rep
         assert one is not None
         if one.type in HAND_TYPES:
             out += _hand_lines(one.body.get("hand_id"), rec.body if rec else None,
                                rep.body if rep else None)
+            out += _payout_lines(one.body.get("hand_id"), rec.body if rec else None,
+                                 rep.body if rep else None, recorded, replayed)
             if rec is None or rep is None:
                 out.append(Line(hand_id=one.body.get("hand_id"), subject="hand",
                                 item="message", recorded=rec.type if rec else None,

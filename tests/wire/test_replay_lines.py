@@ -46,7 +46,8 @@ def test_a_different_amount_is_named_on_its_own_line() -> None:
     bet["net"] = 1_250_000
     bad = [g for g in compare([Message(type="hand.settled", body=hand())],
                               [Message(type="hand.settled", body=replayed)]) if not g.match]
-    assert [(g.subject, g.item) for g in bad] == [("seat 2", "trips_plus")]
+    assert [(g.subject, g.item) for g in bad] == [("seat 2", "trips_plus"),
+                                                  ("seat 2", "trips_plus paid")]
     assert describe(bad[0].item, bad[0].recorded) == (
         "win +R15,000.00 on R0.00 + marker (four_of_a_kind)")
 
@@ -90,3 +91,22 @@ def test_relevant_keeps_the_bundles_hands_entries_and_heat() -> None:
         {"hand_id": "h1"}, {"entry_id": "E1"}]
     heat = {**manifest, "selector": "heat", "id": "Q1"}
     assert {"heat_id": "Q1"} in [m.body for m in relevant(messages, manifest=heat)]
+
+
+def test_each_bet_says_what_its_spot_had_to_hold_and_what_the_readers_saw() -> None:
+    check = {"hand_id": "t01-000004", "outcome": "overridden",
+             "mismatches": [{"seat": 2, "spot": "trips_plus", "expected": 1_500_000,
+                             "held": 1_000_000}],
+             "unverifiable": [{"seat": 2, "spot": "ante", "expected": 5_000, "held": 5_000}]}
+    recorded = [Message(type="hand.settled", body=hand()),
+                Message(type="payout.checked", body=check)]
+    lines = {(g.subject, g.item): g for g in compare(recorded, [
+        Message(type="hand.settled", body=hand())])}
+    trips = lines[("seat 2", "trips_plus paid")]
+    assert describe(trips.item, trips.recorded) == (
+        "spot to hold R15,000.00: not paid (overridden), held R10,000.00")
+    assert describe(trips.item, trips.replayed) == (
+        "spot to hold R15,000.00: no payout check of the chip readers")
+    ante = lines[("seat 2", "ante paid")]
+    assert describe(ante.item, ante.recorded) == "spot to hold R50.00: keyed by hand, not read"
+    assert not trips.match and not lines[("payout.checked", "outcome")].match
