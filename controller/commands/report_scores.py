@@ -29,7 +29,7 @@ from game.table import TableSession
 from game.tournament import Entry, Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.reports.score_distribution import CutLine, ScoreSummary, cut_line, summarise
-from leaderboard.reports.score_plot import PlotUnavailable, plot_scores
+from leaderboard.reports.score_plot import PlotUnavailable, check_plotting, plot_scores
 from leaderboard.reports.window import rand_plain
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
@@ -158,6 +158,11 @@ def run(args: argparse.Namespace) -> int:
     if args.entries_per_campaign < place:
         raise CommandError(f"--entries-per-campaign {args.entries_per_campaign}: fewer"
                            f" entries than the {place} qualifying places")
+    if not args.no_plot:
+        try:
+            check_plotting()
+        except PlotUnavailable as exc:
+            raise CommandError(str(exc)) from None
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     print(f"simulating {args.heats:,} qualifying heats of {args.players} players, seed {seed}"
           f" (reproduce with --seed {seed})", file=sys.stderr)

@@ -18,7 +18,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.money import split_round_down
+from game.money import format_rand, split_round_down
 from game.prizes import PrizeKind
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -142,8 +142,9 @@ def economics(entries: Sequence[EntryRow], awards: Sequence[AwardRow],
         mine = [a for a in awards if a.kind == kind]
         paid = sum(a.amount_cents for a in mine)
         if paid > cents:
-            notes.append(f"{POOL_OF[kind]}: awards exceed the pool to date by"
-                         f" {paid - cents} cents (entries refunded after the award?)")
+            notes.append(f"{POOL_OF[kind]}: {format_rand(paid)} awarded, more than the pool to"
+                         f" date of {format_rand(cents)}: entries refunded after the award, or"
+                         " a prize book that counted refunded entries")
         pools.append(PoolLine(pool=POOL_OF[kind], percent=f"{float(percent):g}%",
                               cents=cents, awarded_cents=paid, remainder_cents=cents - paid,
                               awarded=bool(mine)))

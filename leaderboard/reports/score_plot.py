@@ -16,7 +16,7 @@ from typing import Any
 from game.money import format_rand
 from leaderboard.reports.score_distribution import CutLine, ScoreSummary
 
-__all__ = ["PlotUnavailable", "plot_scores"]
+__all__ = ["PlotUnavailable", "check_plotting", "plot_scores"]
 
 
 _BOX: dict[str, Any] = {"facecolor": "white", "alpha": 0.75, "edgecolor": "none", "pad": 1}
@@ -37,6 +37,11 @@ def _pyplot() -> Any:
                               " pip install 'showdown[reports]' (or"
                               " pip install 'matplotlib>=3.8,<4')") from None
     return plt
+
+
+def check_plotting() -> None:
+    """Raise PlotUnavailable now if matplotlib is missing (before a long simulation)."""
+    _pyplot()
 
 
 def _rand_axis(cents: float, _: object = None) -> str:
