@@ -102,3 +102,11 @@ def test_without_matplotlib_the_error_names_the_extra(tmp_path: Path,
                  str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "matplotlib, the optional extra 'reports'" in err and err.count("\n") == 1
+
+
+def test_processes_change_nothing_but_the_time() -> None:
+    one = simulate_campaign(heats=24, players=2, seed=5, settings=read_tournament(None),
+                            paytables=read_paytables(None))
+    two = simulate_campaign(heats=24, players=2, seed=5, settings=read_tournament(None),
+                            paytables=read_paytables(None), jobs=2)
+    assert two == one and len(one.scores) == 48

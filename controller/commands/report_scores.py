@@ -16,6 +16,7 @@ import json
 import secrets
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from random import Random
@@ -54,13 +55,15 @@ class Campaign:
     hands: int
 
 
-def simulate_campaign(*, heats: int, players: int, seed: int, settings: TournamentSettings,
-                      paytables: Paytables) -> Campaign:
-    """Play ``heats`` qualifying heats of ``players`` entries each."""
+def _play_heats(first: int, last: int, *, players: int, seed: int,
+                settings: TournamentSettings, paytables: Paytables
+                ) -> tuple[list[int], int, int]:
+    """Heats ``first``..``last``: their scores (heat by heat, seat by seat), how many ended
+    early, how many hands were dealt."""
     rules = settings.stage(Stage.QUALIFYING).rules
     scores: list[int] = []
     early = hands = 0
-    for heat in range(1, heats + 1):
+    for heat in range(first, last + 1):
         rng = Random(f"showdown-scores/{seed}/{heat}")
         table = TableSession(table_id="SIM", rules=rules, paytables=paytables,
                              deal=DEFAULT_DEAL)
@@ -79,6 +82,36 @@ def simulate_campaign(*, heats: int, players: int, seed: int, settings: Tourname
         for ended in sorted(table.ended, key=lambda e: e.seat):
             scores.append(ended.score_cents)
             early += ended.hands_played < rules.hands
+    return scores, early, hands
+
+
+def _chunk(job: tuple[int, int, int, int, Path | None, Path | None]
+           ) -> tuple[list[int], int, int]:
+    first, last, players, seed, tournament, paytables = job
+    return _play_heats(first, last, players=players, seed=seed,
+                       settings=read_tournament(tournament), paytables=read_paytables(paytables))
+
+
+def simulate_campaign(*, heats: int, players: int, seed: int, settings: TournamentSettings,
+                      paytables: Paytables, jobs: int = 1, tournament: Path | None = None,
+                      paytables_file: Path | None = None) -> Campaign:
+    """Play ``heats`` qualifying heats of ``players`` entries each; with ``jobs`` > 1 in that
+    many processes (each reads ``tournament`` and ``paytables_file`` itself), with the same
+    scores in the same order."""
+    rules = settings.stage(Stage.QUALIFYING).rules
+    if jobs <= 1 or heats < 2 * jobs:
+        scores, early, hands = _play_heats(1, heats, players=players, seed=seed,
+                                           settings=settings, paytables=paytables)
+    else:
+        size = -(-heats // (jobs * 4))
+        work = [(first, min(heats, first + size - 1), players, seed, tournament, paytables_file)
+                for first in range(1, heats + 1, size)]
+        scores, early, hands = [], 0, 0
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            for part, part_early, part_hands in pool.map(_chunk, work):
+                scores += part
+                early += part_early
+                hands += part_hands
     return Campaign(seed=seed, heats=heats, players=players, hands_per_entry=rules.hands,
                     start_cents=rules.starting_chips_cents, scores=tuple(scores),
                     ended_early=early, hands=hands)
@@ -105,6 +138,8 @@ def register(reports: Any) -> None:
                    help="campaigns resampled for the cut line's spread (default 2000)")
     p.add_argument("--out", type=Path, default=Path(), metavar="DIR",
                    help="directory for scores.png and scores.json (default: here)")
+    p.add_argument("--jobs", type=int, default=1, metavar="J",
+                   help="processes to simulate in (default 1; the scores do not depend on it)")
     p.add_argument("--no-plot", action="store_true", help="write only scores.json")
     p.add_argument("--tournament", type=Path, metavar="FILE", help="tournament settings file")
     p.add_argument("--paytables", type=Path, metavar="FILE", help="paytables file")
@@ -116,6 +151,8 @@ def _check(args: argparse.Namespace) -> None:
         raise CommandError(f"--heats {args.heats}: must be 1 to {_MAX_HEATS:,}")
     if not 1 <= args.players <= 6:
         raise CommandError(f"--players {args.players}: a table has 1 to 6 seats")
+    if not 1 <= args.jobs <= 64:
+        raise CommandError(f"--jobs {args.jobs}: must be 1 to 64")
     if args.resamples < 1:
         raise CommandError(f"--resamples {args.resamples}: must be at least 1")
     if args.seed is not None and args.seed < 0:
@@ -168,7 +205,8 @@ def run(args: argparse.Namespace) -> int:
           f" (reproduce with --seed {seed})", file=sys.stderr)
     started = time.perf_counter()
     campaign = simulate_campaign(heats=args.heats, players=args.players, seed=seed,
-                                 settings=settings, paytables=paytables)
+                                 settings=settings, paytables=paytables, jobs=args.jobs,
+                                 tournament=args.tournament, paytables_file=args.paytables)
     elapsed = time.perf_counter() - started
     summary = summarise(campaign.scores, campaign.start_cents)
     cut = cut_line(campaign.scores, place=place, entries=args.entries_per_campaign,
