@@ -102,9 +102,9 @@ def _row(key: str, name: str | None, tally: _Tally) -> PlayRow:
     settled = [h for h in tally.hands if h.settled]
     seats = [s for h in settled for s in h.seats]
     decisions: Counter[str] = Counter(dict.fromkeys(CHOICES, 0))
-    for seat in seats:
-        if seat.choice is not None:
-            decisions.update(DECISIONS[seat.choice])
+    for choice, times in Counter(s.choice for s in seats if s.choice is not None).items():
+        for made, n in DECISIONS[choice].items():
+            decisions[made] += n * times
     seconds = 0.0
     for run in tally.runs.values():
         start = min(h.opened for h in run if h.opened is not None)
