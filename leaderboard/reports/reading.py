@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -126,8 +126,15 @@ def read_play_facts(session: Session, window: ReportWindow) -> PlayFacts:
     tables = _tables(session, window.venue)
     unreadable: list[str] = []
     hands: list[HandFact] = []
-    for table, body in session.execute(
-            select(Hand.table_id, Hand.body).order_by(Hand.table_id, Hand.seq)):
+    # A hand is published when it ends, so its envelope time (hands.at) is within a day of
+    # its opening: a coarse filter in SQL; the window's own test is on the opening.
+    start, end = window.utc_bounds(timedelta(days=1))
+    query = select(Hand.table_id, Hand.body).order_by(Hand.table_id, Hand.seq)
+    if start is not None:
+        query = query.where(Hand.at >= start)
+    if end is not None:
+        query = query.where(Hand.at < end)
+    for table, body in session.execute(query):
         if table not in tables:
             continue
         fact = hand_fact(table, body) if isinstance(body, Mapping) else "not an object"

@@ -4,7 +4,7 @@ an optional venue, and how times and amounts are written in each output format."
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, tzinfo
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 __all__ = ["ReportWindow", "parse_day", "parse_instant", "rand_plain"]
 
@@ -56,6 +56,15 @@ class ReportWindow:
         day = moment.astimezone(self.tz).date()
         return (self.first is None or day >= self.first) and (
             self.last is None or day <= self.last)
+
+    def utc_bounds(self, margin: timedelta) -> tuple[datetime | None, datetime | None]:
+        """The window's first and last instants in UTC, widened by ``margin`` (for a coarse
+        filter in SQL on a time that may differ a little from the one the report counts)."""
+        start = None if self.first is None else datetime.combine(
+            self.first, time(0), self.tz).astimezone(UTC) - margin
+        end = None if self.last is None else datetime.combine(
+            self.last + timedelta(days=1), time(0), self.tz).astimezone(UTC) + margin
+        return start, end
 
     def local(self, moment: datetime | None) -> str | None:
         """An instant in venue time, ISO 8601 with its offset (for JSON and CSV)."""
