@@ -3,6 +3,7 @@ seed, its JSON agrees with the scores recomputed here, and the PNG is a real ima
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import struct
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from controller.cli import build_parser, main
 from controller.commands.report_scores import simulate_campaign
 from runtime.settings_files import read_paytables, read_tournament
 
@@ -110,3 +111,15 @@ def test_processes_change_nothing_but_the_time() -> None:
     two = simulate_campaign(heats=24, players=2, seed=5, settings=read_tournament(None),
                             paytables=read_paytables(None), jobs=2)
     assert two == one and len(one.scores) == 48
+
+
+def test_every_report_and_option_has_help() -> None:
+    parser = build_parser()
+    report = next(a for a in parser._subparsers._group_actions  # type: ignore[union-attr]
+                  if isinstance(a, argparse._SubParsersAction)).choices["report"]
+    reports = next(a for a in report._actions if isinstance(a, argparse._SubParsersAction))
+    assert sorted(reports.choices) == ["dealers", "economics", "heats", "scores", "tables"]
+    assert all(choice.help for choice in reports._choices_actions)
+    for name, sub in reports.choices.items():
+        for action in sub._actions:
+            assert action.help, f"report {name} {action.option_strings}"

@@ -59,7 +59,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from", dest="first", metavar="DATE",
                    help="first venue day included, YYYY-MM-DD (default: the start)")
     p.add_argument("--to", dest="last", metavar="DATE",
-                   help="last venue day included, YYYY-MM-DD (default: today)")
+                   help="last venue day included, YYYY-MM-DD (default: up to now)")
     p.add_argument("--venue", metavar="V", help="only the tables enrolled at venue V")
     p.add_argument("--format", choices=("text", "json", "csv"), default="text",
                    help="text for people (default), json or csv (amounts in _cents and"

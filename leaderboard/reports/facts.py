@@ -54,8 +54,8 @@ class HandFact:
     heat_id: str | None
     stage: str | None
     settled: bool
-    opened: datetime | None
-    ended: datetime | None
+    opened: datetime
+    ended: datetime
     seats: tuple[SeatFact, ...]
     cards_keyed: int
     corrections: int

@@ -107,8 +107,8 @@ def _row(key: str, name: str | None, tally: _Tally) -> PlayRow:
             decisions[made] += n * times
     seconds = 0.0
     for run in tally.runs.values():
-        start = min(h.opened for h in run if h.opened is not None)
-        end = max(h.ended for h in run if h.ended is not None)
+        start = min(h.opened for h in run)
+        end = max(h.ended for h in run)
         seconds += max(0.0, (end - start).total_seconds())
     bets = {}
     for bet in SIDE_BETS:
@@ -128,8 +128,8 @@ def _row(key: str, name: str | None, tally: _Tally) -> PlayRow:
         manual["voids"] += 0 if hand.settled else 1
         manual["hands_marked_manual"] += 1 if hand.manual else 0
     total = sum(decisions.values())
-    opened = [h.opened for h in tally.hands if h.opened is not None]
-    ended = [h.ended for h in tally.hands if h.ended is not None]
+    opened = [h.opened for h in tally.hands]
+    ended = [h.ended for h in tally.hands]
     return PlayRow(
         key=key, name=name, role=tally.role, tables=tuple(sorted(tally.tables)),
         hands_settled=len(settled), hands_voided=len(tally.hands) - len(settled),
@@ -155,7 +155,6 @@ def play_report(facts: PlayFacts, by: GroupBy) -> PlayReport:
     for table in sorted(by_table):
         previous: tuple[str | None, Dealer | None] | None = None
         for hand in sorted(by_table[table], key=lambda h: (h.opened, h.hand_id)):
-            assert hand.opened is not None
             dealt[hand.hand_id] = dealers.at(table, hand.opened)
             now = (hand.heat_id, dealt[hand.hand_id] if by == "dealer" else None)
             if now != previous:
