@@ -21,12 +21,12 @@ $(STAMP): pyproject.toml
 	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "showdown needs Python 3.11 or newer")'
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,reports]'
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[test,lint,reports,bench]'
 	@rm -f $(VENV)/.bench-*
 	@touch $@
 
@@ -50,6 +50,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/fuzz_codecs.py
 	$(BIN)/python bench/recall.py
 	$(BIN)/python bench/dispute_replay.py
+	$(BIN)/python bench/report_scores.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

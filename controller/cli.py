@@ -52,6 +52,7 @@ COMMAND_MODULES = (
     "controller.commands.table",
     "controller.commands.leaderboard",
     "controller.commands.desk",
+    "controller.commands.report",
 )
 
 
