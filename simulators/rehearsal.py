@@ -75,8 +75,18 @@ class RehearsalTable(VirtualTable):
         except (TableStuck, ScriptError) as exc:
             self.report.stopped = str(exc)
         self.report.hands_played = self.hand_no
+        for spec in self.schedule.specs:
+            if spec.hand is not None and spec.hand > self.hand_no:
+                self._missed(spec, f"the run ended before hand {spec.hand}")
+        for due in (self._pending_overpay, self._underpay_due):
+            if due is not None:
+                self._missed(due, "no winning spot to mis-pay in the hands played")
         self.report.match(self.messages(0))
         return self.report
+
+    def _missed(self, spec: FaultSpec, why: str) -> None:
+        record = self._record(spec, "nothing: it never struck", to_end=True)
+        record.problem = why
 
     def _done(self) -> bool:
         return self.hands_limit is not None and self.hand_no >= self.hands_limit
@@ -118,6 +128,8 @@ class RehearsalTable(VirtualTable):
             await super().play_hand(players)
         except CardLost as exc:
             await self._void(str(exc))
+        for spec in self._strikes:  # a card the hand never reached, no wager to put a chip on
+            self._missed(spec, "the hand offered nothing to strike (no such card, no wager)")
         last = self._last_seq()
         for record in self._open:
             record.to_seq = last if record.to_seq is None else record.to_seq

@@ -17,6 +17,7 @@ import json
 import random
 import signal
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ from simulators.scripted_play import Decks, ScriptedDeck, ScriptedPlayer, SeatPl
 from simulators.table_faults import FaultSchedule
 from simulators.table_toml import simulated_table_toml
 
-__all__ = ["register_table", "run_table_rehearsal"]
+__all__ = ["register_table", "rehearse_table", "run_table_rehearsal"]
 
 _SOCKET_ROOM = 100  # a Unix socket path has ~107 bytes
 
@@ -100,15 +101,9 @@ def run_table_rehearsal(args: argparse.Namespace) -> int:
     if cfg.deck == "scripted" and not cfg.deck_hands:
         raise CommandError("--deck scripted: the config lists no cards ([deck] hands)")
     seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
-    try:
-        schedule = FaultSchedule.parse(cfg.faults, seed=seed)
-    except ValueError as exc:
-        raise CommandError(f"--fault: {exc}") from None
-    table_config = _table_config(cfg, seed)
     configure_logging(fmt="console", level=cfg.log_level, table=cfg.table)
-    print(f"simulate table: {cfg.venue}/{cfg.table} in {table_config.journal.parent}; seed"
-          f" {seed}; deck {cfg.deck}; faults: {', '.join(cfg.faults) or 'none'}", flush=True)
-    report = asyncio.run(_run(cfg, table_config, schedule, seed, args.duration))
+    report = asyncio.run(rehearse_table(cfg, seed=seed, duration=args.duration,
+                                        announce=print))
     if report is None:
         return 0
     if args.json:
@@ -143,8 +138,18 @@ def _table_config(cfg: SimTableConfig, seed: int) -> TableConfig:
     return read_table_config(path)
 
 
-async def _run(cfg: SimTableConfig, table_config: TableConfig, schedule: FaultSchedule,
-               seed: int, duration: float | None) -> RunReport | None:
+async def rehearse_table(cfg: SimTableConfig, *, seed: int, duration: float | None = None,
+                         announce: Callable[[str], None] | None = None) -> RunReport | None:
+    """Run one rehearsal: the report, or None without a virtual dealer (``duration``: how
+    long the desk-only table runs; ``announce``: where the opening line goes)."""
+    try:
+        schedule = FaultSchedule.parse(cfg.faults, seed=seed)
+    except ValueError as exc:
+        raise CommandError(f"--fault: {exc}") from None
+    table_config = _table_config(cfg, seed)
+    if announce is not None:
+        announce(f"simulate table: {cfg.venue}/{cfg.table} in {table_config.journal.parent};"
+                 f" seed {seed}; deck {cfg.deck}; faults: {', '.join(cfg.faults) or 'none'}")
     desk_keys, desk = prepare_sim(table_config)
     wired = wire_table(table_config, extra_desk_keys=desk_keys, registry=rehearsal_registry())
     stop = asyncio.Event()
