@@ -301,10 +301,11 @@ def virtual_table_task(wired: WiredTable, desk_signer: Signer, *,
 
 
 def virtual_desk_task(wired: WiredTable, desk_signer: Signer, *,
-                      subscribed_wait_s: float = _SUBSCRIBED_WAIT_S) -> DealerTask:
+                      subscribed_wait_s: float = _SUBSCRIBED_WAIT_S,
+                      on_ready: Callable[[str], None] | None = None) -> DealerTask:
     """The virtual desk without the virtual dealer: it enrols the virtual staff, opens a
-    heat and seats ``[sim] players`` entries, says who may sign in with which PIN, and
-    leaves the dealing to a person at the console."""
+    heat and seats ``[sim] players`` entries, says who may sign in with which PIN (in the
+    log, and to ``on_ready``), and leaves the dealing to a person at the console."""
     config = wired.daemon.config
     sim = config.sim
     if sim is None:
@@ -321,9 +322,13 @@ def virtual_desk_task(wired: WiredTable, desk_signer: Signer, *,
             _log.error("virtual desk stopped", error=one_line(exc))
             return
         staff = table.staff
-        _log.warning("virtual desk ready: deal by hand on the console",
-                     heat=daemon.status().get("heat"), seats=entries,
-                     dealer=f"{staff.dealer.staff_id} PIN {staff.dealer.pin}",
-                     supervisor=f"{staff.supervisor.staff_id} PIN {staff.supervisor.pin}")
+        dealer = f"{staff.dealer.staff_id} PIN {staff.dealer.pin}"
+        supervisor = f"{staff.supervisor.staff_id} PIN {staff.supervisor.pin}"
+        heat = daemon.status().get("heat")
+        _log.warning("virtual desk ready: deal by hand on the console", heat=heat,
+                     seats=entries, dealer=dealer, supervisor=supervisor)
+        if on_ready is not None:
+            on_ready(f"heat {heat}: {', '.join(f'seat {s} {e}' for s, e in entries.items())};"
+                     f" sign in on the console as dealer {dealer} or supervisor {supervisor}")
 
     return run

@@ -284,8 +284,10 @@ class RehearsalTable(VirtualTable):
         await super().settle_payout()
         if overpay is not None and self.faults_injected > before:
             self._pending_overpay = None
+            late = "" if overpay.hand == self.hand_no else (
+                f" (due at hand {overpay.hand}: the first winning hand since)")
             record = self._record(overpay, "the dealer paid a winning spot one chip too"
-                                  " many", remedy=self.fault_log[-1].split("; ", 1)[-1])
+                                  f" many{late}", remedy=self.fault_log[-1].split("; ", 1)[-1])
             record.from_seq = seq
 
     async def _underpay(self, spec: FaultSpec, payout: Mapping[str, Any],

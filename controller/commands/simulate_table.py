@@ -101,6 +101,10 @@ def run_table_rehearsal(args: argparse.Namespace) -> int:
     if cfg.deck == "scripted" and not cfg.deck_hands:
         raise CommandError("--deck scripted: the config lists no cards ([deck] hands)")
     seed = cfg.seed if cfg.seed is not None else random.SystemRandom().randrange(2**31)
+    try:
+        FaultSchedule.parse(cfg.faults, seed=seed)  # refused before anything starts
+    except ValueError as exc:
+        raise CommandError(f"--fault: {exc}") from None
     configure_logging(fmt="console", level=cfg.log_level, table=cfg.table)
     report = asyncio.run(rehearse_table(cfg, seed=seed, duration=args.duration,
                                         announce=print))
@@ -170,9 +174,11 @@ async def rehearse_table(cfg: SimTableConfig, *, seed: int, duration: float | No
             stop.set()
 
     async def desk_only(daemon: TableDaemon) -> None:
-        await virtual_desk_task(wired, desk)(daemon)
-        print("the virtual desk has seated the heat; deal on the console"
-              f" (http://127.0.0.1:{daemon.console_port}/); Ctrl-C stops", flush=True)
+        def ready(line: str) -> None:
+            print(f"the virtual desk has seated the heat: {line}; deal on the console"
+                  f" (http://127.0.0.1:{daemon.console_port}/); Ctrl-C stops", flush=True)
+
+        await virtual_desk_task(wired, desk, on_ready=ready)(daemon)
         if duration is not None:
             await asyncio.sleep(duration)
             stop.set()
