@@ -16,6 +16,7 @@ import asyncio
 import json
 import random
 import signal
+import socket
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +39,7 @@ from controller.wiring import (
     wire_table,
 )
 from game.errors import ConfigError
+from runtime.errors import Unavailable
 from simulators.decks import DeckSource
 from simulators.players import PlayerStyle, VirtualPlayer
 from simulators.rehearsal import RehearsalTable, rehearsal_registry
@@ -117,6 +119,19 @@ def run_table_rehearsal(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
+def _broker_answers(cfg: SimTableConfig) -> None:
+    """A given broker must answer now (exit 69), not after the desk's two minutes of tries."""
+    if cfg.broker == "embedded":
+        return
+    host, _, port = cfg.broker.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=3).close()
+    except OSError as exc:
+        where = ("--broker", "") if cfg.source == "(defaults)" else (cfg.source, "run.broker")
+        raise Unavailable(*where, f"no MQTT broker answers on {cfg.broker}"
+                          f" ({exc.strerror or exc})") from exc
+
+
 def _table_config(cfg: SimTableConfig, seed: int) -> TableConfig:
     """Write the daemon's table config into the run's directory and read it back."""
     directory = cfg.directory or Path(tempfile.mkdtemp(prefix="showdown-simtable-"))
@@ -124,16 +139,16 @@ def _table_config(cfg: SimTableConfig, seed: int) -> TableConfig:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CommandError(f"--dir: cannot use {directory}: {exc.strerror or exc}") from None
-    socket = directory.resolve() / "console.sock"
-    if len(str(socket)) > _SOCKET_ROOM:
-        socket = Path(tempfile.mkdtemp(prefix="sd-", dir="/tmp")) / "console.sock"
+    api = directory.resolve() / "console.sock"
+    if len(str(api)) > _SOCKET_ROOM:
+        api = Path(tempfile.mkdtemp(prefix="sd-", dir="/tmp")) / "console.sock"
     for name in ("tournament", "paytables"):
         path: Path = getattr(cfg, name)
         if not path.is_file():
             raise ConfigError(cfg.source, f"table.{name}", f"no such file {path}")
     text = simulated_table_toml(
         venue=cfg.venue, table=cfg.table, broker=cfg.broker, tournament=cfg.tournament.resolve(),
-        paytables=cfg.paytables.resolve(), socket=socket, seed=seed, players=cfg.players,
+        paytables=cfg.paytables.resolve(), socket=api, seed=seed, players=cfg.players,
         stage=cfg.stage, heats=cfg.heats, hand_pause=cfg.pause,
         virtual_dealer=cfg.virtual_dealer, log_level=cfg.log_level,
         acknowledge_with=cfg.acknowledge_with, stall_seconds=cfg.stall_seconds)
@@ -150,6 +165,7 @@ async def rehearse_table(cfg: SimTableConfig, *, seed: int, duration: float | No
         schedule = FaultSchedule.parse(cfg.faults, seed=seed)
     except ValueError as exc:
         raise CommandError(f"--fault: {exc}") from None
+    _broker_answers(cfg)
     table_config = _table_config(cfg, seed)
     if announce is not None:
         announce(f"simulate table: {cfg.venue}/{cfg.table} in {table_config.journal.parent};"

@@ -8,7 +8,9 @@ table's own journal.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from controller.journal import Journal
 from game.cards import parse_cards
 from simulators.rehearsal_report import RunReport
 from simulators.scripted_play import HandScript
+from tests.fixtures.services import MqttBroker
 
 # One seat, dealt in the table's sequence (seat, dealer, seat, dealer, burn, flop, burn,
 # turn, river): the seat holds two aces against the dealer's 7-2 on a dry board, so it wins.
@@ -128,3 +131,14 @@ async def test_a_fault_with_a_probability_strikes_by_the_seed(tmp_path: Path) ->
 async def test_a_fault_that_never_strikes_is_reported(tmp_path: Path) -> None:
     report = await _rehearse(tmp_path, "rfid.unplug@hand3")
     assert report.problems == ["rfid.unplug@hand3 (hand 1): the run ended before hand 3"]
+
+
+async def test_a_rehearsal_on_a_given_broker(tmp_path: Path, mqtt_broker: MqttBroker) -> None:
+    token = secrets.token_hex(3)  # a broker shared with other runs: ids of its own
+    cfg = replace(_config(tmp_path, ("rfid.cloned_chip@hand1",)),
+                  broker=f"{mqtt_broker.host}:{mqtt_broker.port}", venue=f"test-{token}",
+                  table=f"t-{token}")
+    report = await rehearse_table(cfg, seed=SEED)
+    assert report is not None and report.problems == [], report
+    assert [b["outcome"] for t, b in _journal(tmp_path) if t == "payout.checked"] \
+        == ["verified"]
