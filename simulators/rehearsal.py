@@ -23,7 +23,7 @@ from simulators.decks import FACTORY_ORDER
 from simulators.payout import pay_spots
 from simulators.rehearsal_report import FaultRecord, RunReport, TableMessage
 from simulators.scripted_play import Decks, ScriptError, SeatPlayer
-from simulators.table_faults import FaultSchedule, FaultSpec
+from simulators.table_faults import FAULTS, FaultSchedule, FaultSpec
 from simulators.table_play import TableStuck, VirtualTable, play_registry
 
 __all__ = ["FOREIGN_SET", "CardLost", "RehearsalTable", "rehearsal_registry"]
@@ -50,8 +50,11 @@ class RehearsalTable(VirtualTable):
 
     def __init__(self, *args: Any, schedule: FaultSchedule, messages: MessageFeed,
                  hands: int | None = None, deck_label: str = "shuffled",
-                 unplugged_s: float = UNPLUGGED_S, **options: Any) -> None:
+                 unshuffled: str | None = None, unplugged_s: float = UNPLUGGED_S,
+                 **options: Any) -> None:
+        """``unshuffled``: every deck is one (the mode's name: factory, riffle, repeated)."""
         super().__init__(*args, **options)
+        self.unshuffled_mode = unshuffled
         self.schedule = schedule
         self.messages = messages
         self.hands_limit = hands
@@ -93,6 +96,13 @@ class RehearsalTable(VirtualTable):
 
     async def _play(self) -> None:
         await self.ensure_roster()
+        if self.unshuffled_mode is not None:
+            spec = FaultSpec(FAULTS["deck.unshuffled"], probability=1.0,
+                             written=f"--deck {self.unshuffled_mode}")
+            self._record(spec, f"every hand dealt from an unshuffled deck"
+                         f" ({self.unshuffled_mode})", to_end=True, remedy=(
+                             "the table holds each next hand until a supervisor counts the"
+                             " deck and clears the hold with a reason"))
         for spec in self.schedule.line_faults():
             setattr(self.shoe.faults, spec.kind.name.split(".")[1], spec.probability)
             self._record(spec, f"{spec.probability:.0%} of the shoe's frames, all run",

@@ -60,7 +60,7 @@ FAULTS: Final[dict[str, FaultKind]] = {f.name: f for f in (
     FaultKind("payout.underpay", "the dealer forgets to pay a winning spot",
               ("payout_underpaid",)),
     FaultKind("deck.unshuffled", "the hand is dealt from a deck in new-deck order",
-              ("deck_suspect",)),
+              ("deck_suspect",), also=("deck_review",)),
 )}
 _WRITTEN = re.compile(r"(?P<name>[a-z_]+\.[a-z_]+)(?:=(?P<p>[^@]+))?"
                       r"(?:@hand(?P<hand>\d+)(?:\.card(?P<card>\d+))?)?")
@@ -74,8 +74,11 @@ class FaultSpec:
     hand: int | None = None
     card: int | None = None
     probability: float | None = None
+    written: str = ""  # how it was asked for, when not in this form (e.g. --deck factory)
 
     def __str__(self) -> str:
+        if self.written:
+            return self.written
         if self.probability is not None:
             return f"{self.kind.name}={self.probability:g}"
         card = f".card{self.card}" if self.card is not None else ""

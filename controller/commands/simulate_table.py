@@ -238,7 +238,8 @@ def _rehearsal(cfg: SimTableConfig, wired: WiredTable, send: Any, schedule: Faul
                           players=cfg.players, heats=cfg.heats, hand_pause=cfg.pause,
                           timeout=cfg.timeout, overpay_fix=cfg.overpay_fix, decks=decks,
                           player_for=player_for, schedule=schedule, messages=messages,
-                          hands=cfg.hands, deck_label=_deck_label(cfg, seed))
+                          hands=cfg.hands, deck_label=_deck_label(cfg, seed),
+                          unshuffled=None if cfg.deck in ("random", "scripted") else cfg.deck)
 
 
 def _deck_label(cfg: SimTableConfig, seed: int) -> str:

@@ -142,3 +142,17 @@ async def test_a_rehearsal_on_a_given_broker(tmp_path: Path, mqtt_broker: MqttBr
     assert report is not None and report.problems == [], report
     assert [b["outcome"] for t, b in _journal(tmp_path) if t == "payout.checked"] \
         == ["verified"]
+
+
+async def test_an_unshuffled_deck_mode_is_the_unshuffled_deck_fault_every_hand(
+        tmp_path: Path) -> None:
+    cfg = SimTableConfig(seed=SEED, hands=2, players=1, directory=tmp_path / "run",
+                         deck="factory")
+    report = await rehearse_table(cfg, seed=SEED)
+    assert report is not None
+    assert report.problems == [], report.lines()
+    [record] = report.faults
+    assert str(record.spec) == "--deck factory"
+    assert [a.kind for a in record.alerts].count("deck_suspect") >= 2  # each hand's deck
+    messages = _journal(tmp_path)
+    assert len([t for t, _ in messages if t == "hand.settled"]) == 2
