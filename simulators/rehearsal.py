@@ -18,7 +18,7 @@ from typing import Any, Final
 from game.cards import Card
 from game.chips import Chip, ChipRegistry
 from game.money import format_rand
-from simulators.chip_steps import PaidSpots
+from simulators.chip_steps import PaidSpots, sync_owners
 from simulators.decks import FACTORY_ORDER
 from simulators.payout import pay_spots
 from simulators.rehearsal_report import FaultRecord, RunReport, TableMessage
@@ -109,8 +109,10 @@ class RehearsalTable(VirtualTable):
                          remedy="the driver refuses a bad frame and the shoe sends it again"
                          " (go-back-N)", to_end=True)
         players: dict[int, SeatPlayer] = {}
+        left_open = await self._resume()
         for _ in range(max(self.heats, 1)):
-            entries = await self.seat_heat()
+            entries = left_open or await self.seat_heat()
+            left_open = {}
             players = {seat: players.get(seat) or self.make_players({seat: e})[seat]
                        for seat, e in entries.items()}
             self._heat_hand, self._overpay_due = 0, False
@@ -123,6 +125,19 @@ class RehearsalTable(VirtualTable):
             await self.finish_heat()
             if self._done():
                 return
+
+    async def _resume(self) -> dict[int, str]:
+        """A run directory used again: the heat an earlier run left open is played out first
+        (its interrupted hand voided by the supervisor, its payout paid); its seats."""
+        sync_owners(self)
+        status = self.table.status()
+        if not status.get("heat"):
+            return {}
+        if status.get("hand"):
+            await self.supervise("void", reason="hand interrupted when the last rehearsal"
+                                 " stopped (virtual supervisor)")
+        await super().settle_payout()
+        return {int(s): str(e["entry_id"]) for s, e in status.get("seats", {}).items()}
 
     async def play_hand(self, players: Mapping[int, SeatPlayer]) -> None:
         """One hand with this hand's faults; a hand whose card was lost is voided."""

@@ -199,8 +199,20 @@ async def rehearse_table(cfg: SimTableConfig, *, seed: int, duration: float | No
             await asyncio.sleep(duration)
             stop.set()
 
-    task = rehearse if cfg.virtual_dealer else desk_only
-    await wired.daemon.run(stop, extra=task)
+    async def error_state() -> None:  # a damaged journal in a reused --dir: no extra runs
+        await wired.daemon.ready.wait()
+        if wired.daemon.faults:
+            stop.set()
+
+    watch = asyncio.create_task(error_state())
+    try:
+        await wired.daemon.run(stop, extra=rehearse if cfg.virtual_dealer else desk_only)
+    finally:
+        watch.cancel()
+    if wired.daemon.faults:
+        raise CommandError(f"the table's journal is in the error state"
+                           f" ({'; '.join(wired.daemon.faults)}): use a fresh --dir, or"
+                           " `showdown journal replace` (docs/journal.md)")
     return out[0] if out else None
 
 
