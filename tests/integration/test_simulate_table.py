@@ -30,11 +30,18 @@ WINNING_HAND = parse_cards("Ah 7c As 2d 3h Kh Qd 9s 4c 8c 5d")
 SEED = 14
 
 
-def _config(tmp_path: Path, faults: tuple[str, ...], *, hands: int = 1) -> SimTableConfig:
-    return SimTableConfig(
-        seed=SEED, hands=hands, players=1, directory=tmp_path / "run", faults=faults,
-        deck="scripted", deck_hands=(WINNING_HAND,),
-        seats={1: SeatConfig(hands=(HandScript(ante_cents=2_500, decision="preflop"),))})
+def _config(tmp_path: Path, faults: tuple[str, ...] = (), *, hands: int = 1,
+            **more: Any) -> SimTableConfig:
+    """One scripted seat. The stall timeout is long unless a stall is rehearsed, and the
+    dealer patient: a machine starved of CPU must not look like a hung device (nothing here
+    asserts a duration)."""
+    given: dict[str, Any] = {
+        "stall_seconds": 2.0 if any(".stall" in f for f in faults) else 20.0,
+        "timeout": 60.0, "seed": SEED, "hands": hands, "players": 1,
+        "directory": tmp_path / "run", "faults": faults, "deck": "scripted",
+        "deck_hands": (WINNING_HAND,),
+        "seats": {1: SeatConfig(hands=(HandScript(ante_cents=2_500, decision="preflop"),))}}
+    return SimTableConfig(**{**given, **more})
 
 
 def _journal(tmp_path: Path) -> list[tuple[str, Mapping[str, Any]]]:
@@ -146,8 +153,7 @@ async def test_a_rehearsal_on_a_given_broker(tmp_path: Path, mqtt_broker: MqttBr
 
 async def test_an_unshuffled_deck_mode_is_the_unshuffled_deck_fault_every_hand(
         tmp_path: Path) -> None:
-    cfg = SimTableConfig(seed=SEED, hands=2, players=1, directory=tmp_path / "run",
-                         deck="factory")
+    cfg = _config(tmp_path, hands=2, deck="factory", deck_hands=(), seats={})
     report = await rehearse_table(cfg, seed=SEED)
     assert report is not None
     assert report.problems == [], report.lines()
@@ -156,3 +162,14 @@ async def test_an_unshuffled_deck_mode_is_the_unshuffled_deck_fault_every_hand(
     assert [a.kind for a in record.alerts].count("deck_suspect") >= 2  # each hand's deck
     messages = _journal(tmp_path)
     assert len([t for t, _ in messages if t == "hand.settled"]) == 2
+
+
+async def test_a_run_directory_used_again_plays_out_the_heat_left_open(
+        tmp_path: Path) -> None:
+    cfg = _config(tmp_path, deck="random", deck_hands=(), seats={})
+    first = await rehearse_table(cfg, seed=SEED)
+    second = await rehearse_table(replace(cfg, seed=SEED + 1), seed=SEED + 1)
+    assert first is not None and second is not None
+    assert first.problems == second.problems == []
+    types = [t for t, _ in _journal(tmp_path)]
+    assert types.count("heat.opened") == 1 and types.count("hand.settled") == 2
