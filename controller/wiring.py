@@ -44,8 +44,9 @@ from simulators.table_play import TableStuck, VirtualTable, play_registry
 from wire.mqtt import MqttError
 from wire.signing import KeyFileError, Signer, load_configured_key, save_private_key
 
-__all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "WiredTable", "prepare_sim",
-           "run_configured", "virtual_table_task", "wire_table"]
+__all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "WiredTable", "desk_sender",
+           "prepare_sim", "run_configured", "virtual_desk_task", "virtual_table_task",
+           "wire_table"]
 SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real one: 200 ms)
 
 DESK_NAME = "virtual-desk"
@@ -59,8 +60,9 @@ DealerTask = Callable[[TableDaemon], Coroutine[Any, Any, None]]
 class ConfiguredDevices:
     """The devices the table config names; keeps typed handles to the simulators it starts."""
 
-    def __init__(self, config: TableConfig) -> None:
+    def __init__(self, config: TableConfig, *, registry: ChipRegistry | None = None) -> None:
         self.config = config
+        self.registry = registry  # a simulated table's chips other than the built-in ones
         self.shoe_sim: ShoeSimulator | None = None
         self.rfid_sim: RfidReaderSimulator | None = None
         self.id_simulator: IdReaderSimulator | None = None  # tap cards on it (kind = "sim")
@@ -75,7 +77,7 @@ class ConfiguredDevices:
         if self.config.sim is None:
             raise ConfigError(self.config.source, "files.chips",
                               "a table with real chip readers needs its chip registry file")
-        return play_registry()
+        return self.registry or play_registry()
 
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
         """The shoe, the chip readers and the ID reader (if any): real drivers, or the real
@@ -192,9 +194,11 @@ class WiredTable:
 
 def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
                notify: Notifier | None = None,
-               extra_desk_keys: Mapping[str, str] | None = None) -> WiredTable:
-    """The table daemon with the devices its config names."""
-    devices = ConfiguredDevices(config)
+               extra_desk_keys: Mapping[str, str] | None = None,
+               registry: ChipRegistry | None = None) -> WiredTable:
+    """The table daemon with the devices its config names (``registry``: a simulated
+    table's chips when its config names no registry file)."""
+    devices = ConfiguredDevices(config, registry=registry)
     daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
                          extra_desk_keys=extra_desk_keys)
     return WiredTable(daemon=daemon, devices=devices)
@@ -206,7 +210,7 @@ async def run_configured(config: TableConfig) -> int:
         return await run_table(wire_table(config).daemon)
     desk_keys, desk = prepare_sim(config)
     wired = wire_table(config, extra_desk_keys=desk_keys)
-    extra = virtual_table_task(wired, desk) if config.sim.virtual_dealer else None
+    extra = (virtual_table_task if config.sim.virtual_dealer else virtual_desk_task)(wired, desk)
     return await run_table(wired.daemon, extra=extra)
 
 
@@ -228,46 +232,59 @@ def prepare_sim(config: TableConfig) -> tuple[dict[str, str], Signer]:
     return {DESK_NAME: desk.public_key.base64}, desk
 
 
+def desk_sender(daemon: TableDaemon, desk_signer: Signer, *,
+                subscribed_wait_s: float = _SUBSCRIBED_WAIT_S) -> Callable[..., Any]:
+    """The virtual desk of a running simulated table: signed commands over its broker, tried
+    again while the broker is away (``subscribed_wait_s``: how long it waits for the table's
+    subscription per try)."""
+    config = daemon.config
+    link = daemon.link
+    if link is None:
+        raise TableStuck("the table has no MQTT link")
+    desk = VirtualDesk(host=link.settings.host, port=link.settings.port,
+                       venue=config.venue, signer=desk_signer)
+
+    async def send(command: str, **body: Any) -> None:
+        # The broker away (restarting, a network cut): try again, as a desk clerk would;
+        # the daemon reconnects by itself meanwhile. Give up after _DESK_PATIENCE_S.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _DESK_PATIENCE_S
+        backoff = Backoff(initial=0.5, maximum=5.0)
+        while True:
+            try:
+                # A command published before the table ever subscribed would be lost:
+                # the broker queues only for a session it knows.
+                try:
+                    async with asyncio.timeout(subscribed_wait_s):
+                        await link.wait_subscribed()
+                except TimeoutError:
+                    raise OSError("the table is not connected to the broker") from None
+                await desk.send(config.table, command, **body)
+                return
+            except (MqttError, OSError) as exc:
+                if loop.time() > deadline:
+                    raise TableStuck(f"the virtual desk could not send {command}:"
+                                     f" {exc}") from exc
+                _log.warning("virtual desk: broker unreachable, retrying",
+                             command=command, error=str(exc))
+                await asyncio.sleep(backoff.next_delay())
+
+    return send
+
+
 def virtual_table_task(wired: WiredTable, desk_signer: Signer, *,
                        subscribed_wait_s: float = _SUBSCRIBED_WAIT_S) -> DealerTask:
     """The coroutine the daemon runs beside its own tasks: the virtual desk and dealer
-    (``subscribed_wait_s``: how long the desk waits for the table's subscription per try)."""
+    (``subscribed_wait_s``: how long the desk waits for the table's subscription per try).
+    Whatever stops the virtual dealer stops only it: the daemon plays on for a real dealer."""
     config = wired.daemon.config
     sim = config.sim
-    assert sim is not None
+    if sim is None:
+        raise ConfigError(config.source, "[sim]", "a virtual dealer needs a simulated table")
 
     async def run(daemon: TableDaemon) -> None:
-        link = daemon.link
-        assert link is not None
-        desk = VirtualDesk(host=link.settings.host, port=link.settings.port,
-                           venue=config.venue, signer=desk_signer)
-
-        async def send(command: str, **body: Any) -> None:
-            # The broker away (restarting, a network cut): try again, as a desk clerk would;
-            # the daemon reconnects by itself meanwhile. Give up after _DESK_PATIENCE_S.
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + _DESK_PATIENCE_S
-            backoff = Backoff(initial=0.5, maximum=5.0)
-            while True:
-                try:
-                    # A command published before the table ever subscribed would be lost:
-                    # the broker queues only for a session it knows.
-                    try:
-                        async with asyncio.timeout(subscribed_wait_s):
-                            await link.wait_subscribed()
-                    except TimeoutError:
-                        raise OSError("the table is not connected to the broker") from None
-                    await desk.send(config.table, command, **body)
-                    return
-                except (MqttError, OSError) as exc:
-                    if loop.time() > deadline:
-                        raise TableStuck(f"the virtual desk could not send {command}:"
-                                         f" {exc}") from exc
-                    _log.warning("virtual desk: broker unreachable, retrying",
-                                 command=command, error=str(exc))
-                    await asyncio.sleep(backoff.next_delay())
-
         try:
+            send = desk_sender(daemon, desk_signer, subscribed_wait_s=subscribed_wait_s)
             table = wired.virtual_table(desk=send, seed=sim.seed, stage=sim.stage,
                                         players=sim.players, heats=sim.heats,
                                         hand_pause=sim.hand_pause)
@@ -275,6 +292,43 @@ def virtual_table_task(wired: WiredTable, desk_signer: Signer, *,
         except TableStuck as exc:
             _log.error("virtual dealer stopped", reason=str(exc))
             return
+        except Exception as exc:  # a fault the dealer did not foresee: never the daemon's end
+            _log.exception("virtual dealer stopped by an error", error=one_line(exc))
+            return
         _log.info("virtual dealer finished", heats=sim.heats, hands=table.hands_played)
+
+    return run
+
+
+def virtual_desk_task(wired: WiredTable, desk_signer: Signer, *,
+                      subscribed_wait_s: float = _SUBSCRIBED_WAIT_S,
+                      on_ready: Callable[[str], None] | None = None) -> DealerTask:
+    """The virtual desk without the virtual dealer: it enrols the virtual staff, opens a
+    heat and seats ``[sim] players`` entries, says who may sign in with which PIN (in the
+    log, and to ``on_ready``), and leaves the dealing to a person at the console."""
+    config = wired.daemon.config
+    sim = config.sim
+    if sim is None:
+        raise ConfigError(config.source, "[sim]", "a virtual desk needs a simulated table")
+
+    async def run(daemon: TableDaemon) -> None:
+        try:
+            send = desk_sender(daemon, desk_signer, subscribed_wait_s=subscribed_wait_s)
+            table = wired.virtual_table(desk=send, seed=sim.seed, stage=sim.stage,
+                                        players=sim.players, heats=sim.heats)
+            await table.ensure_roster()
+            entries = await table.seat_heat() if sim.heats else {}
+        except Exception as exc:  # the desk's trouble is never the daemon's end
+            _log.error("virtual desk stopped", error=one_line(exc))
+            return
+        staff = table.staff
+        dealer = f"{staff.dealer.staff_id} PIN {staff.dealer.pin}"
+        supervisor = f"{staff.supervisor.staff_id} PIN {staff.supervisor.pin}"
+        heat = daemon.status().get("heat")
+        _log.warning("virtual desk ready: deal by hand on the console", heat=heat,
+                     seats=entries, dealer=dealer, supervisor=supervisor)
+        if on_ready is not None:
+            on_ready(f"heat {heat}: {', '.join(f'seat {s} {e}' for s, e in entries.items())};"
+                     f" sign in on the console as dealer {dealer} or supervisor {supervisor}")
 
     return run

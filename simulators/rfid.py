@@ -218,18 +218,18 @@ class RfidReaderSimulator:
 
     def place(
         self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
-        float_only: bool = False,
+        float_only: bool = False, clone: bool = False,
     ) -> tuple[bytes, ...]:
         """Put chips on a spot: exactly ``cents`` from the seat's chips (with float chips too
         when they cannot make it and `change_from_float` is on; ``float_only``: from the float
-        alone), and/or given UIDs."""
+        alone), and/or given UIDs (``clone``: copies of chips that lie elsewhere, same UID)."""
         where = _spot(seat, spot)
         with self._cond:
             chosen = [bytes(u) for u in uids]
             for uid in chosen:
                 if len(uid) != 8:
                     raise ValueError(f"a UID is 8 bytes, got {uid.hex()}")
-                if uid in self._where:
+                if uid in self._where and not clone:
                     raise ValueError(f"chip {uid.hex().upper()} is already on {self._where[uid]}")
             if len(set(chosen)) != len(chosen):
                 raise ValueError("the same chip twice")
@@ -237,7 +237,7 @@ class RfidReaderSimulator:
                 chosen += self._pick(seat, cents, exclude=set(chosen), float_only=float_only)
             for uid in chosen:
                 self._table.setdefault(where, []).append(uid)
-                self._where[uid] = where
+                self._where.setdefault(uid, where)  # a clone's original keeps its place
             return tuple(chosen)
 
     def remove(
@@ -250,7 +250,8 @@ class RfidReaderSimulator:
             taken = list(here) if uids is None else [u for u in uids if u in here]
             for uid in taken:
                 here.remove(uid)
-                del self._where[uid]
+                if self._where.get(uid) == where:
+                    del self._where[uid]
             return tuple(taken)
 
     def clear_seat(self, seat: int) -> None:
@@ -258,7 +259,8 @@ class RfidReaderSimulator:
         with self._cond:
             for where in [w for w in self._table if w.seat == seat]:
                 for uid in self._table.pop(where):
-                    del self._where[uid]
+                    if self._where.get(uid) == where:
+                        del self._where[uid]
 
     def clear(self) -> None:
         """Take every chip off the table."""

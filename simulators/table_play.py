@@ -40,7 +40,8 @@ from simulators.id_reader import IdReaderSimulator
 from simulators.payout import Overpaid, pay_spots
 from simulators.players import PlayerStyle, VirtualPlayer
 from simulators.rfid import RfidReaderSimulator
-from simulators.shoe import ShoeSimulator
+from simulators.scripted_play import Decks, SeatPlayer
+from simulators.shoe import ShoeSimulator, ShoeSimulatorError
 from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
 
 __all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable",
@@ -56,6 +57,7 @@ _FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400), (1_000, 400), (250, 40
           (500_000, 150))
 OverpayFix = Literal["override", "take_back"]
 _SIGN_IN_AGAIN = "needs a signed-in dealer"
+DEVICE_PATIENCE_S = 60.0  # how long the dealer waits for a device that is down to come back
 
 
 def _uid(kind: int, value_code: int, n: int) -> bytes:
@@ -93,7 +95,9 @@ class VirtualTable:
                  heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0,
                  overpay_hand: int | None = None, overpay_chance: float = 0.0,
                  overpay_fix: OverpayFix = "override", dispute_note: str | None = None,
-                 deck_mode: DeckMode = "shuffled") -> None:
+                 deck_mode: DeckMode = "shuffled", decks: Decks | None = None,
+                 player_for: Callable[[int], SeatPlayer] | None = None,
+                 device_patience: float = DEVICE_PATIENCE_S) -> None:
         self.table = table
         # The first participant to finish disputes its score with this note, then (the
         # supervisor having explained the hand) acknowledges it.
@@ -106,7 +110,10 @@ class VirtualTable:
         self.desk = desk
         self.seed = seed
         self.rng = random.Random(seed)
-        self.decks = DeckSource(deck_mode, rng=self.rng, seed=seed)  # simulators.decks
+        # simulators.decks, or the caller's (a scripted deck)
+        self.decks: Decks = decks or DeckSource(deck_mode, rng=self.rng, seed=seed)
+        self.player_for = player_for  # seat -> its player (default: a virtual patron)
+        self.device_patience = device_patience
         self.stage = Stage(stage)
         self.players = players
         self.heats = heats
@@ -141,12 +148,23 @@ class VirtualTable:
     # ---- waiting for the daemon ------------------------------------------------------
 
     async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
-        """Poll the table's status until `check` holds."""
+        """Poll the table's status until `check` holds. While a device is down the dealer
+        waits for it to come back (up to `device_patience` seconds), then the wait restarts."""
         deadline = time.monotonic() + self.timeout
-        while not check(self.table.status()):
-            if time.monotonic() > deadline:
+        down_since: float | None = None
+        while not check(status := self.table.status()):
+            now = time.monotonic()
+            if status.get("device_faults"):
+                down_since = now if down_since is None else down_since
+                if now - down_since > self.device_patience:
+                    raise TableStuck(f"timed out waiting for {what}: a device stayed down"
+                                     f" ({status.get('device_faults')})")
+                deadline = max(deadline, now + self.timeout)
+            else:
+                down_since = None
+            if now > deadline:
                 raise TableStuck(f"timed out waiting for {what}; the table shows "
-                                 f"{self.table.status().get('spots')}")
+                                 f"{status.get('spots')}")
             await asyncio.sleep(0.01)
 
     # ---- the people at the console ------------------------------------------------------
@@ -273,7 +291,6 @@ class VirtualTable:
 
     async def run(self) -> None:
         """Play the configured number of heats (resuming one left open by a restart)."""
-        table = self.table.table_id
         await self.ensure_roster()
         sync_owners(self)  # after a restart of this process: whose chips are whose
         status = self.table.status()
@@ -283,16 +300,21 @@ class VirtualTable:
         if status.get("heat"):  # a heat left open by a restart: play it out first
             await self.play_heat({int(s): e["entry_id"] for s, e in status["seats"].items()})
         for _ in range(self.heats):
-            first = self.table.status().get("hands_opened", 0) + 1
-            heat_id = f"{self.stage.value}-{table}-h{first}"
-            await self.send_desk(OpenHeat.NAME, stage=self.stage.value, heat_id=heat_id)
-            await self.until("the heat to open", _heat_is(heat_id))
-            entries = {seat: f"{table.upper()}-{first}-S{seat}"
-                       for seat in range(1, self.players + 1)}
-            for seat, entry in entries.items():
-                await self.send_desk(Seat.NAME, entry_id=entry, seat=seat)
-            await self.until("the entries to be seated", _seated(len(entries)))
-            await self.play_heat(entries)
+            await self.play_heat(await self.seat_heat())
+
+    async def seat_heat(self) -> dict[int, str]:
+        """The virtual desk opens the next heat and seats `players` entries; seat -> entry."""
+        table = self.table.table_id
+        first = self.table.status().get("hands_opened", 0) + 1
+        heat_id = f"{self.stage.value}-{table}-h{first}"
+        await self.send_desk(OpenHeat.NAME, stage=self.stage.value, heat_id=heat_id)
+        await self.until("the heat to open", _heat_is(heat_id))
+        entries = {seat: f"{table.upper()}-{first}-S{seat}"
+                   for seat in range(1, self.players + 1)}
+        for seat, entry in entries.items():
+            await self.send_desk(Seat.NAME, entry_id=entry, seat=seat)
+        await self.until("the entries to be seated", _seated(len(entries)))
+        return entries
 
     async def play_heat(self, entries: Mapping[int, str], *,
                         between_hands: Callable[[int], Awaitable[None]] | None = None) -> None:
@@ -302,10 +324,7 @@ class VirtualTable:
         desk's ids are random), so a seed replays each table's heats card for card.
         ``between_hands(n)`` runs after the heat's n-th hand (the desk may act then).
         """
-        players = {seat: VirtualPlayer(name=f"player {seat}",
-                                       rng=random.Random(f"{self.rng.random()}:{seat}"),
-                                       style=PlayerStyle(bold=seat % 2 == 0))
-                   for seat in entries}
+        players = self.make_players(entries)
         self._heat_hand, self._overpay_due = 0, False
         hands = 0
         while self.table.status().get("seats"):
@@ -315,6 +334,20 @@ class VirtualTable:
                 await between_hands(hands)
             if self.hand_pause:
                 await asyncio.sleep(self.hand_pause)
+        await self.finish_heat()
+
+    def make_players(self, entries: Mapping[int, str]) -> dict[int, SeatPlayer]:
+        """The heat's players, one a seat (`player_for`, else virtual patrons seeded from
+        the table's seed and the seat)."""
+        if self.player_for is not None:
+            return {seat: self.player_for(seat) for seat in entries}
+        return {seat: VirtualPlayer(name=f"player {seat}",
+                                    rng=random.Random(f"{self.rng.random()}:{seat}"),
+                                    style=PlayerStyle(bold=seat % 2 == 0))
+                for seat in entries}
+
+    async def finish_heat(self) -> None:
+        """Every entry has ended: acknowledgements, chips returned, the heat closed."""
         await self.acknowledge_all()
         await return_chips(self)
         await self.send_desk(CloseHeat.NAME)
@@ -346,10 +379,10 @@ class VirtualTable:
 
     # ---- one hand --------------------------------------------------------------------
 
-    async def play_hand(self, players: Mapping[int, VirtualPlayer]) -> None:
+    async def play_hand(self, players: Mapping[int, SeatPlayer]) -> None:
         """Wagers, no more bets, the deal with decisions at each street, settle, the payout
         checked by the readers, then the players pick up their chips."""
-        sim, shoe = self.chips, self.shoe
+        sim = self.chips
         await issue_stacks(self)
         status = self.table.status()
         house = self.table.house_rules()
@@ -359,6 +392,7 @@ class VirtualTable:
             wagers = players[seat].wagers(seat=seat, balance_cents=info["balance"],
                                           markers_left=info["markers_left"], rules=house)
             placed[seat_text] = self._place(sim, seat, wagers)
+        await self.after_wagers(placed)
         expected = {k: v for k, v in placed.items() if v}
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: _spots(s) == expected)
@@ -378,7 +412,9 @@ class VirtualTable:
                 street = "preflop" if target.index == 0 else "flop"
                 await self._decide(sim, players, in_hand, dealt, decided, street=street,
                                    placed=placed)
-            shoe.deal_card(card)
+            await self.before_card(i + 1)
+            self.deal_card(card)
+            await self.after_card(i + 1)
             dealt.append((target, card))
             await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
         await self._decide(sim, players, in_hand, dealt, decided, street="river",
@@ -390,6 +426,29 @@ class VirtualTable:
         await self.settle_payout()
         sim.clear()
         await self.until("the table to be cleared", lambda s: _spots(s) == {})
+
+    def deal_card(self, card: Card) -> None:
+        """Draw a card through the shoe's reader. A jammed shoe is cleared by the dealer
+        (the card path freed, the shoe ready again) and the card drawn again."""
+        try:
+            self.shoe.deal_card(card)
+        except ShoeSimulatorError as exc:
+            if self.shoe.state.value != "jam":
+                raise TableStuck(f"the shoe cannot deal: {exc}") from exc
+            self.shoe.set_state("ready")
+            self.fault_log.append(f"the shoe jammed ({exc}); the dealer cleared it")
+            self.shoe.deal_card(card)
+
+    # ---- points where a rehearsal puts its faults (simulators.rehearsal) -------------
+
+    async def after_wagers(self, placed: Mapping[str, _Spots]) -> None:
+        """The players' wagers lie on the spots; the dealer has not looked yet."""
+
+    async def before_card(self, position: int) -> None:
+        """The dealer is about to draw the hand's card at ``position`` (1-based)."""
+
+    async def after_card(self, position: int) -> None:
+        """The card at ``position`` has left the shoe."""
 
     # ---- the payout -------------------------------------------------------------------
 
@@ -466,7 +525,7 @@ class VirtualTable:
             out["markers"] = sorted(wagers.markers)
         return out
 
-    async def _decide(self, sim: RfidReaderSimulator, players: Mapping[int, VirtualPlayer],
+    async def _decide(self, sim: RfidReaderSimulator, players: Mapping[int, SeatPlayer],
                       in_hand: list[int], dealt: list[tuple[Target, Card]], decided: set[int],
                       *, street: str, placed: dict[str, _Spots]) -> None:
         board = [c for t, c in dealt if t.kind == "board"]

@@ -27,13 +27,16 @@ def simulated_table_toml(*, venue: str, table: str, broker: str, tournament: Pat
                          hand_pause: float = 0.0, virtual_dealer: bool = True,
                          log_format: str = "console", log_level: str = "warning",
                          id_reader: bool = True,
-                         acknowledge_with: Sequence[str] | None = None) -> str:
+                         acknowledge_with: Sequence[str] | None = None,
+                         stall_seconds: float | None = None) -> str:
     """A table config (docs/table-config.md) with simulated devices; relative paths are
     relative to the file; `broker` is "embedded" or "host:port". ``acknowledge_with``
-    defaults to the card with an ID reader, else the PIN."""
+    defaults to the card with an ID reader, else the PIN; ``stall_seconds``: the shoe's and
+    chip reader's stall timeouts (default theirs)."""
     desk = "".join(f"{name} = {_text(key)}\n" for name, key in (desk_keys or {}).items())
     methods = list(acknowledge_with or (["card"] if id_reader else ["pin"]))
     ids = '[id_reader]\nkind = "sim"\n\n' if id_reader else ""
+    stall = "" if stall_seconds is None else f"stall_seconds = {stall_seconds}\n"
     return f"""\
 # A simulated table: simulated card shoe, chip reader and ID reader behind the real drivers.
 [table]
@@ -50,10 +53,10 @@ table_key = {_text(table_key)}
 {"[keys.desk]" + chr(10) + desk if desk else ""}
 [shoe]
 kind = "sim"
-
+{stall}
 [rfid]
 kind = "sim"
-
+{stall}
 {ids}[console]
 port = 0
 acknowledge_with = [{", ".join(_text(m) for m in methods)}]

@@ -21,6 +21,7 @@ from typing import Any, Final, TextIO
 
 from controller.chip_registry_files import read_registry
 from controller.cli import CommandError
+from controller.commands.simulate_table import register_table
 from drivers.readings import DeviceAlert, ShoeState, SpotId
 from drivers.rfid import UsbChipReader
 from drivers.rfid_messages import AntennaFaultCode
@@ -38,7 +39,8 @@ __all__ = ["RFID_HELP", "SHOE_HELP", "register", "rfid_command", "run_rfid", "ru
 def register(sub: Any) -> None:
     """Add the `simulate` command and one subcommand per simulated device."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "simulate", help="run a device simulator (card shoe, chip RFID reader) for technicians",
+        "simulate", help="run a device simulator (card shoe, chip RFID reader) or a whole"
+        " simulated table with faults, for technicians",
         description="Run a simulated device that the real drivers can attach to.",
     )
     devices = p.add_subparsers(dest="device", metavar="DEVICE", required=True)
@@ -97,7 +99,8 @@ def _register_rfid(devices: Any) -> None:
 
 
 # Devices `simulate` offers.
-DEVICES: Final[tuple[Callable[[Any], None], ...]] = (_register_shoe, _register_rfid)
+DEVICES: Final[tuple[Callable[[Any], None], ...]] = (_register_shoe, _register_rfid,
+                                                     register_table)
 
 SHOE_HELP: Final = """commands (Enter alone deals one card):
   deal [N]              deal N cards (default 1)
