@@ -230,6 +230,9 @@ class SimulatedFloor(FloorDesk):
                     timeout=30.0, overpay_hand=self.plan.overpay_hand if first_table else None,
                     dispute_note=DISPUTE_NOTE if first_table else None,
                     deck_mode=self.plan.deck_mode)
+                if daemon.link is not None:  # a broker drops commands for an unknown session
+                    async with asyncio.timeout(SCORE_WAIT_S):
+                        await daemon.link.wait_subscribed()
                 await dealer.ensure_roster()
                 self.dealers[table] = dealer
             except (TableStuck, desk.DeskError, TimeoutError) as exc:

@@ -136,6 +136,7 @@ class FloorDesk:
         plan, d = self.plan, self.plan.directory
         calendar, text, settings = demo_settings(plan)
         self.calendar, self.settings = calendar, settings
+        d.mkdir(parents=True, exist_ok=True)
         tournament = self.report.tournament = d / "tournament-demo.toml"
         tournament.write_text(text, encoding="utf-8")
         self.clock = CalendarClock(settings.schedule.opens_at(calendar.first_day) - _DESK_OPENS)
