@@ -7,6 +7,7 @@ import json
 import re
 import tempfile
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ import sqlalchemy as sa
 
 from controller.cli import main
 from controller.commands.demo_floor import FloorPlan, FloorReport, SimulatedFloor
+from leaderboard.standings_view import ViewOptions, standings, strip_names
+from runtime.settings_files import read_tournament
 from tests import services
 from tests.fixtures.services import Database, require_service
 
@@ -107,7 +110,7 @@ def test_demo_plays_a_whole_small_tournament(tmp_path: Path,
     # the demo's calendar time.
     engine = sa.create_engine(f"sqlite:///{keep / 'leaderboard.sqlite3'}")
     with engine.connect() as connection:
-        actors = dict(connection.execute(sa.text(
+        actors: dict[str, str] = dict(connection.execute(sa.text(
             "SELECT action, MIN(actor) || ' ' || MAX(actor) FROM audit WHERE action IN"
             " ('entry.bought', 'semi_final.allocated', 'semi_final.seat_chosen',"
             " 'final.allocated', 'final.drawn', 'prize.awarded', 'prize.claimed')"
@@ -125,6 +128,17 @@ def test_demo_plays_a_whole_small_tournament(tmp_path: Path,
                       "prize.awarded": "demo-manager demo-manager",
                       "prize.claimed": "demo-supervisor demo-supervisor"}, actors
     assert len(acked) == 2 and claimed == 6  # two heat days; six prizes paid out
+    # The page's document lists every prize awarded, claimed or open (names only on the page).
+    settings = read_tournament(keep / "tournament-demo.toml")
+    doc = standings(engine, settings, ViewOptions(venue="demo", title="t", rows=12,
+                                                  names="first_name_initial"),
+                    now=datetime(2026, 12, 1, tzinfo=UTC))
+    awards = doc["awards"]
+    assert [(a["kind"], a["amount"]["text"]) for a in awards if a["kind"] == "final"] == [
+        ("final", "R448.00"), ("final", "R192.00")]
+    assert len(awards) == 7 and sum(a["status"] == "claimed" for a in awards) == 6
+    assert all(a["name"] for a in awards)
+    assert not any("name" in a for a in strip_names(doc)["awards"])
 
 
 def _tiny(directory: Path, seed: int, *, whole: bool = True) -> FloorReport:
@@ -193,7 +207,7 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
     # Every desk action is recorded under the person whose session took it.
     engine = database_url.engine()
     with engine.connect() as connection:
-        actors = dict(connection.execute(sa.text(
+        actors: dict[str, str] = dict(connection.execute(sa.text(
             "SELECT action, MIN(actor) || ' ' || MAX(actor) FROM audit"
             " WHERE action IN ('patron.registered', 'entry.bought', 'heat.opened',"
             " 'entry.seated', 'desk.signed_in', 'prize.awarded') GROUP BY action")).all())
