@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from pytest_mock import MockerFixture
 
 from controller.cli import main
 from controller.commands.demo_floor import FloorPlan, FloorReport, SimulatedFloor
+from leaderboard import desk
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from runtime.settings_files import read_tournament
 from tests import services
@@ -179,6 +181,23 @@ def test_a_seed_replays_the_whole_tournament(tmp_path: Path) -> None:
     other = _tiny(tmp_path / "c", 8, whole=False)  # another seed: other entries and scores
     assert other.stages == ["qualifying"] and len(other.scores) == 4
     assert other.scores != first.scores
+
+
+def test_a_stage_that_fails_stops_the_tournament_with_exit_1(
+        capsys: pytest.CaptureFixture[str], mocker: MockerFixture) -> None:
+    # A desk refusal nothing in the demo can provoke for real: the seat draw's store is
+    # down. The Final is not played, nothing is awarded, the summary says why; exit 1.
+    mocker.patch("leaderboard.desk.draw_final",
+                 side_effect=desk.Conflict("the draws table is not writable"))
+    assert main(["demo", "--tables", "2", "--days", "1", "--players", "2", "--speed", "0",
+                 "--port", "0", "--linger", "0", "--seed", "3", "--no-withdrawal",
+                 "--overpay", "0", *SMALL, "--set", "qualifying.hands=2",
+                 "--set", "semi_final.hands=2"]) == 1
+    out = capsys.readouterr().out
+    assert "STOPPED: the draws table is not writable" in out
+    assert "stages played: qualifying, semi_final\n" in out
+    assert "  problem: the draws table is not writable" in out
+    assert "prizes:" not in out and "problems: none" not in out
 
 
 @pytest.mark.mosquitto

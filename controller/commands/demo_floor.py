@@ -326,7 +326,18 @@ class SimulatedFloor(FloorDesk):
                         seats: Sequence[tuple[int, str, str]], turns: AckTurns | None, bar: Bar,
                         withdrawal: bool = False) -> int:
         """Open the heat at the table, seat (seat, entry, player) each, play it to the end,
-        have the scores acknowledged (in `turns`) and close it; the hands played."""
+        have the scores acknowledged (in `turns`) and close it; the hands played. A table
+        that stops gives up its turn, so that the others do not wait for it."""
+        try:
+            return await self._heat(table, stage=stage, heat_id=heat_id, seats=seats,
+                                    turns=turns, bar=bar, withdrawal=withdrawal)
+        finally:
+            if turns is not None:
+                await turns.release(table)
+
+    async def _heat(self, table: str, *, stage: Stage, heat_id: str,
+                    seats: Sequence[tuple[int, str, str]], turns: AckTurns | None, bar: Bar,
+                    withdrawal: bool) -> int:
         assert self.settings is not None
         dealer = self.dealers[table]
         link = self.tables[table].daemon.link
