@@ -60,8 +60,9 @@ def register(sub: Any) -> None:
     p.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
     p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6",
                    help="players per heat (default 3)")
-    p.add_argument("--days", type=int, default=3,
-                   help="simulated qualifying heat days (default 3, in two prize weeks)")
+    p.add_argument("--days", type=int, default=2,
+                   help="simulated qualifying heat days (default 2: a Thursday and a Friday,"
+                        " two prize weeks)")
     p.add_argument("--heats", type=int, default=None,
                    help="heats each table plays each heat day (default: 1, or as many as"
                         " fill the semi-finals; the heats of --table-only)")
