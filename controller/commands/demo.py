@@ -1,11 +1,17 @@
-"""`showdown demo`: a simulated casino floor, or one simulated table watched by a subscriber.
+"""`showdown demo`: a whole simulated tournament, or one simulated table watched by a subscriber.
 
-By default (what `make demo` runs) the central leaderboard service starts with its page, a
-few simulated tables play heats of simulated patrons who registered and bought entries at the
-desk, and the page fills as their scores arrive (controller.commands.demo_floor). Each
-table's virtual dealer and supervisor sign in with their own PINs, every payout is checked
-by the chip readers (one overpay is injected and overridden by the supervisor), and each
-patron acknowledges their score by tapping their rewards card.
+By default (what `make demo` runs) the central leaderboard service starts with its page and a
+few simulated tables play the whole tournament on a compressed calendar (the clock jumps from
+day to day): qualifying heats on several heat days in two prize weeks, the top 12 into two
+semi-final heats of 6 (heat and seat chosen; proxies for a patron's extra places) played in
+parallel, the top 6 into the Final with the seat draw and the bonus markers, the weekly prizes,
+the Top Score Progressive and the Final Prize Pool awarded, and the winners claiming (one
+prize left unclaimed). Everything goes through the desk, signed commands over MQTT, the table
+daemons on their real drivers, ingest and the standings, live on the page
+(controller.commands.demo_floor). Each table's virtual dealer and supervisor sign in with
+their own PINs, every payout is checked by the chip readers (one overpay is injected and
+overridden by the supervisor), and each patron acknowledges their score by tapping their
+rewards card. ``--seed`` replays the same cards, scores and winners.
 ``--table-only`` runs one table daemon on the embedded broker instead, with a subscriber that
 prints each hand and score as it arrives, checking every signature and that no sequence
 number is missing. `showdown heat` is the offline explainer.
@@ -17,6 +23,7 @@ import argparse
 import asyncio
 import secrets
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +47,9 @@ from wire.mqtt import MqttSettings, connect
 from wire.signing import KeyRing, load_private_key
 from wire.topics import TableTopics
 
+_HAND_PAUSE = 0.25  # seconds between hands at --speed 1
+_STAGE_PAUSE = 0.5  # seconds between stages at --speed 1
+
 
 def register(sub: Any) -> None:
     """Add the `demo` subcommand."""
@@ -50,10 +60,23 @@ def register(sub: Any) -> None:
     p.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
     p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6",
                    help="players per heat (default 3)")
+    p.add_argument("--days", type=int, default=2,
+                   help="simulated qualifying heat days (default 2: a Thursday and a Friday,"
+                        " two prize weeks)")
     p.add_argument("--heats", type=int, default=None,
-                   help="heats each table plays (default 3; 1 with --table-only)")
+                   help="heats each table plays each heat day (default: 1, or as many as"
+                        " fill the semi-finals; the heats of --table-only)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="pace: 1 (default) watchable and under 3 minutes, 0 as fast as it"
+                        " goes, 2 twice as slow ...")
     p.add_argument("--pause", type=float, default=None,
-                   help="seconds between hands (default 0.4; 0 with --table-only)")
+                   help="seconds between hands (default 0.25 x --speed; 0 with --table-only)")
+    p.add_argument("--set", dest="rules", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="change one tournament setting for the demo (repeatable), e.g."
+                        " --set qualifying.advance=4 --set semi_final.seats_per_heat=2"
+                        " --set 'weekly_prizes.prize=\"R500\"'; the calendar is the demo's")
+    p.add_argument("--qualifying-only", dest="whole", action="store_false",
+                   help="stop after the qualifying heats (no semi-finals, Final or prizes)")
     p.add_argument("--port", type=int, default=8080,
                    help="the page's port on 127.0.0.1 (default 8080; taken: any free port)")
     p.add_argument("--broker", metavar="HOST:PORT",
@@ -109,9 +132,14 @@ def _floor(args: argparse.Namespace) -> int:
     import sys  # noqa: PLC0415
 
     from controller.commands.demo_floor import FloorPlan  # noqa: PLC0415
+    from controller.commands.demo_floor_desk import demo_settings  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
+    if not 0 <= args.speed <= 100:
+        raise CommandError(f"--speed must be 0..100 (0: as fast as it goes), got {args.speed}")
+    if args.pause is not None and args.pause < 0:
+        raise CommandError(f"--pause must be 0 seconds or more, got {args.pause}")
     linger = args.linger if args.linger is not None else (None if sys.stdin.isatty() else 0.0)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -123,9 +151,13 @@ def _floor(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
         try:
             plan = FloorPlan(directory=directory or Path(tmp), tables=args.tables,
-                             heats=3 if args.heats is None else args.heats,
+                             days=args.days,
+                             heats_per_day=1 if args.heats is None else args.heats,
                              players=args.players, seed=args.seed,
-                             hand_pause=0.4 if args.pause is None else args.pause,
+                             hand_pause=(_HAND_PAUSE * args.speed if args.pause is None
+                                         else args.pause),
+                             stage_pause=_STAGE_PAUSE * args.speed, whole=args.whole,
+                             rules=_rules(args.rules),
                              http_port=args.port, broker=args.broker, database=args.database,
                              withdrawal=args.withdrawal,
                              overpay_hand=args.overpay if args.overpay > 0 else None,
@@ -133,9 +165,38 @@ def _floor(args: argparse.Namespace) -> int:
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
+            if args.heats is None:  # enough heats a day to fill the semi-finals
+                plan = replace(plan, heats_per_day=_heats_needed(plan, demo_settings(
+                    replace(plan, whole=False))[2].qualifying.advance or 0))
+            demo_settings(plan)  # a setting or a size that does not fit, said before starting
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         return asyncio.run(_run_floor(plan, linger))
+
+
+def _heats_needed(plan: Any, advance: int) -> int:
+    """The fewest heats a table plays each day (at least 1) that give `advance` scores."""
+    per_heat_round = plan.tables * plan.players * plan.days
+    wanted = advance + (1 if plan.withdrawal else 0)
+    return int(max(1, min(10, -(-wanted // per_heat_round))))
+
+
+def _rules(items: list[str]) -> dict[str, object]:
+    """The --set SECTION.KEY=VALUE settings (VALUE as TOML: 4, "R500", [70, 30])."""
+    import tomllib  # noqa: PLC0415
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or "." not in key.strip() or not value.strip():
+            raise CommandError(f"--set {item!r}: write SECTION.KEY=VALUE, e.g."
+                               " qualifying.advance=4")
+        try:
+            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            raise CommandError(f"--set {item!r}: the value is not TOML (a number, \"text\" in"
+                               " quotes, a list such as [70, 30])") from None
+    return out
 
 
 async def _run_floor(plan: Any, linger: float | None) -> int:
@@ -154,20 +215,8 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    print(f"\n{report.heats_played} heats played, {report.entries_seated} entries seated,"
-          f" {len(report.scores)} scores on the leaderboard, {len(report.withdrawn)} withdrawn,"
-          f" {len(report.refused)} registration refused, {len(report.problems)} problems")
-    print(f"payouts verified by the chip readers: {report.payouts_verified}; overpays"
-          f" injected: {report.overpays}, next hands refused: {report.hands_refused},"
-          f" supervisor overrides: {report.overrides}")
-    if plan.deck_mode != "shuffled" or report.deck_holds:
-        print(f"decks {plan.deck_mode}: suspect decks held, cleared by a supervisor:"
-              f" {report.deck_holds}")
-    print(f"chips returned to the tables' floats: {report.chips_reconciled} entries,"
-          f" {report.chips_missing} chips missing")
-    for problem in report.problems:
-        print(f"  problem: {problem}")
-    complete = report.heats_played == plan.tables * plan.heats
+    complete = report.heats_played == plan.tables * plan.heats and (
+        not plan.whole or "prizes" in report.stages)
     return 0 if complete and not report.problems \
         and len(report.scores) + len(report.withdrawn) == report.entries_seated else 1
 
