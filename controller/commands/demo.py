@@ -1,11 +1,17 @@
-"""`showdown demo`: a simulated casino floor, or one simulated table watched by a subscriber.
+"""`showdown demo`: a whole simulated tournament, or one simulated table watched by a subscriber.
 
-By default (what `make demo` runs) the central leaderboard service starts with its page, a
-few simulated tables play heats of simulated patrons who registered and bought entries at the
-desk, and the page fills as their scores arrive (controller.commands.demo_floor). Each
-table's virtual dealer and supervisor sign in with their own PINs, every payout is checked
-by the chip readers (one overpay is injected and overridden by the supervisor), and each
-patron acknowledges their score by tapping their rewards card.
+By default (what `make demo` runs) the central leaderboard service starts with its page and a
+few simulated tables play the whole tournament on a compressed calendar (the clock jumps from
+day to day): qualifying heats on several heat days in two prize weeks, the top 12 into two
+semi-final heats of 6 (heat and seat chosen; proxies for a patron's extra places) played in
+parallel, the top 6 into the Final with the seat draw and the bonus markers, the weekly prizes,
+the Top Score Progressive and the Final Prize Pool awarded, and the winners claiming (one
+prize left unclaimed). Everything goes through the desk, signed commands over MQTT, the table
+daemons on their real drivers, ingest and the standings, live on the page
+(controller.commands.demo_floor). Each table's virtual dealer and supervisor sign in with
+their own PINs, every payout is checked by the chip readers (one overpay is injected and
+overridden by the supervisor), and each patron acknowledges their score by tapping their
+rewards card. ``--seed`` replays the same cards, scores and winners.
 ``--table-only`` runs one table daemon on the embedded broker instead, with a subscriber that
 prints each hand and score as it arrives, checking every signature and that no sequence
 number is missing. `showdown heat` is the offline explainer.
@@ -40,6 +46,9 @@ from wire.mqtt import MqttSettings, connect
 from wire.signing import KeyRing, load_private_key
 from wire.topics import TableTopics
 
+_HAND_PAUSE = 0.3  # seconds between hands at --speed 1
+_STAGE_PAUSE = 1.0  # seconds between stages at --speed 1
+
 
 def register(sub: Any) -> None:
     """Add the `demo` subcommand."""
@@ -50,10 +59,18 @@ def register(sub: Any) -> None:
     p.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
     p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6",
                    help="players per heat (default 3)")
+    p.add_argument("--days", type=int, default=4,
+                   help="simulated qualifying heat days (default 4: two prize weeks)")
     p.add_argument("--heats", type=int, default=None,
-                   help="heats each table plays (default 3; 1 with --table-only)")
+                   help="heats each table plays each heat day (default 1; the heats of"
+                        " --table-only)")
+    p.add_argument("--speed", type=float, default=1.0,
+                   help="pace: 1 (default) watchable and under 3 minutes, 0 as fast as it"
+                        " goes, 2 twice as slow ...")
     p.add_argument("--pause", type=float, default=None,
-                   help="seconds between hands (default 0.4; 0 with --table-only)")
+                   help="seconds between hands (default 0.3 x --speed; 0 with --table-only)")
+    p.add_argument("--qualifying-only", dest="whole", action="store_false",
+                   help="stop after the qualifying heats (no semi-finals, Final or prizes)")
     p.add_argument("--port", type=int, default=8080,
                    help="the page's port on 127.0.0.1 (default 8080; taken: any free port)")
     p.add_argument("--broker", metavar="HOST:PORT",
@@ -112,6 +129,10 @@ def _floor(args: argparse.Namespace) -> int:
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
+    if not 0 <= args.speed <= 100:
+        raise CommandError(f"--speed must be 0..100 (0: as fast as it goes), got {args.speed}")
+    if args.pause is not None and args.pause < 0:
+        raise CommandError(f"--pause must be 0 seconds or more, got {args.pause}")
     linger = args.linger if args.linger is not None else (None if sys.stdin.isatty() else 0.0)
     if args.keep is not None:
         args.keep.mkdir(parents=True, exist_ok=True)
@@ -123,9 +144,12 @@ def _floor(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
         try:
             plan = FloorPlan(directory=directory or Path(tmp), tables=args.tables,
-                             heats=3 if args.heats is None else args.heats,
+                             days=args.days,
+                             heats_per_day=1 if args.heats is None else args.heats,
                              players=args.players, seed=args.seed,
-                             hand_pause=0.4 if args.pause is None else args.pause,
+                             hand_pause=(_HAND_PAUSE * args.speed if args.pause is None
+                                         else args.pause),
+                             stage_pause=_STAGE_PAUSE * args.speed, whole=args.whole,
                              http_port=args.port, broker=args.broker, database=args.database,
                              withdrawal=args.withdrawal,
                              overpay_hand=args.overpay if args.overpay > 0 else None,
@@ -154,20 +178,8 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    print(f"\n{report.heats_played} heats played, {report.entries_seated} entries seated,"
-          f" {len(report.scores)} scores on the leaderboard, {len(report.withdrawn)} withdrawn,"
-          f" {len(report.refused)} registration refused, {len(report.problems)} problems")
-    print(f"payouts verified by the chip readers: {report.payouts_verified}; overpays"
-          f" injected: {report.overpays}, next hands refused: {report.hands_refused},"
-          f" supervisor overrides: {report.overrides}")
-    if plan.deck_mode != "shuffled" or report.deck_holds:
-        print(f"decks {plan.deck_mode}: suspect decks held, cleared by a supervisor:"
-              f" {report.deck_holds}")
-    print(f"chips returned to the tables' floats: {report.chips_reconciled} entries,"
-          f" {report.chips_missing} chips missing")
-    for problem in report.problems:
-        print(f"  problem: {problem}")
-    complete = report.heats_played == plan.tables * plan.heats
+    complete = report.heats_played == plan.tables * plan.heats and (
+        not plan.whole or "prizes" in report.stages)
     return 0 if complete and not report.problems \
         and len(report.scores) + len(report.withdrawn) == report.entries_seated else 1
 

@@ -3,6 +3,7 @@ chips (rule 6, recorded), refunded while not yet seated."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Final
@@ -28,6 +29,7 @@ from leaderboard.projections import REFUNDED
 from runtime.clocks import WallClock
 
 PAYMENT_METHODS: Final = ("cash", "value_chips")  # rule 6
+_ENTRY_ID: Final = re.compile(r"E-[0-9a-f]{16}")
 
 
 def payment_method(payment: str | None) -> str:
@@ -47,14 +49,22 @@ def _window_text(settings: TournamentSettings) -> str:
 
 
 def buy_entry(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
-              patron_id: str, payment: str | None, why: str | None = None) -> Entry:
+              patron_id: str, payment: str | None, why: str | None = None,
+              entry_id: str | None = None) -> Entry:
     """Sell a qualifying entry (R100, rule 6) inside the heat window, paid in cash or value
     chips (``payment``, recorded); a patron may buy many, each its own entry and heat (rule
     7). Eligibility is checked again before the money: a list refuses, a possible match
-    holds the sale for a supervisor (leaderboard.desk.holds)."""
+    holds the sale for a supervisor (leaderboard.desk.holds). ``entry_id``: the id to give
+    (a seeded simulation's own, ``E-`` and 16 hex digits); by default a new random one."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     method = payment_method(payment)
+    prefix = ENTRY_PREFIX[Stage.QUALIFYING]
+    if entry_id is not None:
+        if not _ENTRY_ID.fullmatch(entry_id):
+            raise DeskError(f"entry id {entry_id!r} must be {prefix!r} and 16 hex digits")
+        if session.get(Entry, entry_id) is not None:
+            raise Conflict(f"entry {entry_id} exists already")
     patron = get_patron(session, patron_id)
     schedule = settings.schedule
     heat_day = schedule.heat_day(now)
@@ -63,7 +73,7 @@ def buy_entry(session: Session, settings: TournamentSettings, clock: WallClock, 
         raise Conflict(f"no buy-in at {local:%Y-%m-%d %H:%M}: {_window_text(settings)}")
     screen(session, settings.tz, patron, now, context="buy_in", actor=actor,
            who=f"buy-in for patron {patron.patron_id}")
-    entry = Entry(entry_id=new_id(ENTRY_PREFIX[Stage.QUALIFYING]),
+    entry = Entry(entry_id=entry_id or new_id(prefix),
                   patron_id=patron.patron_id, stage=Stage.QUALIFYING.value, heat_day=heat_day,
                   buy_in_cents=settings.buy_in_cents, bought_at=as_utc(now), status=REGISTERED,
                   payment=method)
