@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from game.money import format_rand
@@ -46,7 +46,7 @@ def _money(cents: int | None) -> str:
 
 
 def _when(at: datetime | None) -> str:
-    return "none" if at is None else at.isoformat(timespec="milliseconds")
+    return "none" if at is None else at.astimezone(UTC).isoformat(timespec="milliseconds")
 
 
 class _Diff:
