@@ -112,6 +112,48 @@ def _board(d: _Diff, what: str, places: Sequence[Place], rows: Sequence[Mapping[
                 f"position {r['position']} with {_money(r['score_cents'])}")
 
 
+def _cut_line(d: _Diff, stage: str, places: Sequence[Place], advance: int | None,
+              note: str | None) -> None:
+    """A tie across the cut is noted, naming every tied entry (D35); none otherwise."""
+    if advance is None or len(places) <= advance:
+        d.check(stage, "cut-line tie note", None, note)
+        return
+    last = places[advance - 1].score_cents
+    tied = [p.entry_id for p in places if p.score_cents == last]
+    if places[advance].score_cents != last:
+        d.check(stage, "cut-line tie note", None, note)
+        return
+    d.check(stage, "cut-line tie note", "a note", "a note" if note else None)
+    for entry_id in tied:
+        d.check(entry_id, f"{stage} cut-line tie note names the entry", True,
+                entry_id in (note or ""))
+
+
+def _around_board(d: _Diff, stage: str, expected: Expected, doc: Mapping[str, Any], *,
+                  places: Sequence[Place], advance: int | None, rules: Rules) -> None:
+    """What the page shows beside a board: the cut-line note, the counts of scores awaiting
+    acknowledgement and voided, the pending list, and the scores it cannot rank."""
+    board = doc["board"]
+    _cut_line(d, stage, places, advance, board.get("cut_line_tie"))
+    mine = [s for s in expected.scores.values() if s.stage == stage]
+    waiting = sorted(s.entry_id for s in mine if s.why_not == "unacknowledged")
+    d.check(stage, "scores awaiting acknowledgement", len(waiting),
+            board["awaiting_acknowledgement"])
+    d.check(stage, "voided scores", sum(1 for s in mine if s.why_not == "voided"),
+            board["voided"])
+    if rules.acknowledged_only and len(waiting) <= 10:  # the page lists the latest 10
+        d.check(stage, "scores pending acknowledgement", waiting,
+                sorted(p["entry_id"] for p in doc.get("pending", [])))
+
+
+def _unranked(d: _Diff, expected: Expected, doc: Mapping[str, Any]) -> None:
+    """Stored scores the page cannot rank: a refunded entry's, a disqualified patron's."""
+    unranked = sorted(s.entry_id for s in expected.scores.values()
+                      if s.why_not in ("refunded", "disqualified") and s.table is not None)
+    shown = sorted(x["entry_id"] for x in doc.get("excluded", []))
+    d.check("scores", "scores not ranked (refunded, disqualified)", unranked, shown)
+
+
 def _boards(d: _Diff, expected: Expected, observed: Observed, rules: Rules) -> None:
     for stage, places, advance in (
             ("qualifying", expected.qualifying, rules.stage("qualifying").advance),
@@ -123,6 +165,9 @@ def _boards(d: _Diff, expected: Expected, observed: Observed, rules: Rules) -> N
         board = doc["board"]
         d.check(stage, "board counted", len(places), board["counted"])
         _board(d, stage, places, board["rows"], advance)
+        _around_board(d, stage, expected, doc, places=places, advance=advance, rules=rules)
+        if stage == "qualifying":
+            _unranked(d, expected, doc)
     for week, shown in sorted(observed.weeks.items()):
         places = expected.weekly.get(week, [])
         leaders = sorted(p.entry_id for p in places if p.position == 1)
@@ -141,6 +186,12 @@ def _allocation(d: _Diff, stage: str, wanted: Sequence[str], before: Sequence[Pl
     got = [str(p["entry_id"]) for p in allocated]
     d.check(stage, "places allocated", sorted(wanted), sorted(got))
     source = {p.entry_id: p for p in before}
+    for p in allocated:  # as the desk recorded them when it allocated
+        earned = source.get(str(p.get("won_by")))
+        if earned is not None:
+            d.check(str(p["entry_id"]), f"{stage} allocation: position and score recorded",
+                    (earned.position, earned.score_cents), (p.get("position"),
+                                                            p.get("score_cents")))
     for shown in observed.desk_places.get(stage, []):
         won_by = source.get(str(shown["won_by"]))
         place_id = str(shown["entry_id"])

@@ -86,14 +86,18 @@ def _honest(expected: Expected, rules: Rules) -> Observed:
             ("qualifying", expected.qualifying, rules.stage("qualifying").advance),
             ("semi_final", expected.semi, rules.stage("semi_final").advance),
             ("final", expected.final, None)):
-        o.documents[stage] = {"board": {"counted": len(places),
-                                        "rows": _rows(places, advance)}, "pools": pools}
+        o.documents[stage] = {"board": {"counted": len(places), "rows": _rows(places, advance),
+                                        "awaiting_acknowledgement": 0, "voided": 0,
+                                        "cut_line_tie": None},
+                              "pools": pools, "pending": [], "excluded": []}
     for week, places in expected.weekly.items():
         o.weeks[week] = {"counted": len(places), "leaders": [
             {"entry_id": x.entry_id} for x in places if x.position == 1]}
     for stage, wanted, before in (("semi_final", expected.semi_places, expected.qualifying),
                                   ("final", expected.final_places, expected.semi)):
-        o.allocations[stage] = [{"entry_id": w} for w in wanted]
+        o.allocations[stage] = [
+            {"entry_id": w, "won_by": b.entry_id, "position": b.position,
+             "score_cents": b.score_cents} for w, b in zip(wanted, before, strict=False)]
         o.desk_places[stage] = [
             {"entry_id": w, "won_by": b.entry_id, "holder": b.patron_id, "position": b.position,
              "score_cents": b.score_cents} for w, b in zip(wanted, before, strict=False)]
@@ -144,9 +148,14 @@ def _altered(change: str) -> list[Difference]:
         flipped = {k: 3 - v for k, v in evidence.draw.result.items()}
         evidence.draw = dataclasses.replace(evidence.draw, result=flipped)
     elif change == "allocation":
-        o.allocations["semi_final"][-1] = {"entry_id": "S-5"}
+        o.allocations["semi_final"][-1] = {"entry_id": "S-5", "won_by": "E-5"}
     elif change == "late_claim":
         o.awards[1] = dataclasses.replace(o.awards[1], claimed_at=o.awards[1].deadline)
+    elif change == "cut_line":
+        o.documents["qualifying"]["board"]["cut_line_tie"] = "cut-line tie at R2,000.00 ..."
+    elif change == "pending":
+        o.documents["qualifying"]["pending"].append({"entry_id": "E-5"})
+        o.documents["qualifying"]["board"]["awaiting_acknowledgement"] = 1
     elif change == "pool":
         o.documents["final"]["pools"]["final_pool"]["cents"] += 100
     return _diff(evidence, expected, o, f.rules)
@@ -162,6 +171,8 @@ def _altered(change: str) -> list[Difference]:
     ("allocation", "semi_final", "places allocated"),
     ("late_claim", "E-0", "top_score 1 prize claimed before its deadline"),
     ("pool", "pools", "Final Prize Pool"),
+    ("cut_line", "qualifying", "cut-line tie note"),
+    ("pending", "qualifying", "scores awaiting acknowledgement"),
 ])
 def test_an_altered_figure_is_caught(change: str, entry: str, what: str) -> None:
     found = _altered(change)
