@@ -58,7 +58,8 @@ class _Diff:
             self.found.append(Difference(entry, what, str(expected), str(got)))
 
 
-def _scores(d: _Diff, expected: Expected, observed: Observed, evidence: Evidence) -> None:
+def _scores(d: _Diff, expected: Expected, observed: Observed, evidence: Evidence,
+            rules: Rules) -> None:
     recorded: dict[str, list[Any]] = {}
     for m in evidence.scores:
         recorded.setdefault(m.entry_id, []).append(m)
@@ -76,6 +77,10 @@ def _scores(d: _Diff, expected: Expected, observed: Observed, evidence: Evidence
                     _money(m.score_cents))
             d.check(entry_id, f"{m.table}'s score.recorded hands", s.hands, m.hands)
             d.check(entry_id, f"{m.table}'s score.recorded status", s.status, m.status)
+            if m.markers_forfeited is not None:
+                d.check(entry_id, f"{m.table}'s score.recorded markers forfeited",
+                        max(rules.stage(s.stage).markers - s.markers_used, 0),
+                        m.markers_forfeited)
         if row is None:
             d.check(entry_id, "central score", _money(s.score_cents), "none")
             continue
@@ -317,7 +322,7 @@ def differences(expected: Expected, observed: Observed, evidence: Evidence, rule
         d.found.append(Difference("records", "consistency", "none", problem))
     for problem in journals:
         d.found.append(Difference("journal", "journal vs central", "same", problem))
-    _scores(d, expected, observed, evidence)
+    _scores(d, expected, observed, evidence, rules)
     _boards(d, expected, observed, rules)
     _allocation(d, "semi_final", expected.semi_places, expected.qualifying,
                 observed=observed, evidence=evidence, complete=complete)

@@ -78,6 +78,7 @@ class ScoreMessage:
     hands: int
     status: str
     at: datetime  # the envelope's time: when it was recorded
+    markers_forfeited: int | None = None  # Final markers left unused
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, update
 
-from controller.commands.demo_floor import FloorPlan, SimulatedFloor
+from controller.commands.demo_floor import FloorPlan
 from leaderboard.models import PrizeAward, Score
 from tests.e2e.compare import Difference, differences, report
 from tests.e2e.evidence import journal_differences, load_evidence, table_keys
+from tests.e2e.floor_rulings import CORRECTED_TO, RulingFloor
 from tests.e2e.observed import observe
 from tests.e2e.recompute import Expected, recompute, week_moment
 from tests.e2e.records import Evidence
@@ -31,7 +32,9 @@ pytestmark = pytest.mark.slow
 
 # A small tournament with the shipped rules scaled down (the rules are settings): 2 tables,
 # 2 qualifying days of 1 heat of 3 players (12 entries, 2 prize weeks); the top 4 play 2
-# semi-final heats of 2, the top 2 of those the Final; one patron withdraws after 3 of 4 hands.
+# semi-final heats of 2, the top 2 of those the Final; one patron withdraws after 3 of 4 hands;
+# after the last heat a supervisor voids one score, corrects another and disqualifies a patron
+# (tests/e2e/floor_rulings.py); a dealer overpays once and a supervisor overrides the check.
 SMALL_RULES: dict[str, object] = {
     "qualifying.advance": 4, "qualifying.hands": 4,
     "semi_final.heats": 2, "semi_final.seats_per_heat": 2, "semi_final.advance": 2,
@@ -85,8 +88,8 @@ async def test_the_whole_tournament_matches_its_recomputation(
     directory = tmp_path / "floor"
     directory.mkdir()
     lines: list[str] = []
-    floor = await SimulatedFloor(_plan(directory, mqtt_broker, database_url),
-                                 out=lines.append).run(asyncio.Event(), linger=0)
+    runner = RulingFloor(_plan(directory, mqtt_broker, database_url), out=lines.append)
+    floor = await runner.run(asyncio.Event(), linger=0)
     assert floor.problems == [], "\n".join(lines[-60:])
     assert floor.stages == ["qualifying", "semi_final", "final", "prizes", "claims"]
 
@@ -106,6 +109,10 @@ async def test_the_whole_tournament_matches_its_recomputation(
         assert len(expected.semi_places) == 4 and len(expected.final_places) == 2
         assert {b.kind for b in expected.books} == {"weekly", "top_score", "final"}
         assert all(b.awards for b in expected.books)
+        assert [r.kind for r in runner.rulings] == ["voided", "corrected", "disqualified"]
+        why = {r.entry_id: expected.scores[r.entry_id] for r in runner.rulings}
+        assert [w.why_not for w in why.values()] == ["voided", None, "disqualified"]
+        assert [w.counted_cents for w in why.values()][1] == CORRECTED_TO
 
         found = _compare(engine, evidence, expected, rules, floor=floor)
         found += _summary(expected, floor)
