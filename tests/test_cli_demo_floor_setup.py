@@ -1,20 +1,26 @@
-"""The demo floor's generated settings and simulated patrons (controller.commands.demo_floor)."""
+"""The demo floor's generated settings, calendar clock, narrator and simulated patrons
+(controller.commands.demo_calendar, demo_floor_desk, demo_progress, demo_desk)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import tomllib
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from controller.commands.demo_floor import demo_tournament
-from game.schedule import QualifyingSchedule
+from controller.commands.demo_calendar import CalendarClock, demo_tournament, plan_calendar
+from controller.commands.demo_desk import AckTurns
+from controller.commands.demo_floor_desk import demo_settings
+from controller.commands.demo_floor_plan import FloorPlan
+from controller.commands.demo_progress import Narrator
 from game.tournament import Stage
-from game.tournament_schema import TournamentSettings, parse_tournament
+from game.tournament_schema import parse_tournament
 from runtime.settings_files import default_tournament_path
 from simulators.patrons import make_patrons
 
@@ -22,48 +28,125 @@ SAST = ZoneInfo("Africa/Johannesburg")
 TEMPLATE = default_tournament_path().read_text("utf-8")
 
 
-def _schedule(now: datetime) -> tuple[QualifyingSchedule, TournamentSettings]:
-    settings = parse_tournament(tomllib.loads(demo_tournament(TEMPLATE, now)), "demo",
-                                tz=SAST)
-    return settings.schedule, settings
-
-
-@given(st.datetimes(min_value=datetime(2025, 1, 1), max_value=datetime(2035, 12, 31),
-                    timezones=st.just(SAST)))
-def test_a_demo_started_at_any_moment_has_a_heat_open_for_most_of_a_day(now: datetime) -> None:
-    schedule, settings = _schedule(now)
-    heat_day = schedule.heat_day(now)
-    assert heat_day is not None
-    # Every moment of the next 20 hours belongs to the same heat, with buy-ins open (the
-    # demo buys and seats at the real clock; the last minute before midnight used to fail).
-    for hours in range(21):
-        at = now + timedelta(hours=hours)
-        assert schedule.heat_day(at) == heat_day
-        assert schedule.buy_in_open(at)
-    assert schedule.opens_at(heat_day) <= now < schedule.opens_at(heat_day) + timedelta(hours=3)
-    assert schedule.first_day == heat_day - timedelta(days=6)
-    assert schedule.last_day == schedule.ends == heat_day + timedelta(days=21)
-    semi = settings.stage(Stage.SEMI_FINAL).starts_at
-    final = settings.stage(Stage.FINAL).starts_at
+@settings(deadline=None)
+@given(today=st.dates(min_value=date(2025, 1, 1), max_value=date(2035, 12, 31)),
+       days=st.integers(min_value=1, max_value=12))
+def test_the_heat_days_straddle_a_prize_week_and_the_finals_follow(today: date,
+                                                                   days: int) -> None:
+    calendar = plan_calendar(days, today=today, week_starts_on="friday", tz=SAST)
+    text = demo_tournament(TEMPLATE, calendar)
+    s = parse_tournament(tomllib.loads(text), "demo", tz=SAST)
+    assert today <= calendar.first_day < today + timedelta(days=7)
+    assert list(calendar.days) == [calendar.first_day + timedelta(days=n) for n in range(days)]
+    assert s.schedule.first_day == calendar.first_day
+    assert s.schedule.last_day == s.schedule.ends == calendar.last_day
+    # half of the days before a Friday, half from it: two prize weeks from two days on
+    weeks = {s.weekly_prizes.week_of(s.schedule, d) for d in calendar.days}
+    assert len(weeks) == calendar.weeks == s.weekly_prizes.weeks
+    assert days == 1 or len(weeks) >= 2
+    friday = next(d for n in range(7) if (d := calendar.first_day + timedelta(days=n)).weekday()
+                  == 4)
+    assert sum(d < friday for d in calendar.days) == days // 2
+    semi, final = s.stage(Stage.SEMI_FINAL).starts_at, s.stage(Stage.FINAL).starts_at
     assert semi is not None and final is not None
-    assert schedule.ends_at < semi < final
+    assert s.schedule.ends_at < semi < final
+    assert semi.date() == calendar.last_day + timedelta(days=2)
 
 
-def test_only_the_calendar_changes() -> None:
+def test_only_the_calendar_changes_unless_rules_are_given() -> None:
     shipped = tomllib.loads(TEMPLATE)
-    demo = tomllib.loads(demo_tournament(TEMPLATE, datetime(2026, 11, 29, 23, 59, tzinfo=SAST)))
-    for section in ("money", "wagers", "markers", "weekly_prizes", "prizes", "scores"):
+    calendar = plan_calendar(4, today=date(2026, 12, 1), week_starts_on="friday", tz=SAST)
+    demo = tomllib.loads(demo_tournament(TEMPLATE, calendar))
+    for section in ("money", "wagers", "markers", "prizes", "scores"):
         assert demo[section] == shipped[section]
-    assert demo["semi_final"]["starts"].date() == date(2026, 12, 22)
-    assert demo["final"]["starts"].date() == date(2026, 12, 22)
-    assert demo["semi_final"]["hands"] == shipped["semi_final"]["hands"]
-    assert demo["qualifying"]["hands"] == shipped["qualifying"]["hands"]
+    for section in ("semi_final", "final"):
+        assert {k: v for k, v in demo[section].items() if k != "starts"} == \
+            {k: v for k, v in shipped[section].items() if k != "starts"}
+    assert demo["qualifying"]["first_day"] == date(2026, 12, 2)  # a Wednesday
+    assert demo["qualifying"]["heat_opens"] == shipped["qualifying"]["heat_opens"]
+    assert demo["weekly_prizes"]["weeks"] == 2
+    assert demo["weekly_prizes"]["prize"] == shipped["weekly_prizes"]["prize"]
+    small = tomllib.loads(demo_tournament(TEMPLATE, calendar, {
+        "qualifying.advance": 4, "prizes.final_places": [70, 30],
+        "weekly_prizes.prize": "R500", "scores.acknowledged_only": True}))
+    assert small["qualifying"]["advance"] == 4
+    assert small["prizes"]["final_places"] == [70, 30]
+    assert small["weekly_prizes"]["prize"] == "R500"
 
 
-def test_a_template_without_the_calendar_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"qualifying\.first_day"):
-        demo_tournament(TEMPLATE.replace("first_day", "first_dayz"),
-                        datetime(2026, 11, 29, 12, 0, tzinfo=SAST))
+@pytest.mark.parametrize(("rules", "message"), [
+    ({"qualifying.advancez": 4}, r"has no qualifying\.advancez"),
+    ({"advance": 4}, "section.key"),
+    ({"qualifying.first_day": "2026-01-01"}, "sets the calendar itself"),
+    ({"prizes.final_places": [0.5]}, "not a whole number"),
+])
+def test_bad_rules_are_refused_by_name(rules: dict[str, object], message: str) -> None:
+    calendar = plan_calendar(2, today=date(2026, 12, 1), week_starts_on="friday", tz=SAST)
+    with pytest.raises(ValueError, match=message):
+        demo_tournament(TEMPLATE, calendar, rules)
+
+
+def test_a_plan_too_small_for_the_semi_finals_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match=r"give 3 qualifying scores, but the semi-finals take"
+                                         r" 12 \(qualifying\.advance\)"):
+        demo_settings(FloorPlan(directory=tmp_path, tables=1, players=2, days=2))
+    # qualifying only needs no semi-final places; a setting that contradicts another is named
+    demo_settings(FloorPlan(directory=tmp_path, tables=1, players=2, days=2, whole=False))
+    with pytest.raises(ValueError, match="semi_final"):
+        demo_settings(FloorPlan(directory=tmp_path, tables=2, players=2, days=2,
+                                rules={"qualifying.advance": 4, "semi_final.heats": 1,
+                                       "semi_final.seats_per_heat": 2}))
+
+
+def test_the_calendar_clock_runs_and_only_jumps_forward() -> None:
+    start = datetime(2026, 12, 2, 12, 30, tzinfo=SAST)
+    clock = CalendarClock(start)
+    first = clock()
+    assert first.tzinfo is not None
+    assert timedelta(0) <= first - start < timedelta(seconds=5)
+    clock.jump_to(start + timedelta(days=3))
+    later = clock()
+    assert later >= start + timedelta(days=3)
+    clock.jump_to(start)  # the past: nothing moves back
+    assert clock() >= later
+    reading = clock.table_clock()()
+    assert reading.wall >= later and reading.wall.utcoffset() == timedelta(0)
+    assert reading.wall.tzinfo is UTC and reading.mono_ns > 0
+
+
+def test_the_narrator_prints_one_line_a_bar_when_not_on_a_terminal() -> None:
+    lines: list[str] = []
+    with Narrator(lines.append, live=False) as narrator:
+        bar = narrator.bar("qualifying day 1/2", 20)
+        for _ in range(15):
+            bar.advance()
+        narrator.say("a narrative line")
+        bar.finish("3 heats")
+        bar.finish()  # once only
+    assert lines[0] == "qualifying day 1/2: 20 hands ..."
+    assert lines[1] == "a narrative line"
+    assert lines[2].startswith("qualifying day 1/2: done in ") and lines[2].endswith(" s; 3 heats")
+    assert len(lines) == 3 and bar.done == bar.total == 20
+
+
+def test_tables_acknowledge_in_table_order_whoever_finishes_first() -> None:
+    order: list[str] = []
+
+    async def table(turns: AckTurns, name: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        async with turns.turn(name):
+            order.append(name)
+
+    async def main() -> None:
+        turns = AckTurns(["t01", "t02", "t03"])
+        await asyncio.gather(table(turns, "t03", 0), table(turns, "t02", 0.01),
+                             table(turns, "t01", 0.02))
+        stopped = AckTurns(["t01", "t02"])
+        await stopped.release("t01")  # t01 stopped before its turn: t02 does not wait
+        await asyncio.wait_for(table(stopped, "t02", 0), 1)
+
+    asyncio.run(main())
+    assert order == ["t01", "t02", "t03", "t02"]
 
 
 def test_patrons_are_distinct_adults_and_one_under_age_walk_in() -> None:

@@ -46,8 +46,8 @@ from wire.mqtt import MqttSettings, connect
 from wire.signing import KeyRing, load_private_key
 from wire.topics import TableTopics
 
-_HAND_PAUSE = 0.3  # seconds between hands at --speed 1
-_STAGE_PAUSE = 1.0  # seconds between stages at --speed 1
+_HAND_PAUSE = 0.25  # seconds between hands at --speed 1
+_STAGE_PAUSE = 0.5  # seconds between stages at --speed 1
 
 
 def register(sub: Any) -> None:
@@ -59,8 +59,8 @@ def register(sub: Any) -> None:
     p.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
     p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6",
                    help="players per heat (default 3)")
-    p.add_argument("--days", type=int, default=4,
-                   help="simulated qualifying heat days (default 4: two prize weeks)")
+    p.add_argument("--days", type=int, default=3,
+                   help="simulated qualifying heat days (default 3, in two prize weeks)")
     p.add_argument("--heats", type=int, default=None,
                    help="heats each table plays each heat day (default 1; the heats of"
                         " --table-only)")
@@ -68,7 +68,11 @@ def register(sub: Any) -> None:
                    help="pace: 1 (default) watchable and under 3 minutes, 0 as fast as it"
                         " goes, 2 twice as slow ...")
     p.add_argument("--pause", type=float, default=None,
-                   help="seconds between hands (default 0.3 x --speed; 0 with --table-only)")
+                   help="seconds between hands (default 0.25 x --speed; 0 with --table-only)")
+    p.add_argument("--set", dest="rules", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="change one tournament setting for the demo (repeatable), e.g."
+                        " --set qualifying.advance=4 --set semi_final.seats_per_heat=2"
+                        " --set 'weekly_prizes.prize=\"R500\"'; the calendar is the demo's")
     p.add_argument("--qualifying-only", dest="whole", action="store_false",
                    help="stop after the qualifying heats (no semi-finals, Final or prizes)")
     p.add_argument("--port", type=int, default=8080,
@@ -126,6 +130,7 @@ def _floor(args: argparse.Namespace) -> int:
     import sys  # noqa: PLC0415
 
     from controller.commands.demo_floor import FloorPlan  # noqa: PLC0415
+    from controller.commands.demo_floor_desk import demo_settings  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
@@ -150,6 +155,7 @@ def _floor(args: argparse.Namespace) -> int:
                              hand_pause=(_HAND_PAUSE * args.speed if args.pause is None
                                          else args.pause),
                              stage_pause=_STAGE_PAUSE * args.speed, whole=args.whole,
+                             rules=_rules(args.rules),
                              http_port=args.port, broker=args.broker, database=args.database,
                              withdrawal=args.withdrawal,
                              overpay_hand=args.overpay if args.overpay > 0 else None,
@@ -157,9 +163,28 @@ def _floor(args: argparse.Namespace) -> int:
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
+            demo_settings(plan)  # a setting or a size that does not fit, said before starting
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         return asyncio.run(_run_floor(plan, linger))
+
+
+def _rules(items: list[str]) -> dict[str, object]:
+    """The --set SECTION.KEY=VALUE settings (VALUE as TOML: 4, "R500", [70, 30])."""
+    import tomllib  # noqa: PLC0415
+
+    out: dict[str, object] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or "." not in key.strip() or not value.strip():
+            raise CommandError(f"--set {item!r}: write SECTION.KEY=VALUE, e.g."
+                               " qualifying.advance=4")
+        try:
+            out[key.strip()] = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            raise CommandError(f"--set {item!r}: the value is not TOML (a number, \"text\" in"
+                               " quotes, a list such as [70, 30])") from None
+    return out
 
 
 async def _run_floor(plan: Any, linger: float | None) -> int:

@@ -11,8 +11,9 @@ import contextlib
 import random
 import secrets
 import time
+import tomllib
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
@@ -30,6 +31,7 @@ from controller.commands.demo_floor_plan import SERVICE_TOML, FloorPlan, FloorRe
 from controller.commands.demo_progress import Narrator
 from game.schedule import WEEKDAYS
 from game.tournament import Stage
+from game.tournament_schema import parse_tournament
 from leaderboard import desk
 from leaderboard.desk_auth import authorise, init_first_manager, sign_in, sign_out
 from leaderboard.desk_roles import allowed
@@ -45,7 +47,7 @@ if TYPE_CHECKING:
     from game.tournament_schema import TournamentSettings
     from leaderboard.app import LeaderboardService
 
-__all__ = ["DESK_MANAGER", "DESK_STAFF", "FloorDesk"]
+__all__ = ["DESK_MANAGER", "DESK_STAFF", "FloorDesk", "demo_settings"]
 
 # The desk's people: the demo's database is new, so its first manager is enrolled as
 # `showdown desk init` does, and enrols a clerk and a pit supervisor; each signs in (a
@@ -57,6 +59,31 @@ LEADERBOARD_KEY_ID: Final = "leaderboard"
 SCORE_WAIT_S: Final = 60.0
 _DESK_OPENS: Final = timedelta(minutes=30)  # the desk opens before the first heat window
 _T = TypeVar("_T")
+
+
+def demo_settings(plan: FloorPlan, *, today: date | None = None
+                  ) -> tuple[DemoCalendar, str, TournamentSettings]:
+    """The demo's calendar, its tournament file's text and the settings it gives (the
+    shipped ones on the demo's calendar with the plan's `rules`); ValueError (a ConfigError
+    for a bad setting) says what does not fit, e.g. fewer entries than semi-final places."""
+    shipped = read_tournament()
+    starts_on = str(plan.rules.get("weekly_prizes.week_starts_on",
+                                   WEEKDAYS[shipped.weekly_prizes.starts_on]))
+    if starts_on not in WEEKDAYS:
+        raise ValueError(f"weekly_prizes.week_starts_on: {starts_on!r} is not a weekday")
+    calendar = plan_calendar(plan.days, today=today or datetime.now(shipped.tz).date(),
+                             week_starts_on=starts_on, tz=shipped.tz)
+    text = demo_tournament(default_tournament_path().read_text("utf-8"), calendar, plan.rules)
+    settings = parse_tournament(tomllib.loads(text), "the demo's tournament settings",
+                                tz=shipped.tz)
+    entries = plan.tables * plan.players * plan.heats - (1 if plan.withdrawal else 0)
+    advance = settings.qualifying.advance or 0
+    if plan.whole and entries < advance:
+        raise ValueError(
+            f"{plan.tables} tables x {plan.players} players x {plan.heats} heats give"
+            f" {entries} qualifying scores, but the semi-finals take {advance}"
+            " (qualifying.advance): play more days or heats, or qualifying only")
+    return calendar, text, settings
 
 
 class FloorDesk:
@@ -107,18 +134,10 @@ class FloorDesk:
 
     def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
         plan, d = self.plan, self.plan.directory
-        shipped = read_tournament()
-        starts_on = str(plan.rules.get("weekly_prizes.week_starts_on",
-                                       WEEKDAYS[shipped.weekly_prizes.starts_on]))
-        if starts_on not in WEEKDAYS:
-            raise ValueError(f"weekly_prizes.week_starts_on: {starts_on!r} is not a weekday")
-        calendar = self.calendar = plan_calendar(
-            plan.days, today=datetime.now(shipped.tz).date(), week_starts_on=starts_on,
-            tz=shipped.tz)
+        calendar, text, settings = demo_settings(plan)
+        self.calendar, self.settings = calendar, settings
         tournament = self.report.tournament = d / "tournament-demo.toml"
-        tournament.write_text(demo_tournament(default_tournament_path().read_text("utf-8"),
-                                              calendar, plan.rules), encoding="utf-8")
-        settings = self.settings = read_tournament(tournament)
+        tournament.write_text(text, encoding="utf-8")
         self.clock = CalendarClock(settings.schedule.opens_at(calendar.first_day) - _DESK_OPENS)
         lb_key = Signer.generate(LEADERBOARD_KEY_ID)
         save_private_key(lb_key, d / "leaderboard.key")
