@@ -143,7 +143,8 @@ def _desk(session: Session, evidence: Evidence) -> None:
             entry_id=e.entry_id, patron_id=e.patron_id, stage=e.stage, heat_id=e.heat_id,
             heat_day=e.heat_day, buy_in_cents=e.buy_in_cents, status=e.status,
             disqualified=e.disqualified_at is not None, table=e.table_id, seat=e.seat,
-            played_by=e.played_by)
+            played_by=e.played_by,
+            bought_at=_utc(e.bought_at) if e.stage == "qualifying" else None)
     rulings = session.scalars(select(AuditEntry).where(
         AuditEntry.action.in_(("score.voided", "score.corrected"))).order_by(AuditEntry.id))
     for row in rulings:

@@ -35,6 +35,7 @@ __all__ = [
     "Pools",
     "Remainder",
     "board",
+    "heat_day_of",
     "prize_book",
     "recompute",
     "week_moment",
@@ -155,6 +156,33 @@ def week_of(day: date, rules: Rules) -> int:
     back = (rules.first_day.weekday() - rules.week_starts_on) % 7
     start = rules.first_day - timedelta(days=back)
     return (day - start).days // 7 + 1
+
+
+def heat_day_of(bought_at: datetime, rules: Rules) -> date | None:
+    """The heat day a buy-in belongs to: the day whose heat window (from heat_opens to the
+    last buy-in, inclusive, past midnight when it ends earlier than it opens) holds it."""
+    local = bought_at.astimezone(rules.timezone)
+    for day in (local.date(), local.date() - timedelta(days=1)):
+        opens = datetime.combine(day, rules.heat_opens, tzinfo=rules.timezone)
+        ends_on = day if rules.last_buy_in > rules.heat_opens else day + timedelta(days=1)
+        last = datetime.combine(ends_on, rules.last_buy_in, tzinfo=rules.timezone)
+        if opens <= local <= last:
+            return day
+    return None
+
+
+def _heat_days(evidence: Evidence, rules: Rules) -> list[str]:
+    out = []
+    for e in sorted(evidence.entries.values(), key=lambda e: e.entry_id):
+        if e.stage != "qualifying" or e.bought_at is None:
+            continue
+        day = heat_day_of(e.bought_at, rules)
+        if day is None or day != e.heat_day:
+            out.append(f"{e.entry_id}: bought at {e.bought_at.isoformat()} for heat day"
+                       f" {e.heat_day}, but that buy-in falls in the heat of {day}")
+        elif not rules.first_day <= day <= rules.last_day:
+            out.append(f"{e.entry_id}: heat day {day} is outside qualifying")
+    return out
 
 
 def _week_start(week: int, rules: Rules) -> date:
@@ -281,6 +309,7 @@ def recompute(evidence: Evidence, rules: Rules) -> Expected:
     draw = None
     problems = [f"{e}: {p}" for e, s in sorted(scores.items()) for p in s.problems]
     problems += evidence.problems
+    problems += _heat_days(evidence, rules)
     if evidence.draw is not None:
         draw = replay_seat_draw(evidence.draw.finalists, evidence.draw.seats,
                                 bytes.fromhex(evidence.draw.random_hex))

@@ -142,6 +142,7 @@ class EntryFact:
     table: str | None = None
     seat: int | None = None
     played_by: str | None = None
+    bought_at: datetime | None = None  # the buy-in (qualifying entries)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,6 +52,8 @@ class Rules:
     stages: Mapping[str, StageRule]
     first_day: date
     last_day: date
+    heat_opens: time
+    last_buy_in: time
     week_starts_on: int  # weekday number, Monday 0
     week_starts_at: time
     prize_weeks: int
@@ -122,6 +124,8 @@ def rules_from_mapping(data: Mapping[str, Any]) -> Rules:
         stages=stages,
         first_day=_get(data, "qualifying.first_day"),
         last_day=_get(data, "qualifying.last_day"),
+        heat_opens=_get(data, "qualifying.heat_opens"),
+        last_buy_in=_get(data, "qualifying.last_buy_in"),
         week_starts_on=_WEEKDAYS.index(weekday),
         week_starts_at=_get(data, "weekly_prizes.week_starts_at"),
         prize_weeks=int(_get(data, "weekly_prizes.weeks")),

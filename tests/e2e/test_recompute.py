@@ -12,7 +12,7 @@ import pytest
 from game.draw import draw_seats
 from tests.e2e.draw import DrawReplayError, replay_seat_draw
 from tests.e2e.handmade import HandMade, shipped_rules
-from tests.e2e.recompute import recompute, week_of
+from tests.e2e.recompute import heat_day_of, recompute, week_of
 from tests.e2e.records import DeskRuling, HandCorrection, TableVoid
 from tests.e2e.scoring import ENDED_EARLY, FINISHED, WITHDRAWN
 
@@ -293,3 +293,17 @@ def test_a_stage_start_is_venue_time() -> None:
     assert final is not None
     assert final.astimezone(SAST) == datetime(2026, 8, 1, 17, tzinfo=SAST)
     assert final.utcoffset() == timedelta(hours=2)
+
+
+def test_a_buy_in_at_midnight_belongs_to_the_heat_that_opened_the_day_before() -> None:
+    rules = shipped_rules()
+    assert heat_day_of(datetime(2026, 7, 10, 0, 0, tzinfo=SAST), rules) == date(2026, 7, 9)
+    assert heat_day_of(datetime(2026, 7, 10, 0, 1, tzinfo=SAST), rules) is None
+    assert heat_day_of(datetime(2026, 7, 10, 12, 59, tzinfo=SAST), rules) is None
+    assert heat_day_of(datetime(2026, 7, 10, 13, 0, tzinfo=SAST), rules) == date(2026, 7, 10)
+    # the desk's heat day must be the buy-in's: an entry filed under another day is a problem
+    f = _floor()
+    f.sell("E-1", "P-1", day=date(2026, 7, 10), bought_at=datetime(2026, 7, 10, 0, 0,
+                                                                      tzinfo=SAST))
+    assert any("falls in the heat of 2026-07-09" in p
+               for p in recompute(f.evidence, f.rules).problems)
