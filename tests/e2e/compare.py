@@ -97,7 +97,7 @@ def _scores(d: _Diff, expected: Expected, observed: Observed, evidence: Evidence
 
 
 def _board(d: _Diff, what: str, places: Sequence[Place], rows: Sequence[Mapping[str, Any]],
-           advance: int | None) -> None:
+           advance: int | None, *, expected: Expected) -> None:
     got = {r["entry_id"]: r for r in rows}
     for p in places:
         r = got.pop(p.entry_id, None)
@@ -109,7 +109,9 @@ def _board(d: _Diff, what: str, places: Sequence[Place], rows: Sequence[Mapping[
         d.check(p.entry_id, f"{what} board position", p.position, r["position"])
         d.check(p.entry_id, f"{what} board score", _money(p.score_cents),
                 _money(r["score_cents"]))
-        d.check(p.entry_id, f"{what} board acknowledged", True, r["acknowledged"])
+        mine = expected.scores.get(p.entry_id)
+        d.check(p.entry_id, f"{what} board acknowledged",
+                mine is not None and mine.acknowledged_at is not None, r["acknowledged"])
         if advance is not None:
             d.check(p.entry_id, f"{what} board advancing", p.rank <= advance, r["advancing"])
     for entry_id, r in sorted(got.items()):
@@ -169,7 +171,7 @@ def _boards(d: _Diff, expected: Expected, observed: Observed, rules: Rules) -> N
             continue
         board = doc["board"]
         d.check(stage, "board counted", len(places), board["counted"])
-        _board(d, stage, places, board["rows"], advance)
+        _board(d, stage, places, board["rows"], advance, expected=expected)
         _around_board(d, stage, expected, doc, places=places, advance=advance, rules=rules)
         if stage == "qualifying":
             _unranked(d, expected, doc)
