@@ -307,3 +307,15 @@ def test_a_buy_in_at_midnight_belongs_to_the_heat_that_opened_the_day_before() -
                                                                       tzinfo=SAST))
     assert any("falls in the heat of 2026-07-09" in p
                for p in recompute(f.evidence, f.rules).problems)
+
+
+def test_when_unacknowledged_scores_count_they_rank_after_acknowledged_equals() -> None:
+    f = _floor(**{"scores.acknowledged_only": False})
+    f.sell("E-early", "P-1")
+    f.sell("E-late", "P-2")
+    f.finish("t01", "E-early", [0, 0, 0], acknowledge=False)  # recorded first, never acked
+    f.finish("t02", "E-late", [0, 0, 0])
+    expected = recompute(f.evidence, f.rules)
+    assert [(p.entry_id, p.position) for p in expected.qualifying] == [("E-late", 1),
+                                                                       ("E-early", 2)]
+    assert expected.scores["E-early"].counts
