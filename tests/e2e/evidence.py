@@ -63,7 +63,11 @@ def _hand(table: str, seq: int, at: datetime, body: Mapping[str, Any]) -> Record
         net = nets.get(seat, 0)
         result = settled.get(seat)
         used = 0
+        wager_lines: dict[str, Any] = {}
+        outcome = None
         if result is not None:
+            wager_lines = dict(result.get("wagers") or {})
+            outcome = result.get("outcome")
             used = len(result.get("markers_used") or [])
             lines = sum(int(w["net"]) for w in (result.get("wagers") or {}).values())
             if int(result["net"]) != net or lines != net:
@@ -72,7 +76,8 @@ def _hand(table: str, seq: int, at: datetime, body: Mapping[str, Any]) -> Record
         elif body.get("status") == "settled":
             problems.append(f"seat {seat} has no settlement")
         seats.append(HandSeat(seat=seat, entry_id=s.get("entry_id"), net_cents=net,
-                              chips_wagered_cents=chips, markers_used=used))
+                              chips_wagered_cents=chips, markers_used=used,
+                              outcome=outcome, lines=wager_lines))
     return RecordedHand(table=table, seq=seq, hand_id=str(body["hand_id"]),
                         heat_id=body.get("heat_id"), stage=body.get("stage"),
                         status=str(body.get("status")), at=at, seats=tuple(seats),

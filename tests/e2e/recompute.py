@@ -17,12 +17,13 @@ cent; what is left is a remainder (rounding, tie_split, unawarded), never passed
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from fractions import Fraction
 
 from tests.e2e.draw import replay_seat_draw
+from tests.e2e.payouts import Paytables, payout_problems
 from tests.e2e.records import Evidence
 from tests.e2e.rules import Rules
 from tests.e2e.scoring import EntryScore, score_entries
@@ -289,8 +290,10 @@ def _books(expected: Expected, rules: Rules) -> list[Book]:
     return books
 
 
-def recompute(evidence: Evidence, rules: Rules) -> Expected:
-    """The whole tournament's standings and prizes, recomputed."""
+def recompute(evidence: Evidence, rules: Rules, *,
+              paytables: Mapping[str, Paytables] | None = None) -> Expected:
+    """The whole tournament's standings and prizes, recomputed; with each table's paytables,
+    every wager line's pay is checked too (tests.e2e.payouts)."""
     scores = score_entries(evidence, rules)
 
     def of(stage: str) -> list[EntryScore]:
@@ -310,6 +313,12 @@ def recompute(evidence: Evidence, rules: Rules) -> Expected:
     problems = [f"{e}: {p}" for e, s in sorted(scores.items()) for p in s.problems]
     problems += evidence.problems
     problems += _heat_days(evidence, rules)
+    for hand in evidence.hands if paytables is not None else ():
+        tables = paytables.get(hand.table) if paytables is not None else None
+        if tables is None:
+            problems.append(f"{hand.table}: no paytables to check hand {hand.hand_id} against")
+            continue
+        problems += payout_problems(hand, tables, rules.marker_value_cents)
     if evidence.draw is not None:
         draw = replay_seat_draw(evidence.draw.finalists, evidence.draw.seats,
                                 bytes.fromhex(evidence.draw.random_hex))

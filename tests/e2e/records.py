@@ -7,8 +7,10 @@ tests build them by hand.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 __all__ = [
     "Acknowledgement",
@@ -35,6 +37,8 @@ class HandSeat:
     net_cents: int
     chips_wagered_cents: int = 0
     markers_used: int = 0
+    outcome: str | None = None  # win | lose | tie | fold, as settled
+    lines: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # wager -> its line
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

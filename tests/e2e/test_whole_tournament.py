@@ -23,6 +23,7 @@ from tests.e2e.compare import Difference, differences, report
 from tests.e2e.evidence import journal_differences, load_evidence, table_keys
 from tests.e2e.floor_rulings import CORRECTED_TO, RulingFloor
 from tests.e2e.observed import observe
+from tests.e2e.payouts import tables_paytables
 from tests.e2e.recompute import Expected, recompute, week_moment
 from tests.e2e.records import Evidence
 from tests.e2e.rules import Rules, read_rules
@@ -99,7 +100,8 @@ async def test_the_whole_tournament_matches_its_recomputation(
         evidence = load_evidence(engine, keys)
         assert floor.tournament is not None
         rules = read_rules(floor.tournament)
-        expected = recompute(evidence, rules)
+        tables = tables_paytables({t: p.parent / "table.toml" for t, p in floor.journals.items()})
+        expected = recompute(evidence, rules, paytables=tables)
         # the run is what it should be: 12 entries, one withdrawn, two prize weeks, 4
         # semi-finalists, 2 finalists, prizes of every kind
         qualifying = [s for s in expected.scores.values() if s.stage == "qualifying"]
