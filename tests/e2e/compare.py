@@ -234,6 +234,38 @@ def _seats(d: _Diff, stage: str, evidence: Evidence, draw: Mapping[str, int] | N
         d.check(fact.entry_id, f"{stage} table", fact.table, at.table)
 
 
+def _lineups(d: _Diff, expected: Expected, observed: Observed, evidence: Evidence) -> None:
+    """The page's semi-final and Final line-ups: each place's heat, seat and table as the
+    tables seated it, whether a proxy plays it, and its counted score."""
+    seated = {s.entry_id: s for s in evidence.seatings}
+    boards = {"semi_final": expected.semi, "final": expected.final}
+    for stage, places in boards.items():
+        doc = observed.documents.get(stage)
+        if doc is None:
+            continue
+        shown = {s["entry_id"]: (h, s) for h in doc[stage]["heats"] for s in h["seats"]}
+        scores = {p.entry_id: p.score_cents for p in places}
+        facts = [e for e in evidence.entries.values()
+                 if e.stage == stage and e.status != "refunded"]
+        d.check(stage, "line-up places", sorted(e.entry_id for e in facts), sorted(shown))
+        for e in facts:
+            if e.entry_id not in shown:
+                continue
+            heat, seat = shown[e.entry_id]
+            at = seated.get(e.entry_id)
+            d.check(e.entry_id, f"{stage} line-up seat", at.seat if at else e.seat,
+                    seat["seat"])
+            d.check(e.entry_id, f"{stage} line-up heat", at.heat_id if at else e.heat_id,
+                    heat["heat_id"])
+            d.check(e.entry_id, f"{stage} line-up table", at.table if at else e.table,
+                    heat["table"])
+            d.check(e.entry_id, f"{stage} line-up proxy", e.played_by is not None,
+                    seat["proxy"])
+            score = seat["score"]["cents"] if seat["score"] is not None else None
+            d.check(e.entry_id, f"{stage} line-up score", _money(scores.get(e.entry_id)),
+                    _money(score))
+
+
 def _draw(d: _Diff, expected: Expected, evidence: Evidence, rules: Rules,
           complete: bool) -> None:
     if evidence.draw is None:
@@ -332,6 +364,7 @@ def differences(expected: Expected, observed: Observed, evidence: Evidence, rule
                 observed=observed, evidence=evidence, complete=complete)
     _seats(d, "semi_final", evidence, None)
     _seats(d, "final", evidence, expected.draw)
+    _lineups(d, expected, observed, evidence)
     _draw(d, expected, evidence, rules, complete)
     _pools(d, expected, observed)
     _awards(d, expected, observed, complete=complete, now=now)

@@ -61,7 +61,20 @@ def _rows(places: list[Place], advance: int | None) -> list[dict[str, Any]]:
              "advancing": advance is not None and p.rank <= advance} for p in places]
 
 
-def _honest(expected: Expected, rules: Rules) -> Observed:
+def _lineup(evidence: Evidence, stage: str, places: list[Place]) -> dict[str, Any]:
+    scores = {p.entry_id: p.score_cents for p in places}
+    heats: dict[str, list[dict[str, Any]]] = {}
+    for e in evidence.entries.values():
+        if e.stage == stage:
+            heats.setdefault(e.heat_id or "", []).append(
+                {"seat": e.seat, "entry_id": e.entry_id, "proxy": e.played_by is not None,
+                 "score": ({"cents": scores[e.entry_id]} if e.entry_id in scores else None)})
+    return {"heats": [{"heat_id": h, "table": next(e.table for e in evidence.entries.values()
+                                                    if e.heat_id == h), "seats": seats}
+                      for h, seats in sorted(heats.items())]}
+
+
+def _honest(expected: Expected, rules: Rules, evidence: Evidence) -> Observed:
     """What a correct system shows for `expected`."""
     o = Observed()
     for s in expected.scores.values():
@@ -90,6 +103,8 @@ def _honest(expected: Expected, rules: Rules) -> Observed:
                                         "awaiting_acknowledgement": 0, "voided": 0,
                                         "cut_line_tie": None},
                               "pools": pools, "pending": [], "excluded": []}
+        if stage != "qualifying":
+            o.documents[stage][stage] = _lineup(evidence, stage, places)
     for week, places in expected.weekly.items():
         o.weeks[week] = {"counted": len(places), "leaders": [
             {"entry_id": x.entry_id} for x in places if x.position == 1]}
@@ -123,12 +138,12 @@ def test_an_honest_system_shows_no_difference() -> None:
     f, expected = _tournament()
     assert len(expected.books) == 3  # week 1, the Top Score Progressive and the Final
     assert [p.entry_id for p in expected.final] == ["F-2", "F-3"]
-    assert _diff(f.evidence, expected, _honest(expected, f.rules), f.rules) == []
+    assert _diff(f.evidence, expected, _honest(expected, f.rules, f.evidence), f.rules) == []
 
 
 def _altered(change: str) -> list[Difference]:
     f, expected = _tournament()
-    o = _honest(expected, f.rules)
+    o = _honest(expected, f.rules, f.evidence)
     evidence = f.evidence
     if change == "score":
         row = o.scores["E-0"]
@@ -156,6 +171,9 @@ def _altered(change: str) -> list[Difference]:
     elif change == "pending":
         o.documents["qualifying"]["pending"].append({"entry_id": "E-5"})
         o.documents["qualifying"]["board"]["awaiting_acknowledgement"] = 1
+    elif change == "lineup":
+        heat = o.documents["final"]["final"]["heats"][0]
+        heat["seats"][0]["seat"] = 3 - heat["seats"][0]["seat"]
     elif change == "pool":
         o.documents["final"]["pools"]["final_pool"]["cents"] += 100
     return _diff(evidence, expected, o, f.rules)
@@ -172,6 +190,7 @@ def _altered(change: str) -> list[Difference]:
     ("late_claim", "E-0", "top_score 1 prize claimed before its deadline"),
     ("pool", "pools", "Final Prize Pool"),
     ("cut_line", "qualifying", "cut-line tie note"),
+    ("lineup", "F-3", "final line-up seat"),
     ("pending", "qualifying", "scores awaiting acknowledgement"),
 ])
 def test_an_altered_figure_is_caught(change: str, entry: str, what: str) -> None:
