@@ -54,6 +54,7 @@ class _Diff:
         self.found: list[Difference] = []
 
     def check(self, entry: str, what: str, expected: object, got: object) -> None:
+        """Record a difference when `got` is not `expected`."""
         if expected != got:
             self.found.append(Difference(entry, what, str(expected), str(got)))
 
@@ -121,7 +122,7 @@ def _board(d: _Diff, what: str, places: Sequence[Place], rows: Sequence[Mapping[
 
 def _cut_line(d: _Diff, stage: str, places: Sequence[Place], advance: int | None,
               note: str | None) -> None:
-    """A tie across the cut is noted, naming every tied entry (D35); none otherwise."""
+    """A tie across the cut is noted, naming every tied entry; none otherwise."""
     if advance is None or len(places) <= advance:
         d.check(stage, "cut-line tie note", None, note)
         return

@@ -1,4 +1,4 @@
-"""The Final's seat draw replayed from its stored bytes (rule 40, D38), written from
+"""The Final's seat draw replayed from its stored bytes (rule 40), written from
 docs/standings-and-prizes.md: finalists sorted by id, seats ascending, an unbiased
 Fisher-Yates shuffle of the seats whose uniform numbers come from the bytes in order, with
 rejection sampling; the k-th finalist takes the k-th seat of the shuffled list."""

@@ -1,10 +1,11 @@
 """The whole-tournament runner with a supervisor's rulings after the last qualifying heat, so
 that the end-to-end test also runs the paths a calm floor never takes: a recorded score voided
-(rule 23, D65), a score corrected at the desk (D65), and a patron disqualified (rule 57, D97),
+(rule 23), a score corrected at the desk, and a patron disqualified (rule 57),
 each through the real desk functions under the supervisor's own signed-in session.
 
 The rulings are taken on scores of the last heat day only: its prize week has not been awarded
-yet, so the round is still open (D100). Which entries are ruled on follows from the seeded run.
+yet, so the round is still open (rules 22, 37, 53). Which entries are ruled on follows from
+the seeded run.
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class HandMade:
         return cents
 
     def leave(self, table: str, entry_id: str, hands: int) -> None:
-        """The entry leaves its seat after `hands` hands (withdrawn, D55)."""
+        """The entry leaves its seat after `hands` hands (withdrawn)."""
         self.evidence.unseatings.append(Unseating(table=table, seq=self._next(table),
                                                   entry_id=entry_id, hands_played=hands,
                                                   at=self.tick()))

@@ -41,7 +41,7 @@ class ScoreRow:
     hands: int
     status: str
     recorded_at: datetime
-    acknowledged_at: datetime | None  # the counted acknowledgement (D65)
+    acknowledged_at: datetime | None  # the counted acknowledgement (a ruling's, if none)
     voided: bool
 
 

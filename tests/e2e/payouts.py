@@ -1,7 +1,7 @@
 """Every wager line of every recorded hand paid by the paytables in force (rules.md §5-7,
 paytables.toml), recomputed from the line's stake and result: a push nets 0, a loss the
 chips staked, a winning Ante or Play 1 to 1, a winning Odds or side bet the paytable's odds on
-its full value (chips plus a Final marker's R500, D9), rounded down to the cent (D8). Which
+its full value (chips plus a Final marker's R500), rounded down to the cent. Which
 line a hand made is the table's reading (hand evaluation is the dispute replay's to check);
 what that line pays is checked here, against the table's own paytable file read with tomllib.
 """

@@ -9,10 +9,10 @@ the semi-final board and the top 6 [36], the Final seat draw replayed from its b
 Final places, the pools [18] and every prize with its claim deadline [4, 17, 52, 55].
 
 Boards: higher score first, then the earlier acknowledgement (an unacknowledged score after
-every acknowledged one), then the earlier recording, then the entry id (D35). Under
+every acknowledged one), then the earlier recording, then the entry id. Under
 ``tie_rule = "split"`` equal scores share a position (1, 2, 2, 4) and tied prize places pool
 their published shares, split equally and rounded down. Every share is rounded down to the
-cent; what is left is a remainder (rounding, tie_split, unawarded), never passed on (D36).
+cent; what is left is a remainder (rounding, tie_split, unawarded), never passed on.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def _key(score: EntryScore) -> tuple[object, ...]:
 
 
 def board(scores: Sequence[EntryScore], tie_rule: str) -> list[Place]:
-    """The counted scores ranked (D35): position is the rank, or shared by equal scores under
+    """The counted scores ranked: position is the rank, or shared by equal scores under
     the split rule."""
     ranked = sorted((s for s in scores if s.counts), key=_key)
     counts: dict[int, int] = {}
@@ -153,7 +153,7 @@ def board(scores: Sequence[EntryScore], tie_rule: str) -> list[Place]:
 
 def week_of(day: date, rules: Rules) -> int:
     """The prize week of a heat day: week 1 is the week (from the week's first weekday) in
-    which the first heat day falls (D19)."""
+    which the first heat day falls."""
     back = (rules.first_day.weekday() - rules.week_starts_on) % 7
     start = rules.first_day - timedelta(days=back)
     return (day - start).days // 7 + 1
@@ -198,7 +198,7 @@ def week_moment(week: int, rules: Rules) -> datetime:
 
 
 def _deadline(draw_day: date, rules: Rules) -> datetime:
-    """Claims run to the end of the claim_days-th day after the draw, venue time [55] (D37)."""
+    """Claims run to the end of the claim_days-th day after the draw, venue time [55]."""
     return datetime.combine(draw_day + timedelta(days=rules.claim_days + 1), time(0),
                             tzinfo=rules.timezone)
 
@@ -297,6 +297,7 @@ def recompute(evidence: Evidence, rules: Rules, *,
     scores = score_entries(evidence, rules)
 
     def of(stage: str) -> list[EntryScore]:
+        """The recomputed scores of one stage."""
         return [s for s in scores.values() if s.stage == stage]
 
     qualifying = board(of("qualifying"), rules.tie_rule)

@@ -1,5 +1,5 @@
-"""Each entry's score recomputed from its recorded hands (rules 14, 15, 34, 50; D15, D26, D55,
-D64, D65, D97, D102), and whether it counts on its stage's board.
+"""Each entry's score recomputed from its recorded hands (rules 14, 15, 34, 50
+and the decisions in docs/decisions.md), and whether it counts on its stage's board.
 
 The score is the entry's chips after its last hand: the stage's starting chips plus the net of
 every hand it played, where a voided hand counts for nobody (no chips, no hand) and a
@@ -55,7 +55,7 @@ class EntryScore:
     counted_cents: int | None = None  # what the board counts (a supervisor's correction)
     table: str | None = None  # the table whose score.recorded is taken
     recorded_at: datetime | None = None
-    acknowledged_at: datetime | None = None  # as the board counts it (D65)
+    acknowledged_at: datetime | None = None  # as the board counts it
     counts: bool = False
     why_not: str | None = None  # why it is not on the board
     problems: list[str] = field(default_factory=list)
@@ -64,7 +64,7 @@ class EntryScore:
 def _corrections(evidence: Evidence) -> dict[tuple[str, str], HandCorrection]:
     out: dict[tuple[str, str], HandCorrection] = {}
     for c in sorted(evidence.corrections, key=lambda c: (c.table, c.seq)):
-        out[(c.hand_id, c.entry_id)] = c  # a hand is ruled on once per entry (D104)
+        out[(c.hand_id, c.entry_id)] = c  # a hand is ruled on once per entry
     return out
 
 

@@ -182,7 +182,7 @@ def test_what_does_not_count() -> None:
     assert why == {"E-unacked": "unacknowledged", "E-void": "voided", "E-refund": "refunded",
                    "E-dq": "disqualified", "E-desk-void": "voided", "E-ok": None}
     assert [p.entry_id for p in expected.qualifying] == ["E-ok"]
-    # a refunded buy-in left the pools; a disqualified patron's stays (D60, D97)
+    # a refunded buy-in left the pools; a disqualified patron's stays
     assert expected.pools.entries == 5
 
 

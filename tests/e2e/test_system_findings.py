@@ -23,9 +23,9 @@ from tests.leaderboard.desk_helpers import FakeClock, local, migrated, settings
 
 @pytest.mark.xfail(strict=True, reason=(
     "leaderboard/desk/awards.py sizes the pools by counting every qualifying entry, refunded"
-    " ones too, while D60 takes a refunded buy-in out of the pools (the page's projection,"
-    " standings_view, leaves it out): the Top Score Progressive and the Final Prize Pool are"
-    " over-awarded by 20% / 80% of each refund"))
+    " ones too, while a refunded buy-in leaves the pools (docs/decisions.md, a table out of"
+    " service; the page's projection, standings_view, leaves it out): the Top Score"
+    " Progressive and the Final Prize Pool are over-awarded by 20% / 80% of each refund"))
 def test_a_refunded_buy_in_is_not_awarded(database_url: Database) -> None:
     with migrated(database_url) as engine, Session(engine, expire_on_commit=False) as session:
         clock = FakeClock(HEAT_TIME)
@@ -47,8 +47,8 @@ def test_a_refunded_buy_in_is_not_awarded(database_url: Database) -> None:
 @pytest.mark.xfail(strict=True, reason=(
     "leaderboard/desk/awards.py refuses the Final prizes while fewer Final scores count than"
     " there are Final places ('5 of 6 Final scores are counted so far'); a finalist's score"
-    " voided by a supervisor (D65) or a disqualified finalist (rule 57, D97) never counts"
-    " again, so the Final Prize Pool can never be awarded, where D36 and D97 want the others"
+    " voided by a supervisor or a disqualified finalist (rule 57) never counts"
+    " again, so the Final Prize Pool can never be awarded, where the decisions want the others"
     " paid by position and the empty place's share reported as unawarded"))
 def test_the_final_prizes_are_awarded_after_a_finalists_score_is_voided(
         database_url: Database) -> None:
