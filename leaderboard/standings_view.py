@@ -466,9 +466,15 @@ def build_standings(snapshot: Snapshot, settings: TournamentSettings, options: V
 def standings(engine: Engine, settings: TournamentSettings, options: ViewOptions, *,
               now: datetime) -> dict[str, Any]:
     """Read the database and build the standings document (blocking: run it in a thread)."""
+    from leaderboard.standings_awards import awarded_prizes  # noqa: PLC0415
+
     with Session(engine) as session, session.begin():
         snapshot = load_snapshot(session, settings, names=options.names)
-    return build_standings(snapshot, settings, options, now=now)
+        shown = snapshot.names if options.names == "first_name_initial" else None
+        awards = awarded_prizes(session, settings, now=now, names=shown)
+    doc = build_standings(snapshot, settings, options, now=now)
+    doc["awards"] = awards  # the prizes awarded so far, claimed or open
+    return doc
 
 
 def strip_names(value: Any) -> Any:

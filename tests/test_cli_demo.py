@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import tempfile
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from pytest_mock import MockerFixture
 
 from controller.cli import main
+from controller.commands.demo_floor import FloorPlan, FloorReport, SimulatedFloor
+from leaderboard import desk
+from leaderboard.standings_view import ViewOptions, standings, strip_names
+from runtime.settings_files import read_tournament
 from tests import services
 from tests.fixtures.services import Database, require_service
 
@@ -23,73 +31,173 @@ def _floor_summary(out: str) -> tuple[int, int, int, int, int, int]:
     return tuple(int(g) for g in found.groups())  # type: ignore[return-value]
 
 
-def test_demo_floor_fills_the_leaderboard(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--tables", "2", "--heats", "2", "--players", "2", "--pause", "0",
-                 "--port", "0", "--linger", "0", "--seed", "5"]) == 0
+# A small whole tournament: the rules are settings (the shipped ones take 12 qualifiers into
+# two semi-final heats of 6 and 12 hands a heat); the calendar is the demo's own.
+SMALL = ["--set", "qualifying.advance=4", "--set", "qualifying.hands=4",
+         "--set", "semi_final.heats=2", "--set", "semi_final.seats_per_heat=2",
+         "--set", "semi_final.advance=2", "--set", "semi_final.hands=3",
+         "--set", "final.seats_per_heat=2", "--set", "final.hands=3",
+         "--set", "prizes.final_places=[70, 30]"]
+
+
+def _section(out: str, start: str, end: str) -> str:
+    return out[out.index(start):out.index(end, out.index(start))]
+
+
+def test_demo_plays_a_whole_small_tournament(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    keep = tmp_path / "run"
+    assert main(["demo", "--tables", "2", "--days", "2", "--players", "2", "--speed", "0",
+                 "--port", "0", "--linger", "0", "--seed", "5", "--keep", str(keep),
+                 *SMALL]) == 0
     out = capsys.readouterr().out
     page = re.search(r"leaderboard page : (http://127\.0\.0\.1:(\d+)/)", out)
     assert page is not None and int(page.group(2)) > 0, out[:2000]
-    # 2 tables x 2 heats x 2 players, each score read back from the central database; one
-    # patron (t01's last heat, seat 2) leaves after 3 hands and is withdrawn there too
+    assert "seed 5" in out
+    # 2 tables x 2 heat days x 2 players; one patron (t01's last heat, seat 2) leaves after 3
+    # hands and is withdrawn; every score read back from the central database
     assert _floor_summary(out) == (4, 8, 7, 1, 1, 0)
-    assert "chips returned to the tables' floats: 8 entries, 0 chips missing" in out, out[-2000:]
-    heats = re.findall(r"^(t0[12]): heat q-\d{8}-t0[12]-[0-9a-f]{4}: seat 1 .+ \((E-[0-9a-f]+)\),"
-                       r" seat 2 .+ \((E-[0-9a-f]+)\)$", out, re.MULTILINE)
-    assert len(heats) == 4
-    scored = re.findall(r"^t0[12]:   .+ \((E-[0-9a-f]+)\) scored (R[\d,]+\.\d\d), acknowledged",
-                        out, re.MULTILINE)
-    assert len({entry for entry, _ in scored}) == 7
-    # How each score was acknowledged, and the one dispute, as the central database holds
-    # them: the rewards-card tap at the table's ID reader, and the participant's note.
-    methods = re.findall(r"scored R[\d,]+\.\d\d, acknowledged by (\S+?)(?: after|$)", out,
-                         re.MULTILINE)
-    assert methods == ["card"] * 7, methods
+    assert "stages played: qualifying, semi_final, final, prizes, claims" in out
+    assert "problems: none" in out
+    # the compressed calendar: two heat days (a Thursday and a Friday: two prize weeks), the
+    # places the morning after, the finals two days after the last heat day
+    days = re.findall(r"^  (\w{3} \d\d \w{3} \d{4}) (\d\d:\d\d)  (.+)$", out, re.MULTILINE)
+    assert [what for _, _, what in days] == [
+        "qualifying heat day 1 of 2", "qualifying heat day 2 of 2",
+        "qualifying has ended: the semi-final places", "the semi-finals", "the Final",
+        "after the Final: the prizes", "prize week 2 has ended",
+        "the winners claim their prizes"]
+    assert days[0][0].startswith("Thu") and days[1][0].startswith("Fri")
+    assert [t for _, t, _ in days[:2]] == ["13:05", "13:05"]
+    heats = re.findall(r"^(t0[12]): heat (q-\d{8}-t0[12]-1): seat 1 .+ \((E-[0-9a-f]{16})\),"
+                       r" seat 2 .+ \((E-[0-9a-f]{16})\)$", out, re.MULTILINE)
+    assert len(heats) == 4 and len({h for _, h, _, _ in heats}) == 4
+    left = re.findall(r"^t01:   .+ \((E-[0-9a-f]+)\) left after 3 hands \(felt unwell\):"
+                      r" unseated by the desk, withdrawn, no score \(rule 14\)$", out, re.MULTILINE)
+    assert left == [[seat_2 for table, _, _, seat_2 in heats if table == "t01"][-1]]
     disputed = re.findall(r"^t01:   .+ \((E-[0-9a-f]+)\) scored .+ after disputing it \((.+)\)$",
                           out, re.MULTILINE)
     assert len(disputed) == 1 and "paid short" in disputed[0][1], out[-3000:]
-    left = re.findall(r"^t01:   .+ \((E-[0-9a-f]+)\) left after 3 hands \(felt unwell\):"
-                      r" unseated by the desk, withdrawn, no score \(rule 14\)$", out, re.MULTILINE)
-    assert left == [[seat_2 for table, _, seat_2 in heats if table == "t01"][-1]]
-    assert left[0] not in {entry for entry, _ in scored}
     assert "REFUSED" in out and "under 18 (rule 1)" in out
-    # the closing standings print every one of the 7 scores, ranked, with the pools of all 8
-    # buy-ins (the withdrawn entry's stays in, D55)
-    board = out[out.index("- Qualifying (as of"):]
-    # (an entry whose chips fall below the least stake ends early, after fewer than 10 hands)
-    ranked = re.findall(r"^\s+\d+\s+(E-[0-9a-f]+) \(.+?\)\s+(R[\d,]+\.\d\d)\s+(\d+)\s+yes",
-                        board, re.MULTILINE)
-    assert {e for e, _, _ in ranked} == {e for e, _ in scored}, board
-    assert {e: s for e, s, _ in ranked} == dict(scored)
-    assert all(1 <= int(hands) <= 10 for _, _, hands in ranked), board
-    assert "Final Prize Pool (80% of 8 buy-ins): R640.00" in board
-    assert "Top Score Progressive (20% of 8 buy-ins): R160.00" in board
-
-
-def _play_by_seat(out: str) -> list[tuple[str, int, int, str]]:
-    """(table, heat number, seat, score) from the floor's output, whoever played."""
-    seats: dict[str, tuple[str, int, int]] = {}
-    heats: dict[str, int] = {}
-    for table, seating in re.findall(r"^(t\d\d): heat \S+: (.+)$", out, re.MULTILINE):
-        heats[table] = heats.get(table, 0) + 1
-        for seat, entry in re.findall(r"seat (\d+) .+? \((E-[0-9a-f]+)\)", seating):
-            seats[entry] = (table, heats[table], int(seat))
-    scored = re.findall(r"^t\d\d:   .+ \((E-[0-9a-f]+)\) scored (R[\d,]+\.\d\d)", out,
+    # the semi-finals: 4 places, heats and seats chosen, played at both tables; the Final
+    assert len(re.findall(r"^ +\d+(?:st|nd|rd|th) .+ \((E-\w+) -> (S-\w+)\)$", out,
+                          re.MULTILINE)) == 4
+    assert re.search(r"^t01: heat semi-final-1: seat 1 .+ \(S-\w+\), seat 2 .+ \(S-\w+\)$", out,
+                     re.MULTILINE)
+    assert re.search(r"^t02: heat semi-final-2: seat 1 .+ \(S-\w+\), seat 2 .+ \(S-\w+\)$", out,
+                     re.MULTILINE)
+    assert re.search(r"^t01: heat final-1: seat 1 .+ \(F-\w+\), seat 2 .+ \(F-\w+\)$", out,
+                     re.MULTILINE)
+    # the summary: the Final's places with the pool split (8 buy-ins x R100 x 80% = R640:
+    # 70% and 30%), every prize with its amount and whether it was claimed
+    final = _section(out, "the Final:\n", "prizes:\n")
+    places = re.findall(r"^ +(1st|2nd)  .+ +(R[\d,]+\.\d\d)  prize +(R[\d,]+\.\d\d)", final,
                         re.MULTILINE)
-    return sorted((*seats[entry], score) for entry, score in scored)
+    assert [(p, prize) for p, _, prize in places] == [("1st", "R448.00"), ("2nd", "R192.00")]
+    prizes = re.findall(r"^  (weekly|Final Prize Pool|Top Score Progressive) +(week \d|\d\w\w)"
+                        r" +(R[\d,]+\.\d\d)  .+?  (claimed \d\d \w{3}|unclaimed, open until .+)$",
+                        _section(out, "prizes:\n", "pools:"), re.MULTILINE)
+    assert sorted((kind, place, amount) for kind, place, amount, _ in prizes) == [
+        ("Final Prize Pool", "1st", "R448.00"), ("Final Prize Pool", "2nd", "R192.00"),
+        ("Top Score Progressive", "1st", "R96.00"), ("Top Score Progressive", "2nd", "R40.00"),
+        ("Top Score Progressive", "3rd", "R24.00"), ("weekly", "week 1", "R1,000.00"),
+        ("weekly", "week 2", "R1,000.00")]
+    assert sum(status.startswith("unclaimed") for *_, status in prizes) == 1
+    assert "prizes awarded 7, claimed 6;" in out
+    assert ("pools: 8 buy-ins R800.00: Final Prize Pool R640.00, Top Score Progressive"
+            " R160.00, split remainder R0.00") in out
+    assert re.search(r"^faults injected: overpays 1 \(next hands refused 1, overridden 1\),"
+                     r" disputes 1 \(ruled on at the desk\), withdrawals 1", out, re.MULTILINE)
+    # Each desk action was taken under the session of the person whose role allows it, at
+    # the demo's calendar time.
+    engine = sa.create_engine(f"sqlite:///{keep / 'leaderboard.sqlite3'}")
+    with engine.connect() as connection:
+        actors: dict[str, str] = dict(connection.execute(sa.text(
+            "SELECT action, MIN(actor) || ' ' || MAX(actor) FROM audit WHERE action IN"
+            " ('entry.bought', 'semi_final.allocated', 'semi_final.seat_chosen',"
+            " 'final.allocated', 'final.drawn', 'prize.awarded', 'prize.claimed')"
+            " GROUP BY action")).all())
+        acked = connection.execute(sa.text(
+            "SELECT DISTINCT substr(s.acknowledged_at, 1, 10) FROM scores s"
+            " WHERE s.stage = 'qualifying' ORDER BY 1")).scalars().all()
+        claimed = connection.execute(sa.text(
+            "SELECT COUNT(*) FROM prize_awards WHERE claimed_at IS NOT NULL")).scalar()
+    assert actors == {"entry.bought": "demo-clerk demo-clerk",
+                      "semi_final.seat_chosen": "demo-clerk demo-clerk",
+                      "semi_final.allocated": "demo-manager demo-manager",
+                      "final.allocated": "demo-manager demo-manager",
+                      "final.drawn": "demo-manager demo-manager",
+                      "prize.awarded": "demo-manager demo-manager",
+                      "prize.claimed": "demo-supervisor demo-supervisor"}, actors
+    assert len(acked) == 2 and claimed == 6  # two heat days; six prizes paid out
+    # The page's document lists every prize awarded, claimed or open (names only on the page).
+    settings = read_tournament(keep / "tournament-demo.toml")
+    doc = standings(engine, settings, ViewOptions(venue="demo", title="t", rows=12,
+                                                  names="first_name_initial"),
+                    now=datetime(2026, 12, 1, tzinfo=UTC))
+    awards = doc["awards"]
+    assert [(a["kind"], a["amount"]["text"]) for a in awards if a["kind"] == "final"] == [
+        ("final", "R448.00"), ("final", "R192.00")]
+    assert len(awards) == 7 and sum(a["status"] == "claimed" for a in awards) == 6
+    assert all(a["name"] for a in awards)
+    assert not any("name" in a for a in strip_names(doc)["awards"])
 
 
-def test_a_seed_replays_the_floors_play(capsys: pytest.CaptureFixture[str]) -> None:
-    # Entry ids and who sits where are the desk's (random); the cards and the players'
-    # choices at each table's heats and seats come from the seed.
-    runs = []
-    for seed in (7, 7, 8):
-        assert main(["demo", "--tables", "2", "--heats", "1", "--players", "2", "--pause", "0",
-                     "--port", "0", "--linger", "0", "--seed", str(seed),
-                     "--no-withdrawal"]) == 0
-        runs.append(_play_by_seat(capsys.readouterr().out))
-    assert len(runs[0]) == 4
-    assert runs[0] == runs[1]
-    assert runs[0] != runs[2]
+def _tiny(directory: Path, seed: int, *, whole: bool = True) -> FloorReport:
+    rules = {"qualifying.advance": 4, "qualifying.hands": 2, "semi_final.heats": 2,
+             "semi_final.seats_per_heat": 2, "semi_final.advance": 2, "semi_final.hands": 2,
+             "final.seats_per_heat": 2, "final.hands": 2, "prizes.final_places": [70, 30]}
+    plan = FloorPlan(directory=directory, tables=2, days=1, players=2, seed=seed, hand_pause=0,
+                     stage_pause=0, http_port=0, rules=rules, withdrawal=False,
+                     overpay_hand=1, whole=whole)
+    return asyncio.run(SimulatedFloor(plan, out=lambda _: None).run(asyncio.Event(), linger=0))
+
+
+def _by_name(report: FloorReport) -> tuple[list[object], list[object], list[object]]:
+    """The report's places and prizes with patrons by name (patron ids are the desk's own)."""
+    def name(patron: str) -> str:
+        return report.names[patron]
+
+    return ([replace(p, holder=name(p.holder), played_by=name(p.played_by))
+             for p in report.final_places],
+            [replace(p, holder=name(p.holder), played_by=name(p.played_by))
+             for p in report.semi_places],
+            [replace(p, patron_id=name(p.patron_id), claimed_at=None) for p in report.prizes])
+
+
+def test_a_seed_replays_the_whole_tournament(tmp_path: Path) -> None:
+    # Same seed: the same patrons at the same heats and seats, the same entry ids, cards,
+    # scores, seat draw and so the same winners and prizes (the runner's API, as the
+    # end-to-end test calls it).
+    first, again = (_tiny(tmp_path / name, 7) for name in ("a", "b"))
+    assert not first.problems and first.stages[-1] == "claims"
+    assert len(first.final_places) == 2 and len(first.prizes) == 6  # 1 week's prize + 5
+    assert _by_name(first) == _by_name(again)
+    assert first.scores == again.scores and first.draw == again.draw
+    assert [p.amount_cents for p in first.prizes if p.kind == "final"] == [22_400, 9_600]
+    assert sum(p.status == "unclaimed" for p in first.prizes) == 1
+    assert first.names[first.final_places[0].holder] == \
+        next(p.winner for p in first.prizes if p.kind == "final" and p.place == 1)
+    other = _tiny(tmp_path / "c", 8, whole=False)  # another seed: other entries and scores
+    assert other.stages == ["qualifying"] and len(other.scores) == 4
+    assert other.scores != first.scores
+
+
+def test_a_stage_that_fails_stops_the_tournament_with_exit_1(
+        capsys: pytest.CaptureFixture[str], mocker: MockerFixture) -> None:
+    # A desk refusal nothing in the demo can provoke for real: the seat draw's store is
+    # down. The Final is not played, nothing is awarded, the summary says why; exit 1.
+    mocker.patch("leaderboard.desk.draw_final",
+                 side_effect=desk.Conflict("the draws table is not writable"))
+    assert main(["demo", "--tables", "2", "--days", "1", "--players", "2", "--speed", "0",
+                 "--port", "0", "--linger", "0", "--seed", "3", "--no-withdrawal",
+                 "--overpay", "0", *SMALL, "--set", "qualifying.hands=2",
+                 "--set", "semi_final.hands=2"]) == 1
+    out = capsys.readouterr().out
+    assert "STOPPED: the draws table is not writable" in out
+    assert "stages played: qualifying, semi_final\n" in out
+    assert "  problem: the draws table is not writable" in out
+    assert "prizes:" not in out and "problems: none" not in out
 
 
 @pytest.mark.mosquitto
@@ -100,31 +208,34 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
     host, port = services.MOSQUITTO
     require_service("Mosquitto", services.mosquitto_up(), f"{host}:{port}")
     with tempfile.TemporaryDirectory() as keep:
-        assert main(["demo", "--tables", "2", "--heats", "1", "--players", "2", "--pause", "0",
+        assert main(["demo", "--tables", "2", "--days", "2", "--players", "2", "--speed", "0",
                      "--port", "0", "--linger", "0", "--broker", f"{host}:{port}",
-                     "--database", database_url.url, "--keep", keep]) == 0
+                     "--database", database_url.url, "--keep", keep, *SMALL]) == 0
         kept = sorted(p.name for p in Path(keep).iterdir())
     out = capsys.readouterr().out
     # Every entry's chips reconciled at its table, stored centrally through the broker.
     assert main(["chips", "inventory", "--db", database_url.url, "--format", "json"]) == 0
     inventory = json.loads(capsys.readouterr().out)
-    assert len(inventory["entries"]) == 4 and inventory["totals"]["missing"] == 0
+    # 8 qualifying entries, 4 semi-final and 2 Final places
+    assert len(inventory["entries"]) == 14 and inventory["totals"]["missing"] == 0
     assert f"MQTT broker      : {host}:{port}" in out
-    assert _floor_summary(out) == (2, 4, 3, 1, 1, 0)
+    assert _floor_summary(out) == (4, 8, 7, 1, 1, 0)
+    assert "stages played: qualifying, semi_final, final, prizes, claims" in out
     assert {"leaderboard.toml", "tournament-demo.toml", "t01", "t02"} <= set(kept)
     assert "leaderboard.sqlite3" not in kept  # the scores went to PostgreSQL
     # Every desk action is recorded under the person whose session took it.
     engine = database_url.engine()
     with engine.connect() as connection:
-        actors = dict(connection.execute(sa.text(
+        actors: dict[str, str] = dict(connection.execute(sa.text(
             "SELECT action, MIN(actor) || ' ' || MAX(actor) FROM audit"
             " WHERE action IN ('patron.registered', 'entry.bought', 'heat.opened',"
-            " 'entry.seated', 'desk.signed_in') GROUP BY action")).all())
+            " 'entry.seated', 'desk.signed_in', 'prize.awarded') GROUP BY action")).all())
     assert actors == {"patron.registered": "demo-clerk demo-clerk",
                       "entry.bought": "demo-clerk demo-clerk",
                       "entry.seated": "demo-clerk demo-clerk",
                       "heat.opened": "demo-supervisor demo-supervisor",
-                      "desk.signed_in": "demo-clerk demo-supervisor"}, actors
+                      "desk.signed_in": "demo-clerk demo-supervisor",
+                      "prize.awarded": "demo-manager demo-manager"}, actors
 
 
 def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,
@@ -132,6 +243,18 @@ def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,
                                                       ) -> None:
     assert main(["demo", "--port", "70000"]) == 2
     assert "--port must be 0..65535" in capsys.readouterr().err
+    assert main(["demo", "--speed", "-1"]) == 2
+    assert "--speed must be 0..100" in capsys.readouterr().err
+    assert main(["demo", "--set", "qualifying.advance"]) == 2
+    assert "write SECTION.KEY=VALUE" in capsys.readouterr().err
+    assert main(["demo", "--set", "qualifying.advance=[1,"]) == 2
+    assert "the value is not TOML" in capsys.readouterr().err
+    assert main(["demo", "--set", "qualifying.advancez=4"]) == 2
+    assert "the tournament template has no qualifying.advancez" in capsys.readouterr().err
+    assert main(["demo", "--set", "final.seats_per_heat=9"]) == 2
+    assert "final.seats_per_heat" in capsys.readouterr().err
+    assert main(["demo", "--tables", "1", "--players", "2", "--days", "2"]) == 2
+    assert "give 3 qualifying scores, but the semi-finals take 12" in capsys.readouterr().err
     (tmp_path / "something").write_text("x")
     assert main(["demo", "--keep", str(tmp_path)]) == 2
     assert "the directory is not empty" in capsys.readouterr().err
@@ -156,9 +279,9 @@ def test_demo_with_decks_in_factory_order_holds_every_one(
         capsys: pytest.CaptureFixture[str]) -> None:
     # Each deck dealt in new-deck order is held by the table's deck checks until the virtual
     # supervisor clears it; the heat still ends and its score arrives.
-    assert main(["demo", "--tables", "1", "--heats", "1", "--players", "1", "--pause", "0",
+    assert main(["demo", "--tables", "1", "--days", "1", "--players", "1", "--speed", "0",
                  "--port", "0", "--linger", "0", "--seed", "3", "--no-withdrawal",
-                 "--deck", "factory"]) == 0
+                 "--deck", "factory", "--qualifying-only"]) == 0
     out = capsys.readouterr().out
     assert _floor_summary(out)[:3] == (1, 1, 1)
     held = re.search(r"^decks factory: suspect decks held, cleared by a supervisor: (\d+)$", out,

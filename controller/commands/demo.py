@@ -23,6 +23,7 @@ import argparse
 import asyncio
 import secrets
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -59,11 +60,12 @@ def register(sub: Any) -> None:
     p.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
     p.add_argument("--players", type=int, default=3, choices=range(1, 7), metavar="1-6",
                    help="players per heat (default 3)")
-    p.add_argument("--days", type=int, default=3,
-                   help="simulated qualifying heat days (default 3, in two prize weeks)")
+    p.add_argument("--days", type=int, default=2,
+                   help="simulated qualifying heat days (default 2: a Thursday and a Friday,"
+                        " two prize weeks)")
     p.add_argument("--heats", type=int, default=None,
-                   help="heats each table plays each heat day (default 1; the heats of"
-                        " --table-only)")
+                   help="heats each table plays each heat day (default: 1, or as many as"
+                        " fill the semi-finals; the heats of --table-only)")
     p.add_argument("--speed", type=float, default=1.0,
                    help="pace: 1 (default) watchable and under 3 minutes, 0 as fast as it"
                         " goes, 2 twice as slow ...")
@@ -163,10 +165,20 @@ def _floor(args: argparse.Namespace) -> int:
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
+            if args.heats is None:  # enough heats a day to fill the semi-finals
+                plan = replace(plan, heats_per_day=_heats_needed(plan, demo_settings(
+                    replace(plan, whole=False))[2].qualifying.advance or 0))
             demo_settings(plan)  # a setting or a size that does not fit, said before starting
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         return asyncio.run(_run_floor(plan, linger))
+
+
+def _heats_needed(plan: Any, advance: int) -> int:
+    """The fewest heats a table plays each day (at least 1) that give `advance` scores."""
+    per_heat_round = plan.tables * plan.players * plan.days
+    wanted = advance + (1 if plan.withdrawal else 0)
+    return int(max(1, min(10, -(-wanted // per_heat_round))))
 
 
 def _rules(items: list[str]) -> dict[str, object]:

@@ -86,7 +86,7 @@ _READY_WAIT_S: Final = 60.0
 _T = TypeVar("_T")
 _LEAVES_AFTER: Final = 3  # hands
 _LEAVES_WHY: Final = "felt unwell"
-_HEAT_EVERY: Final = timedelta(hours=1)  # a table's heats of one day, an hour apart
+_HEAT_EVERY: Final = timedelta(minutes=25)  # a table's heats a day (desk sessions idle at 30)
 
 
 class FloorStopped(RuntimeError):
@@ -230,6 +230,9 @@ class SimulatedFloor(FloorDesk):
                     timeout=30.0, overpay_hand=self.plan.overpay_hand if first_table else None,
                     dispute_note=DISPUTE_NOTE if first_table else None,
                     deck_mode=self.plan.deck_mode)
+                if daemon.link is not None:  # a broker drops commands for an unknown session
+                    async with asyncio.timeout(SCORE_WAIT_S):
+                        await daemon.link.wait_subscribed()
                 await dealer.ensure_roster()
                 self.dealers[table] = dealer
             except (TableStuck, desk.DeskError, TimeoutError) as exc:
@@ -323,7 +326,18 @@ class SimulatedFloor(FloorDesk):
                         seats: Sequence[tuple[int, str, str]], turns: AckTurns | None, bar: Bar,
                         withdrawal: bool = False) -> int:
         """Open the heat at the table, seat (seat, entry, player) each, play it to the end,
-        have the scores acknowledged (in `turns`) and close it; the hands played."""
+        have the scores acknowledged (in `turns`) and close it; the hands played. A table
+        that stops gives up its turn, so that the others do not wait for it."""
+        try:
+            return await self._heat(table, stage=stage, heat_id=heat_id, seats=seats,
+                                    turns=turns, bar=bar, withdrawal=withdrawal)
+        finally:
+            if turns is not None:
+                await turns.release(table)
+
+    async def _heat(self, table: str, *, stage: Stage, heat_id: str,
+                    seats: Sequence[tuple[int, str, str]], turns: AckTurns | None, bar: Bar,
+                    withdrawal: bool) -> int:
         assert self.settings is not None
         dealer = self.dealers[table]
         link = self.tables[table].daemon.link

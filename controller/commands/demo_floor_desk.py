@@ -136,6 +136,7 @@ class FloorDesk:
         plan, d = self.plan, self.plan.directory
         calendar, text, settings = demo_settings(plan)
         self.calendar, self.settings = calendar, settings
+        d.mkdir(parents=True, exist_ok=True)
         tournament = self.report.tournament = d / "tournament-demo.toml"
         tournament.write_text(text, encoding="utf-8")
         self.clock = CalendarClock(settings.schedule.opens_at(calendar.first_day) - _DESK_OPENS)
@@ -190,8 +191,14 @@ class FloorDesk:
 
     async def at_desk(self, action: str,
                       work: Callable[[Session, TournamentSettings, str], _T]) -> _T:
-        """`desk_action` off the event loop."""
-        return await asyncio.to_thread(self.desk_action, action, work)
+        """`desk_action` off the event loop; the page is told something changed (as the
+        desk API does after every action)."""
+        try:
+            return await asyncio.to_thread(self.desk_action, action, work)
+        finally:
+            feed = self.service.feed if self.service is not None else None
+            if feed is not None:
+                feed.changed("desk")
 
     def read(self, read: Callable[[Session, TournamentSettings], _T]) -> _T:
         """What the demo's narrator reads in the central database (no desk action)."""

@@ -22,7 +22,7 @@ class FloorPlan:
 
     directory: Path
     tables: int = 3
-    days: int = 3  # simulated qualifying heat days (they straddle a prize week's start)
+    days: int = 2  # simulated qualifying heat days (they straddle a prize week's start)
     heats_per_day: int = 1  # heats each table plays each heat day
     players: int = 3  # per qualifying heat
     seed: int = 2026

@@ -73,6 +73,31 @@ def _collect(floor: SimulatedFloor, session: Session, settings: TournamentSettin
         r.remainders[key] = sum(int(x["amount_cents"]) for x in row.detail.get("remainders", []))
 
 
+def _checks(floor: SimulatedFloor, settings: TournamentSettings) -> list[str]:
+    """What does not add up: prize books against their pools, places against seats,
+    entries without a score, claims against the plan."""
+    r, out = floor.report, []
+    for kind, pool in (("final", r.pools.get("final_pool", 0)),
+                       ("top_score", r.pools.get("top_score", 0))):
+        if kind not in r.remainders:
+            continue
+        paid = sum(p.amount_cents for p in r.prizes if p.kind == kind)
+        if paid + r.remainders[kind] != pool:
+            out.append(f"the {kind} prizes ({format_rand(paid)}) and their remainder"
+                       f" ({format_rand(r.remainders[kind])}) do not make the pool"
+                       f" ({format_rand(pool)})")
+    if Stage.FINAL.value in r.stages and len(r.final_places) != (settings.final.seats or 0):
+        out.append(f"{len(r.final_places)} Final scores for {settings.final.seats} seats")
+    unscored = r.entries_seated - len(r.scores) - len(r.withdrawn)
+    if unscored:
+        out.append(f"{unscored} seated qualifying entries have no score")
+    if "claims" in r.stages:
+        open_ = sum(1 for p in r.prizes if p.status != "claimed")
+        if open_ != min(floor.plan.unclaimed, len(r.prizes)):
+            out.append(f"{open_} prizes not claimed, {floor.plan.unclaimed} planned")
+    return out
+
+
 def _alerts(session: Session) -> Counter[str]:
     rows = session.scalars(select(Message.body).where(Message.type == Alert.TYPE))
     return Counter(str(body.get("kind")) for body in rows)
@@ -98,6 +123,7 @@ def summary(floor: SimulatedFloor) -> None:
         _collect(floor, session, settings)
         alerts = _alerts(session)
         disputes = _disputes(session)
+    r.problems.extend(_checks(floor, settings))
     say(f"\n==== the tournament, seed {r.seed} ====")
     say(f"stages played: {', '.join(r.stages) or 'none'}")
     for what, when in r.calendar:
