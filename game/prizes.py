@@ -34,6 +34,7 @@ __all__ = [
     "claim_status",
     "final_book",
     "final_draw_date",
+    "pools_taken",
     "prize_pools",
     "top_score_book",
     "weekly_book",
@@ -168,6 +169,20 @@ def prize_pools(entries: int, settings: TournamentSettings) -> Pools:
     (final, top), rest = split_round_down(total, [prizes.final_pool_percent,
                                                   prizes.top_score_percent])
     return Pools(entries=entries, buy_in_cents=settings.buy_in_cents, total_cents=total,
+                 final_pool_cents=final, top_score_cents=top, remainder_cents=rest)
+
+
+def pools_taken(entries: int, taken_cents: int, settings: TournamentSettings) -> Pools:
+    """The pools of `entries` paid buy-ins that took `taken_cents` in all: as `prize_pools`
+    when each paid the buy-in, else the money actually taken split 80/20 (rounded down)."""
+    _count("entries", entries, 0)
+    _count("the buy-ins taken (cents)", taken_cents, 0)
+    if taken_cents == entries * settings.buy_in_cents:
+        return prize_pools(entries, settings)
+    prizes = settings.prizes
+    (final, top), rest = split_round_down(taken_cents, [prizes.final_pool_percent,
+                                                        prizes.top_score_percent])
+    return Pools(entries=entries, buy_in_cents=settings.buy_in_cents, total_cents=taken_cents,
                  final_pool_cents=final, top_score_cents=top, remainder_cents=rest)
 
 

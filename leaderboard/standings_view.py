@@ -31,7 +31,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from game.money import format_rand, split_round_down
-from game.prizes import Pools, PrizeBook, final_book, prize_pools, top_score_book
+from game.prizes import PrizeBook, final_book, pools_taken, top_score_book
 from game.standings import (
     Leaderboard,
     Placing,
@@ -359,14 +359,8 @@ class _Builder:
         s = self.settings
         snap = self.snapshot
         consistent = snap.buy_ins_cents == snap.paid_entries * s.buy_in_cents
-        if consistent:
-            pools = prize_pools(snap.paid_entries, s)
-        else:  # an entry sold at another price: the pools follow the money actually taken
-            (fp, ts), rest = split_round_down(
-                snap.buy_ins_cents, [s.prizes.final_pool_percent, s.prizes.top_score_percent])
-            pools = Pools(entries=snap.paid_entries, buy_in_cents=s.buy_in_cents,
-                          total_cents=snap.buy_ins_cents, final_pool_cents=fp,
-                          top_score_cents=ts, remainder_cents=rest)
+        # an entry sold at another price: the pools follow the money actually taken
+        pools = pools_taken(snap.paid_entries, snap.buy_ins_cents, s)
         top = top_score_book(qualifying, pools, s)
         fin = final_book(final, pools, s)
         return {

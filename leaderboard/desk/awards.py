@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from game.money import format_rand
@@ -14,7 +14,7 @@ from game.prizes import (
     PrizeError,
     PrizeKind,
     final_book,
-    prize_pools,
+    pools_taken,
     top_score_book,
     weekly_book,
 )
@@ -28,11 +28,12 @@ from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
+from leaderboard.desk.fees import entry_fees
 from leaderboard.desk.lookups import get_patron, stage_entries
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.values import PrizeView
 from leaderboard.eligibility import as_utc, from_db, normalize_id
-from leaderboard.models import Entry, PrizeAward
+from leaderboard.models import PrizeAward
 from runtime.clocks import WallClock
 
 
@@ -56,9 +57,8 @@ def _view(row: PrizeAward, now: datetime) -> PrizeView:
 
 def _book(session: Session, settings: TournamentSettings, now: datetime, *, kind: PrizeKind,
           week: int | None, prize_cents: int | None) -> PrizeBook:
-    entries = session.scalar(select(func.count()).select_from(Entry).where(
-        Entry.stage == Stage.QUALIFYING.value)) or 0
-    pools = prize_pools(entries, settings)
+    fees = entry_fees(session)  # the buy-ins kept: a refunded one left the pools
+    pools = pools_taken(sum(f.entries for f in fees), sum(f.cents for f in fees), settings)
     if kind is PrizeKind.WEEKLY:
         if week is None or prize_cents is None:
             raise DeskError("a weekly prize needs the week and the prize amount")
@@ -79,9 +79,16 @@ def _book(session: Session, settings: TournamentSettings, now: datetime, *, kind
     finals = stage_entries(session, Stage.FINAL)
     if not finals:
         raise Conflict("no Final places are allocated")
-    board = final_standings(score_records(session, settings, Stage.FINAL), settings)
-    if len(board.places) < len(finals):
-        raise Conflict(f"{len(board.places)} of {len(finals)} Final scores are counted so far")
+    records = score_records(session, settings, Stage.FINAL)
+    board = final_standings(records, settings)
+    # A place is settled once its score counts, or can never count (voided, its holder
+    # disqualified): the others are paid by position, the empty place's share unawarded.
+    settled = {p.record.entry_id for p in board.places} | {r.entry_id for r in records if r.voided}
+    waiting = [e.entry_id for e in finals if e.entry_id not in settled
+               and e.disqualified_at is None]
+    if waiting:
+        raise Conflict(f"{len(finals) - len(waiting)} of {len(finals)} Final places are settled"
+                       f" so far; waiting for the counted score of {', '.join(waiting)}")
     return final_book(board, pools, settings)
 
 

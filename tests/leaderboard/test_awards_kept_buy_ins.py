@@ -1,10 +1,9 @@
-"""Discrepancies the end-to-end recomputation found in the system itself, outside tests/e2e,
-each shown by the smallest real case: the desk's awards against the page's projection and the
-recomputation of the same field."""
+"""The desk's prize awards against the page and the rules, in the two cases the end-to-end
+recomputation (tests/e2e) found wrong: a refunded buy-in left in the pools, and a Final place
+whose score can never count holding back every Final prize."""
 
 from __future__ import annotations
 
-import pytest
 from sqlalchemy.orm import Session
 
 from game.tournament import Stage
@@ -21,11 +20,6 @@ from tests.leaderboard.desk_fields import (
 from tests.leaderboard.desk_helpers import FakeClock, local, migrated, settings
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "leaderboard/desk/awards.py sizes the pools by counting every qualifying entry, refunded"
-    " ones too, while a refunded buy-in leaves the pools (docs/decisions.md, a table out of"
-    " service; the page's projection, standings_view, leaves it out): the Top Score"
-    " Progressive and the Final Prize Pool are over-awarded by 20% / 80% of each refund"))
 def test_a_refunded_buy_in_is_not_awarded(database_url: Database) -> None:
     with migrated(database_url) as engine, Session(engine, expire_on_commit=False) as session:
         clock = FakeClock(HEAT_TIME)
@@ -44,12 +38,6 @@ def test_a_refunded_buy_in_is_not_awarded(database_url: Database) -> None:
         assert [a.amount_cents for a in awarded] == [18_000, 7_500, 4_500]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "leaderboard/desk/awards.py refuses the Final prizes while fewer Final scores count than"
-    " there are Final places ('5 of 6 Final scores are counted so far'); a finalist's score"
-    " voided by a supervisor or a disqualified finalist (rule 57) never counts"
-    " again, so the Final Prize Pool can never be awarded, where the decisions want the others"
-    " paid by position and the empty place's share reported as unawarded"))
 def test_the_final_prizes_are_awarded_after_a_finalists_score_is_voided(
         database_url: Database) -> None:
     with migrated(database_url) as engine, Session(engine, expire_on_commit=False) as session:
