@@ -175,6 +175,9 @@ class RfidReaderSimulator:
         # When an entry's own chips cannot make an amount, make it with float chips as well
         # (the virtual dealer colours change); off, such a placement is refused.
         self.change_from_float = False
+        # Sweep at once when chips move (as well as on the report interval), so a run at
+        # full speed never waits for the next sweep; off, as a real reader, by default.
+        self.sweep_on_change = False
         self.serial = serial
         self.model = model
         self.firmware_version = firmware
@@ -194,6 +197,7 @@ class RfidReaderSimulator:
         self._table: dict[SpotId, list[bytes]] = {}
         self._where: dict[bytes, SpotId] = {}
         self._faulted: dict[int, AntennaFaultCode] = {}
+        self._in_play: dict[int, list[tuple[bytes, str | None]]] | None = None
         self._fw = _Firmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
 
@@ -238,6 +242,7 @@ class RfidReaderSimulator:
             for uid in chosen:
                 self._table.setdefault(where, []).append(uid)
                 self._where[uid] = where
+            self._moved()
             return tuple(chosen)
 
     def remove(
@@ -251,6 +256,7 @@ class RfidReaderSimulator:
             for uid in taken:
                 here.remove(uid)
                 del self._where[uid]
+            self._moved()
             return tuple(taken)
 
     def clear_seat(self, seat: int) -> None:
@@ -259,12 +265,14 @@ class RfidReaderSimulator:
             for where in [w for w in self._table if w.seat == seat]:
                 for uid in self._table.pop(where):
                     del self._where[uid]
+            self._moved()
 
     def clear(self) -> None:
         """Take every chip off the table."""
         with self._cond:
             self._table.clear()
             self._where.clear()
+            self._moved()
 
     def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
         """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""
@@ -304,16 +312,26 @@ class RfidReaderSimulator:
         entry = None if float_only else self.seat_entries.get(seat)
         counts: dict[int, int] | None = None
         tries = ((entry,), (entry, None)) if self.change_from_float else ((entry,),)
+        if self._in_play is None:  # the set in play's chips by value, in UID order
+            self._in_play = {}
+            for c in self.registry:  # (a registry is fixed)
+                if c.chip_set == self.registry.chip_set:
+                    self._in_play.setdefault(c.value_cents, []).append((c.uid, c.issued_to))
+        owners, where = self.owners, self._where
         for holders in tries if entry is not None else ((None,),):
             pool: dict[int, list[bytes]] = {}
-            for chip in self.registry:
-                if (
-                    chip.chip_set == self.registry.chip_set
-                    and self.owner_of(chip.uid) in holders
-                    and chip.uid not in self._where
-                    and chip.uid not in exclude
-                ):
-                    pool.setdefault(chip.value_cents, []).append(chip.uid)
+            for value, chips in self._in_play.items():
+                wanted = cents // value  # no amount needs more chips of one value
+                free = pool[value] = []
+                for uid, issued_to in chips:
+                    if len(free) >= wanted:
+                        break
+                    if (
+                        owners.get(uid, issued_to) in holders
+                        and uid not in where
+                        and uid not in exclude
+                    ):
+                        free.append(uid)
             counts = _make_change(cents, {v: len(u) for v, u in pool.items()})
             if counts is not None:
                 break
@@ -360,6 +378,12 @@ class RfidReaderSimulator:
             return dict(self._fw.antenna_map)
 
     # ------------------------------------------------------------------ firmware (lock held)
+
+    def _moved(self) -> None:
+        """Chips moved: with `sweep_on_change`, the next sweep is due now."""
+        if self.sweep_on_change and self._fw.running:
+            self._fw.next_sweep = time.monotonic()
+            self._cond.notify_all()
 
     def _alive(self, generation: int) -> None:
         if not self.plugged or generation != self.generation:

@@ -56,6 +56,7 @@ _FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400), (1_000, 400), (250, 40
           (500_000, 150))
 OverpayFix = Literal["override", "take_back"]
 _SIGN_IN_AGAIN = "needs a signed-in dealer"
+_LOOK_AGAIN_S = 0.05  # the longest an event-driven wait goes without looking at the status
 
 
 def _uid(kind: int, value_code: int, n: int) -> bytes:
@@ -141,13 +142,20 @@ class VirtualTable:
     # ---- waiting for the daemon ------------------------------------------------------
 
     async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
-        """Poll the table's status until `check` holds."""
+        """Wait until `check` holds on the table's status: woken by each input the table
+        applies where its handle offers ``version``/``changed``, else polled."""
         deadline = time.monotonic() + self.timeout
+        changed = getattr(self.table, "changed", None)
+        version = getattr(self.table, "version", 0)
         while not check(self.table.status()):
-            if time.monotonic() > deadline:
+            left = deadline - time.monotonic()
+            if left < 0:
                 raise TableStuck(f"timed out waiting for {what}; the table shows "
                                  f"{self.table.status().get('spots')}")
-            await asyncio.sleep(0.01)
+            if changed is None:
+                await asyncio.sleep(0.01)
+            else:  # a device's health changes without an input: look again now and then
+                version = await changed(version, min(left, _LOOK_AGAIN_S))
 
     # ---- the people at the console ------------------------------------------------------
 
