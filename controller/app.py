@@ -258,13 +258,17 @@ class TableDaemon:
         async with self._lock:
             return read()
 
-    def status(self) -> dict[str, Any]:
-        """Everything `showdown table status` shows."""
+    def status(self, *, counters: bool = True) -> dict[str, Any]:
+        """Everything `showdown table status` shows (``counters=False``: without the
+        journal's, the broker link's and the devices' counters, for a caller that reads the
+        table's state after every input)."""
         out: dict[str, Any] = {"table": self.config.table, "venue": self.config.venue,
                                "state": "error" if self.faults else "running",
                                "faults": list(self.faults)}
         if self.service is not None:
             out.update(self.service.status())
+        if not counters:
+            return out
         if self.journal is not None:
             out["journal"] = dict(self._journal_figures(self.journal))
         if self.link is not None:

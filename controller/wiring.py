@@ -143,8 +143,9 @@ class DaemonHandle:
         return self.daemon.config.table
 
     def status(self) -> Mapping[str, Any]:
-        """The daemon's status (as `showdown table status` shows it)."""
-        return self.daemon.status()
+        """The daemon's status as `showdown table status` shows it, without the journal's,
+        the link's and the devices' counters (the virtual dealer reads it after each input)."""
+        return self.daemon.status(counters=False)
 
     @property
     def version(self) -> int:

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from controller.config import parse_table_config
 from controller.virtual_time import FloorClock
-from controller.wiring import SimTiming, WiredTable, wire_table
+from controller.wiring import DaemonHandle, SimTiming, WiredTable, wire_table
 from game.evaluate import evaluate
 from game.tournament import Stage
 from leaderboard import desk
@@ -64,6 +64,8 @@ DESK_STAFF: Final = (("floor-clerk", "clerk"), ("floor-supervisor", "supervisor"
 _CENTRAL_WAIT_S: Final = 60.0  # a real timeout: the central service never answered
 _LOOK_AGAIN_S: Final = 0.5  # the longest a wait on the central service goes without looking
 _DRAIN_LOOK_S: Final = 0.05  # the last messages change no standings: look again this often
+_SAFETY_SWEEP_MS: Final = 1000  # a chip reader's sweep interval when it sweeps on change
+_DEMO_PAUSE_S: Final = 0.4  # `showdown demo`'s default pause between hands
 _HEAT_HANDS: Final = 10  # a qualifying heat's hands (rule 14): the night margin
 _T = TypeVar("_T")
 
@@ -110,6 +112,9 @@ class FloorOptions:
     sweep_on_change: bool = True  # the chip readers sweep as soon as chips move
     venue: str = "floor"
     timeout: float = 30.0  # the virtual dealer's wait for its table (real seconds)
+    # "demo": the pace `showdown demo` plays at (0.4 s between hands, chip readers that only
+    # sweep every 50 ms, a dealer polling its table every 10 ms), a baseline for benches
+    pace: Literal["full", "demo"] = "full"
 
     def __post_init__(self) -> None:
         if not 1 <= self.tables <= 20:
@@ -235,7 +240,10 @@ class FloorRun:
             await task
 
     async def _tables(self, table_files: dict[str, Path]) -> None:
-        timing = SimTiming(sweep_on_change=self.options.sweep_on_change)
+        full = self.options.sweep_on_change and self.options.pace == "full"
+        # Sweeping when chips move, the readers' own sweeps are only a safety net.
+        timing = SimTiming(sweep_on_change=True, sweep_ms=_SAFETY_SWEEP_MS) if full \
+            else SimTiming()
         stop = asyncio.Event()
         async with asyncio.TaskGroup() as tg:
             dealers = []
@@ -299,9 +307,15 @@ class FloorRun:
             try:
                 sim = daemon.config.sim
                 assert sim is not None
-                dealer = wired.virtual_table(desk=self._table_desk(table), seed=sim.seed,
-                                             players=self.options.players,
-                                             timeout=self.options.timeout)
+                demo = self.options.pace == "demo"
+                shoe, chips = wired.devices.shoe_sim, wired.devices.rfid_sim
+                if shoe is None or chips is None:
+                    raise TableStuck("the table's shoe and chip reader are not simulators")
+                dealer = VirtualTable(
+                    (_PolledHandle if demo else DaemonHandle)(daemon), shoe=shoe, chips=chips,
+                    ids=wired.devices.id_simulator, desk=self._table_desk(table),
+                    seed=sim.seed, players=self.options.players, timeout=self.options.timeout,
+                    hand_pause=_DEMO_PAUSE_S if demo else 0.0)
                 await dealer.ensure_roster()
                 while run.hands < self.options.hands:
                     await self._heat(table, dealer)
@@ -487,6 +501,12 @@ class FloorRun:
                 await asyncio.sleep(_LOOK_AGAIN_S)
             else:
                 await feed.wait_newer(version, timeout=min(left, _LOOK_AGAIN_S))
+
+
+class _PolledHandle(DaemonHandle):
+    """A daemon's handle without change notices: the virtual dealer polls (the demo pace)."""
+
+    changed = None  # type: ignore[assignment]
 
 
 def _register(session: Session, settings: TournamentSettings, by: str, *, clock: FloorClock,
