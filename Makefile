@@ -49,6 +49,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/par_sheet.py
 	$(BIN)/python bench/fuzz_codecs.py
 	$(BIN)/python bench/recall.py
+	$(BIN)/python bench/floor.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

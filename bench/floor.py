@@ -19,13 +19,11 @@ import argparse
 import asyncio
 import os
 import platform
-import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support.floor_profile import Sampler
 
-from bench.support.floor_profile import Sampler
 from controller.commands.floor_run import FloorOptions, FloorRun
 from controller.commands.simulate_floor import build_report
 from runtime.logs import configure_logging

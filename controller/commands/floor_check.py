@@ -45,6 +45,7 @@ class TableFigures:
     scores: dict[str, int] = field(default_factory=dict)  # entry -> score (journal)
     score_mismatches: list[str] = field(default_factory=list)
     alerts: Counter[str] = field(default_factory=Counter)  # kind -> how many
+    resent: int = 0  # desk commands the floor's desk sent again (a delivery went missing)
     problem: str | None = None
 
     @property

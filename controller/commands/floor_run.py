@@ -23,7 +23,7 @@ import random
 import secrets
 import time
 import tomllib
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from functools import partial
@@ -65,6 +65,8 @@ _CENTRAL_WAIT_S: Final = 60.0  # a real timeout: the central service never answe
 _LOOK_AGAIN_S: Final = 0.5  # the longest a wait on the central service goes without looking
 _DRAIN_LOOK_S: Final = 0.05  # the last messages change no standings: look again this often
 _SAFETY_SWEEP_MS: Final = 1000  # a chip reader's sweep interval when it sweeps on change
+_SENDS: Final = 3  # a desk command's deliveries before the table is given up on
+_RESEND_AFTER_S: Final = 10.0  # real seconds: the table never showed the command applied
 _DEMO_PAUSE_S: Final = 0.4  # `showdown demo`'s default pause between hands
 _HEAT_HANDS: Final = 10  # a qualifying heat's hands (rule 14): the night margin
 _T = TypeVar("_T")
@@ -139,6 +141,7 @@ class TableRun:
     scores: dict[str, int] = field(default_factory=dict)  # entry -> score, as stored centrally
     problem: str | None = None
     published: int = 0  # messages its MQTT link published
+    resent: int = 0  # desk commands sent again (the table never showed one applied)
 
 
 class FloorRun:
@@ -322,7 +325,6 @@ class FloorRun:
                     run.hands, run.heats = dealer.hands_played, run.heats + 1
             except (TableStuck, desk.DeskError, TimeoutError) as exc:
                 run.problem = f"{table}: {exc}"
-                self.problems.append(run.problem)
             finally:
                 run.wall_s = time.perf_counter() - started
                 async with self._night:
@@ -346,20 +348,42 @@ class FloorRun:
         opened = await asyncio.to_thread(self._desk, "heat.open", lambda s, st, by: (
             desk.open_heat(s, st, self.clock.wall, actor=by, table=table,
                            stage=Stage.QUALIFYING)))
-        await self._send(opened)
         heat_id = str(opened.args["heat_id"])
-        await dealer.until(f"heat {heat_id} to open", lambda s: s.get("heat") == heat_id)
+        await self._until_applied(table, dealer, opened, f"heat {heat_id} to open",
+                                  lambda s: s.get("heat") == heat_id)
         seats: dict[int, str] = {}
         for seat, entry in enumerate(entries, start=1):
             seating = await asyncio.to_thread(self._desk, "entry.seat", partial(
                 _seat, clock=self.clock, entry_id=entry, table=table, seat=seat))
             proofs = await dealer.seat_proofs(entry)  # the patron's card and PIN, hashed
-            await self._send(replace(seating.command, args={**seating.command.args, **proofs}))
+            await self._until_applied(
+                table, dealer, replace(seating.command,
+                                       args={**seating.command.args, **proofs}),
+                f"{entry} to be seated", _seat_taken(seat))
             seats[seat] = entry
         self._seated[table] = list(entries)
         await dealer.until("the entries to be seated",
                            lambda s: len(s.get("seats", {})) == len(seats))
         await dealer.play_heat(seats, between_hands=self._hand_played)
+
+    async def _until_applied(self, table: str, dealer: VirtualTable,
+                             command: desk.DeskCommand, what: str,
+                             check: Callable[[Mapping[str, Any]], bool]) -> None:
+        """Send a desk command until the table shows it applied: a delivery that went
+        missing is sent again with the same seq (a table applies a command once), as a desk
+        clerk would; each resend is counted in the report."""
+        for attempt in range(1, _SENDS + 1):
+            await self._send(command)
+            patience, dealer.timeout = dealer.timeout, _RESEND_AFTER_S
+            try:
+                await dealer.until(what, check)
+                return
+            except TableStuck:
+                if attempt == _SENDS:
+                    raise
+                self.tables[table].resent += 1
+            finally:
+                dealer.timeout = patience
 
     async def _hand_played(self, _hands: int) -> None:
         """A hand is over at one table: the floor's clock moves on by its share of it."""
@@ -501,6 +525,11 @@ class FloorRun:
                 await asyncio.sleep(_LOOK_AGAIN_S)
             else:
                 await feed.wait_newer(version, timeout=min(left, _LOOK_AGAIN_S))
+
+
+def _seat_taken(seat: int) -> Callable[[Mapping[str, Any]], bool]:
+    """A status check: the seat is taken."""
+    return lambda status: str(seat) in status.get("seats", {})
 
 
 class _PolledHandle(DaemonHandle):

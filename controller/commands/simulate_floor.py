@@ -135,7 +135,7 @@ def build_report(floor: FloorRun) -> FloorReport:
         figures, seqs, hands = journal_figures(name, run.journal)
         compare(figures, seqs, hands, central)
         figures.heats, figures.wall_s, figures.problem = run.heats, run.wall_s, run.problem
-        figures.delivered = run.published
+        figures.delivered, figures.resent = run.published, run.resent
         tables.append(figures)
     return FloorReport(tables=tables, wall_s=floor.wall_s, virtual_start=floor.clock.start,
                        virtual_end=floor.clock.wall(), rejected=central.rejected,
@@ -175,6 +175,10 @@ def report_lines(report: FloorReport, problems: list[str]) -> list[str]:
     dup = sum(t.duplicated for t in report.tables)
     lines.append(f"messages: {published} published, {ingested} in the central database,"
                  f" {lost} lost, {dup} duplicated, {report.rejected} rejected")
+    resent = sum(t.resent for t in report.tables)
+    if resent:
+        lines.append(f"desk commands sent again (a delivery to the table went missing):"
+                     f" {resent}")
     lines += [f"  problem: {p}" for p in problems]
     lines.append(f"{len(problems)} problem(s)")
     return lines
@@ -192,7 +196,8 @@ def report_json(report: FloorReport, seed: int, problems: list[str]) -> dict[str
             "hands_per_hour_virtual": t.hands_per_hour, "published": t.published,
             "delivered": t.delivered, "ingested": t.ingested, "lost": t.lost,
             "duplicated": t.duplicated, "hands_central": t.hands_central,
-            "scores_cents": t.scores, "alerts": dict(t.alerts), "problem": t.problem}
+            "scores_cents": t.scores, "alerts": dict(t.alerts), "resent": t.resent,
+            "problem": t.problem}
             for t in report.tables],
         "problems": problems,
     }
