@@ -178,9 +178,9 @@ class TableDaemon:
         self.version += 1
         self._changed.set()
         self._changed = asyncio.Event()
-        if self.link is not None:
-            self.link.wake()
         applied = box[0]
+        if self.link is not None and applied.messages:  # the outbox grew: publish it
+            self.link.wake()
         if not applied.ok:
             self._log.warning("input refused", kind=kind, error=applied.error)
         for message in applied.messages:

@@ -112,3 +112,25 @@ def test_a_broker_that_does_not_answer_and_a_used_directory(
     (tmp_path / "something").write_text("x")
     assert main(["simulate", "floor", "--keep", str(tmp_path)]) == 2
     assert "the directory is not empty" in capsys.readouterr().err
+
+
+def test_a_run_longer_than_qualifying_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["simulate", "floor", "--hands", "10000", "--hand-seconds", "3600"]) == 2
+    err = capsys.readouterr().err
+    assert "need 1000 heat days; qualifying has 28" in err and len(err.splitlines()) == 1
+
+
+def test_a_heat_that_no_longer_fits_the_day_waits_for_the_next(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 40 simulated minutes a hand: a heat lasts about 6.7 h of the 11 h window, so the
+    # second heat opens at 13:00 the next day (11:00 UTC), at the same virtual pace
+    keep = tmp_path / "run"
+    assert main(["simulate", "floor", "--tables", "1", "--hands", "20", "--seed", "3",
+                 "--hand-seconds", "2400", "--keep", str(keep), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["tables"][0]["heats"] == 2
+    assert report["tables"][0]["hands_per_hour_virtual"] == pytest.approx(1.5, rel=0.05)
+    _, _, walls = _journal(keep / "t01" / "journal.sqlite")
+    days = sorted({w[:10] for w in walls})
+    assert days == ["2026-07-03", "2026-07-04"]
+    assert min(w for w in walls if w.startswith("2026-07-04")) >= "2026-07-04T11:00"

@@ -40,8 +40,8 @@ class TableFigures:
     lost: list[int] = field(default_factory=list)  # seqs the central database lacks
     duplicated: int = 0  # (table, seq) or hand ids held twice centrally
     hands_central: int = 0
-    first_hand: datetime | None = None  # virtual time of its first and last hand
-    last_hand: datetime | None = None
+    # heat -> (virtual time of its first hand, of its last, hands): the pace within heats
+    heat_span: dict[str, tuple[datetime, datetime, int]] = field(default_factory=dict)
     scores: dict[str, int] = field(default_factory=dict)  # entry -> score (journal)
     score_mismatches: list[str] = field(default_factory=list)
     alerts: Counter[str] = field(default_factory=Counter)  # kind -> how many
@@ -50,11 +50,12 @@ class TableFigures:
 
     @property
     def hands_per_hour(self) -> float | None:
-        """Hands per hour of virtual time, first hand to last (None below two hands)."""
-        if self.first_hand is None or self.last_hand is None or self.hands < 2:
-            return None
-        hours = (self.last_hand - self.first_hand).total_seconds() / 3600
-        return (self.hands - 1) / hours if hours > 0 else None
+        """Hands an hour of virtual time within its heats (from each heat's first hand to
+        its last; None without a heat of two hands)."""
+        gaps = sum(n - 1 for _, _, n in self.heat_span.values())
+        hours = sum((last - first).total_seconds()
+                    for first, last, _ in self.heat_span.values()) / 3600
+        return gaps / hours if gaps and hours > 0 else None
 
 
 @dataclass(slots=True)
@@ -119,8 +120,9 @@ def journal_figures(table: str, path: Path) -> tuple[TableFigures, set[int], set
     for m in messages:
         if m.type in (HandSettled.TYPE, HandVoided.TYPE):
             hands.add(str(m.body.get("hand_id")))
-            figures.first_hand = figures.first_hand or m.wall
-            figures.last_hand = m.wall
+            heat = str(m.body.get("heat_id"))
+            first, _, n = figures.heat_span.get(heat, (m.wall, m.wall, 0))
+            figures.heat_span[heat] = (first, m.wall, n + 1)
         elif m.type == ScoreRecorded.TYPE:
             figures.scores[str(m.body.get("entry_id"))] = int(m.body.get("score", 0))
         elif m.type == Alert.TYPE:

@@ -68,7 +68,8 @@ _SAFETY_SWEEP_MS: Final = 1000  # a chip reader's sweep interval when it sweeps 
 _SENDS: Final = 3  # a desk command's deliveries before the table is given up on
 _RESEND_AFTER_S: Final = 10.0  # real seconds: the table never showed the command applied
 _DEMO_PAUSE_S: Final = 0.4  # `showdown demo`'s default pause between hands
-_HEAT_HANDS: Final = 10  # a qualifying heat's hands (rule 14): the night margin
+_HEAT_HANDS: Final = 10  # a qualifying heat's hands (rule 14)
+_HEAT_MARGIN: Final = 1.5  # heats' length left in the day's window to open another
 _T = TypeVar("_T")
 
 SERVICE_TOML: Final = """\
@@ -152,6 +153,7 @@ class FloorRun:
         self.out = out
         self.settings = read_tournament(default_tournament_path())
         self.clock = FloorClock(self.settings.schedule.starts_at)
+        self._check_calendar()
         self.tables: dict[str, TableRun] = {}
         self.wired: dict[str, WiredTable] = {}
         self.problems: list[str] = []
@@ -166,6 +168,20 @@ class FloorRun:
         self._playing = 0  # tables still playing (the clock's share of each hand)
         self._night = asyncio.Condition()
         self._resting = 0  # tables waiting for the next heat day
+
+    def _check_calendar(self) -> None:
+        """Refuse a run whose hands cannot be played in qualifying's heat days."""
+        o, schedule = self.options, self.settings.schedule
+        heat = _HEAT_HANDS * o.hand_seconds
+        window = schedule.window.length.total_seconds()
+        per_day = max(1, int((window - _HEAT_MARGIN * heat) // heat) + 1)
+        heats = -(-o.hands // _HEAT_HANDS)
+        days = (schedule.last_day - schedule.first_day).days + 1
+        if -(-heats // per_day) > days:
+            raise FloorError(
+                f"{o.hands} hands a table at {o.hand_seconds:g} s a hand need"
+                f" {-(-heats // per_day)} heat days; qualifying has {days}: ask for fewer"
+                " hands or shorter ones (--hand-seconds)")
 
     # ---- files ------------------------------------------------------------------------
 
@@ -393,7 +409,7 @@ class FloorRun:
         """Past the day's last heat that fits, wait for the other tables to finish theirs;
         the last one moves the floor's clock on to the next heat day's opening."""
         schedule = self.settings.schedule
-        margin = timedelta(seconds=2 * _HEAT_HANDS * self.options.hand_seconds)
+        margin = timedelta(seconds=_HEAT_MARGIN * _HEAT_HANDS * self.options.hand_seconds)
         now = self.clock.wall()
         day = schedule.heat_day(now)
         if day is not None and now + margin < schedule.opens_at(day) + schedule.window.length:

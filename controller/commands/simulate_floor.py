@@ -22,7 +22,7 @@ from runtime.errors import Unavailable
 
 if TYPE_CHECKING:  # the run's modules are imported when it runs, not to build the parser
     from controller.commands.floor_check import FloorReport
-    from controller.commands.floor_run import FloorOptions, FloorRun
+    from controller.commands.floor_run import FloorRun
 
 __all__ = ["register", "report_lines", "run_floor"]
 
@@ -66,7 +66,7 @@ def _broker(text: str | None) -> str | None:
 
 def run_floor(args: argparse.Namespace) -> int:
     """Run the floor; 0 when every hand and message reached the central database intact."""
-    from controller.commands.floor_run import FloorOptions  # noqa: PLC0415
+    from controller.commands.floor_run import FloorError, FloorOptions, FloorRun  # noqa: PLC0415
 
     broker = _broker(args.broker)
     seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
@@ -84,12 +84,16 @@ def run_floor(args: argparse.Namespace) -> int:
                 venue="floor" if broker is None else f"floor-{secrets.token_hex(3)}")
         except ValueError as exc:
             raise CommandError(str(exc)) from None
+        try:
+            floor = FloorRun(options, out=lambda _line: None)
+        except FloorError as exc:
+            raise CommandError(str(exc)) from None
         if not args.json:
             print(f"showdown simulate floor: {options.tables} tables x {options.hands} hands,"
                   f" {options.players} players a heat, seed {seed}"
                   f" ({'broker ' + broker if broker else 'embedded amqtt broker'},"
                   f" {'database given' if args.database else 'SQLite'})")
-        report = asyncio.run(_run(options))
+        report = asyncio.run(_run(floor))
     problems = report.check()
     if args.json:
         print(json.dumps(report_json(report, seed, problems), indent=2))
@@ -99,12 +103,11 @@ def run_floor(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-async def _run(options: FloorOptions) -> FloorReport:
-    from controller.commands.floor_run import FloorError, FloorRun  # noqa: PLC0415
+async def _run(floor: FloorRun) -> FloorReport:
+    from controller.commands.floor_run import FloorError  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level="error")
-    floor = FloorRun(options, out=lambda _line: None)
     try:
         await floor.run()
     except FloorError as exc:
