@@ -59,7 +59,8 @@ def main() -> int:
     hands = args.hands or (10 if args.quick else 30)
     sizes = (1, 2) if args.quick else (1, 4, 8)
     print(f"bench/floor.py: python {platform.python_version()}, {os.cpu_count()} cores,"
-          f" {platform.machine()}; seed {args.seed}; {hands} hands per table (whole heats)")
+          f" {platform.machine()}, load average {os.getloadavg()[0]:.1f}; seed {args.seed};"
+          f" {hands} hands per table (whole heats)")
     print(f"{'run':<34} {'tables':>6} {'hands':>6} {'hands/s':>8} {'x demo':>7}  problems")
     wrong = 0
 
@@ -88,6 +89,8 @@ def main() -> int:
     for line in sampler.lines():
         print(line)
     print(f"  ({sampler.samples} samples, {sampler.idle} of threads only waiting)")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (other work on the machine"
+          " slows every run alike; compare the rows of one run)")
     print("result: " + ("OK" if not wrong else f"WRONG ({wrong} run(s) with problems)"))
     return 1 if wrong else 0
 
