@@ -372,11 +372,7 @@ class MqttLink:
                     break
                 await self._publish(client, message)
                 # publish() returned: the broker has acknowledged (PUBACK) this message.
-                in_thread = getattr(self._outbox, "mark_delivered_in_thread", None)
-                if in_thread is not None:  # the journal: its write never stalls the loop
-                    await in_thread(message.seq)
-                else:
-                    self._outbox.mark_delivered(message.seq)
+                self._outbox.mark_delivered(message.seq)
                 self._counts.published += 1
                 self._counts.pending -= 1
                 self._counts.last_published_seq = message.seq

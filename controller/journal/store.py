@@ -3,7 +3,6 @@ causes in one transaction, replay, the outbox, faults and verification (docs/jou
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import threading
@@ -179,11 +178,6 @@ class Journal:
             ).rowcount
             if not done and conn.scalar(select(OutboxRow.seq).where(OutboxRow.seq == seq)) is None:
                 raise JournalError(f"no outbox message with seq {seq}")
-
-    async def mark_delivered_in_thread(self, seq: int) -> None:
-        """`mark_delivered` in a worker thread: the publisher's event loop never waits for
-        the write lock (held while an input is journaled) or the commit's fsync."""
-        await asyncio.to_thread(self.mark_delivered, seq)
 
     def record_fault(self, kind: str, detail: str) -> Fault:
         """Record an error condition (persists across restarts until an operator clears it)."""
