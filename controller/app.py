@@ -106,6 +106,7 @@ class TableDaemon:
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
         self._last_work = 0.0
+        self._figures: tuple[tuple[int, int, int], Mapping[str, int]] | None = None
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -177,9 +178,9 @@ class TableDaemon:
         self.version += 1
         self._changed.set()
         self._changed = asyncio.Event()
-        if self.link is not None:
-            self.link.wake()
         applied = box[0]
+        if self.link is not None and applied.messages:  # the outbox grew: publish it
+            self.link.wake()
         if not applied.ok:
             self._log.warning("input refused", kind=kind, error=applied.error)
         for message in applied.messages:
@@ -257,16 +258,19 @@ class TableDaemon:
         async with self._lock:
             return read()
 
-    def status(self) -> dict[str, Any]:
-        """Everything `showdown table status` shows."""
+    def status(self, *, counters: bool = True) -> dict[str, Any]:
+        """Everything `showdown table status` shows (``counters=False``: without the
+        journal's, the broker link's and the devices' counters, for a caller that reads the
+        table's state after every input)."""
         out: dict[str, Any] = {"table": self.config.table, "venue": self.config.venue,
                                "state": "error" if self.faults else "running",
                                "faults": list(self.faults)}
         if self.service is not None:
             out.update(self.service.status())
+        if not counters:
+            return out
         if self.journal is not None:
-            out["journal"] = {"last_seq": self.journal.last_seq(),
-                              "pending": len(self.journal.pending(10_000))}
+            out["journal"] = dict(self._journal_figures(self.journal))
         if self.link is not None:
             out["mqtt"] = self.link.counters().as_dict()
         if self.broker is not None:
@@ -277,6 +281,15 @@ class TableDaemon:
                 out[name] = {"device": health.device, "connected": health.connected,
                              "counters": dict(health.counters)}
         return out
+
+    def _journal_figures(self, journal: Journal) -> Mapping[str, int]:
+        """The journal's last seq and undelivered messages, read again only after an input
+        was applied or a message delivered (status is read often, by screens and dealers)."""
+        key = (self.version, self.link.delivered if self.link is not None else -1, len(self.faults))
+        if self._figures is None or self._figures[0] != key:
+            self._figures = (key, {"last_seq": journal.last_seq(),
+                                   "pending": journal.pending_count()})
+        return self._figures[1]
 
     async def _pump_shoe(self) -> None:
         assert self.devices is not None

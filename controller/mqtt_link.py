@@ -238,6 +238,11 @@ class MqttLink:
         self._wake.set()
 
     @property
+    def delivered(self) -> int:
+        """How many outbox messages the broker has acknowledged since the link started."""
+        return self._counts.published
+
+    @property
     def connected(self) -> bool:
         """True while connected to the broker."""
         return self._connected.is_set()

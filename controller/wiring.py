@@ -44,9 +44,9 @@ from simulators.table_play import TableStuck, VirtualTable, play_registry
 from wire.mqtt import MqttError
 from wire.signing import KeyFileError, Signer, load_configured_key, save_private_key
 
-__all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "WiredTable", "desk_sender",
-           "prepare_sim", "run_configured", "virtual_desk_task", "virtual_table_task",
-           "wire_table"]
+__all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "SimTiming", "WiredTable",
+           "desk_sender", "prepare_sim", "run_configured", "virtual_desk_task",
+           "virtual_table_task", "wire_table"]
 SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real one: 200 ms)
 
 DESK_NAME = "virtual-desk"
@@ -57,12 +57,23 @@ _log = get_logger("showdown.sim")
 DealerTask = Callable[[TableDaemon], Coroutine[Any, Any, None]]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimTiming:
+    """How a simulated table's chip reader reports: its sweep interval, and whether it also
+    sweeps at once when chips move (a run at full speed; a real reader only sweeps)."""
+
+    sweep_ms: int = SIM_SWEEP_MS
+    sweep_on_change: bool = False
+
+
 class ConfiguredDevices:
     """The devices the table config names; keeps typed handles to the simulators it starts."""
 
-    def __init__(self, config: TableConfig, *, registry: ChipRegistry | None = None) -> None:
+    def __init__(self, config: TableConfig, *, registry: ChipRegistry | None = None,
+                 timing: SimTiming | None = None) -> None:
         self.config = config
         self.registry = registry  # a simulated table's chips other than the built-in ones
+        self.timing = timing or SimTiming()
         self.shoe_sim: ShoeSimulator | None = None
         self.rfid_sim: RfidReaderSimulator | None = None
         self.id_simulator: IdReaderSimulator | None = None  # tap cards on it (kind = "sim")
@@ -105,9 +116,10 @@ class ConfiguredDevices:
                                      stall_timeout=cfg.stall_seconds)
         if cfg.kind == "sim":
             # the virtual dealer waits on every sweep: wagers, plays, pays, takes, picks up
-            settings = replace(settings, report_interval_ms=SIM_SWEEP_MS)
+            settings = replace(settings, report_interval_ms=self.timing.sweep_ms)
             self.rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
                                                 vendor_id=cfg.vid, product_id=cfg.pid)
+            self.rfid_sim.sweep_on_change = self.timing.sweep_on_change
             return UsbChipReader(settings, backend=self.rfid_sim.backend)
         return UsbChipReader(settings)
 
@@ -134,8 +146,19 @@ class DaemonHandle:
         return self.daemon.config.table
 
     def status(self) -> Mapping[str, Any]:
-        """The daemon's status (as `showdown table status` shows it)."""
-        return self.daemon.status()
+        """The daemon's status as `showdown table status` shows it, without the journal's,
+        the link's and the devices' counters (the virtual dealer reads it after each input)."""
+        return self.daemon.status(counters=False)
+
+    @property
+    def version(self) -> int:
+        """How many inputs the daemon has applied (see `changed`)."""
+        return self.daemon.version
+
+    async def changed(self, after: int, timeout: float | None = None) -> int:
+        """Wait until the daemon has applied an input since version `after` (or `timeout`
+        seconds); the version now."""
+        return await self.daemon.changed(after, timeout)
 
     async def console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
         """A console button, through the local API's handler."""
@@ -195,10 +218,12 @@ class WiredTable:
 def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
                notify: Notifier | None = None,
                extra_desk_keys: Mapping[str, str] | None = None,
-               registry: ChipRegistry | None = None) -> WiredTable:
+               registry: ChipRegistry | None = None,
+               timing: SimTiming | None = None) -> WiredTable:
     """The table daemon with the devices its config names (``registry``: a simulated
-    table's chips when its config names no registry file)."""
-    devices = ConfiguredDevices(config, registry=registry)
+    table's chips when its config names no registry file; `timing`: a simulated chip
+    reader's)."""
+    devices = ConfiguredDevices(config, registry=registry, timing=timing)
     daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
                          extra_desk_keys=extra_desk_keys)
     return WiredTable(daemon=daemon, devices=devices)

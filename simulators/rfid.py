@@ -175,6 +175,10 @@ class RfidReaderSimulator:
         # When an entry's own chips cannot make an amount, make it with float chips as well
         # (the virtual dealer colours change); off, such a placement is refused.
         self.change_from_float = False
+        # Report the antennas of spots whose chips moved at once (as well as sweeping on the
+        # report interval), so a run at full speed never waits for the next sweep; the host
+        # sees the same changes either way. Off, as a real reader, by default.
+        self.sweep_on_change = False
         self.serial = serial
         self.model = model
         self.firmware_version = firmware
@@ -194,6 +198,8 @@ class RfidReaderSimulator:
         self._table: dict[SpotId, list[bytes]] = {}
         self._where: dict[bytes, SpotId] = {}
         self._faulted: dict[int, AntennaFaultCode] = {}
+        self._changed: set[SpotId] = set()  # spots whose chips moved since the last sweep
+        self._in_play: dict[int, list[tuple[bytes, str | None]]] | None = None
         self._fw = _Firmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
 
@@ -238,6 +244,7 @@ class RfidReaderSimulator:
             for uid in chosen:
                 self._table.setdefault(where, []).append(uid)
                 self._where.setdefault(uid, where)  # a clone's original keeps its place
+            self._moved((where,))
             return tuple(chosen)
 
     def remove(
@@ -252,21 +259,26 @@ class RfidReaderSimulator:
                 here.remove(uid)
                 if self._where.get(uid) == where:
                     del self._where[uid]
+            self._moved((where,))
             return tuple(taken)
 
     def clear_seat(self, seat: int) -> None:
         """Take every chip off one seat's spots."""
         with self._cond:
-            for where in [w for w in self._table if w.seat == seat]:
+            spots = [w for w in self._table if w.seat == seat]
+            for where in spots:
                 for uid in self._table.pop(where):
                     if self._where.get(uid) == where:
                         del self._where[uid]
+            self._moved(spots)
 
     def clear(self) -> None:
         """Take every chip off the table."""
         with self._cond:
+            spots = list(self._table)
             self._table.clear()
             self._where.clear()
+            self._moved(spots)
 
     def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
         """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""
@@ -306,16 +318,26 @@ class RfidReaderSimulator:
         entry = None if float_only else self.seat_entries.get(seat)
         counts: dict[int, int] | None = None
         tries = ((entry,), (entry, None)) if self.change_from_float else ((entry,),)
+        if self._in_play is None:  # the set in play's chips by value, in UID order
+            self._in_play = {}
+            for c in self.registry:  # (a registry is fixed)
+                if c.chip_set == self.registry.chip_set:
+                    self._in_play.setdefault(c.value_cents, []).append((c.uid, c.issued_to))
+        owners, where = self.owners, self._where
         for holders in tries if entry is not None else ((None,),):
             pool: dict[int, list[bytes]] = {}
-            for chip in self.registry:
-                if (
-                    chip.chip_set == self.registry.chip_set
-                    and self.owner_of(chip.uid) in holders
-                    and chip.uid not in self._where
-                    and chip.uid not in exclude
-                ):
-                    pool.setdefault(chip.value_cents, []).append(chip.uid)
+            for value, chips in self._in_play.items():
+                wanted = cents // value  # no amount needs more chips of one value
+                free = pool[value] = []
+                for uid, issued_to in chips:
+                    if len(free) >= wanted:
+                        break
+                    if (
+                        owners.get(uid, issued_to) in holders
+                        and uid not in where
+                        and uid not in exclude
+                    ):
+                        free.append(uid)
             counts = _make_change(cents, {v: len(u) for v, u in pool.items()})
             if counts is not None:
                 break
@@ -363,6 +385,12 @@ class RfidReaderSimulator:
 
     # ------------------------------------------------------------------ firmware (lock held)
 
+    def _moved(self, spots: Iterable[SpotId]) -> None:
+        """Chips moved on these spots: with `sweep_on_change`, their antennas report now."""
+        if self.sweep_on_change and self._fw.running:
+            self._changed.update(spots)
+            self._cond.notify_all()
+
     def _alive(self, generation: int) -> None:
         if not self.plugged or generation != self.generation:
             raise no_device()
@@ -396,15 +424,21 @@ class RfidReaderSimulator:
             fw.next_heartbeat += fw.heartbeat_interval
             if fw.next_heartbeat <= now:
                 fw.next_heartbeat = now + fw.heartbeat_interval
+        if fw.running and self._changed and now < fw.next_sweep:
+            # What a sweep would add: the host's driver passes on only reports that changed.
+            self._sweep(now, only=self._changed)
         if fw.running and now >= fw.next_sweep:
             self._sweep(now)
             fw.next_sweep += fw.report_interval
             if fw.next_sweep <= now:
                 fw.next_sweep = now + fw.report_interval
 
-    def _sweep(self, now: float) -> None:
+    def _sweep(self, now: float, only: set[SpotId] | None = None) -> None:
+        """One sweep of the mapped antennas (``only``: of those on these spots)."""
         fw = self._fw
         for antenna, where in sorted(fw.antenna_map.items()):
+            if only is not None and where not in only:
+                continue
             code = self._faulted.get(antenna)
             if code is not None and code is not AntennaFaultCode.OVERFLOW:
                 continue
@@ -413,13 +447,14 @@ class RfidReaderSimulator:
             self._emit(report, now, reading=True)
             if self.faults.repeat_reading():
                 self._emit(report, now, reading=True)
+        self._changed.clear()
         fw.cycle = (fw.cycle + 1) & 0xFFFF
 
     def _next_event(self, now: float) -> float:
         fw = self._fw
         times = [fw.next_heartbeat] if fw.configured else []
         if fw.configured and fw.running:
-            times.append(fw.next_sweep)
+            times.append(now if self._changed else fw.next_sweep)
         if fw.out:
             times.append(fw.out[0][0])
         return min(times, default=now + 0.05)

@@ -58,6 +58,7 @@ _FLOAT = ((2_500, 4_000), (10_000, 1_500), (50_000, 400), (1_000, 400), (250, 40
 OverpayFix = Literal["override", "take_back"]
 _SIGN_IN_AGAIN = "needs a signed-in dealer"
 DEVICE_PATIENCE_S = 60.0  # how long the dealer waits for a device that is down to come back
+_LOOK_AGAIN_S = 0.05  # the longest an event-driven wait goes without looking at the status
 
 
 def _uid(kind: int, value_code: int, n: int) -> bytes:
@@ -148,9 +149,13 @@ class VirtualTable:
     # ---- waiting for the daemon ------------------------------------------------------
 
     async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
-        """Poll the table's status until `check` holds. While a device is down the dealer
-        waits for it to come back (up to `device_patience` seconds), then the wait restarts."""
+        """Wait until `check` holds on the table's status: woken by each input the table
+        applies where its handle offers ``version``/``changed``, else polled. While a device
+        is down the dealer waits for it to come back (up to `device_patience` seconds), then
+        the wait restarts."""
         deadline = time.monotonic() + self.timeout
+        changed = getattr(self.table, "changed", None)
+        version = getattr(self.table, "version", 0)
         down_since: float | None = None
         while not check(status := self.table.status()):
             now = time.monotonic()
@@ -162,10 +167,14 @@ class VirtualTable:
                 deadline = max(deadline, now + self.timeout)
             else:
                 down_since = None
-            if now > deadline:
+            left = deadline - now
+            if left < 0:
                 raise TableStuck(f"timed out waiting for {what}; the table shows "
                                  f"{status.get('spots')}")
-            await asyncio.sleep(0.01)
+            if changed is None:
+                await asyncio.sleep(0.01)
+            else:  # a device's health changes without an input: look again now and then
+                version = await changed(version, min(left, _LOOK_AGAIN_S))
 
     # ---- the people at the console ------------------------------------------------------
 

@@ -21,6 +21,7 @@ from typing import Any, Final, TextIO
 
 from controller.chip_registry_files import read_registry
 from controller.cli import CommandError
+from controller.commands import simulate_floor
 from controller.commands.simulate_table import register_table
 from drivers.readings import DeviceAlert, ShoeState, SpotId
 from drivers.rfid import UsbChipReader
@@ -100,7 +101,8 @@ def _register_rfid(devices: Any) -> None:
 
 # Devices `simulate` offers.
 DEVICES: Final[tuple[Callable[[Any], None], ...]] = (_register_shoe, _register_rfid,
-                                                     register_table)
+                                                     register_table,
+                                                     simulate_floor.register)
 
 SHOE_HELP: Final = """commands (Enter alone deals one card):
   deal [N]              deal N cards (default 1)

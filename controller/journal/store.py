@@ -249,6 +249,12 @@ class Journal:
             ).mappings().all()
         return [rows.message(r) for r in found]
 
+    def pending_count(self) -> int:
+        """How many messages are undelivered (a count, without reading them)."""
+        with self._read() as conn:
+            return int(conn.scalar(select(sa.func.count()).select_from(OutboxRow)
+                                   .where(OutboxRow.delivered == 0)) or 0)
+
     def messages(self, from_seq: int, to_seq: int | None = None) -> list[StoredMessage]:
         """Messages with from_seq <= seq <= to_seq (to the end if None), delivered or not."""
         query = select(OutboxRow).where(OutboxRow.seq >= from_seq)

@@ -1,0 +1,99 @@
+"""Hands a second through the whole stack (`showdown simulate floor`): 1, 4 and 8 simulated
+tables at full speed in virtual time, beside the demo's pace measured in the same run, and
+where the time goes (a sampling profile of every thread, by component).
+
+    .venv/bin/python bench/floor.py            # about 3 minutes on the 2-core machine
+    .venv/bin/python bench/floor.py --quick    # smoke run (tests/test_bench_floor.py)
+
+Every run is the production path: the embedded broker, the central service (SQLite), the
+desk's signed commands, the table daemons with their journals (synchronous=FULL), the
+simulated shoe on a pty behind the serial driver and the simulated chip reader behind the
+USB driver. Each run's journals and central database are checked as the command checks them
+(every hand and message stored once, the scores the tables journaled): a wrong result exits
+1; a missed speed target is a MISS line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import tempfile
+from pathlib import Path
+
+from support.floor_profile import Sampler
+
+from controller.commands.floor_run import FloorOptions, FloorRun
+from controller.commands.simulate_floor import build_report
+from runtime.logs import configure_logging
+
+TARGET_HANDS_S = 50.0  # 8 tables, issue 14
+
+
+def _run(tables: int, hands: int, *, seed: int, pace: str = "full",
+         sampler: Sampler | None = None) -> tuple[float, int, list[str]]:
+    """One floor run: (hands a second of wall time, hands, problems)."""
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
+        options = FloorOptions(directory=Path(tmp), tables=tables, hands=hands, seed=seed,
+                               pace=pace)  # type: ignore[arg-type]
+        floor = FloorRun(options, out=lambda _line: None)
+        if sampler is None:
+            asyncio.run(floor.run())
+        else:
+            with sampler:
+                asyncio.run(floor.run())
+        report = build_report(floor)
+        return report.hands_per_second, report.hands, report.check()
+
+
+def main() -> int:
+    """Run the bench; 1 when a run's result is wrong."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 1 and 2 tables")
+    parser.add_argument("--hands", type=int, default=None, help="hands per table")
+    parser.add_argument("--seed", type=int, default=2026, help="seed of every run")
+    args = parser.parse_args()
+    configure_logging(fmt="console", level="critical")
+    hands = args.hands or (10 if args.quick else 30)
+    sizes = (1, 2) if args.quick else (1, 4, 8)
+    print(f"bench/floor.py: python {platform.python_version()}, {os.cpu_count()} cores,"
+          f" {platform.machine()}, load average {os.getloadavg()[0]:.1f}; seed {args.seed};"
+          f" {hands} hands per table (whole heats)")
+    print(f"{'run':<34} {'tables':>6} {'hands':>6} {'hands/s':>8} {'x demo':>7}  problems")
+    wrong = 0
+
+    def row(name: str, tables: int, pace: str, base: float | None) -> float:
+        nonlocal wrong
+        rate, played, problems = _run(tables, hands if pace == "full" else 10, seed=args.seed,
+                                      pace=pace)
+        wrong += bool(problems)
+        versus = f"{rate / base:6.1f}x" if base else "      -"
+        print(f"{name:<34} {tables:>6} {played:>6} {rate:>8.2f} {versus}  {len(problems)}")
+        for p in problems:
+            print(f"  problem: {p}")
+        return rate
+
+    base = row("demo pace (baseline)", 1, "demo", None)
+    rates = {n: row("full speed, virtual time", n, "full", base) for n in sizes}
+    largest = max(sizes)
+    verdict = "PASS" if rates[largest] >= TARGET_HANDS_S else "MISS"
+    print(f"{verdict}: {rates[largest]:.1f} hands/s at {largest} tables"
+          f" (target {TARGET_HANDS_S:.0f} hands/s at 8 tables)")
+    print(f"\nwhere the time goes ({largest} tables, full speed; busy samples of every thread,"
+          " the innermost function of ours named):")
+    sampler = Sampler()
+    _, _, problems = _run(largest, hands, seed=args.seed, sampler=sampler)
+    wrong += bool(problems)
+    for line in sampler.lines():
+        print(line)
+    print(f"  ({sampler.samples} samples, {sampler.idle} of threads only waiting)")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (other work on the machine"
+          " slows every run alike; compare the rows of one run)")
+    print("result: " + ("OK" if not wrong else f"WRONG ({wrong} run(s) with problems)"))
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
