@@ -50,7 +50,7 @@ from drivers.rfid_messages import (
     StartInventory,
     StopInventory,
 )
-from game.chips import Chip, ChipRegistry
+from game.chips import ChipRegistry
 from simulators.faults import Faults
 from simulators.rfid_usb import (
     EP_IN,
@@ -61,6 +61,13 @@ from simulators.rfid_usb import (
     overflow_error,
     pipe_error,
     usb_timeout,
+)
+from simulators.sim_chips import (
+    SIM_CHIP_SET,
+    SIM_FOREIGN_SET,
+    build_sim_registry,
+    make_change,
+    sim_seat_entries,
 )
 
 __all__ = [
@@ -74,50 +81,6 @@ __all__ = [
 ]
 
 OUT_QUEUE_BYTES = 16 * 1024
-SIM_CHIP_SET = "showdown-2026"
-SIM_FOREIGN_SET = "cash-2019"
-# Chips each simulated entry is issued (R2,000) and the dealer's unissued float.
-_ENTRY_CHIPS = ((2500, 8), (10_000, 8), (50_000, 2))
-_FLOAT_CHIPS = ((2500, 10), (10_000, 10), (50_000, 4))
-_FOREIGN_CHIPS = ((2500, 2), (10_000, 2))
-_DENOM_CODE = {2500: 1, 10_000: 2, 50_000: 3}
-
-
-def sim_seat_entries() -> dict[int, str]:
-    """The entry ids the built-in registry issues chips to: seat n plays entry "SIM-En"."""
-    return {seat: f"SIM-E{seat}" for seat in range(1, 7)}
-
-
-def _sim_uid(set_code: int, owner: int, value_cents: int, n: int) -> bytes:
-    return bytes([0xE0, 0x5D, set_code, owner, _DENOM_CODE[value_cents], 0, 0, n])
-
-
-def build_sim_registry() -> ChipRegistry:
-    """The simulator's chips: R2,000 per seat's entry, a float, and a few chips of another set.
-
-    UIDs read ``E0 5D <set> <seat, 00 float> <denomination 1=R25 2=R100 3=R500> 00 00 <n>``.
-    """
-    chips: list[Chip] = []
-    for seat, entry in sim_seat_entries().items():
-        for value, count in _ENTRY_CHIPS:
-            chips += [
-                Chip(uid=_sim_uid(1, seat, value, n), value_cents=value, chip_set=SIM_CHIP_SET,
-                     issued_to=entry)
-                for n in range(1, count + 1)
-            ]
-    for value, count in _FLOAT_CHIPS:
-        chips += [
-            Chip(uid=_sim_uid(1, 0, value, n), value_cents=value, chip_set=SIM_CHIP_SET)
-            for n in range(1, count + 1)
-        ]
-    for value, count in _FOREIGN_CHIPS:
-        chips += [
-            Chip(uid=_sim_uid(2, 0, value, n), value_cents=value, chip_set=SIM_FOREIGN_SET)
-            for n in range(1, count + 1)
-        ]
-    return ChipRegistry(chips, chip_set=SIM_CHIP_SET, source="simulators.rfid")
-
-
 # ----------------------------------------------------------------------------- firmware
 
 
@@ -338,7 +301,7 @@ class RfidReaderSimulator:
                         and uid not in exclude
                     ):
                         free.append(uid)
-            counts = _make_change(cents, {v: len(u) for v, u in pool.items()})
+            counts = make_change(cents, {v: len(u) for v, u in pool.items()})
             if counts is not None:
                 break
         if counts is None:
@@ -607,22 +570,3 @@ def _spot(seat: int, spot: str) -> SpotId:
     if spot not in SPOTS:
         raise ValueError(f"unknown spot {spot!r}; spots are {', '.join(SPOTS)}")
     return SpotId(seat, spot)
-
-
-def _make_change(cents: int, available: Mapping[int, int]) -> dict[int, int] | None:
-    """Counts per chip value that add up to exactly ``cents``, fewest chips first; or None."""
-    values = sorted(available, reverse=True)
-
-    def search(i: int, rest: int) -> dict[int, int] | None:
-        if rest == 0:
-            return {}
-        if i == len(values):
-            return None
-        value = values[i]
-        for n in range(min(available[value], rest // value), -1, -1):
-            found = search(i + 1, rest - n * value)
-            if found is not None:
-                return {value: n, **found} if n else found
-        return None
-
-    return search(0, cents)

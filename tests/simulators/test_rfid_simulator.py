@@ -40,12 +40,9 @@ from drivers.rfid_messages import (
     crc32_iso_hdlc,
 )
 from simulators.faults import Faults
-from simulators.rfid import (
-    RfidReaderSimulator,
-    _make_change,
-    build_sim_registry,
-)
+from simulators.rfid import RfidReaderSimulator
 from simulators.rfid_usb import EP_IN, EP_OUT
+from simulators.sim_chips import build_sim_registry, make_change
 
 
 class Host:
@@ -208,7 +205,7 @@ def test_a_seat_cannot_spend_more_than_its_entry_holds(sim: RfidReaderSimulator)
 def test_make_change_is_exact_or_provably_impossible(
     available: dict[int, int], cents: int
 ) -> None:
-    found = _make_change(cents, available)
+    found = make_change(cents, available)
     combos = itertools.product(*(range(n + 1) for n in available.values()))
     possible = any(
         sum(c * v for c, v in zip(counts, available, strict=True)) == cents for counts in combos
