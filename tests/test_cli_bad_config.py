@@ -230,7 +230,8 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     if case.command == "heat":
         return ["heat", "--tournament", str(tmp / "tournament.toml")]
     if case.command == "demo":
-        return ["demo", "--tables", "1", "--heats", "1", "--database", "nosuchdb+x://a"]
+        return ["demo", "--tables", "1", "--heats", "1", "--qualifying-only", "--database",
+                "nosuchdb+x://a"]
     if case.command == "table-status":
         return ["table", "status", "--config", str(tmp / TB)]
     if case.command == "desk-config":

@@ -251,9 +251,10 @@ def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,
     assert "the value is not TOML" in capsys.readouterr().err
     assert main(["demo", "--set", "qualifying.advancez=4"]) == 2
     assert "the tournament template has no qualifying.advancez" in capsys.readouterr().err
-    assert main(["demo", "--set", "final.seats_per_heat=9"]) == 2
-    assert "final.seats_per_heat" in capsys.readouterr().err
-    assert main(["demo", "--tables", "1", "--players", "2", "--days", "2"]) == 2
+    assert main(["demo", "--set", "semi_final.advance=13"]) == 2
+    assert "the demo's tournament settings: semi_final.advance: top 13 advance but" in \
+        capsys.readouterr().err
+    assert main(["demo", "--tables", "1", "--players", "2", "--days", "2", "--heats", "1"]) == 2
     assert "give 3 qualifying scores, but the semi-finals take 12" in capsys.readouterr().err
     (tmp_path / "something").write_text("x")
     assert main(["demo", "--keep", str(tmp_path)]) == 2

@@ -165,7 +165,7 @@ def _floor(args: argparse.Namespace) -> int:
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
-            if args.heats is None:  # enough heats a day to fill the semi-finals
+            if args.heats is None and plan.whole:  # enough heats a day to fill the semi-finals
                 plan = replace(plan, heats_per_day=_heats_needed(plan, demo_settings(
                     replace(plan, whole=False))[2].qualifying.advance or 0))
             demo_settings(plan)  # a setting or a size that does not fit, said before starting
