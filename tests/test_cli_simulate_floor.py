@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,12 @@ def test_two_tables_every_hand_once_and_the_journals_scores(
         assert table["hands"] == table["hands_central"] == 10
         assert table["lost"] == [] and table["duplicated"] == 0
         assert table["published"] == table["ingested"] > 10
-        assert table["hands_per_hour_virtual"] == pytest.approx(60, rel=0.05)
+        # a table's own pace depends on how its hands interleave with the other's (each hand
+        # moves the one floor clock on by its share); the floor's pace is 60 an hour a table
+        assert table["hands_per_hour_virtual"] == pytest.approx(60, rel=0.2)
+    virtual = (datetime.fromisoformat(report["virtual_end"])
+               - datetime.fromisoformat(report["virtual_start"])).total_seconds() / 3600
+    assert report["hands"] / 2 / virtual == pytest.approx(60, rel=0.05)
     engine = sa.create_engine(f"sqlite:///{keep / 'leaderboard.sqlite3'}")
     try:
         _check_floor(keep, engine, report, 2)
