@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from game.staff import StaffRoster
 from wire.dispute_bundle import HAND_TYPES, Selection
 
 __all__ = ["context_records", "named_uids", "seated_entries"]
@@ -30,7 +31,7 @@ def _keeps_state(record: Mapping[str, Any]) -> bool:
     if kind in _STATE_KINDS:
         return True
     if kind == "desk":
-        return payload.get("command") == "staff_roster"
+        return payload.get("command") == StaffRoster.NAME
     return kind == "dealer" and payload.get("action") == "clear_fault"
 
 

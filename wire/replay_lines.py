@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from game.console_messages import PayoutChecked
 from game.money import format_rand
 from game.settle import WAGERS
 from wire.dispute_bundle import HAND_TYPES
@@ -205,7 +206,7 @@ def _payout_lines(hand_id: str | None, rec: Mapping[str, Any] | None,
                   rep: Mapping[str, Any] | None, recorded: Sequence[Message],
                   replayed: Sequence[Message]) -> list[Line]:
     def check(ms: Sequence[Message]) -> Mapping[str, Any] | None:
-        return next((m.body for m in ms if m.type == "payout.checked"
+        return next((m.body for m in ms if m.type == PayoutChecked.TYPE
                      and m.body.get("hand_id") == hand_id), None)
 
     a, b = _payout_view(rec, check(recorded)), _payout_view(rep, check(replayed))

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from controller.cli import CommandError
 from controller.commands.dispute_devices import through_devices
 from game.chips import Chip, ChipRegistry, parse_uid
+from game.correction_messages import HandCorrected
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.errors import ConfigError
 from game.paytable_schema import parse_paytables
@@ -33,7 +34,7 @@ from game.staff import LockoutPolicy
 from game.table_rules import TableCore
 from game.tournament_schema import TournamentSettings, parse_tournament, timezone_name
 from runtime.logs import configure_logging
-from wire.dispute_bundle import CONTEXT, check
+from wire.dispute_bundle import CONTEXT, HAND_TYPES, check
 from wire.dispute_replay import Message, Produced, published, relevant, replay_records
 from wire.replay_lines import Line, compare, describe
 from wire.signing import KeyRing, SigningError, parse_public_key
@@ -234,8 +235,7 @@ def _print_text(run: _Run) -> None:
     for step in device_steps:
         mark = "ok" if step["match"] else "DIFFERS"
         print(f"  device {step['device']}: {step['what']} [{mark}]")
-    hands = {m.body.get("hand_id"): m for m in recorded if m.type in ("hand.settled",
-                                                                      "hand.voided")}
+    hands = {m.body.get("hand_id"): m for m in recorded if m.type in HAND_TYPES}
     groups: dict[Any, list[Line]] = {}
     for line in lines:
         groups.setdefault(line.hand_id, []).append(line)
@@ -254,7 +254,7 @@ def _print_text(run: _Run) -> None:
             void = head.body.get("void") or {}
             print(f"  voided by {void.get('by') or '-'}: {void.get('reason')}; replayed void "
                   "too: every wager returned, every net R0.00, the hand counts for nobody")
-        for fix in (m.body for m in recorded if m.type == "hand.corrected"
+        for fix in (m.body for m in recorded if m.type == HandCorrected.TYPE
                     and m.body.get("hand_id") == hand_id):
             print(f"  corrected after settlement ({fix.get('ruling')}, by {fix.get('by') or '-'}"
                   f", dispute {fix.get('dispute_id') or '-'}: {fix.get('reason')}): entry "
