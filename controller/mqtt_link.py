@@ -87,6 +87,13 @@ class TableIdentity:
         if not self.boot_id:
             raise TopicError("boot id must not be empty")
 
+    @property
+    def client_id(self) -> str:
+        """The MQTT client id of its persistent session: venue and table, so that two venues'
+        (or two test runs') tables of the same id on one broker never take over each other's
+        session (a production Mosquitto replaces it by the table's username anyway)."""
+        return f"{self.venue}-{self.table}"
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkCounters:
@@ -180,7 +187,7 @@ class MqttLink:
         self._log = _log.bind(venue=identity.venue, table=identity.table)
         settings.ssl_context()  # TLS files are checked now, not at the first connect
         self._session = MqttSession(
-            settings, client_id=identity.table, clean_session=False, will=self._will,
+            settings, client_id=identity.client_id, clean_session=False, will=self._will,
             steady_s=settings.backoff_max_s, rng=self._rng, log=self._log)
         self._counts = _Counts()
         self._resend: deque[OutboxItem] = deque()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from simulators.table_faults import FaultSpec
+from wire.messages import Alert
 
 __all__ = ["FaultRecord", "RunReport", "TableMessage"]
 
@@ -29,7 +30,7 @@ class TableMessage:
     @classmethod
     def of(cls, seq: int, type_: str, body: Mapping[str, Any]) -> TableMessage:
         """From a stored message body (alerts carry kind/message, device states state/detail)."""
-        if type_ == "alert":
+        if type_ == Alert.TYPE:
             return cls(seq, type_, str(body.get("kind")), str(body.get("message")))
         return cls(seq, type_, f"device:{body.get('state')}",
                    f"{body.get('device')}: {body.get('detail')}")
@@ -85,7 +86,7 @@ class RunReport:
             if missing and record.problem is None and record.spec.probability is None:
                 record.problem = f"the table raised no {' / '.join(missing)} for it"
         for msg in messages:
-            if msg.type == "alert" and msg.seq not in claimed:
+            if msg.type == Alert.TYPE and msg.seq not in claimed:
                 self.unexpected.append(f"alert {msg.kind}: {msg.message}")
 
     @property

@@ -11,7 +11,9 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["simulated_table_toml"]
+from wire.signing import Signer, save_private_key
+
+__all__ = ["new_table_home", "simulated_table_toml"]
 
 
 def _text(value: str | Path) -> str:
@@ -79,3 +81,14 @@ virtual_dealer = {"true" if virtual_dealer else "false"}
 format = {_text(log_format)}
 level = {_text(log_level)}
 """
+
+
+def new_table_home(directory: Path, table: str) -> tuple[Path, str]:
+    """A simulated table's new folder under `directory`, holding its newly generated signing
+    key (table.key); returns the folder and the key's public half (base64) to enrol."""
+    home = directory / table
+    home.mkdir()
+    key = Signer.generate(table)
+    save_private_key(key, home / "table.key")
+    return home, key.public_key.base64
+

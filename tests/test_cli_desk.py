@@ -296,7 +296,7 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
 
     run.clock.now = local(2026, 8, 1, 18, 0)
     code, _, err = run("award", "final")
-    assert code == EXIT_REFUSED and "0 of 6 Final scores are counted" in err
+    assert code == EXIT_REFUSED and "0 of 6 Final places are settled" in err
     awarded = run.json("award", "top_score")
     assert [a["amount_cents"] for a in awarded] == [18_000, 7_500, 4_500]
     # Recorded late: week 1's prize was paid on Friday 10 July, so it expired on 26 July.

@@ -37,7 +37,7 @@ from leaderboard.desk_auth import authorise, init_first_manager, sign_in, sign_o
 from leaderboard.desk_roles import allowed
 from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import new_table_home, simulated_table_toml
 from wire.signing import Signer, save_private_key
 
 if TYPE_CHECKING:
@@ -147,11 +147,7 @@ class FloorDesk:
         table_keys: dict[str, str] = {}
         for n in range(1, plan.tables + 1):
             table = f"t{n:02d}"
-            home = d / table
-            home.mkdir()
-            key = Signer.generate(table)
-            save_private_key(key, home / "table.key")
-            table_keys[table] = key.public_key.base64
+            home, table_keys[table] = new_table_home(d, table)
             tables[table] = home / "table.toml"
             self.report.journals[table] = home / "journal.sqlite"
             tables[table].write_text(simulated_table_toml(

@@ -47,7 +47,7 @@ from leaderboard.models import Message, Score, TableProgress
 from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_play import TableStuck, VirtualTable
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import new_table_home, simulated_table_toml
 from wire.messages import CloseHeat, StaffRoster
 from wire.signing import Signer, save_private_key
 
@@ -194,11 +194,7 @@ class FloorRun:
         keys: dict[str, str] = {}
         for n in range(1, o.tables + 1):
             table = f"t{n:02d}"
-            home = d / table
-            home.mkdir()
-            key = Signer.generate(table)
-            save_private_key(key, home / "table.key")
-            keys[table] = key.public_key.base64
+            home, keys[table] = new_table_home(d, table)
             tables[table] = home / "table.toml"
             tables[table].write_text(simulated_table_toml(
                 venue=o.venue, table=table, broker=broker, tournament=tournament,

@@ -263,7 +263,8 @@ async def test_sigkill_at_random_points_loses_no_score_and_counts_none_twice(
             if final is not None and final.alive:
                 final.kill()
             if broker_kind == "mosquitto":  # shared: leave no session or retained message
-                await clear_broker_state(host, port, client_ids=[board_id, table.table],
+                table_client = f"{table.venue}-{table.table}"
+                await clear_broker_state(host, port, client_ids=[board_id, table_client],
                                          retained=[table.topics.status])
     wall_s = time.monotonic() - started
 
