@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
@@ -21,6 +21,7 @@ from leaderboard import desk
 from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.command_log import record_command
 from leaderboard.desk.disputes import resolve_dispute
+from leaderboard.desk_auth import authorise, init_first_manager, sign_in
 from runtime.clocks import WallClock
 from simulators.table_play import VirtualTable
 from wire.messages import StaffRoster
@@ -87,6 +88,24 @@ def roster_command(session: Session, clock: WallClock, by: str, *, table: str,
     command = record_command(session, row, table, roster)  # its seq: docs/desk-commands.md
     session.commit()
     return command
+
+
+def enrol_desk(session: Session, clock: WallClock, *, manager: str, manager_name: str,
+               staff: Sequence[tuple[str, str]], passwords: Mapping[str, str]) -> str:
+    """Enrol a new database's first manager, who enrols the other `staff` (id, role) with
+    their `passwords`, as `showdown desk init` and the desk do; the manager's session token."""
+    init_first_manager(session, clock, staff_id=manager, name=manager_name,
+                       passphrase_text=passwords[manager])
+    token = sign_in(session, clock, staff_id=manager, passphrase_text=passwords[manager],
+                    client="demo").token
+    for staff_id, role in staff:
+        if staff_id == manager:
+            continue
+        actor = authorise(session, clock, token, "staff.enrol").staff_id
+        desk.enrol_staff(session, clock, actor=actor, staff_id=staff_id,
+                         name=staff_id.replace("-", " ").title(), role=role,
+                         desk_passphrase=passwords[staff_id])
+    return token
 
 
 def buy(session: Session, settings: Any, by: str, *, clock: WallClock, patron_id: str,

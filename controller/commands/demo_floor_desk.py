@@ -26,14 +26,14 @@ from controller.commands.demo_calendar import (
     demo_tournament,
     plan_calendar,
 )
-from controller.commands.demo_desk import DemoTable, free_port
+from controller.commands.demo_desk import DemoTable, enrol_desk, free_port
 from controller.commands.demo_floor_plan import SERVICE_TOML, FloorPlan, FloorReport
 from controller.commands.demo_progress import Narrator
 from game.schedule import WEEKDAYS
 from game.tournament import Stage
 from game.tournament_schema import parse_tournament
 from leaderboard import desk
-from leaderboard.desk_auth import authorise, init_first_manager, sign_in, sign_out
+from leaderboard.desk_auth import authorise, sign_in, sign_out
 from leaderboard.desk_roles import allowed
 from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
@@ -207,17 +207,9 @@ class FloorDesk:
         passwords = self._passwords
         passwords.update({s: secrets.token_urlsafe(18) for s, _ in DESK_STAFF})
         with Session(self._engine(), expire_on_commit=False) as session:
-            init_first_manager(session, self.clock, staff_id=DESK_MANAGER, name="Demo Manager",
-                               passphrase_text=passwords[DESK_MANAGER])
-            manager = sign_in(session, self.clock, staff_id=DESK_MANAGER,
-                              passphrase_text=passwords[DESK_MANAGER], client="demo").token
-            for staff_id, role in DESK_STAFF:
-                if staff_id == DESK_MANAGER:
-                    continue
-                actor = authorise(session, self.clock, manager, "staff.enrol").staff_id
-                desk.enrol_staff(session, self.clock, actor=actor, staff_id=staff_id,
-                                 name=staff_id.replace("-", " ").title(), role=role,
-                                 desk_passphrase=passwords[staff_id])
+            manager = enrol_desk(session, self.clock, manager=DESK_MANAGER,
+                                 manager_name="Demo Manager", staff=DESK_STAFF,
+                                 passwords=passwords)
             sign_out(session, self.clock, manager)
         self.shift()
 

@@ -33,15 +33,14 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from controller.commands.demo_desk import enrol_desk, roster_command
 from controller.config import parse_table_config
 from controller.virtual_time import FloorClock
 from controller.wiring import DaemonHandle, SimTiming, WiredTable, wire_table
 from game.evaluate import evaluate
 from game.tournament import Stage
 from leaderboard import desk
-from leaderboard.desk.action import begin_action, desk_now, write_audit
-from leaderboard.desk.command_log import record_command
-from leaderboard.desk_auth import SignInRefused, authorise, init_first_manager, sign_in
+from leaderboard.desk_auth import SignInRefused, authorise, sign_in
 from leaderboard.desk_roles import allowed
 from leaderboard.models import Message, Score, TableProgress
 from runtime.settings_files import default_tournament_path, read_tournament
@@ -462,16 +461,9 @@ class FloorRun:
         self._passwords = {s: secrets.token_urlsafe(18)
                            for s, _ in ((DESK_MANAGER, ""), *DESK_STAFF)}
         with Session(self._engine(), expire_on_commit=False) as session:
-            init_first_manager(session, wall, staff_id=DESK_MANAGER, name="Floor Manager",
-                               passphrase_text=self._passwords[DESK_MANAGER])
-            manager = sign_in(session, wall, staff_id=DESK_MANAGER,
-                              passphrase_text=self._passwords[DESK_MANAGER],
-                              client="demo").token
-            for staff_id, role in DESK_STAFF:
-                actor = authorise(session, wall, manager, "staff.enrol").staff_id
-                desk.enrol_staff(session, wall, actor=actor, staff_id=staff_id,
-                                 name=staff_id.replace("-", " ").title(), role=role,
-                                 desk_passphrase=self._passwords[staff_id])
+            enrol_desk(session, wall, manager=DESK_MANAGER, manager_name="Floor Manager",
+                       staff=DESK_STAFF, passwords=self._passwords)
+            for staff_id, _role in DESK_STAFF:
                 self._tokens[staff_id] = sign_in(
                     session, wall, staff_id=staff_id,
                     passphrase_text=self._passwords[staff_id], client="demo").token
@@ -500,7 +492,8 @@ class FloorRun:
             if command == StaffRoster.NAME:
                 await self._send(await asyncio.to_thread(
                     self._desk, "staff.send_roster",
-                    partial(_roster_command, clock=self.clock, table=table, args=args)))
+                    lambda s, _st, by: roster_command(s, self.clock.wall, by, table=table,
+                                                      args=args)))
                 return
             if command != CloseHeat.NAME:
                 raise desk.DeskError(f"the floor's desk does not send {command}")
@@ -570,19 +563,3 @@ def _seat(session: Session, settings: TournamentSettings, by: str, *, clock: Flo
     """The desk seats the entry at the table's seat."""
     return desk.seat_entry(session, settings, clock.wall, actor=by, entry_id=entry_id,
                            table=table, seat=seat)
-
-
-def _roster_command(session: Session, settings: TournamentSettings, by: str, *,
-                    clock: FloorClock, table: str, args: dict[str, Any]) -> desk.DeskCommand:
-    """Record the sending of a table's staff roster in the desk's audit (who is enrolled,
-    never their hashes); the command to send."""
-    del settings
-    roster = StaffRoster.decode(args)
-    actor = begin_action(session, by)
-    row = write_audit(session, desk_now(clock.wall), actor, StaffRoster.NAME, detail={
-        "table": table, "command": StaffRoster.NAME, "version": roster.version,
-        "members": [{"staff_id": m.staff_id, "role": m.role} for m in roster.members]})
-    command = record_command(session, row, table, roster)
-    session.commit()
-    return command
-
