@@ -13,15 +13,9 @@ from hypothesis import strategies as st
 
 from game.cards import DECK, Card, parse_cards
 from game.errors import DuplicateCard, InvalidCard, InvalidHand
-from game.evaluate import (
-    _RANK_KEYS,
-    Category,
-    category_of,
-    evaluate,
-    evaluate_batch,
-    hand_value,
-    seven_card_category_counts,
-)
+from game.evaluate import Category, category_of, evaluate, hand_value
+from game.evaluate_batch import evaluate_batch, seven_card_category_counts
+from game.hand_ranks import RANK_KEYS
 from tests.game.reference import best_of
 
 # Textbook counts (e.g. Wikipedia "Poker probability"); royal flush counted apart.
@@ -88,7 +82,7 @@ def test_rank_keys_separate_every_seven_card_rank_multiset() -> None:
     sums = Counter()
     for combo in itertools.combinations_with_replacement(range(13), 7):
         if max(Counter(combo).values()) <= 4:
-            sums[sum(_RANK_KEYS[r] for r in combo)] += 1
+            sums[sum(RANK_KEYS[r] for r in combo)] += 1
     assert len(sums) == 49_205
     assert max(sums.values()) == 1
 
