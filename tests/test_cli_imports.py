@@ -65,6 +65,7 @@ HEAVY = ("numpy", "sqlalchemy", "structlog", "rich", "amqtt", "aiomqtt", "contro
 
 @pytest.mark.parametrize(("argv", "stdin"), [
     (["settle"], HAND),
+    (["settle", "--lines"], HAND + "\n" + HAND + "\n"),
     (["evaluate", "Ah", "Kh", "Qh", "Jh", "Th"], ""),
     (["par-sheet", "--help"], ""),
     (["table", "dealer", "--help"], ""),
