@@ -22,11 +22,13 @@ Run: ``.venv/bin/python bench/memory.py [--mosquitto HOST:PORT] [--goal-mib 80]`
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import itertools
 import json
 import os
 import platform
+import secrets
 import signal
 import socket
 import subprocess
@@ -34,6 +36,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from support.latency_tables import BenchTable, forget_on_broker
 
 ROOT = Path(__file__).resolve().parents[1]
 _TREE: list[Path] = [ROOT]  # the source tree measured (--tree)
@@ -106,17 +110,19 @@ def start_shoe(scratch: Path) -> tuple[subprocess.Popen[bytes], Path]:
     return shoe, link
 
 
-def table_config(scratch: Path, broker: str, shoe: Path) -> Path:
-    """A real table's config (no [sim]) with a fresh signing key; its path."""
-    sys.path.insert(0, str(tree()))
+def table_config(scratch: Path, broker: str, shoe: Path) -> BenchTable:
+    """A real table's config (no [sim]) with unique ids and a fresh signing key."""
     from wire.signing import Signer, save_private_key  # noqa: PLC0415
 
-    save_private_key(Signer.generate("mem01"), scratch / "table.key")
+    token = secrets.token_hex(3)
+    venue, table = f"bench-{token}", f"m-{token}"
+    signer = Signer.generate(table)
+    save_private_key(signer, scratch / "table.key")
     config = scratch / "table.toml"
     config.write_text(f"""\
 [table]
-venue = "bench"
-id = "mem01"
+venue = "{venue}"
+id = "{table}"
 journal = "journal.sqlite"
 
 [files]
@@ -149,7 +155,8 @@ socket = "api.sock"
 format = "json"
 level = "warning"
 """)
-    return config
+    return BenchTable(dir=scratch, venue=venue, table=table, config_path=config,
+                      public_key=signer.public_key.base64)
 
 
 def wait_ready(notify: socket.socket, daemon: subprocess.Popen[bytes]) -> float:
@@ -247,6 +254,31 @@ def baseline_kib() -> dict[str, int]:
     return dict(json.loads(done.stdout))
 
 
+def measure_daemon(mosquitto: str) -> tuple[dict[str, int], float, list[str], int]:
+    """Run the shoe and the daemon in a scratch directory: what `run_daemon` returns; raises
+    RuntimeError with the daemon's log when it did not reach READY."""
+    host, _, port = mosquitto.rpartition(":")
+    with tempfile.TemporaryDirectory(prefix="showdown-bench-memory-") as tmp:
+        scratch = Path(tmp)
+        shoe, link = start_shoe(scratch)
+        table: BenchTable | None = None
+        try:
+            table = table_config(scratch, mosquitto, link)
+            try:
+                return run_daemon(table.config_path, scratch)
+            except RuntimeError as exc:
+                logs = [(scratch / n).read_text(errors="replace") for n in ("daemon.log",
+                                                                            "importtime.log")]
+                errors = [ln for ln in logs[1].splitlines() if not ln.startswith("import time")]
+                raise RuntimeError(f"{exc}; its log:\n" + logs[0][-2000:]
+                                   + "\n".join(errors[-20:])) from None
+        finally:
+            shoe.kill()
+            shoe.wait()
+            if table is not None:  # what it left on a shared broker: its status, its session
+                asyncio.run(forget_on_broker(host, int(port), table))
+
+
 def main() -> int:
     """Measure, print the figures and the breakdown."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -264,22 +296,11 @@ def main() -> int:
     print(f"machine: {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs,"
           f" Python {platform.python_version()}, load average"
           f" {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    with tempfile.TemporaryDirectory(prefix="showdown-bench-memory-") as tmp:
-        scratch = Path(tmp)
-        shoe, link = start_shoe(scratch)
-        try:
-            config = table_config(scratch, args.mosquitto, link)
-            try:
-                status, took, modules, code = run_daemon(config, scratch)
-            except RuntimeError as exc:
-                logs = [(scratch / n).read_text(errors="replace") for n in ("daemon.log",
-                                                                            "importtime.log")]
-                errors = [ln for ln in logs[1].splitlines() if not ln.startswith("import time")]
-                print(f"WRONG {exc}; its log:\n" + logs[0][-2000:] + "\n".join(errors[-20:]))
-                return 1
-        finally:
-            shoe.kill()
-            shoe.wait()
+    try:
+        status, took, modules, code = measure_daemon(args.mosquitto)
+    except RuntimeError as exc:
+        print(f"WRONG {exc}")
+        return 1
     base = baseline_kib()
     start, growth, failed = import_growth(modules)
     imported = sum(kib for _, kib in growth)
