@@ -349,13 +349,13 @@ def machine_lines(seed: int, quick: bool) -> list[str]:
 def table_lines(rows: Sequence[Row], treys_rate: float, eval7_rate: float) -> list[str]:
     """The side-by-side table of rates."""
     head = (
-        f"{'evaluator':<44} {'kind':<10} {'hands':>12} {'best s':>8} "
+        f"{'evaluator':<50} {'kind':<10} {'hands':>12} {'best s':>8} "
         f"{'hands/s':>13} {'x treys':>8} {'x eval7':>8}"
     )
     out = [head, "-" * len(head)]
     for r in rows:
         out.append(
-            f"{r.name:<44} {r.kind:<10} {r.hands:>12,} {r.seconds:>8.3f} {r.rate:>13,.0f} "
+            f"{r.name:<50} {r.kind:<10} {r.hands:>12,} {r.seconds:>8.3f} {r.rate:>13,.0f} "
             f"{r.rate / treys_rate:>8.2f} {r.rate / eval7_rate:>8.2f}"
         )
     return out
