@@ -52,6 +52,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/dispute_replay.py
 	$(BIN)/python bench/report_scores.py
 	$(BIN)/python bench/floor.py
+	$(BIN)/python bench/cli.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

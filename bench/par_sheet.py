@@ -13,7 +13,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TypeVar
 
-from game.evaluate import seven_card_category_counts
+from game.evaluate_batch import seven_card_category_counts
 from game.parsheet import (
     ParSheet,
     pocket_bonus_par_sheet,

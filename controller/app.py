@@ -19,13 +19,12 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
-from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal, JournalUnreadable, is_own_kind
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
@@ -50,6 +49,9 @@ from wire.messages import (
 )
 from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, load_configured_key
+
+if TYPE_CHECKING:  # amqtt is imported only by a table that runs its own broker
+    from controller.embedded_broker import EmbeddedBroker
 
 __all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
 
@@ -378,6 +380,8 @@ class TableDaemon:
     async def _mqtt_settings(self, stack: AsyncExitStack) -> MqttSettings:
         m = self.config.mqtt
         if m.broker == "embedded":
+            from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
+
             self.broker = await stack.enter_async_context(EmbeddedBroker(port=m.embedded_port))
             self._log.info("embedded MQTT broker", port=self.broker.port)
             return MqttSettings(host="127.0.0.1", port=self.broker.port)

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from game.errors import GameError, Refusal
 from runtime.errors import Unavailable, one_line
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERNAL", "EXIT_REFUSED", "EXIT_UNAVAILABLE", "EXIT_USAGE",
-           "CommandError", "CommandRefused", "build_parser", "exit_code", "main"]
+__all__ = ["COMMANDS", "COMMAND_MODULES", "EXIT_ERROR", "EXIT_INTERNAL", "EXIT_REFUSED",
+           "EXIT_UNAVAILABLE", "EXIT_USAGE", "CommandError", "CommandRefused", "build_parser",
+           "command_of", "exit_code", "main"]
 
 EXIT_USAGE = 2  # bad arguments, a bad configuration or input file (as argparse's own)
 EXIT_ERROR = EXIT_USAGE
@@ -34,26 +35,29 @@ line names the file and key); 3 refused by the rules or for a credential; 69 a s
 (database, broker, table daemon) did not answer; 70 internal error (a bug). See
 docs/exit-codes.md."""
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a killed writer
-# Subcommand modules, in the order `showdown --help` lists them.
-COMMAND_MODULES = (
-    "controller.commands.demo",
-    "controller.commands.heat",
-    "controller.commands.par_sheet",
-    "controller.commands.evaluate",
-    "controller.commands.settle",
-    "controller.commands.check_config",
-    "controller.commands.simulate",
-    "controller.commands.keys",
-    "controller.commands.broker",
-    "controller.commands.recall",
-    "controller.commands.dispute",
-    "controller.commands.chips",
-    "controller.commands.journal_admin",
-    "controller.commands.table",
-    "controller.commands.leaderboard",
-    "controller.commands.desk",
-    "controller.commands.report",
-)
+# Each subcommand and the module that registers it, in the order `showdown --help` lists them.
+# Only the module of the command asked for is imported (a command's start-up pays for its own
+# machinery alone); `showdown --help` and an unknown command import them all.
+COMMANDS: dict[str, str] = {
+    "demo": "controller.commands.demo",
+    "heat": "controller.commands.heat",
+    "par-sheet": "controller.commands.par_sheet",
+    "evaluate": "controller.commands.evaluate",
+    "settle": "controller.commands.settle",
+    "check-config": "controller.commands.check_config",
+    "simulate": "controller.commands.simulate",
+    "keys": "controller.commands.keys",
+    "broker": "controller.commands.broker",
+    "recall": "controller.commands.recall",
+    "dispute": "controller.commands.dispute",
+    "chips": "controller.commands.chips",
+    "journal": "controller.commands.journal_admin",
+    "table": "controller.commands.table",
+    "leaderboard": "controller.commands.leaderboard",
+    "desk": "controller.commands.desk",
+    "report": "controller.commands.report",
+}
+COMMAND_MODULES = tuple(COMMANDS.values())
 
 
 class CommandError(Exception):
@@ -65,23 +69,31 @@ class CommandRefused(CommandError, Refusal):
     credential (exit 3): a wrong PIN, an action the person's role may not take."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser with every subcommand registered."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser with `command` alone registered, or every subcommand (None)."""
     parser = argparse.ArgumentParser(
         prog="showdown",
         description="Heads Up Poker Showdown: table daemon, simulators, leaderboard and tools.",
         epilog=EPILOG,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMAND_MODULES:
+    modules = COMMAND_MODULES if command is None else (COMMANDS[command],)
+    for name in modules:
         importlib.import_module(name).register(sub)
     return parser
 
 
+def command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named by `argv` (its first word: the top level has no other option),
+    or None for `--help`, no command or an unknown one (the full parser answers those)."""
+    first = argv[0] if argv else None
+    return first if first in COMMANDS else None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(command_of(words)).parse_args(words)
     try:
         return int(args.handler(args))
     except BrokenPipeError:

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.app import TableDaemon, TableDevices, run_table
 from controller.chip_registry_files import read_registry
@@ -36,13 +36,15 @@ from runtime.backoff import Backoff
 from runtime.errors import one_line
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
-from simulators.desk import VirtualDesk
-from simulators.id_reader import IdReaderSimulator
-from simulators.rfid import RfidReaderSimulator
-from simulators.shoe import ShoeSimulator
-from simulators.table_play import TableStuck, VirtualTable, play_registry
+from simulators.table_stuck import TableStuck
 from wire.mqtt import MqttError
 from wire.signing import KeyFileError, Signer, load_configured_key, save_private_key
+
+if TYPE_CHECKING:  # the simulators are imported where a simulated table uses them
+    from simulators.id_reader import IdReaderSimulator
+    from simulators.rfid import RfidReaderSimulator
+    from simulators.shoe import ShoeSimulator
+    from simulators.table_play import VirtualTable
 
 __all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "SimTiming", "WiredTable",
            "desk_sender", "prepare_sim", "run_configured", "virtual_desk_task",
@@ -88,6 +90,8 @@ class ConfiguredDevices:
         if self.config.sim is None:
             raise ConfigError(self.config.source, "files.chips",
                               "a table with real chip readers needs its chip registry file")
+        from simulators.table_play import play_registry  # noqa: PLC0415
+
         return self.registry or play_registry()
 
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
@@ -101,6 +105,8 @@ class ConfiguredDevices:
         if cfg.kind == "manual":
             return ManualCardReader()
         if cfg.kind == "sim":
+            from simulators.shoe import ShoeSimulator  # noqa: PLC0415
+
             assert self.config.sim is not None  # config: [shoe] kind = "sim" needs [sim]
             sim = self.shoe_sim = stack.enter_context(ShoeSimulator(seed=self.config.sim.seed))
             return SerialCardReader(lambda: sim.path or "", name="sim-shoe",
@@ -115,6 +121,8 @@ class ConfiguredDevices:
         settings = UsbReaderSettings(vendor_id=cfg.vid, product_id=cfg.pid,
                                      stall_timeout=cfg.stall_seconds)
         if cfg.kind == "sim":
+            from simulators.rfid import RfidReaderSimulator  # noqa: PLC0415
+
             # the virtual dealer waits on every sweep: wagers, plays, pays, takes, picks up
             settings = replace(settings, report_interval_ms=self.timing.sweep_ms)
             self.rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
@@ -129,6 +137,8 @@ class ConfiguredDevices:
         if cfg.kind == "none":
             return None
         if cfg.kind == "sim":
+            from simulators.id_reader import IdReaderSimulator  # noqa: PLC0415
+
             sim = self.id_simulator = stack.enter_context(IdReaderSimulator())
             return SerialIdReader(lambda: sim.path or "", device_name="sim-id-reader")
         return SerialIdReader(cfg.port or "", baudrate=cfg.baudrate)
@@ -208,6 +218,8 @@ class WiredTable:
     def virtual_table(self, **options: Any) -> VirtualTable:
         """A virtual dealer at this daemon's simulated devices (once the daemon is ready);
         `options` are VirtualTable's (desk, seed, stage, players, heats, hand_pause...)."""
+        from simulators.table_play import VirtualTable  # noqa: PLC0415
+
         shoe, chips = self.devices.shoe_sim, self.devices.rfid_sim
         if shoe is None or chips is None:
             raise TableStuck("the table's shoe and chip reader are not simulators, or not open")
@@ -266,6 +278,8 @@ def desk_sender(daemon: TableDaemon, desk_signer: Signer, *,
     link = daemon.link
     if link is None:
         raise TableStuck("the table has no MQTT link")
+    from simulators.desk import VirtualDesk  # noqa: PLC0415
+
     desk = VirtualDesk(host=link.settings.host, port=link.settings.port,
                        venue=config.venue, signer=desk_signer)
 

@@ -6,7 +6,7 @@ counting the stake returned on a win, so the return to player is the sum of the
 contributions and the house edge is 1 minus it.
 
 - Trips Plus: the seat's 7 cards are a uniform 7-subset of the deck; all C(52, 7) =
-  133,784,560 hands are valued (`game.evaluate.seven_card_category_counts`).
+  133,784,560 hands are valued (`game.evaluate_batch.seven_card_category_counts`).
 - Pocket Bonus: the seat's 1,326 two-card hands; when a line needs the dealer's hole cards,
   each is paired with the dealer's 1,225 hands from the other 50 cards (1,624,350 outcomes).
 - Sweet 16: the seat's 1,326 two-card hands.
@@ -23,7 +23,8 @@ from math import comb
 from typing import Final
 
 from game.cards import DECK
-from game.evaluate import Category, seven_card_category_counts
+from game.evaluate import Category
+from game.evaluate_batch import seven_card_category_counts
 from game.paytables import (
     SWEET16_LINES,
     CategoryTable,

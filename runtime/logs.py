@@ -1,5 +1,8 @@
 """structlog, configured once at the entry point: JSON lines on stdout under systemd (journald),
-a readable console on a terminal. Every line about a hand carries table, hand_id and seat."""
+a readable console on a terminal. Every line about a hand carries table, hand_id and seat.
+
+structlog is imported by the functions, not by this module: a command that only reads a
+config (and its log level) does not pay for it."""
 
 from __future__ import annotations
 
@@ -7,8 +10,6 @@ import logging
 import os
 import sys
 from typing import Any, Final, Literal
-
-import structlog
 
 __all__ = ["LOG_LEVELS", "configure_logging", "get_logger"]
 
@@ -19,6 +20,8 @@ LOG_LEVELS: Final = ("debug", "info", "warning", "error", "critical")  # what co
 def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",
                       table: str | None = None) -> None:
     """Set up structlog and stdlib logging (in main; a later call replaces the setup)."""
+    import structlog  # noqa: PLC0415
+
     if fmt == "auto":
         under_systemd = bool(os.environ.get("INVOCATION_ID") or os.environ.get("JOURNAL_STREAM"))
         fmt = "json" if under_systemd or not sys.stdout.isatty() else "console"
@@ -66,4 +69,6 @@ def _stdout_logger(*_: Any) -> _StdoutLogger:
 
 def get_logger(name: str, **context: Any) -> Any:
     """A bound structlog logger for a module, with optional fixed context."""
+    import structlog  # noqa: PLC0415
+
     return structlog.get_logger(logger_name=name, **context)  # stays lazy until first use

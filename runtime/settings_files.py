@@ -11,13 +11,15 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from game.errors import ConfigError
 from game.paytable_schema import parse_paytables
 from game.paytables import Paytables
-from game.tournament_schema import TournamentSettings, parse_tournament, timezone_name
+
+if TYPE_CHECKING:  # imported by read_tournament: reading paytables (`showdown settle`) skips it
+    from game.tournament_schema import TournamentSettings
 
 __all__ = [
     "PAYTABLES_ENV",
@@ -80,6 +82,8 @@ def default_tournament_path() -> Path:
 
 def read_tournament(path: str | Path | None = None) -> TournamentSettings:
     """Read and validate a tournament settings file (the default one when ``path`` is None)."""
+    from game.tournament_schema import parse_tournament, timezone_name  # noqa: PLC0415
+
     path = default_tournament_path() if path is None else Path(path)
     source = str(path)
     data = load_toml(path)

@@ -43,6 +43,7 @@ from simulators.rfid import RfidReaderSimulator
 from simulators.scripted_play import Decks, SeatPlayer
 from simulators.shoe import ShoeSimulator, ShoeSimulatorError
 from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
+from simulators.table_stuck import TableStuck
 
 __all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable",
            "play_registry"]
@@ -73,10 +74,6 @@ def play_registry() -> ChipRegistry:
     chips += [Chip(uid=_uid(9, 0, n), value_cents=50_000, chip_set=MARKER_SET)
               for n in range(18)]
     return ChipRegistry(chips, chip_set=PLAY_CHIP_SET)
-
-
-class TableStuck(RuntimeError):
-    """The daemon did not reach the expected state in time (the virtual dealer stops)."""
 
 
 class VirtualTable:

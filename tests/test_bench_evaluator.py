@@ -76,8 +76,8 @@ def test_quick_run_cross_checks_every_peer_with_no_mismatch() -> None:
         ("treys Evaluator.evaluate", "per call"),
         ("phevaluator.evaluate_cards", "per call"),
         ("eval7.evaluate", "per call"),
-        ("game.evaluate.evaluate_batch check=True", "batch"),
-        ("game.evaluate.evaluate_batch check=False", "batch"),
+        ("game.evaluate_batch.evaluate_batch check=True", "batch"),
+        ("game.evaluate_batch.evaluate_batch check=False", "batch"),
     ):
         assert re.search(rf"^{re.escape(row)} .*\b{kind} +[\d,]+ ", out, re.M), row
     assert "result: OK (0 correctness mismatches)" in out

@@ -6,13 +6,15 @@ import argparse
 import json
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from game.evaluate import Category
-from game.parsheet import ParSheet, par_sheets
 from game.paytables import CategoryTable, Paytables
 from game.ranges import format_range
 from runtime.settings_files import read_paytables
+
+if TYPE_CHECKING:  # game.parsheet brings numpy: imported by `run`, not to parse arguments
+    from game.parsheet import ParSheet
 
 __all__ = ["register", "render_json", "render_text", "run"]
 
@@ -40,6 +42,8 @@ def register(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Read the paytables, compute every par sheet exactly and print them."""
     paytables = read_paytables(args.paytables)
+    from game.parsheet import par_sheets  # noqa: PLC0415
+
     sheets = par_sheets(paytables)
     if args.json:
         print(json.dumps(render_json(paytables, sheets), indent=2, ensure_ascii=False))

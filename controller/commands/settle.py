@@ -1,7 +1,8 @@
 """`showdown settle`: the pit's re-check tool; one hand as JSON on stdin, its settlement on stdout.
 
 The contract (input, output and every refusal) is documented in docs/settle.md. Malformed input
-is refused with one line naming the seat and the field; nothing is guessed.
+is refused with one line naming the seat and the field; nothing is guessed. With ``--lines``,
+many hands as JSON lines (controller/commands/settle_lines.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from game.settle import (
 )
 from runtime.settings_files import read_paytables
 
-__all__ = ["ParsedHand", "parse_hand", "paytables_json", "register", "run", "settlement_json"]
+__all__ = ["ParsedHand", "parse_hand", "paytables_json", "register", "results_json", "run",
+           "settlement_json"]
 
 _TOP_FIELDS = ("dealer", "board", "seats")
 _SEAT_FIELDS = ("seat", "hole", "wagers", "markers")
@@ -42,8 +44,13 @@ def register(sub: Any) -> None:
         "settle",
         help="settle one hand given as JSON on stdin (the pit's re-check tool)",
         description="Read one hand as JSON on stdin and print the settlement of every wager as "
-        "JSON on stdout (format: docs/settle.md).",
+        "JSON on stdout; with --lines, one hand per line in and one answer per line out "
+        "(format: docs/settle.md).",
     )
+    p.add_argument("--lines", action="store_true",
+                   help="JSON lines: one hand per input line, one answer per output line")
+    p.add_argument("--input", metavar="FILE", type=Path, default=None,
+                   help="read the hand(s) from FILE instead of stdin")
     p.add_argument("--paytables", metavar="FILE", type=Path, default=None,
                    help="paytable file (default: $SHOWDOWN_PAYTABLES or config/paytables.toml)")
     p.add_argument("--marker-value-cents", metavar="CENTS", type=int, default=50_000,
@@ -56,7 +63,19 @@ def run(args: argparse.Namespace) -> int:
     paytables = read_paytables(args.paytables)
     if args.marker_value_cents <= 0:
         raise CommandError(f"--marker-value-cents must be positive, got {args.marker_value_cents}")
-    hand = parse_hand(sys.stdin.read())
+    if args.lines:
+        from controller.commands.settle_lines import (  # noqa: PLC0415
+            input_lines,
+            refused_error,
+            settle_lines,
+        )
+
+        total, refused = settle_lines(input_lines(args.input), sys.stdout, paytables,
+                                      args.marker_value_cents)
+        if refused:
+            raise refused_error(refused, total)
+        return 0
+    hand = parse_hand(_read_input(args.input))
     settlement = settle_hand(dealer=hand.dealer, board=hand.board, seats=hand.seats,
                              paytables=paytables, marker_value_cents=args.marker_value_cents)
     print(json.dumps(settlement_json(settlement, hand, paytables), indent=2, ensure_ascii=False))
@@ -64,6 +83,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 # -- input -------------------------------------------------------------------------------------
+
+def _read_input(path: Path | None) -> str:
+    if path is None or str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise CommandError(f"{path}: not UTF-8 text at byte {exc.start + 1}") from exc
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParsedHand:
@@ -200,10 +230,14 @@ def settlement_json(
     settlement: HandSettlement, hand: ParsedHand, paytables: Paytables
 ) -> dict[str, Any]:
     """The settlement as the JSON document of docs/settle.md."""
+    return {**results_json(settlement, hand), "paytables": paytables_json(paytables)}
+
+
+def results_json(settlement: HandSettlement, hand: ParsedHand) -> dict[str, Any]:
+    """The dealer's and the seats' part of the settlement document (no paytables)."""
     return {
         "dealer": {"hand": settlement.dealer_hand.name, "opens": settlement.dealer_opens},
         "seats": [_seat_json(s, hand.listed[s.seat]) for s in settlement.seats],
-        "paytables": paytables_json(paytables),
     }
 
 

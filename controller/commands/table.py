@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import getpass
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from controller.cli import CommandError, CommandRefused
-from controller.config import TableConfig, read_table_config
-from controller.local_api import call
 from game.money import format_rand, parse_rand
 from game.staff import ACTIONS
 from runtime.errors import Unavailable
+
+if TYPE_CHECKING:  # each action imports what it runs: `table dealer` never loads the daemon
+    from controller.config import TableConfig
 
 
 def register(sub: Any) -> None:
@@ -65,10 +65,16 @@ def _target(p: argparse.ArgumentParser) -> None:
 def _socket(args: argparse.Namespace) -> Path:
     if args.socket is not None:
         return Path(args.socket)
+    from controller.config import read_table_config  # noqa: PLC0415
+
     return read_table_config(args.config).api.socket
 
 
 def _ask(args: argparse.Namespace, request: dict[str, Any]) -> dict[str, Any]:
+    import asyncio  # noqa: PLC0415
+
+    from controller.local_api import call  # noqa: PLC0415
+
     path = _socket(args)
     # Not running, or not answering: a service that is unavailable (exit 69), named by the
     # setting that points at its socket.
@@ -169,6 +175,9 @@ def _dealer(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import asyncio  # noqa: PLC0415
+
+    from controller.config import read_table_config  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     config = read_table_config(args.config)

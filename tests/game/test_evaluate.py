@@ -13,15 +13,9 @@ from hypothesis import strategies as st
 
 from game.cards import DECK, Card, parse_cards
 from game.errors import DuplicateCard, InvalidCard, InvalidHand
-from game.evaluate import (
-    _RANK_KEYS,
-    Category,
-    category_of,
-    evaluate,
-    evaluate_batch,
-    hand_value,
-    seven_card_category_counts,
-)
+from game.evaluate import Category, category_of, evaluate, hand_value
+from game.evaluate_batch import evaluate_batch, seven_card_category_counts
+from game.hand_ranks import RANK_KEYS, rank_multisets
 from tests.game.reference import best_of
 
 # Textbook counts (e.g. Wikipedia "Poker probability"); royal flush counted apart.
@@ -88,7 +82,7 @@ def test_rank_keys_separate_every_seven_card_rank_multiset() -> None:
     sums = Counter()
     for combo in itertools.combinations_with_replacement(range(13), 7):
         if max(Counter(combo).values()) <= 4:
-            sums[sum(_RANK_KEYS[r] for r in combo)] += 1
+            sums[sum(RANK_KEYS[r] for r in combo)] += 1
     assert len(sums) == 49_205
     assert max(sums.values()) == 1
 
@@ -179,3 +173,29 @@ def test_all_seven_card_hands_by_category() -> None:
     counts = seven_card_category_counts()
     assert counts == SEVEN_CARD_COUNTS
     assert sum(counts.values()) == 133_784_560
+
+
+def _spread_suits(counts: tuple[int, ...]) -> list[Card]:
+    """Cards with these rank counts, suits dealt round-robin: at most 2 of a suit in 7 cards
+    (no flush), and a rank's cards all of different suits."""
+    cards: list[Card] = []
+    for rank, count in enumerate(counts):
+        start = len(cards)
+        cards.extend(DECK[rank * 4 + (start + k) % 4] for k in range(count))
+    return cards
+
+
+def test_values_computed_on_first_use_equal_the_dense_rank_table_for_every_multiset() -> None:
+    # hand_value keeps each rank key's value as it is met (its counts read back from the
+    # key); evaluate_batch reads its own dense table: both, for all 49,205 seven-card multisets
+    hands = [_spread_suits(c) for c in rank_multisets(7)]
+    ours = [hand_value(h) for h in hands]
+    dense = evaluate_batch([[c.index for c in h] for h in hands])
+    assert ours == dense.tolist()
+
+
+def test_six_card_values_are_the_best_of_their_five_card_subsets() -> None:
+    for counts in rank_multisets(6):
+        hand = _spread_suits(counts)
+        best = max(hand_value(list(five)) for five in itertools.combinations(hand, 5))
+        assert hand_value(hand) == best
