@@ -20,7 +20,7 @@ from game.desk_commands import Seat
 from game.hand_corrections import HandLedger, PlayedHand
 from game.payout import PayoutCheck, SpotPay
 from game.settle import SIDE_BETS, WAGERS
-from game.snapshot_fields import Node, SnapshotError, plain, uid_text
+from game.snapshot_fields import Node, SnapshotError, cards_text, plain, uid_text
 from game.spot_book import SpotBook, SpotKey
 from game.staff import StaffRoster
 from game.table_staff import TableStaff
@@ -309,15 +309,14 @@ def load_payout(node: Node) -> PayoutCheck | None:
 
 
 def _shuffle_state(shuffle: Shuffle) -> dict[str, Any]:
-    return {"hand_id": shuffle.hand_id, "cards": [str(c) for c in shuffle.cards],
-            "strays": [str(c) for c in shuffle.strays]}
+    return {"hand_id": shuffle.hand_id, "cards": cards_text(shuffle.cards),
+            "strays": cards_text(shuffle.strays)}
 
 
 def _load_shuffle(node: Node) -> Shuffle:
     f = node.obj("hand_id", "cards", "strays")
     return Shuffle(hand_id=f["hand_id"].text(),
-                   cards=tuple(n.card() for n in f["cards"].array(most=52)),
-                   strays=tuple(n.card() for n in f["strays"].array()))
+                   cards=f["cards"].cards(), strays=f["strays"].cards(most=1_000))
 
 
 def _finding_state(found: DeckFinding) -> dict[str, Any]:

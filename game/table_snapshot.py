@@ -140,11 +140,11 @@ def restore_snapshot(core: TableCore, state: Mapping[str, Any]) -> None:
     if core.inputs_applied or core.session is not None:
         raise SnapshotError("a snapshot is loaded into a freshly constructed table core")
     top = Node(state)
-    if isinstance(state, Mapping) and "version" in state:
-        version = top.obj(*_FIELDS)["version"]
-        if version.value != SNAPSHOT_VERSION:
-            raise version.fail(f"snapshot version {version.value!r}; this table reads version"
-                               f" {SNAPSHOT_VERSION}")
+    if isinstance(state, Mapping) and "version" in state:  # first: another version's fields
+        version = state["version"]  # differ
+        if type(version) is not int or version != SNAPSHOT_VERSION:
+            raise SnapshotError(f"snapshot.version: snapshot version {version!r}; this table"
+                                f" reads version {SNAPSHOT_VERSION}")
     f = top.obj(*_FIELDS)
     _check_config(f["config"], core)
     scratch = _scratch(core)
