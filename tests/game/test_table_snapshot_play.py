@@ -1,5 +1,5 @@
 """A table core restored from its snapshot stands in for the original (game.table_snapshot):
-whole seeded days of play at one table (tests.game.core_floor: qualifying, semi-final and a
+whole seeded days of play at one table (simulators.core_day: qualifying, semi-final and a
 Final with bonus markers; payouts checked by the readers or not; sign-in lock-outs, refused
 presses, a reader lost mid-hand, cards read twice, voids, keyed wagers, overpays, commands
 held until the hand ends, rulings on disputed hands, disputed scores, chips pooled and
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from game.console_messages import PayoutChecked, StaffEvent
 from game.table_messages import Alert, CommandResult, HandSettled
-from tests.game.core_floor import day, new_core
+from simulators.core_day import day, new_core
 from tests.game.snapshot_support import Inputs, check_snapshots
 
 # What seed 2's day is known to contain (checked below, so the test cannot lose it quietly).
@@ -60,18 +60,18 @@ def _kind(message: Any) -> str:
 def test_a_day_with_payouts_checked_restores_at_any_safe_point() -> None:
     floor = day(seed=2, heats=3)
     assert what_happened(floor.inputs, verify_payouts=True) >= COVERED
-    checked = check_snapshots(new_core, floor.inputs, every=60, round_trip=7)
-    assert checked >= 10
+    checked = check_snapshots(new_core, floor.inputs, every=100, round_trip=7)
+    assert checked >= 8
 
 
 def test_a_day_without_payout_checks_restores_at_any_safe_point() -> None:
     floor = day(seed=4, heats=2, verify_payouts=False)
     checked = check_snapshots(lambda: new_core(verify_payouts=False), floor.inputs,
-                              every=80, round_trip=11)
-    assert checked >= 5
+                              every=150, round_trip=11)
+    assert checked >= 4
 
 
-@settings(deadline=None, max_examples=4)
+@settings(deadline=None, max_examples=3)
 @given(seed=st.integers(0, 2**32), trouble=st.floats(0.0, 0.4), verify=st.booleans())
 def test_any_seeded_heat_restores_at_any_safe_point(seed: int, trouble: float,
                                                      verify: bool) -> None:

@@ -1,4 +1,5 @@
-"""A seeded day at one table, played straight into the table's decision core (no daemon): the
+"""A seeded day at one table, played straight into the table's decision core
+(`game.table_rules.TableCore`, no daemon, no devices): the
 desk's signed commands, the staff's sign-ins, the dealer's buttons, the RFID reader's
 inventories of physical chips and the shoe's cards, as typed inputs with their times.
 
@@ -10,15 +11,15 @@ day has: failed sign-ins up to a lock-out, a refused console press, a reader los
 a card read twice, a dealer's void, a wager keyed by hand, an overpay the supervisor
 overrides or the dealer takes back, an unseat held until the hand ends, a disputed hand
 ruled on, a disputed score, duplicated desk commands. Every input is kept (``inputs``) for
-a replay on another core.
+a replay on another core: the snapshot tests (tests/game/test_table_snapshot_play.py) and
+bench/snapshot.py cut it at safe points. `DayStuck` says which step the table refused.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from game.cards import DECK
 from game.chips import Chip, ChipRegistry
@@ -34,7 +35,7 @@ from game.desk_commands import (
     Unseat,
     VoidHand,
 )
-from game.hand import Phase
+from game.hand import Hand, Phase
 from game.settle import WAGERS, SeatWagers
 from game.staff import LockoutPolicy, StaffMember, StaffRoster, hash_secret
 from game.table_inputs import (
@@ -58,9 +59,12 @@ from game.table_inputs import (
 )
 from game.table_messages import HandSettled, ScoreRecorded
 from game.table_rules import Decision, TableCore
-from game.tournament import Stage
+from game.tournament import Entry, Stage
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.players import PlayerStyle, VirtualPlayer
+
+__all__ = ["DEALER", "ROSTER", "SUPERVISOR", "DayStuck", "Floor", "day", "new_core",
+           "registry"]
 
 SETTINGS = read_tournament(None)
 PAYTABLES = read_paytables(None)
@@ -74,6 +78,16 @@ ROSTER = StaffRoster(version=1, members=(
     StaffMember(staff_id="S1", name="Sipho", role="supervisor", pin_hash=_HASH),
 ))
 DEALER, SUPERVISOR = "D1", "S1"
+
+
+class DayStuck(RuntimeError):
+    """The table refused a step the virtual staff needed; the message names it."""
+
+
+def _done(decision: Decision, step: str) -> Decision:
+    if not decision.ok:
+        raise DayStuck(f"{step} was refused: {decision.error}")
+    return decision
 
 
 def registry() -> ChipRegistry:
@@ -108,7 +122,8 @@ class Floor:
         self.inputs: list[tuple[TableInput, datetime]] = []
         self.value = {c.uid: c.value_cents for c in REGISTRY}
         self.tray = {c.uid for c in REGISTRY if c.chip_set == PLAY_SET}
-        self.markers = [c.uid for c in REGISTRY if c.chip_set == MARKER_SET]
+        self.markers = [c.uid for c in REGISTRY if c.chip_set == MARKER_SET]  # the box
+        self.marker_uids = frozenset(self.markers)
         self.pockets: dict[str, set[bytes]] = {}
         self.lying: dict[tuple[int, str], set[bytes]] = {}  # (seat, spot) -> UIDs there
         self.keyed: dict[tuple[int, str], int] = {}  # spots whose amount was keyed
@@ -122,6 +137,7 @@ class Floor:
     # ---- inputs -------------------------------------------------------------------------
 
     def __call__(self, given: TableInput, *, seconds: float = 2) -> Decision:
+        """Apply one input ``seconds`` after the last, and keep it."""
         self.now += timedelta(seconds=seconds)
         self.inputs.append((given, self.now))
         decision = self.core.apply(given, self.now)
@@ -144,13 +160,17 @@ class Floor:
         return self.rng.random() < self.trouble * scale
 
     def sign_in(self, staff_id: str) -> None:
+        """The staff member signs in at the console (if not signed in already)."""
         if staff_id not in self.signed_in:
-            assert self(StaffChange(event="signed_in", method="pin", staff_id=staff_id)).ok
+            _done(self(StaffChange(event="signed_in", method="pin", staff_id=staff_id)),
+                  f"{staff_id}'s sign-in")
             self.signed_in.add(staff_id)
 
     def sign_out(self, staff_id: str) -> None:
+        """The staff member signs out (if signed in)."""
         if staff_id in self.signed_in:
-            assert self(StaffChange(event="signed_out", method="pin", staff_id=staff_id)).ok
+            _done(self(StaffChange(event="signed_out", method="pin", staff_id=staff_id)),
+                  f"{staff_id}'s sign-out")
             self.signed_in.discard(staff_id)
 
     def supervise(self, given: TableInput) -> Decision:
@@ -174,11 +194,8 @@ class Floor:
                  seconds=0.3)
 
     def worth(self, uids: Iterable[bytes]) -> int:
-        return sum(self.value[u] for u in uids if u not in self.markers_all)
-
-    @property
-    def markers_all(self) -> set[bytes]:
-        return {c.uid for c in REGISTRY if c.chip_set == MARKER_SET}
+        """Cents of the chips among ``uids`` (bonus markers are worth nothing on a spot)."""
+        return sum(self.value[u] for u in uids if u not in self.marker_uids)
 
     def take(self, source: set[bytes], cents: int, *, for_entry: str | None = None,
              float_only: bool = False) -> set[bytes]:
@@ -212,6 +229,8 @@ class Floor:
             return wanted
 
     def place(self, seat: int, entry: str, wagers: SeatWagers) -> None:
+        """The player puts its opening wagers on the seat's spots (a marker on a side bet);
+        now and then a spot the reader cannot see is keyed by the supervisor."""
         for spot in WAGERS:
             amount = wagers.amount(spot)
             marker = spot in wagers.markers
@@ -231,8 +250,8 @@ class Floor:
             chips = self.lying.pop((seat, spot), set())
             was_keyed = self.keyed.pop((seat, spot), None) is not None
             if chips or was_keyed:
-                self.markers += sorted(chips & self.markers_all)
-                chips -= self.markers_all
+                self.markers += sorted(chips & self.marker_uids)
+                chips -= self.marker_uids
                 if entry is not None:
                     self.pockets.setdefault(entry, set()).update(chips)
                 else:
@@ -259,7 +278,7 @@ class Floor:
                                                    float_only=True)
             self.show(seat, "ante")
             self.sign_in(DEALER)
-            assert self(IssueChips(seat=seat, by=DEALER)).ok
+            _done(self(IssueChips(seat=seat, by=DEALER)), f"issuing seat {seat}'s stack")
             self.pockets[entry] = set()
             self.pick_up(seat, entry)
         while self.core.session is not None and self.core.session.seats:
@@ -267,6 +286,8 @@ class Floor:
         self.finish_heat()
 
     def finish_heat(self) -> None:
+        """Return every entry's chips, acknowledge (or dispute, then acknowledge) the scores,
+        close the heat."""
         for seat, entry in sorted(self.core._chip_seats.items()):
             self.lying[(seat, "ante")] = set(self.pockets.pop(entry, set()))
             self.show(seat, "ante")
@@ -286,6 +307,7 @@ class Floor:
         self.sign_out(DEALER)
 
     def late_dispute(self) -> None:
+        """The dealer disputes a result in the heat's last hand after the scores are in."""
         if self.settled:
             last = self.settled[-1]
             self(DisputeHand(hand_id=last.hand_id, seat=1, claim="trips paid short",
@@ -294,10 +316,31 @@ class Floor:
     # ---- a hand -------------------------------------------------------------------------
 
     def hand(self) -> None:
+        """One hand: wagers, no more bets, the deal with the decisions, settle, the payout,
+        the pick-up; and whatever mishaps the seed brings."""
         session = self.core.session
         assert session is not None
         self.between_hands()
         seated = dict(session.seats)
+        hand = self.open_hand(seated)
+        lost_reader = self.chance()
+        self.deal(seated, hand, lost_reader=lost_reader)
+        if hand.phase not in (Phase.VOID, Phase.SETTLED):
+            self.decide(seated, hand, "river")
+            if self.chance(0.25):
+                self.desk(VoidHand(hand_id=hand.hand_id, reason="shoe fault at the desk"))
+        if hand.phase not in (Phase.VOID, Phase.SETTLED):
+            self.settle(hand, lost_reader=lost_reader)
+        if hand.phase is Phase.SETTLED:
+            self.payout()
+        for seat, entry in seated.items():
+            self.pick_up(seat, entry.entry_id)
+
+    def open_hand(self, seated: Mapping[int, Entry]) -> Hand:
+        """The wagers go down and the dealer presses no more bets; the desk may send an
+        unseat or a ruling that the table holds until the hand ends."""
+        session = self.core.session
+        assert session is not None
         for seat, entry in sorted(seated.items()):
             wagers = self.players[entry.entry_id].wagers(
                 seat=seat, balance_cents=entry.balance_cents, markers_left=entry.markers_left,
@@ -308,10 +351,10 @@ class Floor:
         if self.core.decks.held:
             self.supervise(ClearFault(role="deck", reason="deck counted and replaced",
                                       by=SUPERVISOR))
-        opened = self(NoMoreBets(by=DEALER))
-        assert opened.ok, opened.error
+        _done(self(NoMoreBets(by=DEALER)), "no more bets")
         hand = self.core.hand
-        assert hand is not None
+        if hand is None:
+            raise DayStuck("no more bets opened no hand")
         if self.chance(0.3):  # the desk unseats an entry mid-hand: held until the hand ends
             seat = self.rng.choice(sorted(seated))
             self.desk(Unseat(seat=seat, entry_id=seated[seat].entry_id, reason="left"))
@@ -321,9 +364,13 @@ class Floor:
             if entries and last["heat_id"] == self.core.heat_id:
                 self.desk(CorrectHand(hand_id=last["hand_id"], entry_id=entries[0],
                                       ruling="void", reason="misread at the desk"))
+        return hand
+
+    def deal(self, seated: Mapping[int, Entry], hand: Hand, *, lost_reader: bool) -> None:
+        """The shoe deals a shuffled deck, the seats deciding before the flop and the turn;
+        a card may be read twice, the reader may be lost, the dealer may void a misdeal."""
         deck = list(DECK)
         self.rng.shuffle(deck)
-        lost_reader = self.chance()
         twice_at = self.rng.randrange(20) if self.chance() else None  # a card read twice
         void_at = self.rng.randrange(20) if self.chance(0.3) else None  # a misdeal
         while (target := hand.next_target) is not None:
@@ -338,32 +385,27 @@ class Floor:
                 self(CardSeen(card=card, read_index=52 - len(deck)), seconds=0.5)  # twice
             self.resolve(hand)
             if hand.phase is Phase.VOID:
-                break
+                return
             if void_at == 52 - len(deck):
                 self.supervise(VoidByDealer(reason="misdeal", by=SUPERVISOR))
-                break
-        if hand.phase not in (Phase.VOID, Phase.SETTLED):
-            self.decide(seated, hand, "river")
-            if self.chance(0.25):
-                self.desk(VoidHand(hand_id=hand.hand_id, reason="shoe fault at the desk"))
-        if hand.phase not in (Phase.VOID, Phase.SETTLED):
-            if lost_reader or self.core.device_faults:
-                refused = self(SettleHand(by=DEALER))
-                assert not refused.ok
-                if self.rng.random() < 0.5:
-                    self(DeviceTrouble(device="RFID-1", kind="reconnected", detail="back",
-                                       role="rfid"))
-                else:
-                    self.supervise(ClearFault(role="rfid", reason="manual entry", by=SUPERVISOR))
-            self.resolve(hand)
-            settled = self(SettleHand(by=DEALER))
-            assert settled.ok, settled.error
-        if hand.phase is Phase.SETTLED:
-            self.payout()
-        for seat, entry in seated.items():
-            self.pick_up(seat, entry.entry_id)
+                return
 
-    def decide(self, seated: dict[int, Any], hand: Any, street: str) -> None:
+    def settle(self, hand: Hand, *, lost_reader: bool) -> None:
+        """Settle (refused while the reader is down: it comes back, or the supervisor clears
+        the fault)."""
+        if lost_reader or self.core.device_faults:
+            if self(SettleHand(by=DEALER)).ok:
+                raise DayStuck("the table settled a hand with its chip reader lost")
+            if self.rng.random() < 0.5:
+                self(DeviceTrouble(device="RFID-1", kind="reconnected", detail="back",
+                                   role="rfid"))
+            else:
+                self.supervise(ClearFault(role="rfid", reason="manual entry", by=SUPERVISOR))
+        self.resolve(hand)
+        _done(self(SettleHand(by=DEALER)), f"settling hand {hand.hand_id}")
+
+    def decide(self, seated: Mapping[int, Entry], hand: Hand, street: str) -> None:
+        """Each seat still to decide puts its Play on the spot, or not."""
         board = [c for t, c in hand.cards() if t.kind == "board"]
         for seat in hand.seats_in_hand:
             wagers = hand.wagers(seat)
@@ -378,7 +420,7 @@ class Floor:
                 self.lying[(seat, "play")] = self.from_pocket(entry.entry_id, amount)
                 self.show(seat, "play")
 
-    def resolve(self, hand: Any) -> None:
+    def resolve(self, hand: Hand) -> None:
         """The supervisor resolves whatever holds the hand."""
         for alert in list(hand.open_alerts):
             self.supervise(ResolveAlert(alert_id=alert.alert_id, reason="set aside, checked",
@@ -393,7 +435,7 @@ class Floor:
             for spot, result in seat_result["wagers"].items():
                 key = (seat, spot)
                 chips = self.lying.setdefault(key, set())
-                markers = chips & self.markers_all
+                markers = chips & self.marker_uids
                 chips -= markers
                 self.markers += sorted(markers)
                 expected = max(0, result["stake"] + result["net"])
@@ -417,7 +459,8 @@ class Floor:
             else:
                 self.supervise(PayoutOverride(reason="overpay left with the player",
                                               by=SUPERVISOR))
-        assert self.core.payout is None, self.core.payout.view()
+        if self.core.payout is not None:
+            raise DayStuck(f"the payout was not verified: {self.core.payout.view()}")
 
     def between_hands(self) -> None:
         """What happens at a table between hands: sign-ins failing, a card read with no hand,
@@ -449,6 +492,7 @@ class Floor:
             self.show(seat, "trips_plus")
 
     def rule_on_last_hand(self) -> None:
+        """The dealer disputes a seated entry's result in the last hand; the desk rules."""
         last = self.settled[-1]
         seats = {s["seat"]: s for s in last.record["settlement"]["seats"]}
         session = self.core.session
