@@ -33,7 +33,6 @@ __all__ = [
 
 _RESULTS: Final = frozenset({"win", "lose", "push"})
 _RULINGS: Final = frozenset({"hand_voided", "hand_corrected"})
-_RECONCILED: Final = ("issued", "held", "returned", "missing", "foreign")
 
 
 def _uids(uids: frozenset[bytes] | tuple[bytes, ...]) -> list[str]:
@@ -95,7 +94,8 @@ def chips_state(chips: ChipFloat, duties: Any) -> dict[str, Any]:
     return {
         "owners": {uid_text(u): e for u, e in sorted(chips.holders().items())},
         "issued": {e: _uids(u) for e, u in sorted(chips.issued.items())},
-        "reconciled": [_reconciliation_state(r) for _, r in sorted(chips.reconciled.items())],
+        "reconciled": [_reconciliation_state(r, chips)
+                       for _, r in sorted(chips.reconciled.items())],
         "chip_seats": _seat_state(duties._chip_seats),
         "pay_before": _spot_uids_state(duties._pay_before),
         "pay_after": _spot_uids_state(duties._pay_after),
@@ -103,11 +103,15 @@ def chips_state(chips: ChipFloat, duties: Any) -> dict[str, Any]:
     }
 
 
-def _reconciliation_state(done: Reconciliation) -> dict[str, Any]:
-    out: dict[str, Any] = {"entry_id": done.entry_id, "seat": done.seat}
-    for name in _RECONCILED:
-        out[name] = [uid_text(u) for u in getattr(done, name)]
-    return out
+def _reconciliation_state(done: Reconciliation, chips: ChipFloat) -> dict[str, Any]:
+    """One entry's reconciliation; what it held is what came back plus what is missing, and
+    what it was issued is written only when it is not the float's stack for the entry."""
+    issued = None if done.issued == chips.issued_to(done.entry_id) else done.issued
+    return {"entry_id": done.entry_id, "seat": done.seat,
+            "issued": None if issued is None else [uid_text(u) for u in issued],
+            "returned": [uid_text(u) for u in done.returned],
+            "missing": [uid_text(u) for u in done.missing],
+            "foreign": [uid_text(u) for u in done.foreign]}
 
 
 def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
@@ -130,6 +134,7 @@ def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
         if unknown:
             raise value.fail(f"chip {unknown[0]} is not in the registry")
         issued[entry] = tuple(sorted(stack))
+    chips.issued = issued  # the scratch core's float: a reconciliation reads its stacks
     reconciled: dict[str, Reconciliation] = {}
     for item in f["reconciled"].array():
         done = _load_reconciliation(item, chips)
@@ -137,7 +142,6 @@ def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
             raise item.fail(f"entry {done.entry_id} is reconciled twice")
         reconciled[done.entry_id] = done
     chips._owner = owners
-    chips.issued = issued
     chips.reconciled = reconciled
     duties._chip_seats = _seat_map(f["chip_seats"])
     duties._pay_before = _load_spot_uids(f["pay_before"])
@@ -146,15 +150,20 @@ def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
 
 
 def _load_reconciliation(node: Node, chips: ChipFloat) -> Reconciliation:
-    f = node.obj("entry_id", "seat", "issued", "held", "returned", "missing", "foreign")
-    lists = {}
-    for name in _RECONCILED:
-        lists[name] = tuple(n.uid() for n in f[name].array())
+    f = node.obj("entry_id", "seat", "issued", "returned", "missing", "foreign")
+    entry = f["entry_id"].text()
+    returned, missing, foreign = (f[name].uids() for name in ("returned", "missing", "foreign"))
+    if returned & missing:
+        raise node.fail("a chip is both returned and missing")
+    held = tuple(sorted(returned | missing))
+    stack = f["issued"].opt()
+    issued = chips.issued_to(entry) if stack is None else tuple(n.uid() for n in stack.array())
     return Reconciliation(
-        entry_id=f["entry_id"].text(), seat=_seat(f["seat"]), **lists,
-        issued_cents=chips.value(lists["issued"]), held_cents=chips.value(lists["held"]),
-        returned_cents=chips.value(lists["returned"]),
-        missing_cents=chips.value(lists["missing"]))
+        entry_id=entry, seat=_seat(f["seat"]), issued=issued, held=held,
+        returned=tuple(sorted(returned)), missing=tuple(sorted(missing)),
+        foreign=tuple(sorted(foreign)), issued_cents=chips.value(issued),
+        held_cents=chips.value(held), returned_cents=chips.value(returned),
+        missing_cents=chips.value(missing))
 
 
 def spots_state(spots: SpotBook) -> dict[str, Any]:

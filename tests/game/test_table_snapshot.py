@@ -69,6 +69,25 @@ def test_every_safe_point_of_a_console_day_restores_to_the_same_answers() -> Non
     assert checked >= 20
 
 
+def test_a_reconciliation_made_before_the_entry_was_issued_its_stack_is_kept() -> None:
+    feed = seated(Feed())
+    play_winning_hand(feed)  # E1 plays float chips; the verified payout binds them to it
+    feed.chips(1, "ante", 2 * 2_500)
+    feed.chips(1, "play", 2 * 2_500)
+    feed(DeskOrder(command=Unseat(seat=1, entry_id="E1")))
+    assert feed(ReturnChips(seat=1, by="D12")).ok
+    assert feed.core.chip_float.reconciled["E1"].issued == ()
+    feed(ChipsSeen(seat=1, spot="ante", uids=frozenset()))
+    feed(ChipsSeen(seat=1, spot="play", uids=frozenset()))
+    feed(DeskOrder(command=Seat(entry_id="E1", seat=2)))
+    feed.chips(2, "ante", 200_000)
+    assert feed(IssueChips(seat=2, by="D12")).ok
+    assert feed.core.chip_float.issued_to("E1") != ()
+    state = take_snapshot(feed.core)
+    assert [r["issued"] for r in state["chips"]["reconciled"]] == [[]]
+    assert check_snapshots(feed._new, feed.inputs) >= 10
+
+
 def test_a_snapshot_is_taken_only_between_hands() -> None:
     feed = seated(Feed())
     feed.chips(1, "ante", 2_500)
