@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +17,7 @@ import pytest
 from game.chips import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
 from game.desk_commands import AckScore, CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
+from game.snapshot_fields import config_digest
 from game.staff import LockoutPolicy
 from game.table_inputs import (
     Acknowledge,
@@ -31,8 +36,11 @@ from game.table_snapshot import (
     restore_snapshot,
     take_snapshot,
 )
+from runtime.settings_files import read_paytables
 from tests.game.snapshot_support import as_json, check_snapshots
 from tests.game.test_table_console import PAYTABLES, SETTINGS, Feed, play_winning_hand, seated
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def console_day() -> Feed:
@@ -265,3 +273,24 @@ def test_every_attribute_of_the_core_and_what_it_owns_is_accounted_for() -> None
             set(state) | {"empty", "derived", "constant"}), name
     assert core.spots.chip_float is core.chip_float
     assert core.spots.seat_entries == core._chip_seats
+
+
+def test_the_fingerprint_ignores_where_a_file_was_read_but_not_what_it_says(
+        tmp_path: Path) -> None:
+    text = (REPO / "config" / "paytables.toml").read_text("utf-8")
+    moved = tmp_path / "moved.toml"
+    moved.write_text(text, "utf-8")
+    edited = tmp_path / "edited.toml"
+    edited.write_text(text.replace("three_of_a_kind = 3", "three_of_a_kind = 4", 1), "utf-8")
+    assert config_digest(read_paytables(moved)) == config_digest(PAYTABLES)
+    assert config_digest(read_paytables(edited)) != config_digest(PAYTABLES)
+
+
+def test_the_fingerprint_is_the_same_in_another_process() -> None:
+    code = ("from runtime.settings_files import read_tournament;"
+            "from game.snapshot_fields import config_digest;"
+            "print(config_digest(read_tournament(None)))")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, check=True, timeout=60)
+    assert run.stdout.strip() == config_digest(SETTINGS)
