@@ -80,8 +80,8 @@ def _load_spot_uids(node: Node) -> dict[SpotKey, frozenset[bytes]]:
         if len(parts) != 3:
             raise item.fail("must be [seat, spot, [uids]]")
         key = _seat(parts[0]), parts[1].choice(WAGERS)
-        if key in out:
-            raise item.fail(f"seat {key[0]} {key[1]} is listed twice")
+        if out and key <= next(reversed(out)):
+            raise item.fail(f"seat {key[0]} {key[1]} is listed twice or out of order")
         out[key] = parts[2].uids()
     return out
 
@@ -138,8 +138,8 @@ def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
     reconciled: dict[str, Reconciliation] = {}
     for item in f["reconciled"].array():
         done = _load_reconciliation(item, chips)
-        if done.entry_id in reconciled:
-            raise item.fail(f"entry {done.entry_id} is reconciled twice")
+        if reconciled and done.entry_id <= next(reversed(reconciled)):
+            raise item.fail(f"entry {done.entry_id} is reconciled twice or out of order")
         reconciled[done.entry_id] = done
     chips._owner = owners
     chips.reconciled = reconciled
@@ -187,15 +187,21 @@ def load_spots(node: Node, spots: SpotBook) -> None:
         if len(parts) != 3:
             raise item.fail("must be [seat, spot, cents]")
         key = _seat(parts[0]), parts[1].choice(WAGERS)
-        if key in manual or key in uids:
-            raise item.fail(f"seat {key[0]} {key[1]} is keyed twice or also read")
+        if key in uids or (manual and key <= next(reversed(manual))):
+            raise item.fail(f"seat {key[0]} {key[1]} is keyed twice, out of order or also"
+                            " read")
         manual[key] = parts[2].number()
     reported: set[tuple[int, str, bytes]] = set()
+    last: tuple[int, str, bytes] | None = None
     for item in f["reported"].array():
         parts = item.array()
         if len(parts) != 3:
             raise item.fail("must be [seat, spot, uid]")
-        reported.add((_seat(parts[0]), parts[1].choice(WAGERS), parts[2].uid()))
+        seen = (_seat(parts[0]), parts[1].choice(WAGERS), parts[2].uid())
+        if last is not None and seen <= last:
+            raise item.fail("is listed twice or out of order")
+        reported.add(seen)
+        last = seen
     holders: dict[bytes, set[SpotKey]] = {}
     for key, found in uids.items():
         for uid in found:

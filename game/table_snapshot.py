@@ -262,8 +262,8 @@ def _load_commands(node: Node) -> set[tuple[str, int]]:
     seen: set[tuple[str, int]] = set()
     for signer, seqs in node.items():
         numbers = [n.number() for n in seqs.array()]
-        if numbers != sorted(set(numbers)):
-            raise seqs.fail("command seqs must be distinct and in order")
+        if not numbers or numbers != sorted(set(numbers)):
+            raise seqs.fail("command seqs must be one or more, distinct and in order")
         seen.update((signer, n) for n in numbers)
     return seen
 

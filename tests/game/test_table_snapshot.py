@@ -5,14 +5,18 @@ snapshot that is malformed or from another configuration is refused with the rea
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from game.chips import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
@@ -37,6 +41,7 @@ from game.table_snapshot import (
     take_snapshot,
 )
 from runtime.settings_files import read_paytables
+from simulators.core_day import day, new_core
 from tests.game.snapshot_support import as_json, check_snapshots
 from tests.game.test_table_console import PAYTABLES, SETTINGS, Feed, play_winning_hand, seated
 
@@ -194,7 +199,8 @@ def _registry(*, extra: bool = False) -> ChipRegistry:
     (lambda s: s["decks"]["recent"][0].update(cards="Zz" + s["decks"]["recent"][0]["cards"]),
      "snapshot.decks.recent[0].cards: 'Zz' is not a card"),
     (lambda s: s["commands_seen"].update(desk=[3, 1]),
-     "snapshot.commands_seen['desk']: command seqs must be distinct and in order"),
+     "snapshot.commands_seen['desk']: command seqs must be one or more, distinct and in"
+     " order"),
     (lambda s: s.update(payout=None),
      "snapshot.chips: holds a payout's chips with no payout waiting"),
     (lambda s: s["device_faults"].append(["printer", "jam"]),
@@ -294,3 +300,53 @@ def test_the_fingerprint_is_the_same_in_another_process() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True, timeout=60)
     assert run.stdout.strip() == config_digest(SETTINGS)
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*path, index))
+    return found
+
+
+JUNK = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**12), st.floats(),
+                 st.text(max_size=5), st.just([]), st.just({}), st.just(["x"]),
+                 st.just({"x": 1}))
+
+
+@settings(deadline=None, max_examples=int(os.environ.get('SNAPSHOT_FUZZ', '150')))
+@given(data=st.data())
+def test_any_damaged_field_is_refused_or_loads_as_written(data: st.DataObject) -> None:
+    """A damaged field is a SnapshotError; a change the loader accepts is one the core
+    writes back the same (the snapshot has one form for each state)."""
+    make, state = data.draw(st.sampled_from(_snapshots()))
+    paths = [p for p in _paths(state) if p]
+    path = data.draw(st.sampled_from(paths))
+    broken = copy.deepcopy(state)
+    parent = broken
+    for step in path[:-1]:
+        parent = parent[step]
+    if data.draw(st.booleans()) and isinstance(parent, dict):
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = data.draw(JUNK)
+    fresh = make()
+    try:
+        restore_snapshot(fresh, broken)
+    except SnapshotError as exc:
+        assert str(exc).startswith("snapshot")
+    else:
+        assert take_snapshot(fresh) == broken, path
+
+
+@functools.cache
+def _snapshots() -> list[tuple[Callable[[], TableCore], dict[str, Any]]]:
+    """A heat with a payout being checked, and a day of three heats between heats."""
+    feed, state = played()
+    floor = day(seed=2, heats=3)
+    return [(feed._new, state), (new_core, as_json(take_snapshot(floor.core)))]
+
