@@ -24,6 +24,7 @@ __all__ = ["Node", "SnapshotError", "cards_text", "config_digest", "plain", "uid
 
 _MAX_UID_BYTES: Final = 32
 _CARDS: Final = {str(c): c for c in DECK}
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 _DIGESTS_KEPT: Final = 32
 _digests: dict[int, tuple[object, str]] = {}  # id -> (the object, kept alive; its digest)
 
@@ -182,6 +183,13 @@ class Node:
 
 def plain(value: Any) -> Any:
     """A deep copy of plain JSON data; TypeError names anything else."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict and all(type(k) is str for k in value):
+        return {k: plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
