@@ -20,9 +20,10 @@ from game.desk_commands import Seat
 from game.hand_corrections import HandLedger, PlayedHand
 from game.payout import PayoutCheck, SpotPay
 from game.settle import SIDE_BETS, WAGERS
-from game.snapshot_fields import Node, SnapshotError, cards_text, plain, uid_text
+from game.snapshot_fields import Node, cards_text, plain, uid_text
 from game.spot_book import SpotBook, SpotKey
 from game.staff import StaffRoster
+from game.table_chips import ChipDuties
 from game.table_staff import TableStaff
 
 __all__ = [
@@ -41,14 +42,6 @@ def _uids(uids: frozenset[bytes] | tuple[bytes, ...]) -> list[str]:
 
 def _seat(node: Node) -> int:
     return node.number(low=1, high=MAX_SEATS)
-
-
-def _spot_key(node: Node) -> SpotKey:
-    """A [seat, spot] pair."""
-    pair = node.array()
-    if len(pair) != 2:
-        raise node.fail("must be [seat, spot]")
-    return _seat(pair[0]), pair[1].choice(WAGERS)
 
 
 def _seat_map(node: Node) -> dict[int, str]:
@@ -89,7 +82,7 @@ def _load_spot_uids(node: Node) -> dict[SpotKey, frozenset[bytes]]:
 # ---- the chip float and the spots ---------------------------------------------------------
 
 
-def chips_state(chips: ChipFloat, duties: Any) -> dict[str, Any]:
+def chips_state(chips: ChipFloat, duties: ChipDuties) -> dict[str, Any]:
     """The float's bindings and reconciliations, and the core's chip bookkeeping."""
     return {
         "owners": {uid_text(u): e for u, e in sorted(chips.holders().items())},
@@ -114,7 +107,7 @@ def _reconciliation_state(done: Reconciliation, chips: ChipFloat) -> dict[str, A
             "foreign": [uid_text(u) for u in done.foreign]}
 
 
-def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
+def load_chips(node: Node, chips: ChipFloat, duties: ChipDuties) -> None:
     """Bind the float's chips and restore the core's chip bookkeeping."""
     f = node.obj("owners", "issued", "reconciled", "chip_seats", "pay_before", "pay_after",
                  "pay_entries")
@@ -425,8 +418,3 @@ def load_ledger(node: Node, stages: frozenset[str]) -> HandLedger:
     ledger._order = order
     return ledger
 
-
-def check_no_leftover(node: Node, name: str, value: object) -> None:
-    """Refuse a part that must be empty at a safe point."""
-    if value:
-        raise SnapshotError(f"{node.path}.{name}: must be empty at a safe point")

@@ -64,7 +64,7 @@ from game.snapshot_codecs import (
     spots_state,
     staff_state,
 )
-from game.snapshot_fields import Node, SnapshotError, config_digest
+from game.snapshot_fields import Node, SnapshotError, config_digest, plain
 from game.table import EntryEnded, TableSession
 from game.table_messages import ScoreRecorded
 from game.table_rules import RECENT_HANDS, TableCore
@@ -121,7 +121,7 @@ def take_snapshot(core: TableCore) -> dict[str, Any]:
         "unacknowledged": [s.encode() for s in core.unacknowledged.values()],
         "proofs": [seat_proof_state(p) for p in core.proofs.values()],
         "disputed": [[e, note] for e, note in core.disputed.items()],
-        "recent": _copy([dict(r) for r in core.recent]),
+        "recent": plain(list(core.recent)),
         "device_faults": [[role, why] for role, why in core.device_faults.items()],
         "last_hand_at": [[e, at] for e, at in core.last_hand_at.items()],
         "commands_seen": _commands_state(core._commands_seen),
@@ -153,10 +153,6 @@ def restore_snapshot(core: TableCore, state: Mapping[str, Any]) -> None:
 
 
 # ---- the parts the core holds itself ------------------------------------------------------
-
-
-def _copy(value: Any) -> Any:
-    return Node(value, "recent").data()
 
 
 def _heat_state(core: TableCore) -> dict[str, Any] | None:
