@@ -36,6 +36,7 @@ from game.desk_commands import (
     VoidHand,
 )
 from game.hand import Hand, Phase
+from game.money import format_rand
 from game.settle import WAGERS, SeatWagers
 from game.staff import LockoutPolicy, StaffMember, StaffRoster, hash_secret
 from game.table_inputs import (
@@ -212,14 +213,14 @@ class Floor:
             if not left:
                 source -= chosen
                 return chosen
-        raise LookupError(f"cannot make {cents} exactly")
+        raise DayStuck(f"no chips make {format_rand(cents)} exactly")
 
     def from_pocket(self, entry: str, cents: int) -> set[bytes]:
         """The player's chips worth ``cents``, getting change from the tray when needed."""
         pocket = self.pockets[entry]
         try:
             return self.take(pocket, cents)
-        except LookupError:
+        except DayStuck:  # the pocket cannot make it: change from the tray
             total = self.worth(pocket)
             self.tray |= pocket
             pocket.clear()
