@@ -43,7 +43,7 @@ from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standings_live import LiveStandings
-from leaderboard.standings_view import ViewOptions, strip_names
+from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
 from runtime.http_serving import InLoopServer, listen
@@ -245,8 +245,12 @@ class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: LeaderboardConfig, *, notify: Notifier | None = None,
-                 clock: WallClock = utc_now, settings: TournamentSettings | None = None) -> None:
+                 clock: WallClock = utc_now, settings: TournamentSettings | None = None,
+                 full_recompute: bool = False) -> None:
         self.config = config
+        # The standings recomputed from the whole database after every change, debounced:
+        # how they were kept before the incremental standings (bench/standings.py compares).
+        self.full_recompute = full_recompute
         self.notify = notify or Notifier(stopping_status="stopping")
         self.clock = clock
         self.settings = settings
@@ -309,9 +313,14 @@ class LeaderboardService:
                      mqtt: MqttSettings, signer: Signer) -> int:
         cfg = self.config
         options = self._options(settings)
-        live = self.standings = LiveStandings(engine, settings, options)
-        feed = self.feed = StandingsFeed(lambda: live.document(self.clock()),
-                                         debounce=cfg.debounce_seconds, leading=True)
+        if self.full_recompute:
+            feed = self.feed = StandingsFeed(
+                lambda: standings(engine, settings, options, now=self.clock()),
+                debounce=cfg.debounce_seconds)
+        else:
+            live = self.standings = LiveStandings(engine, settings, options)
+            feed = self.feed = StandingsFeed(lambda: live.document(self.clock()),
+                                             debounce=cfg.debounce_seconds, leading=True)
         await feed.refresh()
         link = self.link = ServiceLink(mqtt, signer, feed, venue=cfg.venue,
                                        client_id=cfg.mqtt.client_id,

@@ -73,11 +73,14 @@ class _Board:
     voided: int = 0
     unacknowledged: int = 0
 
-    def change(self, key: _Key, kind: _Kind, by: int) -> None:
+    def change(self, key: _Key, kind: _Kind, by: int, *, loading: bool = False) -> None:
+        """Add (by=1) or take away (by=-1) one score; `loading`: append, sorted later."""
         if kind == "voided":
             self.voided += by
         elif kind == "unacknowledged":
             self.unacknowledged += by
+        elif loading:
+            self.keys.append(key)
         elif by > 0:
             insort(self.keys, key)
         else:
@@ -153,6 +156,7 @@ class LiveStandings:
         self._small: dict[Stage, dict[str, ScoreRecord]] = {s: {} for s in _SMALL_STAGES}
         self._names: Mapping[str, str] = {}
         self._disputed: frozenset[str] = frozenset()
+        self._loading = False  # a rebuild appends to the sorted lists and sorts them once
 
     # ---- the computation ----------------------------------------------------------------------
 
@@ -188,11 +192,19 @@ class LiveStandings:
         entries = session.scalars(select(Entry)).all()
         scores = {s.entry_id: s for s in session.scalars(select(Score))}
         by_id = {e.entry_id: e for e in entries}
-        for entry in entries:
-            self._apply(entry.entry_id, scores.get(entry.entry_id), entry)
-        for entry_id, score in scores.items():
-            if entry_id not in by_id:
-                self._apply(entry_id, score, None)
+        self._loading = True
+        try:
+            for entry in entries:
+                self._apply(entry.entry_id, scores.get(entry.entry_id), entry)
+            for entry_id, score in scores.items():
+                if entry_id not in by_id:
+                    self._apply(entry_id, score, None)
+        finally:
+            self._loading = False
+        for board in (self._qualifying, *self._weeks.values()):
+            board.keys.sort()
+        for pending in self._pending.values():
+            pending.sort()
         self._built = True
         self.stats = RefreshStats(rebuilt=True, entries_read=len(by_id.keys() | scores.keys()),
                                   changes=0, watermark=top)
@@ -283,7 +295,9 @@ class LiveStandings:
         if not record.voided and not record.acknowledged:
             pending = self._pending[stage]
             item = (record.recorded_at, entry_id)
-            if by > 0:
+            if self._loading:
+                pending.append(item)
+            elif by > 0:
                 insort(pending, item)
             else:
                 del pending[bisect_left(pending, item)]
@@ -294,10 +308,10 @@ class LiveStandings:
                 del self._small[stage][entry_id]
             return
         kind, key = self._kind(record), (-record.score_cents, entry_id)
-        self._qualifying.change(key, kind, by)
+        self._qualifying.change(key, kind, by, loading=self._loading)
         s = self.settings
         week = s.weekly_prizes.week_of(s.schedule, record.heat_day)
-        self._weeks.setdefault(week, _Board()).change(key, kind, by)
+        self._weeks.setdefault(week, _Board()).change(key, kind, by, loading=self._loading)
 
     # ---- what the document is built from (leaderboard.standings_view.StandingsSource) -------
 

@@ -89,6 +89,7 @@ class StandingsFeed:
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.failures = 0
+        self.computations = 0  # how many times `compute` ran
 
     @property
     def current(self) -> _Current | None:
@@ -122,6 +123,7 @@ class StandingsFeed:
     async def refresh(self) -> int:
         """Recompute now; returns the version (raised only when content changed)."""
         self._loop = asyncio.get_running_loop()
+        self.computations += 1
         doc = await asyncio.to_thread(self._compute)
         current = self._current
         if current is not None and _content(current.doc) == _content(doc):
