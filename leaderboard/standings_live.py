@@ -225,6 +225,9 @@ class LiveStandings:
             condition = or_(condition, StandingsChange.id.in_(sorted(self._holes)))
         rows = session.execute(select(StandingsChange.id, StandingsChange.entry_id)
                                .where(condition)).all()
+        changed = {e for _, e in rows}
+        # Read first: should it fail, the same changes are read again next time.
+        self._read(session, changed)
         ids = {i for i, _ in rows}
         for i in ids:
             self._holes.pop(i, None)
@@ -233,8 +236,6 @@ class LiveStandings:
             if i not in ids:
                 self._holes[i] = now
         self._watermark = highest
-        changed = {e for _, e in rows}
-        self._read(session, changed)
         self.stats = RefreshStats(rebuilt=False, entries_read=len(changed), changes=len(rows),
                                   watermark=highest)
 
