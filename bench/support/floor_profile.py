@@ -21,7 +21,7 @@ __all__ = ["COMPONENTS", "Sampler"]
 COMPONENTS: Final = (
     ("journal", ("/controller/journal/",)),
     ("ingest", ("/leaderboard/ingest/", "/leaderboard/projections/")),
-    ("standings", ("/leaderboard/standings_view", "/leaderboard/web.py",
+    ("standings", ("/leaderboard/standings_", "/leaderboard/web.py",
                    "/game/standings")),
     ("desk", ("/leaderboard/desk", "/controller/commands/floor_run.py")),
     ("mqtt", ("/wire/mqtt.py", "/controller/mqtt_link.py", "/controller/embedded_broker.py",
