@@ -145,7 +145,7 @@ def _latest(limit: int) -> Select[Any]:
             .order_by(JournalRow.seq.desc()).limit(limit))
 
 
-def _checked(conn: Connection, row: Mapping[str, Any], key: PublicKey,
+def _checked(conn: Connection, row: Mapping[Any, Any], key: PublicKey,
              has_bodies: bool) -> Checkpoint:
     seq = int(row["seq"])
     blank = ChainHeads(journal_seq=0, journal_checksum=GENESIS, outbox_seq=0,

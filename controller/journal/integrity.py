@@ -19,6 +19,7 @@ from controller.journal.records import (
     FAULTS_CLEARED_KIND,
     IntegrityProblem,
     JournalError,
+    ProblemArea,
 )
 from controller.journal.rows import json_object
 
@@ -74,11 +75,12 @@ def check_connection(conn: Connection, start: ChainHeads | None = None, *,
 def _check_start(conn: Connection, start: ChainHeads) -> list[IntegrityProblem]:
     """The rows a verified head names still hold the checksums it names."""
     problems: list[IntegrityProblem] = []
-    for area, sql, seq, checksum in (
+    checks: tuple[tuple[ProblemArea, str, int, str], ...] = (
             ("journal", "SELECT checksum FROM journal WHERE seq = ?", start.journal_seq,
              start.journal_checksum),
             ("outbox", "SELECT checksum FROM outbox WHERE seq = ?", start.outbox_seq,
-             start.outbox_checksum)):
+             start.outbox_checksum))
+    for area, sql, seq, checksum in checks:
         if area == "outbox" and checksum == GENESIS:
             continue  # no message yet when it was verified
         stored = conn.exec_driver_sql(sql, (seq,)).scalar()
@@ -196,7 +198,7 @@ def _genesis_base(conn: Connection) -> int | None:
     """The outbox seq base the creation record (seq 1) names, read on its own."""
     text = conn.exec_driver_sql("SELECT payload FROM journal WHERE seq = 1").scalar()
     try:
-        base = json_object(text, "payload").get("outbox_seq_base")
+        base = json_object(str(text), "payload").get("outbox_seq_base")
     except JournalError:
         return None
     return base if isinstance(base, int) and not isinstance(base, bool) else None
