@@ -1,0 +1,196 @@
+"""The table core's snapshot (game.table_snapshot): at every safe point of real play a fresh
+core loaded from the snapshot answers the rest of the play exactly as the original, and a
+snapshot that is malformed or from another configuration is refused with the reason."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from game.chips import Chip, ChipRegistry
+from game.deal import DEFAULT_DEAL
+from game.desk_commands import AckScore, CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
+from game.staff import LockoutPolicy
+from game.table_inputs import (
+    Acknowledge,
+    ChipsSeen,
+    Dispute,
+    IssueChips,
+    NoMoreBets,
+    ReturnChips,
+    StaffChange,
+)
+from game.table_rules import TableCore
+from game.table_snapshot import (
+    SNAPSHOT_VERSION,
+    SnapshotError,
+    is_safe_point,
+    restore_snapshot,
+    take_snapshot,
+)
+from tests.game.snapshot_support import as_json, check_snapshots
+from tests.game.test_table_console import PAYTABLES, SETTINGS, Feed, play_winning_hand, seated
+
+
+def console_day() -> Feed:
+    """One entry plays hands with the payout checked, disputes and acknowledges its score;
+    sign-in failures lock a credential; the heat closes and a second one opens."""
+    feed = seated(Feed())
+    for _ in range(3):
+        play_winning_hand(feed)
+        feed.chips(1, "ante", 2 * 2_500)
+        feed.chips(1, "play", 2 * 2_500)
+    for _ in range(3):
+        feed(StaffChange(event="sign_in_failed", method="pin", staff_id="S3", detail="bad pin"))
+    feed(NoMoreBets(by="S3"))  # refused: not signed in
+    feed(DeskOrder(command=Seat(entry_id="E2", seat=3), signer="desk", command_seq=2))
+    feed(DeskOrder(command=Seat(entry_id="E2", seat=3), signer="desk", command_seq=2))
+    feed(DeskOrder(command=Unseat(seat=3, entry_id="E2"), signer="desk", command_seq=3))
+    play_winning_hand(feed)
+    feed(DeskOrder(command=Unseat(seat=1, entry_id="E1"), signer="desk", command_seq=4))
+    feed(ChipsSeen(seat=1, spot="ante", uids=frozenset()))
+    feed(ReturnChips(seat=1, by="D12"))
+    feed(DeskOrder(command=CloseHeat(), signer="desk", command_seq=5))
+    feed(DeskOrder(command=OpenHeat(stage="semi_final", heat_id="S1"), signer="desk",
+                   command_seq=6))
+    feed(Dispute(entry_id="E1", note="I had more"))
+    feed(Acknowledge(entry_id="E1", method="pin", by="E1"))
+    feed(DeskOrder(command=AckScore(entry_id="E1"), signer="desk", command_seq=7))
+    feed(IssueChips(seat=2, by="D12"))  # refused: nobody seated there
+    return feed
+
+
+def test_every_safe_point_of_a_console_day_restores_to_the_same_answers() -> None:
+    feed = console_day()
+    checked = check_snapshots(feed._new, feed.inputs)
+    assert checked >= 20
+
+
+def test_a_snapshot_is_taken_only_between_hands() -> None:
+    feed = seated(Feed())
+    feed.chips(1, "ante", 2_500)
+    feed.chips(1, "odds", 2_500)
+    assert feed(NoMoreBets(by="D12")).ok
+    assert not is_safe_point(feed.core)
+    with pytest.raises(SnapshotError, match="between hands: hand t07-000001 is in progress"):
+        take_snapshot(feed.core)
+
+
+# ---- strict validation --------------------------------------------------------------------
+
+
+def played() -> tuple[Feed, dict[str, Any]]:
+    feed = seated(Feed())
+    play_winning_hand(feed)
+    return feed, as_json(take_snapshot(feed.core))
+
+
+def refused(feed: Feed, state: Any) -> str:
+    fresh = feed._new()
+    before = take_snapshot(fresh)
+    with pytest.raises(SnapshotError) as caught:
+        restore_snapshot(fresh, state)
+    assert take_snapshot(fresh) == before  # the core was left as it was built
+    return str(caught.value)
+
+
+def test_a_snapshot_of_another_version_is_refused() -> None:
+    feed, state = played()
+    state["version"] = SNAPSHOT_VERSION + 1
+    assert refused(feed, state) == (f"snapshot.version: snapshot version {SNAPSHOT_VERSION + 1};"
+                                    f" this table reads version {SNAPSHOT_VERSION}")
+
+
+@pytest.mark.parametrize(("make", "field"), [
+    (lambda: TableCore(table_id="t08", settings=SETTINGS, paytables=PAYTABLES,
+                       deal=DEFAULT_DEAL, registry=_registry(), verify_payouts=True,
+                       lockout=LockoutPolicy(failures=3)), "table_id"),
+    (lambda: TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
+                       deal=DEFAULT_DEAL, registry=_registry(extra=True), verify_payouts=True,
+                       lockout=LockoutPolicy(failures=3)), "registry"),
+    (lambda: TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
+                       deal=DEFAULT_DEAL, registry=_registry(), verify_payouts=False,
+                       lockout=LockoutPolicy(failures=3)), "verify_payouts"),
+    (lambda: TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
+                       deal=DEFAULT_DEAL, registry=_registry(), verify_payouts=True,
+                       lockout=LockoutPolicy(failures=5)), "lockout"),
+])
+def test_a_snapshot_taken_under_another_configuration_is_refused(make: Any, field: str) -> None:
+    _, state = played()
+    core = make()
+    with pytest.raises(SnapshotError, match=rf"^snapshot\.config\.{field}: the snapshot was"
+                       rf" taken under another configuration \({field} "):
+        restore_snapshot(core, state)
+
+
+def _registry(*, extra: bool = False) -> ChipRegistry:
+    from tests.game.test_table_console import uid
+    chips = [Chip(uid=uid(i), value_cents=2_500, chip_set="house") for i in range(400)]
+    if extra:
+        chips.append(Chip(uid=uid(999), value_cents=2_500, chip_set="house"))
+    return ChipRegistry(chips, chip_set="house")
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s: s.pop("ledger"), "snapshot: missing field ledger"),
+    (lambda s: s.update(extra=1), "snapshot: unknown field extra"),
+    (lambda s: s["counters"].update(hands_opened="1"),
+     "snapshot.counters.hands_opened: must be a whole number, not text"),
+    (lambda s: s["counters"].update(alerts_raised=-1),
+     "snapshot.counters.alerts_raised: -1 is out of range 0.."),
+    (lambda s: s["heat"]["seats"][0].update(seat=9),
+     "snapshot.heat.seats[0].seat: 9 is out of range 1..6"),
+    (lambda s: s["heat"]["seats"][0].update(balance=1),
+     "snapshot.heat.seats[0]: entry E1: balance R0.01 is not the starting chips plus the"
+     " hands' nets"),
+    (lambda s: s["chips"]["owners"].update({"e0040000ffffffff": "E1"}),
+     "snapshot.chips.owners: chip e0040000ffffffff is not a registered chip of the set in"
+     " play 'house'"),
+    (lambda s: s["chips"]["pay_entries"][0].__setitem__(0, 0),
+     "snapshot.chips.pay_entries[0][0]: 0 is out of range 1..6"),
+    (lambda s: s["spots"]["uids"][0].__setitem__(1, "pocket"),
+     "snapshot.spots.uids[0][1]: must be one of ante, odds, play, pocket_bonus, sweet16,"
+     " trips_plus, not 'pocket'"),
+    (lambda s: s["spots"]["uids"][0].__setitem__(2, ["E004000000000001"]),
+     "snapshot.spots.uids[0][2][0]: 'E004000000000001' is not a chip UID in lower-case hex"),
+    (lambda s: s["staff"].update(signed_in=["D99"]),
+     "snapshot.staff.signed_in[0]: signed-in staff 'D99' is not on the table's roster"),
+    (lambda s: s["ledger"]["order"].update(E1=["t07-000009"]),
+     "snapshot.ledger.order['E1']: hand t07-000009 is not a settled hand of entry E1"),
+    (lambda s: s["payout"]["spots"][0].update(expected=1),
+     "snapshot.payout.spots[0]: expects 1, not the stake plus the net"),
+    (lambda s: s["decks"]["recent"][0]["cards"].__setitem__(0, "Zz"),
+     "snapshot.decks.recent[0].cards[0]: 'Zz' is not a card"),
+    (lambda s: s["commands_seen"].update(desk=[3, 1]),
+     "snapshot.commands_seen['desk']: command seqs must be distinct and in order"),
+    (lambda s: s.update(payout=None),
+     "snapshot.chips: holds a payout's chips with no payout waiting"),
+    (lambda s: s["device_faults"].append(["printer", "jam"]),
+     "snapshot.device_faults: 'printer' is not a shoe or rfid fault"),
+])
+def test_a_malformed_snapshot_is_refused_naming_the_field(change: Any, message: str) -> None:
+    feed, state = played()
+    broken = copy.deepcopy(state)
+    change(broken)
+    assert refused(feed, broken) == message
+
+
+def test_a_snapshot_that_is_not_an_object_is_refused() -> None:
+    feed, _ = played()
+    assert refused(feed, ["not", "a", "snapshot"]) == "snapshot: must be an object, not a list"
+
+
+def test_a_snapshot_loads_only_into_a_fresh_core() -> None:
+    feed, state = played()
+    with pytest.raises(SnapshotError, match="freshly constructed"):
+        restore_snapshot(feed.core, state)
+
+
+def test_the_snapshot_is_canonical_json() -> None:
+    feed, state = played()
+    text = json.dumps(take_snapshot(feed.core), sort_keys=True)
+    assert json.loads(text) == state
+    assert text == json.dumps(state, sort_keys=True)
