@@ -87,6 +87,7 @@ def start_journal(path: Any, *, service: TableService, fresh: Callable[[], Table
                  checkpoint=started.checkpoint_seq, last_seq=journal.last_seq())
     marks["replay"] = time.perf_counter() - t0 - sum(marks.values())
     started.timings = marks
+    log.info("journal loaded", **{f"{k}_ms": round(v * 1000, 1) for k, v in marks.items()})
     return started
 
 
