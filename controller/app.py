@@ -139,7 +139,9 @@ class TableDaemon:
         started = start_journal(
             self.config.journal, service=service, fresh=lambda: self._load()[0],
             signer=self._table_signer(), checkpoints=settings.checkpoints, log=self._log,
-            clock=self.clock)
+            clock=self.clock, rotate=settings.rotate,
+            tournament_sha256=_file_digest(self.config.tournament)
+            if self.config.tournament else "")
         self.faults = started.faults
         self.service = started.service
         self.shoe_reads = started.shoe_reads

@@ -18,20 +18,14 @@ from typing import TYPE_CHECKING, Any
 from controller.journal import Journal, JournalError
 from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.journal.integrity import ChainHeads
-from controller.startup import ShoeReads, fold_shoe_reads
+from controller.startup import ShoeReads, checkpoint_body, fold_shoe_reads
 from game.table_snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
 from wire.signing import Signer
 
 if TYPE_CHECKING:
     from controller.app import TableDaemon
 
-__all__ = ["Checkpointer", "checkpoint_body"]
-
-
-def checkpoint_body(core_state: dict[str, Any], shoe_reads: ShoeReads) -> dict[str, Any]:
-    """What a checkpoint stores: the core's snapshot and the last shoe read per device."""
-    return {"core": core_state,
-            "shoe_reads": {d: [s, i] for d, (s, i) in sorted(shoe_reads.items())}}
+__all__ = ["Checkpointer"]
 
 
 class Checkpointer:

@@ -21,16 +21,26 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Final
 
-from controller.journal import Journal, JournalRecord, JournalUnreadable, is_own_kind
+from controller.clock import ClockSource
+from controller.journal import Journal, JournalError, JournalRecord, JournalUnreadable, is_own_kind
 from controller.journal.checkpoints import Checkpoint, find_checkpoints
+from controller.journal.rotation import due, recover_rotation, rotate_journal
 from controller.journal.verified_head import record_verified, verify
 from controller.table_service import TableService
-from game.table_snapshot import SNAPSHOT_VERSION, SnapshotError, restore_snapshot
+from game.table_snapshot import (
+    SNAPSHOT_VERSION,
+    SnapshotError,
+    is_safe_point,
+    restore_snapshot,
+    take_snapshot,
+)
 from wire.signing import Signer
 
-__all__ = ["CHECKPOINTS_TRIED", "ShoeReads", "Started", "fold_shoe_reads", "start_journal"]
+__all__ = ["CHECKPOINTS_TRIED", "ShoeReads", "Started", "checkpoint_body", "fold_shoe_reads",
+           "start_journal"]
 
 CHECKPOINTS_TRIED: Final = 3  # then the full replay
 _DAMAGED_RECORD: Final = "its record does not match its checksum"
@@ -51,15 +61,20 @@ class Started:
     timings: dict[str, float] = field(default_factory=dict)  # phase -> seconds
 
 
-def start_journal(path: Any, *, service: TableService, fresh: Callable[[], TableService],
-                  signer: Signer, checkpoints: bool, log: Any,
-                  clock: Any) -> Started:
-    """Open, check and load the table's journal (steps 1-4 above); never raises for a
-    damaged or unreadable journal (that is the error state, in `faults`)."""
+def start_journal(path: Path, *, service: TableService, fresh: Callable[[], TableService],
+                  signer: Signer, checkpoints: bool, log: Any, clock: ClockSource,
+                  rotate: str = "never", tournament_sha256: str = "") -> Started:
+    """Open, check and load the table's journal (steps 1-4 above), and rotate it when
+    `rotate` says it is due (step 5); never raises for a damaged or unreadable journal
+    (that is the error state, in `faults`)."""
     marks: dict[str, float] = {}
     t0 = time.perf_counter()
     try:
-        journal = Journal.open(path, clock=clock)
+        done = recover_rotation(path)
+        if done:
+            log.warning("journal rotation completed after a restart", detail=done)
+        journal = Journal.open(path, clock=clock,
+                               created={"tournament_sha256": tournament_sha256})
     except JournalUnreadable as exc:
         log.error("journal unreadable; entering the error state", error=str(exc))
         return Started(journal=None, service=service, faults=[f"journal_unreadable: {exc}"])
@@ -86,6 +101,10 @@ def start_journal(path: Any, *, service: TableService, fresh: Callable[[], Table
         log.info("journal replayed", records=started.replayed, after=after,
                  checkpoint=started.checkpoint_seq, last_seq=journal.last_seq())
     marks["replay"] = time.perf_counter() - t0 - sum(marks.values())
+    if checkpoints and not started.faults:
+        _rotate_if_due(started, path, rotate, signer=signer, log=log, clock=clock,
+                       tournament_sha256=tournament_sha256)
+    marks["rotate"] = time.perf_counter() - t0 - sum(marks.values())
     started.timings = marks
     log.info("journal loaded", **{f"{k}_ms": round(v * 1000, 1) for k, v in marks.items()})
     return started
@@ -126,6 +145,34 @@ def _restore(journal: Journal, started: Started, fresh: Callable[[], TableServic
     return 0
 
 
+def _rotate_if_due(started: Started, path: Path, policy: str, *, signer: Signer, log: Any,
+                   clock: ClockSource, tournament_sha256: str) -> None:
+    """Step 5: a new journal file when the policy says so and the table is at a safe point
+    with nothing waiting to be delivered (else it is tried again at the next start)."""
+    journal = started.journal
+    assert journal is not None
+    why = due(journal, policy, now=clock().wall, tournament=tournament_sha256)
+    if why is None:
+        return
+    core = started.service.core
+    if not is_safe_point(core) or journal.pending_count():
+        log.info("journal rotation due; waiting for a safe point and an empty outbox",
+                 reason=why)
+        return
+    body = checkpoint_body(take_snapshot(core), started.shoe_reads)
+    journal.close()
+    try:
+        done = rotate_journal(path, state=body, snapshot_version=SNAPSHOT_VERSION,
+                              signer=signer, reason=why, clock=clock,
+                              tournament=tournament_sha256)
+    except JournalError as exc:
+        log.error("journal rotation failed; the journal stays as it was", error=str(exc))
+    else:
+        log.info("journal rotated", reason=why, archived=str(done.archived),
+                 sha256=done.sha256, last_seq=done.heads.outbox_seq)
+    started.journal = Journal.open(path, clock=clock)
+
+
 def _problem(checkpoint: Checkpoint) -> str | None:
     if checkpoint.problem is not None:
         return checkpoint.problem
@@ -147,6 +194,12 @@ def _replay(journal: Journal, started: Started, after: int) -> None:
             replayed += 1
             fold_shoe_reads(reads, (record,))
     started.replayed = replayed
+
+
+def checkpoint_body(core_state: dict[str, Any], shoe_reads: ShoeReads) -> dict[str, Any]:
+    """What a checkpoint stores: the core's snapshot and the last shoe read per device."""
+    return {"core": core_state,
+            "shoe_reads": {d: [s, i] for d, (s, i) in sorted(shoe_reads.items())}}
 
 
 def fold_shoe_reads(reads: ShoeReads, records: Iterable[JournalRecord]) -> ShoeReads:

@@ -110,7 +110,7 @@ def verify(journal: Journal, key: PublicKey | None, *, full: bool = False) -> Ve
     """Check the journal: from the newest signed mark (`key` given, not `full`), else all of
     it. Never raises for damaged data."""
     heads = read_heads(journal)
-    start, mark_seq, note = (None, None, "asked for") if full else (
+    start, mark_seq, note = (None, None, "") if full else (
         (None, None, "no table key to check a verified head with") if key is None
         else latest_mark(journal, key))
     if start is None:
