@@ -34,17 +34,21 @@ from sqlalchemy.engine import Connection
 from controller.journal.checksums import GENESIS, canonical_json, record_row_checksum
 from controller.journal.integrity import ChainHeads
 from controller.journal.models import JournalRow
+from controller.journal.pause import pause_at
 from controller.journal.records import OWN_KIND_PREFIX, JournalError, JournalRecord
 from controller.journal.rows import json_object
 from controller.journal.store import Journal
 from wire.signing import PublicKey, Signer
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_KIND", "Checkpoint", "find_checkpoints",
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_KIND", "HOOK_ENV", "Checkpoint", "find_checkpoints",
            "heads_from_json", "heads_json", "read_heads", "write_checkpoint"]
 
 CHECKPOINT_KIND: Final = f"{OWN_KIND_PREFIX}checkpoint"
 CHECKPOINT_FORMAT: Final = 1
 _DOMAIN: Final = "showdown.checkpoint.v1"
+# Test builds only (controller/journal/pause.py): "in_transaction" stops inside the
+# checkpoint's transaction, its state written and not committed; "committed" right after.
+HOOK_ENV: Final = "SHOWDOWN_TEST_PAUSE_CHECKPOINT"
 _BODY_TABLE: Final = (
     "CREATE TABLE IF NOT EXISTS checkpoint_body ("
     "sha256 TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL)")
@@ -121,9 +125,11 @@ def write_checkpoint(journal: Journal, body: Mapping[str, Any], *, covers: Chain
         conn.exec_driver_sql(_BODY_TABLE)
         conn.exec_driver_sql("INSERT OR IGNORE INTO checkpoint_body (sha256, body) "
                              "VALUES (?, ?)", (digest, text))
+        pause_at(HOOK_ENV, "in_transaction")
 
     record, _ = journal._append(CHECKPOINT_KIND, payload, journal._clock(), lambda _r: (),
                                 setup=store_body)
+    pause_at(HOOK_ENV, "committed")
     return record
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,6 +28,7 @@ from controller.clock import ClockSource, system_clock
 from controller.journal import sqlite
 from controller.journal.checkpoints import heads_json, read_heads, write_checkpoint
 from controller.journal.integrity import ChainHeads
+from controller.journal.pause import pause_at
 from controller.journal.records import JournalError, JournalUnreadable
 from controller.journal.store import Journal
 from controller.journal.verified_head import record_verified
@@ -198,10 +198,4 @@ def _fsync(path: Path) -> None:
 
 
 def _pause(step: str) -> None:
-    """Test builds only (`HOOK_ENV`): stop at `step` so the crash test's SIGKILL lands there."""
-    if os.environ.get(HOOK_ENV) == step:
-        marker = os.environ.get(f"{HOOK_ENV}_MARKER")
-        if marker:
-            Path(marker).write_text(step)
-        while True:
-            time.sleep(1)
+    pause_at(HOOK_ENV, step)
