@@ -33,12 +33,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from controller.checkpointing import checkpoint_body
 from controller.clock import FakeClockSource
 from controller.config import read_table_config
 from controller.journal import Journal, is_own_kind
 from controller.journal.checkpoints import read_heads, write_checkpoint
-from controller.startup import ShoeReads, fold_shoe_reads
+from controller.startup import ShoeReads, checkpoint_body, fold_shoe_reads
 from controller.wiring import prepare_sim, wire_table
 from game.table_snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
 from wire.signing import load_private_key
@@ -46,10 +45,14 @@ from wire.signing import load_private_key
 __all__ = ["CACHE", "VERSION", "Built", "build_journal", "table_config"]
 
 VERSION: Final = f"v1-snapshot{SNAPSHOT_VERSION}"  # a new one when the inputs or format change
-CACHE: Final = Path("/tmp/showdown-bench-startup") / VERSION  # noqa: S108 (a cache)
+# The cache (SHOWDOWN_BENCH_STARTUP_CACHE moves it: the smoke test uses its own).
+CACHE: Final = Path(os.environ.get("SHOWDOWN_BENCH_STARTUP_CACHE",
+                                   "/tmp/showdown-bench-startup")) / VERSION  # noqa: S108
 REPO: Final = Path(__file__).resolve().parents[2]
 _SEQ_STEP: Final = 1_000_000
-_HEATS: Final = 11  # recorded: the first, then ten whose 100 shuffles are a chi-square window
+# Recorded: the first, then ten whose 100 shuffles are a chi-square window (fewer for the
+# smoke test's small journal: SHOWDOWN_BENCH_STARTUP_HEATS).
+_HEATS: Final = int(os.environ.get("SHOWDOWN_BENCH_STARTUP_HEATS", "11"))
 Input = tuple[str, Any]  # (kind, payload)
 _RECORD_S: Final = 1.46  # a hand of ~41 records a minute: 60 hands an hour
 
