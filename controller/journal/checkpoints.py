@@ -10,7 +10,9 @@ A checkpoint is two things written in ONE transaction:
   table key's Ed25519 signature over all of that;
 - the state itself (canonical JSON) in the side table ``checkpoint_body``, keyed by its
   SHA-256. It is not part of a chain: a changed or missing body only makes that checkpoint
-  unusable (its digest no longer matches), never the journal.
+  unusable (its digest no longer matches), never the journal. Only the states of the
+  `KEPT_STATES` newest checkpoints are kept (the older records stay, naming a state that is
+  gone), so the file does not grow by a state per checkpoint.
 
 `find_checkpoints` reads them newest first through the kind index (a few rows, whatever the
 journal's length) and says for each why it cannot be used, if it cannot. What the state means
@@ -40,8 +42,8 @@ from controller.journal.rows import json_object
 from controller.journal.store import Journal
 from wire.signing import PublicKey, Signer
 
-__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_KIND", "HOOK_ENV", "Checkpoint", "find_checkpoints",
-           "heads_from_json", "heads_json", "read_heads", "write_checkpoint"]
+__all__ = ["CHECKPOINT_FORMAT", "CHECKPOINT_KIND", "HOOK_ENV", "KEPT_STATES", "Checkpoint",
+           "find_checkpoints", "heads_from_json", "heads_json", "read_heads", "write_checkpoint"]
 
 CHECKPOINT_KIND: Final = f"{OWN_KIND_PREFIX}checkpoint"
 CHECKPOINT_FORMAT: Final = 1
@@ -49,6 +51,7 @@ _DOMAIN: Final = "showdown.checkpoint.v1"
 # Test builds only (controller/journal/pause.py): "in_transaction" stops inside the
 # checkpoint's transaction, its state written and not committed; "committed" right after.
 HOOK_ENV: Final = "SHOWDOWN_TEST_PAUSE_CHECKPOINT"
+KEPT_STATES: Final = 3  # the states of the newest checkpoints kept (start-up tries these)
 _BODY_TABLE: Final = (
     "CREATE TABLE IF NOT EXISTS checkpoint_body ("
     "sha256 TEXT PRIMARY KEY NOT NULL, body TEXT NOT NULL)")
@@ -125,6 +128,11 @@ def write_checkpoint(journal: Journal, body: Mapping[str, Any], *, covers: Chain
         conn.exec_driver_sql(_BODY_TABLE)
         conn.exec_driver_sql("INSERT OR IGNORE INTO checkpoint_body (sha256, body) "
                              "VALUES (?, ?)", (digest, text))
+        # Only the newest states are ever loaded: the older ones' pages are reused.
+        conn.exec_driver_sql(
+            "DELETE FROM checkpoint_body WHERE sha256 != ? AND sha256 NOT IN ("
+            "SELECT json_extract(payload, '$.body_sha256') FROM journal WHERE kind = ? "
+            "ORDER BY seq DESC LIMIT ?)", (digest, CHECKPOINT_KIND, KEPT_STATES - 1))
         pause_at(HOOK_ENV, "in_transaction")
 
     record, _ = journal._append(CHECKPOINT_KIND, payload, journal._clock(), lambda _r: (),

@@ -12,6 +12,7 @@ from controller.clock import FakeClockSource
 from controller.journal import Journal, verify_file
 from controller.journal.checkpoints import (
     CHECKPOINT_KIND,
+    KEPT_STATES,
     find_checkpoints,
     read_heads,
     write_checkpoint,
@@ -134,3 +135,20 @@ def test_a_mark_whose_rows_changed_or_another_keys_mark_is_not_trusted(
         check = verify(j, KEY.public_key)
     assert check.scope == "incremental"
     assert ("journal", "verified_changed", heads.journal_seq) in found(check.problems)
+
+
+def test_only_the_newest_states_are_kept(path: Path, fake: FakeClockSource) -> None:
+    with Journal.open(path, clock=fake) as j:
+        for n in range(KEPT_STATES + 2):
+            add(j, fake, 1, per_record=1)
+            write_checkpoint(j, {"n": n}, covers=read_heads(j), snapshot_version=7,
+                             signer=KEY)
+    found = [(body, problem) for _, body, problem in usable(path)]
+    assert found == [({"n": n}, None) for n in reversed(range(2, KEPT_STATES + 2))]
+    con = raw(path)
+    assert con.execute("SELECT count(*) FROM checkpoint_body").fetchone()[0] == KEPT_STATES
+    con.close()
+    with Journal.open(path, read_only=True) as j:  # the older records stay, their state gone
+        older = list(find_checkpoints(j, KEY.public_key, limit=KEPT_STATES + 2))
+    assert [c.problem for c in older[KEPT_STATES:]] == ["its state is missing"] * 2
+    assert verify_file(path) == []
