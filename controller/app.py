@@ -2,8 +2,11 @@
 device pumps, run in one named TaskGroup. Which devices (real, simulated, manual) is decided
 by the composition root, controller.wiring, and handed in as a `DeviceSource`.
 
-Start-up order (regulators' R3): verify the journal, replay it, self-test; only then connect
-devices and the broker and tell systemd READY=1. A damaged journal puts the table in the error
+Start-up order (regulators' R3): verify the journal (after its signed verified head), load
+the newest usable checkpoint and replay what follows it (controller/startup.py), self-test;
+only then connect devices and the broker and tell systemd READY=1; SQLite's whole-file check
+follows in the background, and checkpoints are written at safe points
+(controller/checkpointing.py). A damaged journal puts the table in the error
 state: it publishes only its availability and the error, answers recall and status, and never
 clears itself (`showdown journal clear-faults` / `replace`, docs/journal.md).
 """

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from controller.cli import main
 from controller.config import read_table_config
 from controller.journal import Journal, verify_file
 from controller.journal.checkpoints import CHECKPOINT_KIND, read_heads, write_checkpoint
@@ -285,3 +286,22 @@ def test_a_changed_checkpoint_before_the_verified_head_is_the_error_state(table:
     assert log.events("error")
     started.journal.close()  # type: ignore[union-attr]
 
+
+
+def test_the_technicians_rotation_keeps_the_state_and_the_old_file(
+        table: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = reference(table)
+    path = table / "journal.sqlite"
+    con = raw(path)  # every message acknowledged, as the broker would have
+    con.execute("UPDATE outbox SET delivered = 1, delivered_wall = wall")
+    con.close()
+    assert main(["journal", "rotate", "--config", str(table / "table.toml"),
+                 "--reason", "end of the tournament"]) == 0
+    out = capsys.readouterr().out
+    assert "read-only as" in out and "continues both chains" in out
+    archived = [p for p in table.iterdir() if p.name.startswith("journal.sqlite.2")]
+    assert len(archived) == 1 and verify_file(archived[0]) == []
+    started, log = start(table)
+    assert started.faults == [] and started.checkpoint_seq == 2  # the new file's own
+    assert state(started) == expected
+    assert log.events("warning") == []
