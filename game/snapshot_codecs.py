@@ -20,9 +20,10 @@ from game.desk_commands import Seat
 from game.hand_corrections import HandLedger, PlayedHand
 from game.payout import PayoutCheck, SpotPay
 from game.settle import SIDE_BETS, WAGERS
-from game.snapshot_fields import Node, SnapshotError, plain, uid_text
+from game.snapshot_fields import Node, cards_text, plain, uid_text
 from game.spot_book import SpotBook, SpotKey
 from game.staff import StaffRoster
+from game.table_chips import ChipDuties
 from game.table_staff import TableStaff
 
 __all__ = [
@@ -33,7 +34,6 @@ __all__ = [
 
 _RESULTS: Final = frozenset({"win", "lose", "push"})
 _RULINGS: Final = frozenset({"hand_voided", "hand_corrected"})
-_RECONCILED: Final = ("issued", "held", "returned", "missing", "foreign")
 
 
 def _uids(uids: frozenset[bytes] | tuple[bytes, ...]) -> list[str]:
@@ -42,14 +42,6 @@ def _uids(uids: frozenset[bytes] | tuple[bytes, ...]) -> list[str]:
 
 def _seat(node: Node) -> int:
     return node.number(low=1, high=MAX_SEATS)
-
-
-def _spot_key(node: Node) -> SpotKey:
-    """A [seat, spot] pair."""
-    pair = node.array()
-    if len(pair) != 2:
-        raise node.fail("must be [seat, spot]")
-    return _seat(pair[0]), pair[1].choice(WAGERS)
 
 
 def _seat_map(node: Node) -> dict[int, str]:
@@ -81,8 +73,8 @@ def _load_spot_uids(node: Node) -> dict[SpotKey, frozenset[bytes]]:
         if len(parts) != 3:
             raise item.fail("must be [seat, spot, [uids]]")
         key = _seat(parts[0]), parts[1].choice(WAGERS)
-        if key in out:
-            raise item.fail(f"seat {key[0]} {key[1]} is listed twice")
+        if out and key <= next(reversed(out)):
+            raise item.fail(f"seat {key[0]} {key[1]} is listed twice or out of order")
         out[key] = parts[2].uids()
     return out
 
@@ -90,12 +82,13 @@ def _load_spot_uids(node: Node) -> dict[SpotKey, frozenset[bytes]]:
 # ---- the chip float and the spots ---------------------------------------------------------
 
 
-def chips_state(chips: ChipFloat, duties: Any) -> dict[str, Any]:
+def chips_state(chips: ChipFloat, duties: ChipDuties) -> dict[str, Any]:
     """The float's bindings and reconciliations, and the core's chip bookkeeping."""
     return {
         "owners": {uid_text(u): e for u, e in sorted(chips.holders().items())},
         "issued": {e: _uids(u) for e, u in sorted(chips.issued.items())},
-        "reconciled": [_reconciliation_state(r) for _, r in sorted(chips.reconciled.items())],
+        "reconciled": [_reconciliation_state(r, chips)
+                       for _, r in sorted(chips.reconciled.items())],
         "chip_seats": _seat_state(duties._chip_seats),
         "pay_before": _spot_uids_state(duties._pay_before),
         "pay_after": _spot_uids_state(duties._pay_after),
@@ -103,14 +96,18 @@ def chips_state(chips: ChipFloat, duties: Any) -> dict[str, Any]:
     }
 
 
-def _reconciliation_state(done: Reconciliation) -> dict[str, Any]:
-    out: dict[str, Any] = {"entry_id": done.entry_id, "seat": done.seat}
-    for name in _RECONCILED:
-        out[name] = [uid_text(u) for u in getattr(done, name)]
-    return out
+def _reconciliation_state(done: Reconciliation, chips: ChipFloat) -> dict[str, Any]:
+    """One entry's reconciliation; what it held is what came back plus what is missing, and
+    what it was issued is written only when it is not the float's stack for the entry."""
+    issued = None if done.issued == chips.issued_to(done.entry_id) else done.issued
+    return {"entry_id": done.entry_id, "seat": done.seat,
+            "issued": None if issued is None else [uid_text(u) for u in issued],
+            "returned": [uid_text(u) for u in done.returned],
+            "missing": [uid_text(u) for u in done.missing],
+            "foreign": [uid_text(u) for u in done.foreign]}
 
 
-def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
+def load_chips(node: Node, chips: ChipFloat, duties: ChipDuties) -> None:
     """Bind the float's chips and restore the core's chip bookkeeping."""
     f = node.obj("owners", "issued", "reconciled", "chip_seats", "pay_before", "pay_after",
                  "pay_entries")
@@ -130,14 +127,14 @@ def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
         if unknown:
             raise value.fail(f"chip {unknown[0]} is not in the registry")
         issued[entry] = tuple(sorted(stack))
+    chips.issued = issued  # the scratch core's float: a reconciliation reads its stacks
     reconciled: dict[str, Reconciliation] = {}
     for item in f["reconciled"].array():
         done = _load_reconciliation(item, chips)
-        if done.entry_id in reconciled:
-            raise item.fail(f"entry {done.entry_id} is reconciled twice")
+        if reconciled and done.entry_id <= next(reversed(reconciled)):
+            raise item.fail(f"entry {done.entry_id} is reconciled twice or out of order")
         reconciled[done.entry_id] = done
     chips._owner = owners
-    chips.issued = issued
     chips.reconciled = reconciled
     duties._chip_seats = _seat_map(f["chip_seats"])
     duties._pay_before = _load_spot_uids(f["pay_before"])
@@ -146,15 +143,20 @@ def load_chips(node: Node, chips: ChipFloat, duties: Any) -> None:
 
 
 def _load_reconciliation(node: Node, chips: ChipFloat) -> Reconciliation:
-    f = node.obj("entry_id", "seat", "issued", "held", "returned", "missing", "foreign")
-    lists = {}
-    for name in _RECONCILED:
-        lists[name] = tuple(n.uid() for n in f[name].array())
+    f = node.obj("entry_id", "seat", "issued", "returned", "missing", "foreign")
+    entry = f["entry_id"].text()
+    returned, missing, foreign = (f[name].uids() for name in ("returned", "missing", "foreign"))
+    if returned & missing:
+        raise node.fail("a chip is both returned and missing")
+    held = tuple(sorted(returned | missing))
+    stack = f["issued"].opt()
+    issued = chips.issued_to(entry) if stack is None else tuple(n.uid() for n in stack.array())
     return Reconciliation(
-        entry_id=f["entry_id"].text(), seat=_seat(f["seat"]), **lists,
-        issued_cents=chips.value(lists["issued"]), held_cents=chips.value(lists["held"]),
-        returned_cents=chips.value(lists["returned"]),
-        missing_cents=chips.value(lists["missing"]))
+        entry_id=entry, seat=_seat(f["seat"]), issued=issued, held=held,
+        returned=tuple(sorted(returned)), missing=tuple(sorted(missing)),
+        foreign=tuple(sorted(foreign)), issued_cents=chips.value(issued),
+        held_cents=chips.value(held), returned_cents=chips.value(returned),
+        missing_cents=chips.value(missing))
 
 
 def spots_state(spots: SpotBook) -> dict[str, Any]:
@@ -178,15 +180,21 @@ def load_spots(node: Node, spots: SpotBook) -> None:
         if len(parts) != 3:
             raise item.fail("must be [seat, spot, cents]")
         key = _seat(parts[0]), parts[1].choice(WAGERS)
-        if key in manual or key in uids:
-            raise item.fail(f"seat {key[0]} {key[1]} is keyed twice or also read")
+        if key in uids or (manual and key <= next(reversed(manual))):
+            raise item.fail(f"seat {key[0]} {key[1]} is keyed twice, out of order or also"
+                            " read")
         manual[key] = parts[2].number()
     reported: set[tuple[int, str, bytes]] = set()
+    last: tuple[int, str, bytes] | None = None
     for item in f["reported"].array():
         parts = item.array()
         if len(parts) != 3:
             raise item.fail("must be [seat, spot, uid]")
-        reported.add((_seat(parts[0]), parts[1].choice(WAGERS), parts[2].uid()))
+        seen = (_seat(parts[0]), parts[1].choice(WAGERS), parts[2].uid())
+        if last is not None and seen <= last:
+            raise item.fail("is listed twice or out of order")
+        reported.add(seen)
+        last = seen
     holders: dict[bytes, set[SpotKey]] = {}
     for key, found in uids.items():
         for uid in found:
@@ -309,15 +317,14 @@ def load_payout(node: Node) -> PayoutCheck | None:
 
 
 def _shuffle_state(shuffle: Shuffle) -> dict[str, Any]:
-    return {"hand_id": shuffle.hand_id, "cards": [str(c) for c in shuffle.cards],
-            "strays": [str(c) for c in shuffle.strays]}
+    return {"hand_id": shuffle.hand_id, "cards": cards_text(shuffle.cards),
+            "strays": cards_text(shuffle.strays)}
 
 
 def _load_shuffle(node: Node) -> Shuffle:
     f = node.obj("hand_id", "cards", "strays")
     return Shuffle(hand_id=f["hand_id"].text(),
-                   cards=tuple(n.card() for n in f["cards"].array(most=52)),
-                   strays=tuple(n.card() for n in f["strays"].array()))
+                   cards=f["cards"].cards(), strays=f["strays"].cards(most=1_000))
 
 
 def _finding_state(found: DeckFinding) -> dict[str, Any]:
@@ -411,8 +418,3 @@ def load_ledger(node: Node, stages: frozenset[str]) -> HandLedger:
     ledger._order = order
     return ledger
 
-
-def check_no_leftover(node: Node, name: str, value: object) -> None:
-    """Refuse a part that must be empty at a safe point."""
-    if value:
-        raise SnapshotError(f"{node.path}.{name}: must be empty at a safe point")

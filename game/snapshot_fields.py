@@ -17,15 +17,25 @@ from enum import Enum
 from fractions import Fraction
 from typing import Any, Final
 
-from game.cards import Card, parse_card
+from game.cards import DECK, Card
+from game.chips import ChipRegistry
 
-__all__ = ["Node", "SnapshotError", "config_digest", "plain", "uid_text"]
+__all__ = ["Node", "SnapshotError", "cards_text", "config_digest", "plain", "uid_text"]
 
 _MAX_UID_BYTES: Final = 32
+_CARDS: Final = {str(c): c for c in DECK}
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+_DIGESTS_KEPT: Final = 32
+_digests: dict[int, tuple[object, str]] = {}  # id -> (the object, kept alive; its digest)
 
 
 class SnapshotError(ValueError):
     """A snapshot that cannot be used; the message says which part and why."""
+
+
+def cards_text(cards: tuple[Card, ...]) -> str:
+    """Cards as the snapshot writes them: one text of two-character cards."""
+    return "".join(map(str, cards))
 
 
 def uid_text(uid: bytes) -> str:
@@ -141,16 +151,15 @@ class Node:
             raise self.fail("chip UIDs must be distinct and in order")
         return frozenset(found)
 
-    def card(self) -> Card:
-        """A card written as "Ah"."""
-        text = self.text()
+    def cards(self, *, most: int = 52) -> tuple[Card, ...]:
+        """Cards written as one text of two-character cards ("AhKd9c")."""
+        text = self.text(empty=True)
+        if len(text) % 2 or len(text) > 2 * most:
+            raise self.fail(f"must be at most {most} two-character cards, not {text!r}")
         try:
-            card = parse_card(text)
-        except ValueError:
-            raise self.fail(f"{text!r} is not a card") from None
-        if str(card) != text:
-            raise self.fail(f"{text!r} is not a card as the snapshot writes one")
-        return card
+            return tuple(_CARDS[text[i:i + 2]] for i in range(0, len(text), 2))
+        except KeyError as exc:
+            raise self.fail(f"{exc.args[0]!r} is not a card") from None
 
     def moment(self) -> datetime:
         """A time written by `datetime.isoformat`."""
@@ -174,6 +183,13 @@ class Node:
 
 def plain(value: Any) -> Any:
     """A deep copy of plain JSON data; TypeError names anything else."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict and all(type(k) is str for k in value):
+        return {k: plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
@@ -207,9 +223,17 @@ def _kind(value: Any) -> str:
 def config_digest(value: object) -> str:
     """SHA-256 of a canonical form of a configuration object (dataclasses, mappings, sets,
     enums, chips, registries...); a field named ``source`` (where it was read from) or not
-    compared is left out, so moving a file changes nothing."""
+    compared is left out, so moving a file changes nothing. The configuration is immutable,
+    so the digest of the same object is computed once (the last few are kept)."""
+    cached = _digests.get(id(value))
+    if cached is not None and cached[0] is value:
+        return cached[1]
     text = json.dumps(_canon(value), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    if len(_digests) >= _DIGESTS_KEPT:
+        _digests.pop(next(iter(_digests)))
+    _digests[id(value)] = (value, digest)
+    return digest
 
 
 def _canon(value: object) -> Any:
@@ -244,8 +268,8 @@ def _canon(value: object) -> Any:
         return ["set", sorted((_canon(v) for v in value), key=json.dumps)]
     if isinstance(value, list | tuple):
         return [_canon(v) for v in value]
-    chips = getattr(value, "chip_set", None)
-    if chips is not None and isinstance(value, Iterable):  # a chip registry
-        return ["registry", chips, bool(getattr(value, "require_issued", False)),
-                [_canon(c) for c in value]]
+    if isinstance(value, ChipRegistry):
+        return ["registry", value.chip_set, value.require_issued,
+                [f"{c.uid.hex()} {c.value_cents} {c.chip_set!r} {c.issued_to!r}"
+                 for c in value]]
     raise TypeError(f"cannot fingerprint a {type(value).__name__}")

@@ -64,7 +64,7 @@ from game.snapshot_codecs import (
     spots_state,
     staff_state,
 )
-from game.snapshot_fields import Node, SnapshotError, config_digest
+from game.snapshot_fields import Node, SnapshotError, config_digest, plain
 from game.table import EntryEnded, TableSession
 from game.table_messages import ScoreRecorded
 from game.table_rules import RECENT_HANDS, TableCore
@@ -121,7 +121,7 @@ def take_snapshot(core: TableCore) -> dict[str, Any]:
         "unacknowledged": [s.encode() for s in core.unacknowledged.values()],
         "proofs": [seat_proof_state(p) for p in core.proofs.values()],
         "disputed": [[e, note] for e, note in core.disputed.items()],
-        "recent": _copy([dict(r) for r in core.recent]),
+        "recent": plain(list(core.recent)),
         "device_faults": [[role, why] for role, why in core.device_faults.items()],
         "last_hand_at": [[e, at] for e, at in core.last_hand_at.items()],
         "commands_seen": _commands_state(core._commands_seen),
@@ -140,11 +140,11 @@ def restore_snapshot(core: TableCore, state: Mapping[str, Any]) -> None:
     if core.inputs_applied or core.session is not None:
         raise SnapshotError("a snapshot is loaded into a freshly constructed table core")
     top = Node(state)
-    if isinstance(state, Mapping) and "version" in state:
-        version = top.obj(*_FIELDS)["version"]
-        if version.value != SNAPSHOT_VERSION:
-            raise version.fail(f"snapshot version {version.value!r}; this table reads version"
-                               f" {SNAPSHOT_VERSION}")
+    if isinstance(state, Mapping) and "version" in state:  # first: another version's fields
+        version = state["version"]  # differ
+        if type(version) is not int or version != SNAPSHOT_VERSION:
+            raise SnapshotError(f"snapshot.version: snapshot version {version!r}; this table"
+                                f" reads version {SNAPSHOT_VERSION}")
     f = top.obj(*_FIELDS)
     _check_config(f["config"], core)
     scratch = _scratch(core)
@@ -153,10 +153,6 @@ def restore_snapshot(core: TableCore, state: Mapping[str, Any]) -> None:
 
 
 # ---- the parts the core holds itself ------------------------------------------------------
-
-
-def _copy(value: Any) -> Any:
-    return Node(value, "recent").data()
 
 
 def _heat_state(core: TableCore) -> dict[str, Any] | None:
@@ -262,8 +258,8 @@ def _load_commands(node: Node) -> set[tuple[str, int]]:
     seen: set[tuple[str, int]] = set()
     for signer, seqs in node.items():
         numbers = [n.number() for n in seqs.array()]
-        if numbers != sorted(set(numbers)):
-            raise seqs.fail("command seqs must be distinct and in order")
+        if not numbers or numbers != sorted(set(numbers)):
+            raise seqs.fail("command seqs must be one or more, distinct and in order")
         seen.update((signer, n) for n in numbers)
     return seen
 

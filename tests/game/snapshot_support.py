@@ -30,10 +30,11 @@ def as_json(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_snapshots(make: Callable[[], TableCore], inputs: Inputs, *,
-                    every: int = 1) -> int:
+                    every: int = 1, round_trip: int = 1) -> int:
     """Run ``inputs`` on a fresh core; at every ``every``-th safe point restore a fresh core
     from the snapshot and check it snapshots the same, answers the rest of the inputs the
-    same and ends the same. Returns how many safe points were checked."""
+    same and ends the same (at every ``round_trip``-th only that it snapshots the same).
+    Returns how many safe points were followed to the end."""
     original = make()
     answers: list[tuple[Any, ...]] = []
     points: list[tuple[int, dict[str, Any]]] = []
@@ -42,6 +43,11 @@ def check_snapshots(make: Callable[[], TableCore], inputs: Inputs, *,
         if is_safe_point(original):
             if safe % every == 0:
                 points.append((index, as_json(take_snapshot(original))))
+            elif safe % round_trip == 0:
+                state = as_json(take_snapshot(original))
+                restored = make()
+                restore_snapshot(restored, state)
+                assert take_snapshot(restored) == state, f"snapshot before input {index}"
             safe += 1
         answers.append(answer(original.apply(given, at)))
     final = take_snapshot(original) if is_safe_point(original) else None
