@@ -44,7 +44,7 @@ from wire.signing import load_private_key
 
 __all__ = ["CACHE", "VERSION", "Built", "build_journal", "table_config"]
 
-VERSION: Final = f"v2-snapshot{SNAPSHOT_VERSION}"  # a new one when the inputs or format change
+VERSION: Final = f"v3-snapshot{SNAPSHOT_VERSION}"  # a new one when the inputs or format change
 # The cache (SHOWDOWN_BENCH_STARTUP_CACHE moves it: the smoke test uses its own).
 CACHE: Final = Path(os.environ.get("SHOWDOWN_BENCH_STARTUP_CACHE",
                                    "/tmp/showdown-bench-startup")) / VERSION  # noqa: S108
