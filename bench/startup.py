@@ -31,6 +31,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from support.latency_service import NotifySocket
@@ -64,8 +65,8 @@ async def _spawn(config: Path, notify: NotifySocket, log: Path, *, whole_file: b
         deadline = time.monotonic() + _GUARD_S
         while whole_file and time.monotonic() < deadline and result.whole_file_s is None:
             await asyncio.sleep(0.2)
-            _read_log(log, result, ready)
-        _read_log(log, result, ready)
+            _read_log(log, result)
+        _read_log(log, result)
     finally:
         process.send_signal(signal.SIGTERM)
         try:
@@ -76,7 +77,7 @@ async def _spawn(config: Path, notify: NotifySocket, log: Path, *, whole_file: b
     return result
 
 
-def _read_log(log: Path, result: Start, ready_ns: int) -> None:
+def _read_log(log: Path, result: Start) -> None:
     """The figures of the last start in its JSON log (replayed records, check, whole file)."""
     lines = log.read_text(errors="replace").splitlines()
     last: list[dict[str, object]] = []
@@ -99,22 +100,18 @@ def _read_log(log: Path, result: Start, ready_ns: int) -> None:
             ready_entry = next((e for e in last if e.get("event") == "ready"), None)
             if ready_entry is not None:
                 result.whole_file_s = _seconds(stamp) - _seconds(str(ready_entry["timestamp"]))
-    del ready_ns
 
 
 def _seconds(stamp: str) -> float:
-    from datetime import datetime  # noqa: PLC0415
-
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-async def _baseline(notify_dir: Path, code: str) -> float:
+async def _baseline(code: str) -> float:
     """Spawn -> exit of `python -c code` (the interpreter, or the daemon's imports)."""
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(sys.executable, "-c", code, cwd=REPO,
                                                    env={**os.environ, "PYTHONPATH": str(REPO)})
     await process.wait()
-    del notify_dir
     return time.perf_counter() - started
 
 
@@ -146,8 +143,8 @@ async def _one_size(built: Built, scratch: Path) -> dict[str, Start]:
 async def main_async(sizes: list[int], scratch: Path) -> int:
     """Build (or reuse) the journals, time the starts, print the table."""
     builts = [build_journal(n) for n in sizes]
-    python_s = await _baseline(scratch, "pass")
-    imports_s = await _baseline(scratch, "import controller.app, controller.wiring")
+    python_s = await _baseline("pass")
+    imports_s = await _baseline("import controller.app, controller.wiring")
     rows = []
     for built in builts:
         rows.append((built, await _one_size(built, scratch)))
