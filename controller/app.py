@@ -2,8 +2,11 @@
 device pumps, run in one named TaskGroup. Which devices (real, simulated, manual) is decided
 by the composition root, controller.wiring, and handed in as a `DeviceSource`.
 
-Start-up order (regulators' R3): verify the journal, replay it, self-test; only then connect
-devices and the broker and tell systemd READY=1. A damaged journal puts the table in the error
+Start-up order (regulators' R3): verify the journal (after its signed verified head), load
+the newest usable checkpoint and replay what follows it (controller/startup.py), self-test;
+only then connect devices and the broker and tell systemd READY=1; SQLite's whole-file check
+follows in the background, and checkpoints are written at safe points
+(controller/checkpointing.py). A damaged journal puts the table in the error
 state: it publishes only its availability and the error, answers recall and status, and never
 clears itself (`showdown journal clear-faults` / `replace`, docs/journal.md).
 """
@@ -21,13 +24,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from controller.checkpointing import Checkpointer
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
-from controller.journal import Journal, JournalUnreadable, is_own_kind
+from controller.journal import Journal
+from controller.journal.verified_head import whole_file_problems
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
+from controller.startup import start_journal
 from controller.table_service import Applied, TableService
 from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus
@@ -48,7 +54,7 @@ from wire.messages import (
     ScoreVoided,
 )
 from wire.mqtt import MqttSettings
-from wire.signing import KeyRing, load_configured_key
+from wire.signing import KeyRing, Signer, load_configured_key
 
 if TYPE_CHECKING:  # amqtt is imported only by a table that runs its own broker
     from controller.embedded_broker import EmbeddedBroker
@@ -109,6 +115,10 @@ class TableDaemon:
         self._log = _log.bind(table=config.table)
         self._last_work = 0.0
         self._figures: tuple[tuple[int, int, int], Mapping[str, int]] | None = None
+        self._signer: Signer | None = None
+        self.shoe_reads: dict[str, tuple[int, int]] = {}  # device -> last (session, index)
+        self.startup_timings: dict[str, float] = {}
+        self.checkpointer: Checkpointer | None = None
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -128,27 +138,46 @@ class TableDaemon:
         return service, registry
 
     def _open_journal(self, service: TableService) -> Journal | None:
-        try:
-            journal = Journal.open(self.config.journal, clock=self.clock)
-        except JournalUnreadable as exc:
-            # A journal SQLite cannot read: the error state, never a crash (R3/R4).
-            self.faults = [f"journal_unreadable: {exc}"]
-            self._log.error("journal unreadable; entering the error state", error=str(exc))
-            return None
-        problems = journal.verify()
-        open_faults = journal.open_faults()
-        if problems and not open_faults:
-            journal.record_fault("journal_integrity",
-                                 "; ".join(f"{p.code} at {p.seq}: {p.detail}" for p in problems))
-        self.faults = [f"{f.kind}: {f.detail}" for f in journal.open_faults()]
-        if not self.faults:
-            replayed = 0
-            for record in journal.records():
-                if not is_own_kind(record.kind):
-                    service.apply(record.kind, record.payload, record.wall)
-                    replayed += 1
-            self._log.info("journal replayed", records=replayed, last_seq=journal.last_seq())
-        return journal
+        """Open, check and load the journal (controller/startup.py); sets the service the
+        state is in (a checkpoint's restores into a fresh one), the faults, the shoe reads."""
+        settings = self.config.journal_settings
+        started = start_journal(
+            self.config.journal, service=service, fresh=lambda: self._load()[0],
+            signer=self._table_signer(), checkpoints=settings.checkpoints, log=self._log,
+            clock=self.clock, rotate=settings.rotate,
+            tournament_sha256=_file_digest(self.config.tournament)
+            if self.config.tournament else "")
+        self.faults = started.faults
+        self.service = started.service
+        self.shoe_reads = started.shoe_reads
+        self.startup_timings = started.timings
+        return started.journal
+
+    def _table_signer(self) -> Signer:
+        if self._signer is None:
+            cfg = self.config
+            self._signer = load_configured_key(cfg.table_key, source=cfg.source,
+                                               key="keys.table_key")
+        return self._signer
+
+    async def quiesced(self, work: Callable[[], _T]) -> _T:
+        """Run ``work`` in a worker thread between inputs: no input is applied meanwhile."""
+        async with self._lock:
+            return await asyncio.to_thread(work)
+
+    async def _check_whole_file(self, journal: Journal) -> None:
+        """After READY: SQLite's own page-by-page check, which start-up leaves out; damage
+        found is the error state, as at start-up."""
+        problems = await asyncio.to_thread(whole_file_problems, journal)
+        if not problems:
+            self._log.info("journal whole-file check passed")
+            return
+        detail = "; ".join(f"{p.code}: {p.detail}" for p in problems)
+        self.faults.append(f"journal_integrity: {detail}")
+        self._log.error("journal whole-file check failed; entering the error state",
+                        problems=len(problems))
+        with contextlib.suppress(Exception):
+            await self.quiesced(lambda: journal.record_fault("journal_integrity", detail))
 
     # ---- the one way in --------------------------------------------------------------
 
@@ -301,7 +330,7 @@ class TableDaemon:
         confirm = getattr(shoe, "confirm", None)
         # device -> (session, read_index) of the last shoe read journaled: a read the shoe
         # delivers again after a restart (journaled, but the ACK never left) is not applied twice.
-        last_read = await asyncio.to_thread(_last_shoe_reads, self.journal)
+        last_read = dict(self.shoe_reads)
         async for reading in shoe:
             if isinstance(reading, CardReading):
                 last = last_read.get(reading.device)
@@ -399,13 +428,12 @@ class TableDaemon:
         """Run until `stop` is set; returns the process exit code."""
         cfg = self.config
         service, registry = self._load()
-        signer = load_configured_key(cfg.table_key, source=cfg.source, key="keys.table_key")
+        signer = self._table_signer()
         keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)
             if journal is not None:
                 stack.callback(journal.close)
-            self.service = service
             self.gate = ConsoleGate(
                 config=cfg.console, core=lambda: self.service.core if self.service else None,
                 ingest=self.ingest, now=lambda: self.clock().wall,
@@ -426,6 +454,13 @@ class TableDaemon:
             await stack.enter_async_context(LocalApi(cfg.api.socket, self.on_console))
             async with asyncio.TaskGroup() as tg:
                 tasks = [tg.create_task(self._watchdog(), name=f"table[{cfg.table}].watchdog")]
+                if journal is not None and not self.faults \
+                        and cfg.journal_settings.checkpoints:
+                    self.checkpointer = Checkpointer(
+                        self, journal=journal, signer=signer, log=self._log,
+                        every=cfg.journal_settings.checkpoint_every, shoe_reads=self.shoe_reads)
+                    tasks.append(tg.create_task(self.checkpointer.run(),
+                                                name=f"table[{cfg.table}].checkpoints"))
                 if not self.faults:
                     self.devices = self.device_source.open(stack, registry)
                     await stack.enter_async_context(self.devices.shoe)
@@ -448,6 +483,10 @@ class TableDaemon:
                 self.ready.set()
                 self._log.info("ready", state="error" if self.faults else "running",
                                api=str(cfg.api.socket))
+                if journal is not None and not self.faults \
+                        and cfg.journal_settings.checkpoints:
+                    tasks.append(tg.create_task(self._check_whole_file(journal),
+                                                name=f"table[{cfg.table}].whole_file_check"))
                 if extra is not None and not self.faults:
                     tasks.append(tg.create_task(extra(self),
                                                 name=f"table[{cfg.table}].virtual_table"))
@@ -465,20 +504,6 @@ class TableDaemon:
         return {"state": "error" if self.faults else "online", "faults": list(self.faults),
                 "inputs": self.service.inputs_applied if self.service else 0,
                 "alerts": self.service.alerts_raised if self.service else 0}
-
-
-def _last_shoe_reads(journal: Journal) -> dict[str, tuple[int, int]]:
-    """device -> (session, read_index) of the last shoe read each device has in the journal
-    (card records that carry a session; manual cards and older records have none)."""
-    last: dict[str, tuple[int, int]] = {}
-    for record in journal.records():
-        p = record.payload
-        if record.kind != "card":
-            continue
-        device, session, index = p.get("device"), p.get("session"), p.get("read_index")
-        if isinstance(device, str) and isinstance(session, int) and isinstance(index, int):
-            last[device] = (session, index)
-    return last
 
 
 class _NoOutbox:

@@ -17,8 +17,8 @@ from game.errors import ConfigError
 from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
 
-__all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "MqttConfig", "SimConfig",
-           "TableConfig", "read_table_config"]
+__all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "JournalConfig", "MqttConfig",
+           "SimConfig", "TableConfig", "read_table_config"]
 
 T = TypeVar("T")
 DeviceKind = Literal["hardware", "sim", "manual"]
@@ -62,6 +62,15 @@ class MqttConfig:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class JournalConfig:
+    """[journal]: checkpoints and rotation of the journal file (docs/journal.md)."""
+
+    checkpoints: bool = True  # off: every start verifies and replays the whole journal
+    checkpoint_every: int = 500  # inputs between checkpoints (at the next safe point)
+    rotate: Literal["month", "tournament", "never"] = "month"  # a new file at start-up
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ApiConfig:
     """The local API socket for the dealer's console."""
 
@@ -100,6 +109,7 @@ class TableConfig:
     mqtt: MqttConfig
     api: ApiConfig
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
+    journal_settings: JournalConfig = field(default_factory=JournalConfig)
     sim: SimConfig | None = None
     id_reader: IdReaderConfig = field(default_factory=IdReaderConfig)
     deal: Mapping[str, Any] = field(default_factory=dict)
@@ -198,7 +208,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
     top = set(data) - {"table", "files", "shoe", "rfid", "id_reader", "mqtt", "keys", "api",
-                       "sim", "deal", "log", "console"}
+                       "sim", "deal", "log", "console", "journal"}
     if top:
         raise ConfigError(source, sorted(top)[0], "unknown section")
     t = r.section("table", {"venue", "id", "journal"})
@@ -214,6 +224,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     s = r.section("sim", {"seed", "virtual_dealer", "players", "stage", "heats", "hand_pause"},
                   required=False)
     lg = r.section("log", {"format", "level"}, required=False)
+    jn = r.section("journal", {"checkpoints", "checkpoint_every", "rotate"}, required=False)
     dev = {"kind", "url", "baudrate", "vid", "pid", "stall_seconds"}
     shoe, rfid = _device(r, "shoe", r.section("shoe", dev)), _device(r, "rfid",
                                                                      r.section("rfid", dev))
@@ -269,6 +280,15 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         ),
         api=ApiConfig(socket=r.path("api", a, "socket")),  # type: ignore[arg-type]
         console=parse_console(data.get("console"), source=source, base=base),
+        journal_settings=JournalConfig(
+            checkpoints=r.get("journal", jn, "checkpoints", bool, True),
+            checkpoint_every=r.get("journal", jn, "checkpoint_every", int, 500,
+                                   check=lambda v: None if 1 <= v <= 1_000_000
+                                   else "must be 1..1000000"),
+            rotate=r.get("journal", jn, "rotate", str, "month",  # type: ignore[arg-type]
+                         check=lambda v: None if v in ("month", "tournament", "never")
+                         else "must be month, tournament or never"),
+        ),
         sim=sim,
         id_reader=id_reader,
         deal=deal,

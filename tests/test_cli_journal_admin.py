@@ -65,6 +65,7 @@ def test_verify_intact(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         f"journal {path}",
         # the creation record, 3 inputs and the fault; 6 messages, 1-4 delivered
         "  5 records, 6 messages (2 not yet delivered), last message seq 6",
+        "verification: full: every record and message, and SQLite's whole-file check",
         "integrity: OK",
         "open faults: 1 (the table stays in its error state)",
         "  fault 5 at 2026-01-01T12:00:00.008000+00:00: integrity: seen at start",

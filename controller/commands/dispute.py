@@ -25,6 +25,7 @@ from controller.cli import CommandError
 from controller.commands.dispute_context import build_context
 from controller.commands.dispute_replay import add_parser as add_replay
 from controller.journal import Journal, JournalError, JournalRecord, StoredMessage
+from controller.journal.rotation import journal_files
 from wire.dispute_bundle import Selector, build, check, select
 from wire.envelope import EnvelopeError, envelope_for
 from wire.signing import KeyRing, SigningError, load_private_key, parse_public_key
@@ -94,24 +95,27 @@ def run_export(args: argparse.Namespace) -> int:
         signer = load_private_key(args.key)
     except SigningError as e:
         raise CommandError(f"--key: {e}") from e
-    try:
-        with Journal.open(args.journal, read_only=True) as journal:
-            records = list(journal.records())
-            stored = journal.messages(1)
-            problems = journal.verify()
+    try:  # the journal, then the files it continues after a rotation (newest first)
+        for path in journal_files(args.journal):
+            with Journal.open(path, read_only=True) as journal:
+                records = list(journal.records())
+                stored = journal.messages(1)
+                problems = journal.verify()
+            plain, outbox = [_record(r) for r in records], [_message(m) for m in stored]
+            selection = select(selector, ident, plain, outbox)
+            if selection.hand_ids:
+                break
     except JournalError as e:
         raise CommandError(f"--journal: {e}") from e
-    by_seq = {m.seq: m for m in stored}
-    plain, outbox = [_record(r) for r in records], [_message(m) for m in stored]
-    selection = select(selector, ident, plain, outbox)
     if not selection.hand_ids:
         raise CommandError(f"--{selector}: no hand of {selector} {ident!r} in {args.journal}")
+    by_seq = {m.seq: m for m in stored}
     try:
         envelopes = [envelope_for(by_seq[int(m["seq"])], venue=args.venue, table=signer.key_id,
                                   signer=signer).encode() for m in selection.messages]
     except (EnvelopeError, ValueError) as e:
         raise CommandError(f"--venue/--key: cannot rebuild the envelopes: {e}") from e
-    chain = {"path": str(args.journal), "records": len(records),
+    chain = {"path": str(path), "records": len(records),
              "head_record_seq": records[-1].seq if records else 0,
              "head_checksum": records[-1].checksum if records else None,
              "last_message_seq": stored[-1].seq if stored else 0,

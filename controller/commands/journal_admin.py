@@ -1,9 +1,13 @@
 """`showdown journal`: the technician's tools for a table's journal (R3-R5, docs/journal.md).
 
 - ``verify``: check every checksum, the chains, the head and SQLite's own structure; list the
-  open faults. Read-only. Exit 0 when intact, 1 when problems were found.
+  open faults. Read-only. Exit 0 when intact, 1 when problems were found. ``--full`` (the
+  default) checks everything; ``--table-key`` only what follows the newest verified head
+  that key signed, as the daemon's start-up does.
 - ``clear-faults``: the explicit, logged operator command that ends the error state: clears
   the open faults and appends a record of who and why. Refused on a damaged journal.
+- ``rotate``: start a new journal file that continues this one (controller/commands/
+  journal_rotate.py).
 - ``replace``: retire a damaged journal (renamed and kept, never deleted) and start a new one
   that continues the table's message seq; the new journal's first record says what was
   replaced, why and by whom.
@@ -19,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli import CommandError
+from controller.commands.journal_rotate import register_rotate
 from controller.journal import (
     Fault,
     IntegrityProblem,
@@ -27,6 +32,8 @@ from controller.journal import (
     replace_journal,
     verify_file,
 )
+from controller.journal.verified_head import verify
+from wire.signing import PublicKey, SigningError, load_private_key
 
 __all__ = ["EXIT_PROBLEMS", "register", "run_clear_faults", "run_replace", "run_verify"]
 
@@ -44,9 +51,18 @@ def register(sub: Any) -> None:
 
     v = actions.add_parser("verify", help="check the journal's integrity (read-only)",
                            description="Check every checksum and chain; list open faults. "
+                                       "With --table-key, only what follows the newest "
+                                       "verified head that key signed. "
                                        "Exit 0 when intact, 1 when problems were found.")
     _journal_arg(v)
     v.add_argument("--json", action="store_true", help="print JSON instead of text")
+    scope = v.add_mutually_exclusive_group()
+    scope.add_argument("--full", action="store_true",
+                       help="verify everything: every record and message and SQLite's "
+                            "whole-file check (the default without --table-key)")
+    scope.add_argument("--table-key", type=Path, metavar="FILE",
+                       help="the table's key file: verify only after the newest verified "
+                            "head it signed (what the daemon's start-up checks)")
     v.set_defaults(handler=run_verify)
 
     c = actions.add_parser("clear-faults", help="clear the open faults (logged: who and why)",
@@ -70,6 +86,7 @@ def register(sub: Any) -> None:
                    help="the last message seq the table used (from the leaderboard), "
                         "needed when the damaged file cannot be read")
     r.set_defaults(handler=run_replace)
+    register_rotate(actions)
 
 
 def _journal_arg(p: argparse.ArgumentParser) -> None:
@@ -88,8 +105,14 @@ def _seq(text: str) -> int:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    """Verify the journal; print the summary, the problems and the open faults."""
-    problems = verify_file(args.journal)
+    """Verify the journal; print the summary, what was checked, the problems and the faults."""
+    key = None
+    if args.table_key is not None:
+        try:
+            key = load_private_key(args.table_key).public_key
+        except SigningError as e:
+            raise CommandError(str(e)) from e
+    problems, scope = _verified(args.journal, key)
     summary: dict[str, Any] | None = None
     faults: list[Fault] = []
     notes: list[str] = []
@@ -103,6 +126,7 @@ def run_verify(args: argparse.Namespace) -> int:
         print(json.dumps({
             "journal": str(args.journal),
             "intact": not problems,
+            "verification": scope,
             "problems": [_problem_json(p) for p in problems],
             "summary": summary,
             "open_faults": [{"seq": f.seq, "kind": f.kind, "detail": f.detail,
@@ -117,6 +141,7 @@ def run_verify(args: argparse.Namespace) -> int:
                   f"{summary['last_seq']}")
         for note in notes:
             print(f"  {note}")
+        print(f"verification: {scope}")
         if problems:
             print(f"integrity: {len(problems)} PROBLEM(S)")
             for problem in problems:
@@ -130,6 +155,17 @@ def run_verify(args: argparse.Namespace) -> int:
         else:
             print("open faults: none")
     return EXIT_PROBLEMS if problems else 0
+
+
+def _verified(path: Path, key: PublicKey | None) -> tuple[list[IntegrityProblem], str]:
+    """The problems and what was checked: everything, or after the newest signed head."""
+    try:
+        journal = Journal.open(path, read_only=True)
+    except JournalError:
+        return verify_file(path), "full"
+    with journal:
+        check = verify(journal, key, full=key is None)
+    return check.problems, check.describe()
 
 
 def _problem_json(p: IntegrityProblem) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from controller.journal import (
     JournalError,
     canonical_json,
 )
+from controller.journal.rotation import journal_files
 from game.money import format_rand
 from wire.messages import HandSettled, HandVoided
 
@@ -160,12 +161,7 @@ def recall(path: Path, last: int | None, selection: Selection | None = None, *,
         raise CommandError(str(e)) from e
     with journal:
         try:
-            if selection.given():
-                found = journal.latest_messages(HAND_TYPES, None, selection.needle())
-                hands = [h for h in found if selection.keeps(h)]
-                hands = hands[-last:] if last is not None else hands
-            else:
-                hands = journal.latest_messages(HAND_TYPES, last or DEFAULT_LAST)
+            hands = _hands(journal, last, selection)
         except JournalError as e:
             raise CommandError(str(e)) from e
         faults: list[Fault] = []
@@ -176,6 +172,24 @@ def recall(path: Path, last: int | None, selection: Selection | None = None, *,
             fault_error = str(e)
         problems = journal.verify() if check else None
     return Recall(hands=hands, faults=faults, fault_error=fault_error, problems=problems)
+
+
+def _hands(journal: Journal, last: int | None, selection: Selection) -> list[CheckedMessage]:
+    """The selected hands, oldest first, from this journal and, when it does not hold enough
+    of them, from the files it continues (docs/journal.md, Rotation)."""
+    wanted = last if last is not None or selection.given() else DEFAULT_LAST
+    hands: list[CheckedMessage] = []
+    for path in journal_files(journal.path):
+        with Journal.open(path, read_only=True) as part:
+            if selection.given():
+                found = [h for h in part.latest_messages(HAND_TYPES, None, selection.needle())
+                         if selection.keeps(h)]
+            else:
+                found = part.latest_messages(HAND_TYPES, wanted - len(hands) if wanted else None)
+        hands = found + hands
+        if wanted is not None and len(hands) >= wanted:
+            return hands[-wanted:]
+    return hands
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,10 +19,22 @@ from controller.journal.records import (
     FAULTS_CLEARED_KIND,
     IntegrityProblem,
     JournalError,
+    ProblemArea,
 )
 from controller.journal.rows import json_object
 
-__all__ = ["check_connection"]
+__all__ = ["ChainHeads", "check_connection"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChainHeads:
+    """Where a check begins: the last journal record and outbox message already verified
+    (their seqs and checksums). The rows up to them are not read again."""
+
+    journal_seq: int
+    journal_checksum: str
+    outbox_seq: int
+    outbox_checksum: str
 
 
 @dataclass(slots=True)
@@ -40,21 +52,49 @@ class _ChainState:
         self.problems.append(IntegrityProblem(area=self.area, code=code, detail=detail, seq=seq))
 
 
-def check_connection(conn: Connection) -> list[IntegrityProblem]:
-    """Every problem in the journal open on `conn` (one read transaction); [] when intact."""
-    problems = _check_sqlite(conn)
-    journal, genesis_base, cleared = _check_journal_chain(conn)
+def check_connection(conn: Connection, start: ChainHeads | None = None, *,
+                     whole_file: bool = True) -> list[IntegrityProblem]:
+    """Every problem in the journal open on `conn` (one read transaction); [] when intact.
+
+    With `start`, both chains are checked only after it (the rows it names must still hold
+    its checksums); `whole_file=False` skips SQLite's own check, which reads every page.
+    """
+    problems = _check_sqlite(conn, whole_file=whole_file)
+    if start is not None:
+        problems += _check_start(conn, start)
+    journal, genesis_base, cleared = _check_journal_chain(conn, start)
     problems += journal.problems
-    outbox = _check_outbox_chain(conn, genesis_base)
+    outbox = _check_outbox_chain(conn, genesis_base, start)
     problems += outbox.problems
-    problems += _check_links(conn)
+    problems += _check_links(conn, start.outbox_seq if start else 0)
     problems += _check_head(conn, journal, outbox, genesis_base or 0)
     problems += _check_cleared(conn, cleared)
     return problems
 
 
-def _raw_rows(conn: Connection, sql: str) -> Iterator[Mapping[str, Any]]:
-    result = conn.exec_driver_sql(sql)
+def _check_start(conn: Connection, start: ChainHeads) -> list[IntegrityProblem]:
+    """The rows a verified head names still hold the checksums it names."""
+    problems: list[IntegrityProblem] = []
+    checks: tuple[tuple[ProblemArea, str, int, str], ...] = (
+            ("journal", "SELECT checksum FROM journal WHERE seq = ?", start.journal_seq,
+             start.journal_checksum),
+            ("outbox", "SELECT checksum FROM outbox WHERE seq = ?", start.outbox_seq,
+             start.outbox_checksum))
+    for area, sql, seq, checksum in checks:
+        if area == "outbox" and checksum == GENESIS:
+            continue  # no message yet when it was verified
+        stored = conn.exec_driver_sql(sql, (seq,)).scalar()
+        if stored != checksum:
+            problems.append(IntegrityProblem(
+                area=area, code="verified_changed", seq=seq,
+                detail="the row the signed verified head names was removed or changed "
+                       "after it was verified"))
+    return problems
+
+
+def _raw_rows(conn: Connection, sql: str, params: tuple[Any, ...] = ()
+              ) -> Iterator[Mapping[str, Any]]:
+    result = conn.exec_driver_sql(sql, params)
     keys = list(result.keys())
     for values in result:
         yield dict(zip(keys, tuple(values), strict=True))
@@ -65,12 +105,15 @@ def _printable(value: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _check_sqlite(conn: Connection) -> list[IntegrityProblem]:
-    problems: list[IntegrityProblem] = []
-    for (line,) in conn.exec_driver_sql("PRAGMA integrity_check"):
-        if line != "ok":
-            problems.append(IntegrityProblem(area="database", code="sqlite_integrity",
-                                             detail=f"SQLite integrity check: {line}"))
+def sqlite_problems(conn: Connection) -> list[IntegrityProblem]:
+    """SQLite's own whole-file check (every page and index), as problems."""
+    return [IntegrityProblem(area="database", code="sqlite_integrity",
+                             detail=f"SQLite integrity check: {line}")
+            for (line,) in conn.exec_driver_sql("PRAGMA integrity_check") if line != "ok"]
+
+
+def _check_sqlite(conn: Connection, *, whole_file: bool) -> list[IntegrityProblem]:
+    problems = sqlite_problems(conn) if whole_file else []
     app_id = conn.exec_driver_sql("PRAGMA application_id").scalar()
     if app_id != APPLICATION_ID:
         problems.append(IntegrityProblem(area="database", code="not_a_journal",
@@ -111,13 +154,20 @@ def _chain_step(state: _ChainState, row: Mapping[str, Any], computed: str) -> No
     state.rows += 1
 
 
-def _check_journal_chain(conn: Connection,
+def _check_journal_chain(conn: Connection, start: ChainHeads | None,
                          ) -> tuple[_ChainState, int | None, list[tuple[int, Any]]]:
     """The journal chain; also returns the genesis outbox base and the fault-clearing payloads."""
     state = _ChainState(area="journal", expected_seq=1)
     genesis_base: int | None = None
     cleared: list[tuple[int, Any]] = []
-    for row in _raw_rows(conn, "SELECT * FROM journal ORDER BY seq"):
+    after = 0
+    if start is not None:
+        after = start.journal_seq
+        state.expected_seq, state.prev_checksum = after + 1, start.journal_checksum
+        state.last_seq, state.rows = after, 1
+        genesis_base = _genesis_base(conn)
+    for row in _raw_rows(conn, "SELECT * FROM journal WHERE seq > ? ORDER BY seq",
+                         (after,)):
         _chain_step(state, row, record_row_checksum(row, row["prev_checksum"]))
         seq = row["seq"]
         try:
@@ -144,10 +194,28 @@ def _check_journal_chain(conn: Connection,
     return state, genesis_base, cleared
 
 
-def _check_outbox_chain(conn: Connection, base: int | None) -> _ChainState:
+def _genesis_base(conn: Connection) -> int | None:
+    """The outbox seq base the creation record (seq 1) names, read on its own."""
+    text = conn.exec_driver_sql("SELECT payload FROM journal WHERE seq = 1").scalar()
+    try:
+        base = json_object(str(text), "payload").get("outbox_seq_base")
+    except JournalError:
+        return None
+    return base if isinstance(base, int) and not isinstance(base, bool) else None
+
+
+def _check_outbox_chain(conn: Connection, base: int | None,
+                        start: ChainHeads | None) -> _ChainState:
     state = _ChainState(area="outbox", expected_seq=(base or 0) + 1)
-    last_record = 0
-    for row in _raw_rows(conn, "SELECT * FROM outbox ORDER BY seq"):
+    last_record, after = 0, 0
+    if start is not None and start.outbox_checksum != GENESIS:
+        after = start.outbox_seq
+        state.expected_seq, state.prev_checksum = after + 1, start.outbox_checksum
+        state.last_seq, state.rows = after, 1
+        last_record = int(conn.exec_driver_sql("SELECT record_seq FROM outbox WHERE seq = ?",
+                                               (after,)).scalar() or 0)
+    for row in _raw_rows(conn, "SELECT * FROM outbox WHERE seq > ? ORDER BY seq",
+                         (after,)):
         _chain_step(state, row, outbox_row_checksum(row, row["prev_checksum"]))
         seq = row["seq"]
         try:
@@ -163,13 +231,14 @@ def _check_outbox_chain(conn: Connection, base: int | None) -> _ChainState:
     return state
 
 
-def _check_links(conn: Connection) -> list[IntegrityProblem]:
+def _check_links(conn: Connection, after: int) -> list[IntegrityProblem]:
     return [
         IntegrityProblem(area="outbox", code="orphan", seq=int(seq),
                          detail=f"caused by journal seq {_printable(rseq)}, which is missing")
         for seq, rseq in conn.exec_driver_sql(
             "SELECT o.seq, o.record_seq FROM outbox o LEFT JOIN journal j "
-            "ON j.seq = o.record_seq WHERE j.seq IS NULL ORDER BY o.seq")
+            "ON j.seq = o.record_seq WHERE j.seq IS NULL AND o.seq > ? ORDER BY o.seq",
+            (after,))
     ]
 
 

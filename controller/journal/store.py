@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection, Engine
 from controller.clock import ClockReading, ClockSource, system_clock
 from controller.journal import rows, sqlite
 from controller.journal.checksums import GENESIS, canonical_json, record_checksum
-from controller.journal.integrity import check_connection
+from controller.journal.integrity import ChainHeads, check_connection
 from controller.journal.models import (
     APPLICATION_ID,
     SCHEMA_VERSION,
@@ -320,15 +320,18 @@ class Journal:
     # ----------------------------------------------------------------------------------------
     # verification
 
-    def verify(self) -> list[IntegrityProblem]:
+    def verify(self, start: ChainHeads | None = None, *,
+               whole_file: bool = True) -> list[IntegrityProblem]:
         """Check the whole file: SQLite's own check, schema, both chains, the head, the faults.
 
-        Returns every problem found (empty = intact); never raises for damaged data.
+        `start` (a verified head) checks both chains only after it; `whole_file=False` skips
+        SQLite's own page-by-page check. Returns every problem found (empty = intact); never
+        raises for damaged data.
         """
         problems: list[IntegrityProblem] = []
         try:
             with self._read() as conn:
-                problems += check_connection(conn)
+                problems += check_connection(conn, start, whole_file=whole_file)
         except (exc.SQLAlchemyError, sqlite3.Error) as e:
             problems.append(IntegrityProblem(
                 area="database", code="unreadable",

@@ -25,7 +25,7 @@ import pytest
 from controller.app import TableDaemon, TableDevices
 from controller.config import read_table_config
 from controller.journal import Journal
-from controller.wiring import ConfiguredDevices, wire_table
+from controller.wiring import ConfiguredDevices, prepare_sim, wire_table
 from drivers.protocols import ShoeReading
 from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader
@@ -434,7 +434,9 @@ def card_records(journal_path: Path) -> list[dict[str, Any]]:
 async def run_pump(tmp_path: Path, shoe: object, until: Callable[[TableDaemon], bool], *,
                    faults: tuple[str, ...] = ()) -> None:
     """One life of the daemon's shoe pump on the table's journal, until ``until`` holds."""
-    daemon = wire_table(read_table_config(daemon_config(tmp_path))).daemon
+    config = read_table_config(daemon_config(tmp_path))
+    prepare_sim(config)  # the table's key: start-up checks the journal's signed heads with it
+    daemon = wire_table(config).daemon
     service, _ = daemon._load()
     daemon.journal = daemon._open_journal(service)
     daemon.service = service
