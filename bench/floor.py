@@ -22,8 +22,7 @@ import platform
 import tempfile
 from pathlib import Path
 
-from support.floor_profile import Sampler
-
+from controller.commands.floor_profile import FloorSampler as Sampler
 from controller.commands.floor_run import FloorOptions, FloorRun
 from controller.commands.simulate_floor import build_report
 from runtime.logs import configure_logging

@@ -1,9 +1,10 @@
-"""A sampling profiler for bench/floor.py that sees every thread (the journal's worker
-threads, the USB and serial reader threads, the device simulators' threads), standard
-library only: a thread reads `sys._current_frames()` every few milliseconds, drops the
-samples of threads that are only waiting (in select, a condition, a queue, an idle worker),
-and names the component each busy sample belongs to by the innermost frame of ours (or of a
-library we own the use of) on its stack.
+"""A sampling profiler for a simulated floor (bench/floor.py) that sees every thread (the
+journal's worker threads, the USB and serial reader threads, the device simulators' threads),
+standard library only: a thread reads `sys._current_frames()` every few milliseconds, drops
+the samples of threads that are only waiting (in select, a condition, a queue, an idle
+worker), and names the component each busy sample belongs to by the innermost frame of ours
+(or of a library we own the use of) on its stack. A table process samples its own threads
+and sends the counts back in its report (`summary()`); the floor's process samples its own.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ import threading
 import time
 from collections import Counter
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 
-__all__ = ["COMPONENTS", "Sampler"]
+__all__ = ["COMPONENTS", "FloorSampler"]
 
 # component -> path fragments of its code, first match from the innermost frame out
 COMPONENTS: Final = (
@@ -23,7 +24,7 @@ COMPONENTS: Final = (
     ("ingest", ("/leaderboard/ingest/", "/leaderboard/projections/")),
     ("standings", ("/leaderboard/standings_view", "/leaderboard/web.py",
                    "/game/standings")),
-    ("desk", ("/leaderboard/desk", "/controller/commands/floor_run.py")),
+    ("desk", ("/leaderboard/desk", "/controller/commands/floor_desk.py")),
     ("mqtt", ("/wire/mqtt.py", "/controller/mqtt_link.py", "/controller/embedded_broker.py",
               "/amqtt/", "/aiomqtt/", "/paho/", "/leaderboard/app.py")),
     ("drivers", ("/drivers/",)),
@@ -61,9 +62,9 @@ def _waiting(frame: FrameType) -> bool:
     return any(part in path and name == fn for part, fn in _WAITING)
 
 
-class Sampler:
-    """Samples every other thread's stack while entered; `components` and `functions` count
-    the busy samples."""
+class FloorSampler:
+    """Samples every other thread's stack while entered (or from `start()` to `stop()`);
+    `components` and `functions` count the busy samples."""
 
     def __init__(self, interval: float = 0.002) -> None:
         self.interval = interval
@@ -74,13 +75,38 @@ class Sampler:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="floor-sampler", daemon=True)
 
-    def __enter__(self) -> Sampler:
+    def __enter__(self) -> FloorSampler:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def start(self) -> FloorSampler:
+        """Start sampling."""
         self._thread.start()
         return self
 
-    def __exit__(self, *_: object) -> None:
+    def stop(self) -> FloorSampler:
+        """Stop sampling."""
         self._stop.set()
         self._thread.join()
+        return self
+
+    def summary(self) -> dict[str, Any]:
+        """The counts as plain data (a table process's report carries them)."""
+        return {"samples": self.samples, "idle": self.idle,
+                "functions": {c: dict(f) for c, f in self.functions.items()}}
+
+    @classmethod
+    def of(cls, summary: dict[str, Any]) -> FloorSampler:
+        """A stopped sampler holding a `summary()`'s counts (for `lines()`)."""
+        sampler = cls()
+        sampler.samples, sampler.idle = int(summary.get("samples", 0)), int(
+            summary.get("idle", 0))
+        for component, functions in summary.get("functions", {}).items():
+            sampler.functions[component] = Counter(functions)
+            sampler.components[component] = sum(functions.values())
+        return sampler
 
     def _run(self) -> None:
         me = threading.get_ident()
