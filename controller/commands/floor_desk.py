@@ -59,6 +59,7 @@ class FloorDeskService:
         self.players, self.hand_seconds = players, hand_seconds
         self.scores: dict[str, dict[str, int]] = {t: {} for t in tables}
         self.opened_at: float | None = None  # perf_counter when the floor opened
+        self.opened_cpu = 0.0  # this process's CPU seconds then
         self._rng = random.Random(seed)
         self._tokens: dict[str, str] = {}
         self._passwords: dict[str, str] = {}
@@ -86,7 +87,7 @@ class FloorDeskService:
                 self._night.notify_all()
                 await self._night.wait_for(lambda: not self._waiting)
                 if self.opened_at is None:
-                    self.opened_at = time.perf_counter()
+                    self.opened_at, self.opened_cpu = time.perf_counter(), time.process_time()
         await self._day(table)
 
     async def _day(self, table: str) -> None:

@@ -205,6 +205,11 @@ class TableProcess:
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(self._process.sentinel, self._exited)
 
+    @property
+    def pid(self) -> int | None:
+        """The table process's id."""
+        return self._process.pid
+
     async def _serve(self, name: str, args: tuple[Any, ...]) -> Any:
         if name not in _CALLS:
             raise DeskError(f"the floor's desk has no {name!r}")

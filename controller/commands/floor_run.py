@@ -126,6 +126,7 @@ class TableRun:
     published: int = 0  # messages its MQTT link published
     resent: int = 0  # desk commands sent again (the table never showed one applied)
     last_seq: int = 0  # its journal's last message when it finished
+    cpu_s: float = 0.0  # CPU seconds of its process while it played (a process a table)
     profile: dict[str, Any] = field(default_factory=dict)  # its sampler's counts, if asked
 
 
@@ -142,8 +143,10 @@ class FloorRun:
         self.problems: list[str] = []
         self.service: LeaderboardService | None = None
         self.desk: FloorDeskService | None = None
+        self.processes: dict[str, TableProcess] = {}  # table -> its process, while it runs
         self.broker_kind = ""
         self.wall_s = 0.0  # real seconds of play (the floor opened to the last message stored)
+        self.cpu_s = 0.0  # this process's CPU seconds in that time (broker, service, desk)
 
     def _check_calendar(self) -> None:
         """Refuse a run whose hands cannot be played in qualifying's heat days."""
@@ -253,7 +256,7 @@ class FloorRun:
             run.hands, run.heats, run.wall_s = result.hands, result.heats, result.wall_s
             run.problem, run.published, run.resent = (result.problem, result.published,
                                                       result.resent)
-            run.last_seq, run.profile = result.last_seq, result.profile
+            run.last_seq, run.profile, run.cpu_s = result.last_seq, result.profile, result.cpu_s
             run.scores.update(desk.scores.get(result.table, {}))
 
     async def _in_this_process(self, table_files: dict[str, Path],
@@ -283,6 +286,7 @@ class FloorRun:
             for table, path in table_files.items():
                 processes.append(TableProcess(self._orders(table, path), self.clock, desk,
                                               gone=desk.table_gone))
+                self.processes[table] = processes[-1]
             await asyncio.gather(*(p.done.wait() for p in processes))
             results = [p.result for p in processes]
             await self._drained(results)
@@ -316,7 +320,9 @@ class FloorRun:
             else:
                 await feed.wait_newer(version, timeout=min(left, _DRAIN_LOOK_S))
         opened = self.desk.opened_at if self.desk is not None else None
-        self.wall_s = time.perf_counter() - opened if opened is not None else 0.0
+        if opened is not None and self.desk is not None:
+            self.wall_s = time.perf_counter() - opened
+            self.cpu_s = time.process_time() - self.desk.opened_cpu
 
     def _messages_held(self) -> int:
         with Session(self._engine()) as session:

@@ -66,6 +66,7 @@ class TableResult:
     published: int = 0  # messages its MQTT link published
     resent: int = 0  # desk commands sent again (the table never showed one applied)
     last_seq: int = 0  # its journal's last message once its outbox was delivered
+    cpu_s: float = 0.0  # CPU seconds its process spent from its first heat to its last
     profile: dict[str, Any] = field(default_factory=dict)  # FloorSampler.summary()
 
 
@@ -144,7 +145,7 @@ class _Dealer:
 
     async def play(self, daemon: TableDaemon) -> None:
         o, run = self.orders, self.result
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             sim = daemon.config.sim
             assert sim is not None
@@ -157,6 +158,7 @@ class _Dealer:
                 ids=self.wired.devices.id_simulator, desk=self._table_desk, seed=sim.seed,
                 players=o.players, timeout=o.timeout,
                 hand_pause=_DEMO_PAUSE_S if demo else 0.0)
+            await self._subscribed()
             await dealer.ensure_roster()
             while run.hands < o.hands:
                 await self._heat(dealer)
@@ -165,6 +167,7 @@ class _Dealer:
             run.problem = f"{o.table}: {exc}"
         finally:
             run.wall_s = time.perf_counter() - started
+            run.cpu_s = time.process_time() - cpu  # the whole process's, in a process a table
         await self._delivered(daemon)
         self.reported = True
 
@@ -183,10 +186,7 @@ class _Dealer:
     async def _heat(self, dealer: VirtualTable) -> None:
         table = self.orders.table
         await self.desk.before_heat(table)
-        link = self.wired.daemon.link
-        if link is not None:  # the broker queues commands only for a table it has seen
-            async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
-                await link.wait_subscribed()
+        await self._subscribed()
         entries = await self.desk.buy_entries(table)
         heat_id, ref = await self.desk.open_heat(table)
         await self._until_applied(dealer, ref, f"heat {heat_id} to open",
@@ -201,6 +201,13 @@ class _Dealer:
         await dealer.until("the entries to be seated",
                            lambda s: len(s.get("seats", {})) == len(seats))
         await dealer.play_heat(seats, between_hands=self._hand_played)
+
+    async def _subscribed(self) -> None:
+        """The broker queues desk commands only for a table it has seen subscribe."""
+        link = self.wired.daemon.link
+        if link is not None:
+            async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
+                await link.wait_subscribed()
 
     async def _until_applied(self, dealer: VirtualTable, ref: int, what: str,
                              check: Callable[[Mapping[str, Any]], bool]) -> None:
