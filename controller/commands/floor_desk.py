@@ -125,11 +125,12 @@ class FloorDeskService:
             self._desk, "staff.send_roster",
             lambda s, _st, by: roster_command(s, self.clock.wall, by, table=table, args=args)))
 
-    async def buy_entries(self, table: str) -> list[str]:
-        """An entry (cash) for each of the table's patrons; the entries' ids."""
-        def buy(session: Session, settings: TournamentSettings, by: str) -> list[str]:
-            return [desk.buy_entry(session, settings, self.clock.wall, actor=by,
-                                   patron_id=patron, payment="cash").entry_id
+    async def buy_entries(self, table: str) -> list[tuple[str, str]]:
+        """An entry (cash) for each of the table's patrons: (entry id, patron id) each."""
+        def buy(session: Session, settings: TournamentSettings, by: str
+                ) -> list[tuple[str, str]]:
+            return [(desk.buy_entry(session, settings, self.clock.wall, actor=by,
+                                    patron_id=patron, payment="cash").entry_id, patron)
                     for patron in self._patrons[table]]
 
         return await asyncio.to_thread(self._desk, "entry.buy", buy)

@@ -27,6 +27,7 @@ from simulators.table_stuck import TableStuck
 
 __all__ = ["TableProcess"]
 
+_REAP_S: Final = 1.0  # a real timeout: how long a child whose pipe closed takes to exit
 _STOP_WAIT_S: Final = 30.0  # a real timeout: the child did not exit once told to stop
 # what a failed call raises on the asking side, by kind
 _ERRORS: Final[dict[str, type[Exception]]] = {
@@ -135,8 +136,8 @@ class _RemoteDesk:
     async def before_heat(self, table: str) -> None:
         await self._channel.call("before_heat", table)
 
-    async def buy_entries(self, table: str) -> list[str]:
-        return list(await self._channel.call("buy_entries", table))
+    async def buy_entries(self, table: str) -> list[tuple[str, str]]:
+        return [(str(e), str(p)) for e, p in await self._channel.call("buy_entries", table)]
 
     async def open_heat(self, table: str) -> tuple[str, int]:
         heat, ref = await self._channel.call("open_heat", table)
@@ -235,6 +236,7 @@ class TableProcess:
         self._channel.close()
 
     def _died(self) -> None:
+        self._process.join(_REAP_S)  # the pipe may close a moment before the exit is seen
         code = self._process.exitcode
         how = "is gone" if code is None else f"stopped (exit code {code})"
         self.result.problem = f"{self.orders.table}: the table's process {how}"

@@ -80,8 +80,8 @@ class FloorDesk(Protocol):
     async def before_heat(self, table: str) -> None:
         """Return when the table may open its next heat (the floor's day and start)."""
 
-    async def buy_entries(self, table: str) -> list[str]:
-        """The table's patrons buy an entry each for its next heat; the entries' ids."""
+    async def buy_entries(self, table: str) -> list[tuple[str, str]]:
+        """The table's patrons buy an entry each for its next heat: (entry, patron) each."""
 
     async def open_heat(self, table: str) -> tuple[str, int]:
         """Open the table's next heat: (heat id, ref of the command)."""
@@ -187,7 +187,9 @@ class _Dealer:
         table = self.orders.table
         await self.desk.before_heat(table)
         await self._subscribed()
-        entries = await self.desk.buy_entries(table)
+        bought = await self.desk.buy_entries(table)
+        dealer.patron_of.update(bought)  # a patron's card and PIN are theirs, not an entry's
+        entries = [entry for entry, _patron in bought]
         heat_id, ref = await self.desk.open_heat(table)
         await self._until_applied(dealer, ref, f"heat {heat_id} to open",
                                   lambda s: s.get("heat") == heat_id)
