@@ -61,11 +61,12 @@ def _cpu_line(floor: FloorRun, hands: int) -> str:
             " if busy all the time)")
 
 
-def _profile(title: str, sampler: FloorSampler) -> None:
+def _profile(title: str, sampler: FloorSampler, hands: int) -> None:
     print(title)
-    for line in sampler.lines():
+    for line in sampler.lines(hands=hands):
         print(line)
-    print(f"  ({sampler.samples} samples, {sampler.idle} of threads only waiting)")
+    print(f"  ({sampler.samples} samples, {sampler.idle} of threads only waiting;"
+          f" {sum(sampler.cpu.values()):.1f} CPU seconds seen, the sampler's own not counted)")
 
 
 def main() -> int:
@@ -109,12 +110,16 @@ def main() -> int:
     sampler = FloorSampler()
     _, _, problems, floor = _run(largest, hands, seed=args.seed, sampler=sampler)
     wrong += bool(problems)
-    print(f"\nwhere the time goes ({largest} tables, full speed, a process a table; busy"
-          " samples of every thread, the innermost function of ours named):")
-    _profile("the floor's process (broker, central service, desk):", sampler)
+    played = sum(t.hands for t in floor.tables.values())
+    print(f"\nwhere the CPU goes ({largest} tables, full speed, a process a table; each"
+          " thread's CPU time between samples given to the innermost function of ours on its"
+          " stack; share, CPU ms a hand, top functions):")
+    _profile(f"the floor's process (broker, central service, desk; ms a floor's hand, {played}"
+             " hands):", sampler, played)
     first = next(iter(floor.tables.values()))
-    _profile(f"table {first.table}'s process (daemon, journal, drivers, devices, dealer):",
-             FloorSampler.of(first.profile))
+    _profile(f"table {first.table}'s process (daemon, journal, drivers, devices, dealer; ms a"
+             f" hand of its own, {first.hands} hands):", FloorSampler.of(first.profile),
+             first.hands)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (other work on the machine"
           " slows every run alike; compare the rows of one run)")
     print("result: " + ("OK" if not wrong else f"WRONG ({wrong} run(s) with problems)"))
