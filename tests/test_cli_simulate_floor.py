@@ -169,3 +169,27 @@ def test_a_table_process_that_dies_is_a_problem_reported_not_a_hang(tmp_path: Pa
     assert "t02: the table's process stopped (exit code -9)" in problems, problems
     t01 = next(t for t in report.tables if t.table == "t01")
     assert t01.hands == t01.hands_central == 10 and t01.lost == [] and t01.problem is None
+
+
+def test_a_table_process_that_cannot_start_is_a_problem_reported(tmp_path: Path) -> None:
+    import asyncio
+
+    from controller.commands.floor_run import FloorOptions, FloorRun
+    from controller.commands.simulate_floor import build_report
+
+    class BrokenTable(FloorRun):
+        """t02's config file is damaged after the floor wrote it."""
+
+        def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
+            service, tables = super()._write_files(broker)
+            tables["t02"].write_text("[table\n", encoding="utf-8")
+            return service, tables
+
+    floor = BrokenTable(FloorOptions(directory=tmp_path, tables=2, hands=10, seed=5),
+                        out=lambda _line: None)
+    asyncio.run(floor.run())
+    problems = build_report(floor).check()
+    # what stopped it, and that it never had a journal to check
+    assert any(p.startswith("t02: Expected ']' at the end of a table declaration")
+               and "t02: its journal cannot be read" in p for p in problems), problems
+    assert not any(p.startswith("t01") for p in problems), problems

@@ -122,10 +122,12 @@ def build_report(floor: FloorRun) -> FloorReport:
     """The run's report: every table's journal checked against the central database."""
     from controller.commands.floor_check import (  # noqa: PLC0415
         FloorReport,
+        TableFigures,
         central_figures,
         compare,
         journal_figures,
     )
+    from controller.journal import JournalUnreadable  # noqa: PLC0415
     from leaderboard.db import configured_engine  # noqa: PLC0415
 
     assert floor.service is not None
@@ -138,7 +140,12 @@ def build_report(floor: FloorRun) -> FloorReport:
         engine.dispose()
     tables = []
     for name, run in floor.tables.items():
-        figures, seqs, hands = journal_figures(name, run.journal)
+        try:
+            figures, seqs, hands = journal_figures(name, run.journal)
+        except JournalUnreadable as exc:  # a table process that died before it had one
+            figures, seqs, hands = TableFigures(table=name), set(), set()
+            run.problem = "; ".join(filter(None, (
+                run.problem, f"{name}: its journal cannot be read ({exc})")))
         compare(figures, seqs, hands, central)
         figures.heats, figures.wall_s, figures.problem = run.heats, run.wall_s, run.problem
         figures.delivered, figures.resent = run.published, run.resent
