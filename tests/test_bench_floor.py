@@ -32,7 +32,8 @@ def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:
         assert float(tables_ms) > 0 and float(whole_ms) == pytest.approx(
             float(floor_ms) + float(tables_ms), abs=0.11)
     assert re.search(r"^(PASS|MISS): [\d.]+ hands/s at 2 tables", out, re.M), out
-    assert re.search(r"^the floor's process \(broker, central service, desk; .*\):$", out, re.M), out
+    assert re.search(r"^the floor's process \(broker, central service, desk; .*\):$", out,
+                     re.M), out
     # the profiles name where the CPU went, in ms a hand: the table's journal among it
     assert re.search(r"^table t01's process .*:\n(?:  .*\n)*?  journal +[\d.]+% +[\d.]+ ms  ",
                      out, re.M), out
