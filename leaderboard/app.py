@@ -6,7 +6,8 @@ One event loop runs, as named tasks of one TaskGroup:
   ingest's (leaderboard.ingest.IngestLink): it verifies, stores and projects, asks tables to
   resend gaps (signed with the leaderboard key), and calls ``StandingsFeed.changed`` after
   each commit;
-- ``standings``: the feed, recomputing the standings document (debounced) after changes;
+- ``standings``: the feed, the standings document kept up to date after changes
+  (leaderboard/standings_live.py: only the entries that changed are read again);
 - ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
   published on every new version (names never leave: ``strip_names``);
 - ``http``: uvicorn serving the page, the JSON API, SSE and the desk API (inside this loop);
@@ -41,6 +42,7 @@ from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import AuditEntry, TableRecord
+from leaderboard.standings_live import LiveStandings
 from leaderboard.standings_view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
@@ -243,13 +245,18 @@ class LeaderboardService:
     """The whole central service; `run(stop)` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: LeaderboardConfig, *, notify: Notifier | None = None,
-                 clock: WallClock = utc_now, settings: TournamentSettings | None = None) -> None:
+                 clock: WallClock = utc_now, settings: TournamentSettings | None = None,
+                 full_recompute: bool = False) -> None:
         self.config = config
+        # The standings recomputed from the whole database after every change, debounced:
+        # how they were kept before the incremental standings (bench/standings.py compares).
+        self.full_recompute = full_recompute
         self.notify = notify or Notifier(stopping_status="stopping")
         self.clock = clock
         self.settings = settings
         self.engine: Engine | None = None
         self.feed: StandingsFeed | None = None
+        self.standings: LiveStandings | None = None
         self.ingestor: Ingestor | None = None
         self.link: ServiceLink | None = None
         self.port: int | None = None  # the HTTP port listened on (known once started)
@@ -306,9 +313,14 @@ class LeaderboardService:
                      mqtt: MqttSettings, signer: Signer) -> int:
         cfg = self.config
         options = self._options(settings)
-        feed = self.feed = StandingsFeed(
-            lambda: standings(engine, settings, options, now=self.clock()),
-            debounce=cfg.debounce_seconds)
+        if self.full_recompute:
+            feed = self.feed = StandingsFeed(
+                lambda: standings(engine, settings, options, now=self.clock()),
+                debounce=cfg.debounce_seconds)
+        else:
+            live = self.standings = LiveStandings(engine, settings, options)
+            feed = self.feed = StandingsFeed(lambda: live.document(self.clock()),
+                                             debounce=cfg.debounce_seconds, leading=True)
         await feed.refresh()
         link = self.link = ServiceLink(mqtt, signer, feed, venue=cfg.venue,
                                        client_id=cfg.mqtt.client_id,

@@ -94,7 +94,7 @@ class LeaderboardConfig:
     http: HttpConfig
     page: PageConfig
     desk_auth: AuthPolicy = field(default_factory=AuthPolicy)
-    debounce_seconds: float = 0.5
+    debounce_seconds: float = 0.15
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
 
@@ -363,7 +363,7 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         signing_key=signing_key, tables=_tables(r, k), http=http, page=page,
         desk_auth=parse_auth_policy(r.section("desk_auth"), source=source,
                                     section="desk_auth"),
-        debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.5,
+        debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.15,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
         log_format=fmt,  # type: ignore[arg-type]
         log_level=r.get("log", lg, "level", str, "info",

@@ -38,7 +38,7 @@ __all__ = [
     "DeskSession", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "IdentityHold", "Message",
     "Patron", "PatronDocument",
     "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
-    "StaffRecord", "TableProgress", "TableRecord",
+    "StaffRecord", "StandingsChange", "TableProgress", "TableRecord",
 ]
 
 Cents = BigInteger
@@ -536,3 +536,14 @@ class CommandResultRecord(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     held_until: Mapped[str | None] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class StandingsChange(Base):
+    """A score or an entry was written (by a trigger, revision 0010): the incremental
+    standings read the entries again from the rows after the last one they applied."""
+
+    __tablename__ = "standings_changes"
+    __table_args__ = {"sqlite_autoincrement": True}  # noqa: RUF012
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    entry_id: Mapped[str] = mapped_column(String(40))

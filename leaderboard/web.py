@@ -10,9 +10,11 @@
                          a desk request that writes makes the standings recompute
 
 `StandingsFeed` holds the latest document and its version. Ingest calls `changed()` after it
-commits; the feed recomputes (debounced, in a worker thread: the queries are blocking) and
-wakes every SSE stream and the retained-topic publisher. The version only moves when the
-content changes, not when only the time of computing does.
+commits; the feed recomputes (in a worker thread: the queries are blocking) and wakes every
+SSE stream and the retained-topic publisher. The service's feed computes the first change
+after a quiet spell at once and then at most once per ``debounce`` seconds (``leading``); a
+feed without ``leading`` waits ``debounce`` after each change first. The version only moves
+when the content changes, not when only the time of computing does.
 """
 
 from __future__ import annotations
@@ -67,15 +69,19 @@ class StandingsFeed:
     """The latest standings document, recomputed after changes; SSE streams wait on it.
 
     ``compute`` is blocking (database queries) and runs in a worker thread. ``changed`` may be
-    called from any thread; recomputation waits ``debounce`` seconds so a burst of ingested
-    messages costs one recomputation. ``refresh_every`` recomputes anyway (the week, the
-    stage and the clock move on without any message).
+    called from any thread. With ``leading`` a change after a quiet spell is computed at
+    once and the changes that follow within ``debounce`` seconds of the end of a computation
+    wait for one more, at the end of that time (a burst costs one computation per
+    ``debounce``); without it every computation waits ``debounce`` after the change that
+    started it. ``refresh_every`` recomputes anyway (the week, the stage and the clock move
+    on without any message).
     """
 
     def __init__(self, compute: Compute, *, debounce: float = 0.5,
-                 refresh_every: float = 60.0) -> None:
+                 refresh_every: float = 60.0, leading: bool = False) -> None:
         self._compute = compute
         self._debounce = debounce
+        self._leading = leading
         self._refresh_every = refresh_every
         self._current: _Current | None = None
         self._dirty = asyncio.Event()
@@ -83,6 +89,7 @@ class StandingsFeed:
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self.failures = 0
+        self.computations = 0  # how many times `compute` ran
 
     @property
     def current(self) -> _Current | None:
@@ -116,6 +123,7 @@ class StandingsFeed:
     async def refresh(self) -> int:
         """Recompute now; returns the version (raised only when content changed)."""
         self._loop = asyncio.get_running_loop()
+        self.computations += 1
         doc = await asyncio.to_thread(self._compute)
         current = self._current
         if current is not None and _content(current.doc) == _content(doc):
@@ -130,8 +138,9 @@ class StandingsFeed:
         return version
 
     async def run(self) -> None:
-        """Recompute after each change (debounced) and every `refresh_every` s, until closed."""
-        self._loop = asyncio.get_running_loop()
+        """Recompute after changes (see the class) and every `refresh_every` s, until closed."""
+        loop = self._loop = asyncio.get_running_loop()
+        done = float("-inf")  # when the last computation ended (loop time)
         while not self.is_closed():
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self._refresh_every):
@@ -139,7 +148,10 @@ class StandingsFeed:
             if self.is_closed():
                 break
             if self._dirty.is_set() and self._debounce > 0:
-                await asyncio.sleep(self._debounce)
+                wait = (done + self._debounce - loop.time() if self._leading
+                        else self._debounce)
+                if wait > 0:
+                    await asyncio.sleep(wait)
             self._dirty.clear()
             try:
                 await self.refresh()
@@ -147,6 +159,7 @@ class StandingsFeed:
                 # The page keeps the last good standings; the next change tries again.
                 self.failures += 1
                 _log.exception("standings_refresh_failed", failures=self.failures)
+            done = loop.time()
 
     async def wait_newer(self, version: int, timeout: float | None = None) -> _Current | None:
         """The document once its version is above `version`; None on timeout or close."""

@@ -22,7 +22,7 @@ __all__ = ["COMPONENTS", "FloorSampler"]
 COMPONENTS: Final = (
     ("journal", ("/controller/journal/",)),
     ("ingest", ("/leaderboard/ingest/", "/leaderboard/projections/")),
-    ("standings", ("/leaderboard/standings_view", "/leaderboard/web.py",
+    ("standings", ("/leaderboard/standings_", "/leaderboard/web.py",
                    "/game/standings")),
     ("desk", ("/leaderboard/desk", "/controller/commands/floor_desk.py")),
     ("mqtt", ("/wire/mqtt.py", "/controller/mqtt_link.py", "/controller/embedded_broker.py",
