@@ -68,13 +68,17 @@ class FloorDeskService:
         self._night = asyncio.Condition()
         self._resting = 0  # tables waiting for the next heat day
         self._waiting: set[str] = set(tables)  # tables not yet up
+        self._gone: set[str] = set()  # tables no longer playing
         clock.playing = len(tables)
 
     # ---- the floor's calendar ---------------------------------------------------------
 
     async def table_gone(self, table: str) -> None:
-        """A table stopped playing (finished, failed or its process died)."""
+        """A table stopped playing (its heats played, failed or its process died); once."""
         async with self._night:
+            if table in self._gone:
+                return
+            self._gone.add(table)
             self._waiting.discard(table)
             self.clock.playing = max(0, self.clock.playing - 1)
             self._night.notify_all()

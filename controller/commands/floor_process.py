@@ -33,7 +33,7 @@ _STOP_WAIT_S: Final = 30.0  # a real timeout: the child did not exit once told t
 _ERRORS: Final[dict[str, type[Exception]]] = {
     "desk": DeskError, "stuck": TableStuck, "timeout": TimeoutError}
 _CALLS: Final = frozenset({"send_roster", "before_heat", "buy_entries", "open_heat", "seat",
-                           "send_again", "close_heat"})
+                           "send_again", "close_heat", "table_gone"})
 
 
 class _Channel:
@@ -151,6 +151,9 @@ class _RemoteDesk:
 
     async def close_heat(self, table: str, entries: list[str]) -> None:
         await self._channel.call("close_heat", table, entries)
+
+    async def table_gone(self, table: str) -> None:
+        await self._channel.call("table_gone", table)
 
 
 def _table_main(orders: TableOrders, clock: FloorClock, conn: Connection, level: str) -> None:

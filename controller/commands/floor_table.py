@@ -11,6 +11,7 @@ PC of its own. Either way the table side is this code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import tomllib
 from collections.abc import Awaitable, Callable, Mapping
@@ -95,6 +96,9 @@ class FloorDesk(Protocol):
     async def close_heat(self, table: str, entries: list[str]) -> None:
         """Once the entries' acknowledged scores are central, close the table's heat."""
 
+    async def table_gone(self, table: str) -> None:
+        """The table has stopped playing (its heats played, or it failed)."""
+
 
 async def play_table(orders: TableOrders, clock: FloorClock, desk: FloorDesk, *,
                      finished: Callable[[TableResult], Awaitable[None]],
@@ -168,6 +172,8 @@ class _Dealer:
         finally:
             run.wall_s = time.perf_counter() - started
             run.cpu_s = time.process_time() - cpu  # the whole process's, in a process a table
+        with contextlib.suppress(DeskError):  # the others' hands no longer share its time
+            await self.desk.table_gone(o.table)
         await self._delivered(daemon)
         self.reported = True
 
