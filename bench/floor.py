@@ -1,12 +1,15 @@
 """Hands a second through the whole stack (`showdown simulate floor`): 1, 4 and 8 simulated
 tables at full speed in virtual time, beside the demo's pace measured in the same run, and
-where the time goes (a sampling profile of every thread, by component).
+where the time goes (a sampling profile of every thread, by component: the floor's process,
+and one table's process).
 
     .venv/bin/python bench/floor.py            # about 3 minutes on the 2-core machine
     .venv/bin/python bench/floor.py --quick    # smoke run (tests/test_bench_floor.py)
 
 Every run is the production path: the embedded broker, the central service (SQLite), the
-desk's signed commands, the table daemons with their journals (synchronous=FULL), the
+desk's signed commands, the table daemons (each in a process of its own, as on a real floor;
+one row runs them all in the floor's process, the peer) with their journals
+(synchronous=FULL), the
 simulated shoe on a pty behind the serial driver and the simulated chip reader behind the
 USB driver. Each run's journals and central database are checked as the command checks them
 (every hand and message stored once, the scores the tables journaled): a wrong result exits
@@ -22,8 +25,7 @@ import platform
 import tempfile
 from pathlib import Path
 
-from support.floor_profile import Sampler
-
+from controller.commands.floor_profile import FloorSampler
 from controller.commands.floor_run import FloorOptions, FloorRun
 from controller.commands.simulate_floor import build_report
 from runtime.logs import configure_logging
@@ -31,12 +33,13 @@ from runtime.logs import configure_logging
 TARGET_HANDS_S = 50.0  # 8 tables, issue 14
 
 
-def _run(tables: int, hands: int, *, seed: int, pace: str = "full",
-         sampler: Sampler | None = None) -> tuple[float, int, list[str]]:
-    """One floor run: (hands a second of wall time, hands, problems)."""
+def _run(tables: int, hands: int, *, seed: int, pace: str = "full", processes: bool = True,
+         sampler: FloorSampler | None = None) -> tuple[float, int, list[str], FloorRun]:
+    """One floor run: (hands a second of wall time, hands, problems, the run)."""
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         options = FloorOptions(directory=Path(tmp), tables=tables, hands=hands, seed=seed,
-                               pace=pace)  # type: ignore[arg-type]
+                               pace=pace, processes=processes,  # type: ignore[arg-type]
+                               profile=sampler is not None)
         floor = FloorRun(options, out=lambda _line: None)
         if sampler is None:
             asyncio.run(floor.run())
@@ -44,7 +47,26 @@ def _run(tables: int, hands: int, *, seed: int, pace: str = "full",
             with sampler:
                 asyncio.run(floor.run())
         report = build_report(floor)
-        return report.hands_per_second, report.hands, report.check()
+        return report.hands_per_second, report.hands, report.check(), floor
+
+
+def _cpu_line(floor: FloorRun, hands: int) -> str:
+    """CPU milliseconds a hand: the floor's process, the table processes', beside the wall."""
+    tables = sum(t.cpu_s for t in floor.tables.values())
+    whole = floor.cpu_s + tables
+    return (f"CPU a hand: floor's process {floor.cpu_s * 1000 / hands:.1f} ms, the tables'"
+            f" {tables * 1000 / hands:.1f} ms, {whole * 1000 / hands:.1f} ms in all"
+            f" (wall {floor.wall_s * 1000 / hands:.1f} ms a hand; {os.cpu_count()} cores"
+            f" would play {hands * (os.cpu_count() or 1) / whole if whole else 0:.1f} hands/s"
+            " if busy all the time)")
+
+
+def _profile(title: str, sampler: FloorSampler, hands: int) -> None:
+    print(title)
+    for line in sampler.lines(hands=hands):
+        print(line)
+    print(f"  ({sampler.samples} samples, {sampler.idle} of threads only waiting;"
+          f" {sum(sampler.cpu.values()):.1f} CPU seconds seen, the sampler's own not counted)")
 
 
 def main() -> int:
@@ -64,31 +86,40 @@ def main() -> int:
     print(f"{'run':<34} {'tables':>6} {'hands':>6} {'hands/s':>8} {'x demo':>7}  problems")
     wrong = 0
 
-    def row(name: str, tables: int, pace: str, base: float | None) -> float:
+    def row(name: str, tables: int, pace: str, base: float | None,
+            processes: bool = True) -> float:
         nonlocal wrong
-        rate, played, problems = _run(tables, hands if pace == "full" else 10, seed=args.seed,
-                                      pace=pace)
+        rate, played, problems, floor = _run(tables, hands if pace == "full" else 10,
+                                             seed=args.seed, pace=pace, processes=processes)
         wrong += bool(problems)
         versus = f"{rate / base:6.1f}x" if base else "      -"
         print(f"{name:<34} {tables:>6} {played:>6} {rate:>8.2f} {versus}  {len(problems)}")
+        if processes and played:
+            print("  " + _cpu_line(floor, played))
         for p in problems:
             print(f"  problem: {p}")
         return rate
 
     base = row("demo pace (baseline)", 1, "demo", None)
-    rates = {n: row("full speed, virtual time", n, "full", base) for n in sizes}
     largest = max(sizes)
+    row("full speed, one process (peer)", largest, "full", base, processes=False)
+    rates = {n: row("full speed, virtual time", n, "full", base) for n in sizes}
     verdict = "PASS" if rates[largest] >= TARGET_HANDS_S else "MISS"
     print(f"{verdict}: {rates[largest]:.1f} hands/s at {largest} tables"
           f" (target {TARGET_HANDS_S:.0f} hands/s at 8 tables)")
-    print(f"\nwhere the time goes ({largest} tables, full speed; busy samples of every thread,"
-          " the innermost function of ours named):")
-    sampler = Sampler()
-    _, _, problems = _run(largest, hands, seed=args.seed, sampler=sampler)
+    sampler = FloorSampler()
+    _, _, problems, floor = _run(largest, hands, seed=args.seed, sampler=sampler)
     wrong += bool(problems)
-    for line in sampler.lines():
-        print(line)
-    print(f"  ({sampler.samples} samples, {sampler.idle} of threads only waiting)")
+    played = sum(t.hands for t in floor.tables.values())
+    print(f"\nwhere the CPU goes ({largest} tables, full speed, a process a table; each"
+          " thread's CPU time between samples given to the innermost function of ours on its"
+          " stack; share, CPU ms a hand, top functions):")
+    _profile(f"the floor's process (broker, central service, desk; ms a floor's hand, {played}"
+             " hands):", sampler, played)
+    first = next(iter(floor.tables.values()))
+    _profile(f"table {first.table}'s process (daemon, journal, drivers, devices, dealer; ms a"
+             f" hand of its own, {first.hands} hands):", FloorSampler.of(first.profile),
+             first.hands)
     print(f"load average at the end: {os.getloadavg()[0]:.1f} (other work on the machine"
           " slows every run alike; compare the rows of one run)")
     print("result: " + ("OK" if not wrong else f"WRONG ({wrong} run(s) with problems)"))

@@ -149,6 +149,7 @@ class DaemonHandle:
 
     def __init__(self, daemon: TableDaemon) -> None:
         self.daemon = daemon
+        self._status: tuple[tuple[int, int, int], Mapping[str, Any]] | None = None
 
     @property
     def table_id(self) -> str:
@@ -157,8 +158,14 @@ class DaemonHandle:
 
     def status(self) -> Mapping[str, Any]:
         """The daemon's status as `showdown table status` shows it, without the journal's,
-        the link's and the devices' counters (the virtual dealer reads it after each input)."""
-        return self.daemon.status(counters=False)
+        the link's and the devices' counters (the virtual dealer reads it after each input).
+        It changes only with an input applied or a fault: built again only then (read it,
+        never change it)."""
+        d = self.daemon
+        key = (d.version, len(d.faults), id(d.service))
+        if self._status is None or self._status[0] != key:
+            self._status = (key, d.status(counters=False))
+        return self._status[1]
 
     @property
     def version(self) -> int:

@@ -163,6 +163,8 @@ class RfidReaderSimulator:
         self._faulted: dict[int, AntennaFaultCode] = {}
         self._changed: set[SpotId] = set()  # spots whose chips moved since the last sweep
         self._in_play: dict[int, list[tuple[bytes, str | None]]] | None = None
+        self._issued: dict[str, list[bytes]] = {}  # holder -> chips the registry issued them
+        self._place_of: dict[bytes, tuple[int, int, str | None]] = {}  # uid -> value, order
         self._fw = _Firmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
 
@@ -282,14 +284,19 @@ class RfidReaderSimulator:
         counts: dict[int, int] | None = None
         tries = ((entry,), (entry, None)) if self.change_from_float else ((entry,),)
         if self._in_play is None:  # the set in play's chips by value, in UID order
-            self._in_play = {}
+            self._in_play, self._issued, self._place_of = {}, {}, {}
             for c in self.registry:  # (a registry is fixed)
                 if c.chip_set == self.registry.chip_set:
                     self._in_play.setdefault(c.value_cents, []).append((c.uid, c.issued_to))
+                    if c.issued_to is not None:
+                        self._issued.setdefault(c.issued_to, []).append(c.uid)
+                    self._place_of[c.uid] = (c.value_cents, len(self._place_of), c.issued_to)
         owners, where = self.owners, self._where
         for holders in tries if entry is not None else ((None,),):
             pool: dict[int, list[bytes]] = {}
-            for value, chips in self._in_play.items():
+            # only an entry's own chips: look at those alone
+            in_play = self._in_play if None in holders else self._held_by(holders[0])
+            for value, chips in in_play.items():
                 wanted = cents // value  # no amount needs more chips of one value
                 free = pool[value] = []
                 for uid, issued_to in chips:
@@ -308,6 +315,18 @@ class RfidReaderSimulator:
             whose = f"entry {entry}" if entry else "the unissued float"
             raise ValueError(f"seat {seat}: cannot make {cents} cents from free chips of {whose}")
         return [uid for value, n in counts.items() for uid in pool[value][:n]]
+
+    def _held_by(self, holder: str | None) -> dict[int, list[tuple[bytes, str | None]]]:
+        """The chips in play `holder` may hold (owned now, or issued to them and never
+        moved), by value in UID order: what `_pick` would find among them all, faster."""
+        mine = [uid for uid, owner in self.owners.items() if owner == holder]
+        mine += [u for u in self._issued.get(holder or "", ()) if u not in self.owners]
+        found: dict[int, list[tuple[int, bytes, str | None]]] = {}
+        for uid in mine:
+            value, position, issued_to = self._place_of[uid]
+            found.setdefault(value, []).append((position, uid, issued_to))
+        return {value: [(uid, issued) for _, uid, issued in sorted(chips)]
+                for value, chips in found.items()}
 
     # ------------------------------------------------------------------ device life
 

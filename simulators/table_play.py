@@ -142,6 +142,8 @@ class VirtualTable:
         self._roster: int | None = None  # the roster version this table sent
         self._heat_hand = 0
         self._overpay_due = False
+        self.patron_of: dict[str, str] = {}  # entry -> its patron (one card for all theirs)
+        self._patron_hashes: dict[str, dict[str, str]] = {}  # patron -> their Seat hashes
 
     # ---- waiting for the daemon ------------------------------------------------------
 
@@ -248,14 +250,17 @@ class VirtualTable:
         return len(alerts)
 
     async def seat_proofs(self, entry_id: str) -> dict[str, str]:
-        """The hashes of the entry's virtual patron's rewards card and PIN, for its Seat."""
-        return await seat_hashes(patron_proof(self.seed, entry_id))
+        """The hashes of the entry's patron's card and PIN for its Seat (once a patron)."""
+        patron = self.patron_of.get(entry_id, entry_id)
+        if patron not in self._patron_hashes:
+            self._patron_hashes[patron] = await seat_hashes(patron_proof(self.seed, patron))
+        return dict(self._patron_hashes[patron])
 
     async def acknowledge(self, entry_id: str) -> str:
         """The entry's participant acknowledges its score with every proof the table asks
         for (a card tap while the console waits for it, a PIN, a signature); the method."""
         methods = list(self.table.acknowledge_methods())
-        proof = patron_proof(self.seed, entry_id)
+        proof = patron_proof(self.seed, self.patron_of.get(entry_id, entry_id))
         request: dict[str, Any] = {"action": "acknowledge", "entry_id": entry_id}
         if "pin" in methods:
             request["pin"] = proof.pin

@@ -1,4 +1,5 @@
-"""bench/floor.py: a quick run prints hands/s beside the demo pace, the profile by component,
+"""bench/floor.py: a quick run prints hands/s beside the demo pace and the one-process peer,
+the CPU a hand per process, the profile by component (the floor's process and one table's),
 and finds every run's hands and messages in the central database (result OK)."""
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "floor.py"
 
@@ -20,7 +23,19 @@ def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:
     for tables, hands in ((1, 10), (2, 20)):
         assert re.search(rf"^full speed, virtual time +{tables} +{hands} +[\d.]+ +[\d.]+x +0$",
                          out, re.M), out
+    assert re.search(r"^full speed, one process \(peer\) +2 +20 +[\d.]+ +[\d.]+x +0$", out,
+                     re.M), out
+    cpu = re.findall(r"^  CPU a hand: floor's process ([\d.]+) ms, the tables' ([\d.]+) ms,"
+                     r" ([\d.]+) ms in all", out, re.M)
+    assert len(cpu) == 3, out  # the demo pace and both full-speed rows in processes
+    for floor_ms, tables_ms, whole_ms in cpu:
+        assert float(tables_ms) > 0 and float(whole_ms) == pytest.approx(
+            float(floor_ms) + float(tables_ms), abs=0.11)
     assert re.search(r"^(PASS|MISS): [\d.]+ hands/s at 2 tables", out, re.M), out
-    # the profile names where the busy samples went: the journal is always among them
-    assert re.search(r"^  journal +[\d.]+%  ", out, re.M), out
+    assert re.search(r"^the floor's process \(broker, central service, desk; .*\):$", out,
+                     re.M), out
+    # the profiles name where the CPU went, in ms a hand: the table's journal among it
+    assert re.search(r"^table t01's process .*:\n(?:  .*\n)*?  journal +[\d.]+% +[\d.]+ ms  ",
+                     out, re.M), out
+    assert re.search(r"^  desk +[\d.]+% +[\d.]+ ms  ", out, re.M), out
     assert "result: OK" in out

@@ -140,3 +140,56 @@ def test_a_heat_that_no_longer_fits_the_day_waits_for_the_next(
     days = sorted({w[:10] for w in walls})
     assert days == ["2026-07-03", "2026-07-04"]
     assert min(w for w in walls if w.startswith("2026-07-04")) >= "2026-07-04T11:00"
+
+
+def test_a_table_process_that_dies_is_a_problem_reported_not_a_hang(tmp_path: Path) -> None:
+    import asyncio
+    import os
+    import signal
+
+    from controller.commands.floor_run import FloorOptions, FloorRun
+    from controller.commands.simulate_floor import build_report
+
+    floor = FloorRun(FloorOptions(directory=tmp_path, tables=2, hands=10, seed=5),
+                     out=lambda _line: None)
+
+    async def run() -> None:
+        task = asyncio.create_task(floor.run())
+        while floor.desk is None or floor.desk.opened_at is None:  # until the floor opens
+            assert not task.done(), task.result()
+            await asyncio.sleep(0.05)
+        pid = floor.processes["t02"].pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        await task
+
+    asyncio.run(run())
+    report = build_report(floor)
+    problems = report.check()
+    assert "t02: the table's process stopped (exit code -9)" in problems, problems
+    t01 = next(t for t in report.tables if t.table == "t01")
+    assert t01.hands == t01.hands_central == 10 and t01.lost == [] and t01.problem is None
+
+
+def test_a_table_process_that_cannot_start_is_a_problem_reported(tmp_path: Path) -> None:
+    import asyncio
+
+    from controller.commands.floor_run import FloorOptions, FloorRun
+    from controller.commands.simulate_floor import build_report
+
+    class BrokenTable(FloorRun):
+        """t02's config file is damaged after the floor wrote it."""
+
+        def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
+            service, tables = super()._write_files(broker)
+            tables["t02"].write_text("[table\n", encoding="utf-8")
+            return service, tables
+
+    floor = BrokenTable(FloorOptions(directory=tmp_path, tables=2, hands=10, seed=5),
+                        out=lambda _line: None)
+    asyncio.run(floor.run())
+    problems = build_report(floor).check()
+    # what stopped it, and that it never had a journal to check
+    assert any(p.startswith("t02: Expected ']' at the end of a table declaration")
+               and "t02: its journal cannot be read" in p for p in problems), problems
+    assert not any(p.startswith("t01") for p in problems), problems

@@ -46,6 +46,9 @@ def register(devices: Any) -> None:
                    help="a hand's simulated length at one table (virtual time, default 60)")
     p.add_argument("--keep", type=Path, metavar="DIR",
                    help="write the run's files (configs, keys, journals, database) here")
+    p.add_argument("--one-process", action="store_true",
+                   help="run every table in this process (for profiling; default: a process"
+                        " a table, as on a real floor)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(handler=run_floor)
 
@@ -79,7 +82,7 @@ def run_floor(args: argparse.Namespace) -> int:
             options = FloorOptions(
                 directory=args.keep or Path(tmp), tables=args.tables, hands=args.hands,
                 players=args.players, seed=seed, broker=broker, database=args.database,
-                hand_seconds=args.hand_seconds,
+                hand_seconds=args.hand_seconds, processes=not args.one_process,
                 # on a shared broker, topics and sessions of this run's own
                 venue="floor" if broker is None else f"floor-{secrets.token_hex(3)}")
         except ValueError as exc:
@@ -119,10 +122,12 @@ def build_report(floor: FloorRun) -> FloorReport:
     """The run's report: every table's journal checked against the central database."""
     from controller.commands.floor_check import (  # noqa: PLC0415
         FloorReport,
+        TableFigures,
         central_figures,
         compare,
         journal_figures,
     )
+    from controller.journal import JournalUnreadable  # noqa: PLC0415
     from leaderboard.db import configured_engine  # noqa: PLC0415
 
     assert floor.service is not None
@@ -135,7 +140,12 @@ def build_report(floor: FloorRun) -> FloorReport:
         engine.dispose()
     tables = []
     for name, run in floor.tables.items():
-        figures, seqs, hands = journal_figures(name, run.journal)
+        try:
+            figures, seqs, hands = journal_figures(name, run.journal)
+        except JournalUnreadable as exc:  # a table process that died before it had one
+            figures, seqs, hands = TableFigures(table=name), set(), set()
+            run.problem = "; ".join(filter(None, (
+                run.problem, f"{name}: its journal cannot be read ({exc})")))
         compare(figures, seqs, hands, central)
         figures.heats, figures.wall_s, figures.problem = run.heats, run.wall_s, run.problem
         figures.delivered, figures.resent = run.published, run.resent
