@@ -27,6 +27,8 @@ from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
 from controller.embedded_broker import EmbeddedBroker
 from controller.journal import Journal, JournalUnreadable, is_own_kind
+from controller.journal.delivery import OutboxFeed
+from controller.journal.writer import JournalWriter
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.table_service import Applied, TableService
@@ -93,6 +95,8 @@ class TableDaemon:
         self.clock = clock
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
+        self.writer = JournalWriter(f"journal-{config.table}")  # every append runs on it
+        self.feed: OutboxFeed | None = None  # the outbox the link drains (not in error state)
         self.service: TableService | None = None
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
@@ -106,7 +110,7 @@ class TableDaemon:
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
         self._last_work = 0.0
-        self._figures: tuple[tuple[int, int, int], Mapping[str, int]] | None = None
+        self._figures: tuple[tuple[int, ...], Mapping[str, int]] | None = None
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -165,8 +169,9 @@ class TableDaemon:
                 return applied.messages
 
             try:
-                await asyncio.to_thread(journal.append, kind=kind, payload=dict(payload),
-                                        clock=self.clock(), outgoing=outgoing)
+                _, messages = await self.writer.call(
+                    journal.append, kind=kind, payload=dict(payload), clock=self.clock(),
+                    outgoing=outgoing)
             except Exception as exc:
                 # The state may now be ahead of the journal: stop taking input (error state).
                 self.faults.append(f"journal write failed: {exc}")
@@ -174,6 +179,8 @@ class TableDaemon:
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
                 return Applied(ok=False, error=f"journal write failed: {exc}")
+            if self.feed is not None:  # committed: the link may publish them now
+                self.feed.offer(messages)
         self._last_work = asyncio.get_running_loop().time()
         self.version += 1
         self._changed.set()
@@ -254,7 +261,7 @@ class TableDaemon:
 
     async def read_state(self, read: Callable[[], _T]) -> _T:
         """Run ``read`` (a read of the table's state, for the screens) between inputs, never
-        while one is being applied in the journal's worker thread."""
+        while one is being applied on the journal's writer thread."""
         async with self._lock:
             return read()
 
@@ -285,7 +292,8 @@ class TableDaemon:
     def _journal_figures(self, journal: Journal) -> Mapping[str, int]:
         """The journal's last seq and undelivered messages, read again only after an input
         was applied or a message delivered (status is read often, by screens and dealers)."""
-        key = (self.version, self.link.delivered if self.link is not None else -1, len(self.faults))
+        key = (self.version, self.link.delivered if self.link is not None else -1,
+               self.feed.marks_written if self.feed is not None else -1, len(self.faults))
         if self._figures is None or self._figures[0] != key:
             self._figures = (key, {"last_seq": journal.last_seq(),
                                    "pending": journal.pending_count()})
@@ -397,10 +405,15 @@ class TableDaemon:
         service, registry = self._load()
         signer = load_configured_key(cfg.table_key, source=cfg.source, key="keys.table_key")
         keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
+        self.writer = JournalWriter(f"journal-{cfg.table}")  # a new thread for every run
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)
             if journal is not None:
                 stack.callback(journal.close)
+            stack.callback(self.writer.close)  # after the feed's last marks, before the journal
+            if journal is not None and not self.faults:
+                self.feed = OutboxFeed(journal, self.writer, clock=self.clock)
+                stack.callback(self.feed.close)
             self.service = service
             self.gate = ConsoleGate(
                 config=cfg.console, core=lambda: self.service.core if self.service else None,
@@ -416,7 +429,7 @@ class TableDaemon:
             self.link = await stack.enter_async_context(MqttLink(
                 # In the error state nothing stored is published: only availability + faults.
                 settings, identity, signer,
-                journal if journal is not None and not self.faults else _NoOutbox(),
+                self.feed if self.feed is not None else _NoOutbox(),
                 self.on_command, command_keys=keyring,
                 status_extra=self._status_extra))
             await stack.enter_async_context(LocalApi(cfg.api.socket, self.on_console))
