@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import hashlib
 import signal
+import sys
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -53,11 +54,16 @@ from wire.messages import (
 from wire.mqtt import MqttSettings
 from wire.signing import KeyRing, load_configured_key
 
-__all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
+__all__ = ["GIL_SWITCH_INTERVAL_S", "DeviceSource", "TableDaemon", "TableDevices",
+           "run_table"]
 
 _log = get_logger("showdown.table")
 
 _T = TypeVar("_T")
+# How long a Python thread may hold the GIL while another waits (CPython's default: 5 ms).
+# The journal's writer thread gives the GIL up at every SQLite call and waits to get it back
+# while the event loop runs Python; 0.5 ms bounds that wait (docs/performance.md).
+GIL_SWITCH_INTERVAL_S = 0.0005
 _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
 
 
@@ -516,6 +522,7 @@ async def run_table(daemon: TableDaemon, *,
     """Run a table daemon until SIGTERM / SIGINT; the `showdown table run` entry point."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the process is this daemon's
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return await daemon.run(stop, extra=extra)
