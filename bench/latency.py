@@ -175,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     import structlog  # noqa: PLC0415
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
+    from controller.app import GIL_SWITCH_INTERVAL_S  # noqa: PLC0415
+
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the daemon in this process, as run_table
     try:
         return asyncio.run(main_async(args))
     except BenchError as exc:

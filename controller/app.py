@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import signal
+import sys
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -30,7 +31,9 @@ from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
 from controller.journal import Journal
+from controller.journal.delivery import OutboxFeed
 from controller.journal.verified_head import whole_file_problems
+from controller.journal.writer import JournalWriter
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.startup import start_journal
@@ -59,11 +62,16 @@ from wire.signing import KeyRing, Signer, load_configured_key
 if TYPE_CHECKING:  # amqtt is imported only by a table that runs its own broker
     from controller.embedded_broker import EmbeddedBroker
 
-__all__ = ["DeviceSource", "TableDaemon", "TableDevices", "run_table"]
+__all__ = ["GIL_SWITCH_INTERVAL_S", "DeviceSource", "TableDaemon", "TableDevices",
+           "run_table"]
 
 _log = get_logger("showdown.table")
 
 _T = TypeVar("_T")
+# How long a Python thread may hold the GIL while another waits (CPython's default: 5 ms).
+# The journal's writer thread gives the GIL up at every SQLite call and waits to get it back
+# while the event loop runs Python; 0.5 ms bounds that wait (docs/performance.md).
+GIL_SWITCH_INTERVAL_S = 0.0005
 _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
 
 
@@ -101,6 +109,8 @@ class TableDaemon:
         self.clock = clock
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
+        self.writer = JournalWriter(f"journal-{config.table}")  # every append runs on it
+        self.feed: OutboxFeed | None = None  # the outbox the link drains (not in error state)
         self.service: TableService | None = None
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
@@ -114,7 +124,7 @@ class TableDaemon:
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
         self._last_work = 0.0
-        self._figures: tuple[tuple[int, int, int], Mapping[str, int]] | None = None
+        self._figures: tuple[tuple[int, ...], Mapping[str, int]] | None = None
         self._signer: Signer | None = None
         self.shoe_reads: dict[str, tuple[int, int]] = {}  # device -> last (session, index)
         self.startup_timings: dict[str, float] = {}
@@ -196,8 +206,9 @@ class TableDaemon:
                 return applied.messages
 
             try:
-                await asyncio.to_thread(journal.append, kind=kind, payload=dict(payload),
-                                        clock=self.clock(), outgoing=outgoing)
+                _, messages = await self.writer.call(
+                    journal.append, kind=kind, payload=dict(payload), clock=self.clock(),
+                    outgoing=outgoing)
             except Exception as exc:
                 # The state may now be ahead of the journal: stop taking input (error state).
                 self.faults.append(f"journal write failed: {exc}")
@@ -205,6 +216,8 @@ class TableDaemon:
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
                 return Applied(ok=False, error=f"journal write failed: {exc}")
+            if self.feed is not None:  # committed: the link may publish them now
+                self.feed.offer(messages)
         self._last_work = asyncio.get_running_loop().time()
         self.version += 1
         self._changed.set()
@@ -285,7 +298,7 @@ class TableDaemon:
 
     async def read_state(self, read: Callable[[], _T]) -> _T:
         """Run ``read`` (a read of the table's state, for the screens) between inputs, never
-        while one is being applied in the journal's worker thread."""
+        while one is being applied on the journal's writer thread."""
         async with self._lock:
             return read()
 
@@ -316,7 +329,8 @@ class TableDaemon:
     def _journal_figures(self, journal: Journal) -> Mapping[str, int]:
         """The journal's last seq and undelivered messages, read again only after an input
         was applied or a message delivered (status is read often, by screens and dealers)."""
-        key = (self.version, self.link.delivered if self.link is not None else -1, len(self.faults))
+        key = (self.version, self.link.delivered if self.link is not None else -1,
+               self.feed.marks_written if self.feed is not None else -1, len(self.faults))
         if self._figures is None or self._figures[0] != key:
             self._figures = (key, {"last_seq": journal.last_seq(),
                                    "pending": journal.pending_count()})
@@ -430,10 +444,15 @@ class TableDaemon:
         service, registry = self._load()
         signer = self._table_signer()
         keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
+        self.writer = JournalWriter(f"journal-{cfg.table}")  # a new thread for every run
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)
             if journal is not None:
                 stack.callback(journal.close)
+            stack.callback(self.writer.close)  # after the feed's last marks, before the journal
+            if journal is not None and not self.faults:
+                self.feed = OutboxFeed(journal, self.writer, clock=self.clock)
+                stack.callback(self.feed.close)
             self.gate = ConsoleGate(
                 config=cfg.console, core=lambda: self.service.core if self.service else None,
                 ingest=self.ingest, now=lambda: self.clock().wall,
@@ -448,7 +467,7 @@ class TableDaemon:
             self.link = await stack.enter_async_context(MqttLink(
                 # In the error state nothing stored is published: only availability + faults.
                 settings, identity, signer,
-                journal if journal is not None and not self.faults else _NoOutbox(),
+                self.feed if self.feed is not None else _NoOutbox(),
                 self.on_command, command_keys=keyring,
                 status_extra=self._status_extra))
             await stack.enter_async_context(LocalApi(cfg.api.socket, self.on_console))
@@ -532,6 +551,7 @@ async def run_table(daemon: TableDaemon, *,
     """Run a table daemon until SIGTERM / SIGINT; the `showdown table run` entry point."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the process is this daemon's
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return await daemon.run(stop, extra=extra)

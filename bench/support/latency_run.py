@@ -171,9 +171,7 @@ def _timed_table_class() -> type:
                         await self._recover(exc)
                 if self.daemon.status().get("seats"):
                     return
-                for entry in self.daemon.status().get("unacknowledged_scores", []):
-                    await super().console("acknowledge", entry_id=entry, method="card_tap")
-                await self.send_desk("close_heat")
+                await self.finish_heat()
 
     return TimedTable
 
@@ -233,7 +231,8 @@ async def latency_run(label: str, broker: str, hands: int, scratch: Path) -> Lat
             instruments = _Instruments()
             instruments.wire(wired)
             vt = _timed_table_class()(DaemonHandle(daemon), shoe=wired.devices.shoe_sim,
-                                      chips=wired.devices.rfid_sim, seed=SEED, players=PLAYERS)
+                                      chips=wired.devices.rfid_sim, ids=wired.devices.id_simulator,
+                                      seed=SEED, players=PLAYERS)
             vt.daemon = daemon
             vt.instruments = instruments
             await vt.play_hands(hands)

@@ -19,7 +19,9 @@ One process writes a journal at a time (an exclusive lock on ``<file>.lock``); r
 
 Modules: `records` (the values and errors), `checksums` (canonical text, the hash chain),
 `models` (the SQLite schema), `sqlite` (connections, lock), `rows` (rows to values), `store`
-(`Journal`), `integrity` (the check), `admin` (replacing a damaged journal, `verify_file`).
+(`Journal`), `integrity` (the check), `admin` (replacing a damaged journal, `verify_file`),
+`writer` (the daemon's one writer thread), `delivery` (the outbox feed the MQTT link drains,
+delivery marks in batches).
 """
 
 from controller.journal.admin import Replacement, replace_journal, verify_file

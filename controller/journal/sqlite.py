@@ -1,5 +1,6 @@
 """The journal's SQLite connections: the engine with its per-connection durability settings
-(WAL, synchronous=FULL, each read back), the writer's exclusive lock file, directory fsync."""
+(WAL, synchronous=FULL, each read back), the delivery marks' own connection
+(synchronous=NORMAL), the writer's exclusive lock file, directory fsync."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from sqlalchemy.engine import Connection, Engine
 
 from controller.journal.records import JournalBusy, JournalUnreadable
 
-__all__ = ["db_error", "engine", "fsync_dir", "lock", "unlock"]
+__all__ = ["db_error", "engine", "fsync_dir", "lock", "marks_connection", "unlock"]
 
 _BUSY_TIMEOUT_S: Final = 5.0
+_SYNCHRONOUS: Final = {"FULL": 2, "NORMAL": 1}
 
 
 def engine(path: Path, *, read_only: bool, new: bool) -> Engine:
@@ -45,11 +47,27 @@ def engine(path: Path, *, read_only: bool, new: bool) -> Engine:
     return made
 
 
-def _configure(conn: sqlite3.Connection, *, read_only: bool) -> None:
+def marks_connection(path: Path) -> sqlite3.Connection:
+    """A read-write connection for the outbox's delivery marks only: WAL with
+    ``synchronous=NORMAL`` (its commits are made durable by the next append's fsync or by a
+    checkpoint; a mark lost in a power cut only means the message is sent again)."""
+    uri = f"file:{quote(str(path.resolve()))}?mode=rw"
+    conn = sqlite3.connect(uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None,
+                           check_same_thread=False)
+    try:
+        _configure(conn, read_only=False, synchronous="NORMAL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _configure(conn: sqlite3.Connection, *, read_only: bool, synchronous: str = "FULL") -> None:
     """Per-connection settings, each read back: a durability setting not in force is an error."""
     conn.isolation_level = None  # SQLAlchemy's begin event emits BEGIN
     settings = [("busy_timeout", int(_BUSY_TIMEOUT_S * 1000), int(_BUSY_TIMEOUT_S * 1000)),
-                ("foreign_keys", "ON", 1), ("synchronous", "FULL", 2), ("cell_size_check", "ON", 1)]
+                ("foreign_keys", "ON", 1), ("synchronous", synchronous, _SYNCHRONOUS[synchronous]),
+                ("cell_size_check", "ON", 1)]
     if read_only:
         settings.append(("query_only", "ON", 1))
     else:

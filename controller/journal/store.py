@@ -3,6 +3,7 @@ causes in one transaction, replay, the outbox, faults and verification (docs/jou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -14,6 +15,7 @@ from typing import Any, Final
 
 import sqlalchemy as sa
 from sqlalchemy import exc, insert, select, update
+from sqlalchemy.dialects.sqlite import pysqlite
 from sqlalchemy.engine import Connection, Engine
 
 from controller.clock import ClockReading, ClockSource, system_clock
@@ -48,11 +50,23 @@ from wire.outbox import OutgoingItem
 __all__ = ["Journal"]
 
 _BATCH: Final = 500
-_SELECT_HEAD: Final = select(HeadRow.journal_seq, HeadRow.journal_checksum, HeadRow.outbox_seq,
-                             HeadRow.outbox_checksum).where(HeadRow.id == 1)
-_INSERT_RECORD: Final = insert(JournalRow)
-_INSERT_MESSAGE: Final = insert(OutboxRow)
-_UPDATE_HEAD: Final = update(HeadRow).where(HeadRow.id == 1)
+_HEAD_COLUMNS: Final = ("journal_seq", "journal_checksum", "outbox_seq", "outbox_checksum")
+_NAMED: Final = pysqlite.dialect(paramstyle="named")
+
+
+def _sql(statement: sa.ClauseElement) -> str:
+    return str(statement.compile(dialect=_NAMED))
+
+
+# The append's four statements, compiled once from the schema (models) to SQL text that runs
+# on the driver's connection: the hot path, without SQLAlchemy's per-statement work.
+_ONLY_ROW: Final = HeadRow.id == sa.literal_column("1")
+_SELECT_HEAD: Final = _sql(select(*(getattr(HeadRow, c) for c in _HEAD_COLUMNS))
+                           .where(_ONLY_ROW))
+_INSERT_RECORD: Final = _sql(insert(JournalRow))
+_INSERT_MESSAGE: Final = _sql(insert(OutboxRow))
+_UPDATE_HEAD: Final = _sql(update(HeadRow).where(_ONLY_ROW)
+                           .values({c: sa.bindparam(c) for c in _HEAD_COLUMNS}))
 
 
 class Journal:
@@ -358,44 +372,50 @@ class Journal:
         if not isinstance(clock, ClockReading):
             raise JournalError(f"clock must be a ClockReading, got {type(clock).__name__}")
         payload_text = canonical_json(payload, what="payload")
-        wall = rows.wall_text(clock.wall)
-        with self._write() as conn:
-            if setup is not None:
-                setup(conn)
-            head = conn.execute(_SELECT_HEAD).one()
-            seq = int(head.journal_seq) + 1
-            prev = str(head.journal_checksum)
-            checksum = record_checksum(seq=seq, kind=kind, payload=payload_text, wall=wall,
-                                       mono_ns=clock.mono_ns, boot_id=clock.boot_id,
-                                       synced=clock.synced, prev=prev)
-            conn.execute(_INSERT_RECORD, {
-                "seq": seq, "kind": kind, "payload": payload_text, "wall": wall,
-                "mono_ns": clock.mono_ns, "boot_id": clock.boot_id,
-                "synced": rows.flag(clock.synced), "prev_checksum": prev, "checksum": checksum})
-            record = JournalRecord(seq=seq, kind=kind, payload=json.loads(payload_text),
-                                   wall=clock.wall, mono_ns=clock.mono_ns, boot_id=clock.boot_id,
-                                   checksum=checksum, synced=clock.synced)
-            produced = outgoing(record)
-            outbox, messages = rows.outbox_rows(produced, record=record, wall=wall, clock=clock,
-                                                last_seq=int(head.outbox_seq),
-                                                prev=str(head.outbox_checksum))
-            if outbox:
-                conn.execute(_INSERT_MESSAGE, outbox)
-            conn.execute(_UPDATE_HEAD, {
-                "journal_seq": seq, "journal_checksum": checksum,
-                "outbox_seq": outbox[-1]["seq"] if outbox else head.outbox_seq,
-                "outbox_checksum": outbox[-1]["checksum"] if outbox else head.outbox_checksum})
-        return record, messages
+        if setup is None:
+            with self._write_driver() as cursor:
+                return _append_rows(cursor, kind, payload_text, clock, outgoing)
+        with self._write() as conn:  # creating the file: the schema first
+            setup(conn)
+            cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            return _append_rows(cursor, kind, payload_text, clock, outgoing)
 
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        """One write transaction (BEGIN IMMEDIATE), serialised within the process."""
+    def _check_writable(self) -> None:
         if self._closed:
             raise JournalError("the journal is closed")
         if self._read_only:
             raise JournalError(f"{self._path} is open read-only")
         if self._writer == threading.get_ident():
             raise JournalError("the journal was written to from inside its own append")
+
+    @contextmanager
+    def _write_driver(self) -> Iterator[sqlite3.Cursor]:
+        """One write transaction (BEGIN IMMEDIATE) on the driver's connection, serialised
+        within the process: the append's hot path."""
+        self._check_writable()
+        with self._write_lock:
+            self._writer = threading.get_ident()
+            try:
+                pooled = self._engine.raw_connection()
+                try:
+                    cursor = pooled.driver_connection.cursor()  # type: ignore[union-attr]
+                    cursor.execute("BEGIN IMMEDIATE")
+                    try:
+                        yield cursor
+                        cursor.execute("COMMIT")
+                    except BaseException:
+                        with contextlib.suppress(sqlite3.Error):
+                            cursor.execute("ROLLBACK")
+                        raise
+                finally:
+                    pooled.close()  # back to the pool
+            finally:
+                self._writer = None
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """One write transaction (BEGIN IMMEDIATE), serialised within the process."""
+        self._check_writable()
         with self._write_lock:
             self._writer = threading.get_ident()
             try:
@@ -441,3 +461,35 @@ class Journal:
         if version != SCHEMA_VERSION:
             raise JournalUnreadable(f"{self._path} has journal schema version {version}; "
                                     f"this software reads version {SCHEMA_VERSION}")
+
+
+def _append_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: ClockReading,
+                 outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
+                 ) -> tuple[JournalRecord, list[StoredMessage]]:
+    """Inside a write transaction: the record after the head, its messages, the new head."""
+    wall = rows.wall_text(clock.wall)
+    head_seq, head_checksum, head_outbox_seq, head_outbox_checksum = \
+        cursor.execute(_SELECT_HEAD).fetchone()
+    seq = int(head_seq) + 1
+    prev = str(head_checksum)
+    checksum = record_checksum(seq=seq, kind=kind, payload=payload_text, wall=wall,
+                               mono_ns=clock.mono_ns, boot_id=clock.boot_id,
+                               synced=clock.synced, prev=prev)
+    cursor.execute(_INSERT_RECORD, {
+        "seq": seq, "kind": kind, "payload": payload_text, "wall": wall,
+        "mono_ns": clock.mono_ns, "boot_id": clock.boot_id,
+        "synced": rows.flag(clock.synced), "prev_checksum": prev, "checksum": checksum})
+    record = JournalRecord(seq=seq, kind=kind, payload=json.loads(payload_text),
+                           wall=clock.wall, mono_ns=clock.mono_ns, boot_id=clock.boot_id,
+                           checksum=checksum, synced=clock.synced)
+    produced = outgoing(record)
+    outbox, messages = rows.outbox_rows(produced, record=record, wall=wall, clock=clock,
+                                        last_seq=int(head_outbox_seq),
+                                        prev=str(head_outbox_checksum))
+    if outbox:
+        cursor.executemany(_INSERT_MESSAGE, outbox)
+    cursor.execute(_UPDATE_HEAD, {
+        "journal_seq": seq, "journal_checksum": checksum,
+        "outbox_seq": outbox[-1]["seq"] if outbox else head_outbox_seq,
+        "outbox_checksum": outbox[-1]["checksum"] if outbox else head_outbox_checksum})
+    return record, messages
