@@ -308,6 +308,11 @@ class VirtualTable:
         if status.get("hand"):  # the table PC restarted mid-hand: a supervisor voids it
             await self.supervise("void", reason="hand interrupted by a restart of the table PC")
         await self.settle_payout()  # a payout a restart left unpaid is paid now
+        if status.get("hand") or status.get("payout"):
+            # As after every hand: the players pick up what lies on the spots (the voided
+            # hand's wagers, the payout just verified) before the next hand's wagers.
+            self.chips.clear()
+            await self.until("the table to be cleared", lambda s: _spots(s) == {})
         if status.get("heat"):  # a heat left open by a restart: play it out first
             await self.play_heat({int(s): e["entry_id"] for s, e in status["seats"].items()})
         for _ in range(self.heats):
