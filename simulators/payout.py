@@ -9,13 +9,13 @@ caller's (simulators.table_play).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from simulators.rfid import RfidReaderSimulator
 
-__all__ = ["Overpaid", "pay_spots"]
+__all__ = ["Overpaid", "only_over_left", "overpay_seen", "pay_spots"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,3 +80,27 @@ def pay_spots(sim: RfidReaderSimulator, spots: Sequence[Mapping[str, Any]], *,
             sim.place(seat, spot, expected - held if expected > held else None, uids=extra,
                       float_only=True)  # the dealer pays from the tray
     return over
+
+
+def overpay_seen(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]], bool]:
+    """A table status test: the payout of `hand_id` shows `over`'s spot overpaid."""
+
+    def seen(status: Mapping[str, Any]) -> bool:
+        payout = status.get("payout") or {}
+        return payout.get("hand_id") == hand_id and any(
+            s["seat"] == over.seat and s["spot"] == over.spot and s["state"] == "over"
+            for s in payout.get("spots", []))
+    return seen
+
+
+def only_over_left(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]], bool]:
+    """A table status test: every spot of `hand_id`'s payout but `over`'s is paid (or the
+    payout is over)."""
+
+    def left(status: Mapping[str, Any]) -> bool:
+        payout = status.get("payout") or {}
+        if payout.get("hand_id") != hand_id:
+            return True
+        return all(s["state"] == "paid" for s in payout.get("spots", [])
+                   if (s["seat"], s["spot"]) != (over.seat, over.spot))
+    return left

@@ -37,7 +37,7 @@ from game.tournament import Stage
 from simulators.chip_steps import PaidSpots, issue_stacks, return_chips, sync_owners
 from simulators.decks import DeckMode, DeckSource
 from simulators.id_reader import IdReaderSimulator
-from simulators.payout import Overpaid, pay_spots
+from simulators.payout import only_over_left, overpay_seen, pay_spots
 from simulators.players import PlayerStyle, VirtualPlayer
 from simulators.rfid import RfidReaderSimulator
 from simulators.scripted_play import Decks, SeatPlayer
@@ -488,7 +488,7 @@ class VirtualTable:
             return
         self.faults_injected += 1
         await self.until(f"the table to see the overpay on seat {over.seat} {over.spot}",
-                         _overpay_seen(hand_id, over))
+                         overpay_seen(hand_id, over))
         refused = await self._press("no_more_bets", {})
         if _SIGN_IN_AGAIN in str(refused.get("error")):
             self._session = None
@@ -510,7 +510,7 @@ class VirtualTable:
             moved.verified()
             return
         await self.until(f"every other spot of {hand_id} to be paid",
-                         _only_over_left(hand_id, over))
+                         only_over_left(hand_id, over))
         await self.supervise("payout_override", reason=(
             f"seat {over.seat} {over.spot} overpaid by {format_rand(over.cents)}: the"
             " player keeps it (virtual supervisor, fault injected)"))
@@ -565,24 +565,6 @@ class VirtualTable:
             await self.until(f"the {street} Play bets to be seen",
                              lambda s: _spots(s) == {k: v for k, v in placed.items() if v})
 
-
-def _overpay_seen(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]], bool]:
-    def seen(status: Mapping[str, Any]) -> bool:
-        payout = status.get("payout") or {}
-        return payout.get("hand_id") == hand_id and any(
-            s["seat"] == over.seat and s["spot"] == over.spot and s["state"] == "over"
-            for s in payout.get("spots", []))
-    return seen
-
-
-def _only_over_left(hand_id: str, over: Overpaid) -> Callable[[Mapping[str, Any]], bool]:
-    def left(status: Mapping[str, Any]) -> bool:
-        payout = status.get("payout") or {}
-        if payout.get("hand_id") != hand_id:
-            return True
-        return all(s["state"] == "paid" for s in payout.get("spots", [])
-                   if (s["seat"], s["spot"]) != (over.seat, over.spot))
-    return left
 
 def _devices_up(status: Mapping[str, Any]) -> bool:
     return not status.get("device_faults")
