@@ -44,6 +44,7 @@ from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
 from runtime.logs import get_logger
+from runtime.process_memory import fix_malloc_mmap_threshold
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
@@ -552,6 +553,7 @@ async def run_table(daemon: TableDaemon, *,
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)  # the process is this daemon's
+    fix_malloc_mmap_threshold()  # scrypt's working memory is returned after each call
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return await daemon.run(stop, extra=extra)

@@ -48,6 +48,7 @@ from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
 from runtime.http_serving import InLoopServer, listen
 from runtime.logs import get_logger
+from runtime.process_memory import fix_malloc_mmap_threshold
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_tournament
 from wire.envelope import EnvelopeError, seal
@@ -381,6 +382,7 @@ async def run_service(service: LeaderboardService) -> int:
     """Run the service until SIGTERM / SIGINT; the `showdown leaderboard serve` entry point."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
+    fix_malloc_mmap_threshold()  # the desk's scrypt working memory is returned after each call
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     try:
