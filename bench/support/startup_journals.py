@@ -40,6 +40,7 @@ from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.startup import ShoeReads, checkpoint_body, fold_shoe_reads
 from controller.wiring import prepare_sim, wire_table
 from game.table_snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
+from simulators.table_toml import simulated_table_toml
 from wire.signing import load_private_key
 
 __all__ = ["CACHE", "VERSION", "Built", "build_journal", "table_config"]
@@ -70,50 +71,15 @@ class Built:
 def table_config(directory: Path, *, checkpoints: bool, heats: int, every: int = 500) -> Path:
     """A simulated table's config in `directory` (journal, key, socket there)."""
     path = directory / f"table-{'on' if checkpoints else 'off'}-{heats}.toml"
-    path.write_text(f"""
-[table]
-venue = "bench"
-id = "t01"
-journal = "journal.sqlite"
-
-[files]
-tournament = "{REPO / 'config' / 'tournament.toml'}"
-paytables = "{REPO / 'config' / 'paytables.toml'}"
-
-[keys]
-table_key = "table.key"
-
-[shoe]
-kind = "sim"
-
-[rfid]
-kind = "sim"
-
-[id_reader]
-kind = "sim"
-
-[mqtt]
-broker = "embedded"
-
-[api]
-socket = "{directory / 'console.sock'}"
-
-[console]
-port = 0
-acknowledge_with = ["card"]
-
-[sim]
-seed = 2026
-players = 3
-heats = {heats}
-
+    text = simulated_table_toml(
+        venue="bench", table="t01", broker="embedded", tournament=REPO / "config" /
+        "tournament.toml", paytables=REPO / "config" / "paytables.toml",
+        socket=directory / "console.sock", heats=heats, log_format="json", log_level="info")
+    path.write_text(text + f"""
 [journal]
 checkpoints = {str(checkpoints).lower()}
 checkpoint_every = {every}
 rotate = "never"
-
-[log]
-format = "json"
 """)
     return path
 
