@@ -11,12 +11,14 @@ examples and their shrinking are unchanged.
 
 from __future__ import annotations
 
+import logging
 import random
 import zlib
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import structlog
 from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from structlog.testing import capture_logs
@@ -46,9 +48,18 @@ def seeded_rng(request: pytest.FixtureRequest) -> random.Random:
 
 @pytest.fixture
 def log_events() -> Iterator[list[dict[str, Any]]]:
-    """The structlog events logged during the test, as dicts (structlog.testing.capture_logs)."""
-    with capture_logs() as events:
-        yield events
+    """The structlog events logged during the test, as dicts (structlog.testing.capture_logs).
+
+    Every level is captured: an earlier test in the same worker may have configured logging
+    at "warning" (a command run in-process), and capture_logs replaces only the processors,
+    not the level filter that runs before them."""
+    wrapper = structlog.get_config()["wrapper_class"]
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    try:
+        with capture_logs() as events:
+            yield events
+    finally:
+        structlog.configure(wrapper_class=wrapper)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
