@@ -16,8 +16,6 @@ finds each table's next seq missing and asks the table to resend (docs/ingest.md
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
 import re
 import sqlite3
 import time
@@ -28,6 +26,8 @@ from typing import Final
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
+
+from runtime.files import file_sha256, fsync_path
 
 __all__ = ["BackupError", "BackupReport", "backup_sqlite", "sqlite_file"]
 
@@ -87,15 +87,15 @@ def backup_sqlite(source: Path, out: Path, *, keep: int | None = None,
     started = time.monotonic()
     try:
         schema, rows = _copy(source, partial)
-        _flush(partial)
+        fsync_path(partial)
         partial.rename(target)
-        _flush(target.parent)
+        fsync_path(target.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
     seconds = time.monotonic() - started
     removed = _prune(target.parent, keep) if keep is not None else ()
-    return BackupReport(path=target, size_bytes=target.stat().st_size, sha256=_sha256(target),
+    return BackupReport(path=target, size_bytes=target.stat().st_size, sha256=file_sha256(target),
                         schema=schema, rows=rows, seconds=seconds, removed=removed)
 
 
@@ -131,22 +131,6 @@ def _check(copy: sqlite3.Connection, source: Path) -> tuple[str, dict[str, int]]
     rows = {t: int(copy.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # noqa: S608
             for t in COUNTED}
     return (str(schema[0]) if schema else "?"), rows
-
-
-def _flush(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _prune(directory: Path, keep: int) -> tuple[Path, ...]:

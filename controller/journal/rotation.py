@@ -16,8 +16,6 @@ one, so there is always one usable current journal.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -32,6 +30,7 @@ from controller.journal.pause import pause_at
 from controller.journal.records import JournalError, JournalUnreadable
 from controller.journal.store import Journal
 from controller.journal.verified_head import record_verified
+from runtime.files import file_sha256, fsync_path
 from wire.signing import Signer
 
 __all__ = ["HOOK_ENV", "Rotation", "due", "journal_files", "previous_file", "recover_rotation",
@@ -147,7 +146,7 @@ def _rotate(path: Path, state: Mapping[str, Any], *, snapshot_version: int, sign
     if pending:
         raise JournalError(f"{pending} message(s) are not yet delivered: rotate once the "
                            "outbox is empty")
-    digest = _sha256(path)
+    digest = file_sha256(path)
     stamp = clock().wall.strftime("%Y%m%dT%H%M%SZ")
     archived = path.with_name(f"{path.name}.{stamp}")
     n = 1
@@ -168,7 +167,7 @@ def _rotate(path: Path, state: Mapping[str, Any], *, snapshot_version: int, sign
         record_verified(new, read_heads(new), signer, "rotation")
     finally:
         new.close()
-    _fsync(pending_path)
+    fsync_path(pending_path)
     _pause("next_written")
     for part, target in zip(_companions(path), _companions(archived), strict=True):
         if part.exists():
@@ -179,22 +178,6 @@ def _rotate(path: Path, state: Mapping[str, Any], *, snapshot_version: int, sign
     sqlite.fsync_dir(path.parent)
     archived.chmod(0o444)
     return Rotation(archived=archived, sha256=digest, heads=heads)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _pause(step: str) -> None:
