@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from support.latency_service import NotifySocket
+from support.latency_service import NotifySocket, spawn_table
 from support.startup_journals import CACHE, REPO, Built, build_journal, table_config
 
 _GUARD_S = 300.0
@@ -51,17 +51,9 @@ class Start:
 
 
 async def _spawn(config: Path, notify: NotifySocket, log: Path, *, whole_file: bool) -> Start:
-    env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "LISTEN_FDS")}
-    env.update(NOTIFY_SOCKET=str(notify.path), PYTHONPATH=str(REPO))
-    after = len(notify.datagrams)
-    started = time.monotonic_ns()
-    with log.open("ab") as out:
-        process = subprocess.Popen(  # noqa: S603 (our own interpreter and files)
-            [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
-            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    process, took = await spawn_table(config, notify, log, watchdog_usec=None, timeout=_GUARD_S)
     try:
-        ready = await notify.wait_for("READY=1", after, timeout=_GUARD_S)
-        result = Start(ready_s=(ready - started) / 1e9)
+        result = Start(ready_s=took / 1e9)
         deadline = time.monotonic() + _GUARD_S
         while whole_file and time.monotonic() < deadline and result.whole_file_s is None:
             await asyncio.sleep(0.2)

@@ -88,10 +88,16 @@ class NotifySocket:
                 await self._arrived.wait()
 
 
-async def _start(config: Path, notify: NotifySocket, log: Path) -> tuple[subprocess.Popen[bytes],
-                                                                        int]:
+async def spawn_table(config: Path, notify: NotifySocket, log: Path, *,
+                      watchdog_usec: str | None = "2000000", timeout: float = 60.0,
+                      ) -> tuple[subprocess.Popen[bytes], int]:
+    """`showdown table run --config` as systemd starts it (NOTIFY_SOCKET, and WATCHDOG_USEC
+    unless None); returns the process and the ns from spawn to READY=1 (BenchError, the
+    process killed, when none comes within `timeout` s)."""
     env = {k: v for k, v in os.environ.items() if k not in ("WATCHDOG_PID", "LISTEN_FDS")}
-    env.update(NOTIFY_SOCKET=str(notify.path), WATCHDOG_USEC="2000000")
+    env.update(NOTIFY_SOCKET=str(notify.path), PYTHONPATH=str(REPO))
+    if watchdog_usec is not None:
+        env["WATCHDOG_USEC"] = watchdog_usec
     after = len(notify.datagrams)
     started = time.monotonic_ns()
     with log.open("ab") as out:
@@ -99,7 +105,7 @@ async def _start(config: Path, notify: NotifySocket, log: Path) -> tuple[subproc
             [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
     try:
-        ready = await notify.wait_for("READY=1", after)
+        ready = await notify.wait_for("READY=1", after, timeout=timeout)
     except TimeoutError:
         process.kill()
         process.wait()
@@ -151,7 +157,7 @@ async def service_run(label: str, broker: str, hands: int, scratch: Path) -> Ser
     result = ServiceResult(broker=label)
     socket_path = table.dir / "console.sock"
     try:
-        process, took = await _start(table.config_path, notify, log)
+        process, took = await spawn_table(table.config_path, notify, log)
         try:
             result.ready_fresh_ms = took / 1e6
             result.rss_ready_kib = proc_status(process.pid, "VmRSS")["VmRSS"]
@@ -174,7 +180,7 @@ async def service_run(label: str, broker: str, hands: int, scratch: Path) -> Ser
         restart = table.config_path.with_name("restart.toml")
         restart.write_text(table.config_path.read_text().replace("virtual_dealer = true",
                                                                  "virtual_dealer = false"))
-        process, took = await _start(restart, notify, log)
+        process, took = await spawn_table(restart, notify, log)
         try:
             result.ready_restart_ms = took / 1e6
             # SIGTERM at once, while the shoe's driver is still reconnecting: the moment a
