@@ -103,6 +103,7 @@ class DeskRequest:
     ca_source: str
     password: str = field(repr=False)
     screen_url: str | None = None
+    desk_user: str = "root"  # the OS account that runs `showdown desk` and owns its key
 
 
 def render_udev_rules(text: str, *, rfid_id: tuple[int, int], shoe_id: tuple[int, int]) -> str:
@@ -226,7 +227,7 @@ def plan_desk(req: DeskRequest, t: Templates) -> list[Step]:
     steps += [
         File(path=CA_CERT, content=req.ca_pem, what="venue CA certificate",
              copied_from=req.ca_source),
-        KeyPair(path=f"{ETC}/desk.key", key_id="desk", owner="root", group=USER),
+        KeyPair(path=f"{ETC}/desk.key", key_id="desk", owner=req.desk_user, group=USER),
         Directory(path=f"{ETC}/enrolment", mode=0o755),
         EnrolmentFile(path=f"{ETC}/enrolment/desk.pub", key=f"{ETC}/desk.key"),
     ]

@@ -100,6 +100,9 @@ def register(sub: Any) -> None:
                       help="the venue CA certificate (venue-ca.pem)")
     desk.add_argument("--credentials", type=Path, required=True, metavar="FILE",
                       help="the desk's credentials from `showdown broker config`")
+    desk.add_argument("--desk-user", default="root", metavar="USER",
+                      help="the account that runs `showdown desk` and owns the desk's signing"
+                           " key (mode 0600; default root)")
     desk.add_argument("--screen-url", default=None, metavar="URL",
                       help="also install a room screen's kiosk showing this page"
                            " (the page's kiosk mode: .../?kiosk=1)")
@@ -221,7 +224,8 @@ def _desk_plan(args: argparse.Namespace) -> list[Step]:
     return plan_desk(DeskRequest(
         venue=_ident("venue", args.venue), database=args.database, broker=_broker(args.broker),
         api_url=args.api_url, ca_pem=read_text(args.ca), ca_source=str(args.ca),
-        password=creds["password"], screen_url=args.screen_url), read_templates())
+        password=creds["password"], screen_url=args.screen_url, desk_user=args.desk_user),
+        read_templates())
 
 
 _PLANS = {"table": _table_plan, "central": _central_plan, "desk": _desk_plan}
