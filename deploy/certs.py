@@ -11,7 +11,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["CertificateError", "make_ca", "make_server_certificate", "verifies"]
+__all__ = ["CertificateError", "expires_within", "make_ca", "make_server_certificate",
+           "verifies"]
 
 
 class CertificateError(Exception):
@@ -73,3 +74,13 @@ def verifies(cert: Path, ca_cert: Path) -> bool:
     except CertificateError:
         return False
     return True
+
+
+def expires_within(cert: Path, seconds: int) -> bool:
+    """True if ``cert`` is no longer valid ``seconds`` from now (0: already expired)."""
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise CertificateError("the openssl command is missing: apt-get install openssl")
+    done = subprocess.run([exe, "x509", "-checkend", str(seconds), "-noout", "-in", str(cert)],  # noqa: S603
+                          capture_output=True, text=True, check=False)
+    return done.returncode != 0

@@ -28,7 +28,8 @@ from runtime.errors import Unavailable
 from wire.mqtt import MqttError, MqttSettings, connect
 from wire.signing import SigningError, load_private_key
 
-__all__ = ["FAIL", "OK", "WARN", "Finding", "Probes", "check_table", "may_open"]
+__all__ = ["FAIL", "OK", "WARN", "Finding", "Probes", "broker_finding", "check_table",
+           "clock_finding", "disk_finding", "may_open"]
 
 Status = Literal["ok", "warn", "fail"]
 OK: Status = "ok"
@@ -140,6 +141,25 @@ def _chip_reader(config: TableConfig, probes: Probes) -> Finding:
     return Finding("chip reader", OK, f"reader {ids} serial {serial_no} found and readable")
 
 
+def clock_finding(probes: Probes) -> Finding:
+    """Whether the kernel reports the wall clock synchronised."""
+    return _clock(probes)
+
+
+def disk_finding(where: Path, what: str, probes: Probes) -> Finding:
+    """Free space on the file system holding ``where`` (or its nearest existing parent)."""
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    free = shutil.disk_usage(where).free
+    text = f"{free / GIB:.1f} GiB free for {what} ({where})"
+    if free < probes.fail_below_bytes:
+        return Finding("disk", FAIL, text, "free space: move old files (journals, backups)"
+                       " off the machine")
+    if free < probes.warn_below_bytes:
+        return Finding("disk", WARN, text, "plan to move old files off the machine")
+    return Finding("disk", OK, text)
+
+
 def _clock(probes: Probes) -> Finding:
     synced = probes.clock_synced()
     if synced is None:
@@ -179,6 +199,16 @@ def _broker(config: TableConfig, probes: Probes) -> Finding:
                        " credentials (`showdown install table --credentials`)")
     try:
         settings = _mqtt_settings(config)
+    except ConfigError as exc:
+        return Finding("broker", FAIL, f"{exc.key}: {exc.reason}",
+                       "install the credentials from `showdown broker config`"
+                       " (docs/operations/doctor.md, broker)")
+    return broker_finding(settings, f"{config.table}-doctor", probes)
+
+
+def broker_finding(settings: MqttSettings, client_id: str, probes: Probes) -> Finding:
+    """A real CONNECT (and DISCONNECT) with ``settings``: ok, or what refused it and the fix."""
+    try:
         settings = MqttSettings(**{**_fields(settings), "timeout_s": probes.broker_timeout_s})
         settings.ssl_context()
     except ConfigError as exc:
@@ -188,12 +218,12 @@ def _broker(config: TableConfig, probes: Probes) -> Finding:
     where = f"{settings.host}:{settings.port}"
     tls = "TLS" if settings.uses_tls else "no TLS"
     try:
-        asyncio.run(asyncio.wait_for(_connect_once(settings, f"{config.table}-doctor"),
+        asyncio.run(asyncio.wait_for(_connect_once(settings, client_id),
                                      probes.broker_timeout_s * 2))
     except (MqttError, OSError, TimeoutError, Unavailable) as exc:
         why = str(exc) or type(exc).__name__
-        fix = ("the password or username is wrong: install this table's credentials file again"
-               " (or `showdown broker config --rotate`)" if "authori" in why.lower() else
+        fix = ("the password or username is wrong: install this machine's credentials file"
+               " again (or `showdown broker config --rotate`)" if "authori" in why.lower() else
                "the broker's certificate must be signed by the CA in [mqtt] ca_file" if
                "certificate" in why.lower() else
                "check the broker runs and the network reaches it (`journalctl -u mosquitto`)")
@@ -271,14 +301,8 @@ def _journal(config: TableConfig) -> Finding:
 
 
 def _disk(config: TableConfig, probes: Probes) -> Finding:
-    where = config.journal.parent
-    while not where.exists() and where != where.parent:
-        where = where.parent
-    free = shutil.disk_usage(where).free
-    text = f"{free / GIB:.1f} GiB free for the journal ({where})"
-    if free < probes.fail_below_bytes:
-        return Finding("disk", FAIL, text, "free space: `showdown journal rotate` and move"
-                       " old journal files off the machine")
-    if free < probes.warn_below_bytes:
-        return Finding("disk", WARN, text, "plan to move old journal files off the machine")
-    return Finding("disk", OK, text)
+    found = disk_finding(config.journal.parent, "the journal", probes)
+    if found.status == OK:
+        return found
+    return Finding(found.check, found.status, found.found, "`showdown journal rotate` and move"
+                   " retired journal files off the machine")

@@ -97,6 +97,20 @@ class Executor:
     # ---- checks --------------------------------------------------------------------------
 
     def _is_done(self, step: Step) -> bool:
+        return self._content_done(step) and self._owner_done(step)
+
+    def _owner_done(self, step: Step) -> bool:
+        """Owners count only where this run may set them (as root on the machine itself)."""
+        if not self.can_chown:
+            return True
+        match step:
+            case Directory() | File() | KeyPair():
+                return _owned_by(self.target(step.path), step.owner, step.group)
+            case Certificate():
+                return _owned_by(self.target(step.key), step.owner, step.group)
+        return True
+
+    def _content_done(self, step: Step) -> bool:
         match step:
             case SystemUsers():
                 user_ok = not self.system or _user_exists(step.user)
@@ -330,6 +344,20 @@ class Executor:
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise InstallError(f"{' '.join(argv)} failed: {last}")
+
+
+def _owned_by(path: Path, owner: str, group: str) -> bool:
+    """True if ``path`` has that owner and group (names that do not exist yet cannot be set,
+    so they do not count against the step)."""
+    try:
+        uid, gid = pwd.getpwnam(owner).pw_uid, grp.getgrnam(group).gr_gid
+    except KeyError:
+        return True
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return False
+    return (info.st_uid, info.st_gid) == (uid, gid)
 
 
 def _unit_path(unit: str) -> str:
