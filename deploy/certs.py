@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["CertificateError", "expires_within", "make_ca", "make_server_certificate",
-           "verifies"]
+           "names_of", "verifies"]
 
 
 class CertificateError(Exception):
@@ -84,3 +84,18 @@ def expires_within(cert: Path, seconds: int) -> bool:
     done = subprocess.run([exe, "x509", "-checkend", str(seconds), "-noout", "-in", str(cert)],  # noqa: S603
                           capture_output=True, text=True, check=False)
     return done.returncode != 0
+
+
+def names_of(cert: Path) -> set[str]:
+    """The DNS names and IP addresses of ``cert``'s subjectAltName (empty if unreadable)."""
+    try:
+        text = _openssl("x509", "-noout", "-ext", "subjectAltName", "-in", str(cert))
+    except CertificateError:
+        return set()
+    body = text.split("\n", 1)[1] if "\n" in text else ""
+    names = set()
+    for part in body.replace("\n", ",").split(","):
+        kind, sep, value = part.strip().partition(":")
+        if sep and kind in ("DNS", "IP Address"):
+            names.add(value.strip())
+    return names

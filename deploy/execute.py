@@ -138,8 +138,10 @@ class Executor:
                 return self.target(step.cert).is_file() and self.target(step.key).is_file()
             case Certificate():
                 cert = self.target(step.cert)
+                # A certificate is reissued when its CA or its names no longer match.
                 return cert.is_file() and self.target(step.key).is_file() and \
-                    certs.verifies(cert, self.target(step.ca_cert))
+                    certs.verifies(cert, self.target(step.ca_cert)) and \
+                    certs.names_of(cert) == set(step.names)
             case BrokerFiles():
                 return self._broker_done(step)
         raise TypeError(f"not a step: {step!r}")  # pragma: no cover

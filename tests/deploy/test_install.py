@@ -161,6 +161,8 @@ def test_central_then_table_then_desk(tmp_path: Path) -> None:
     second = _central(central, enrol)
     assert second.stdout.splitlines()[-1].startswith("central: nothing to change")
     assert (central / "etc/mosquitto/showdown/passwd").read_text() == passwd
+    assert certs.names_of(central / "etc/mosquitto/showdown/broker.pem") == {
+        "broker.casino.lan", "10.20.0.5"}
 
     creds = etc / "broker/credentials"
     with_creds = showdown(*TABLE, "--credentials", str(creds / "t03.toml"), "--ca", str(ca),
@@ -193,3 +195,23 @@ def test_central_needs_an_enrolled_table(tmp_path: Path) -> None:
     done = showdown("install", "central", "--venue", "casino-1", "--tables", "t01",
                     "--broker-host", "b", "--root", str(tmp_path), "--dry-run")
     assert done.returncode == 2 and "--enrol" in done.stderr
+
+
+def test_a_certificate_is_reissued_when_its_names_change(tmp_path: Path) -> None:
+    table = tmp_path / "table"
+    table.mkdir()
+    assert showdown(*TABLE, "--root", str(table)).returncode == 0
+    enrol = table / "etc/showdown/enrolment/t03.pub"
+    assert _central(tmp_path, enrol).returncode == 0
+    broker = tmp_path / "etc/mosquitto/showdown/broker.pem"
+    before = broker.read_bytes()
+    done = showdown("install", "central", "--venue", "casino-1", "--tables", "t03,t04",
+                    "--enrol", str(enrol), "--broker-host", "broker.casino.lan",
+                    "--broker-name", "10.20.0.6", "--http-host", "10.20.0.5",
+                    "--root", str(tmp_path), "--json")
+    changed = [s["description"] for s in json.loads(done.stdout)["steps"]
+               if s["state"] == "changed"]
+    assert len(changed) == 1 and changed[0].startswith("certificate /etc/mosquitto/showdown/")
+    assert broker.read_bytes() != before
+    assert certs.names_of(broker) == {"broker.casino.lan", "10.20.0.6"}
+    assert certs.verifies(broker, tmp_path / "etc/showdown/venue-ca.pem")
