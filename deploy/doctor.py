@@ -20,11 +20,13 @@ import serial  # type: ignore[import-untyped]
 import usb.core  # type: ignore[import-untyped]
 import usb.util  # type: ignore[import-untyped]
 
+from controller.chip_registry_files import read_registry
 from controller.clock import system_clock
 from controller.config import TableConfig, read_table_config
 from controller.journal.admin import verify_file
 from game.errors import ConfigError
 from runtime.errors import Unavailable
+from runtime.settings_files import read_paytables, read_tournament
 from wire.mqtt import MqttError, MqttSettings, connect
 from wire.signing import SigningError, load_private_key
 
@@ -82,10 +84,31 @@ def check_table(path: Path, probes: Probes | None = None) -> list[Finding]:
         return [Finding("config", FAIL, f"{path}: {exc.strerror or exc}",
                         "give --config FILE, or install the table: `showdown install table`")]
     findings = [Finding("config", OK, f"{path}: table {config.table} at venue {config.venue}")]
-    findings += [_shoe(config), _chip_reader(config, probes), _clock(probes),
+    findings += [_files(config), _shoe(config), _chip_reader(config, probes), _clock(probes),
                  _broker(config, probes), _key(config, probes), _journal(config),
                  _disk(config, probes)]
     return findings
+
+
+def _files(config: TableConfig) -> Finding:
+    """The tournament settings, paytables and chip registry the daemon loads at start."""
+    try:
+        read_tournament(config.tournament)
+        read_paytables(config.paytables)
+        if config.chips is None:
+            if config.sim is None:
+                raise ConfigError(config.source, "files.chips",
+                                  "a table with real chip readers needs its chip registry file")
+            return Finding("files", OK, "tournament settings and paytables read")
+        registry = read_registry(config.chips, chip_set=config.chip_set)
+    except ConfigError as exc:
+        return Finding("files", FAIL, f"{exc.source}: {exc.key}: {exc.reason}".replace(
+            ": : ", ": "), "install the file the key names (`showdown install table --chips`"
+            " for the registry), or correct it")
+    except OSError as exc:
+        return Finding("files", FAIL, str(exc), "install the file")
+    return Finding("files", OK, f"tournament settings, paytables and chip registry"
+                   f" {config.chips} ({len(registry)} chips) read")
 
 
 def _shoe(config: TableConfig) -> Finding:

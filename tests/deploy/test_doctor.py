@@ -62,6 +62,9 @@ def _config(d: Path, *, shoe: str, port: int) -> str:
 venue = "casino-1"
 id = "{TABLE}"
 journal = "journal.sqlite"
+[files]
+chips = "{REPO / 'config' / 'chips.example.csv'}"
+chip_set = "showdown-2026"
 [keys]
 table_key = "{TABLE}.key"
 [shoe]
@@ -137,12 +140,19 @@ def rig(tmp_path: Path, broker: Broker) -> Iterator[Rig]:
 def test_a_healthy_simulated_table_may_open(rig: Rig) -> None:
     findings = check_table(rig.config, rig.probes)
     assert [(f.check, f.status) for f in findings] == [
-        ("config", OK), ("shoe", OK), ("chip reader", OK), ("clock", OK), ("broker", OK),
-        ("key", OK), ("journal", OK), ("disk", OK)]
+        ("config", OK), ("files", OK), ("shoe", OK), ("chip reader", OK), ("clock", OK),
+        ("broker", OK), ("key", OK), ("journal", OK), ("disk", OK)]
     assert may_open(findings)
     by = {f.check: f for f in findings}
     assert "(TLS) accepts t01" in by["broker"].found
     assert "SIM-SR48-0001" in by["chip reader"].found
+
+
+def test_a_missing_chip_registry_fails_the_files_check(rig: Rig) -> None:
+    rig.config.write_text(rig.config.read_text().replace("chips.example.csv", "nowhere.csv"))
+    found = rig.findings()["files"]
+    assert found.status == FAIL and "nowhere.csv" in found.found
+    assert "--chips" in found.fix
 
 
 def test_an_unplugged_shoe_fails_the_shoe_only(rig: Rig) -> None:
