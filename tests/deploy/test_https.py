@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from deploy import certs
+from deploy.doctor import FAIL, OK, WARN, Probes, may_open
+from deploy.doctor_desk import check_desk
 from game.errors import ConfigError
 from leaderboard.config import read_leaderboard_config
 from leaderboard.desk_client import OPENAPI_PATH, get_json
@@ -22,6 +24,7 @@ from runtime.errors import Unavailable
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.support import Running, finish, start
 from tests.leaderboard.test_config import MINIMAL, refusal, write
+from wire.signing import Signer, save_private_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,3 +143,35 @@ async def test_the_service_does_not_answer_in_clear_text(tls_service: Running) -
     with pytest.raises(OSError) as caught:  # noqa: PT011 (what the socket reports varies)
         await asyncio.to_thread(plain)
     assert not isinstance(caught.value, urllib.error.HTTPError)  # no HTTP answer at all
+
+
+def _desk_toml(tmp_path: Path, run: Running, ca: Path) -> Path:
+    key = tmp_path / "desk.key"
+    if not key.exists():
+        save_private_key(Signer.generate("desk"), key)
+    path = tmp_path / "desk.toml"
+    path.write_text(f"""
+[desk]
+database = "sqlite:///{tmp_path / 'leaderboard.sqlite3'}"
+venue = "casino-1"
+signing_key = "desk.key"
+api_url = "https://127.0.0.1:{run.port}/"
+api_ca_file = "{ca}"
+[mqtt]
+broker = "{run.broker.host}:{run.broker.port}"
+""")
+    return path
+
+
+async def test_doctor_desk_over_https(tmp_path: Path, tls_service: Running, pki: Pki) -> None:
+    probes = Probes(clock_synced=lambda: True)
+    good = await asyncio.to_thread(check_desk, _desk_toml(tmp_path, tls_service, pki.ca), probes)
+    assert [(f.check, f.status) for f in good] == [
+        ("config", OK), ("desk api", OK), ("broker", WARN), ("database", OK), ("key", OK),
+        ("clock", OK)]
+    assert "answers over HTTPS (venue CA)" in good[1].found
+    bad = await asyncio.to_thread(check_desk, _desk_toml(tmp_path, tls_service, pki.other_ca),
+                                  probes)
+    api = {f.check: f for f in bad}["desk api"]
+    assert api.status == FAIL and "not trusted" in api.found and "venue CA" in api.fix
+    assert not may_open(bad)
