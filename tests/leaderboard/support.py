@@ -406,7 +406,7 @@ def shifted_clock() -> Callable[[], datetime]:
 
 
 def write_config(tmp: Path, broker: MqttBroker, root: str, table: Signer,
-                 *, names: str = "entry_id") -> Path:
+                 *, names: str = "entry_id", http_extra: str = "") -> Path:
     key = Signer.generate("leaderboard")
     save_private_key(key, tmp / "leaderboard.key")
     (tmp / "tables.pub").write_text(f"# enrolled tables\n{table.public_key.enrolment_line()}\n")
@@ -430,6 +430,7 @@ tables_file = "tables.pub"
 [http]
 port = 0
 desk_api = true
+{http_extra}
 
 [page]
 rows = 20
@@ -439,9 +440,9 @@ names = "{names}"
 
 
 async def start(tmp: Path, broker: MqttBroker, root: str, *, watchdog_s: float | None = None,
-                names: str = "entry_id") -> Running:
+                names: str = "entry_id", http_extra: str = "") -> Running:
     table = Signer.generate("t01")
-    path = write_config(tmp, broker, root, table, names=names)
+    path = write_config(tmp, broker, root, table, names=names, http_extra=http_extra)
     config = read_leaderboard_config(path)
     engine = make_engine(config.database)
     upgrade(engine)
