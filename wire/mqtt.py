@@ -432,6 +432,7 @@ class MqttSession:
                                maximum=settings.backoff_max_s, rng=rng)
         self.connections = 0  # connections opened
         self.connect_failures = 0  # attempts that never connected
+        self.failovers = 0  # moves to the next broker of a cluster
         self._will = will
         self._steady_s = steady_s
         self._connected = False
@@ -439,10 +440,14 @@ class MqttSession:
         self._log = log if log is not None else _log.bind(client_id=client_id)
 
     @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) of the broker in use (or tried next)."""
+        return self.settings.brokers[self._index]
+
+    @property
     def broker(self) -> str:
         """host:port of the broker in use (or tried next)."""
-        host, port = self.settings.brokers[self._index]
-        return f"{host}:{port}"
+        return "{}:{}".format(*self.address)
 
     @property
     def connected(self) -> bool:
@@ -480,6 +485,7 @@ class MqttSession:
                 if count > 1:
                     previous = self.broker
                     self._index = (self._index + 1) % count
+                    self.failovers += 1
                     self._log.warning("mqtt_failover", from_broker=previous, to_broker=self.broker,
                                       error=error)
             finally:
