@@ -17,6 +17,7 @@ nats-server or $SHOWDOWN_TEST_NATS_SERVER.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -26,6 +27,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tests.integration.daemon_support import free_port
 
@@ -52,6 +54,34 @@ class NatsNode:
     def mqtt_address(self) -> str:
         """host:port of its MQTT listener."""
         return f"127.0.0.1:{self.mqtt}"
+
+    def jetstream(self) -> dict[str, Any] | None:
+        """Its /jsz view of every stream and consumer (None if it does not answer)."""
+        url = (f"http://127.0.0.1:{self.http}/jsz?accounts=true&streams=true"
+               "&consumers=true")
+        try:
+            with urllib.request.urlopen(url, timeout=1.0) as answer:
+                return dict(json.loads(answer.read()))
+        except (urllib.error.URLError, OSError, ValueError):
+            return None
+
+    def lagging(self, running: set[str]) -> list[str]:
+        """The groups this node leads whose replicas on running nodes are not current yet."""
+        view = self.jetstream()
+        if view is None:
+            return [f"{self.name}: no answer"]
+        behind: list[str] = []
+        for account in view.get("account_details") or []:
+            for stream in account.get("stream_detail") or []:
+                groups = [(stream["name"], stream.get("cluster") or {})]
+                groups += [(f"{stream['name']} > {c['name']}", c.get("cluster") or {})
+                           for c in stream.get("consumer_detail") or []]
+                for name, cluster in groups:
+                    if cluster.get("leader") != self.name:
+                        continue
+                    behind += [f"{name} on {r['name']}" for r in cluster.get("replicas") or []
+                               if r.get("name") in running and not r.get("current")]
+        return behind
 
     def healthy(self) -> bool:
         """True when its monitoring endpoint says the server and JetStream are healthy."""
@@ -151,11 +181,26 @@ mqtt {{
         node.process = None
 
     def restart(self, index: int) -> None:
-        """Start a killed node again (its JetStream store is kept) and wait for health."""
+        """Start a killed node again (its JetStream store is kept) and wait until it is
+        healthy and every replica on it has caught up (only then can another node go)."""
         node = self.nodes[index]
         assert node.process is None, f"{node.name} is running"
         self._spawn(node)
         self.wait_healthy()
+        self.wait_current()
+
+    def wait_current(self) -> None:
+        """Wait until every stream and consumer replica on a running node is current."""
+        deadline = time.monotonic() + START_GUARD_S
+        while True:
+            running = {n.name for n in self.nodes if n.process is not None}
+            behind = [b for n in self.nodes if n.process is not None
+                      for b in n.lagging(running)]
+            if not behind:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"replicas never caught up: {behind[:10]}")
+            time.sleep(0.2)
 
     def stop(self) -> None:
         """Stop every node (SIGTERM, then SIGKILL if one does not go)."""
