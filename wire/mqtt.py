@@ -59,6 +59,10 @@ __all__ = [
 ]
 
 _SOURCE: Final = "mqtt settings"
+# With several brokers, how long a CONNECT may wait for its CONNACK before the next node is
+# tried: a NATS node whose session stream is electing a leader does not answer at all, and
+# answers within 4 s when it loads a session normally.
+CLUSTER_CONNECT_WAIT_S: Final = 5.0
 _log = structlog.get_logger("wire.mqtt")
 
 
@@ -81,6 +85,7 @@ class MqttSettings:
     topic_root: str = DEFAULT_ROOT
     batch_size: int = 100
     failover: tuple[tuple[str, int], ...] = ()  # the cluster's other nodes, tried in turn
+    connect_timeout_s: float | None = None  # CONNACK wait; None: see connect_wait_s
 
     def __post_init__(self) -> None:
         if not self.host:
@@ -100,6 +105,9 @@ class MqttSettings:
             raise ConfigError(_SOURCE, "keepalive_s", f"must be 1..65535, got {self.keepalive_s}")
         if not self.timeout_s > 0:
             raise ConfigError(_SOURCE, "timeout_s", f"must be positive, got {self.timeout_s}")
+        if self.connect_timeout_s is not None and not self.connect_timeout_s > 0:
+            raise ConfigError(_SOURCE, "connect_timeout_s",
+                              f"must be positive, got {self.connect_timeout_s}")
         if not 0 < self.backoff_initial_s <= self.backoff_max_s:
             raise ConfigError(
                 _SOURCE, "backoff_initial_s",
@@ -131,10 +139,21 @@ class MqttSettings:
         """The addresses as ``host:port, host:port``, for messages."""
         return ", ".join(f"{h}:{p}" for h, p in self.brokers)
 
+    @property
+    def connect_wait_s(self) -> float:
+        """How long a CONNECT waits for its CONNACK: ``connect_timeout_s`` if given, else
+        ``timeout_s`` for one broker and at most CLUSTER_CONNECT_WAIT_S with several (the
+        next node is a better bet than a node that does not answer)."""
+        if self.connect_timeout_s is not None:
+            return self.connect_timeout_s
+        return min(self.timeout_s, CLUSTER_CONNECT_WAIT_S) if self.failover else self.timeout_s
+
     def at(self, index: int) -> MqttSettings:
-        """The settings of one broker of ``brokers`` (the same credentials, no failover)."""
+        """The settings of one broker of ``brokers`` (the same credentials and CONNACK wait,
+        no failover)."""
         host, port = self.brokers[index % len(self.brokers)]
-        return dataclasses.replace(self, host=host, port=port, failover=())
+        return dataclasses.replace(self, host=host, port=port, failover=(),
+                                   connect_timeout_s=self.connect_wait_s)
 
     @property
     def uses_tls(self) -> bool:
@@ -287,14 +306,16 @@ class MqttClient:
         QoS 1 only from its PUBACK handler.
         """
         try:
-            await self._client.publish(topic, payload, qos=qos, retain=retain)
+            await self._client.publish(topic, payload, qos=qos, retain=retain,
+                                       timeout=self.settings.timeout_s)
         except aiomqtt.MqttError as exc:
             raise ConnectionLost(f"publish to {topic} on {self.where}: {exc}") from exc
 
     async def subscribe(self, topic_filter: str, *, qos: int = 1) -> bool:
         """Subscribe to one filter; True if the broker granted it, False if its SUBACK refused."""
         try:
-            granted = await self._client.subscribe(topic_filter, qos=qos)
+            granted = await self._client.subscribe(topic_filter, qos=qos,
+                                                   timeout=self.settings.timeout_s)
         except aiomqtt.MqttError as exc:
             raise ConnectionLost(f"subscribe to {topic_filter} on {self.where}: {exc}") from exc
         return not any(suback_refused(code) for code in granted)
@@ -343,7 +364,7 @@ async def connect(settings: MqttSettings, *, client_id: str | None = None,
         settings.host, settings.port, identifier=client_id, clean_session=clean_session,
         will=aiomqtt.Will(will.topic, will.payload, qos=will.qos, retain=will.retain)
         if will is not None else None,
-        keepalive=settings.keepalive_s, timeout=settings.timeout_s,
+        keepalive=settings.keepalive_s, timeout=settings.connect_wait_s,
         username=settings.username, password=settings.password,
         tls_context=settings.ssl_context(), queue_type=_inbox_type(inboxes),
     )

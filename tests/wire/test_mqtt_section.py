@@ -92,3 +92,15 @@ def test_settings_refuse_a_repeated_or_bad_failover_address() -> None:
         MqttSettings(host="a", port=1, failover=(("b", 0),))
     with pytest.raises(ConfigError, match="no broker"):
         MqttSettings.for_brokers([])
+
+
+def test_a_cluster_waits_less_for_a_connack_than_one_broker() -> None:
+    one = MqttSettings(host="a", port=1, timeout_s=10.0)
+    cluster = MqttSettings(host="a", port=1, failover=(("b", 2),), timeout_s=10.0)
+    assert (one.connect_wait_s, one.at(0).connect_wait_s) == (10.0, 10.0)
+    assert (cluster.connect_wait_s, cluster.at(1).connect_wait_s) == (5.0, 5.0)
+    assert cluster.at(1).timeout_s == 10.0  # PUBACK and SUBACK waits stay as they were
+    explicit = MqttSettings(host="a", port=1, failover=(("b", 2),), connect_timeout_s=2.0)
+    assert explicit.at(1).connect_wait_s == 2.0
+    with pytest.raises(ConfigError, match="connect_timeout_s"):
+        MqttSettings(host="a", port=1, connect_timeout_s=0)
