@@ -423,17 +423,13 @@ class TableDaemon:
 
     async def _mqtt_settings(self, stack: AsyncExitStack) -> MqttSettings:
         m = self.config.mqtt
-        if m.broker == "embedded":
+        if m.embedded:
             from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
 
             self.broker = await stack.enter_async_context(EmbeddedBroker(port=m.embedded_port))
             self._log.info("embedded MQTT broker", port=self.broker.port)
             return MqttSettings(host="127.0.0.1", port=self.broker.port)
-        host, _, port = m.broker.rpartition(":")
-        password = m.password_file.read_text().strip() if m.password_file else None
-        return MqttSettings(host=host, port=int(port), username=m.username, password=password,
-                            tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
-                            key_file=m.key_file)
+        return m.settings()
 
     # ---- run -------------------------------------------------------------------------
 

@@ -16,6 +16,8 @@ from controller.console_config import ConsoleConfig, parse_console
 from game.errors import ConfigError
 from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
+from wire.mqtt import MqttSettings
+from wire.mqtt_section import Address, parse_brokers, read_credentials
 
 __all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "JournalConfig", "MqttConfig",
            "SimConfig", "TableConfig", "read_table_config"]
@@ -49,16 +51,35 @@ class IdReaderConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MqttConfig:
-    """The broker: "embedded" (in-process amqtt, the default) or a host to connect to."""
+    """The broker: "embedded" (in-process amqtt, the default), or the venue's broker or
+    cluster: its addresses in the order tried (the link fails over to the next)."""
 
-    broker: str = "embedded"  # "embedded" or "host:port"
+    brokers: tuple[Address, ...] = ()  # () = the embedded broker
     embedded_port: int = 0  # 0 = any free port (the embedded broker prints it)
     username: str | None = None
-    password_file: Path | None = None
+    password: str | None = field(default=None, repr=False)  # password_file / credentials
     tls: bool = False
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
+
+    @property
+    def embedded(self) -> bool:
+        """True when the table runs its own in-process broker."""
+        return not self.brokers
+
+    @property
+    def broker(self) -> str:
+        """``"embedded"`` or the first broker's ``host:port`` (as `broker =` writes it)."""
+        return "embedded" if self.embedded else "{}:{}".format(*self.brokers[0])
+
+    def settings(self) -> MqttSettings:
+        """The connection settings of the venue broker(s) (not for the embedded one)."""
+        if self.embedded:
+            raise ValueError("the embedded broker's settings come from its port")
+        return MqttSettings.for_brokers(
+            self.brokers, username=self.username, password=self.password, tls=self.tls,
+            ca_file=self.ca_file, cert_file=self.cert_file, key_file=self.key_file)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -204,6 +225,57 @@ def _id_reader(r: _Reader, d: dict[str, Any]) -> IdReaderConfig:
     )
 
 
+def _mqtt(r: _Reader, m: dict[str, Any]) -> MqttConfig:
+    """[mqtt]: broker or brokers, and credentials (a credentials file and/or the keys)."""
+    creds_path = r.path("mqtt", m, "credentials_file", required=False)
+    creds = read_credentials(creds_path, source=r.source) if creds_path is not None else {}
+    brokers = parse_brokers(m, source=r.source, embedded=True)
+    if brokers is None:
+        brokers = ((creds["host"], creds["port"]),) if "host" in creds and "port" in creds \
+            else ()
+    if not brokers:
+        given = sorted(set(m) & {"credentials_file", "username", "password_file", "tls",
+                                 "ca_file", "cert_file", "key_file"})
+        if given:
+            raise ConfigError(r.source, f"mqtt.{given[0]}",
+                              "is for a venue broker, but the table runs its embedded one:"
+                              ' add broker = "host:port" or brokers = ["host:port", ...]')
+    elif "embedded_port" in m:
+        raise ConfigError(r.source, "mqtt.embedded_port",
+                          "is for the embedded broker only (this table connects to"
+                          f" {', '.join(f'{h}:{p}' for h, p in brokers)})")
+    password_file = r.path("mqtt", m, "password_file", required=False)
+    password: str | None = creds.get("password")
+    if password_file is not None:
+        try:
+            password = password_file.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(r.source, "mqtt.password_file", f"cannot read {password_file}:"
+                              f" {getattr(exc, 'strerror', None) or exc}") from None
+        if not password:
+            raise ConfigError(r.source, "mqtt.password_file", f"{password_file} is empty")
+    username = r.get("mqtt", m, "username", str, "") or creds.get("username") or None
+    if password is not None and username is None:
+        raise ConfigError(r.source, "mqtt.password_file", "a password without mqtt.username")
+
+    def file(name: str) -> Path | None:
+        given = r.path("mqtt", m, name, required=False)
+        return given if given is not None else (Path(creds[name]) if name in creds else None)
+
+    key_file = file("key_file")
+    cert_file = file("cert_file")
+    if key_file is not None and cert_file is None:
+        raise ConfigError(r.source, "mqtt.key_file", "given without mqtt.cert_file")
+    return MqttConfig(
+        brokers=brokers,
+        embedded_port=r.get("mqtt", m, "embedded_port", int, 0,
+                            check=lambda v: None if 0 <= v <= 65535 else "must be 0..65535"),
+        username=username, password=password,
+        tls=r.get("mqtt", m, "tls", bool, bool(creds.get("tls", False))),
+        ca_file=file("ca_file"), cert_file=cert_file, key_file=key_file,
+    )
+
+
 def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> TableConfig:
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
@@ -218,8 +290,9 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     desk = k.get("desk", {})
     if not isinstance(desk, dict) or not all(isinstance(v, str) for v in desk.values()):
         raise ConfigError(source, "keys.desk", "a table of name = \"base64 public key\"")
-    m = r.section("mqtt", {"broker", "embedded_port", "username", "password_file", "tls",
-                           "ca_file", "cert_file", "key_file"}, required=False)
+    m = r.section("mqtt", {"broker", "brokers", "credentials_file", "embedded_port", "username",
+                           "password_file", "tls", "ca_file", "cert_file", "key_file"},
+                  required=False)
     a = r.section("api", {"socket"})
     s = r.section("sim", {"seed", "virtual_dealer", "players", "stage", "heats", "hand_pause"},
                   required=False)
@@ -265,19 +338,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         desk_keys=dict(desk),
         shoe=shoe,
         rfid=rfid,
-        mqtt=MqttConfig(
-            broker=r.get("mqtt", m, "broker", str, "embedded",
-                         check=lambda v: None if v == "embedded" or ":" in v
-                         else 'use "embedded" or "host:port"'),
-            embedded_port=r.get("mqtt", m, "embedded_port", int, 0,
-                                check=lambda v: None if 0 <= v <= 65535 else "must be 0..65535"),
-            username=r.get("mqtt", m, "username", str, "") or None,
-            password_file=r.path("mqtt", m, "password_file", required=False),
-            tls=r.get("mqtt", m, "tls", bool, False),
-            ca_file=r.path("mqtt", m, "ca_file", required=False),
-            cert_file=r.path("mqtt", m, "cert_file", required=False),
-            key_file=r.path("mqtt", m, "key_file", required=False),
-        ),
+        mqtt=_mqtt(r, m),
         api=ApiConfig(socket=r.path("api", a, "socket")),  # type: ignore[arg-type]
         console=parse_console(data.get("console"), source=source, base=base),
         journal_settings=JournalConfig(

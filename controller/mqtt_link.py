@@ -5,7 +5,8 @@
         ...                      # after each commit that wrote outbox rows: link.wake()
 
 While open, a background task keeps one connection to the broker (wire.mqtt.MqttSession:
-reconnects after any failure with jittered exponential backoff). On every connection it
+reconnects after any failure with jittered exponential backoff; with a cluster's several
+addresses each lost connection moves to the next node). On every connection it
 
 - connects as client id = table id with a persistent session (clean_session False) and a last
   will: a retained, signed ``availability`` envelope ``{"state": "offline"}`` on the status topic;
@@ -21,6 +22,12 @@ reconnects after any failure with jittered exponential backoff). On every connec
 
 Messages on topics this link did not subscribe to are dropped: amqtt 0.12.1 sends every
 client, on CONNECT, the retained messages matching *any* client's subscriptions.
+
+After a lost connection the link logs ``mqtt_resumed`` once the next connection's first
+message is acknowledged (the birth), with the seconds since the loss (the failover time),
+and ``mqtt_outbox_resumed`` at the first outbox message acknowledged after it; the outbox
+resumes from the first message not acknowledged, so a message the lost node had taken but
+not acknowledged is published again (the central service deduplicates on (table, seq)).
 
 Outbox messages are signed when published (Ed25519 is deterministic, so a republished message
 is byte-for-byte the same). Availability and rejection notices use ``seq`` 0: they are not
@@ -111,6 +118,9 @@ class LinkCounters:
     command_errors: int
     pending: int
     last_published_seq: int | None
+    broker: str = ""  # host:port in use (or tried next)
+    failovers: int = 0  # moves to another node of a cluster
+    last_failover_s: float | None = None  # connection lost -> first message acknowledged
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form."""
@@ -127,6 +137,9 @@ class LinkCounters:
             "command_errors": self.command_errors,
             "pending": self.pending,
             "last_published_seq": self.last_published_seq,
+            "broker": self.broker,
+            "failovers": self.failovers,
+            "last_failover_s": self.last_failover_s,
         }
 
 
@@ -144,6 +157,9 @@ class _Counts:
     pending: int = 0
     last_published_seq: int | None = None
     rejections: Counter[str] = field(default_factory=Counter)
+    lost_at: float | None = None  # loop time the last connection was lost (until resumed)
+    outbox_lost_at: float | None = None  # the same, until an outbox message is acknowledged
+    last_failover_s: float | None = None
 
 
 class _Rejected(Exception):
@@ -254,6 +270,11 @@ class MqttLink:
         """True while connected to the broker."""
         return self._connected.is_set()
 
+    @property
+    def broker_address(self) -> tuple[str, int]:
+        """(host, port) of the broker in use, or the one tried next while disconnected."""
+        return self._session.address
+
     async def wait_connected(self) -> None:
         """Return once connected (immediately if already)."""
         await self._connected.wait()
@@ -287,6 +308,9 @@ class MqttLink:
             command_errors=c.command_errors,
             pending=c.pending,
             last_published_seq=c.last_published_seq,
+            broker=self._session.broker,
+            failovers=self._session.failovers,
+            last_failover_s=c.last_failover_s,
         )
 
     async def publish_status(self) -> bool:
@@ -331,7 +355,7 @@ class MqttLink:
         self._client = client
         self._connected.set()
         try:
-            self._log.info("mqtt_connected", host=self.settings.host, port=self.settings.port,
+            self._log.info("mqtt_connected", broker=client.where,
                            reconnects=self._session.reconnects)
             self._counts.subscribed = await client.subscribe(self.topics.cmd, qos=1)
             if not self._counts.subscribed:
@@ -341,6 +365,7 @@ class MqttLink:
                 self._subscribed.set()
             await client.publish(self.topics.status, self._availability("online"), qos=1,
                                  retain=True)
+            self._resumed(client)
             async with asyncio.TaskGroup() as group:
                 receiver = group.create_task(self._receive(client), name="mqtt_link.receive")
                 await self._drain(client)
@@ -352,9 +377,35 @@ class MqttLink:
             )
             self._log.info("mqtt_closed", published=self._counts.published)
         finally:
+            if not self._closing.is_set():
+                # From the first loss: a next node that fails too is part of the failover.
+                now = asyncio.get_running_loop().time()
+                if self._counts.lost_at is None:
+                    self._counts.lost_at = now
+                if self._counts.outbox_lost_at is None:
+                    self._counts.outbox_lost_at = now
             self._connected.clear()
             self._subscribed.clear()
             self._client = None
+
+    def _resumed(self, client: MqttClient) -> None:
+        """The first message after a lost connection is acknowledged: log the failover time."""
+        lost = self._counts.lost_at
+        if lost is None:
+            return
+        self._counts.lost_at = None
+        seconds = round(asyncio.get_running_loop().time() - lost, 3)
+        self._counts.last_failover_s = seconds
+        self._log.info("mqtt_resumed", broker=client.where, seconds=seconds,
+                       failovers=self._session.failovers)
+
+    def _outbox_resumed(self, client: MqttClient, seq: int) -> None:
+        lost = self._counts.outbox_lost_at
+        if lost is None:
+            return
+        self._counts.outbox_lost_at = None
+        self._log.info("mqtt_outbox_resumed", broker=client.where, seq=seq,
+                       seconds=round(asyncio.get_running_loop().time() - lost, 3))
 
     # --- outbox -> broker ------------------------------------------------------------------
 
@@ -380,6 +431,7 @@ class MqttLink:
                 await self._publish(client, message)
                 # publish() returned: the broker has acknowledged (PUBACK) this message.
                 self._outbox.mark_delivered(message.seq)
+                self._outbox_resumed(client, message.seq)
                 self._counts.published += 1
                 self._counts.pending -= 1
                 self._counts.last_published_seq = message.seq

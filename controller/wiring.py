@@ -305,6 +305,8 @@ def desk_sender(daemon: TableDaemon, desk_signer: Signer, *,
                         await link.wait_subscribed()
                 except TimeoutError:
                     raise OSError("the table is not connected to the broker") from None
+                # A cluster: send through the node the table is on (it holds its session).
+                desk.host, desk.port = link.broker_address
                 await desk.send(config.table, command, **body)
                 return
             except (MqttError, OSError) as exc:

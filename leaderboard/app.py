@@ -73,9 +73,9 @@ _log = get_logger("leaderboard.app")
 def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
     """The broker connection settings of the config."""
     m = config.mqtt
-    return MqttSettings(host=m.host, port=m.port, username=m.username, password=m.password,
-                        tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file, key_file=m.key_file,
-                        topic_root=config.topic_root)
+    return MqttSettings.for_brokers(
+        m.brokers, username=m.username, password=m.password, tls=m.tls, ca_file=m.ca_file,
+        cert_file=m.cert_file, key_file=m.key_file, topic_root=config.topic_root)
 
 
 def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> list[str]:
@@ -198,7 +198,7 @@ class ServiceLink:
         client = self._client
         if client is None:
             raise PublishError(f"{what}: not connected to the broker"
-                               f" {self.settings.host}:{self.settings.port}")
+                               f" ({self.settings.where_all})")
         try:
             await client.publish(topic, payload, qos=1)
         except MqttError as exc:
@@ -348,7 +348,7 @@ class LeaderboardService:
                 url = f"{scheme}://{cfg.http.host}:{self.port}/"
                 self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}")
                 self.ready.set()
-                _log.info("ready", url=url, venue=cfg.venue, broker=f"{mqtt.host}:{mqtt.port}",
+                _log.info("ready", url=url, venue=cfg.venue, brokers=mqtt.where_all,
                           desk_api=cfg.http.desk_api)
                 await stop.wait()
             self.notify.stopping()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ipaddress
 import ssl
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Final, Literal, TypeVar
 from game.errors import ConfigError
 from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml
+from wire.mqtt_section import Address, parse_brokers, read_credentials
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 
@@ -60,6 +60,12 @@ class ServiceMqttConfig:
     cert_file: Path | None = None
     key_file: Path | None = None
     shared_group: str | None = None  # subscribe as $share/{group}/... (several instances)
+    failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
+
+    @property
+    def brokers(self) -> tuple[Address, ...]:
+        """Every broker address in the order tried."""
+        return ((self.host, self.port), *self.failover)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,8 +127,8 @@ class LeaderboardConfig:
 
 _SECTIONS: Final[dict[str, set[str]]] = {
     "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds"},
-    "mqtt": {"broker", "credentials_file", "client_id", "username", "password_file", "tls",
-             "ca_file", "cert_file", "key_file", "shared_group"},
+    "mqtt": {"broker", "brokers", "credentials_file", "client_id", "username", "password_file",
+             "tls", "ca_file", "cert_file", "key_file", "shared_group"},
     "keys": {"signing_key", "tables", "tables_file"},
     "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s",
              "tls_cert_file", "tls_key_file"},
@@ -198,65 +204,17 @@ def _ident(value: str) -> str | None:
     return None if ID_PATTERN.fullmatch(value) else "use 1 to 64 of a-z, 0-9 and '-'"
 
 
-def _broker(r: _Reader, text: str) -> tuple[str, int]:
-    text = text.strip()
-    if text == "embedded":
-        raise r.fail("mqtt.broker",
-                     "the central service connects to the venue's broker: write \"host:port\""
-                     " (\"embedded\" is for a table daemon; to watch a demo table, give the"
-                     " port its embedded broker printed, e.g. \"127.0.0.1:1883\")")
-    host, sep, port_text = text.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
-        raise r.fail("mqtt.broker", f'{text!r} is not "host:port" (port 1..65535)')
-    return host, int(port_text)
-
-
-_CREDENTIAL_KEYS: Final = {"host", "port", "username", "password", "tls", "ca_file", "cert_file",
-                           "key_file"}
-
-
-def _credentials(r: _Reader, path: Path) -> dict[str, Any]:
-    """The [mqtt] table of a credentials file written by `showdown broker config`."""
-    key = "mqtt.credentials_file"
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise r.fail(key, f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise r.fail(key, f"{path} is not a TOML file: {exc}") from None
-    table = data.get("mqtt")
-    if not isinstance(table, dict) or set(data) != {"mqtt"}:
-        raise r.fail(key, f"{path} must hold one [mqtt] table (as `showdown broker config`"
-                          " writes it)")
-    unknown = sorted(set(table) - _CREDENTIAL_KEYS)
-    if unknown:
-        raise r.fail(key, f"{path}: unknown key mqtt.{unknown[0]}")
-    for name, kind in (("host", str), ("username", str), ("password", str), ("tls", bool),
-                       ("ca_file", str), ("cert_file", str), ("key_file", str)):
-        if name in table and not isinstance(table[name], kind):
-            raise r.fail(key, f"{path}: mqtt.{name} must be {_kind_name(kind)}")
-    port = table.get("port")
-    if port is not None and (isinstance(port, bool) or not isinstance(port, int)
-                             or not 1 <= port <= 65535):
-        raise r.fail(key, f"{path}: mqtt.port must be 1..65535")
-    for name in ("ca_file", "cert_file", "key_file"):
-        if name in table:
-            p = Path(table[name]).expanduser()
-            table[name] = str(p if p.is_absolute() else path.parent.absolute() / p)
-    return table
-
-
 def _mqtt(r: _Reader, m: Mapping[str, Any], venue: str) -> ServiceMqttConfig:
     creds_path = r.path("mqtt", m, "credentials_file")
-    creds = _credentials(r, creds_path) if creds_path is not None else {}
-    if "broker" in m:
-        host, port = _broker(r, r.get("mqtt", m, "broker", str))
-    elif "host" in creds and "port" in creds:
-        host, port = creds["host"], creds["port"]
-    else:
-        raise r.fail("mqtt.broker", 'missing: "host:port" of the venue broker (or a'
-                                    " credentials_file that names host and port)")
+    creds = read_credentials(creds_path, source=r.source) if creds_path is not None else {}
+    brokers = parse_brokers(m, source=r.source)
+    if brokers is None and "host" in creds and "port" in creds:
+        brokers = ((creds["host"], creds["port"]),)
+    if not brokers:
+        raise r.fail("mqtt.broker", 'missing: "host:port" of the venue broker, brokers ='
+                                    ' ["host:port", ...] of a cluster, or a credentials_file'
+                                    " that names host and port")
+    (host, port), *failover = brokers
     group = r.optional_text("mqtt", m, "shared_group")
     if group is not None and _ident(group):
         raise r.fail("mqtt.shared_group", "use 1 to 64 of a-z, 0-9 and '-'")
@@ -282,7 +240,7 @@ def _mqtt(r: _Reader, m: Mapping[str, Any], venue: str) -> ServiceMqttConfig:
         username=username, password=password,
         tls=r.get("mqtt", m, "tls", bool, bool(creds.get("tls", False))),
         ca_file=file("ca_file"), cert_file=file("cert_file"), key_file=file("key_file"),
-        shared_group=group,
+        shared_group=group, failover=tuple(failover),
     )
     if mqtt.password is not None and mqtt.username is None:
         raise r.fail("mqtt.password_file", "a password is given without mqtt.username")

@@ -27,6 +27,7 @@ from leaderboard.config import is_loopback
 from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml, shipped_or_configured
 from wire.mqtt import MqttSettings
+from wire.mqtt_section import Address, parse_brokers
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 
 __all__ = ["DESK_CONFIG_ENV", "DeskConfig", "default_desk_config_path", "read_desk_config"]
@@ -35,7 +36,8 @@ DESK_CONFIG_ENV: Final = "SHOWDOWN_DESK_CONFIG"
 _SECTIONS: Final[dict[str, set[str]]] = {
     "desk": {"database", "venue", "topic_root", "tournament", "signing_key", "api_url",
              "api_ca_file"},
-    "mqtt": {"broker", "credentials_file", "username", "password_file", "tls", "ca_file"},
+    "mqtt": {"broker", "brokers", "credentials_file", "username", "password_file", "tls",
+             "ca_file"},
     "auth": set(AUTH_KEYS),
 }
 _CREDENTIALS: Final = {"host", "port", "username", "password", "tls", "ca_file", "cert_file",
@@ -61,12 +63,14 @@ class DeskConfig:
     auth: AuthPolicy = field(default_factory=AuthPolicy)
     api_url: str | None = None  # the central service's desk API (https off the loopback)
     api_ca_file: Path | None = None  # the venue CA its certificate must chain to
+    failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
 
     def mqtt(self) -> MqttSettings:
-        """The broker settings the desk's sender connects with."""
+        """The broker settings the desk's sender connects with (every node, in order)."""
         return MqttSettings(host=self.host, port=self.port, username=self.username,
                             password=self.password, tls=self.tls or self.ca_file is not None,
-                            ca_file=self.ca_file, topic_root=self.topic_root)
+                            ca_file=self.ca_file, topic_root=self.topic_root,
+                            failover=self.failover)
 
 
 class _Reader:
@@ -129,16 +133,16 @@ def _database(r: _Reader) -> str:
     return url
 
 
-def _broker(r: _Reader, creds: Mapping[str, Any]) -> tuple[str, int]:
-    text = r.text("mqtt.broker")
-    if text is None:
+def _brokers(r: _Reader, creds: Mapping[str, Any]) -> tuple[Address, ...]:
+    m = r.tables["mqtt"]
+    if isinstance(m.get("broker"), str) and not m["broker"].strip():
+        raise r.fail("mqtt.broker", "must be a non-empty text (leave the key out instead)")
+    brokers = parse_brokers(m, source=r.source)
+    if brokers is None:
         if isinstance(creds.get("host"), str) and isinstance(creds.get("port"), int):
-            return creds["host"], creds["port"]
-        return "127.0.0.1", 1883
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise r.fail("mqtt.broker", f'{text!r} is not "host:port" (port 1..65535)')
-    return host.strip("[]"), int(port)
+            return ((creds["host"], creds["port"]),)
+        return (("127.0.0.1", 1883),)
+    return brokers
 
 
 def _credentials(r: _Reader) -> dict[str, Any]:
@@ -204,7 +208,7 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
     except TopicError as exc:
         raise r.fail("desk.topic_root", str(exc)) from None
     creds = _credentials(r)
-    host, port = _broker(r, creds)
+    (host, port), *failover = _brokers(r, creds)
     username = r.text("mqtt.username") or (
         creds["username"] if isinstance(creds.get("username"), str) else None)
     password = _password(r, creds)
@@ -221,6 +225,7 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
         signing_key=r.path("desk.signing_key", must_exist=False),
         host=host, port=port, username=username, password=password,
         tls=bool(creds.get("tls", False)) if tls is None else tls, ca_file=ca_file,
+        failover=tuple(failover),
         auth=parse_auth_policy(r.tables["auth"], source=source, section="auth"),
         api_url=api_url, api_ca_file=api_ca)
 

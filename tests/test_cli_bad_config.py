@@ -178,6 +178,16 @@ CASES = [
          (TB, "keys.table_key", "symbolic links")),
     Case("table broker address bad", "table", _edit(TB, 'broker = "embedded"',
                                                     'broker = "localhost"'), (TB, "mqtt.broker")),
+    Case("table broker and brokers both", "table", _edit(
+        TB, 'broker = "embedded"', 'broker = "a:1"\nbrokers = ["b:1"]'), (TB, "mqtt.brokers")),
+    Case("table cluster address bad", "table", _edit(
+        TB, 'broker = "embedded"', 'brokers = ["a:1", "b"]'), (TB, "mqtt.brokers[1]")),
+    Case("table credentials file missing", "table", _edit(
+        TB, 'broker = "embedded"', 'credentials_file = "mqtt-t01.toml"'),
+         (TB, "mqtt.credentials_file", "mqtt-t01.toml")),
+    Case("central cluster address repeated", "serve", _edit(
+        LB, 'broker = "127.0.0.1:1"', 'brokers = ["127.0.0.1:1", "127.0.0.1:1"]'),
+         (LB, "mqtt.brokers[1]", "listed twice")),
     Case("chip registry missing", "table", _edit(
         TB, '[keys]', '[files]\nchips = "chips.csv"\n[keys]'), (TB, "files.chips", "chips.csv")),
     Case("chip registry bad", "table", _also(
@@ -269,5 +279,6 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
 
 
 def test_the_number_of_cases() -> None:
-    """The note of issue 13 reports this count; each case is a different kind of mistake."""
-    assert len(CASES) == len({c.name for c in CASES}) == 41
+    """The note of issue 13 reports this count (41; 4 broker-list cases since issue 16); each
+    case is a different kind of mistake."""
+    assert len(CASES) == len({c.name for c in CASES}) == 45

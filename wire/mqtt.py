@@ -11,6 +11,8 @@
 ``connect`` is one connection; ``MqttSession`` keeps one up until ``stop`` is set, calling
 ``on_connected(client)`` on each, and waits a jittered exponential backoff
 (runtime.backoff) after a failure. ``publish_once`` is a short connection for one message.
+With several brokers (a cluster: ``MqttSettings.failover``) a lost connection or a failed
+attempt moves to the next address in turn; ``publish_once`` tries each until one takes it.
 
 Exceptions (aiomqtt's are mapped at this boundary, ``from`` the original)::
 
@@ -24,9 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import random
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -56,6 +59,10 @@ __all__ = [
 ]
 
 _SOURCE: Final = "mqtt settings"
+# With several brokers, how long a CONNECT may wait for its CONNACK before the next node is
+# tried: a NATS node whose session stream is electing a leader does not answer at all, and
+# answers within 4 s when it loads a session normally.
+CLUSTER_CONNECT_WAIT_S: Final = 5.0
 _log = structlog.get_logger("wire.mqtt")
 
 
@@ -77,12 +84,19 @@ class MqttSettings:
     backoff_max_s: float = 30.0
     topic_root: str = DEFAULT_ROOT
     batch_size: int = 100
+    failover: tuple[tuple[str, int], ...] = ()  # the cluster's other nodes, tried in turn
+    connect_timeout_s: float | None = None  # CONNACK wait; None: see connect_wait_s
 
     def __post_init__(self) -> None:
         if not self.host:
             raise ConfigError(_SOURCE, "host", "must not be empty")
         if not 1 <= self.port <= 65535:
             raise ConfigError(_SOURCE, "port", f"must be 1..65535, got {self.port}")
+        for host, port in self.failover:
+            if not host or not 1 <= port <= 65535:
+                raise ConfigError(_SOURCE, "failover", f"{host}:{port} is not host:port")
+        if len(set(self.brokers)) != len(self.brokers):
+            raise ConfigError(_SOURCE, "failover", "a broker address is listed twice")
         if self.password is not None and self.username is None:
             raise ConfigError(_SOURCE, "password", "given without a username")
         if self.key_file is not None and self.cert_file is None:
@@ -91,6 +105,9 @@ class MqttSettings:
             raise ConfigError(_SOURCE, "keepalive_s", f"must be 1..65535, got {self.keepalive_s}")
         if not self.timeout_s > 0:
             raise ConfigError(_SOURCE, "timeout_s", f"must be positive, got {self.timeout_s}")
+        if self.connect_timeout_s is not None and not self.connect_timeout_s > 0:
+            raise ConfigError(_SOURCE, "connect_timeout_s",
+                              f"must be positive, got {self.connect_timeout_s}")
         if not 0 < self.backoff_initial_s <= self.backoff_max_s:
             raise ConfigError(
                 _SOURCE, "backoff_initial_s",
@@ -103,6 +120,40 @@ class MqttSettings:
             validate_root(self.topic_root)
         except TopicError as exc:
             raise ConfigError(_SOURCE, "topic_root", str(exc)) from None
+
+    @classmethod
+    def for_brokers(cls, brokers: Sequence[tuple[str, int]], **options: Any) -> MqttSettings:
+        """Settings for these addresses, the first tried first (at least one)."""
+        if not brokers:
+            raise ConfigError(_SOURCE, "host", "no broker address given")
+        (host, port), *rest = brokers
+        return cls(host=host, port=port, failover=tuple(rest), **options)
+
+    @property
+    def brokers(self) -> tuple[tuple[str, int], ...]:
+        """Every broker address in the order tried: ``(host, port)``, then ``failover``."""
+        return ((self.host, self.port), *self.failover)
+
+    @property
+    def where_all(self) -> str:
+        """The addresses as ``host:port, host:port``, for messages."""
+        return ", ".join(f"{h}:{p}" for h, p in self.brokers)
+
+    @property
+    def connect_wait_s(self) -> float:
+        """How long a CONNECT waits for its CONNACK: ``connect_timeout_s`` if given, else
+        ``timeout_s`` for one broker and at most CLUSTER_CONNECT_WAIT_S with several (the
+        next node is a better bet than a node that does not answer)."""
+        if self.connect_timeout_s is not None:
+            return self.connect_timeout_s
+        return min(self.timeout_s, CLUSTER_CONNECT_WAIT_S) if self.failover else self.timeout_s
+
+    def at(self, index: int) -> MqttSettings:
+        """The settings of one broker of ``brokers`` (the same credentials and CONNACK wait,
+        no failover)."""
+        host, port = self.brokers[index % len(self.brokers)]
+        return dataclasses.replace(self, host=host, port=port, failover=(),
+                                   connect_timeout_s=self.connect_wait_s)
 
     @property
     def uses_tls(self) -> bool:
@@ -255,14 +306,16 @@ class MqttClient:
         QoS 1 only from its PUBACK handler.
         """
         try:
-            await self._client.publish(topic, payload, qos=qos, retain=retain)
+            await self._client.publish(topic, payload, qos=qos, retain=retain,
+                                       timeout=self.settings.timeout_s)
         except aiomqtt.MqttError as exc:
             raise ConnectionLost(f"publish to {topic} on {self.where}: {exc}") from exc
 
     async def subscribe(self, topic_filter: str, *, qos: int = 1) -> bool:
         """Subscribe to one filter; True if the broker granted it, False if its SUBACK refused."""
         try:
-            granted = await self._client.subscribe(topic_filter, qos=qos)
+            granted = await self._client.subscribe(topic_filter, qos=qos,
+                                                   timeout=self.settings.timeout_s)
         except aiomqtt.MqttError as exc:
             raise ConnectionLost(f"subscribe to {topic_filter} on {self.where}: {exc}") from exc
         return not any(suback_refused(code) for code in granted)
@@ -311,7 +364,7 @@ async def connect(settings: MqttSettings, *, client_id: str | None = None,
         settings.host, settings.port, identifier=client_id, clean_session=clean_session,
         will=aiomqtt.Will(will.topic, will.payload, qos=will.qos, retain=will.retain)
         if will is not None else None,
-        keepalive=settings.keepalive_s, timeout=settings.timeout_s,
+        keepalive=settings.keepalive_s, timeout=settings.connect_wait_s,
         username=settings.username, password=settings.password,
         tls_context=settings.ssl_context(), queue_type=_inbox_type(inboxes),
     )
@@ -329,9 +382,29 @@ async def connect(settings: MqttSettings, *, client_id: str | None = None,
 
 async def publish_once(settings: MqttSettings, topic: str, payload: bytes, *, client_id: str,
                        qos: int = 1, retain: bool = False) -> None:
-    """Publish one message on a short connection of its own (for rare messages)."""
-    async with connect(settings, client_id=client_id) as client:
-        await client.publish(topic, payload, qos=qos, retain=retain)
+    """Publish one message on a short connection of its own (for rare messages).
+
+    With several brokers each is tried in turn until one acknowledges; the error of the
+    last is raised when none does (the message names every address tried).
+    """
+    errors: list[str] = []
+    for index in range(len(settings.brokers)):
+        one = settings.at(index)
+        try:
+            async with connect(one, client_id=client_id) as client:
+                await client.publish(topic, payload, qos=qos, retain=retain)
+        except MqttError as exc:
+            errors.append(str(exc))
+            if index + 1 < len(settings.brokers):
+                _log.warning("mqtt_failover", client_id=client_id,
+                             from_broker=f"{one.host}:{one.port}",
+                             to_broker="{}:{}".format(*settings.brokers[index + 1]),
+                             error=str(exc))
+                continue
+            if len(errors) == 1:
+                raise
+            raise type(exc)("; ".join(errors)) from exc
+        return
 
 
 async def stopped_within(stop: asyncio.Event, seconds: float) -> bool:
@@ -362,6 +435,9 @@ class MqttSession:
     accepts and at once drops us - a second client with our id, an ACL - must not be
     hammered at the initial delay), or when the owner calls ``backoff.reset()``.
     ``will`` is called on each connect, so the will can carry fresh content.
+    With several brokers (``settings.failover``), every lost connection or failed attempt
+    moves to the next address (after the same backoff), and stays there while it works:
+    ``broker`` says which one is in use (logged at info), each move is a warning.
     Other exceptions (SubscriptionRefused, a bug) end ``run``. ``log`` is a structlog logger
     with the owner's context bound (the default names the client id).
     """
@@ -377,10 +453,22 @@ class MqttSession:
                                maximum=settings.backoff_max_s, rng=rng)
         self.connections = 0  # connections opened
         self.connect_failures = 0  # attempts that never connected
+        self.failovers = 0  # moves to the next broker of a cluster
         self._will = will
         self._steady_s = steady_s
         self._connected = False
+        self._index = 0  # which of settings.brokers is tried next / in use
         self._log = log if log is not None else _log.bind(client_id=client_id)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """(host, port) of the broker in use (or tried next)."""
+        return self.settings.brokers[self._index]
+
+    @property
+    def broker(self) -> str:
+        """host:port of the broker in use (or tried next)."""
+        return "{}:{}".format(*self.address)
 
     @property
     def connected(self) -> bool:
@@ -394,23 +482,33 @@ class MqttSession:
 
     async def run(self, on_connected: OnConnected, stop: asyncio.Event) -> None:
         """Connect and reconnect until ``stop`` is set (see the class docstring)."""
-        s = self.settings
         loop = asyncio.get_running_loop()
+        count = len(self.settings.brokers)
         while not stop.is_set():
             started = loop.time()
+            s = self.settings.at(self._index)
             try:
                 async with connect(s, client_id=self.client_id, clean_session=self.clean_session,
                                    will=self._will() if self._will is not None else None
                                    ) as client:
                     self.connections += 1
                     self._connected = True
+                    self._log.info("mqtt_broker_in_use", broker=self.broker,
+                                   node=self._index + 1, nodes=count)
                     await on_connected(client)
             except* (ConnectFailed, ConnectionLost) as group:
                 if not self._connected:
                     self.connect_failures += 1
+                error = "; ".join(str(e) for e in group.exceptions)
                 self._log.warning(
                     "mqtt_disconnected" if self._connected else "mqtt_connect_failed",
-                    error="; ".join(str(e) for e in group.exceptions), host=s.host, port=s.port)
+                    error=error, host=s.host, port=s.port)
+                if count > 1:
+                    previous = self.broker
+                    self._index = (self._index + 1) % count
+                    self.failovers += 1
+                    self._log.warning("mqtt_failover", from_broker=previous, to_broker=self.broker,
+                                      error=error)
             finally:
                 if (self._connected and self._steady_s is not None
                         and loop.time() - started >= self._steady_s):

@@ -112,13 +112,12 @@ class IngestLink:
             await asyncio.to_thread(ingestor.close)
 
     async def _connection(self, client: MqttClient, stop: asyncio.Event) -> None:
-        s = self.settings
         try:
             await client.subscribe_all(self.filters, qos=1)
             self._session.backoff.reset()
             self.client = client
             self.subscribed.set()
-            _log.info("ingest_subscribed", host=s.host, port=s.port, filters=list(self.filters),
+            _log.info("ingest_subscribed", broker=client.where, filters=list(self.filters),
                       client_id=self.client_id, persistent=self.persistent)
             async with asyncio.TaskGroup() as tasks:
                 beside = [tasks.create_task(self._gaps(stop), name="ingest.gap_check")]

@@ -1,0 +1,52 @@
+"""The central service's and the desk's [mqtt] take a cluster's `brokers` list: the settings
+they connect with hold every node in order; a list and `broker` together is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from game.errors import ConfigError
+from leaderboard.app import mqtt_settings
+from leaderboard.config import read_leaderboard_config
+from leaderboard.desk_config import parse_desk_config
+from tests.leaderboard.test_config import MINIMAL, write
+
+CLUSTER = 'brokers = ["10.0.0.1:1883", "10.0.0.2:1883", "10.0.0.3:1883"]'
+
+
+def test_service_connects_with_every_node_in_order(tmp_path: Path) -> None:
+    config = read_leaderboard_config(write(tmp_path, MINIMAL.replace(
+        'broker = "127.0.0.1:1883"', CLUSTER)))
+    assert mqtt_settings(config).brokers == (("10.0.0.1", 1883), ("10.0.0.2", 1883),
+                                             ("10.0.0.3", 1883))
+
+
+def test_service_refuses_broker_and_brokers_together(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.replace('broker = "127.0.0.1:1883"',
+                                           'broker = "127.0.0.1:1883"\n' + CLUSTER))
+    with pytest.raises(ConfigError) as caught:
+        read_leaderboard_config(path)
+    assert caught.value.source == str(path) and "mqtt.brokers" in str(caught.value)
+
+
+def test_service_without_any_broker_says_what_to_write(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.replace('broker = "127.0.0.1:1883"', ""))
+    with pytest.raises(ConfigError, match=r"mqtt\.broker.*brokers = "):
+        read_leaderboard_config(path)
+
+
+def test_desk_sends_through_every_node_in_order(tmp_path: Path) -> None:
+    desk = parse_desk_config({"desk": {"database": "sqlite://"},
+                              "mqtt": {"brokers": ["a:1883", "b:1884"]}},
+                             source="desk.toml", base=tmp_path)
+    assert desk.mqtt().brokers == (("a", 1883), ("b", 1884))
+
+
+def test_desk_refuses_a_bad_node_naming_it(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_desk_config({"desk": {"database": "sqlite://"},
+                           "mqtt": {"brokers": ["a:1883", "b"]}},
+                          source="desk.toml", base=tmp_path)
+    assert "desk.toml" in str(caught.value) and "mqtt.brokers[1]" in str(caught.value)
