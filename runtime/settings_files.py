@@ -52,9 +52,8 @@ def shipped_dir() -> Path:
         folder = resources.files(SHIPPED_PACKAGE)
     except ModuleNotFoundError:
         return _CHECKOUT_CONFIG
-    # An installed package is a folder on disk (a wheel is never run zipped); a namespace
-    # package's MultiplexedPath is not a Path itself, its children are.
-    return folder if isinstance(folder, Path) else Path(str(folder.joinpath(".")))
+    # A regular package installed from a wheel (never run zipped) is a folder on disk.
+    return Path(str(folder))
 
 
 def read_text(path: Path, *, encoding: str = "utf-8") -> str:
