@@ -39,6 +39,9 @@ def test_the_shipped_defaults_are_the_config_folder_by_glob() -> None:
     setup = PROJECT["tool"]["setuptools"]
     assert setup["package-dir"] == {"showdown_config": "config"}
     assert setup["package-data"]["showdown_config"] == ["**/*"]
+    # A regular package: setuptools' editable install (make) gives importlib.resources an
+    # unusable placeholder path for a namespace package.
+    assert (REPO / "config" / "__init__.py").is_file()
     assert shipped_dir().resolve() == (REPO / "config").resolve()
     assert default_tournament_path() == shipped_dir() / "tournament.toml"
     assert default_paytables_path() == shipped_dir() / "paytables.toml"
