@@ -77,9 +77,11 @@ class Installed:
     full: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
 
 
-def _start(venv: Venv, cwd: Path, *words: str, python: bool = False) -> subprocess.Popen[str]:
-    exe = venv.bin / ("python" if python else "showdown")
-    return subprocess.Popen([str(exe), *words], cwd=cwd, env=clean_env(), text=True,
+def _start(venv: Venv, cwd: Path, words: tuple[str, ...]) -> subprocess.Popen[str]:
+    """`showdown WORDS`, or the venv's `python ...` when WORDS starts with "python"."""
+    argv = ([str(venv.bin / "python"), *words[1:]] if words[0] == "python"
+            else [str(venv.bin / "showdown"), *words])
+    return subprocess.Popen(argv, cwd=cwd, env=clean_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -90,19 +92,13 @@ def _finish(proc: subprocess.Popen[str]) -> subprocess.CompletedProcess[str]:
 
 def _run_all(venv: Venv, cwd: Path, commands: dict[str, tuple[str, ...]]
              ) -> dict[str, subprocess.CompletedProcess[str]]:
-    """Run each command (label -> words; "python" first: `python WORDS`), the first one
-    started before the others and running beside them."""
-    labels = list(commands)
-    first = _start(venv, cwd, *commands[labels[0]][1:], python=True) \
-        if commands[labels[0]][0] == "python" else _start(venv, cwd, *commands[labels[0]])
-    out = {}
-    for label in labels[1:]:
-        words = commands[label]
-        is_python = words[0] == "python"
-        out[label] = _finish(_start(venv, cwd, *(words[1:] if is_python else words),
-                                    python=is_python))
-    out[labels[0]] = _finish(first)
-    return out
+    """Run each command (label -> words); the first, the slowest, runs beside the others,
+    which run one after another."""
+    first, *rest = commands
+    slow = _start(venv, cwd, commands[first])
+    done = {label: _finish(_start(venv, cwd, commands[label])) for label in rest}
+    done[first] = _finish(slow)
+    return done
 
 
 @pytest.fixture(scope="module")
