@@ -2,37 +2,53 @@
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
-BENCH_STAMP := $(VENV)/.bench-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# What each target installs (pyproject's extras): the demo only `demo`; tests and lint every
+# extra (`all`) and their tools; bench also the other evaluators.
+CKSUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(CKSUM)
+DEMO_STAMP := $(VENV)/.demo-$(CKSUM)
+BENCH_STAMP := $(VENV)/.bench-$(CKSUM)
 PYTEST_ARGS ?=
 # Test workers (pytest-xdist): 3 measured fastest on 2 cores (the long tests wait on
 # subprocesses and brokers); `make test PYTEST_WORKERS=0` runs serially in one process.
 PYTEST_WORKERS ?= 3
 
-.PHONY: help venv demo test lint bench clean
+.PHONY: help venv demo test lint bench wheel clean
 
 help:
 	@echo "make demo   - set everything up and run the demo on embedded defaults"
 	@echo "make test   - set up and run the test suite (uses Mosquitto/PostgreSQL when reachable)"
 	@echo "make lint   - ruff, mypy --strict on every package, the import contracts"
 	@echo "make bench  - run the benchmarks in bench/ and print their figures"
+	@echo "make wheel  - build the wheel into dist/ (pip install it; extras: README.md)"
 
-$(STAMP): pyproject.toml
+define new_venv
 	@$(PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "showdown needs Python 3.11 or newer")'
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,reports]'
-	@rm -f $(VENV)/.installed-*
+endef
+
+$(STAMP): pyproject.toml
+	$(new_venv)
+	$(BIN)/python -m pip install --quiet -e '.[all,test,lint]'
+	@rm -f $(VENV)/.installed-* $(VENV)/.demo-*
+	@touch $@ $(DEMO_STAMP)
+
+# The demo's extra alone (a venv made by `make test` has it already: its stamp is touched).
+$(DEMO_STAMP): pyproject.toml
+	$(new_venv)
+	$(BIN)/python -m pip install --quiet -e '.[demo]'
+	@rm -f $(VENV)/.demo-*
 	@touch $@
 
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[test,lint,reports,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[all,test,lint,bench]'
 	@rm -f $(VENV)/.bench-*
 	@touch $@
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/showdown demo
 
 test: $(STAMP)
@@ -53,6 +69,13 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/report_scores.py
 	$(BIN)/python bench/floor.py
 	$(BIN)/python bench/cli.py
+	$(BIN)/python bench/install_size.py
+
+# The wheel a table PC or the central server installs (docs/operations/deployment.md).
+wheel: $(STAMP)
+	rm -rf build
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
+	@ls dist/showdown-*.whl
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist *.egg-info

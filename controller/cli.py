@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -79,9 +78,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         epilog=EPILOG,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    modules = COMMAND_MODULES if command is None else (COMMANDS[command],)
-    for name in modules:
-        importlib.import_module(name).register(sub)
+    from controller.extras import register_command  # noqa: PLC0415  (it imports this module)
+
+    names = COMMANDS if command is None else (command,)
+    for name in names:
+        register_command(sub, name, COMMANDS[name])
     return parser
 
 
@@ -106,6 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
+        from controller.extras import missing_extra  # noqa: PLC0415
+
+        exc = missing_extra(exc) or exc
         code = exit_code(exc)
         if code != EXIT_INTERNAL:
             print(f"showdown {args.command}: error: {one_line(exc)}", file=sys.stderr)

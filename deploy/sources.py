@@ -1,19 +1,32 @@
 """Where the installation's templates come from: config/templates/ (configs, journald,
-sysusers) and systemd/ (units, udev rules) shipped with showdown."""
+sysusers) and systemd/ (units, udev rules), shipped with showdown as the data packages
+`showdown_config` and `showdown_systemd` (read from a checkout's folders when run without
+installing)."""
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 from typing import Final
 
 from deploy.plan import Templates
 from game.errors import ConfigError
+from runtime.settings_files import shipped_dir
 
 __all__ = ["SYSTEMD_DIR", "TEMPLATE_DIR", "read_templates"]
 
-_BASE: Final = Path(__file__).resolve().parents[1]
-TEMPLATE_DIR: Final = _BASE / "config" / "templates"
-SYSTEMD_DIR: Final = _BASE / "systemd"
+
+
+def _systemd_dir() -> Path:
+    """The shipped units and rules (package data of `showdown_systemd`)."""
+    try:
+        return Path(str(resources.files("showdown_systemd")))
+    except ModuleNotFoundError:
+        return Path(__file__).resolve().parents[1] / "systemd"
+
+
+TEMPLATE_DIR: Final = shipped_dir() / "templates"
+SYSTEMD_DIR: Final = _systemd_dir()
 _FILES: Final = {
     "table": TEMPLATE_DIR / "table.toml",
     "leaderboard": TEMPLATE_DIR / "leaderboard.toml",

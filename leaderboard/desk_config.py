@@ -231,7 +231,7 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
 
 
 def default_desk_config_path() -> Path:
-    """$SHOWDOWN_DESK_CONFIG if set, else the repository's config/desk.toml."""
+    """$SHOWDOWN_DESK_CONFIG if set, else the shipped desk.toml."""
     return shipped_or_configured(DESK_CONFIG_ENV, "desk.toml", what="desk config",
                                  flag="--config")
 

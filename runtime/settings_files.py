@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # imported by read_tournament: reading paytables (`showdown s
 
 __all__ = [
     "PAYTABLES_ENV",
+    "SHIPPED_PACKAGE",
     "TOURNAMENT_ENV",
     "default_paytables_path",
     "default_tournament_path",
@@ -30,12 +32,28 @@ __all__ = [
     "read_paytables",
     "read_text",
     "read_tournament",
+    "shipped_dir",
     "shipped_or_configured",
 ]
 
 TOURNAMENT_ENV: Final = "SHOWDOWN_TOURNAMENT"
 PAYTABLES_ENV: Final = "SHOWDOWN_PAYTABLES"
-_CONFIG_DIR: Final = Path(__file__).resolve().parents[1] / "config"
+# The shipped defaults: the repository's config/ folder, installed as this data-only package
+# (pyproject.toml maps it onto config/, so there is one copy of each file).
+SHIPPED_PACKAGE: Final = "showdown_config"
+# A checkout run without installing it (PYTHONPATH=checkout) has no such package: its own
+# config/ folder, beside runtime/, is the same files.
+_CHECKOUT_CONFIG: Final = Path(__file__).resolve().parent.parent / "config"
+
+
+def shipped_dir() -> Path:
+    """The folder of the shipped default settings files (package data of `showdown_config`)."""
+    try:
+        folder = resources.files(SHIPPED_PACKAGE)
+    except ModuleNotFoundError:
+        return _CHECKOUT_CONFIG
+    # A regular package installed from a wheel (never run zipped) is a folder on disk.
+    return Path(str(folder))
 
 
 def read_text(path: Path, *, encoding: str = "utf-8") -> str:
@@ -60,22 +78,22 @@ def load_toml(path: Path, text: str | None = None) -> dict[str, Any]:
 
 
 def shipped_or_configured(env: str, filename: str, *, what: str, flag: str) -> Path:
-    """The file named by $`env` if set, else the repository's config/`filename`."""
+    """The file named by $`env` if set, else the shipped default `filename`."""
     configured = os.environ.get(env, "").strip()
     if configured:
         path = Path(configured)
         if not path.is_file():
             raise ConfigError(str(path), "", f"no such {what} file (named by ${env})")
         return path
-    path = _CONFIG_DIR / filename
+    path = shipped_dir() / filename
     if not path.is_file():
-        raise ConfigError(str(path), "", f"the default {what} file is missing; pass {flag}"
-                                         f" FILE or set ${env}")
+        raise ConfigError(str(path), "", f"the default {what} file is not installed; pass"
+                                         f" {flag} FILE or set ${env}")
     return path
 
 
 def default_tournament_path() -> Path:
-    """The settings in force: $SHOWDOWN_TOURNAMENT if set, else the repository's config file."""
+    """The settings in force: $SHOWDOWN_TOURNAMENT if set, else the shipped tournament.toml."""
     return shipped_or_configured(TOURNAMENT_ENV, "tournament.toml",
                                  what="tournament settings", flag="--tournament")
 
@@ -100,7 +118,7 @@ def read_tournament(path: str | Path | None = None) -> TournamentSettings:
 
 
 def default_paytables_path() -> Path:
-    """The paytables in force: $SHOWDOWN_PAYTABLES if set, else the repository's config file."""
+    """The paytables in force: $SHOWDOWN_PAYTABLES if set, else the shipped paytables.toml."""
     return shipped_or_configured(PAYTABLES_ENV, "paytables.toml", what="paytable",
                                  flag="--paytables")
 

@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
             "Load the tournament settings and the paytables as the table would, refusing"
             " contradictions. Prints 'ok' and a summary, or every problem found (exit code 2)."
             " Without options the files in force are checked ($SHOWDOWN_TOURNAMENT,"
-            " $SHOWDOWN_PAYTABLES, else config/)."
+            " $SHOWDOWN_PAYTABLES, else the shipped ones)."
         ),
     )
     p.add_argument("--tournament", metavar="FILE", type=Path,

@@ -30,6 +30,7 @@ from typing import Any
 from controller.cli import CommandError
 from controller.config import parse_table_config
 from game.money import format_rand
+from runtime.settings_files import default_paytables_path, default_tournament_path
 from simulators.table_toml import simulated_table_toml
 from wire.envelope import EnvelopeError, verify_envelope
 from wire.messages import (
@@ -99,6 +100,12 @@ def register(sub: Any) -> None:
                    help="the virtual dealers' decks: shuffled (default), in factory order,"
                         " riffled once, or one order every hand; the tables' deck checks hold"
                         " each suspect deck and the virtual supervisor clears it")
+    p.add_argument("--tournament", type=Path, metavar="FILE",
+                   help="the tournament settings the demo's are made from (its calendar is the"
+                        " demo's; default $SHOWDOWN_TOURNAMENT, else the shipped ones)")
+    p.add_argument("--paytables", type=Path, metavar="FILE",
+                   help="the tables' paytables (default $SHOWDOWN_PAYTABLES, else the shipped"
+                        " ones)")
     p.add_argument("--table-only", action="store_true",
                    help="one table daemon and a subscriber, without the central service")
     p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
@@ -108,15 +115,20 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; returns 0 when every heat was played and every score arrived."""
+    from controller.extras import require  # noqa: PLC0415
+
+    embedded = args.table_only or args.broker is None
+    require(*(["amqtt"] if embedded else []), *([] if args.table_only else ["alembic", "rich"]))
     if not args.table_only:
         return _floor(args)
     args.heats = 1 if args.heats is None else args.heats
     args.pause = 0.0 if args.pause is None else args.pause
-    config_dir = Path(__file__).resolve().parents[2] / "config"
+    tournament = _given(args.tournament, "--tournament") or default_tournament_path()
+    paytables = _given(args.paytables, "--paytables") or default_paytables_path()
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
         text = simulated_table_toml(
             venue="demo", table="t01", broker="embedded",
-            tournament=config_dir / "tournament.toml", paytables=config_dir / "paytables.toml",
+            tournament=tournament.resolve(), paytables=paytables.resolve(),
             seed=args.seed, players=args.players, stage=args.stage, heats=args.heats,
             hand_pause=args.pause, log_format="json")
         path = Path(tmp) / "table.toml"
@@ -162,6 +174,8 @@ def _floor(args: argparse.Namespace) -> int:
                              withdrawal=args.withdrawal,
                              overpay_hand=args.overpay if args.overpay > 0 else None,
                              deck_mode=args.deck,
+                             tournament_file=_given(args.tournament, "--tournament"),
+                             paytables_file=_given(args.paytables, "--paytables"),
                              # on a shared broker, topics and sessions of this run's own
                              venue="demo" if args.broker is None
                              else f"demo-{secrets.token_hex(3)}")
@@ -172,6 +186,16 @@ def _floor(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         return asyncio.run(_run_floor(plan, linger))
+
+
+def _given(path: Path | None, flag: str) -> Path | None:
+    """The file a flag names, resolved (the tables read it from their own folders); None if
+    the flag is not given; CommandError if there is no such file."""
+    if path is None:
+        return None
+    if not path.is_file():
+        raise CommandError(f"{flag} {path}: no such file")
+    return path.resolve()
 
 
 def _heats_needed(plan: Any, advance: int) -> int:

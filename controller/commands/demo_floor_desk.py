@@ -35,7 +35,7 @@ from game.tournament_schema import parse_tournament
 from leaderboard import desk
 from leaderboard.desk_auth import authorise, sign_in, sign_out
 from leaderboard.desk_roles import allowed
-from runtime.settings_files import default_tournament_path, read_tournament
+from runtime.settings_files import default_paytables_path, default_tournament_path, read_tournament
 from simulators.patrons import SimPatron, make_patrons
 from simulators.table_toml import new_table_home, simulated_table_toml
 from wire.signing import Signer, save_private_key
@@ -66,14 +66,15 @@ def demo_settings(plan: FloorPlan, *, today: date | None = None
     """The demo's calendar, its tournament file's text and the settings it gives (the
     shipped ones on the demo's calendar with the plan's `rules`); ValueError (a ConfigError
     for a bad setting) says what does not fit, e.g. fewer entries than semi-final places."""
-    shipped = read_tournament()
+    template = plan.tournament_file or default_tournament_path()
+    shipped = read_tournament(template)
     starts_on = str(plan.rules.get("weekly_prizes.week_starts_on",
                                    WEEKDAYS[shipped.weekly_prizes.starts_on]))
     if starts_on not in WEEKDAYS:
         raise ValueError(f"weekly_prizes.week_starts_on: {starts_on!r} is not a weekday")
     calendar = plan_calendar(plan.days, today=today or datetime.now(shipped.tz).date(),
                              week_starts_on=starts_on, tz=shipped.tz)
-    text = demo_tournament(default_tournament_path().read_text("utf-8"), calendar, plan.rules)
+    text = demo_tournament(template.read_text("utf-8"), calendar, plan.rules)
     settings = parse_tournament(tomllib.loads(text), "the demo's tournament settings",
                                 tz=shipped.tz)
     entries = plan.tables * plan.players * plan.heats - (1 if plan.withdrawal else 0)
@@ -142,7 +143,7 @@ class FloorDesk:
         self.clock = CalendarClock(settings.schedule.opens_at(calendar.first_day) - _DESK_OPENS)
         lb_key = Signer.generate(LEADERBOARD_KEY_ID)
         save_private_key(lb_key, d / "leaderboard.key")
-        config_dir = default_tournament_path().parent
+        paytables = plan.paytables_file or default_paytables_path()
         tables: dict[str, Path] = {}
         table_keys: dict[str, str] = {}
         for n in range(1, plan.tables + 1):
@@ -152,7 +153,7 @@ class FloorDesk:
             self.report.journals[table] = home / "journal.sqlite"
             tables[table].write_text(simulated_table_toml(
                 venue=plan.venue, table=table, broker=broker, tournament=tournament,
-                paytables=config_dir / "paytables.toml", journal="journal.sqlite",
+                paytables=paytables, journal="journal.sqlite",
                 desk_keys={LEADERBOARD_KEY_ID: lb_key.public_key.base64},
                 seed=plan.seed * 100 + n, players=plan.players, hand_pause=plan.hand_pause,
                 virtual_dealer=False), encoding="utf-8")

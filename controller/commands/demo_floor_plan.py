@@ -40,6 +40,8 @@ class FloorPlan:
     whole: bool = True  # semi-finals, the Final, prizes and claims after qualifying
     unclaimed: int = 1  # prizes nobody comes to claim (shown open until their deadline)
     progress: bool | None = None  # rich bars; None: when stdout is a terminal
+    tournament_file: Path | None = None  # the settings the demo's are made from; None: default
+    paytables_file: Path | None = None  # the tables' paytables; None: the default ones
 
     def __post_init__(self) -> None:
         if not 1 <= self.tables <= 20:

@@ -53,7 +53,7 @@ Identities (issue 13):
     showdown desk fees                                             entry fees by payment method
 
 Every action reads the desk config (``--config FILE``, else $SHOWDOWN_DESK_CONFIG, else
-config/desk.toml: database, broker, signing key, venue; docs/desk-config.md; the flags
+the shipped desk.toml: database, broker, signing key, venue; docs/desk-config.md; the flags
 ``--db``, ``--key``, ``--venue``, ``--broker`` ... override its keys), opens a database only
 if it exists and is migrated (`showdown desk init` creates it), runs as the person signed in
 with `showdown desk login` if their role may take the action (leaderboard.desk_roles), and
@@ -91,7 +91,7 @@ __all__ = ["register"]
 def _base() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--config", metavar="FILE", type=Path, default=None,
-                   help=f"the desk config (default ${DESK_CONFIG_ENV}, else config/desk.toml)")
+                   help=f"the desk config (default ${DESK_CONFIG_ENV}, else the shipped desk.toml)")
     p.add_argument("--db", metavar="URL", default=None,
                    help="the leaderboard database (default: the config's desk.database)")
     p.add_argument("--json", action="store_true", help="print JSON")

@@ -1,5 +1,5 @@
 """What every `showdown desk` command starts from: the desk config (``--config``, else
-$SHOWDOWN_DESK_CONFIG, else config/desk.toml; a flag overrides its key), the database it
+$SHOWDOWN_DESK_CONFIG, else the shipped desk.toml; a flag overrides its key), the database it
 names (opened only if it exists and is migrated), and the signed-in person's session token,
 kept in a file only its owner can read under the user's state directory.
 """

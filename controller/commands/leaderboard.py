@@ -42,7 +42,7 @@ def register(sub: Any) -> None:
                          "leaderboard.sqlite3")
     st.add_argument("--tournament", type=Path,
                     help="tournament settings (default: $SHOWDOWN_TOURNAMENT or"
-                         " config/tournament.toml)")
+                         " the shipped tournament.toml)")
     st.add_argument("--rows", type=int, default=20, help="rows of the board (default 20)")
     st.add_argument("--venue", default="", help="venue id shown in the JSON")
     st.add_argument("--stage", choices=["qualifying", "semi_final", "final"],

@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
             "Print the exact par sheet (single 52-card deck, full enumeration) of Trips Plus, "
             "Pocket Bonus and Sweet 16 for the paytables in force, and the Odds tables. "
             "The paytables come from --paytables FILE, else $SHOWDOWN_PAYTABLES, else "
-            "config/paytables.toml."
+            "the shipped paytables.toml."
         ),
     )
     p.add_argument("--paytables", type=Path, metavar="FILE",

@@ -52,7 +52,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL",
                    help="the central database (default: the desk config's desk.database)")
     p.add_argument("--config", metavar="FILE", type=Path,
-                   help="the desk config (default $SHOWDOWN_DESK_CONFIG, else config/desk.toml)")
+                   help="the desk config (default $SHOWDOWN_DESK_CONFIG, else the shipped"
+                        " desk.toml)")
     p.add_argument("--tournament", metavar="FILE", type=Path,
                    help="tournament settings (default: the desk config's, else the shipped"
                         " ones): the venue's time zone and the pools' shares")

@@ -52,7 +52,8 @@ def register(sub: Any) -> None:
     p.add_argument("--input", metavar="FILE", type=Path, default=None,
                    help="read the hand(s) from FILE instead of stdin")
     p.add_argument("--paytables", metavar="FILE", type=Path, default=None,
-                   help="paytable file (default: $SHOWDOWN_PAYTABLES or config/paytables.toml)")
+                   help="paytable file (default: $SHOWDOWN_PAYTABLES or the shipped"
+                        " paytables.toml)")
     p.add_argument("--marker-value-cents", metavar="CENTS", type=int, default=50_000,
                    help="value of a Final bonus marker in cents (default 50000 = R500)")
     p.set_defaults(handler=run)

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 from game.cards import Card, parse_cards
 from game.errors import ConfigError, GameError
 from game.money import parse_rand
-from runtime.settings_files import default_tournament_path
+from runtime.settings_files import default_paytables_path, default_tournament_path
 from simulators.decks import DECK_MODES
 from simulators.scripted_play import DECISIONS, HandScript
 from simulators.table_faults import parse_fault
@@ -57,8 +57,7 @@ class SimTableConfig:
     venue: str = "rehearsal"
     table: str = "t01"
     tournament: Path = field(default_factory=default_tournament_path)
-    paytables: Path = field(default_factory=lambda: default_tournament_path().with_name(
-        "paytables.toml"))
+    paytables: Path = field(default_factory=default_paytables_path)
     stall_seconds: float = 2.0  # above the shoe's 1 s heartbeat: a quiet shoe is not a hung one
     acknowledge_with: tuple[str, ...] = ("card",)
     deck: str = "random"
