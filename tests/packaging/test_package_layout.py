@@ -31,14 +31,20 @@ PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
 def test_the_package_list_names_every_package_of_the_checkout() -> None:
     listed = set(PROJECT["tool"]["setuptools"]["packages"])
     found = set(find_packages(where=str(REPO), include=[
-        "game*", "wire*", "runtime*", "controller*", "drivers*", "simulators*", "leaderboard*"]))
-    assert listed - {"showdown_config"} == found
+        "game*", "wire*", "runtime*", "controller*", "drivers*", "simulators*", "leaderboard*",
+        "deploy*"]))
+    assert listed - {"showdown_config", "showdown_systemd"} == found
 
 
 def test_the_shipped_defaults_are_the_config_folder_by_glob() -> None:
     setup = PROJECT["tool"]["setuptools"]
-    assert setup["package-dir"] == {"showdown_config": "config"}
+    assert setup["package-dir"] == {"showdown_config": "config", "showdown_systemd": "systemd"}
     assert setup["package-data"]["showdown_config"] == ["**/*"]
+    # The installer's units and rules ship too, and every one of them is matched.
+    shipped = setup["package-data"]["showdown_systemd"]
+    units = [p for p in (REPO / "systemd").iterdir() if p.name != "__init__.py"]
+    assert all(any(p.match(glob) for glob in shipped) for p in units), units
+    assert (REPO / "systemd" / "__init__.py").is_file()
     # A regular package: setuptools' editable install (make) gives importlib.resources an
     # unusable placeholder path for a namespace package.
     assert (REPO / "config" / "__init__.py").is_file()

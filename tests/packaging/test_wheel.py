@@ -128,6 +128,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         "desk": ("desk", "--help"),
         "defaults": ("python", "-c", _LOAD_DEFAULTS),
         "logs": ("python", "-c", _LOGS),
+        "install": ("install", "table", "--venue", "casino-1", "--table", "t03", "--broker",
+                    "broker.casino.lan:8883", "--root", str(cwd), "--dry-run"),
     })
     print(f"\nsite-packages of a table install: {done.table_size_mb:.1f} MB (no .pyc);"
           f" built, installed and run in {time.monotonic() - started:.0f} s")
@@ -190,6 +192,17 @@ def test_check_config_reads_the_shipped_settings(installed: Installed) -> None:
     folder = installed.site / "showdown_config"
     assert f"tournament: {folder / 'tournament.toml'}\n" in out
     assert f"paytables: {folder / 'paytables.toml'}\n" in out
+
+
+def test_install_plans_a_table_from_the_shipped_templates(installed: Installed) -> None:
+    out = _ok(installed.table["install"])
+    # The templates (config/templates/) and the units and rules (systemd/) come from the
+    # installed data packages: the table config, the udev rules and the unit are all planned.
+    assert "table config /etc/showdown/table.toml" in out
+    assert "udev rules /etc/udev/rules.d/99-showdown-readers.rules" in out
+    assert "unit /etc/systemd/system/showdown-table.service" in out
+    assert out.rstrip().endswith("table: would change 13 of 13 steps")
+    assert not any(installed.venv.root.parent.joinpath("elsewhere").rglob("table.toml"))
 
 
 def test_a_heat_plays_on_a_table_install(installed: Installed) -> None:
