@@ -6,7 +6,8 @@ arguments and returns an exit code. Errors reach the user as one line on stderr 
 non-zero exit code, never a traceback (set SHOWDOWN_DEBUG=1 to see one). The exit codes
 (docs/exit-codes.md): 0 done, 1 a check that found problems, 2 a usage or configuration
 error, 3 refused by the rules or for a credential, 69 a service that does not answer,
-70 a bug.
+70 a bug. `showdown --version` names the release and the Python; a bare `showdown` prints
+the help and exits 2 (a command is missing, as for any usage error).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import platform
 import sys
 from collections.abc import Sequence
 
@@ -22,8 +24,9 @@ from game.errors import GameError, Refusal
 from runtime.errors import Unavailable, one_line
 
 __all__ = ["COMMANDS", "COMMAND_MODULES", "EXIT_ERROR", "EXIT_INTERNAL", "EXIT_REFUSED",
-           "EXIT_UNAVAILABLE", "EXIT_USAGE", "CommandError", "CommandRefused", "build_parser",
-           "command_of", "exit_code", "main"]
+           "EXIT_UNAVAILABLE", "EXIT_USAGE", "CommandError", "CommandRefused",
+           "CommandUnavailable", "build_parser", "command_of", "exit_code", "main",
+           "version_line"]
 
 EXIT_USAGE = 2  # bad arguments, a bad configuration or input file (as argparse's own)
 EXIT_ERROR = EXIT_USAGE
@@ -56,6 +59,7 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "controller.commands.leaderboard",
     "desk": "controller.commands.desk",
     "report": "controller.commands.report",
+    "completion": "controller.commands.completion",
 }
 COMMAND_MODULES = tuple(COMMANDS.values())
 
@@ -63,10 +67,34 @@ COMMAND_MODULES = tuple(COMMANDS.values())
 class CommandError(Exception):
     """A user-facing failure of a subcommand: bad arguments, unreadable files and the like."""
 
+    def reworded(self, message: str) -> CommandError:
+        """The same kind of failure (and so the same exit code) told in other words."""
+        return type(self)(message)
+
 
 class CommandRefused(CommandError, Refusal):
     """A well-formed request that a service refused by its rules or for the person's
     credential (exit 3): a wrong PIN, an action the person's role may not take."""
+
+
+class CommandUnavailable(CommandError, Unavailable):
+    """A service the command needs did not answer (exit 69): a broker that refused the
+    connection, a daemon that is not running. The message says what to try again."""
+
+    def __init__(self, message: str) -> None:
+        Exception.__init__(self, message)
+        self.source, self.key, self.reason = "", "", message
+
+
+def version_line() -> str:
+    """`showdown 0.1.0 (Python 3.11.2)`: the installed release and the interpreter."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+
+    try:
+        release = version("showdown")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        release = "unknown (not installed)"
+    return f"showdown {release} (Python {platform.python_version()})"
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -76,6 +104,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         description="Heads Up Poker Showdown: table daemon, simulators, leaderboard and tools.",
         epilog=EPILOG,
     )
+    parser.add_argument("--version", action="version", version=version_line(),
+                        help="print the release and the Python version, then exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules = COMMAND_MODULES if command is None else (COMMANDS[command],)
     for name in modules:
@@ -93,6 +123,12 @@ def command_of(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
+    if not words:  # no command: the help, as a usage error (a script sees it failed)
+        build_parser().print_help()
+        return EXIT_USAGE
+    if words == ["--version"]:  # without importing every command's module
+        print(version_line())
+        return 0
     args = build_parser(command_of(words)).parse_args(words)
     try:
         return int(args.handler(args))
@@ -127,3 +163,10 @@ def exit_code(exc: BaseException) -> int:
     if isinstance(exc, CommandError | GameError | OSError):
         return EXIT_USAGE
     return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # `python -m controller.cli`: run the imported module, whose
+    # CommandError the commands raise (this file, run as __main__, is a second copy)
+    from controller.cli import main as _main
+
+    raise SystemExit(_main())

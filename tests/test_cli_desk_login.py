@@ -108,13 +108,13 @@ def test_login_whoami_an_action_recorded_under_the_person_and_logout(
     assert (code, out) == (0, "C07 signed out\n")
     assert not saved.exists()
     code, _, err = run.bare("whoami")
-    assert (code, err) == (EXIT_ERROR, "showdown desk: error: nobody is signed in here: run"
-                                       " `showdown desk login`\n")
+    assert (code, err) == (EXIT_REFUSED, "showdown desk: error: nobody is signed in here: run"
+                                         " `showdown desk login`\n")
     code, _, err = run.bare("register", *ADULT)
-    assert code == EXIT_ERROR and "nobody is signed in here" in err
+    assert code == EXIT_REFUSED and "nobody is signed in here" in err
     clerk.write_text("not the clerk's passphrase")
     code, _, err = run.bare("login", "--staff", "C07", "--password-file", str(clerk))
-    assert (code, err.count("\n")) == (EXIT_ERROR, 1)
+    assert (code, err.count("\n")) == (EXIT_REFUSED, 1)
     assert "wrong passphrase for C07 (4 tries left" in err
 
 
@@ -126,7 +126,7 @@ def test_the_session_of_another_database_is_named(run: Desk, database_url: Datab
                     "--passphrase-file", str(tmp_path / "p"))[0] == 0
     run.login()
     code, _, err = run.bare("lists", "--db", f"sqlite:///{other}")
-    assert code == EXIT_ERROR
+    assert code == EXIT_REFUSED
     assert f"not signed in on sqlite:///{other}: the saved session is for" in err
 
 
@@ -199,7 +199,7 @@ def test_the_house_rules_of_desk_toml_apply_to_its_sign_ins(run: Desk, tmp_path:
     run.login()
     run.clock.advance(5 * 60)
     code, _, err = run.bare("whoami")
-    assert code == EXIT_ERROR and "after 5 minutes without use" in err
+    assert code == EXIT_REFUSED and "after 5 minutes without use" in err
     wrong = tmp_path / "wrong"
     wrong.write_text("not the passphrase at all")
     for left in ("2 tries left", "1 try left"):

@@ -145,7 +145,7 @@ def run_rule(args: argparse.Namespace) -> int:
         try:
             act.send_command(args, command)
         except CommandError as exc:
-            raise CommandError(
+            raise exc.reworded(
                 f"dispute {d.dispute_id} is ruled {d.ruling}, but its command {command.seq}"
                 f" for table {command.table} was not sent ({exc}): send it with"
                 f" `showdown desk resend {command.seq}`") from None

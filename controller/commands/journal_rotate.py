@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.cli import CommandError
+from controller.cli import CommandError, CommandRefused
 from controller.config import read_table_config
 from controller.journal import JournalError
 from controller.journal.rotation import rotate_journal
@@ -58,12 +58,12 @@ def run_rotate(args: argparse.Namespace) -> int:
     if started.journal is None or started.faults:
         if started.journal is not None:
             started.journal.close()
-        raise CommandError("the journal is in its error state ("
+        raise CommandRefused("the journal is in its error state ("
                            + "; ".join(started.faults) + "): it is not rotated")
     started.journal.close()
     core = started.service.core
     if not is_safe_point(core):
-        raise CommandError("a hand is in progress: rotate between hands")
+        raise CommandRefused("a hand is in progress: rotate between hands")
     body = checkpoint_body(take_snapshot(core), started.shoe_reads)
     try:
         done = rotate_journal(config.journal, state=body, snapshot_version=SNAPSHOT_VERSION,
