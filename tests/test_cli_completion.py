@@ -45,7 +45,7 @@ def test_bash_completes_commands_subcommands_options_and_choices(
     assert _bash(path, "showdown", "demo", "--deck", "f") == ["factory"]
     assert _bash(path, "showdown", "completion", "") == ["--help", "bash", "zsh", "fish"]
     # An option's value is not taken for a subcommand: `--config desk` stays a file name.
-    assert _bash(path, "showdown", "journal", "rotate", "--config", "x", "--re") == ["--reason"]
+    assert _bash(path, "showdown", "journal", "rotate", "--config", "x", "--wh") == ["--why"]
     (tmp_path / "table.toml").write_text("")
     assert _bash(path, "showdown", "table", "run", "--config", str(tmp_path / "tab")) == [
         str(tmp_path / "table.toml")]

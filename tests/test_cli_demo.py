@@ -210,7 +210,7 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
     with tempfile.TemporaryDirectory() as keep:
         assert main(["demo", "--tables", "2", "--days", "2", "--players", "2", "--speed", "0",
                      "--port", "0", "--linger", "0", "--broker", f"{host}:{port}",
-                     "--database", database_url.url, "--keep", keep, *SMALL]) == 0
+                     "--db", database_url.url, "--keep", keep, *SMALL]) == 0
         kept = sorted(p.name for p in Path(keep).iterdir())
     out = capsys.readouterr().out
     # Every entry's chips reconciled at its table, stored centrally through the broker.

@@ -66,7 +66,7 @@ class Desk:
 
     def login(self, staff_id: str = "desk-1", passphrase: Path | None = None) -> None:
         """Sign in (again: the tests move the clock by days, past a session's end)."""
-        code, _, err = self.bare("login", "--staff", staff_id, "--password-file",
+        code, _, err = self.bare("login", "--staff-id", staff_id, "--passphrase-file",
                                  str(passphrase or self.passphrase))
         assert code == 0, err
         self.signed_at = self.clock.now
@@ -329,7 +329,7 @@ def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFix
     capsys.readouterr()
     assert main(["desk", "audit", "--db", "not a url"]) == EXIT_ERROR
     assert "is not a database URL" in capsys.readouterr().err
-    assert main(["desk", "login", "--staff", "M1", "--password-file",
+    assert main(["desk", "login", "--staff-id", "M1", "--passphrase-file",
                  str(tmp_path / "pass")]) == 0
     monkeypatch.setattr(desk_cli, "now", lambda: datetime(2026, 7, 3, 12, 0))
     code = main(["desk", "register", *ADULT])

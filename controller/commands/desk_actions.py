@@ -31,6 +31,7 @@ from controller.commands.desk_context import (
     saved_session,
 )
 from controller.commands.typed_secrets import secret_from_file, typed_secret
+from controller.commands.words import spoken
 from game.money import InvalidAmount, format_rand, parse_rand
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
@@ -461,7 +462,7 @@ def run_places(args: argparse.Namespace) -> int:
         else:
             result = desk.places(s, settings, stage)
     show(args, result, [_place_line(p) for p in result]
-           or [f"no {stage} places allocated yet"])
+           or [f"no {spoken(stage)} places allocated yet"])
     return 0
 
 

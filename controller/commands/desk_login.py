@@ -74,7 +74,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 def _read_secret(path: Path | None) -> str:
     if path is not None:
-        return secret_from_file(path, "--password-file")
+        return secret_from_file(path, "--passphrase-file")
     return typed_secret("passphrase", "desk passphrase", twice=False, unchanged="not signed in")
 
 

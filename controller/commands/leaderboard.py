@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cli import CommandError
+from controller.cli import CommandError, add_renamed
 from game.tournament import Stage
 from runtime.errors import one_line
 from runtime.logs import configure_logging
@@ -72,8 +72,8 @@ def register(sub: Any) -> None:
                          "leaderboard.sqlite3")
     bk.add_argument("--out", type=Path, required=True,
                     help="the backup file, or a directory for leaderboard-<UTC time>.sqlite3")
-    bk.add_argument("--keep", type=int, metavar="N",
-                    help="with a directory: keep only the newest N backups there")
+    add_renamed(bk, "--keep-last", was="--keep", dest="keep", type=int, metavar="N",
+                help="with a directory: keep only the newest N backups there")
     bk.add_argument("--json", action="store_true", help="print the result as JSON")
     bk.set_defaults(handler=_backup)
 
