@@ -153,6 +153,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     modules = COMMAND_MODULES if command is None else (COMMANDS[command],)
     for name in modules:
         importlib.import_module(name).register(sub)
+    from controller.commands.option_help import describe  # noqa: PLC0415
+
+    describe(parser)
     return parser
 
 
