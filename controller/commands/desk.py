@@ -69,14 +69,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from controller.cli import add_renamed
+from controller.cli import add_renamed, rand_amount
 from controller.commands import desk_actions as act
 from controller.commands import desk_commands, desk_identity
 from controller.commands import desk_disputes as disputes_cli
 from controller.commands import desk_login as login
 from controller.commands import desk_staff as console
 from controller.commands.words import spoken
-from game.money import InvalidAmount, parse_rand
 from game.tournament import Stage
 from leaderboard.desk import DESK_ACK_METHODS
 from leaderboard.desk_config import DESK_CONFIG_ENV
@@ -129,13 +128,6 @@ def _day(text: str) -> date:
         return date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date such as 2026-07-03") from None
-
-
-def _cents(text: str) -> int:
-    try:
-        return parse_rand(text)
-    except InvalidAmount as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 _Add = Callable[..., argparse.ArgumentParser]
@@ -430,7 +422,7 @@ def _prize_actions(add: _Add) -> None:
     a = add("award", "record a prize book's awards")
     a.add_argument("kind", choices=["weekly", "top_score", "final"])
     a.add_argument("--week", type=int, default=None)
-    a.add_argument("--prize", type=_cents, default=None, metavar="AMOUNT",
+    a.add_argument("--prize", type=rand_amount, default=None, metavar="AMOUNT",
                    help="the weekly prize, e.g. R5,000")
     a.set_defaults(handler=act.run_award)
 

@@ -32,7 +32,7 @@ from controller.commands.desk_context import (
 )
 from controller.commands.typed_secrets import secret_from_file, typed_secret
 from controller.commands.words import spoken
-from game.money import InvalidAmount, format_rand, parse_rand
+from game.money import InvalidAmount, format_rand, parse_amount
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
@@ -344,7 +344,7 @@ def run_void_score(args: argparse.Namespace) -> int:
 def run_correct_score(args: argparse.Namespace) -> int:
     """Correct an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
     try:
-        score_cents = parse_rand(args.score)
+        score_cents = parse_amount(args.score)
     except InvalidAmount as exc:
         raise CommandError(f"--score: {exc}") from None
     settings = tournament_settings(args)
