@@ -263,8 +263,12 @@ def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,
 
 def test_demo_table_only_plays_a_heat_and_every_score_arrives(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--table-only", "--seed", "11", "--players", "2"]) == 0
-    out = capsys.readouterr().out
+    # With --json the story goes to stderr and stdout is one JSON document, the summary.
+    assert main(["demo", "--table-only", "--seed", "11", "--players", "2", "--json"]) == 0
+    got = capsys.readouterr()
+    doc, out = json.loads(got.out), got.err
+    assert doc["ok"] is True and doc["gaps"] == [] and len(doc["scores"]) == 2
+    assert f"{doc['received']} messages received" in out
     assert "table daemon t01 ready" in out
     summary = re.search(r"(\d+) messages received, signatures verified, seq 1\.\.(\d+) with "
                         r"(\d+) gaps; (\d+) scores", out)

@@ -217,7 +217,7 @@ def test_void_and_correct_a_score(run: Desk) -> None:
         assert err.startswith(f"showdown desk: error: --score: {bad!r} is not an amount")
     code, _, err = run("correct-score", "--entry", corrected, "--score=-R5", "--why", "x")
     assert code == EXIT_ERROR and err.count("\n") == 1
-    assert "must be 0 or more cents, not -500" in err
+    assert "--score: '-R5' is not an amount: an amount cannot be negative" in err
     code, _, err = run("correct-score", "--entry", corrected, "--score", "R1,500")
     assert code == EXIT_ERROR and "say why the score is corrected (--why)" in err
     ruling = run.json("correct-score", "--entry", corrected, "--score", "R1,500",

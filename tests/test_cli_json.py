@@ -2,7 +2,7 @@
 there (the narrative, if any, on stderr), holding what the text shows (amounts in cents).
 Commands whose --json is tested beside their other tests: recall, journal verify, dispute
 verify, simulate table/floor, leaderboard standings/audit/backup, table status, every desk
-command (tests/test_cli_desk*.py)."""
+command (tests/test_cli_desk*.py), demo (tests/test_cli_demo.py)."""
 
 from __future__ import annotations
 
@@ -72,15 +72,6 @@ def test_report_scores(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> No
                    "--entries-per-campaign", "20", "--resamples", "10", "--no-plot",
                    "--out", str(tmp_path), "--json")
     assert doc == json.loads((tmp_path / "scores.json").read_text())
-
-
-def test_the_demo_prints_its_summary_as_json_and_its_story_on_stderr(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--table-only", "--seed", "11", "--players", "2", "--json"]) == 0
-    got = capsys.readouterr()
-    doc = json.loads(got.out)
-    assert doc["ok"] is True and doc["gaps"] == [] and len(doc["scores"]) == 2
-    assert "table daemon t01 ready" in got.err and "SCORE" in got.err
 
 
 @pytest.mark.parametrize("argv", [
