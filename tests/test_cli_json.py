@@ -83,3 +83,14 @@ def test_json_is_the_same_as_format_json(argv: list[str]) -> None:
     parser = build_parser(argv[0])
     assert parser.parse_args([*argv, "--json"]).format == "json"
     assert parser.parse_args([*argv, "--format", "json"]).format == "json"
+
+
+def test_broker_config(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    doc = run_json(capsys, "broker", "config", "--venue", "v", "--tables", "t01,t02", "--out",
+                   str(tmp_path), "--insecure-plaintext", "--show-passwords", "--json")
+    assert (doc["venue"], doc["tables"], doc["tls"]) == ("v", ["t01", "t02"], False)
+    assert all(Path(f).is_file() for f in doc["files"] + doc["credentials"])
+    assert set(doc["passwords"]) == {"leaderboard", "desk", "t01", "t02"}
+    for client, password in doc["passwords"].items():
+        text = (tmp_path / "credentials" / f"{client}.toml").read_text()
+        assert f'password = "{password}"' in text
