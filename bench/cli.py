@@ -80,7 +80,7 @@ def cases(hands: int, seed: int) -> list[Case]:
         Case("table dealer --help", (*SHOWDOWN, "table", "dealer", "--help")),
         Case("table dealer void (to the socket)",
              (*SHOWDOWN, "table", "dealer", "void", "--socket", "/nonexistent/showdown.sock",
-              "--staff", "bench"), exit_code=69),
+              "--staff-id", "bench"), exit_code=69),
     ]
 
 

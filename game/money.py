@@ -16,6 +16,7 @@ __all__ = [
     "InvalidAmount",
     "format_rand",
     "is_multiple",
+    "parse_amount",
     "parse_percent",
     "parse_rand",
     "split_round_down",
@@ -33,6 +34,7 @@ _AMOUNT = re.compile(
     """,
     re.VERBOSE,
 )
+_DECIMALS = re.compile(r"R?\s*[\d,]+\.(?P<cents>\d+)")
 _PERCENT = re.compile(r"(?P<whole>\d+)(?:\.(?P<frac>\d+))?")
 
 
@@ -67,6 +69,19 @@ def parse_rand(text: str) -> int:
     cents = int((match["cents"] or "0").ljust(2, "0"))
     value = units * 100 + cents
     return -value if match["sign"] else value
+
+
+def parse_amount(text: str) -> int:
+    """Parse an amount a person typed ("150", "150.00", "R150", "1,250.50") to integer cents:
+    never negative, never a fraction of a cent; the error says which rule the text broke."""
+    if isinstance(text, str):
+        plain = text.strip()
+        if plain.startswith("-"):
+            raise InvalidAmount(text, "an amount cannot be negative")
+        decimals = _DECIMALS.fullmatch(plain)
+        if decimals is not None and len(decimals["cents"]) > 2:
+            raise InvalidAmount(text, "a fraction of a cent (at most two decimals)")
+    return parse_rand(text)
 
 
 def parse_percent(value: int | str | Fraction) -> Fraction:

@@ -240,7 +240,7 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     if case.command == "heat":
         return ["heat", "--tournament", str(tmp / "tournament.toml")]
     if case.command == "demo":
-        return ["demo", "--tables", "1", "--heats", "1", "--qualifying-only", "--database",
+        return ["demo", "--tables", "1", "--heats", "1", "--qualifying-only", "--db",
                 "nosuchdb+x://a"]
     if case.command == "table-status":
         return ["table", "status", "--config", str(tmp / TB)]

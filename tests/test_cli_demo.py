@@ -57,7 +57,7 @@ def test_demo_plays_a_whole_small_tournament(tmp_path: Path,
     # 2 tables x 2 heat days x 2 players; one patron (t01's last heat, seat 2) leaves after 3
     # hands and is withdrawn; every score read back from the central database
     assert _floor_summary(out) == (4, 8, 7, 1, 1, 0)
-    assert "stages played: qualifying, semi_final, final, prizes, claims" in out
+    assert "stages played: Qualifying, Semi-final, Final, prizes, claims" in out
     assert "problems: none" in out
     # the compressed calendar: two heat days (a Thursday and a Friday: two prize weeks), the
     # places the morning after, the finals two days after the last heat day
@@ -195,7 +195,7 @@ def test_a_stage_that_fails_stops_the_tournament_with_exit_1(
                  "--set", "semi_final.hands=2"]) == 1
     out = capsys.readouterr().out
     assert "STOPPED: the draws table is not writable" in out
-    assert "stages played: qualifying, semi_final\n" in out
+    assert "stages played: Qualifying, Semi-final\n" in out
     assert "  problem: the draws table is not writable" in out
     assert "prizes:" not in out and "problems: none" not in out
 
@@ -210,7 +210,7 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
     with tempfile.TemporaryDirectory() as keep:
         assert main(["demo", "--tables", "2", "--days", "2", "--players", "2", "--speed", "0",
                      "--port", "0", "--linger", "0", "--broker", f"{host}:{port}",
-                     "--database", database_url.url, "--keep", keep, *SMALL]) == 0
+                     "--db", database_url.url, "--keep", keep, *SMALL]) == 0
         kept = sorted(p.name for p in Path(keep).iterdir())
     out = capsys.readouterr().out
     # Every entry's chips reconciled at its table, stored centrally through the broker.
@@ -220,7 +220,7 @@ def test_demo_floor_on_mosquitto_and_postgresql(database_url: Database,
     assert len(inventory["entries"]) == 14 and inventory["totals"]["missing"] == 0
     assert f"MQTT broker      : {host}:{port}" in out
     assert _floor_summary(out) == (4, 8, 7, 1, 1, 0)
-    assert "stages played: qualifying, semi_final, final, prizes, claims" in out
+    assert "stages played: Qualifying, Semi-final, Final, prizes, claims" in out
     assert {"leaderboard.toml", "tournament-demo.toml", "t01", "t02"} <= set(kept)
     assert "leaderboard.sqlite3" not in kept  # the scores went to PostgreSQL
     # Every desk action is recorded under the person whose session took it.
@@ -263,8 +263,12 @@ def test_demo_refuses_a_bad_port_and_a_used_directory(tmp_path: Path,
 
 def test_demo_table_only_plays_a_heat_and_every_score_arrives(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--table-only", "--seed", "11", "--players", "2"]) == 0
-    out = capsys.readouterr().out
+    # With --json the story goes to stderr and stdout is one JSON document, the summary.
+    assert main(["demo", "--table-only", "--seed", "11", "--players", "2", "--json"]) == 0
+    got = capsys.readouterr()
+    doc, out = json.loads(got.out), got.err
+    assert doc["ok"] is True and doc["gaps"] == [] and len(doc["scores"]) == 2
+    assert f"{doc['received']} messages received" in out
     assert "table daemon t01 ready" in out
     summary = re.search(r"(\d+) messages received, signatures verified, seq 1\.\.(\d+) with "
                         r"(\d+) gaps; (\d+) scores", out)

@@ -31,7 +31,7 @@ def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[st
 def test_a_wrong_db_is_refused_and_never_created(run: Desk, tmp_path: Path) -> None:
     # Issue 13: a mistyped --db used to create an empty database answering "No lists imported".
     typo = tmp_path / "leaderbaord.sqlite"
-    for args in (["lists"], ["register", *ADULT], ["whoami"], ["login", "--staff", "desk-1"]):
+    for args in (["lists"], ["register", *ADULT], ["whoami"], ["login", "--staff-id", "desk-1"]):
         code, out, err = run.bare(*args, "--db", f"sqlite:///{typo}")
         assert (code, out, err.count("\n")) == (EXIT_ERROR, "", 1), err
         assert err == (f"showdown desk: error: database sqlite:///{typo}: no such SQLite file"
@@ -65,7 +65,7 @@ def test_an_empty_or_old_database_is_refused_until_desk_init(
     (tmp_path / "pass").write_text("the first manager's passphrase")
     assert main(["desk", "init", "--db", url, "--staff-id", "M1", "--name", "M. One",
                  "--passphrase-file", str(tmp_path / "pass")]) == 0
-    assert main(["desk", "login", "--db", url, "--staff", "M1", "--password-file",
+    assert main(["desk", "login", "--db", url, "--staff-id", "M1", "--passphrase-file",
                  str(tmp_path / "pass")]) == 0
     capsys.readouterr()
     assert main(["desk", "lists", "--db", url]) == 0
@@ -84,7 +84,7 @@ def test_login_whoami_an_action_recorded_under_the_person_and_logout(
     code, out, err = run("staff", "add", "--staff-id", "C07", "--name", "Lindiwe Khumalo",
                          "--role", "clerk", "--passphrase-file", str(clerk))
     assert code == 0 and "(clerk, desk passphrase)" in out, err
-    code, out, err = run.bare("login", "--staff", "C07", "--password-file", str(clerk))
+    code, out, err = run.bare("login", "--staff-id", "C07", "--passphrase-file", str(clerk))
     assert code == 0 and out.startswith("signed in as C07 (Lindiwe Khumalo, clerk) until"), err
     saved = tmp_path / "desk-home" / "state" / "showdown" / "desk-session"
     assert stat.S_IMODE(saved.stat().st_mode) == 0o600
@@ -108,13 +108,13 @@ def test_login_whoami_an_action_recorded_under_the_person_and_logout(
     assert (code, out) == (0, "C07 signed out\n")
     assert not saved.exists()
     code, _, err = run.bare("whoami")
-    assert (code, err) == (EXIT_ERROR, "showdown desk: error: nobody is signed in here: run"
-                                       " `showdown desk login`\n")
+    assert (code, err) == (EXIT_REFUSED, "showdown desk: error: nobody is signed in here: run"
+                                         " `showdown desk login`\n")
     code, _, err = run.bare("register", *ADULT)
-    assert code == EXIT_ERROR and "nobody is signed in here" in err
+    assert code == EXIT_REFUSED and "nobody is signed in here" in err
     clerk.write_text("not the clerk's passphrase")
-    code, _, err = run.bare("login", "--staff", "C07", "--password-file", str(clerk))
-    assert (code, err.count("\n")) == (EXIT_ERROR, 1)
+    code, _, err = run.bare("login", "--staff-id", "C07", "--passphrase-file", str(clerk))
+    assert (code, err.count("\n")) == (EXIT_REFUSED, 1)
     assert "wrong passphrase for C07 (4 tries left" in err
 
 
@@ -126,7 +126,7 @@ def test_the_session_of_another_database_is_named(run: Desk, database_url: Datab
                     "--passphrase-file", str(tmp_path / "p"))[0] == 0
     run.login()
     code, _, err = run.bare("lists", "--db", f"sqlite:///{other}")
-    assert code == EXIT_ERROR
+    assert code == EXIT_REFUSED
     assert f"not signed in on sqlite:///{other}: the saved session is for" in err
 
 
@@ -199,10 +199,10 @@ def test_the_house_rules_of_desk_toml_apply_to_its_sign_ins(run: Desk, tmp_path:
     run.login()
     run.clock.advance(5 * 60)
     code, _, err = run.bare("whoami")
-    assert code == EXIT_ERROR and "after 5 minutes without use" in err
+    assert code == EXIT_REFUSED and "after 5 minutes without use" in err
     wrong = tmp_path / "wrong"
     wrong.write_text("not the passphrase at all")
     for left in ("2 tries left", "1 try left"):
-        assert left in run.bare("login", "--staff", "desk-1", "--password-file", str(wrong))[2]
-    err = run.bare("login", "--staff", "desk-1", "--password-file", str(wrong))[2]
+        assert left in run.bare("login", "--staff-id", "desk-1", "--passphrase-file", str(wrong))[2]
+    err = run.bare("login", "--staff-id", "desk-1", "--passphrase-file", str(wrong))[2]
     assert "that was 3 in a row, so the account is locked until" in err

@@ -70,7 +70,7 @@ HEAVY = ("numpy", "sqlalchemy", "structlog", "rich", "amqtt", "aiomqtt", "contro
     (["par-sheet", "--help"], ""),
     (["table", "dealer", "--help"], ""),
     # the real start of a console action, up to the daemon's socket (nobody answers: exit 69)
-    (["table", "dealer", "void", "--socket", "/nonexistent/api.sock", "--staff", "d1"], ""),
+    (["table", "dealer", "void", "--socket", "/nonexistent/api.sock", "--staff-id", "d1"], ""),
 ])
 def test_a_pit_command_loads_none_of_the_heavy_machinery(argv: list[str], stdin: str) -> None:
     loaded = _modules_after(argv, stdin)
@@ -83,5 +83,5 @@ def test_a_pit_command_loads_none_of_the_heavy_machinery(argv: list[str], stdin:
 
 def test_a_console_action_reaches_the_daemons_socket() -> None:
     loaded = _modules_after(["table", "dealer", "void", "--socket", "/nonexistent/api.sock",
-                             "--staff", "d1"])
+                             "--staff-id", "d1"])
     assert "controller.local_api" in loaded

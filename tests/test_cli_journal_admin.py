@@ -129,7 +129,7 @@ def test_verify_missing_file(path: Path, capsys: pytest.CaptureFixture[str]) -> 
 def test_clear_faults_is_recorded(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     build(path, faults=("a", "b"))
     code, out, err = run(capsys, "clear-faults", "--journal", str(path),
-                         "--operator", "T. Nkosi (tech 114)", "--reason", "verified after outage")
+                         "--operator", "T. Nkosi (tech 114)", "--why", "verified after outage")
     assert (code, err) == (0, "")
     assert out == ("cleared 2 fault(s) (fault seq 5, 6); recorded as journal seq 7 by "
                    "T. Nkosi (tech 114): verified after outage\n")
@@ -140,7 +140,7 @@ def test_clear_faults_is_recorded(path: Path, capsys: pytest.CaptureFixture[str]
             FAULTS_CLEARED_KIND, "T. Nkosi (tech 114)", "verified after outage")
         assert j.verify() == []
     code, out, _ = run(capsys, "clear-faults", "--journal", str(path),
-                       "--operator", "T. Nkosi", "--reason", "again")
+                       "--operator", "T. Nkosi", "--why", "again")
     assert (code, out) == (0, "no open faults: nothing cleared, nothing recorded\n")
     code, out, _ = run(capsys, "verify", "--journal", str(path))
     assert "open faults: none" in out
@@ -150,20 +150,20 @@ def test_clear_faults_refusals(path: Path, tmp_path: Path,
                                capsys: pytest.CaptureFixture[str]) -> None:
     build(path, faults=("a",))
     code, _, err = run(capsys, "clear-faults", "--journal", str(path),
-                       "--operator", "  ", "--reason", "x")
+                       "--operator", "  ", "--why", "x")
     assert code == EXIT_ERROR and "operator must be non-empty" in err
     with Journal.open(path):  # the daemon is running
         code, _, err = run(capsys, "clear-faults", "--journal", str(path),
-                           "--operator", "T. Nkosi", "--reason", "x")
+                           "--operator", "T. Nkosi", "--why", "x")
     assert code == EXIT_ERROR
     assert "open for writing by another process" in err and err.count("\n") == 1
     code, _, err = run(capsys, "clear-faults", "--journal", str(tmp_path / "none"),
-                       "--operator", "T. Nkosi", "--reason", "x")
+                       "--operator", "T. Nkosi", "--why", "x")
     assert code == EXIT_ERROR and "no journal at" in err
     assert not (tmp_path / "none").exists()  # never creates a journal
     tamper(path, "UPDATE journal SET payload = '{}' WHERE seq = 2")
     code, _, err = run(capsys, "clear-faults", "--journal", str(path),
-                       "--operator", "T. Nkosi", "--reason", "x")
+                       "--operator", "T. Nkosi", "--why", "x")
     assert code == EXIT_ERROR and "fails verification with 1 problem(s)" in err
     with Journal.open(path, read_only=True) as j:
         assert len(j.open_faults()) == 1
@@ -174,7 +174,7 @@ def test_clear_faults_needs_operator_and_reason(path: Path,
     build(path, faults=("a",))
     with pytest.raises(SystemExit):
         main(["journal", "clear-faults", "--journal", str(path), "--operator", "X"])
-    assert "--reason" in capsys.readouterr().err
+    assert "--why" in capsys.readouterr().err
 
 
 # ---- replace -----------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def test_replace_a_damaged_journal(path: Path, capsys: pytest.CaptureFixture[str
     build(path, faults=("checksum mismatch",))
     tamper(path, "UPDATE outbox SET body = '{}' WHERE seq = 2")
     code, out, err = run(capsys, "replace", "--journal", str(path), "--operator", "T. Nkosi",
-                         "--reason", "outbox row changed")
+                         "--why", "outbox row changed")
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[0].startswith(f"retired {path} (1 problem(s)) as {path}.retired-")
@@ -201,12 +201,12 @@ def test_replace_a_damaged_journal(path: Path, capsys: pytest.CaptureFixture[str
 def test_replace_refusals(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     build(path)
     code, _, err = run(capsys, "replace", "--journal", str(path), "--operator", "T. Nkosi",
-                       "--reason", "x")
+                       "--why", "x")
     assert code == EXIT_ERROR and "verifies clean" in err
     path.write_bytes(b"\x00" * 4096)
     code, _, err = run(capsys, "replace", "--journal", str(path), "--operator", "T. Nkosi",
-                       "--reason", "disk")
+                       "--why", "disk")
     assert code == EXIT_ERROR and "last message seq cannot be read" in err
     code, out, _ = run(capsys, "replace", "--journal", str(path), "--operator", "T. Nkosi",
-                       "--reason", "disk", "--last-seq", "6")
+                       "--why", "disk", "--last-seq", "6")
     assert code == 0 and "messages continue after seq 6" in out

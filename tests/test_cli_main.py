@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import platform
 import subprocess
 import sys
+from importlib.metadata import version
 
-from controller.cli import EXIT_BROKEN_PIPE
+import pytest
+
+from controller.cli import EXIT_BROKEN_PIPE, EXIT_USAGE, build_parser, main
 
 
 def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:
@@ -27,3 +31,21 @@ def test_an_internal_error_is_one_line_without_a_traceback() -> None:
     assert done.returncode != 0
     assert b"Traceback" not in done.stderr
     assert len(done.stderr.decode().strip().splitlines()) == 1
+
+
+def test_version_names_the_release_and_the_python(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out
+    assert out == f"showdown {version('showdown')} (Python {platform.python_version()})\n"
+    with pytest.raises(SystemExit) as done:  # the full parser's own --version says the same
+        build_parser().parse_args(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out == out
+
+
+def test_a_bare_showdown_prints_the_help_and_exits_as_a_usage_error(
+    capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([]) == EXIT_USAGE
+    got = capsys.readouterr()
+    assert got.out.startswith("usage: showdown [-h] [--version] COMMAND ...")
+    assert "completion" in got.out and "exit codes:" in got.out and got.err == ""

@@ -318,7 +318,7 @@ def test_compact_settled_hand_with_side_bets(tmp_path: Path,
     lines = out.splitlines()
     assert lines[0].endswith("- hand_id T07-0001") and "compact" in lines[0]
     assert lines[1] == "times in Africa/Johannesburg"
-    assert "=== HAND T07-0001  table T07  heat H1 (qualifying)  SETTLED  [message seq" in out
+    assert "=== HAND T07-0001  table T07  heat H1 (Qualifying)  SETTLED  [message seq" in out
     assert "  opened 2026-03-14 12:00:05  settled 2026-03-14 12:02:41" in lines  # UTC+2
     assert ("  MARKED: MANUAL (keyed by hand: cards Kd); 1 correction(s); 1 alert(s)"
             in lines)
@@ -348,7 +348,7 @@ def test_compact_voided_hand_and_utc_when_no_zone(tmp_path: Path,
     assert code == 0
     lines = out.splitlines()
     assert lines[1] == "times in UTC (no --tz given)"
-    assert "=== HAND T07-0003  table T07  heat H1 (qualifying)  VOID  [message seq" in out
+    assert "=== HAND T07-0003  table T07  heat H1 (Qualifying)  VOID  [message seq" in out
     assert "  opened 2026-03-14 10:10:00  voided 2026-03-14 10:11:00" in lines
     assert "  MARKED: VOID" in lines
     assert "  VOID: shoe jammed (by pit boss 3, 2026-03-14 10:11:00)" in lines
@@ -410,7 +410,7 @@ def test_compact_reads_real_codec_records(tmp_path: Path,
     assert code == 0 and out.count("=== HAND ") == 4
     assert "?" not in out
     for record, block in zip(records, out.split("=== HAND ")[1:], strict=True):
-        assert block.startswith(f"{record['hand_id']}  table T2  heat F1 (final)  SETTLED")
+        assert block.startswith(f"{record['hand_id']}  table T2  heat F1 (Final)  SETTLED")
         assert f"  dealer {' '.join(record['dealer'])} (" in block
         for seat in record["settlement"]["seats"]:
             net = seat["net"]

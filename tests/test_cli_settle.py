@@ -116,9 +116,23 @@ def test_paytables_option_table_c(monkeypatch: pytest.MonkeyPatch,
 
 def test_marker_value_option(monkeypatch: pytest.MonkeyPatch,
                              capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value-cents", "10000")
+    for value in ("100", "R100", "100.00"):
+        code, out, err = run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value", value)
+        assert (code, err) == (0, "")
+        assert out["seats"][0]["wagers"]["trips_plus"]["net"] == 7 * (U + 10_000)
+
+
+def test_the_old_marker_value_in_cents_works_one_release_with_a_warning(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value-cents", "10000")
     assert code == 0
     assert out["seats"][0]["wagers"]["trips_plus"]["net"] == 7 * (U + 10_000)
+    assert err == ("showdown settle: warning: --marker-value-cents is now --marker-value in rand"
+                   " (--marker-value R100.00); the old name is accepted until the next"
+                   " release\n")
+    code, _, err = run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value-cents", "10000",
+                       "--marker-value", "100")
+    assert code == EXIT_ERROR and "give one" in err
 
 
 def test_marker_alone(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -259,9 +273,16 @@ def test_malformed_input_is_refused(monkeypatch: pytest.MonkeyPatch,
 
 def test_bad_marker_value_option(monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value-cents", "0")
+    code, _, err = run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value", "0")
     assert code == EXIT_ERROR
-    assert "--marker-value-cents must be positive" in err
+    assert "--marker-value must be more than R0.00, got R0.00" in err
+    for value, why in (("-5", "cannot be negative"), ("1.005", "a fraction of a cent"),
+                       ("lots", "write it as R1,234.50")):
+        with pytest.raises(SystemExit) as done:
+            run(monkeypatch, capsys, ISSUE_EXAMPLE, "--marker-value", value)
+        err = capsys.readouterr().err
+        assert done.value.code == EXIT_ERROR and "argument --marker-value:" in err
+        assert why in err
 
 
 def test_docs_example_is_what_the_tool_prints(monkeypatch: pytest.MonkeyPatch,

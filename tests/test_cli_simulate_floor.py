@@ -81,7 +81,7 @@ def test_two_tables_on_mosquitto_and_postgresql(database_url: Database, tmp_path
     require_service("Mosquitto", services.mosquitto_up(), f"{host}:{port}")
     keep = tmp_path / "run"
     assert main(["simulate", "floor", "--tables", "2", "--hands", "10", "--seed", "11",
-                 "--broker", f"{host}:{port}", "--database", database_url.url,
+                 "--broker", f"{host}:{port}", "--db", database_url.url,
                  "--keep", str(keep)]) == 0
     out = capsys.readouterr().out
     assert "20 hands in" in out and "0 lost, 0 duplicated, 0 rejected" in out, out

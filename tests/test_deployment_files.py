@@ -108,7 +108,7 @@ def test_the_backup_copies_the_services_database_on_a_timer() -> None:
     config = tomllib.loads((SYSTEMD.parent / "config" / "leaderboard.toml").read_text())
     assert one(s, "ExecStart") == (
         f"{INSTALLED_BINARY} leaderboard backup --db {config['service']['database']}"
-        " --out /var/lib/showdown-leaderboard-backups --keep 30")
+        " --out /var/lib/showdown-leaderboard-backups --keep-last 30")
     assert one(s, "StateDirectory").split() == ["showdown-leaderboard",
                                                 "showdown-leaderboard-backups"]
     assert one(s, "PrivateNetwork") == "yes"

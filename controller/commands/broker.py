@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import secrets
 from pathlib import Path
@@ -80,6 +81,8 @@ def register(sub: Any) -> None:
                    help="give these clients new passwords ('all' for every client)")
     c.add_argument("--show-passwords", action="store_true",
                    help="also print the new passwords once on stdout")
+    c.add_argument("--json", action="store_true",
+                   help="print what was written as JSON (the passwords with --show-passwords)")
     c.set_defaults(handler=run_config)
 
 
@@ -207,6 +210,16 @@ def run_config(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, settings: bc.BrokerSettings, *, out: Path,
             written: list[Path], kept: list[str], removed: list[str],
             new_passwords: dict[str, str]) -> None:
+    if args.json:
+        files = [out / "mosquitto.conf", out / "acl"] + (
+            [out / "passwd"] if settings.uses_passwords else [])
+        print(json.dumps({
+            "venue": settings.venue, "tables": list(settings.tables),
+            "port": settings.listen_port, "tls": settings.tls is not None,
+            "files": [str(f) for f in files], "credentials": [str(f) for f in written],
+            "kept": kept, "removed": removed,
+            **({"passwords": new_passwords} if args.show_passwords else {})}, indent=2))
+        return
     tls = "no TLS (clear text)" if settings.tls is None else (
         "TLS, client certificates as identity" if not settings.uses_passwords else "TLS")
     print(f"venue {settings.venue}: {len(settings.tables)} tables, port "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from fractions import Fraction
 from pathlib import Path
@@ -33,6 +34,8 @@ def register(sub: Any) -> None:
                    help="tournament settings file (default: the one in force)")
     p.add_argument("--paytables", metavar="FILE", type=Path,
                    help="paytable file (default: the one in force)")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as JSON: ok, the files, the settings, the problems")
     p.set_defaults(handler=run)
 
 
@@ -40,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
     """Check both files; print a summary of each, or every problem; 0 if all is well, else 2."""
     lines: list[str] = []
     problems: list[ConfigError] = []
+    settings: TournamentSettings | None = None
     try:
         settings = read_tournament(args.tournament)
     except ConfigErrors as exc:
@@ -51,16 +55,48 @@ def run(args: argparse.Namespace) -> int:
     paytable_lines, paytable_problems = _check_paytables(args.paytables)
     lines += paytable_lines
     problems += paytable_problems
+    if args.json:
+        print(json.dumps({"ok": not problems,
+                          "tournament": None if settings is None else tournament_facts(settings),
+                          "paytables": paytable_lines[0].split(": ", 1)[1] if paytable_lines
+                          else None,
+                          "problems": [" ".join(str(p).split()) for p in problems]}, indent=2))
     if problems:
         for problem in problems:
             print(f"error: {' '.join(str(problem).split())}", file=sys.stderr)
         count = len(problems)
         print(f"{count} problem{'s' if count > 1 else ''} found", file=sys.stderr)
         return 2
-    print("ok")
-    for line in lines:
-        print(line)
+    if not args.json:
+        print("ok")
+        for line in lines:
+            print(line)
     return 0
+
+
+def tournament_facts(s: TournamentSettings) -> dict[str, Any]:
+    """The settings the summary states, as JSON values (amounts in cents)."""
+    h = s.house
+
+    def stage(rules: Any, **more: Any) -> dict[str, Any]:
+        return {"hands": rules.hands, "starting_chips_cents": rules.starting_chips_cents,
+                "markers": rules.markers, **more}
+
+    return {
+        "source": str(s.source), "venue": s.venue_name, "timezone": str(s.timezone),
+        "currency": s.currency, "buy_in_cents": s.buy_in_cents,
+        "denomination_cents": h.denomination_cents, "min_ante_cents": h.min_ante_cents,
+        "max_ante_cents": h.max_ante_cents, "side_bet_max_cents": h.side_bet_max_cents,
+        "marker_value_cents": s.marker_value_cents,
+        "stages": {
+            "qualifying": stage(s.qualifying.rules, advance=s.qualifying.advance),
+            "semi_final": stage(s.semi_final.rules, advance=s.semi_final.advance,
+                                heats=s.semi_final.heats,
+                                seats_per_heat=s.semi_final.seats_per_heat),
+            "final": stage(s.final.rules, heats=s.final.heats,
+                           seats_per_heat=s.final.seats_per_heat),
+        },
+    }
 
 
 def _check_paytables(path: Path | None) -> tuple[list[str], list[ConfigError]]:

@@ -57,6 +57,8 @@ def register(sub: Any) -> None:
                      help="the chip set in play, when the registry holds several")
     inv.add_argument("--format", choices=("csv", "json"), default="csv",
                      help="output format (default csv)")
+    inv.add_argument("--json", dest="format", action="store_const", const="json",
+                     help="the same as --format json")
     inv.add_argument("--out", type=Path, metavar="FILE",
                      help="write to FILE instead of standard output")
     inv.set_defaults(handler=run_inventory)

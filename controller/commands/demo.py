@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import secrets
 import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from controller.cli import CommandError
+from controller.cli import CommandError, add_renamed
 from controller.config import parse_table_config
 from game.money import format_rand
 from runtime.settings_files import default_paytables_path, default_tournament_path
@@ -82,8 +83,8 @@ def register(sub: Any) -> None:
                    help="the page's port on 127.0.0.1 (default 8080; taken: any free port)")
     p.add_argument("--broker", metavar="HOST:PORT",
                    help="an MQTT broker to use (default: an embedded one on a free port)")
-    p.add_argument("--database", metavar="URL",
-                   help="the leaderboard database (default: SQLite in the demo's directory)")
+    add_renamed(p, "--db", was="--database", dest="database", metavar="URL",
+                help="the leaderboard database (default: SQLite in the demo's directory)")
     p.add_argument("--linger", type=float, default=None, metavar="SECONDS",
                    help="keep the page up this long after the last heat (default: until"
                         " Ctrl-C on a terminal, else 0)")
@@ -110,17 +111,40 @@ def register(sub: Any) -> None:
                    help="one table daemon and a subscriber, without the central service")
     p.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
                    default="qualifying", help="the stage played (--table-only)")
+    p.add_argument("--json", action="store_true",
+                   help="the narrative on stderr; on stdout one JSON document, the summary")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; returns 0 when every heat was played and every score arrived."""
+    """Run the demo; returns 0 when every heat was played and every score arrived. With
+    --json the narrative goes to stderr and the summary is one JSON document on stdout."""
     from controller.extras import require  # noqa: PLC0415
 
     embedded = args.table_only or args.broker is None
     require(*(["amqtt"] if embedded else []), *([] if args.table_only else ["alembic", "rich"]))
+    if not args.json:
+        return _run(args, {})
+    import contextlib  # noqa: PLC0415
+    import json  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    doc: dict[str, Any] = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        code = _run(args, doc)
+    print(json.dumps({"ok": code == 0, **doc}, indent=2, sort_keys=True, default=_json_value))
+    return code
+
+
+def _json_value(value: object) -> str:
+    """Times as ISO 8601, paths as text."""
+    isoformat = getattr(value, "isoformat", None)
+    return str(isoformat()) if callable(isoformat) else str(value)
+
+
+def _run(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     if not args.table_only:
-        return _floor(args)
+        return _floor(args, doc)
     args.heats = 1 if args.heats is None else args.heats
     args.pause = 0.0 if args.pause is None else args.pause
     tournament = _given(args.tournament, "--tournament") or default_tournament_path()
@@ -136,10 +160,10 @@ def run(args: argparse.Namespace) -> int:
         import tomllib  # noqa: PLC0415
 
         config = parse_table_config(tomllib.loads(text), source=str(path), base=Path(tmp))
-        return asyncio.run(_demo(config, args))
+        return asyncio.run(_demo(config, args, doc))
 
 
-def _floor(args: argparse.Namespace) -> int:
+def _floor(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     """The simulated floor (controller.commands.demo_floor) in a fresh or a kept directory."""
     import sys  # noqa: PLC0415
 
@@ -185,7 +209,7 @@ def _floor(args: argparse.Namespace) -> int:
             demo_settings(plan)  # a setting or a size that does not fit, said before starting
         except ValueError as exc:
             raise CommandError(str(exc)) from None
-        return asyncio.run(_run_floor(plan, linger))
+        return asyncio.run(_run_floor(plan, linger, doc))
 
 
 def _given(path: Path | None, flag: str) -> Path | None:
@@ -223,7 +247,7 @@ def _rules(items: list[str]) -> dict[str, object]:
     return out
 
 
-async def _run_floor(plan: Any, linger: float | None) -> int:
+async def _run_floor(plan: Any, linger: float | None, doc: dict[str, Any]) -> int:
     import signal  # noqa: PLC0415
 
     from controller.commands.demo_floor import SimulatedFloor  # noqa: PLC0415
@@ -239,13 +263,14 @@ async def _run_floor(plan: Any, linger: float | None) -> int:
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
+    doc.update(dataclasses.asdict(report))
     complete = report.heats_played == plan.tables * plan.heats and (
         not plan.whole or "prizes" in report.stages)
     return 0 if complete and not report.problems \
         and len(report.scores) + len(report.withdrawn) == report.entries_seated else 1
 
 
-async def _demo(config: Any, args: argparse.Namespace) -> int:
+async def _demo(config: Any, args: argparse.Namespace, doc: dict[str, Any]) -> int:
     from controller.app import TableDaemon  # noqa: PLC0415
     from controller.wiring import prepare_sim, virtual_table_task, wire_table  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
@@ -290,6 +315,8 @@ async def _demo(config: Any, args: argparse.Namespace) -> int:
           f"{watcher.last_seq} with {len(watcher.gaps)} gaps; {len(watcher.scores)} scores:")
     for entry, score in sorted(watcher.scores.items(), key=lambda kv: -kv[1]):
         print(f"  {entry}: {format_rand(score)}")
+    doc.update(received=watcher.received, last_seq=watcher.last_seq, gaps=watcher.gaps,
+               scores=watcher.scores)
     return 0 if not watcher.gaps and watcher.scores else 1
 
 

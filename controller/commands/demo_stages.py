@@ -20,6 +20,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from controller.commands.demo_desk import AckTurns
+from controller.commands.words import book_name, spoken
 from game.money import format_rand
 from game.prizes import PrizeKind
 from game.tournament import Stage
@@ -73,7 +74,7 @@ async def _proxies(floor: SimulatedFloor, stage: Stage, places: Sequence[Place])
                 s, st, floor.clock, actor=by, entry_id=extra.entry_id,  # noqa: B023
                 proxy_patron_id=proxy))  # noqa: B023
             floor.report.proxies[extra.entry_id] = proxy
-            floor.say(f"desk: {floor.short(holder)} holds {len(mine)} {stage} places:"
+            floor.say(f"desk: {floor.short(holder)} holds {len(mine)} {spoken(stage)} places:"
                       f" {floor.short(proxy)} plays {extra.entry_id} as proxy (rules 25, 41)")
 
 
@@ -192,7 +193,7 @@ async def _award(floor: SimulatedFloor, kind: PrizeKind, *, week: int | None = N
     settings = floor.settings
     assert settings is not None
     amount = settings.weekly_prizes.prize_cents if kind is PrizeKind.WEEKLY else None
-    what = f"week {week}'s prize" if week is not None else f"the {kind.value} prizes"
+    what = f"week {week}'s prize" if week is not None else f"the {book_name(kind.value)} prizes"
     try:
         views = await floor.at_desk("prize.award", lambda s, st, by: desk.award_prizes(
             s, st, floor.clock, actor=by, kind=kind.value, week=week, prize_cents=amount))
@@ -201,7 +202,7 @@ async def _award(floor: SimulatedFloor, kind: PrizeKind, *, week: int | None = N
         return
     for v in views:
         label = f"week {v.place}" if kind is PrizeKind.WEEKLY else ordinal(v.place)
-        floor.say(f"desk: {kind.value} prize {label}: {format_rand(v.amount_cents)} to"
+        floor.say(f"desk: {book_name(kind.value)} prize {label}: {format_rand(v.amount_cents)} to"
                   f" {floor.short(v.patron_id)} ({v.entry_id}), to be claimed by"
                   f" {floor.local(v.deadline):%a %d %b %Y %H:%M}")
 

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from controller.commands.demo_floor_plan import PlaceLine, PrizeLine
 from controller.commands.demo_stages import ordinal
+from controller.commands.words import book_name, spoken, spoken_list
 from game.money import format_rand
 from game.prizes import prize_pools
 from game.standings import StandingsError, final_standings, semi_final_standings
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["summary"]
 
-_KINDS = {"weekly": "weekly", "top_score": "Top Score Progressive", "final": "Final Prize Pool"}
 
 
 def _lines(session: Session, settings: TournamentSettings, stage: Stage,
@@ -125,7 +125,7 @@ def summary(floor: SimulatedFloor) -> None:
         disputes = _disputes(session)
     r.problems.extend(_checks(floor, settings))
     say(f"\n==== the tournament, seed {r.seed} ====")
-    say(f"stages played: {', '.join(r.stages) or 'none'}")
+    say(f"stages played: {spoken_list(r.stages)}")
     for what, when in r.calendar:
         say(f"  {when:%a %d %b %Y %H:%M}  {what}")
     if r.final_places:
@@ -145,11 +145,12 @@ def summary(floor: SimulatedFloor) -> None:
                   if prize.claimed_at is not None
                   else f"{prize.status}, open until {until}" if prize.status == "unclaimed"
                   else prize.status)
-        say(f"  {_KINDS.get(prize.kind, prize.kind):<22} {label:<7}"
+        say(f"  {book_name(prize.kind):<22} {label:<7}"
             f" {format_rand(prize.amount_cents):>11}  {prize.winner:<24} {status}")
     pools = r.pools
     if pools:
-        kept = ", ".join(f"{k} {format_rand(v)}" for k, v in sorted(r.remainders.items()))
+        kept = ", ".join(f"{book_name(k)} {format_rand(v)}"
+                         for k, v in sorted(r.remainders.items()))
         weekly = sum(p.amount_cents for p in r.prizes if p.kind == "weekly")
         say(f"pools: {pools['entries']} buy-ins {format_rand(pools['buy_ins'])}: Final Prize"
             f" Pool {format_rand(pools['final_pool'])}, Top Score Progressive"
@@ -158,7 +159,8 @@ def summary(floor: SimulatedFloor) -> None:
             f" {kept or 'nothing'}; weekly prizes {format_rand(weekly)} (the casino's)")
     say(f"hands played: {r.hands_played} at {floor.plan.tables} tables; alerts raised by the"
         f" tables: {sum(alerts.values())}"
-        + (f" ({', '.join(f'{k} {n}' for k, n in sorted(alerts.items()))})" if alerts else ""))
+        + (f" ({', '.join(f'{spoken(k)} {n}' for k, n in sorted(alerts.items()))})"
+           if alerts else ""))
     say(f"faults injected: overpays {r.overpays} (next hands refused {r.hands_refused},"
         f" overridden {r.overrides}), disputes {disputes} (ruled on at the desk), withdrawals"
         f" {len(r.withdrawn)}, decks {floor.plan.deck_mode} (held {r.deck_holds})")

@@ -69,12 +69,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from controller.cli import add_renamed, rand_amount
 from controller.commands import desk_actions as act
 from controller.commands import desk_commands, desk_identity
 from controller.commands import desk_disputes as disputes_cli
 from controller.commands import desk_login as login
 from controller.commands import desk_staff as console
-from game.money import InvalidAmount, parse_rand
+from controller.commands.words import spoken
 from game.tournament import Stage
 from leaderboard.desk import DESK_ACK_METHODS
 from leaderboard.desk_config import DESK_CONFIG_ENV
@@ -129,13 +130,6 @@ def _day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date such as 2026-07-03") from None
 
 
-def _cents(text: str) -> int:
-    try:
-        return parse_rand(text)
-    except InvalidAmount as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 _Add = Callable[..., argparse.ArgumentParser]
 
 
@@ -186,9 +180,11 @@ def _account_actions(actions: Any) -> None:
         "login", parents=[base], help="sign in to the desk with your staff id and passphrase",
         description="Sign in; later desk commands act as you and record you. The session is"
         " kept in a file only you can read ($XDG_STATE_HOME/showdown/desk-session).")
-    a.add_argument("--staff", metavar="ID", default=None, help="your staff id (else asked)")
-    a.add_argument("--password-file", metavar="FILE", type=Path,
-                   help="a file holding your desk passphrase (else typed at a prompt)")
+    add_renamed(a, "--staff-id", was="--staff", dest="staff", metavar="ID", default=None,
+                help="your staff id (else asked)")
+    add_renamed(a, "--passphrase-file", was="--password-file", dest="password_file",
+                metavar="FILE", type=Path,
+                help="a file holding your desk passphrase (else typed at a prompt)")
     a.set_defaults(handler=login.run_login)
     a = actions.add_parser("logout", parents=[base], help="sign out of the desk",
                            description="End your desk session and forget it.")
@@ -401,7 +397,8 @@ def _table_actions(add: _Add) -> None:
 
 def _place_actions(add: _Add) -> None:
     for stage, name in ((Stage.SEMI_FINAL, "semis"), (Stage.FINAL, "final")):
-        a = add(name, f"show the {stage} places (--allocate: allocate them)")
+        a = add(name, f"show the {spoken(stage)} places (--allocate: allocate"
+                                    " them)")
         a.add_argument("--allocate", action="store_true")
         a.set_defaults(handler=act.run_places, stage=stage)
 
@@ -425,7 +422,7 @@ def _prize_actions(add: _Add) -> None:
     a = add("award", "record a prize book's awards")
     a.add_argument("kind", choices=["weekly", "top_score", "final"])
     a.add_argument("--week", type=int, default=None)
-    a.add_argument("--prize", type=_cents, default=None, metavar="AMOUNT",
+    a.add_argument("--prize", type=rand_amount, default=None, metavar="AMOUNT",
                    help="the weekly prize, e.g. R5,000")
     a.set_defaults(handler=act.run_award)
 

@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from controller.cli import CommandError, CommandRefused
+from controller.cli import CommandError, CommandRefused, CommandUnavailable
 from controller.commands.desk_context import (
     SavedSession,
     database_url,
@@ -31,7 +31,8 @@ from controller.commands.desk_context import (
     saved_session,
 )
 from controller.commands.typed_secrets import secret_from_file, typed_secret
-from game.money import InvalidAmount, format_rand, parse_rand
+from controller.commands.words import spoken
+from game.money import InvalidAmount, format_rand, parse_amount
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard import desk
@@ -119,11 +120,11 @@ def desk_session(args: argparse.Namespace, action: str) -> Iterator[tuple[Sessio
 def not_signed_in(exc: SignInRefused, saved: SavedSession | None, url: str) -> CommandError:
     """The one line saying why nobody is signed in here, and what to run."""
     if exc.reason == "no_session":
-        return CommandError("nobody is signed in here: run `showdown desk login`")
+        return CommandRefused("nobody is signed in here: run `showdown desk login`")
     if saved is not None and saved.database != shown(url):
-        return CommandError(f"not signed in on {shown(url)}: the saved session is for"
-                            f" {saved.database}; run `showdown desk login`")
-    return CommandError(f"not signed in: {exc}")
+        return CommandRefused(f"not signed in on {shown(url)}: the saved session is for"
+                              f" {saved.database}; run `showdown desk login`")
+    return CommandRefused(f"not signed in: {exc}")
 
 
 def tournament_settings(args: argparse.Namespace) -> TournamentSettings:
@@ -189,8 +190,8 @@ def send_command(args: argparse.Namespace, command: DeskCommand) -> None:
         asyncio.run(sender.send(command))
     except SendError as exc:
         note_sent(args, command, error=str(exc))
-        raise CommandError(f"{exc} (send it again with `showdown desk resend {command.seq}`)"
-                           ) from None
+        raise CommandUnavailable(f"{exc} (send it again with `showdown desk resend"
+                                 f" {command.seq}`)") from None
     note_sent(args, command)
 
 
@@ -343,7 +344,7 @@ def run_void_score(args: argparse.Namespace) -> int:
 def run_correct_score(args: argparse.Namespace) -> int:
     """Correct an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
     try:
-        score_cents = parse_rand(args.score)
+        score_cents = parse_amount(args.score)
     except InvalidAmount as exc:
         raise CommandError(f"--score: {exc}") from None
     settings = tournament_settings(args)
@@ -374,7 +375,7 @@ def run_table_fault(args: argparse.Namespace) -> int:
             send_command(args, command)
         except CommandError as exc:
             unsent = ", ".join(str(c.seq) for c in fault.commands[n:])
-            raise CommandError(f"table {fault.table} is out of service at the desk, but the"
+            raise exc.reworded(f"table {fault.table} is out of service at the desk, but the"
                                f" table was not told: {exc}; unsent seq {unsent}") from None
     show(args, fault, [f"the table is sent {len(fault.commands)} commands (seq"
                          f" {', '.join(str(c.seq) for c in fault.commands)}); it applies"
@@ -461,7 +462,7 @@ def run_places(args: argparse.Namespace) -> int:
         else:
             result = desk.places(s, settings, stage)
     show(args, result, [_place_line(p) for p in result]
-           or [f"no {stage} places allocated yet"])
+           or [f"no {spoken(stage)} places allocated yet"])
     return 0
 
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from controller.cli import CommandError
 from controller.commands import desk_actions as act
+from controller.commands.words import spoken
 from game.money import InvalidAmount, format_rand, parse_rand
 from leaderboard.desk import dispute_records as records
 
@@ -97,7 +98,8 @@ def _lines(d: records.DisputeRecord) -> list[str]:
     where = f"table {d.table} message {d.seq}" if d.seq is not None else (
         f"the desk, recorded by {d.recorded_by}")
     out = [f"dispute {d.dispute_id}: {d.status}",
-           f"  entry {d.entry_id} ({d.stage}, heat {d.heat_id}); raised {d.at:%Y-%m-%d %H:%M}"
+           f"  entry {d.entry_id} ({spoken(d.stage or '-')}, heat {d.heat_id}); raised"
+           f" {d.at:%Y-%m-%d %H:%M}"
            f" by {d.raised_by_role} {d.raised_by or ''} at {where}",
            f"  claim: {d.claim}",
            f"  score disputed {_rand(d.score_cents)}; counted now {_rand(d.counted_cents)}"]
@@ -145,7 +147,7 @@ def run_rule(args: argparse.Namespace) -> int:
         try:
             act.send_command(args, command)
         except CommandError as exc:
-            raise CommandError(
+            raise exc.reworded(
                 f"dispute {d.dispute_id} is ruled {d.ruling}, but its command {command.seq}"
                 f" for table {command.table} was not sent ({exc}): send it with"
                 f" `showdown desk resend {command.seq}`") from None

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from controller.cli import CommandError
+from controller.cli import CommandError, CommandRefused
 from controller.commands import desk_actions as act
 from controller.commands.desk_context import (
     SavedSession,
@@ -74,7 +74,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 def _read_secret(path: Path | None) -> str:
     if path is not None:
-        return secret_from_file(path, "--password-file")
+        return secret_from_file(path, "--passphrase-file")
     return typed_secret("passphrase", "desk passphrase", twice=False, unchanged="not signed in")
 
 
@@ -94,7 +94,7 @@ def run_login(args: argparse.Namespace) -> int:
             signed = sign_in(s, act.clock, staff_id=staff_id, passphrase_text=secret,
                              client="cli", policy=desk_config(args).auth)
     except SignInRefused as exc:
-        raise CommandError(f"not signed in: {exc}") from None
+        raise CommandRefused(f"not signed in: {exc}") from None
     except SQLAlchemyError as exc:
         raise _database_error(url, exc) from None
     finally:

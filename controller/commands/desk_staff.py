@@ -143,7 +143,7 @@ def run_staff_send(args: argparse.Namespace) -> int:
             act.send_command(args, command)
         except CommandError as exc:
             unsent = ", ".join(f"{c.table} (seq {c.seq})" for c in commands[n:])
-            raise CommandError(f"{exc}; not sent: {unsent}") from None
+            raise exc.reworded(f"{exc}; not sent: {unsent}") from None
     version = commands[0].args["version"]
     act.show(args, {"roster_version": version,
                     "sent": [{"table": c.table, "seq": c.seq} for c in commands]},

@@ -65,6 +65,8 @@ def add_parser(actions: Any) -> None:
                         "simulators and the real drivers, and replay from what they report")
     r.add_argument("--format", choices=("text", "json"), default="text",
                    help="text (a table, venue time, rand) or json (for scripts)")
+    r.add_argument("--json", dest="format", action="store_const", const="json",
+                   help="the same as --format json")
     r.set_defaults(handler=run_replay)
 
 

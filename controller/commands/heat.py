@@ -8,10 +8,15 @@ printed so that any run can be reproduced exactly.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import json
 import random
 from pathlib import Path
 from typing import Any
 
+from controller.cli import add_renamed
+from controller.commands.words import spoken
 from game.cards import format_cards
 from game.deal import DEFAULT_DEAL
 from game.events import PlayMade, SeatFolded
@@ -23,9 +28,6 @@ from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import PlayerStyle, VirtualPlayer
 
-_WAGER_LABELS = {"ante": "Ante", "odds": "Odds", "play": "Play", "trips_plus": "Trips Plus",
-                 "pocket_bonus": "Pocket Bonus", "sweet16": "Sweet 16"}
-
 
 def register(sub: Any) -> None:
     """Add the `heat` subcommand."""
@@ -34,17 +36,29 @@ def register(sub: Any) -> None:
         description="Play a whole heat with virtual players and explain every wager.",
     )
     p.add_argument("--seed", type=int, default=2026, help="shuffle and player seed (default 2026)")
-    p.add_argument("--seats", type=int, default=3, choices=range(1, 7), metavar="1-6",
-                   help="how many entries play (default 3)")
+    add_renamed(p, "--players", was="--seats", dest="seats", type=int, default=3,
+                choices=range(1, 7), metavar="1-6", help="how many entries play (default 3)")
     p.add_argument("--stage", choices=[s.value for s in Stage], default=Stage.QUALIFYING.value,
                    help="which stage's rules to play (default qualifying: 10 hands)")
     p.add_argument("--tournament", type=Path, help="tournament settings file")
     p.add_argument("--paytables", type=Path, help="paytables file")
+    p.add_argument("--json", action="store_true",
+                   help="print the heat as JSON: each hand's results and the scores (cents)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Play the heat and print it."""
+    """Play the heat and print it (with --json: the hands and scores as one JSON document)."""
+    if not args.json:
+        return _play(args, {})
+    doc: dict[str, Any] = {}
+    with contextlib.redirect_stdout(io.StringIO()):  # the narrative: not wanted here
+        code = _play(args, doc)
+    print(json.dumps(doc, indent=2))
+    return code
+
+
+def _play(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     settings = read_tournament(args.tournament)
     paytables = read_paytables(args.paytables)
     stage = Stage(args.stage)
@@ -57,12 +71,15 @@ def run(args: argparse.Namespace) -> int:
         players[seat] = VirtualPlayer(name=f"player {seat}", rng=random.Random(rng.random()),
                                       style=PlayerStyle(bold=seat % 2 == 0))
     dealer = VirtualDealer(rng=random.Random(rng.random()))
-    print(f"{stage.value.replace('_', ' ').capitalize()} heat at table {table.table_id}: "
+    print(f"{spoken(stage)} heat at table {table.table_id}: "
           f"{args.seats} entries, {rules.hands} hands each, "
           f"{format_rand(rules.starting_chips_cents)} in chips"
           + (f", {rules.markers} bonus markers" if rules.markers else "")
           + f"; seed {args.seed}")
     print(f"paytables {paytables.source}; tournament {settings.source}")
+    doc.update(stage=stage.value, table=table.table_id, seed=args.seed, hands_each=rules.hands,
+               starting_chips_cents=rules.starting_chips_cents,
+               paytables=str(paytables.source), tournament=str(settings.source), hands=[])
     number = 0
     while table.seats:
         number += 1
@@ -70,6 +87,16 @@ def run(args: argparse.Namespace) -> int:
         entries = dict(table.seats)
         ended = table.close_hand()
         _explain(hand, number, entries, table, ended)
+        s = hand.settlement
+        doc["hands"].append({
+            "hand_id": hand.hand_id, "void": s is None,
+            "seats": [] if s is None else [
+                {"seat": r.seat, "entry_id": entries[r.seat].entry_id, "hand": r.hand.name,
+                 "net_cents": r.net_cents} for r in s.seats]})
+    doc["scores"] = [{"entry_id": e.entry_id, "seat": e.seat, "score_cents": e.score_cents,
+                      "hands_played": e.hands_played, "ended_early": e.hands_played != rules.hands,
+                      "markers_forfeited": e.markers_forfeited}
+                     for e in sorted(table.ended, key=lambda x: -x.score_cents)]
     print("\nScores")
     for e in sorted(table.ended, key=lambda x: -x.score_cents):
         how = "after its last hand" if e.hands_played == rules.hands else "ended early"
@@ -106,7 +133,7 @@ def _explain(hand: Hand, number: int, before: dict[int, Entry], table: TableSess
               f" {decided}; {seat_result.outcome}")
         for r in seat_result.results:
             marker = " +marker" if r.marker else ""
-            print(f"    {_WAGER_LABELS[r.wager]:<12} {format_rand(r.stake_cents):>9}{marker}"
+            print(f"    {spoken(r.wager):<12} {format_rand(r.stake_cents):>9}{marker}"
                   f"  {r.result:<4} {format_rand(r.net_cents):>10}  {r.reason}")
         after = table.seats.get(seat) or next(
             (e for e in ended if e.seat == seat), None)

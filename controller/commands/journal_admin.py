@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from controller.cli import CommandError
+from controller.cli import CommandError, add_renamed
 from controller.commands.journal_rotate import register_rotate
 from controller.journal import (
     Fault,
@@ -71,7 +71,8 @@ def register(sub: Any) -> None:
     _journal_arg(c)
     c.add_argument("--operator", required=True, metavar="NAME",
                    help="who is clearing (name or staff number)")
-    c.add_argument("--reason", required=True, metavar="TEXT", help="why, in words")
+    add_renamed(c, "--why", was="--reason", dest="reason", required=True, metavar="TEXT",
+                help="why, in words")
     c.set_defaults(handler=run_clear_faults)
 
     r = actions.add_parser(
@@ -81,7 +82,8 @@ def register(sub: Any) -> None:
                     "Stop the daemon first.")
     _journal_arg(r)
     r.add_argument("--operator", required=True, metavar="NAME", help="who is replacing it")
-    r.add_argument("--reason", required=True, metavar="TEXT", help="why, in words")
+    add_renamed(r, "--why", was="--reason", dest="reason", required=True, metavar="TEXT",
+                help="why, in words")
     r.add_argument("--last-seq", type=_seq, metavar="N",
                    help="the last message seq the table used (from the leaderboard), "
                         "needed when the damaged file cannot be read")

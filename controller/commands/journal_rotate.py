@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from controller.cli import CommandError
+from controller.cli import CommandError, CommandRefused, add_renamed
 from controller.config import read_table_config
 from controller.journal import JournalError
 from controller.journal.rotation import rotate_journal
@@ -34,7 +34,8 @@ def register_rotate(actions: argparse._SubParsersAction) -> None:  # type: ignor
                     "between hands and every message delivered. Stop the daemon first.")
     r.add_argument("--config", required=True, type=Path, metavar="FILE",
                    help="the table's config (its journal, key and settings)")
-    r.add_argument("--reason", required=True, metavar="TEXT", help="why, in words")
+    add_renamed(r, "--why", was="--reason", dest="reason", required=True, metavar="TEXT",
+                help="why, in words")
     r.set_defaults(handler=run_rotate)
 
 
@@ -51,19 +52,19 @@ def run_rotate(args: argparse.Namespace) -> int:
         raise CommandError(str(e)) from e
     reason = " ".join(str(args.reason).split())
     if not reason:
-        raise CommandError("--reason must say why")
+        raise CommandError("--why must say why")
     log = get_logger("showdown.journal")
     started = start_journal(config.journal, service=service, fresh=lambda: daemon._load()[0],
                             signer=signer, checkpoints=True, log=log, clock=daemon.clock)
     if started.journal is None or started.faults:
         if started.journal is not None:
             started.journal.close()
-        raise CommandError("the journal is in its error state ("
+        raise CommandRefused("the journal is in its error state ("
                            + "; ".join(started.faults) + "): it is not rotated")
     started.journal.close()
     core = started.service.core
     if not is_safe_point(core):
-        raise CommandError("a hand is in progress: rotate between hands")
+        raise CommandRefused("a hand is in progress: rotate between hands")
     body = checkpoint_body(take_snapshot(core), started.shoe_reads)
     try:
         done = rotate_journal(config.journal, state=body, snapshot_version=SNAPSHOT_VERSION,

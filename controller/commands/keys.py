@@ -11,6 +11,7 @@ stdout, which is what gets enrolled (at the leaderboard for a table, at the tabl
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,8 @@ def register(sub: Any) -> None:
     gen.add_argument("--name", metavar="NAME", default=None,
                      help="key id: the table id or desk name, a-z 0-9 '-'"
                           " (default: the file name without its extension)")
+    gen.add_argument("--json", action="store_true",
+                     help="print the key's name, public key and files as JSON")
     gen.set_defaults(handler=run_generate)
     show: argparse.ArgumentParser = actions.add_parser(
         "show", help="print a private key's public key line",
@@ -53,6 +56,8 @@ def register(sub: Any) -> None:
     )
     show.add_argument("--key", metavar="PATH", type=Path, required=True,
                       help="the private key file")
+    show.add_argument("--json", action="store_true",
+                      help="print the key's name and public key as JSON")
     show.set_defaults(handler=run_show)
 
 
@@ -85,8 +90,18 @@ def run_generate(args: argparse.Namespace) -> int:
     pub.write_text(line + "\n", encoding="ascii")
     print(f"wrote private key {name!r} to {out} (mode 0600; keep it on this machine) "
           f"and its public key to {pub}", file=sys.stderr)
-    print(line)
+    _print_key(args, line, {"private_key_file": str(out), "public_key_file": str(pub)})
     return 0
+
+
+def _print_key(args: argparse.Namespace, line: str, files: dict[str, str]) -> None:
+    """The enrolment line, or with --json its parts (and the files written)."""
+    if not args.json:
+        print(line)
+        return
+    name, public = line.split(" ", 1)
+    print(json.dumps({"name": name, "public_key": public, "enrolment_line": line, **files},
+                     indent=2))
 
 
 def run_show(args: argparse.Namespace) -> int:
@@ -95,5 +110,5 @@ def run_show(args: argparse.Namespace) -> int:
         signer = load_private_key(args.key)
     except (SigningError, KeyFormatError) as exc:
         raise CommandError(str(exc)) from None
-    print(signer.public_key.enrolment_line())
+    _print_key(args, signer.public_key.enrolment_line(), {"private_key_file": str(args.key)})
     return 0

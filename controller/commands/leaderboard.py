@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cli import CommandError
+from controller.cli import CommandError, add_renamed
 from game.tournament import Stage
 from runtime.errors import one_line
 from runtime.logs import configure_logging
@@ -72,8 +72,8 @@ def register(sub: Any) -> None:
                          "leaderboard.sqlite3")
     bk.add_argument("--out", type=Path, required=True,
                     help="the backup file, or a directory for leaderboard-<UTC time>.sqlite3")
-    bk.add_argument("--keep", type=int, metavar="N",
-                    help="with a directory: keep only the newest N backups there")
+    add_renamed(bk, "--keep-last", was="--keep", dest="keep", type=int, metavar="N",
+                help="with a directory: keep only the newest N backups there")
     bk.add_argument("--json", action="store_true", help="print the result as JSON")
     bk.set_defaults(handler=_backup)
 
@@ -115,7 +115,7 @@ def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspec
     from sqlalchemy import inspect  # noqa: PLC0415
     from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
 
-    from leaderboard.db import make_engine, missing_sqlite_file  # noqa: PLC0415
+    from leaderboard.db import database_answers, make_engine, missing_sqlite_file  # noqa: PLC0415
 
     try:
         missing = missing_sqlite_file(url)
@@ -127,8 +127,10 @@ def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspec
         raise CommandError(f"cannot use database {url!r}: {exc}") from exc
     try:
         try:
-            inspector = inspect(engine)
-            if not inspector.has_table(table):
+            with database_answers("--db", ""):  # refused or timed out: try again (exit 69)
+                inspector = inspect(engine)
+                has_table = inspector.has_table(table)
+            if not has_table:
                 raise CommandError(f"{url} has no leaderboard tables: start the service"
                                    " on it once (it migrates the database)")
             yield engine, inspector

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
+from controller.commands.words import spoken
 from controller.journal import CheckedMessage, Fault, IntegrityProblem
 from game.money import format_rand
 from game.settle import WAGERS
@@ -77,7 +78,7 @@ def hand_block(hand: CheckedMessage, tz: tzinfo) -> list[str]:
     body: Mapping[str, Any] = hand.body if hand.body is not None else {}
     status = str(body.get("status", "?")).upper()
     state = "delivered" if hand.delivered else "NOT YET DELIVERED"
-    stage = f" ({body['stage']})" if body.get("stage") else ""
+    stage = f" ({spoken(str(body['stage']))})" if body.get("stage") else ""
     lines = [f"=== HAND {body.get('hand_id', '?')}  table {body.get('table', '?')}  heat "
              f"{body.get('heat_id') or '-'}{stage}  {status}  [message seq {hand.seq}, {state}]"]
     lines += [f"  !! {p}" for p in hand.problems]

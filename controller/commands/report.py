@@ -65,6 +65,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json", "csv"), default="text",
                    help="text for people (default), json or csv (amounts in _cents and"
                         " _rand columns)")
+    p.add_argument("--json", dest="format", action="store_const", const="json",
+                   help="the same as --format json")
     p.add_argument("--out", metavar="FILE", type=Path,
                    help="write the report to FILE instead of standard output")
 

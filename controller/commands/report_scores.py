@@ -143,6 +143,8 @@ def register(reports: Any) -> None:
     p.add_argument("--no-plot", action="store_true", help="write only scores.json")
     p.add_argument("--tournament", type=Path, metavar="FILE", help="tournament settings file")
     p.add_argument("--paytables", type=Path, metavar="FILE", help="paytables file")
+    p.add_argument("--json", action="store_true",
+                   help="print scores.json's document on stdout too (instead of the summary)")
     p.set_defaults(handler=run)
 
 
@@ -230,6 +232,9 @@ def run(args: argparse.Namespace) -> int:
                         " (simulated campaign)")
         except PlotUnavailable as exc:
             raise CommandError(str(exc)) from None
+    if args.json:
+        print(json.dumps(doc, indent=2))
+        return 0
     per = summary.percentiles
     print(f"{summary.count:,} entries in {elapsed:.1f} s ({campaign.hands / elapsed:,.0f}"
           f" hands/s): median {format_rand(per['p50'])}, p90 {format_rand(per['p90'])},"

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.cli import CommandError
+from controller.cli import CommandError, rand_amount
 from game.cards import RANK_CHARS, Card, parse_card
 from game.errors import GameError, InvalidWager
+from game.money import format_rand
 from game.paytables import Paytables
 from game.settle import (
     SIDE_BETS,
@@ -36,6 +37,7 @@ __all__ = ["ParsedHand", "parse_hand", "paytables_json", "register", "results_js
 _TOP_FIELDS = ("dealer", "board", "seats")
 _SEAT_FIELDS = ("seat", "hole", "wagers", "markers")
 _MAX_SEAT = 6
+_MARKER_VALUE_CENTS = 50_000  # R500, the Final bonus marker of the shipped settings
 
 
 def register(sub: Any) -> None:
@@ -54,16 +56,16 @@ def register(sub: Any) -> None:
     p.add_argument("--paytables", metavar="FILE", type=Path, default=None,
                    help="paytable file (default: $SHOWDOWN_PAYTABLES or the shipped"
                         " paytables.toml)")
-    p.add_argument("--marker-value-cents", metavar="CENTS", type=int, default=50_000,
-                   help="value of a Final bonus marker in cents (default 50000 = R500)")
+    p.add_argument("--marker-value", metavar="AMOUNT", type=rand_amount, default=None,
+                   help="value of a Final bonus marker in rand (default R500)")
+    p.add_argument("--marker-value-cents", type=int, default=None, help=argparse.SUPPRESS)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Settle the hand on stdin and print the result."""
     paytables = read_paytables(args.paytables)
-    if args.marker_value_cents <= 0:
-        raise CommandError(f"--marker-value-cents must be positive, got {args.marker_value_cents}")
+    args.marker_value_cents = _marker_value(args)
     if args.lines:
         from controller.commands.settle_lines import (  # noqa: PLC0415
             input_lines,
@@ -81,6 +83,24 @@ def run(args: argparse.Namespace) -> int:
                              paytables=paytables, marker_value_cents=args.marker_value_cents)
     print(json.dumps(settlement_json(settlement, hand, paytables), indent=2, ensure_ascii=False))
     return 0
+
+
+def _marker_value(args: argparse.Namespace) -> int:
+    """The marker value in cents: --marker-value in rand, or the deprecated --marker-value-cents
+    (accepted this release, with a warning); R500 when neither is given."""
+    old = args.marker_value_cents
+    if old is not None:
+        if args.marker_value is not None:
+            raise CommandError("--marker-value-cents is the old name of --marker-value: give one")
+        print(f"showdown settle: warning: --marker-value-cents is now --marker-value in rand"
+              f" (--marker-value {format_rand(old) if old > 0 else old}); the old name is"
+              " accepted until the next release", file=sys.stderr)
+    value = args.marker_value if old is None else old
+    if value is None:
+        return _MARKER_VALUE_CENTS
+    if value <= 0:
+        raise CommandError(f"--marker-value must be more than R0.00, got {format_rand(value)}")
+    return int(value)
 
 
 # -- input -------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from drivers.rfid_messages import AntennaFaultCode
 from game.cards import format_cards, parse_cards
 from game.chips import format_uid
 from game.errors import GameError
+from game.money import format_rand, parse_amount
 from simulators.faults import FAULT_NAMES, Faults
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator, ShoeSimulatorError
@@ -245,7 +246,7 @@ def _shoe_verb(sim: ShoeSimulator, verb: str, rest: list[str]) -> str:
 
 RFID_HELP: Final = """commands (SEAT is 1..6; SPOT is one of ante odds play trips_plus pocket_bonus
 sweet16 marker):
-  place SEAT SPOT CENTS     put that amount of the seat's chips on the spot (2500 = R25)
+  place SEAT SPOT AMOUNT    put that amount of the seat's chips on the spot (rand: 25, R137.50)
   remove SEAT SPOT          take every chip off the spot
   unknown SEAT SPOT [N]     put N chips the registry does not know on the spot
   foreign SEAT SPOT [N]     put N chips of another chip set on the spot
@@ -370,10 +371,9 @@ def _rfid_spot(rest: list[str]) -> tuple[int, str]:
 def _rfid_verb(sim: RfidReaderSimulator, verb: str, rest: list[str]) -> str:
     if verb == "place" and len(rest) == 3:
         seat, spot = _rfid_spot(rest)
-        if not rest[2].isdigit():
-            raise ValueError(f"CENTS is whole cents (2500 = R25), got {rest[2]!r}")
-        uids = sim.place(seat, spot, int(rest[2]))
-        return f"placed {len(uids)} chip(s), {_rand(int(rest[2]))}, on seat {seat} {spot}"
+        cents = parse_amount(rest[2])
+        uids = sim.place(seat, spot, cents)
+        return f"placed {len(uids)} chip(s), {format_rand(cents)}, on seat {seat} {spot}"
     if verb == "remove" and len(rest) == 2:
         seat, spot = _rfid_spot(rest)
         return f"took {len(sim.remove(seat, spot))} chip(s) off seat {seat} {spot}"
@@ -429,7 +429,7 @@ async def _rfid_print(reader: UsbChipReader, sim: RfidReaderSimulator,
         entry = sim.seat_entries.get(item.spot.seat)
         total, problems = sim.registry.resolve(item.uids, entry=entry, spot=item.spot)
         print(f"seat {item.spot.seat} {item.spot.spot}: {len(item.uids)} chip(s), "
-              f"{_rand(total)} counts (report {item.report_seq})", file=out, flush=True)
+              f"{format_rand(total)} counts (report {item.report_seq})", file=out, flush=True)
         for problem in problems:
             print(f"  ! {problem.kind}: {problem.detail}", file=out, flush=True)
 
@@ -441,14 +441,10 @@ def _rfid_show(sim: RfidReaderSimulator, reader: UsbChipReader,
         seen = view.get(spot)
         agree = "driver agrees" if seen == uids else "driver differs"
         value = sim.registry.resolve(uids, entry=sim.seat_entries.get(spot.seat)).total_cents
-        rows.append(f"  seat {spot.seat} {spot.spot}: {len(uids)} chip(s) {_rand(value)}"
+        rows.append(f"  seat {spot.seat} {spot.spot}: {len(uids)} chip(s) {format_rand(value)}"
                     f"  ({agree})")
     health = reader.health()
     counters = " ".join(f"{k}={v}" for k, v in health.counters.items() if v)
     state = "connected" if health.connected else "NOT connected"
     return "\n".join(["table:", *(rows or ["  no chips"]), f"reader {health.device}: {state}",
                       f"  {counters}"])
-
-
-def _rand(cents: int) -> str:
-    return f"R{cents // 100:,}.{cents % 100:02d}"

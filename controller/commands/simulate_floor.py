@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli import CommandError
+from controller.cli import CommandError, add_renamed
 from game.money import format_rand
 from runtime.errors import Unavailable
 
@@ -40,8 +40,8 @@ def register(devices: Any) -> None:
                    help="seed of the shuffles and players (printed; random if not given)")
     p.add_argument("--broker", metavar="HOST:PORT",
                    help="an MQTT broker to use, e.g. Mosquitto (default: an embedded one)")
-    p.add_argument("--database", metavar="URL",
-                   help="an empty central database (default: SQLite in the run's directory)")
+    add_renamed(p, "--db", was="--database", dest="database", metavar="URL",
+                help="an empty central database (default: SQLite in the run's directory)")
     p.add_argument("--hand-seconds", type=float, default=60.0, metavar="S",
                    help="a hand's simulated length at one table (virtual time, default 60)")
     p.add_argument("--keep", type=Path, metavar="DIR",
@@ -132,7 +132,7 @@ def build_report(floor: FloorRun) -> FloorReport:
 
     assert floor.service is not None
 
-    engine = configured_engine(floor.service.config.database, source="--database",
+    engine = configured_engine(floor.service.config.database, source="--db",
                                key="database")
     try:
         central = central_figures(engine)

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli import CommandError, CommandRefused
-from game.money import format_rand, parse_rand
+from controller.cli import CommandError, CommandRefused, add_renamed, rand_amount
+from controller.commands.words import spoken
+from game.money import format_rand
 from game.staff import ACTIONS
 from runtime.errors import Unavailable
 
@@ -39,20 +40,25 @@ def register(sub: Any) -> None:
                     " are refused to a dealer.")
     _target(d)
     d.add_argument("action", choices=sorted(ACTIONS))
-    d.add_argument("--staff", required=True, help="your staff id (as enrolled at the desk)")
+    add_renamed(d, "--staff-id", was="--staff", dest="staff", required=True, metavar="ID",
+                help="your staff id (as enrolled at the desk)")
     d.add_argument("--pin-file", type=Path,
                    help="read the PIN from this file (else $SHOWDOWN_PIN, else a prompt)")
-    d.add_argument("--reason", help="reason (void, resolve_alert, correct_card, payout_override)")
+    add_renamed(d, "--why", was="--reason", dest="reason", metavar="TEXT",
+                help="why, in words (void, resolve_alert, correct_card, payout_override; the"
+                     " claim of dispute_hand)")
     d.add_argument("--alert-id", type=int, help="alert to resolve")
     d.add_argument("--position", type=int, help="card position to correct (0-based)")
     d.add_argument("--card", help="card, e.g. Ah")
     d.add_argument("--seat", type=int)
     d.add_argument("--spot", choices=["ante", "odds", "play", "trips_plus", "pocket_bonus",
                                       "sweet16"])
-    d.add_argument("--amount", help="amount in rand, e.g. 25 or 137.50 (manual_wager)")
+    d.add_argument("--amount", type=rand_amount, metavar="AMOUNT",
+                   help="amount in rand, e.g. 25, R137.50 or 1,250 (manual_wager)")
     d.add_argument("--hand", dest="hand_id", help="the settled hand disputed (dispute_hand,"
                    " with --seat or --entry and the claim as --reason)")
     d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed")
+    d.add_argument("--json", action="store_true", help="print the table's answer as JSON")
     d.set_defaults(handler=_dealer)
 
 
@@ -111,7 +117,8 @@ def _status(args: argparse.Namespace) -> int:
     if payout:
         print(f"  payout of {payout['hand_id']} not yet verified:")
         for spot in payout["spots"]:
-            print(f"    seat {spot['seat']} {spot['spot']}: holds {format_rand(spot['held'])},"
+            print(f"    seat {spot['seat']} {spoken(spot['spot'])}: holds"
+                  f" {format_rand(spot['held'])},"
                   f" must hold {format_rand(spot['expected'])} ({spot['state']})")
     hand = status.get("hand")
     if hand:
@@ -152,10 +159,7 @@ def _dealer(args: argparse.Namespace) -> int:
         if getattr(args, key) is not None:
             request[key] = getattr(args, key)
     if args.amount is not None:
-        try:
-            request["amount"] = parse_rand(args.amount)
-        except ValueError as exc:
-            raise CommandError(f"--amount: {exc}") from exc
+        request["amount"] = args.amount
     if args.alert_id is not None:
         request["alert_id"] = args.alert_id
     if args.position is not None:
@@ -170,8 +174,24 @@ def _dealer(args: argparse.Namespace) -> int:
         _ask(args, {"action": "sign_out", "session": session})
     if not answer.get("ok"):  # the table's rules or the person's role refuse it
         raise CommandRefused(str(answer.get("error")))
-    print(json.dumps(answer.get("detail", {}), sort_keys=True))
+    detail = answer.get("detail", {})
+    if args.json:
+        print(json.dumps(detail, sort_keys=True))
+        return 0
+    print(f"{spoken(args.action)}: done")
+    for key, value in sorted(detail.items()):
+        print(f"  {spoken(key)}: {_shown(key, value)}")
     return 0
+
+
+def _shown(key: str, value: object) -> str:
+    """A value of the table's answer as a person reads it (amounts in rand)."""
+    amount = key in ("amount", "balance", "held", "expected") or key.endswith("_cents")
+    if amount and isinstance(value, int) and not isinstance(value, bool):
+        return format_rand(value)
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -296,7 +296,7 @@ def test_the_technicians_rotation_keeps_the_state_and_the_old_file(
     con.execute("UPDATE outbox SET delivered = 1, delivered_wall = wall")
     con.close()
     assert main(["journal", "rotate", "--config", str(table / "table.toml"),
-                 "--reason", "end of the tournament"]) == 0
+                 "--why", "end of the tournament"]) == 0
     out = capsys.readouterr().out
     assert "read-only as" in out and "continues both chains" in out
     archived = [p for p in table.iterdir() if p.name.startswith("journal.sqlite.2")]

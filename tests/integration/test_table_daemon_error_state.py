@@ -183,12 +183,12 @@ async def test_a_damaged_journal_puts_the_table_in_the_error_state(
         # its faults cleared (docs/journal.md): it is replaced (kept aside, never deleted),
         # and the table starts afresh with its message seq continuing.
         refused = showdown("journal", "clear-faults", "--journal", str(journal_path),
-                           "--operator", "T. Technician (4711)", "--reason", "test")
+                           "--operator", "T. Technician (4711)", "--why", "test")
         assert refused.returncode != 0
         assert "Traceback" not in refused.stderr and refused.stderr.strip(), refused.stderr
         replaced = showdown("journal", "replace", "--journal", str(journal_path),
                             "--operator", "T. Technician (4711)",
-                            "--reason", "journal failed verification in a test",
+                            "--why", "journal failed verification in a test",
                             *(() if readable else ("--last-seq", str(last_seq))))
         assert replaced.returncode == 0, replaced.stdout + replaced.stderr
         assert list(journal_path.parent.glob(f"{journal_path.name}.retired-*"))

@@ -389,8 +389,8 @@ def test_simulate_rfid_runs_the_real_driver_on_a_script(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     script = tmp_path / "bench.txt"
-    script.write_text("place 1 ante 12500\nunknown 2 odds\nforeign 3 play  # a cash chip\n"
-                      "place 9 ante 2500\nfault garbage 0\nbogus\n")
+    script.write_text("place 1 ante 125\nunknown 2 odds\nforeign 3 play  # a cash chip\n"
+                      "place 9 ante R25\nfault garbage 0\nbogus\n")
     assert main(["simulate", "rfid", "--script", str(script), "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert "placed 2 chip(s), R125.00, on seat 1 ante" in out  # R100 + R25
@@ -405,11 +405,14 @@ def test_simulate_rfid_runs_the_real_driver_on_a_script(
 
 
 def test_console_commands_reply_in_one_line(sim: RfidReaderSimulator) -> None:
-    assert rfid_command(sim, "place 2 sweet16 2500") == (
+    assert rfid_command(sim, "place 2 sweet16 R25.00") == (
         "placed 1 chip(s), R25.00, on seat 2 sweet16"
     )
     assert rfid_command(sim, "remove 2 sweet16") == "took 1 chip(s) off seat 2 sweet16"
-    assert rfid_command(sim, "place 2 sweet16 R25").startswith("! CENTS is whole cents")
+    assert rfid_command(sim, "place 2 sweet16 25.005") == (
+        "! '25.005' is not an amount: a fraction of a cent (at most two decimals)")
+    assert rfid_command(sim, "place 2 sweet16 -25") == (
+        "! '-25' is not an amount: an amount cannot be negative")
     assert rfid_command(sim, "fault silent on").startswith("faults: ")
     assert sim.faults.silent
     assert rfid_command(sim, "fault clear") == "every fault off"

@@ -21,19 +21,19 @@ async def test_the_dealer_cli_acts_under_the_persons_own_credential(
         pin = tmp_path / "pin"
         pin.write_text("0000\n")
         wrong = await asyncio.to_thread(main, ["table", "dealer", "no_more_bets", "--socket",
-                                               sock, "--staff", DEALER["staff_id"],
+                                               sock, "--staff-id", DEALER["staff_id"],
                                                "--pin-file", str(pin)])
         assert wrong == EXIT_REFUSED
         assert "sign-in refused: wrong staff id or PIN" in capsys.readouterr().err
         assert table.status()["hand"] is None
         pin.write_text(DEALER["pin"] + "\n")
         assert await asyncio.to_thread(main, ["table", "dealer", "no_more_bets", "--socket",
-                                              sock, "--staff", DEALER["staff_id"],
+                                              sock, "--staff-id", DEALER["staff_id"],
                                               "--pin-file", str(pin)]) == 0
         assert table.status()["hand"] is not None
         refused = await asyncio.to_thread(main, ["table", "dealer", "void", "--socket", sock,
-                                                 "--staff", DEALER["staff_id"], "--pin-file",
-                                                 str(pin), "--reason", "misdeal"])
+                                                 "--staff-id", DEALER["staff_id"], "--pin-file",
+                                                 str(pin), "--why", "misdeal"])
         assert refused == EXIT_REFUSED
         assert "'void' is a supervisor's action" in capsys.readouterr().err
         journal = table.daemon.journal
@@ -60,14 +60,14 @@ async def test_a_dealer_disputes_a_settled_hand_from_the_cli(
         journal = table.daemon.journal
         assert journal is not None
         [hand_id] = [m.body["hand_id"] for m in journal.messages(1) if m.type == "hand.settled"]
-        base = ["table", "dealer", "dispute_hand", "--socket", sock, "--staff",
+        base = ["table", "dealer", "dispute_hand", "--socket", sock, "--staff-id",
                 DEALER["staff_id"], "--pin-file", str(pin)]
         unknown = await asyncio.to_thread(main, [*base, "--hand", "nope", "--seat", "1",
-                                                 "--reason", "paid short"])
+                                                 "--why", "paid short"])
         assert unknown != 0
         assert "hand nope is not a settled hand of this table's heat" in capsys.readouterr().err
         assert await asyncio.to_thread(main, [*base, "--hand", hand_id, "--seat", "1",
-                                              "--reason", "paid short"]) == 0
+                                              "--why", "paid short"]) == 0
         [raised] = [m.body for m in journal.messages(1) if m.type == "hand.disputed"]
     assert (raised["hand_id"], raised["entry_id"], raised["by"], raised["role"],
             raised["claim"]) == (hand_id, entries[0], DEALER["staff_id"], "dealer",
