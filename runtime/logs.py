@@ -99,7 +99,8 @@ def get_logger(name: str, **context: Any) -> Any:
 
 def journal_fields(event: Mapping[str, Any]) -> list[tuple[str, str]]:
     """An event dict as journal fields: MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_*, then
-    every other key upper-cased (``hand_id`` -> ``HAND_ID``; non-strings as JSON)."""
+    every other key upper-cased (``hand_id`` -> ``HAND_ID``; non-strings as JSON, None left
+    out)."""
     from runtime.journald import field_name  # noqa: PLC0415
 
     level = str(event.get("level", "info"))
@@ -107,8 +108,8 @@ def journal_fields(event: Mapping[str, Any]) -> list[tuple[str, str]]:
               ("PRIORITY", str(PRIORITIES.get(level, PRIORITIES["info"]))),
               ("SYSLOG_IDENTIFIER", IDENTIFIER)]
     for key, value in event.items():
-        if key == "level":
-            continue  # PRIORITY says it
+        if key == "level" or value is None:
+            continue  # PRIORITY says the level; a journal field cannot be empty-but-there
         name = _CALLSITE.get(key) or field_name(key)
         if name in _RESERVED and key not in _CALLSITE:
             name = field_name("showdown_" + key)
@@ -117,11 +118,12 @@ def journal_fields(event: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def message_text(event: Mapping[str, Any]) -> str:
-    """One readable line for an event: its name, then ``key=value`` for the rest (what
+    """One readable line for an event: its name, then ``key=value`` for the rest in key order (what
     ``journalctl`` and ``-o cat`` show); a traceback follows on the next lines."""
     skip = {"event", "level", "exception", "logger_name", *_CALLSITE}
     parts = [str(event.get("event", ""))]
-    parts += [f"{key}={_quoted(value)}" for key, value in event.items() if key not in skip]
+    parts += [f"{key}={_quoted(event[key])}" for key in sorted(event)  # as the JSON lines
+              if key not in skip and event[key] is not None]
     text = " ".join(parts)
     if event.get("exception"):
         text += "\n" + str(event["exception"]).rstrip("\n")
