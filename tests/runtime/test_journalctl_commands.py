@@ -9,7 +9,7 @@ own lines ("Started ...", "Scheduled restart ..."), turns the entries into a rea
 with systemd-journal-remote and runs each documented command on it (``--file``): the output
 must be exactly what the daemon wrote at that priority, for that hand, and so on. Without
 journalctl, jq or systemd-journal-remote (Debian: `apt-get install systemd-journal-remote jq`)
-only that part is skipped.
+only that part is skipped (it fails with SHOWDOWN_REQUIRE_SERVICES=1, as in CI).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.services import require_service
 from tests.runtime.journal_wire import JournalReceiver
 
 REPO = Path(__file__).resolve().parents[2]
@@ -253,8 +254,14 @@ def test_every_documented_command_has_its_expectation(written: Written) -> None:
     assert _expected(written)[f"journalctl -u showdown-table TABLE=t01 HAND_ID={HAND} -o cat"]
 
 
-@pytest.mark.skipif(not TOOLS, reason="needs journalctl, jq and systemd-journal-remote "
-                    "(Debian: apt-get install systemd-journal-remote jq)")
+@pytest.fixture
+def tools() -> None:
+    """Skip without the tools (fail instead with SHOWDOWN_REQUIRE_SERVICES, as in CI)."""
+    require_service("journalctl, jq and systemd-journal-remote", TOOLS,
+                    "this machine (Debian: apt-get install systemd-journal-remote jq)")
+
+
+@pytest.mark.usefixtures("tools")
 @pytest.mark.parametrize("command", _documented())
 def test_documented_command_shows_what_the_daemon_wrote(written: Written, command: str) -> None:
     assert written.journal is not None
@@ -271,7 +278,7 @@ def test_documented_command_shows_what_the_daemon_wrote(written: Written, comman
     assert shown == expected
 
 
-@pytest.mark.skipif(not TOOLS, reason="needs journalctl, jq and systemd-journal-remote")
+@pytest.mark.usefixtures("tools")
 def test_the_old_pipe_broke_on_systemds_own_lines(written: Written) -> None:
     """`-o cat | jq` parsed every line as JSON: systemd's "Started ..." stopped it."""
     assert written.journal is not None
