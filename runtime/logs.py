@@ -16,8 +16,10 @@ config (and its log level) does not pay for it."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, Final, Literal
@@ -42,6 +44,8 @@ _RESERVED: Final = frozenset({
     "DOCUMENTATION", "TID", "INVOCATION_ID", "USER_INVOCATION_ID", "UNIT", "USER_UNIT"})
 _CALLSITE: Final = {"pathname": "CODE_FILE", "lineno": "CODE_LINE", "func_name": "CODE_FUNC"}
 _META: Final = ("_record", "_from_structlog")
+_NOT_IN_MESSAGE: Final = frozenset({"event", "exception", "logger_name", *_CALLSITE})
+_NEEDS_QUOTES: Final = re.compile(r'[ ="\n]')
 
 
 def configure_logging(*, fmt: LogFormat = "auto", level: str = "info",
@@ -101,46 +105,58 @@ def journal_fields(event: Mapping[str, Any]) -> list[tuple[str, str]]:
     """An event dict as journal fields: MESSAGE, PRIORITY, SYSLOG_IDENTIFIER, CODE_*, then
     every other key upper-cased (``hand_id`` -> ``HAND_ID``; non-strings as JSON, None left
     out)."""
-    from runtime.journald import field_name  # noqa: PLC0415
-
+    texts = _texts(event)
     level = str(event.get("level", "info"))
-    fields = [("MESSAGE", message_text(event)),
+    fields = [("MESSAGE", _message(event, texts)),
               ("PRIORITY", str(PRIORITIES.get(level, PRIORITIES["info"]))),
               ("SYSLOG_IDENTIFIER", IDENTIFIER)]
-    for key, value in event.items():
-        if key == "level" or value is None:
-            continue  # PRIORITY says the level; a journal field cannot be empty-but-there
-        name = _CALLSITE.get(key) or field_name(key)
-        if name in _RESERVED and key not in _CALLSITE:
-            name = field_name("showdown_" + key)
-        fields.append((name, _text(value)))
+    fields += [(_journal_name(key), text) for key, text in texts.items()]
     return fields
 
 
 def message_text(event: Mapping[str, Any]) -> str:
-    """One readable line for an event: its name, then ``key=value`` for the rest in key order (what
-    ``journalctl`` and ``-o cat`` show); a traceback follows on the next lines."""
-    skip = {"event", "level", "exception", "logger_name", *_CALLSITE}
-    parts = [str(event.get("event", ""))]
-    parts += [f"{key}={_quoted(event[key])}" for key in sorted(event)  # as the JSON lines
-              if key not in skip and event[key] is not None]
-    text = " ".join(parts)
-    if event.get("exception"):
-        text += "\n" + str(event["exception"]).rstrip("\n")
-    return text
+    """One readable line for an event: its name, then ``key=value`` for the rest in key
+    order (what ``journalctl`` and ``-o cat`` show); a traceback on the next lines."""
+    return _message(event, _texts(event))
+
+
+def _texts(event: Mapping[str, Any]) -> dict[str, str]:
+    # PRIORITY says the level; a None value is left out (a journal field has no null).
+    return {key: _text(value) for key, value in event.items()
+            if value is not None and key != "level"}
+
+
+def _message(event: Mapping[str, Any], texts: Mapping[str, str]) -> str:
+    parts = [texts.get("event", "")]
+    for key in sorted(texts):  # the JSON lines' order
+        if key in _NOT_IN_MESSAGE:
+            continue
+        text = texts[key]
+        if isinstance(event[key], str) and (not text or _NEEDS_QUOTES.search(text)):
+            text = json.dumps(text)
+        parts.append(f"{key}={text}")
+    message = " ".join(parts)
+    if texts.get("exception"):
+        message += "\n" + texts["exception"].rstrip("\n")
+    return message
+
+
+@functools.lru_cache(maxsize=1024)
+def _journal_name(key: str) -> str:
+    from runtime.journald import field_name  # noqa: PLC0415
+
+    if key in _CALLSITE:
+        return _CALLSITE[key]
+    name = field_name(key)
+    return field_name("showdown_" + key) if name in _RESERVED else name
 
 
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    if type(value) is int:  # not bool: JSON writes true/false
+        return str(value)
     return json.dumps(value, sort_keys=True, default=str)
-
-
-def _quoted(value: Any) -> str:
-    text = _text(value)
-    if isinstance(value, str) and (not text or any(c in text for c in ' ="\n')):
-        return json.dumps(text)
-    return text
 
 
 def _drop_meta(_: Any, __: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
