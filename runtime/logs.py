@@ -231,6 +231,8 @@ def _route_stdlib(bridge: _StdlibBridge, numeric: int) -> None:
     for handler in list(root.handlers):
         if isinstance(handler, _StdlibBridge):  # an earlier call's
             root.removeHandler(handler)
+            if isinstance(handler.output, _JournalLogger):
+                handler.output.socket.close()
     root.addHandler(bridge)
     root.setLevel(numeric)
     for name in NOISY_LIBRARIES:
