@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from support.latency_machine import machine_lines
+
 REPO = Path(__file__).resolve().parents[1]
 _TIMER = ("import time; t = time.perf_counter(); import {module}; "
           "print(time.perf_counter() - t)")
@@ -111,6 +113,8 @@ def main() -> int:
     parser.add_argument("--libs", type=Path, default=Path(tempfile.gettempdir()) / "libreview")
     parser.add_argument("--runs", type=int, default=9)
     args = parser.parse_args()
+    print("\n".join(machine_lines()))
+    print(f"load    : {os.getloadavg()[0]:.1f} (1 min)")
     base = _import_ms("asyncio", [], args.runs)
     print(f"baseline: the standard library's asyncio, for scale: {base:.1f} ms"
           f" (fastest of {args.runs} fresh interpreters, as every figure here)")
