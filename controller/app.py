@@ -185,7 +185,7 @@ class TableDaemon:
             return
         detail = "; ".join(f"{p.code}: {p.detail}" for p in problems)
         self.faults.append(f"journal_integrity: {detail}")
-        self._log.error("journal whole-file check failed; entering the error state",
+        self._log.critical("journal whole-file check failed; entering the error state",
                         problems=len(problems))
         with contextlib.suppress(Exception):
             await self.quiesced(lambda: journal.record_fault("journal_integrity", detail))
@@ -213,7 +213,7 @@ class TableDaemon:
             except Exception as exc:
                 # The state may now be ahead of the journal: stop taking input (error state).
                 self.faults.append(f"journal write failed: {exc}")
-                self._log.error("journal write failed; entering the error state", error=str(exc))
+                self._log.critical("journal write failed; entering the error state", error=str(exc))
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
                 return Applied(ok=False, error=f"journal write failed: {exc}")

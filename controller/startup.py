@@ -76,7 +76,7 @@ def start_journal(path: Path, *, service: TableService, fresh: Callable[[], Tabl
         journal = Journal.open(path, clock=clock,
                                created={"tournament_sha256": tournament_sha256})
     except JournalUnreadable as exc:
-        log.error("journal unreadable; entering the error state", error=str(exc))
+        log.critical("journal unreadable; entering the error state", error=str(exc))
         return Started(journal=None, service=service, faults=[f"journal_unreadable: {exc}"])
     marks["open"] = time.perf_counter() - t0
     check = verify(journal, signer.public_key if checkpoints else None, full=not checkpoints)
@@ -137,7 +137,7 @@ def _restore(journal: Journal, started: Started, fresh: Callable[[], TableServic
             journal.record_fault("journal_integrity", f"checksum_mismatch at {checkpoint.seq}: "
                                  "a checkpoint record before the verified head was changed")
             started.faults = [f"{f.kind}: {f.detail}" for f in journal.open_faults()]
-            log.error("journal damaged before its verified head", seq=checkpoint.seq)
+            log.critical("journal damaged before its verified head", seq=checkpoint.seq)
             return 0
         log.warning("journal checkpoint not used; trying an older one", checkpoint=checkpoint.seq,
                     reason=problem)

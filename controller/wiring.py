@@ -373,7 +373,7 @@ def virtual_desk_task(wired: WiredTable, desk_signer: Signer, *,
         dealer = f"{staff.dealer.staff_id} PIN {staff.dealer.pin}"
         supervisor = f"{staff.supervisor.staff_id} PIN {staff.supervisor.pin}"
         heat = daemon.status().get("heat")
-        _log.warning("virtual desk ready: deal by hand on the console", heat=heat,
+        _log.info("virtual desk ready: deal by hand on the console", heat=heat,
                      seats=entries, dealer=dealer, supervisor=supervisor)
         if on_ready is not None:
             on_ready(f"heat {heat}: {', '.join(f'seat {s} {e}' for s, e in entries.items())};"

@@ -118,8 +118,8 @@ class SerialIdReader:
 
     def _emit(self, reading: IdReading) -> None:
         if isinstance(reading, DeviceAlert):
-            _log.warning("id reader alert", device=reading.device, kind=reading.kind,
-                         detail=reading.detail)
+            getattr(_log, reading.log_level)("id reader alert", device=reading.device,
+                                             kind=reading.kind, detail=reading.detail)
         else:
             _log.info("id card read", device=reading.device, form=reading.form,
                       number=masked(reading.number))

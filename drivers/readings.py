@@ -102,6 +102,10 @@ class ChipInventory:
     at_mono: float = 0.0
 
 
+# Alert kinds that report a device working as it should: logged at info, not warning.
+ROUTINE_ALERT_KINDS = frozenset({"connected", "reconnected", "antenna_fault_cleared"})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceAlert:
     """Something the pit must know about a device: lost, back, bad frames, unknown chip..."""
@@ -110,6 +114,11 @@ class DeviceAlert:
     kind: str  # e.g. "disconnected", "reconnected", "stalled", "bad_frame", "unknown_chip"
     detail: str
     at_mono: float = 0.0
+
+    @property
+    def log_level(self) -> str:
+        """"info" for routine news (a device connected, or back), "warning" for a fault."""
+        return "info" if self.kind in ROUTINE_ALERT_KINDS else "warning"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

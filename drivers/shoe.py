@@ -184,8 +184,8 @@ class SerialCardReader:
 
     def _emit(self, reading: ShoeReading) -> None:
         if isinstance(reading, DeviceAlert):
-            _log.warning("shoe alert", device=reading.device, kind=reading.kind,
-                         detail=reading.detail)
+            getattr(_log, reading.log_level)("shoe alert", device=reading.device,
+                                             kind=reading.kind, detail=reading.detail)
         assert self._readings is not None
         self._readings.put_nowait(reading)
 
