@@ -215,7 +215,8 @@ class _DeskApi:
             s, self.settings, self.clock, actor=b.actor, name=b.text("name"),
             id_kind=b.text("id_kind"), id_number=b.text("id_number"),
             birth_date=b.day("birth_date"), why=b.optional_text("why"),
-            rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"))
+            rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"),
+            name_consent=b.flag("name_consent"), screen_name=b.optional_text("screen_name"))
         held = desk.holds(s, open_only=True, patron_id=patron.patron_id)
         if held:
             return Result({"patron_id": patron.patron_id, "standing": patron.standing,

@@ -37,6 +37,7 @@ The tables' consoles (issue 12):
     showdown desk staff passphrase ID [--passphrase-file F]
     showdown desk staff send [--table T]
     showdown desk register ... [--rewards-card N] [--pin-file F | --pin]
+                               [--consent-name] [--screen-name NAME]
     showdown desk patron credentials --patron P-... [--rewards-card N] [--pin-file F | --pin]
     showdown desk acknowledge --entry E-... --method desk_signature|desk_id_check
     showdown desk disputes [--open]     showdown desk dispute resolve --entry E-... --resolution T
@@ -316,6 +317,12 @@ def _patron_actions(add: _Add) -> None:
                    help="the card the participant taps to acknowledge a score (hashed;"
                    " registered by rewards card, that card by default)")
     _pin_options(a, "the participant's")
+    a.add_argument("--consent-name", action="store_true",
+                   help="the patron agrees to be shown on the page by first name and initial"
+                   " (when the house shows names so; otherwise by their entry code)")
+    a.add_argument("--screen-name", metavar="NAME", default=None,
+                   help="a name the patron chose to be shown by on the page (2 to 20 letters,"
+                   " digits, spaces and . - ' _; unique)")
     a.set_defaults(handler=act.run_register)
 
     a = add("import-list", "import an exclusion or staff list (CSV: id_number, name[, ...])")

@@ -244,12 +244,15 @@ def run_register(args: argparse.Namespace) -> int:
         patron = desk.register_patron(s, settings, clock, actor=actor, name=args.name,
                                       id_kind=args.id_kind, id_number=args.id_number,
                                       birth_date=args.birth_date, why=args.why,
-                                      rewards_card=args.rewards_card, pin=pin)
+                                      rewards_card=args.rewards_card, pin=pin,
+                                      name_consent=args.consent_name,
+                                      screen_name=args.screen_name)
     proof = [what for what, held in (("rewards card", patron.card_hash),
                                      ("PIN", patron.pin_hash)) if held is not None]
     held = patron.standing == "held"
     show(args, {"patron_id": patron.patron_id, "card": patron.card_hash is not None,
-                "pin": patron.pin_hash is not None, "standing": patron.standing},
+                "pin": patron.pin_hash is not None, "standing": patron.standing,
+                "name_consent": patron.name_consent, "screen_name": patron.screen_name},
          [f"registered {patron.patron_id}"
           + (f" ({' and '.join(proof)} recorded for the table)" if proof else "")]
          + ([f"HELD for a supervisor's decision: {patron.standing_reason} (showdown desk"

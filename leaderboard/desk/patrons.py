@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Final
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.tournament_schema import TournamentSettings
@@ -24,6 +25,7 @@ from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.holds import CLEAR, open_hold
 from leaderboard.desk.ids import new_id
 from leaderboard.desk.lookups import get_patron, local_day
+from leaderboard.display_names import ScreenNameError, check_screen_name, screen_name_key
 from leaderboard.eligibility import (
     ID_KINDS,
     Candidate,
@@ -101,7 +103,8 @@ def _proof(patron: Patron, *, rewards_card: str | None, pin: str | None) -> dict
 def register_patron(session: Session, settings: TournamentSettings, clock: WallClock, *,
                     actor: str, name: str, id_kind: str, id_number: str,
                     birth_date: date | str, why: str | None = None,
-                    rewards_card: str | None = None, pin: str | None = None) -> Patron:
+                    rewards_card: str | None = None, pin: str | None = None,
+                    name_consent: bool = False, screen_name: str | None = None) -> Patron:
     """Register a patron by rewards card, ID document or driver's licence (rule 5), after
     the eligibility check (rules 1-3); an ineligible person is refused and recorded.
 
@@ -109,7 +112,11 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     table (stored hashed); registered by rewards card, that card is theirs by default. The
     rewards card is one of the patron's documents too (checked against the lists). A name
     match on a list without a document match registers the patron HELD (``standing``) for a
-    supervisor's decision: they can neither buy nor be seated meanwhile."""
+    supervisor's decision: they can neither buy nor be seated meanwhile.
+
+    ``name_consent``: the patron agreed to be shown by first name and initial (when the
+    house shows names so); ``screen_name``: a name they chose to be shown by (checked,
+    unique whatever its case and spacing)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     if id_kind not in ID_KINDS:
@@ -122,6 +129,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
             documents.append((REWARDS_CARD, document_number(REWARDS_CARD, card)))
     if pin is not None:
         pin_number(pin, "the participant's")
+    shown = _screen_name(session, screen_name) if screen_name is not None else None
     today = local_day(settings, now)
     if person.birth_date > today or today.year - person.birth_date.year > _MAX_AGE:
         raise DeskError(f"birth date {person.birth_date} is not plausible")
@@ -138,8 +146,10 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
                      who="registration")
     patron = Patron(patron_id=new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
-                    created_at=as_utc(now), standing=CLEAR)
+                    created_at=as_utc(now), standing=CLEAR, name_consent=name_consent,
+                    screen_name=shown, screen_name_key=screen_name_key(shown) if shown else None)
     proof = _proof(patron, rewards_card=rewards_card, pin=pin)
+    display = {"name_consent": name_consent, **({"screen_name": shown} if shown else {})}
 
     def raced() -> str:
         for kind, number in documents:
@@ -147,6 +157,8 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
             if other is not None:
                 return (f"{kind} {number} was registered at the same moment at another desk,"
                         f" as patron {other}")
+        if shown is not None and _screen_name_holder(session, shown) is not None:
+            return f"the screen name {shown!r} was taken at the same moment at another desk"
         return "the patron was registered at the same moment at another desk"
 
     with conflict_on_race(session, raced):
@@ -155,11 +167,29 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
         store_documents(session, patron, documents, now=now, actor=actor)
         write_audit(session, now, actor, "patron.registered",
                     detail={"patron_id": patron.patron_id, "id_kind": id_kind,
-                            "documents": [k for k, _ in documents], **proof}, why=why)
+                            "documents": [k for k, _ in documents], **proof, **display},
+                    why=why)
         if verdict.held:
             open_hold(session, patron, verdict, now, context="registration", actor=actor)
         session.commit()
     return patron
+
+
+def _screen_name_holder(session: Session, name: str) -> str | None:
+    return session.scalar(select(Patron.patron_id).where(
+        Patron.screen_name_key == screen_name_key(name)))
+
+
+def _screen_name(session: Session, raw: str) -> str:
+    """A screen name checked (DeskError) and free (Conflict naming who has it)."""
+    try:
+        name = check_screen_name(raw)
+    except ScreenNameError as exc:
+        raise DeskError(str(exc)) from None
+    holder = _screen_name_holder(session, name)
+    if holder is not None:
+        raise Conflict(f"the screen name {name!r} is already patron {holder}'s: choose another")
+    return name
 
 
 def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, patron_id: str,

@@ -406,7 +406,7 @@ def shifted_clock() -> Callable[[], datetime]:
 
 
 def write_config(tmp: Path, broker: MqttBroker, root: str, table: Signer,
-                 *, names: str = "entry_id") -> Path:
+                 *, names: str = "entry_code") -> Path:
     key = Signer.generate("leaderboard")
     save_private_key(key, tmp / "leaderboard.key")
     (tmp / "tables.pub").write_text(f"# enrolled tables\n{table.public_key.enrolment_line()}\n")
@@ -439,7 +439,7 @@ names = "{names}"
 
 
 async def start(tmp: Path, broker: MqttBroker, root: str, *, watchdog_s: float | None = None,
-                names: str = "entry_id") -> Running:
+                names: str = "entry_code") -> Running:
     table = Signer.generate("t01")
     path = write_config(tmp, broker, root, table, names=names)
     config = read_leaderboard_config(path)
