@@ -114,8 +114,9 @@ def _ruling(r: ScoreRuling) -> dict[str, Any]:
 
 
 def _entry(e: Entry) -> dict[str, Any]:
-    return {"entry_id": e.entry_id, "patron_id": e.patron_id, "stage": e.stage,
-            "heat_id": e.heat_id, "heat_day": e.heat_day.isoformat() if e.heat_day else None,
+    return {"entry_id": e.entry_id, "code": e.entry_code, "patron_id": e.patron_id,
+            "stage": e.stage, "heat_id": e.heat_id,
+            "heat_day": e.heat_day.isoformat() if e.heat_day else None,
             "table": e.table_id, "seat": e.seat, "buy_in_cents": e.buy_in_cents,
             "status": e.status, "played_by": e.played_by, "payment": e.payment,
             "disqualified": e.disqualified_at is not None}

@@ -141,7 +141,7 @@ class Patron(Base):
     # Revision 0011: how the page may show the patron. Their first name and initial only
     # with consent given at registration; a screen name they chose (checked:
     # leaderboard.display_names), unique by its key (case and spacing ignored).
-    name_consent: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    name_consent: Mapped[bool] = mapped_column(Boolean, server_default=false())
     screen_name: Mapped[str | None] = mapped_column(String(40))
     screen_name_key: Mapped[str | None] = mapped_column(String(80))
     documents: Mapped[list[PatronDocument]] = relationship(

@@ -308,15 +308,17 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_buy(args: argparse.Namespace) -> int:
-    """Sell an entry; prints the entry id."""
+    """Sell an entry; prints the entry id and the code the page shows it by."""
     settings = tournament_settings(args)
     with desk_session(args, "entry.buy") as (s, actor):
         entry = desk.buy_entry(s, settings, clock, actor=actor, patron_id=args.patron,
                                payment=args.payment, why=args.why)
-    show(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
-                  "buy_in_cents": entry.buy_in_cents, "payment": entry.payment},
+    show(args, {"entry_id": entry.entry_id, "code": entry.entry_code,
+                "heat_day": entry.heat_day, "buy_in_cents": entry.buy_in_cents,
+                "payment": entry.payment},
            [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
-            f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment})"])
+            f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment});"
+            f" on the leaderboard as {entry.entry_code}"])
     return 0
 
 

@@ -149,7 +149,8 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
                     created_at=as_utc(now), standing=CLEAR, name_consent=name_consent,
                     screen_name=shown, screen_name_key=screen_name_key(shown) if shown else None)
     proof = _proof(patron, rewards_card=rewards_card, pin=pin)
-    display = {"name_consent": name_consent, **({"screen_name": shown} if shown else {})}
+    display = {**({"name_consent": True} if name_consent else {}),  # only what was given
+               **({"screen_name": shown} if shown else {})}
 
     def raced() -> str:
         for kind, number in documents:

@@ -183,6 +183,10 @@ def test_0011_gives_existing_entries_codes_and_no_one_consent(database_url: Data
 def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
     shown = run.json("register", *CLI_ADULT, "--consent-name", "--screen-name", "Lucky Thabo")
     assert (shown["name_consent"], shown["screen_name"]) == (True, "Lucky Thabo")
+    code, out, err = run("buy", "--patron", shown["patron_id"], "--payment", "cash")
+    assert code == 0, err
+    entry_id = out.split()[1]
+    assert out.rstrip().endswith(f"on the leaderboard as {entry_code(entry_id)}")
     code, _, err = run("register", "--name", "Sipho Dlamini", "--id-kind", "id_document",
                        "--id-number", "7001015009087", "--birth-date", "1970-01-01",
                        "--screen-name", "x")
