@@ -39,7 +39,7 @@ SCREEN_NAME_MAX: Final = 20
 _PREFIX: Final = re.compile(r"^[A-Z]-")
 # Letters of any script, digits, spaces and a few joining marks; nothing HTML or control.
 _ALLOWED_PUNCTUATION: Final = frozenset(" .-'_")
-_LOOKS_LIKE_ID: Final = re.compile(r"^[A-Za-z]-?[0-9a-fA-F]{6,}$|^[0-9A-Z]{2}-[0-9A-Z]{3,}$")
+_LOOKS_LIKE_ID: Final = re.compile(r"^[A-Za-z]-[0-9a-fA-F]{6,}$|^[0-9A-Za-z]{2}-[0-9A-Za-z]{3,}$")
 
 
 class ScreenNameError(ValueError):

@@ -69,6 +69,7 @@ def test_the_code_depends_on_the_id_only() -> None:
 @pytest.mark.parametrize(("raw", "shown"), [
     ("Lucky Thandi", "Lucky Thandi"), ("  Ace   of  Spades ", "Ace of Spades"),
     ("O'Brien-2", "O'Brien-2"), ("Zoë", "Zoë"), ("Nomvula_7", "Nomvula_7"),
+    ("Deadbeef", "Deadbeef"), ("Mpho-Ace", "Mpho-Ace"),
 ])
 def test_a_screen_name_is_kept_tidied(raw: str, shown: str) -> None:
     assert check_screen_name(raw) == shown
@@ -79,6 +80,7 @@ def test_a_screen_name_is_kept_tidied(raw: str, shown: str) -> None:
     ("<b>Ace</b>", "not '/<>'"), ("Ace\u0007", "control or invisible"),
     ("Ace\u200bKing", "control or invisible"), ("12345", "at least one letter"),
     ("E-3f9a0c1d", "looks like an entry code"), ("K7-42F", "looks like an entry code"),
+    ("k7-42f", "looks like an entry code"),
     ('Ace "the" King', "not '\"'"), ("Ace & King", "not '&'"),
 ])
 def test_a_screen_name_that_could_mislead_or_break_the_page_is_refused(raw: str, why: str
