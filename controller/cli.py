@@ -56,6 +56,8 @@ COMMANDS: dict[str, str] = {
     "leaderboard": "controller.commands.leaderboard",
     "desk": "controller.commands.desk",
     "report": "controller.commands.report",
+    "install": "controller.commands.install",
+    "doctor": "controller.commands.doctor",
 }
 COMMAND_MODULES = tuple(COMMANDS.values())
 

@@ -366,15 +366,19 @@ class LeaderboardService:
                          status=self.link_status, page_seconds=cfg.page.page_seconds)
         sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
         self.port = sock.getsockname()[1]
-        server = InLoopServer(uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                                        timeout_graceful_shutdown=3))
+        tls = cfg.http
+        server = InLoopServer(uvicorn.Config(
+            app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=3,
+            ssl_certfile=str(tls.tls_cert_file) if tls.tls_cert_file else None,
+            ssl_keyfile=str(tls.tls_key_file) if tls.tls_key_file else None))
         link_stop = asyncio.Event()
         async with asyncio.TaskGroup() as tg:
             tg.create_task(link.run(link_stop), name="leaderboard.mqtt")
             feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
             tg.create_task(server.serve(sockets=[sock]), name="leaderboard.http")
             if await self._started(stop, link, server):
-                url = f"http://{cfg.http.host}:{self.port}/"
+                scheme = "https" if cfg.http.uses_tls else "http"
+                url = f"{scheme}://{cfg.http.host}:{self.port}/"
                 self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}")
                 self.ready.set()
                 _log.info("ready", url=url, venue=cfg.venue, broker=f"{mqtt.host}:{mqtt.port}",

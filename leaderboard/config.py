@@ -8,9 +8,11 @@ directory, as SQLAlchemy reads it). The format is documented in docs/leaderboard
 
 from __future__ import annotations
 
+import ipaddress
+import ssl
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
@@ -28,6 +30,7 @@ __all__ = [
     "NameMode",
     "PageConfig",
     "ServiceMqttConfig",
+    "is_loopback",
     "parse_leaderboard_config",
     "read_leaderboard_config",
 ]
@@ -69,6 +72,19 @@ class HttpConfig:
     port: int = 8080
     desk_api: bool = False
     desk_answer_wait_s: float = 3.0  # how long a desk action waits for the tables' verdicts
+    tls_cert_file: Path | None = None  # HTTPS: the certificate (chain) the service presents
+    tls_key_file: Path | None = None
+
+    @property
+    def uses_tls(self) -> bool:
+        """True when the page and the desk API are served over HTTPS."""
+        return self.tls_cert_file is not None
+
+    @property
+    def url(self) -> str:
+        """The base URL people open (https when TLS is configured)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self.uses_tls else 'http'}://{host}:{self.port}/"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,7 +128,8 @@ _SECTIONS: Final[dict[str, set[str]]] = {
     "mqtt": {"broker", "credentials_file", "client_id", "username", "password_file", "tls",
              "ca_file", "cert_file", "key_file", "shared_group"},
     "keys": {"signing_key", "tables", "tables_file"},
-    "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s"},
+    "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s",
+             "tls_cert_file", "tls_key_file"},
     "page": {"rows", "title", "names", "stale_after_s", "page_seconds"},
     "desk_auth": set(AUTH_KEYS),
     "log": {"format", "level"},
@@ -314,6 +331,39 @@ def _tables(r: _Reader, k: Mapping[str, Any]) -> dict[str, str]:
     return tables
 
 
+def is_loopback(host: str) -> bool:
+    """True for an address or name that only this machine can reach."""
+    if host.strip("[]").lower() in ("localhost", "localhost.localdomain"):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # a name: it may resolve to the LAN
+
+
+def _http_tls(r: _Reader, h: Mapping[str, Any], http: HttpConfig) -> HttpConfig:
+    """The [http] TLS files (both or neither, readable); the desk API off the loopback
+    needs them, since staff passphrases and session tokens would cross the LAN in clear."""
+    cert, key = r.path("http", h, "tls_cert_file"), r.path("http", h, "tls_key_file")
+    if (cert is None) != (key is None):
+        missing = "http.tls_key_file" if key is None else "http.tls_cert_file"
+        raise r.fail(missing, "HTTPS needs both tls_cert_file and tls_key_file")
+    for name, path in (("http.tls_cert_file", cert), ("http.tls_key_file", key)):
+        if path is not None and not path.is_file():
+            raise r.fail(name, f"no such file {path}")
+    if cert is not None and key is not None:
+        try:
+            ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+        except (ssl.SSLError, OSError) as exc:
+            raise r.fail("http.tls_cert_file", f"cannot load {cert} with {key}: "
+                         f"{exc.strerror or exc}") from None
+    elif http.desk_api and not is_loopback(http.host):
+        raise r.fail("http.host", f"the desk API on {http.host!r} (beyond this machine) needs"
+                     " HTTPS: set http.tls_cert_file and http.tls_key_file (a certificate of"
+                     " the venue CA: `showdown install central`), or serve on 127.0.0.1")
+    return replace(http, tls_cert_file=cert, tls_key_file=key)
+
+
 def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
                              base: Path) -> LeaderboardConfig:
     """Validate a parsed TOML document into a LeaderboardConfig (ConfigError names the key)."""
@@ -350,6 +400,7 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
     )
     if "desk_token_file" in h:
         raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)
+    http = _http_tls(r, h, http)
     names = r.get("page", p, "names", str, "entry_code",
                   check=lambda v: None if v in NAME_MODES or v in _OLD_NAME_MODES
                   else f"must be one of {', '.join(NAME_MODES)}")

@@ -17,11 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from sqlalchemy import make_url
 from sqlalchemy.exc import ArgumentError
 
 from game.errors import ConfigError
+from leaderboard.config import is_loopback
 from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml, shipped_or_configured
 from wire.mqtt import MqttSettings
@@ -31,7 +33,8 @@ __all__ = ["DESK_CONFIG_ENV", "DeskConfig", "default_desk_config_path", "read_de
 
 DESK_CONFIG_ENV: Final = "SHOWDOWN_DESK_CONFIG"
 _SECTIONS: Final[dict[str, set[str]]] = {
-    "desk": {"database", "venue", "topic_root", "tournament", "signing_key"},
+    "desk": {"database", "venue", "topic_root", "tournament", "signing_key", "api_url",
+             "api_ca_file"},
     "mqtt": {"broker", "credentials_file", "username", "password_file", "tls", "ca_file"},
     "auth": set(AUTH_KEYS),
 }
@@ -56,6 +59,8 @@ class DeskConfig:
     tls: bool = False
     ca_file: Path | None = None
     auth: AuthPolicy = field(default_factory=AuthPolicy)
+    api_url: str | None = None  # the central service's desk API (https off the loopback)
+    api_ca_file: Path | None = None  # the venue CA its certificate must chain to
 
     def mqtt(self) -> MqttSettings:
         """The broker settings the desk's sender connects with."""
@@ -168,6 +173,25 @@ def _password(r: _Reader, creds: Mapping[str, Any]) -> str | None:
     return text
 
 
+def _api(r: _Reader) -> tuple[str | None, Path | None]:
+    """desk.api_url and desk.api_ca_file: https (checked against the venue CA) unless the
+    service is on this machine, since a session token must not cross the LAN in clear."""
+    url, ca = r.text("desk.api_url"), r.path("desk.api_ca_file")
+    if url is None:
+        if ca is not None:
+            raise r.fail("desk.api_ca_file", "given without desk.api_url")
+        return None, None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.scheme not in ("http", "https") or not host:
+        raise r.fail("desk.api_url", f"{url!r} is not an http(s) URL such as"
+                     " \"https://leaderboard.casino.lan:8443/\"")
+    if parts.scheme == "http" and not is_loopback(host):
+        raise r.fail("desk.api_url", f"{url!r} would send staff sign-ins across the network in"
+                     " clear text: use https:// (and desk.api_ca_file, the venue CA)")
+    return url if url.endswith("/") else url + "/", ca
+
+
 def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> DeskConfig:
     """Validate a parsed desk.toml; ConfigError names the file and the key."""
     r = _Reader(data, source, base)
@@ -190,13 +214,15 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
     if ca_file is None and isinstance(creds.get("ca_file"), str):
         ca_file = Path(creds["ca_file"])
     tls = r.flag("mqtt.tls")
+    api_url, api_ca = _api(r)
     return DeskConfig(
         source=source, database=_database(r), venue=venue, topic_root=root,
         tournament=r.path("desk.tournament"),
         signing_key=r.path("desk.signing_key", must_exist=False),
         host=host, port=port, username=username, password=password,
         tls=bool(creds.get("tls", False)) if tls is None else tls, ca_file=ca_file,
-        auth=parse_auth_policy(r.tables["auth"], source=source, section="auth"))
+        auth=parse_auth_policy(r.tables["auth"], source=source, section="auth"),
+        api_url=api_url, api_ca_file=api_ca)
 
 
 def default_desk_config_path() -> Path:

@@ -13,7 +13,8 @@ import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "controller", "leaderboard")
+PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "controller", "leaderboard",
+            "deploy")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -58,6 +59,9 @@ WRONG = [
     ("simulators/shoe.py", "import controller.app", "simulators/ stand in for devices"),
     ("controller/app.py", "import simulators.shoe",
      "only the wiring module and the command line import simulators/"),
+    ("deploy/doctor.py", "import controller.app", "deploy/ never imports the running services"),
+    ("controller/commands/table.py", "import deploy.plan",
+     "only `showdown install` and `showdown doctor` import deploy/"),
 ]
 
 

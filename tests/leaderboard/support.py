@@ -406,7 +406,7 @@ def shifted_clock() -> Callable[[], datetime]:
 
 
 def write_config(tmp: Path, broker: MqttBroker, root: str, table: Signer,
-                 *, names: str = "entry_code", page: str = "") -> Path:
+                 *, names: str = "entry_code", http_extra: str = "", page: str = "") -> Path:
     key = Signer.generate("leaderboard")
     save_private_key(key, tmp / "leaderboard.key")
     (tmp / "tables.pub").write_text(f"# enrolled tables\n{table.public_key.enrolment_line()}\n")
@@ -430,6 +430,7 @@ tables_file = "tables.pub"
 [http]
 port = 0
 desk_api = true
+{http_extra}
 
 [page]
 rows = 20
@@ -440,15 +441,16 @@ names = "{names}"
 
 
 async def start(tmp: Path, broker: MqttBroker, root: str, *, watchdog_s: float | None = None,
-                names: str = "entry_code", page: str = "",
+                names: str = "entry_code", http_extra: str = "", page: str = "",
                 seed: Callable[[Engine], None] | None = None,
                 broker_address: tuple[str, int] | None = None) -> Running:
-    """The whole service on a seeded database; ``page`` adds [page] lines, ``seed`` more
-    rows, ``broker_address`` is where the service connects (a proxy) if not the broker."""
+    """The whole service on a seeded database; ``http_extra`` and ``page`` add [http] and
+    [page] lines, ``seed`` more rows, ``broker_address`` is where the service connects (a
+    relay) if not the broker."""
     table = Signer.generate("t01")
     via = broker if broker_address is None else MqttBroker(
         kind=broker.kind, host=broker_address[0], port=broker_address[1])
-    path = write_config(tmp, via, root, table, names=names, page=page)
+    path = write_config(tmp, via, root, table, names=names, http_extra=http_extra, page=page)
     config = read_leaderboard_config(path)
     engine = make_engine(config.database)
     upgrade(engine)
