@@ -25,7 +25,8 @@ from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.holds import CLEAR, open_hold
 from leaderboard.desk.ids import new_id
 from leaderboard.desk.lookups import get_patron, local_day
-from leaderboard.display_names import ScreenNameError, check_screen_name, screen_name_key
+from leaderboard.display_names import check_screen_name as _check_screen_name
+from leaderboard.display_names import screen_name_key
 from leaderboard.eligibility import (
     ID_KINDS,
     Candidate,
@@ -176,6 +177,14 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     return patron
 
 
+def check_screen_name(raw: str) -> str:
+    """A screen name as it will be shown, or DeskError saying what is wrong with it."""
+    try:
+        return _check_screen_name(raw)
+    except ValueError as exc:
+        raise DeskError(str(exc)) from None
+
+
 def _screen_name_holder(session: Session, name: str) -> str | None:
     return session.scalar(select(Patron.patron_id).where(
         Patron.screen_name_key == screen_name_key(name)))
@@ -183,10 +192,7 @@ def _screen_name_holder(session: Session, name: str) -> str | None:
 
 def _screen_name(session: Session, raw: str) -> str:
     """A screen name checked (DeskError) and free (Conflict naming who has it)."""
-    try:
-        name = check_screen_name(raw)
-    except ScreenNameError as exc:
-        raise DeskError(str(exc)) from None
+    name = check_screen_name(raw)
     holder = _screen_name_holder(session, name)
     if holder is not None:
         raise Conflict(f"the screen name {name!r} is already patron {holder}'s: choose another")
@@ -207,4 +213,42 @@ def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, pa
     write_audit(session, now, actor, "patron.credentials",
                 detail={"patron_id": patron.patron_id, **proof}, why=why)
     session.commit()
+    return patron
+
+
+def set_patron_display(session: Session, clock: WallClock, *, actor: str, patron_id: str,
+                       name_consent: bool | None = None, screen_name: str | None = None,
+                       clear_screen_name: bool = False, why: str | None = None) -> Patron:
+    """Record, after registration, whether the patron agrees to be shown by first name and
+    initial and/or the screen name they chose (checked and unique, as at registration), or
+    take the screen name away (``clear_screen_name``); the page follows at once."""
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    patron = get_patron(session, patron_id)
+    if name_consent is None and screen_name is None and not clear_screen_name:
+        raise DeskError("give the name consent, a screen name or no screen name")
+    if screen_name is not None and clear_screen_name:
+        raise DeskError("give a screen name or take it away, not both")
+    detail: dict[str, object] = {"patron_id": patron.patron_id}
+    if name_consent is not None:
+        patron.name_consent = name_consent
+        detail["name_consent"] = name_consent
+    if screen_name is not None:
+        shown = check_screen_name(screen_name)
+        holder = _screen_name_holder(session, shown)
+        if holder is not None and holder != patron.patron_id:
+            raise Conflict(f"the screen name {shown!r} is already patron {holder}'s:"
+                           " choose another")
+        patron.screen_name, patron.screen_name_key = shown, screen_name_key(shown)
+        detail["screen_name"] = shown
+    if clear_screen_name:
+        patron.screen_name = patron.screen_name_key = None
+        detail["screen_name"] = None
+
+    def raced() -> str:
+        return f"the screen name {patron.screen_name!r} was taken at the same moment"
+
+    with conflict_on_race(session, raced):
+        write_audit(session, now, actor, "patron.display", detail=detail, why=why)
+        session.commit()
     return patron

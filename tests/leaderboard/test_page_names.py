@@ -187,6 +187,10 @@ def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
     assert code == 0, err
     entry_id = out.split()[1]
     assert out.rstrip().endswith(f"on the leaderboard as {entry_code(entry_id)}")
+    code, out, err = run("patron", "display", "--patron", shown["patron_id"],
+                         "--no-consent-name", "--no-screen-name")
+    assert code == 0, err
+    assert out == f"patron {shown['patron_id']}: no consent to be named, no screen name\n"
     code, _, err = run("register", "--name", "Sipho Dlamini", "--id-kind", "id_document",
                        "--id-number", "7001015009087", "--birth-date", "1970-01-01",
                        "--screen-name", "x")
@@ -198,3 +202,26 @@ def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
 def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> Desk:
     return Desk(database_url, tmp_path / "desk-home", capsys, monkeypatch)
+
+
+def test_consent_and_the_screen_name_can_be_recorded_after_registration(
+        session: Session, clock: FakeClock) -> None:
+    pid = register(session, clock, "8001015009087", "Thandiwe Mokoena")  # before the page did
+    other = register(session, clock, "7001015009087", "Sipho Dlamini", screen_name="Ace")
+    patron = desk.set_patron_display(session, clock, actor="desk-1", patron_id=pid,
+                                     name_consent=True, screen_name="Lucky Thandi")
+    assert (patron.name_consent, patron.screen_name) == (True, "Lucky Thandi")
+    again = desk.set_patron_display(session, clock, actor="desk-1", patron_id=pid,
+                                    screen_name="LUCKY thandi")  # their own name, retyped
+    assert again.screen_name == "LUCKY thandi"
+    with pytest.raises(Conflict, match=f"already patron {other}'s"):
+        desk.set_patron_display(session, clock, actor="desk-1", patron_id=pid,
+                                screen_name="ace")
+    with pytest.raises(DeskError, match="give the name consent"):
+        desk.set_patron_display(session, clock, actor="desk-1", patron_id=pid)
+    gone = desk.set_patron_display(session, clock, actor="desk-1", patron_id=pid,
+                                   name_consent=False, clear_screen_name=True)
+    assert (gone.name_consent, gone.screen_name, gone.screen_name_key) == (False, None, None)
+    changes = session.scalars(select(AuditEntry.detail).where(
+        AuditEntry.action == "patron.display").order_by(AuditEntry.id)).all()
+    assert [c.get("name_consent") for c in changes] == [True, None, False]
