@@ -28,7 +28,7 @@ import signal
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any, Final
 
 import uvicorn
@@ -165,6 +165,14 @@ class ServiceLink:
         """True while connected and subscribed."""
         return self._client is not None
 
+    def heard(self) -> tuple[float | None, int]:
+        """When a table last sent a live message (time.time(), None: not yet), and how many
+        tables have been heard from."""
+        link = self._link
+        if link is None:
+            return None, 0
+        return link.last_message_at, len(link.tables_seen)
+
     # ---- what others send through the link ---------------------------------------------------
 
     def standings_payload(self, doc: Mapping[str, Any]) -> bytes:
@@ -261,6 +269,7 @@ class LeaderboardService:
         self.ingestor: Ingestor | None = None
         self.link: ServiceLink | None = None
         self.port: int | None = None  # the HTTP port listened on (known once started)
+        self._tz: tzinfo = UTC  # the venue's, once the settings are read
         self.ready = asyncio.Event()
 
     def _options(self, settings: TournamentSettings) -> ViewOptions:
@@ -269,13 +278,35 @@ class LeaderboardService:
                            rows=page.rows, names=page.names)
 
     def health(self) -> dict[str, Any]:
-        """What /healthz adds: the broker subscription, published standings, ingest counters."""
+        """What /healthz adds: the broker subscription, published standings, ingest counters
+        and the tables' freshness (`link_status`)."""
         link = self.link
         counters = self.ingestor.counters().as_dict() if self.ingestor else {}
         subscribed = bool(link and link.subscribed.is_set())
         return {"ok": subscribed, "subscribed": subscribed,
                 "standings_published": link.last_version if link else 0,
-                "ingest": counters}
+                "ingest": counters, "link": self.link_status()}
+
+    def link_status(self) -> dict[str, Any]:
+        """What the page's connection indicator tells: ``state`` is "live" (subscribed to the
+        broker and a table sent something within ``[page] stale_after_s``), "stale" (nothing
+        since ``since_local``), "waiting" (no table has sent anything live yet) or "offline"
+        (the broker is not reachable or the subscription not granted)."""
+        link = self.link
+        connected = bool(link and link.subscribed.is_set())
+        last, tables = link.heard() if link else (None, 0)
+        age = None if last is None else round(max(0.0, time.time() - last), 1)
+        stale_after = self.config.page.stale_after_s
+        if not connected:
+            state = "offline"
+        elif age is None:
+            state = "waiting"
+        else:
+            state = "live" if age <= stale_after else "stale"
+        since = (datetime.fromtimestamp(last, self._tz).strftime("%H:%M")
+                 if last is not None else None)
+        return {"state": state, "broker_connected": connected, "last_message_age_s": age,
+                "since_local": since, "tables_seen": tables, "stale_after_s": stale_after}
 
     def _desk(self, engine: Engine, settings: TournamentSettings,
               link: ServiceLink) -> list[BaseRoute] | None:
@@ -314,6 +345,7 @@ class LeaderboardService:
                      mqtt: MqttSettings, signer: Signer) -> int:
         cfg = self.config
         options = self._options(settings)
+        self._tz = settings.tz
         if self.full_recompute:
             feed = self.feed = StandingsFeed(
                 lambda: standings(engine, settings, options, now=self.clock()),
@@ -330,7 +362,8 @@ class LeaderboardService:
             engine, None, venue=cfg.venue, topic_root=cfg.topic_root, clock=self.clock,
             resend=link.resend, on_change=feed.changed)
         await self.ingestor.refresh_keys()
-        app = create_app(feed, desk=self._desk(engine, settings, link), health=self.health)
+        app = create_app(feed, desk=self._desk(engine, settings, link), health=self.health,
+                         status=self.link_status, page_seconds=cfg.page.page_seconds)
         sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
         self.port = sock.getsockname()[1]
         tls = cfg.http

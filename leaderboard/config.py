@@ -36,8 +36,9 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-NameMode = Literal["entry_id", "first_name_initial"]
-NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_id", "first_name_initial")
+NameMode = Literal["entry_code", "first_name_initial", "screen_name"]
+NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_code", "first_name_initial", "screen_name")
+_OLD_NAME_MODES: Final[Mapping[str, NameMode]] = {"entry_id": "entry_code"}  # before issue 16
 DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"
 # The shared desk token is gone (issue 13): a config still naming it is told what replaces it.
 _SIGN_IN_PER_PERSON: Final = (
@@ -94,11 +95,14 @@ class HttpConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PageConfig:
-    """What the page shows: how many rows, its title, and whether patrons' names appear."""
+    """What the page shows: how many rows, its title, how patrons are named, when its
+    connection indicator calls the data stale, and how long a room screen shows each page."""
 
     rows: int = 20
     title: str | None = None  # None: the venue name from the tournament settings
-    names: NameMode = "entry_id"
+    names: NameMode = "entry_code"
+    stale_after_s: float = 300.0  # no message from any table for this long: "no data since"
+    page_seconds: float = 10.0  # a room screen's rows that do not fit: the next page after
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,7 +136,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
     "keys": {"signing_key", "tables", "tables_file"},
     "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s",
              "tls_cert_file", "tls_key_file"},
-    "page": {"rows", "title", "names"},
+    "page": {"rows", "title", "names", "stale_after_s", "page_seconds"},
     "desk_auth": set(AUTH_KEYS),
     "log": {"format", "level"},
 }
@@ -355,13 +359,18 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
     if "desk_token_file" in h:
         raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)
     http = _http_tls(r, h, http)
+    names = r.get("page", p, "names", str, "entry_code",
+                  check=lambda v: None if v in NAME_MODES or v in _OLD_NAME_MODES
+                  else f"must be one of {', '.join(NAME_MODES)}")
     page = PageConfig(
         rows=r.get("page", p, "rows", int, 20,
                    check=lambda v: None if 1 <= v <= 200 else "must be 1..200"),
         title=r.optional_text("page", p, "title"),
-        names=r.get("page", p, "names", str, "entry_id",  # type: ignore[arg-type]
-                    check=lambda v: None if v in NAME_MODES
-                    else f"must be one of {', '.join(NAME_MODES)}"),
+        names=_OLD_NAME_MODES.get(names, names),  # type: ignore[arg-type]
+        stale_after_s=r.get("page", p, "stale_after_s", float, 300.0,
+                            check=lambda v: None if 10 <= v <= 86_400 else "must be 10..86400"),
+        page_seconds=r.get("page", p, "page_seconds", float, 10.0,
+                           check=lambda v: None if 3 <= v <= 600 else "must be 3..600"),
     )
     fmt = r.get("log", lg, "format", str, "auto",
                 check=lambda v: None if v in ("auto", "json", "console")

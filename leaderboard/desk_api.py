@@ -114,8 +114,9 @@ def _ruling(r: ScoreRuling) -> dict[str, Any]:
 
 
 def _entry(e: Entry) -> dict[str, Any]:
-    return {"entry_id": e.entry_id, "patron_id": e.patron_id, "stage": e.stage,
-            "heat_id": e.heat_id, "heat_day": e.heat_day.isoformat() if e.heat_day else None,
+    return {"entry_id": e.entry_id, "code": e.entry_code, "patron_id": e.patron_id,
+            "stage": e.stage, "heat_id": e.heat_id,
+            "heat_day": e.heat_day.isoformat() if e.heat_day else None,
             "table": e.table_id, "seat": e.seat, "buy_in_cents": e.buy_in_cents,
             "status": e.status, "played_by": e.played_by, "payment": e.payment,
             "disqualified": e.disqualified_at is not None}
@@ -215,7 +216,8 @@ class _DeskApi:
             s, self.settings, self.clock, actor=b.actor, name=b.text("name"),
             id_kind=b.text("id_kind"), id_number=b.text("id_number"),
             birth_date=b.day("birth_date"), why=b.optional_text("why"),
-            rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"))
+            rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"),
+            name_consent=b.flag("name_consent"), screen_name=b.optional_text("screen_name"))
         held = desk.holds(s, open_only=True, patron_id=patron.patron_id)
         if held:
             return Result({"patron_id": patron.patron_id, "standing": patron.standing,

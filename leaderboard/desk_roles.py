@@ -43,6 +43,7 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "patron.register": _CLERK,
     "patron.show": _CLERK,
     "patron.credentials": _CLERK,
+    "patron.display": _CLERK,
     "eligibility.check": _CLERK,
     "lists.show": _CLERK,
     "entry.buy": _CLERK,

@@ -133,7 +133,8 @@ def _op(name: str, method: Literal["GET", "POST", "DELETE"], path: str, summary:
 OPERATIONS: Final[tuple[Spec, ...]] = (
     _op("register", "POST", "/patrons", "Register a patron",
         _t("name", 200), _t("id_kind", 20), _t("id_number", 64), _d("birth_date"),
-        _t("rewards_card", 200, required=False), _t("pin", 64, required=False), WHY,
+        _t("rewards_card", 200, required=False), _t("pin", 64, required=False),
+        _flag("name_consent"), _t("screen_name", 40, required=False), WHY,
         created=True, refuses=True),
     _op("patron", "GET", "/patrons/{patron_id}", "A patron and their entries",
         path_fields=(_PATRON,)),

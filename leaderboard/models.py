@@ -28,10 +28,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    event,
     false,
+    select,
     text,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import DeclarativeBase, Mapped, Mapper, mapped_column, relationship
+
+from leaderboard.display_names import entry_code
 
 __all__ = [
     "AuditEntry", "Base", "ChipReconciliation", "CommandResultRecord", "DeskCommandRecord",
@@ -118,6 +123,7 @@ class Patron(Base):
     """A patron (PII stays here): identified by rewards card or ID document."""
 
     __tablename__ = "patrons"
+    __table_args__ = (Index("uq_patrons_screen_name_key", "screen_name_key", unique=True),)
     patron_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     name: Mapped[str] = mapped_column(String(200))
     id_kind: Mapped[str] = mapped_column(String(20))  # rewards_card | id_document | licence
@@ -132,6 +138,12 @@ class Patron(Base):
     # supervisor refused the match) | disqualified (rule 57), and why (the last change).
     standing: Mapped[str] = mapped_column(String(16), server_default=text("'clear'"))
     standing_reason: Mapped[str | None] = mapped_column(Text)
+    # Revision 0011: how the page may show the patron. Their first name and initial only
+    # with consent given at registration; a screen name they chose (checked:
+    # leaderboard.display_names), unique by its key (case and spacing ignored).
+    name_consent: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    screen_name: Mapped[str | None] = mapped_column(String(40))
+    screen_name_key: Mapped[str | None] = mapped_column(String(80))
     documents: Mapped[list[PatronDocument]] = relationship(
         back_populates="patron", order_by="PatronDocument.id")
 
@@ -207,6 +219,7 @@ class Entry(Base):
         Index("uq_entries_place_seat", "heat_id", "seat", unique=True,
               postgresql_where=text(UNSEATED_PLACE_SQL),
               sqlite_where=text(UNSEATED_PLACE_SQL)),
+        Index("uq_entries_stage_code", "stage", "entry_code", unique=True),
     )
     entry_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     patron_id: Mapped[str] = mapped_column(ForeignKey("patrons.patron_id"), index=True)
@@ -224,6 +237,9 @@ class Entry(Base):
     payment: Mapped[str | None] = mapped_column(String(16))
     disqualified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     disqualified_reason: Mapped[str | None] = mapped_column(Text)
+    # Revision 0011: the short code the page shows ("K7-42F", leaderboard.display_names),
+    # unique in its stage; set when the entry is first stored (`_code_new_entry` below).
+    entry_code: Mapped[str | None] = mapped_column(String(16))
     patron: Mapped[Patron] = relationship()
 
 
@@ -547,3 +563,17 @@ class StandingsChange(Base):
     id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
                                     primary_key=True, autoincrement=True)
     entry_id: Mapped[str] = mapped_column(String(40))
+
+
+@event.listens_for(Entry, "before_insert")
+def _code_new_entry(_mapper: Mapper[Entry], connection: Connection, entry: Entry) -> None:
+    """Every new entry gets its short code, made longer while another entry of its stage
+    has it (a race between two desks is caught by the unique index)."""
+    if entry.entry_code is not None:
+        return
+
+    def taken(code: str) -> bool:
+        return connection.scalar(select(Entry.entry_id).where(
+            Entry.stage == entry.stage, Entry.entry_code == code).limit(1)) is not None
+
+    entry.entry_code = entry_code(entry.entry_id, taken)

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from game.money import format_rand
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.awards import prize_status
+from leaderboard.display_names import entry_code
 from leaderboard.eligibility import from_db
 from leaderboard.models import PrizeAward
 
@@ -24,8 +25,10 @@ _LABELS: Final = {"weekly": "Weekly prize", "top_score": "Top Score Progressive"
 
 
 def awarded_prizes(session: Session, settings: TournamentSettings, *, now: datetime,
-                   names: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
-    """Every prize awarded, in award order; ``names`` (patron id -> display name) adds a
+                   names: Mapping[str, str] | None = None,
+                   codes: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """Every prize awarded, in award order, with the winning entry's ``code`` (from
+    ``codes``, entry id -> code, or derived); ``names`` (patron id -> display name) adds a
     ``name`` to each (left out of what leaves the service, like every name)."""
     out: list[dict[str, Any]] = []
     for row in session.scalars(select(PrizeAward).order_by(PrizeAward.id)):
@@ -34,6 +37,7 @@ def awarded_prizes(session: Session, settings: TournamentSettings, *, now: datet
         item: dict[str, Any] = {
             "award_id": row.id, "kind": row.kind, "label": _LABELS.get(row.kind, row.kind),
             "place": row.place, "entry_id": row.entry_id,
+            "code": (codes or {}).get(row.entry_id) or entry_code(row.entry_id),
             "amount": {"cents": row.amount_cents, "text": format_rand(row.amount_cents)},
             "status": status, "deadline_local": f"{deadline:%Y-%m-%d %H:%M}"}
         if names is not None:

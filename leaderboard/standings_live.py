@@ -41,16 +41,17 @@ from sqlalchemy.orm import Session
 from game.standings import ScoreRecord, leaderboard
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
-from leaderboard.models import Dispute, Entry, Patron, Score, StandingsChange
+from leaderboard.config import NameMode
+from leaderboard.models import Dispute, Entry, Score, StandingsChange
 from leaderboard.standings_awards import awarded_prizes
 from leaderboard.standings_rows import (
     Excluded,
     LineupSeat,
     Ranked,
-    display_name,
     lineup_seat,
     paid_cents,
     score_record,
+    shown_names,
 )
 from leaderboard.standings_view import ViewOptions, build_standings
 
@@ -107,14 +108,15 @@ class RefreshStats:
 class _Names(Mapping[str, str]):
     """Patrons' display names, read when the document asks for one (one computation)."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, names: NameMode) -> None:
         self._session = session
+        self._mode = names
         self._cache: dict[str, str | None] = {}
 
     def __getitem__(self, patron_id: str) -> str:
         if patron_id not in self._cache:
-            name = self._session.scalar(select(Patron.name).where(Patron.patron_id == patron_id))
-            self._cache[patron_id] = display_name(name) if name is not None else None
+            self._cache[patron_id] = shown_names(self._session, self._mode,
+                                                 [patron_id]).get(patron_id)
         value = self._cache[patron_id]
         if value is None:
             raise KeyError(patron_id)
@@ -155,6 +157,7 @@ class LiveStandings:
         self._stage_count: Counter[Stage] = Counter()
         self._small: dict[Stage, dict[str, ScoreRecord]] = {s: {} for s in _SMALL_STAGES}
         self._names: Mapping[str, str] = {}
+        self._codes: dict[str, str] = {}
         self._disputed: frozenset[str] = frozenset()
         self._loading = False  # a rebuild appends to the sorted lists and sorts them once
 
@@ -169,12 +172,12 @@ class LiveStandings:
                 self.catch_up(session)
             self._disputed = frozenset(session.scalars(
                 select(Dispute.entry_id).where(Dispute.resolved_at.is_(None))))
-            shown = self.options.names == "first_name_initial"
-            names = _Names(session) if shown else {}
+            shown = self.options.names != "entry_code"
+            names = _Names(session, self.options.names) if shown else {}
             self._names = names
             doc = build_standings(self, self.settings, self.options, now=now)
             doc["awards"] = awarded_prizes(session, self.settings, now=now,
-                                           names=names if shown else None)
+                                           names=names if shown else None, codes=self._codes)
             self._names = {}
         return doc
 
@@ -256,6 +259,8 @@ class LiveStandings:
         """Replace what is kept of one entry by what its rows say now."""
         self._forget(entry_id)
         if entry is not None:
+            if entry.entry_code is not None:
+                self._codes[entry_id] = entry.entry_code
             cents = paid_cents(entry)
             if cents is not None:
                 self._paid[entry_id] = cents
@@ -340,6 +345,11 @@ class LiveStandings:
     def disputed(self) -> frozenset[str]:
         """Entries with a dispute not yet resolved."""
         return self._disputed
+
+    @property
+    def codes(self) -> Mapping[str, str]:
+        """Entry id -> entry code, of every entry read."""
+        return self._codes
 
     def stages(self) -> frozenset[Stage]:
         """The stages with at least one record."""

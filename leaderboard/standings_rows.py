@@ -30,6 +30,7 @@ from game.standings import (
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import NameMode
+from leaderboard.display_names import first_name_initial
 from leaderboard.models import Dispute, Entry, Patron, Score
 from leaderboard.projections import UNPAID_STATUSES
 
@@ -43,6 +44,7 @@ __all__ = [
     "load_snapshot",
     "paid_cents",
     "score_record",
+    "shown_names",
 ]
 
 
@@ -104,6 +106,7 @@ class Snapshot:
     lineups: tuple[LineupSeat, ...]
     names: Mapping[str, str] = field(default_factory=dict)  # patron id -> display name
     disputed: frozenset[str] = frozenset()  # entries with a dispute not yet resolved
+    codes: Mapping[str, str] = field(default_factory=dict)  # entry id -> entry code
 
     def stages(self) -> frozenset[Stage]:
         """The stages with at least one record (counted or not)."""
@@ -143,14 +146,31 @@ def _utc(value: datetime | None) -> datetime | None:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
-def display_name(full_name: str) -> str:
-    """First name and the initial of the last name: "Thandiwe Mokoena" -> "Thandiwe M."."""
-    parts = full_name.split()
-    if not parts:
-        return ""
-    if len(parts) == 1:
-        return parts[0]
-    return f"{parts[0]} {parts[-1][0].upper()}."
+def display_name(names: NameMode, *, full_name: str, consent: bool,
+                 screen_name: str | None) -> str | None:
+    """How the page names a patron under the house setting, None for "by their entry code":
+    first name and initial only with their consent, the screen name only when they chose one."""
+    if names == "first_name_initial" and consent:
+        return first_name_initial(full_name) or None
+    if names == "screen_name":
+        return screen_name or None
+    return None
+
+
+def shown_names(session: Session, names: NameMode,
+                patron_ids: Sequence[str] | None = None) -> dict[str, str]:
+    """Patron id -> the name the page shows, for every patron (or those given) who has one."""
+    if names == "entry_code":
+        return {}
+    query = select(Patron.patron_id, Patron.name, Patron.name_consent, Patron.screen_name)
+    if patron_ids is not None:
+        query = query.where(Patron.patron_id.in_(patron_ids))
+    shown: dict[str, str] = {}
+    for patron_id, name, consent, screen in session.execute(query):
+        value = display_name(names, full_name=name, consent=consent, screen_name=screen)
+        if value is not None:
+            shown[patron_id] = value
+    return shown
 
 
 def _heat_day(entry: Entry | None, recorded_at: datetime, stage: Stage,
@@ -226,8 +246,8 @@ def lineup_seat(entry: Entry) -> LineupSeat | None:
 
 
 def load_snapshot(session: Session, settings: TournamentSettings, *,
-                  names: NameMode = "entry_id") -> Snapshot:
-    """Read scores, entries (for pools and line-ups) and, if shown, patrons' display names."""
+                  names: NameMode = "entry_code") -> Snapshot:
+    """Read scores, entries (for pools, line-ups and codes) and, if shown, patrons' names."""
     records: list[ScoreRecord] = []
     excluded: list[Excluded] = []
     rows = session.execute(
@@ -243,7 +263,10 @@ def load_snapshot(session: Session, settings: TournamentSettings, *,
     paid = 0
     buy_ins = 0
     lineups: list[LineupSeat] = []
+    codes: dict[str, str] = {}
     for entry in session.scalars(select(Entry).order_by(Entry.entry_id)):
+        if entry.entry_code is not None:
+            codes[entry.entry_id] = entry.entry_code
         cents = paid_cents(entry)
         if cents is not None:
             paid += 1
@@ -253,10 +276,6 @@ def load_snapshot(session: Session, settings: TournamentSettings, *,
             lineups.append(seat)
     disputed = frozenset(session.scalars(
         select(Dispute.entry_id).where(Dispute.resolved_at.is_(None))))
-    shown: dict[str, str] = {}
-    if names == "first_name_initial":
-        for patron_id, name in session.execute(select(Patron.patron_id, Patron.name)):
-            shown[patron_id] = display_name(name)
     return Snapshot(records=tuple(records), excluded=tuple(excluded), paid_entries=paid,
-                    buy_ins_cents=buy_ins, lineups=tuple(lineups), names=shown,
-                    disputed=disputed)
+                    buy_ins_cents=buy_ins, lineups=tuple(lineups),
+                    names=shown_names(session, names), disputed=disputed, codes=codes)

@@ -14,9 +14,12 @@ live in game/standings.py and game/prizes.py) -> one JSON document:
 - ``semi_final`` / ``final``: the line-ups (heat, table, seat) as the desk seats them;
 - ``excluded``: scores that cannot be ranked (no registered entry, inconsistent), with why.
 
-Patrons are shown by entry id. Only when the page setting ``names = "first_name_initial"`` is
-on does a row carry ``name`` ("Thandi M."); ``strip_names`` removes every name for what leaves
-the service by MQTT (tables and MQTT never carry PII).
+Every row that shows an entry carries its ``entry_id`` (for the API and the desk) and its
+short ``code`` ("K7-42F", leaderboard.display_names), which the page shows instead of the id.
+Under the page setting ``names = "first_name_initial"`` (patrons who consented at
+registration) or ``"screen_name"`` (patrons who chose one) a row also carries ``name``
+("Thandi M."), None for the others; ``strip_names`` removes every name for what leaves the
+service by MQTT (tables and MQTT never carry PII).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from game.standings import (
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.config import NameMode
+from leaderboard.display_names import entry_code
 from leaderboard.projections import UNPAID_STATUSES
 from leaderboard.standings_rows import (
     Excluded,
@@ -90,7 +94,7 @@ class ViewOptions:
     venue: str
     title: str
     rows: int = 20
-    names: NameMode = "entry_id"
+    names: NameMode = "entry_code"
     stage: Stage | None = None  # the board to show; None: the current stage (current_stage)
 
 
@@ -108,6 +112,8 @@ class StandingsSource(Protocol):
     def names(self) -> Mapping[str, str]: ...  # patron id -> display name (when shown)
     @property
     def disputed(self) -> frozenset[str]: ...
+    @property
+    def codes(self) -> Mapping[str, str]: ...  # entry id -> entry code (of those stored)
     def stages(self) -> frozenset[Stage]: ...
     def records_of(self, stage: Stage) -> Sequence[ScoreRecord]: ...  # semi-final, Final
     def qualifying(self, settings: TournamentSettings, rows: int) -> Ranked: ...
@@ -155,19 +161,23 @@ class _Builder:
     def __init__(self, snapshot: StandingsSource, settings: TournamentSettings,
                  options: ViewOptions, now: datetime) -> None:
         self.snapshot, self.settings, self.options, self.now = snapshot, settings, options, now
-        self.show_names = options.names == "first_name_initial"
+        self.show_names = options.names != "entry_code"
 
     def name(self, patron_id: str) -> dict[str, Any]:
         if not self.show_names:
             return {}
         return {"name": self.snapshot.names.get(patron_id) or None}
 
+    def who(self, entry_id: str, patron_id: str) -> dict[str, Any]:
+        """The entry as rows show it: its id, its code and (when shown) the patron's name."""
+        code = self.snapshot.codes.get(entry_id) or entry_code(entry_id)
+        return {"entry_id": entry_id, "code": code, **self.name(patron_id)}
+
     def row(self, p: Placing, *, advance: int | None = None,
             prizes: Mapping[str, int] | None = None) -> dict[str, Any]:
         r = p.record
         out: dict[str, Any] = {
-            "rank": p.rank, "position": p.position, "entry_id": r.entry_id,
-            **self.name(r.patron_id),
+            "rank": p.rank, "position": p.position, **self.who(r.entry_id, r.patron_id),
             "score_cents": r.score_cents, "score": format_rand(r.score_cents),
             "hands": r.hands, "status": r.status.value, "acknowledged": r.acknowledged,
             "disputed": r.entry_id in self.snapshot.disputed,
@@ -201,7 +211,7 @@ class _Builder:
         if not self.settings.acknowledged_only:
             return []
         waiting = self.snapshot.pending(stage, _PENDING_ROWS)
-        return [{"entry_id": r.entry_id, **self.name(r.patron_id),
+        return [{**self.who(r.entry_id, r.patron_id),
                  "score_cents": r.score_cents, "score": format_rand(r.score_cents),
                  "disputed": r.entry_id in self.snapshot.disputed,
                  "table": r.table, "recorded_at": format_ts(r.recorded_at),
@@ -279,7 +289,7 @@ class _Builder:
                 "heat_id": heat or None,
                 "table": next((x.table for x in group if x.table), None),
                 "seats": [{
-                    "seat": x.seat, "entry_id": x.entry_id, **self.name(x.patron_id),
+                    "seat": x.seat, **self.who(x.entry_id, x.patron_id),
                     "proxy": x.proxy,
                     "score": (_money(scores[x.entry_id].score_cents)
                               if x.entry_id in scores else None),
@@ -343,8 +353,8 @@ def standings(engine: Engine, settings: TournamentSettings, options: ViewOptions
 
     with Session(engine) as session, session.begin():
         snapshot = load_snapshot(session, settings, names=options.names)
-        shown = snapshot.names if options.names == "first_name_initial" else None
-        awards = awarded_prizes(session, settings, now=now, names=shown)
+        shown = snapshot.names if options.names != "entry_code" else None
+        awards = awarded_prizes(session, settings, now=now, names=shown, codes=snapshot.codes)
     doc = build_standings(snapshot, settings, options, now=now)
     doc["awards"] = awards  # the prizes awarded so far, claimed or open
     return doc

@@ -3,7 +3,9 @@
     GET /                the page (static/index.html: HTML, CSS and a small inline script)
     GET /api/standings   the standings document (leaderboard/standings_view.py), JSON
     GET /events          server-sent events: ``event: standings`` with the document at once,
-                         then again whenever it changes; a ``: keep-alive`` comment every 15 s
+                         then again whenever it changes; ``event: status`` (the service's
+                         link to the tables and the page's version, see below) at once and
+                         every 5 s, or without a status source a ``: keep-alive`` every 15 s
     GET /healthz         {"status": "ok" | "degraded" | "starting", ...}: 503 only before the
                          first standings; "degraded" while the broker is not subscribed
     /api/desk/...        the desk API (leaderboard/desk_api.py, bearer token), when mounted;
@@ -15,6 +17,13 @@ SSE stream and the retained-topic publisher. The service's feed computes the fir
 after a quiet spell at once and then at most once per ``debounce`` seconds (``leading``); a
 feed without ``leading`` waits ``debounce`` after each change first. The version only moves
 when the content changes, not when only the time of computing does.
+
+The status event is what the page's connection indicator tells, end to end: the service's
+``state`` (leaderboard.app.LeaderboardService.link_status: "live", "stale", "waiting",
+"offline"), ``page`` (the version of the page served: a page that sees another one reloads
+itself, so room screens take a new page after an upgrade) and ``page_seconds`` (how long a
+room screen shows each page of rows). The page itself says "reconnecting" when the stream
+drops or its status events stop.
 """
 
 from __future__ import annotations
@@ -41,12 +50,15 @@ from runtime.logs import get_logger
 __all__ = [
     "KEEPALIVE_SECONDS",
     "PAGE",
+    "STATUS_SECONDS",
     "StandingsFeed",
     "create_app",
     "sse_event",
 ]
 
 KEEPALIVE_SECONDS: Final = 15.0
+STATUS_SECONDS: Final = 5.0
+_PAGE_VERSION_MARK: Final = "__PAGE_VERSION__"
 PAGE: Final = Path(__file__).resolve().parent / "static" / "index.html"
 _VOLATILE: Final = frozenset({"version", "generated_at", "generated_local"})
 _log = get_logger("leaderboard.web")
@@ -188,6 +200,17 @@ def sse_event(current: _Current) -> bytes:
     return b"id: %d\nevent: standings\ndata: %s\n\n" % (current.version, current.encoded)
 
 
+def status_event(status: Mapping[str, Any]) -> bytes:
+    """One server-sent event carrying the service's status (no id: it is not a version)."""
+    data = json.dumps(status, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return b"event: status\ndata: %s\n\n" % data.encode("utf-8")
+
+
+def page_version(html: str) -> str:
+    """The version of a page: the first 12 hex digits of its SHA-256."""
+    return hashlib.sha256(html.encode("utf-8")).hexdigest()[:12]
+
+
 _NO_STORE: Final = {"Cache-Control": "no-store"}
 
 
@@ -213,14 +236,24 @@ def _security_headers(html: str) -> dict[str, str]:
 
 def create_app(feed: StandingsFeed, *, desk: Sequence[BaseRoute] | None = None,
                health: Callable[[], Mapping[str, Any]] | None = None,
-               page: Path = PAGE) -> Starlette:
+               status: Callable[[], Mapping[str, Any]] | None = None,
+               page_seconds: float = 10.0, page: Path = PAGE) -> Starlette:
     """The Starlette app of the page, the JSON API, SSE and health; the desk API when given.
 
-    The desk routes (leaderboard.desk_api.desk_routes) check the desk's bearer token
-    themselves; the service builds them only when a desk token is configured.
+    ``status`` (the service's link to the tables) is sent on the event stream as it is,
+    with the page's version and ``page_seconds``. The desk routes (leaderboard.desk_api.
+    desk_routes) check the desk's bearer token themselves; the service builds them only when
+    a desk token is configured.
     """
-    html = page.read_text(encoding="utf-8")
+    template = page.read_text(encoding="utf-8")
+    version = page_version(template)
+    html = template.replace(_PAGE_VERSION_MARK, version)
     page_headers = _security_headers(html)
+
+    def status_now() -> dict[str, Any] | None:
+        if status is None:
+            return None
+        return {**status(), "page": version, "page_seconds": page_seconds}
 
     async def index(_: Request) -> Response:
         return HTMLResponse(html, headers=page_headers)
@@ -235,7 +268,7 @@ def create_app(feed: StandingsFeed, *, desk: Sequence[BaseRoute] | None = None,
     async def events(request: Request) -> Response:
         last = request.headers.get("last-event-id", "")
         return StreamingResponse(
-            _stream(feed, int(last) if last.isdigit() else 0),
+            _stream(feed, int(last) if last.isdigit() else 0, status_now),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -279,19 +312,28 @@ class _ChangesStandings:
                 self.feed.changed("desk")
 
 
-async def _stream(feed: StandingsFeed, seen: int) -> AsyncIterator[bytes]:
+async def _stream(feed: StandingsFeed, seen: int,
+                  status: Callable[[], dict[str, Any] | None]) -> AsyncIterator[bytes]:
+    loop = asyncio.get_running_loop()
     yield b"retry: 3000\n\n"
+    first = status()
+    if first is not None:
+        yield status_event(first)
+    told = loop.time()  # when the status was last sent
     current = feed.current
     if current is not None:
         # Always send the document on connect: after a service restart versions start again.
         yield sse_event(current)
         seen = current.version
+    wait = KEEPALIVE_SECONDS if first is None else STATUS_SECONDS
     while not feed.is_closed():
-        newer = await feed.wait_newer(seen, timeout=KEEPALIVE_SECONDS)
-        if newer is None:
-            if feed.is_closed():
-                break
-            yield b": keep-alive\n\n"
-            continue
-        seen = newer.version
-        yield sse_event(newer)
+        newer = await feed.wait_newer(seen, timeout=max(0.0, told + wait - loop.time()))
+        if feed.is_closed():
+            break
+        if newer is not None:
+            seen = newer.version
+            yield sse_event(newer)
+        if loop.time() - told >= wait:  # also while the standings change all the time
+            now = status()
+            yield b": keep-alive\n\n" if now is None else status_event(now)
+            told = loop.time()

@@ -37,7 +37,10 @@ The tables' consoles (issue 12):
     showdown desk staff passphrase ID [--passphrase-file F]
     showdown desk staff send [--table T]
     showdown desk register ... [--rewards-card N] [--pin-file F | --pin]
+                               [--consent-name] [--screen-name NAME]
     showdown desk patron credentials --patron P-... [--rewards-card N] [--pin-file F | --pin]
+    showdown desk patron display --patron P-... [--consent-name | --no-consent-name]
+                                 [--screen-name NAME | --no-screen-name]
     showdown desk acknowledge --entry E-... --method desk_signature|desk_id_check
     showdown desk disputes [--open]     showdown desk dispute resolve --entry E-... --resolution T
     showdown desk dispute raise|rule|close|show|list ...    (controller.commands.desk_disputes)
@@ -274,6 +277,21 @@ def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
     a.add_argument("--rewards-card", metavar="NUMBER", default=None)
     _pin_options(a, "the participant's")
     a.set_defaults(handler=console.run_patron_credentials)
+    a = patron_actions.add_parser(
+        "display", parents=[common], help="how the page may name a patron",
+        description="record the patron's consent to be shown by first name and initial,"
+        " and/or the screen name they chose (or take it away); the page follows at once")
+    a.add_argument("--patron", metavar="ID", required=True)
+    consent = a.add_mutually_exclusive_group()
+    consent.add_argument("--consent-name", dest="consent", action="store_const", const=True,
+                         default=None, help="the patron agrees to be named")
+    consent.add_argument("--no-consent-name", dest="consent", action="store_const",
+                         const=False, help="the patron withdraws their consent")
+    screen = a.add_mutually_exclusive_group()
+    screen.add_argument("--screen-name", metavar="NAME", default=None)
+    screen.add_argument("--no-screen-name", action="store_true",
+                        help="take the patron's screen name away")
+    a.set_defaults(handler=console.run_patron_display)
 
     a = add("acknowledge", "acknowledge an entry's recorded score at the desk: the table that"
             " recorded it is told", send=True)
@@ -312,6 +330,12 @@ def _patron_actions(add: _Add) -> None:
                    help="the card the participant taps to acknowledge a score (hashed;"
                    " registered by rewards card, that card by default)")
     _pin_options(a, "the participant's")
+    a.add_argument("--consent-name", action="store_true",
+                   help="the patron agrees to be shown on the page by first name and initial"
+                   " (when the house shows names so; otherwise by their entry code)")
+    a.add_argument("--screen-name", metavar="NAME", default=None,
+                   help="a name the patron chose to be shown by on the page (2 to 20 letters,"
+                   " digits, spaces and . - ' _; unique)")
     a.set_defaults(handler=act.run_register)
 
     a = add("import-list", "import an exclusion or staff list (CSV: id_number, name[, ...])")

@@ -245,12 +245,15 @@ def run_register(args: argparse.Namespace) -> int:
         patron = desk.register_patron(s, settings, clock, actor=actor, name=args.name,
                                       id_kind=args.id_kind, id_number=args.id_number,
                                       birth_date=args.birth_date, why=args.why,
-                                      rewards_card=args.rewards_card, pin=pin)
+                                      rewards_card=args.rewards_card, pin=pin,
+                                      name_consent=args.consent_name,
+                                      screen_name=args.screen_name)
     proof = [what for what, held in (("rewards card", patron.card_hash),
                                      ("PIN", patron.pin_hash)) if held is not None]
     held = patron.standing == "held"
     show(args, {"patron_id": patron.patron_id, "card": patron.card_hash is not None,
-                "pin": patron.pin_hash is not None, "standing": patron.standing},
+                "pin": patron.pin_hash is not None, "standing": patron.standing,
+                "name_consent": patron.name_consent, "screen_name": patron.screen_name},
          [f"registered {patron.patron_id}"
           + (f" ({' and '.join(proof)} recorded for the table)" if proof else "")]
          + ([f"HELD for a supervisor's decision: {patron.standing_reason} (showdown desk"
@@ -306,15 +309,17 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_buy(args: argparse.Namespace) -> int:
-    """Sell an entry; prints the entry id."""
+    """Sell an entry; prints the entry id and the code the page shows it by."""
     settings = tournament_settings(args)
     with desk_session(args, "entry.buy") as (s, actor):
         entry = desk.buy_entry(s, settings, clock, actor=actor, patron_id=args.patron,
                                payment=args.payment, why=args.why)
-    show(args, {"entry_id": entry.entry_id, "heat_day": entry.heat_day,
-                  "buy_in_cents": entry.buy_in_cents, "payment": entry.payment},
+    show(args, {"entry_id": entry.entry_id, "code": entry.entry_code,
+                "heat_day": entry.heat_day, "buy_in_cents": entry.buy_in_cents,
+                "payment": entry.payment},
            [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
-            f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment})"])
+            f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment});"
+            f" on the leaderboard as {entry.entry_code}"])
     return 0
 
 

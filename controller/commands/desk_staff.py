@@ -26,6 +26,7 @@ __all__ = [
     "run_dispute_resolve",
     "run_disputes",
     "run_patron_credentials",
+    "run_patron_display",
     "run_payouts",
     "run_staff_add",
     "run_staff_card",
@@ -166,6 +167,23 @@ def run_patron_credentials(args: argparse.Namespace) -> int:
                         if h)
     act.show(args, data, [f"patron {patron.patron_id}: {held or 'nothing'} recorded for the"
                           " table (entries seated from now on carry it)"])
+    return 0
+
+
+def run_patron_display(args: argparse.Namespace) -> int:
+    """Record how the page may name a patron (consent, screen name)."""
+    with act.desk_session(args, "patron.display") as (s, actor):
+        patron = desk.set_patron_display(s, act.clock, actor=actor, patron_id=args.patron,
+                                         name_consent=args.consent,
+                                         screen_name=args.screen_name,
+                                         clear_screen_name=args.no_screen_name, why=args.why)
+    data = {"patron_id": patron.patron_id, "name_consent": patron.name_consent,
+            "screen_name": patron.screen_name}
+    act.show(args, data, [f"patron {patron.patron_id}: "
+                          + ("named by first name and initial" if patron.name_consent
+                             else "no consent to be named")
+                          + (f", screen name {patron.screen_name!r}" if patron.screen_name
+                             else ", no screen name")])
     return 0
 
 

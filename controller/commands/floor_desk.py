@@ -254,4 +254,5 @@ def _register(session: Session, settings: TournamentSettings, by: str, *, clock:
     """The desk registers simulated patrons; their ids."""
     return [desk.register_patron(session, settings, clock.wall, actor=by, name=p.name,
                                  id_kind=p.id_kind, id_number=p.id_number,
-                                 birth_date=p.birth_date).patron_id for p in people]
+                                 birth_date=p.birth_date, name_consent=True).patron_id
+            for p in people]  # simulated patrons agree to be named on the page

@@ -59,7 +59,12 @@ from leaderboard.desk.lineups import (
     places,
 )
 from leaderboard.desk.lookups import get_entry, get_patron
-from leaderboard.desk.patrons import check_person, register_patron, set_patron_credentials
+from leaderboard.desk.patrons import (
+    check_person,
+    register_patron,
+    set_patron_credentials,
+    set_patron_display,
+)
 from leaderboard.desk.record import audit_log, refusals
 from leaderboard.desk.rescreen import Rescreen, import_and_rescreen
 from leaderboard.desk.roles import NotPermitted
@@ -163,6 +168,7 @@ __all__ = [
     "send_roster",
     "set_desk_passphrase",
     "set_patron_credentials",
+    "set_patron_display",
     "set_staff_active",
     "table_fault",
     "unseat_entry",

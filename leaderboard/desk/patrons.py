@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Final
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.tournament_schema import TournamentSettings
@@ -24,6 +25,8 @@ from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.holds import CLEAR, open_hold
 from leaderboard.desk.ids import new_id
 from leaderboard.desk.lookups import get_patron, local_day
+from leaderboard.display_names import check_screen_name as _check_screen_name
+from leaderboard.display_names import screen_name_key
 from leaderboard.eligibility import (
     ID_KINDS,
     Candidate,
@@ -101,7 +104,8 @@ def _proof(patron: Patron, *, rewards_card: str | None, pin: str | None) -> dict
 def register_patron(session: Session, settings: TournamentSettings, clock: WallClock, *,
                     actor: str, name: str, id_kind: str, id_number: str,
                     birth_date: date | str, why: str | None = None,
-                    rewards_card: str | None = None, pin: str | None = None) -> Patron:
+                    rewards_card: str | None = None, pin: str | None = None,
+                    name_consent: bool = False, screen_name: str | None = None) -> Patron:
     """Register a patron by rewards card, ID document or driver's licence (rule 5), after
     the eligibility check (rules 1-3); an ineligible person is refused and recorded.
 
@@ -109,7 +113,11 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     table (stored hashed); registered by rewards card, that card is theirs by default. The
     rewards card is one of the patron's documents too (checked against the lists). A name
     match on a list without a document match registers the patron HELD (``standing``) for a
-    supervisor's decision: they can neither buy nor be seated meanwhile."""
+    supervisor's decision: they can neither buy nor be seated meanwhile.
+
+    ``name_consent``: the patron agreed to be shown by first name and initial (when the
+    house shows names so); ``screen_name``: a name they chose to be shown by (checked,
+    unique whatever its case and spacing)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     if id_kind not in ID_KINDS:
@@ -122,6 +130,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
             documents.append((REWARDS_CARD, document_number(REWARDS_CARD, card)))
     if pin is not None:
         pin_number(pin, "the participant's")
+    shown = _screen_name(session, screen_name) if screen_name is not None else None
     today = local_day(settings, now)
     if person.birth_date > today or today.year - person.birth_date.year > _MAX_AGE:
         raise DeskError(f"birth date {person.birth_date} is not plausible")
@@ -138,8 +147,11 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
                      who="registration")
     patron = Patron(patron_id=new_id("P-"), name=person.name, id_kind=id_kind,
                     id_number=person.id_number, birth_date=person.birth_date,
-                    created_at=as_utc(now), standing=CLEAR)
+                    created_at=as_utc(now), standing=CLEAR, name_consent=name_consent,
+                    screen_name=shown, screen_name_key=screen_name_key(shown) if shown else None)
     proof = _proof(patron, rewards_card=rewards_card, pin=pin)
+    display = {**({"name_consent": True} if name_consent else {}),  # only what was given
+               **({"screen_name": shown} if shown else {})}
 
     def raced() -> str:
         for kind, number in documents:
@@ -147,6 +159,8 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
             if other is not None:
                 return (f"{kind} {number} was registered at the same moment at another desk,"
                         f" as patron {other}")
+        if shown is not None and _screen_name_holder(session, shown) is not None:
+            return f"the screen name {shown!r} was taken at the same moment at another desk"
         return "the patron was registered at the same moment at another desk"
 
     with conflict_on_race(session, raced):
@@ -155,11 +169,34 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
         store_documents(session, patron, documents, now=now, actor=actor)
         write_audit(session, now, actor, "patron.registered",
                     detail={"patron_id": patron.patron_id, "id_kind": id_kind,
-                            "documents": [k for k, _ in documents], **proof}, why=why)
+                            "documents": [k for k, _ in documents], **proof, **display},
+                    why=why)
         if verdict.held:
             open_hold(session, patron, verdict, now, context="registration", actor=actor)
         session.commit()
     return patron
+
+
+def check_screen_name(raw: str) -> str:
+    """A screen name as it will be shown, or DeskError saying what is wrong with it."""
+    try:
+        return _check_screen_name(raw)
+    except ValueError as exc:
+        raise DeskError(str(exc)) from None
+
+
+def _screen_name_holder(session: Session, name: str) -> str | None:
+    return session.scalar(select(Patron.patron_id).where(
+        Patron.screen_name_key == screen_name_key(name)))
+
+
+def _screen_name(session: Session, raw: str) -> str:
+    """A screen name checked (DeskError) and free (Conflict naming who has it)."""
+    name = check_screen_name(raw)
+    holder = _screen_name_holder(session, name)
+    if holder is not None:
+        raise Conflict(f"the screen name {name!r} is already patron {holder}'s: choose another")
+    return name
 
 
 def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, patron_id: str,
@@ -176,4 +213,42 @@ def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, pa
     write_audit(session, now, actor, "patron.credentials",
                 detail={"patron_id": patron.patron_id, **proof}, why=why)
     session.commit()
+    return patron
+
+
+def set_patron_display(session: Session, clock: WallClock, *, actor: str, patron_id: str,
+                       name_consent: bool | None = None, screen_name: str | None = None,
+                       clear_screen_name: bool = False, why: str | None = None) -> Patron:
+    """Record, after registration, whether the patron agrees to be shown by first name and
+    initial and/or the screen name they chose (checked and unique, as at registration), or
+    take the screen name away (``clear_screen_name``); the page follows at once."""
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    patron = get_patron(session, patron_id)
+    if name_consent is None and screen_name is None and not clear_screen_name:
+        raise DeskError("give the name consent, a screen name or no screen name")
+    if screen_name is not None and clear_screen_name:
+        raise DeskError("give a screen name or take it away, not both")
+    detail: dict[str, object] = {"patron_id": patron.patron_id}
+    if name_consent is not None:
+        patron.name_consent = name_consent
+        detail["name_consent"] = name_consent
+    if screen_name is not None:
+        shown = check_screen_name(screen_name)
+        holder = _screen_name_holder(session, shown)
+        if holder is not None and holder != patron.patron_id:
+            raise Conflict(f"the screen name {shown!r} is already patron {holder}'s:"
+                           " choose another")
+        patron.screen_name, patron.screen_name_key = shown, screen_name_key(shown)
+        detail["screen_name"] = shown
+    if clear_screen_name:
+        patron.screen_name = patron.screen_name_key = None
+        detail["screen_name"] = None
+
+    def raced() -> str:
+        return f"the screen name {patron.screen_name!r} was taken at the same moment"
+
+    with conflict_on_race(session, raced):
+        write_audit(session, now, actor, "patron.display", detail=detail, why=why)
+        session.commit()
     return patron

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
+import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -97,6 +98,11 @@ class IngestLink:
         self.gap_check_s = gap_check_s
         self.subscribed = subscribed if subscribed is not None else asyncio.Event()
         self.client: MqttClient | None = None  # while connected and subscribed
+        # What the page's connection indicator tells (leaderboard.app.LeaderboardService.
+        # link_status): when a table last sent something live (a retained message is an old
+        # one: it does not count), and every table heard from, retained or not.
+        self.last_message_at: float | None = None  # time.time()
+        self.tables_seen: set[str] = set()
         self._alongside = alongside
         self._session = MqttSession(settings, client_id=self.client_id,
                                     clean_session=not self.persistent, rng=rng)
@@ -153,6 +159,7 @@ class IngestLink:
                 if first is None:
                     return
                 received = [first, *client.take_nowait(ingestor.batch_max - 1)]
+                self._heard(received)
                 items = await ingestor.screen_received(
                     [(m.topic, m.payload) for m in received])
                 if storing is not None:
@@ -170,6 +177,14 @@ class IngestLink:
         finally:
             if storing is not None:  # what was received is stored before the loop ends
                 await storing
+
+    def _heard(self, received: list[Received]) -> None:
+        for m in received:
+            parts = m.topic.split("/")
+            if len(parts) >= 3 and parts[-3] == "tables":
+                self.tables_seen.add(parts[-2])
+            if not m.retain:
+                self.last_message_at = time.time()
 
     async def _gaps(self, stop: asyncio.Event) -> None:
         while not await stopped_within(stop, self.gap_check_s):

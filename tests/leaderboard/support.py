@@ -406,7 +406,7 @@ def shifted_clock() -> Callable[[], datetime]:
 
 
 def write_config(tmp: Path, broker: MqttBroker, root: str, table: Signer,
-                 *, names: str = "entry_id", http_extra: str = "") -> Path:
+                 *, names: str = "entry_code", http_extra: str = "", page: str = "") -> Path:
     key = Signer.generate("leaderboard")
     save_private_key(key, tmp / "leaderboard.key")
     (tmp / "tables.pub").write_text(f"# enrolled tables\n{table.public_key.enrolment_line()}\n")
@@ -435,14 +435,22 @@ desk_api = true
 [page]
 rows = 20
 names = "{names}"
+{page}
 """)
     return path
 
 
 async def start(tmp: Path, broker: MqttBroker, root: str, *, watchdog_s: float | None = None,
-                names: str = "entry_id", http_extra: str = "") -> Running:
+                names: str = "entry_code", http_extra: str = "", page: str = "",
+                seed: Callable[[Engine], None] | None = None,
+                broker_address: tuple[str, int] | None = None) -> Running:
+    """The whole service on a seeded database; ``http_extra`` and ``page`` add [http] and
+    [page] lines, ``seed`` more rows, ``broker_address`` is where the service connects (a
+    relay) if not the broker."""
     table = Signer.generate("t01")
-    path = write_config(tmp, broker, root, table, names=names, http_extra=http_extra)
+    via = broker if broker_address is None else MqttBroker(
+        kind=broker.kind, host=broker_address[0], port=broker_address[1])
+    path = write_config(tmp, via, root, table, names=names, http_extra=http_extra, page=page)
     config = read_leaderboard_config(path)
     engine = make_engine(config.database)
     upgrade(engine)
@@ -451,6 +459,8 @@ async def start(tmp: Path, broker: MqttBroker, root: str, *, watchdog_s: float |
         add_patron(s, "P-LIVE", "Live Player", 77)
         add_entry(s, "E-LIVE01", "P-LIVE", local(8, 13).date())
         s.commit()
+    if seed is not None:
+        seed(engine)
     engine.dispose()
     notify = Recorder(watchdog_s)
     service = LeaderboardService(config, notify=notify, clock=shifted_clock())

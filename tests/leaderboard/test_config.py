@@ -62,7 +62,7 @@ def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     assert dict(config.tables) == {"t01": T01.base64}
     assert (config.http.host, config.http.port, config.http.desk_api) == (
         "127.0.0.1", 8080, False)
-    assert (config.page.rows, config.page.names, config.page.title) == (20, "entry_id", None)
+    assert (config.page.rows, config.page.names, config.page.title) == (20, "entry_code", None)
     assert "t01" in config.keyring()
 
 
@@ -88,7 +88,9 @@ BASE: dict[str, Any] = {
     ("mqtt", {"password_file": "pw"}, "mqtt.password_file", "cannot read"),
     ("http", {"port": 70000}, "http.port", "0..65535"),
     ("page", {"rows": 0}, "page.rows", "1..200"),
-    ("page", {"names": "full"}, "page.names", "entry_id, first_name_initial"),
+    ("page", {"names": "full"}, "page.names", "entry_code, first_name_initial, screen_name"),
+    ("page", {"stale_after_s": 5}, "page.stale_after_s", "10..86400"),
+    ("page", {"page_seconds": "fast"}, "page.page_seconds", "expected a number"),
     ("log", {"level": "loud"}, "log.level", "debug, info"),
 ])
 def test_refusals_name_the_key(tmp_path: Path, section: str, values: dict[str, Any], key: str,
@@ -197,3 +199,10 @@ def test_the_shipped_template_is_valid(tmp_path: Path) -> None:
         "broker.casino.lan", 8883, True)
     assert set(config.tables) == {"t01", "t02"}
     assert config.http.desk_api is True
+
+
+def test_the_page_settings_and_the_old_spelling_of_the_code_setting(tmp_path: Path) -> None:
+    data = copy.deepcopy(BASE)
+    data["page"] = {"names": "entry_id", "stale_after_s": 90, "page_seconds": 6}
+    page = read_leaderboard_config(write(tmp_path, tomli_w.dumps(data))).page
+    assert (page.names, page.stale_after_s, page.page_seconds) == ("entry_code", 90.0, 6.0)

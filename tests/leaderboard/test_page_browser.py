@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from leaderboard.display_names import entry_code
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.support import START, finish, start
 
@@ -71,7 +72,9 @@ async def test_a_score_published_over_mqtt_appears_on_the_page_without_reload(
                 page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
                 await page.goto(f"http://127.0.0.1:{run.port}/")
                 await page.wait_for_selector("body[data-version]", timeout=30_000)
-                await page.wait_for_selector("#live.on", timeout=30_000)  # SSE connected
+                # SSE connected, the broker subscribed, no table heard from yet: not "live"
+                await page.wait_for_selector('#live[data-state="waiting"]', timeout=30_000)
+                assert await page.inner_text("#live-text") == "waiting for the tables"
                 await page.evaluate("window.__sameDocument = 'not reloaded'")
                 assert await page.locator('tr[data-entry="E-LIVE01"]').count() == 0
                 assert await page.locator("#board-rows tr").count() == 14
@@ -82,13 +85,15 @@ async def test_a_score_published_over_mqtt_appears_on_the_page_without_reload(
                                                    timeout=30_000)
                 assert row is not None
                 cells = [c.strip() for c in (await row.inner_text()).split("\t")]
-                assert cells[:3] == ["1", "E-LIVE01", "R5,750.00"]
+                assert cells[:3] == ["1", entry_code("E-LIVE01"), "R5,750.00"]
                 assert await page.evaluate("window.__sameDocument") == "not reloaded"
+                await page.wait_for_selector("#live.on", timeout=30_000)  # a table was heard
+                assert await page.inner_text("#live-text") == "live"
                 assert await page.locator("#board-rows tr").count() == 15
                 # 16 buy-ins of R100 now: 80% = R1,280.00, 20% = R320.00.
                 assert await page.inner_text("#final-pool") == "R1,280.00"
                 assert await page.inner_text("#top-pool") == "R320.00"
-                assert "E-f1d2e3" in await page.inner_text("#pending")
+                assert entry_code("E-f1d2e3") in await page.inner_text("#pending")
 
                 SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
                 await page.screenshot(path=str(SCREENSHOT))

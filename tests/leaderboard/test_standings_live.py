@@ -228,7 +228,7 @@ CASES = st.builds(Case, events=st.lists(EVENT, max_size=14), field=FIELD,
 def _check(engine: Engine, case: Case) -> None:
     tournament = SETTINGS[(case.rule, case.acknowledged_only)]
     options = ViewOptions(venue="goldreef", title="Test floor", rows=case.rows,
-                          names="first_name_initial" if case.names else "entry_id")
+                          names="first_name_initial" if case.names else "entry_code")
     world = World(engine)
     live = LiveStandings(engine, tournament, options)
     assert live.document(world.now) == standings(engine, tournament, options, now=world.now)

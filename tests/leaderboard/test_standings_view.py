@@ -22,7 +22,6 @@ from game.tournament_schema import TournamentSettings, parse_tournament
 from leaderboard.models import Entry, Patron, Score
 from leaderboard.standings_view import (
     ViewOptions,
-    display_name,
     format_text,
     standings,
     strip_names,
@@ -35,6 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOW = datetime(2026, 7, 12, 15, 0, tzinfo=SAST)
 OPTIONS = ViewOptions(venue="goldreef", title="Test floor", rows=20)
 NAMES = {"P1": "Thandiwe Mokoena", "P2": "Pieter van der Merwe", "P3": "Sipho Dlamini"}
+CONSENTED = frozenset({"P1", "P2"})  # agreed at registration to be shown by name
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def add_patrons(s: Session) -> None:
     for i, (pid, name) in enumerate(sorted(NAMES.items())):
         s.add(Patron(patron_id=pid, name=name, id_kind="id_document",
                      id_number=f"80010150090{i}8", birth_date=date(1980, 1, 1),
-                     created_at=at(3, 13)))
+                     created_at=at(3, 13), name_consent=pid in CONSENTED))
 
 
 def add_entry(s: Session, entry_id: str, patron: str, *, heat_day: date | None = date(2026, 7, 10),
@@ -250,13 +250,6 @@ def test_names_hidden_by_default_and_never_in_the_public_copy(
     public = json.dumps(strip_names(named))
     assert "Thandiwe" not in public
     assert "Pieter" not in public
-
-
-def test_display_name_is_first_name_and_initial() -> None:
-    assert display_name("Thandiwe Mokoena") == "Thandiwe M."
-    assert display_name("  Pieter  van der Merwe ") == "Pieter M."
-    assert display_name("Cher") == "Cher"
-    assert display_name("") == ""
 
 
 def test_scores_that_cannot_be_ranked_are_listed_with_the_reason(
