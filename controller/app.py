@@ -457,7 +457,8 @@ class TableDaemon:
             self.gate = ConsoleGate(
                 config=cfg.console, core=lambda: self.service.core if self.service else None,
                 ingest=self.ingest, now=lambda: self.clock().wall,
-                signatures=cfg.console.signatures or cfg.journal.parent / "signatures")
+                signatures=cfg.console.signatures or cfg.journal.parent / "signatures",
+                simulated=cfg.simulated)
             if not self.faults:
                 await self.ingest("start", {"config": cfg.source,
                                             "config_sha256": _file_digest(Path(cfg.source))})
