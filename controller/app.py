@@ -32,6 +32,7 @@ from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
 from controller.journal import Journal
 from controller.journal.delivery import OutboxFeed
+from controller.journal.group_commit import GroupCommit
 from controller.journal.verified_head import whole_file_problems
 from controller.journal.writer import JournalWriter
 from controller.local_api import LocalApi
@@ -74,6 +75,7 @@ _T = TypeVar("_T")
 # while the event loop runs Python; 0.5 ms bounds that wait (docs/performance.md).
 GIL_SWITCH_INTERVAL_S = 0.0005
 _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
+_CHIP_BACKLOG = 64  # chip reports waiting for a transaction before the pump waits too
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,8 @@ class TableDaemon:
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
         self.writer = JournalWriter(f"journal-{config.table}")  # every append runs on it
+        # every input goes through it: those arriving together share a transaction
+        self.inputs: GroupCommit[tuple[str, dict[str, Any]], Applied] = GroupCommit(self._commit)
         self.feed: OutboxFeed | None = None  # the outbox the link drains (not in error state)
         self.service: TableService | None = None
         self.link: MqttLink | None = None
@@ -193,39 +197,58 @@ class TableDaemon:
     # ---- the one way in --------------------------------------------------------------
 
     async def ingest(self, kind: str, payload: Mapping[str, Any]) -> Applied:
-        """Journal one input and apply it, in one transaction; wake the publisher."""
+        """Journal one input and apply it, in one transaction (with the inputs that arrived
+        meanwhile: group commit); wake the publisher."""
+        if self.journal is None or self.service is None or self.faults:
+            return self._refused_state()
+        return await self.inputs.submit((kind, dict(payload)))
+
+    def _refused_state(self) -> Applied:
+        return Applied(ok=False, error="the table is in the error state: "
+                                       + "; ".join(self.faults or ["not started"]))
+
+    async def _commit(self, batch: list[tuple[str, dict[str, Any]]]) -> list[Applied]:
+        """Journal and apply a batch of inputs in one transaction; each one's Applied."""
         journal, service = self.journal, self.service
         if journal is None or service is None or self.faults:
-            return Applied(ok=False, error="the table is in the error state: "
-                                           + "; ".join(self.faults or ["not started"]))
+            return [self._refused_state() for _ in batch]
+        boxes: list[list[Applied]] = []
         async with self._lock:
-            box: list[Applied] = []
+            items = []
+            for kind, payload in batch:
+                box: list[Applied] = []
+                boxes.append(box)
 
-            def outgoing(record: Any) -> Any:
-                applied = service.apply(record.kind, record.payload, record.wall)
-                box.append(applied)
-                return applied.messages
+                def outgoing(record: Any, box: list[Applied] = box) -> Any:
+                    applied = service.apply(record.kind, record.payload, record.wall)
+                    box.append(applied)
+                    return applied.messages
 
+                items.append((kind, payload, self.clock(), outgoing))
             try:
-                _, messages = await self.writer.call(
-                    journal.append, kind=kind, payload=dict(payload), clock=self.clock(),
-                    outgoing=outgoing)
+                stored = await self.writer.call(journal.append_batch, items)
             except Exception as exc:
                 # The state may now be ahead of the journal: stop taking input (error state).
                 self.faults.append(f"journal write failed: {exc}")
                 self._log.error("journal write failed; entering the error state", error=str(exc))
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
-                return Applied(ok=False, error=f"journal write failed: {exc}")
+                return [Applied(ok=False, error=f"journal write failed: {exc}") for _ in batch]
             if self.feed is not None:  # committed: the link may publish them now
-                self.feed.offer(messages)
+                for _, messages in stored:
+                    self.feed.offer(messages)
         self._last_work = asyncio.get_running_loop().time()
-        self.version += 1
+        self.version += len(batch)
         self._changed.set()
         self._changed = asyncio.Event()
-        applied = box[0]
-        if self.link is not None and applied.messages:  # the outbox grew: publish it
+        done = [box[0] for box in boxes]
+        if self.link is not None and any(a.messages for a in done):  # the outbox grew
             self.link.wake()
+        for (kind, _), applied in zip(batch, done, strict=True):
+            self._log_applied(kind, applied)
+        return done
+
+    def _log_applied(self, kind: str, applied: Applied) -> None:
         if not applied.ok:
             self._log.warning("input refused", kind=kind, error=applied.error)
         for message in applied.messages:
@@ -238,7 +261,6 @@ class TableDaemon:
             elif message.type in _SCORE_TYPES:
                 self._log.info(message.type, entry_id=message.body.get("entry_id"),
                                score=message.body.get("score"))
-        return applied
 
     # ---- inputs from the outside ------------------------------------------------------
 
@@ -390,11 +412,15 @@ class TableDaemon:
                     "seat": reading.spot.seat, "spot": reading.spot.spot,
                     "amount": reading.amount_cents, "by": reading.operator})
             elif isinstance(reading, ChipInventory):
-                await self.ingest("chips", {
+                # Not awaited: a sweep's reports of many spots share one transaction. In the
+                # order read; the pump waits only behind a backlog.
+                committed = self.inputs.submit(("chips", {
                     "seat": reading.spot.seat, "spot": reading.spot.spot,
                     "uids": sorted(format_uid(u) for u in reading.uids),
                     "reader": reading.reader, "antenna": reading.antenna,
-                    "report_seq": reading.report_seq})
+                    "report_seq": reading.report_seq}))
+                if self.inputs.waiting >= _CHIP_BACKLOG:
+                    await committed
             elif isinstance(reading, DeviceAlert):
                 await self.ingest("device_alert", {"device": reading.device,
                                                    "kind": reading.kind,
@@ -450,7 +476,8 @@ class TableDaemon:
             self.journal = journal = self._open_journal(service)
             if journal is not None:
                 stack.callback(journal.close)
-            stack.callback(self.writer.close)  # after the feed's last marks, before the journal
+            # after the feed's last marks, before the journal
+            stack.push_async_callback(self._close_writer)
             if journal is not None and not self.faults:
                 self.feed = OutboxFeed(journal, self.writer, clock=self.clock)
                 stack.callback(self.feed.close)
@@ -517,6 +544,11 @@ class TableDaemon:
                 for task in tasks:
                     task.cancel()
         return 0
+
+    async def _close_writer(self) -> None:
+        """The last inputs committed, then the writer's thread stopped."""
+        await self.inputs.idle()
+        self.writer.close()
 
     def _console_listening(self, port: int) -> None:
         self.console_port = port
