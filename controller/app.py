@@ -30,6 +30,7 @@ from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
+from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
 from controller.journal import Journal
 from controller.journal.delivery import OutboxFeed
 from controller.journal.group_commit import GroupCommit
@@ -40,7 +41,6 @@ from controller.mqtt_link import MqttLink, TableIdentity
 from controller.startup import start_journal
 from controller.table_service import Applied, TableService
 from drivers.protocols import CardReader, ChipReader, IdReader
-from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus
 from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
@@ -75,8 +75,6 @@ _T = TypeVar("_T")
 # while the event loop runs Python; 0.5 ms bounds that wait (docs/performance.md).
 GIL_SWITCH_INTERVAL_S = 0.0005
 _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
-_CHIP_BACKLOG = 64  # chip reports waiting for a transaction before the pump waits too
-
 
 @dataclass(frozen=True, slots=True)
 class TableDevices:
@@ -86,7 +84,6 @@ class TableDevices:
     shoe: CardReader
     rfid: ChipReader
     ids: IdReader | None = None  # the ID-card reader (rewards and employee cards), if fitted
-
 
 class DeviceSource(Protocol):
     """Where the daemon gets its chip registry and its devices (controller.wiring)."""
@@ -98,7 +95,6 @@ class DeviceSource(Protocol):
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
         """The devices, not yet entered; anything they need closed goes on `stack`."""
         ...
-
 
 class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
@@ -359,83 +355,6 @@ class TableDaemon:
                                    "pending": journal.pending_count()})
         return self._figures[1]
 
-    async def _pump_shoe(self) -> None:
-        assert self.devices is not None
-        assert self.journal is not None
-        shoe = self.devices.shoe
-        # A shoe driver with ack="on_confirm" acknowledges a reading only once it is journaled.
-        confirm = getattr(shoe, "confirm", None)
-        # device -> (session, read_index) of the last shoe read journaled: a read the shoe
-        # delivers again after a restart (journaled, but the ACK never left) is not applied twice.
-        last_read = dict(self.shoe_reads)
-        async for reading in shoe:
-            if isinstance(reading, CardReading):
-                last = last_read.get(reading.device)
-                if (reading.session is not None and last is not None
-                        and last[0] == reading.session and reading.read_index <= last[1]):
-                    self._log.warning("shoe read already journaled; skipped",
-                                      device=reading.device, session=reading.session,
-                                      read_index=reading.read_index)
-                else:
-                    payload: dict[str, Any] = {
-                        "card": str(reading.card), "read_index": reading.read_index,
-                        "quality": reading.quality, "device": reading.device,
-                        "source": reading.source}
-                    if reading.session is not None:
-                        payload["session"] = reading.session
-                    await self.ingest("card", payload)
-                    if self.faults:  # not journaled: the shoe must keep it
-                        continue
-                    if reading.session is not None:
-                        last_read[reading.device] = (reading.session, reading.read_index)
-                if confirm is not None:
-                    await confirm(reading)
-            elif isinstance(reading, ShoeStatus):
-                await self.ingest("shoe_status", {"state": str(reading.state),
-                                                  "device": reading.device,
-                                                  "detail": reading.detail})
-                if confirm is not None and not self.faults:  # journaled, even if refused
-                    await confirm(reading)
-            elif isinstance(reading, DeviceAlert):
-                await self.ingest("device_alert", {"device": reading.device,
-                                                   "kind": reading.kind,
-                                                   "detail": reading.detail, "role": "shoe"})
-
-    async def _pump_rfid(self) -> None:
-        assert self.devices is not None
-        from drivers.manual_chips import ManualWager  # noqa: PLC0415
-        from game.chips import format_uid  # noqa: PLC0415
-
-        async for reading in self.devices.rfid:
-            if isinstance(reading, ManualWager):
-                await self.ingest("manual_wager", {
-                    "seat": reading.spot.seat, "spot": reading.spot.spot,
-                    "amount": reading.amount_cents, "by": reading.operator})
-            elif isinstance(reading, ChipInventory):
-                # Not awaited: a sweep's reports of many spots share one transaction. In the
-                # order read; the pump waits only behind a backlog.
-                committed = self.inputs.submit(("chips", {
-                    "seat": reading.spot.seat, "spot": reading.spot.spot,
-                    "uids": sorted(format_uid(u) for u in reading.uids),
-                    "reader": reading.reader, "antenna": reading.antenna,
-                    "report_seq": reading.report_seq}))
-                if self.inputs.waiting >= _CHIP_BACKLOG:
-                    await committed
-            elif isinstance(reading, DeviceAlert):
-                await self.ingest("device_alert", {"device": reading.device,
-                                                   "kind": reading.kind,
-                                                   "detail": reading.detail, "role": "rfid"})
-
-    async def _pump_ids(self, reader: IdReader) -> None:
-        async for reading in reader:
-            if isinstance(reading, IdTap):
-                if self.gate is not None:
-                    self.gate.offer_tap(reading)
-            elif isinstance(reading, DeviceAlert):
-                await self.ingest("device_alert", {"device": reading.device,
-                                                   "kind": reading.kind,
-                                                   "detail": reading.detail, "role": "id_reader"})
-
     async def _watchdog(self) -> None:
         interval = self.notify.watchdog_interval()
         if interval is None:
@@ -513,13 +432,13 @@ class TableDaemon:
                     self.devices = self.device_source.open(stack, registry)
                     await stack.enter_async_context(self.devices.shoe)
                     await stack.enter_async_context(self.devices.rfid)
-                    tasks.append(tg.create_task(self._pump_shoe(),
+                    tasks.append(tg.create_task(pump_shoe(self),
                                                 name=f"table[{cfg.table}].shoe_pump"))
-                    tasks.append(tg.create_task(self._pump_rfid(),
+                    tasks.append(tg.create_task(pump_rfid(self),
                                                 name=f"table[{cfg.table}].rfid_pump"))
                     if self.devices.ids is not None:
                         await stack.enter_async_context(self.devices.ids)
-                        tasks.append(tg.create_task(self._pump_ids(self.devices.ids),
+                        tasks.append(tg.create_task(pump_ids(self, self.devices.ids),
                                                     name=f"table[{cfg.table}].id_pump"))
                 if cfg.console.enabled and not self.faults:
                     tasks.append(tg.create_task(
@@ -558,7 +477,6 @@ class TableDaemon:
                 "inputs": self.service.inputs_applied if self.service else 0,
                 "alerts": self.service.alerts_raised if self.service else 0}
 
-
 class _NoOutbox:
     """The outbox of a table in the error state: it publishes nothing stored."""
 
@@ -571,13 +489,11 @@ class _NoOutbox:
         """Nothing is ever sent, so nothing is marked."""
         del seq
 
-
 def _file_digest(path: Path) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
-
 
 async def run_table(daemon: TableDaemon, *,
                     extra: Callable[[TableDaemon], Coroutine[Any, Any, None]] | None = None
@@ -590,5 +506,4 @@ async def run_table(daemon: TableDaemon, *,
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return await daemon.run(stop, extra=extra)
-
 
