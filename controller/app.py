@@ -76,6 +76,7 @@ _T = TypeVar("_T")
 GIL_SWITCH_INTERVAL_S = 0.0005
 _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoided.TYPE})
 
+
 @dataclass(frozen=True, slots=True)
 class TableDevices:
     """The table's card shoe and chip readers, as the daemon's pumps read them, and its ID
@@ -84,6 +85,7 @@ class TableDevices:
     shoe: CardReader
     rfid: ChipReader
     ids: IdReader | None = None  # the ID-card reader (rewards and employee cards), if fitted
+
 
 class DeviceSource(Protocol):
     """Where the daemon gets its chip registry and its devices (controller.wiring)."""
@@ -95,6 +97,7 @@ class DeviceSource(Protocol):
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
         """The devices, not yet entered; anything they need closed goes on `stack`."""
         ...
+
 
 class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
@@ -477,6 +480,7 @@ class TableDaemon:
                 "inputs": self.service.inputs_applied if self.service else 0,
                 "alerts": self.service.alerts_raised if self.service else 0}
 
+
 class _NoOutbox:
     """The outbox of a table in the error state: it publishes nothing stored."""
 
@@ -489,11 +493,13 @@ class _NoOutbox:
         """Nothing is ever sent, so nothing is marked."""
         del seq
 
+
 def _file_digest(path: Path) -> str:
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return ""
+
 
 async def run_table(daemon: TableDaemon, *,
                     extra: Callable[[TableDaemon], Coroutine[Any, Any, None]] | None = None
@@ -506,4 +512,3 @@ async def run_table(daemon: TableDaemon, *,
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return await daemon.run(stop, extra=extra)
-

@@ -69,6 +69,7 @@ async def pump_shoe(daemon: TableDaemon) -> None:
             if confirm is not None:
                 journaled.put_nowait((committed, reading))
 
+
 async def _confirm_journaled(
         daemon: TableDaemon, journaled: asyncio.Queue[tuple[asyncio.Future[Applied], ShoeReading]],
         confirm: Callable[[ShoeReading], Awaitable[None]]) -> None:
@@ -79,6 +80,7 @@ async def _confirm_journaled(
         await committed
         if not daemon.faults:
             await confirm(reading)
+
 
 async def pump_rfid(daemon: TableDaemon) -> None:
     """Journal the chip reader's reports (a sweep's share transactions) and alerts."""
@@ -105,6 +107,7 @@ async def pump_rfid(daemon: TableDaemon) -> None:
             await daemon.ingest("device_alert", {"device": reading.device,
                                                "kind": reading.kind,
                                                "detail": reading.detail, "role": "rfid"})
+
 
 async def pump_ids(daemon: TableDaemon, reader: IdReader) -> None:
     """Hand card taps to the console gate; journal the ID reader's alerts."""
