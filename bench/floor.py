@@ -54,11 +54,14 @@ def _cpu_line(floor: FloorRun, hands: int) -> str:
     """CPU milliseconds a hand: the floor's process, the table processes', beside the wall."""
     tables = sum(t.cpu_s for t in floor.tables.values())
     whole = floor.cpu_s + tables
+    inputs = sum(t.inputs for t in floor.tables.values())
+    transactions = sum(t.transactions for t in floor.tables.values())
     return (f"CPU a hand: floor's process {floor.cpu_s * 1000 / hands:.1f} ms, the tables'"
             f" {tables * 1000 / hands:.1f} ms, {whole * 1000 / hands:.1f} ms in all"
             f" (wall {floor.wall_s * 1000 / hands:.1f} ms a hand; {os.cpu_count()} cores"
             f" would play {hands * (os.cpu_count() or 1) / whole if whole else 0:.1f} hands/s"
-            " if busy all the time)")
+            f" if busy all the time); a hand's journal: {inputs / hands:.1f} inputs in"
+            f" {transactions / hands:.1f} transactions")
 
 
 def _profile(title: str, sampler: FloorSampler, hands: int) -> None:

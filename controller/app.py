@@ -30,8 +30,10 @@ from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
+from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
 from controller.journal import Journal
 from controller.journal.delivery import OutboxFeed
+from controller.journal.group_commit import GroupCommit
 from controller.journal.verified_head import whole_file_problems
 from controller.journal.writer import JournalWriter
 from controller.local_api import LocalApi
@@ -39,7 +41,6 @@ from controller.mqtt_link import MqttLink, TableIdentity
 from controller.startup import start_journal
 from controller.table_service import Applied, TableService
 from drivers.protocols import CardReader, ChipReader, IdReader
-from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus
 from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
@@ -111,6 +112,8 @@ class TableDaemon:
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
         self.writer = JournalWriter(f"journal-{config.table}")  # every append runs on it
+        # every input goes through it: those arriving together share a transaction
+        self.inputs: GroupCommit[tuple[str, dict[str, Any]], Applied] = GroupCommit(self._commit)
         self.feed: OutboxFeed | None = None  # the outbox the link drains (not in error state)
         self.service: TableService | None = None
         self.link: MqttLink | None = None
@@ -193,39 +196,58 @@ class TableDaemon:
     # ---- the one way in --------------------------------------------------------------
 
     async def ingest(self, kind: str, payload: Mapping[str, Any]) -> Applied:
-        """Journal one input and apply it, in one transaction; wake the publisher."""
+        """Journal one input and apply it, in one transaction (with the inputs that arrived
+        meanwhile: group commit); wake the publisher."""
+        if self.journal is None or self.service is None or self.faults:
+            return self._refused_state()
+        return await self.inputs.submit((kind, dict(payload)))
+
+    def _refused_state(self) -> Applied:
+        return Applied(ok=False, error="the table is in the error state: "
+                                       + "; ".join(self.faults or ["not started"]))
+
+    async def _commit(self, batch: list[tuple[str, dict[str, Any]]]) -> list[Applied]:
+        """Journal and apply a batch of inputs in one transaction; each one's Applied."""
         journal, service = self.journal, self.service
         if journal is None or service is None or self.faults:
-            return Applied(ok=False, error="the table is in the error state: "
-                                           + "; ".join(self.faults or ["not started"]))
+            return [self._refused_state() for _ in batch]
+        boxes: list[list[Applied]] = []
         async with self._lock:
-            box: list[Applied] = []
+            items = []
+            for kind, payload in batch:
+                box: list[Applied] = []
+                boxes.append(box)
 
-            def outgoing(record: Any) -> Any:
-                applied = service.apply(record.kind, record.payload, record.wall)
-                box.append(applied)
-                return applied.messages
+                def outgoing(record: Any, box: list[Applied] = box) -> Any:
+                    applied = service.apply(record.kind, record.payload, record.wall)
+                    box.append(applied)
+                    return applied.messages
 
+                items.append((kind, payload, self.clock(), outgoing))
             try:
-                _, messages = await self.writer.call(
-                    journal.append, kind=kind, payload=dict(payload), clock=self.clock(),
-                    outgoing=outgoing)
+                stored = await self.writer.call(journal.append_batch, items)
             except Exception as exc:
                 # The state may now be ahead of the journal: stop taking input (error state).
                 self.faults.append(f"journal write failed: {exc}")
                 self._log.critical("journal write failed; entering the error state", error=str(exc))
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
-                return Applied(ok=False, error=f"journal write failed: {exc}")
+                return [Applied(ok=False, error=f"journal write failed: {exc}") for _ in batch]
             if self.feed is not None:  # committed: the link may publish them now
-                self.feed.offer(messages)
+                for _, messages in stored:
+                    self.feed.offer(messages)
         self._last_work = asyncio.get_running_loop().time()
-        self.version += 1
+        self.version += len(batch)
         self._changed.set()
         self._changed = asyncio.Event()
-        applied = box[0]
-        if self.link is not None and applied.messages:  # the outbox grew: publish it
+        done = [box[0] for box in boxes]
+        if self.link is not None and any(a.messages for a in done):  # the outbox grew
             self.link.wake()
+        for (kind, _), applied in zip(batch, done, strict=True):
+            self._log_applied(kind, applied)
+        return done
+
+    def _log_applied(self, kind: str, applied: Applied) -> None:
         if not applied.ok:
             self._log.warning("input refused", kind=kind, error=applied.error)
         for message in applied.messages:
@@ -238,7 +260,6 @@ class TableDaemon:
             elif message.type in _SCORE_TYPES:
                 self._log.info(message.type, entry_id=message.body.get("entry_id"),
                                score=message.body.get("score"))
-        return applied
 
     # ---- inputs from the outside ------------------------------------------------------
 
@@ -337,79 +358,6 @@ class TableDaemon:
                                    "pending": journal.pending_count()})
         return self._figures[1]
 
-    async def _pump_shoe(self) -> None:
-        assert self.devices is not None
-        assert self.journal is not None
-        shoe = self.devices.shoe
-        # A shoe driver with ack="on_confirm" acknowledges a reading only once it is journaled.
-        confirm = getattr(shoe, "confirm", None)
-        # device -> (session, read_index) of the last shoe read journaled: a read the shoe
-        # delivers again after a restart (journaled, but the ACK never left) is not applied twice.
-        last_read = dict(self.shoe_reads)
-        async for reading in shoe:
-            if isinstance(reading, CardReading):
-                last = last_read.get(reading.device)
-                if (reading.session is not None and last is not None
-                        and last[0] == reading.session and reading.read_index <= last[1]):
-                    self._log.warning("shoe read already journaled; skipped",
-                                      device=reading.device, session=reading.session,
-                                      read_index=reading.read_index)
-                else:
-                    payload: dict[str, Any] = {
-                        "card": str(reading.card), "read_index": reading.read_index,
-                        "quality": reading.quality, "device": reading.device,
-                        "source": reading.source}
-                    if reading.session is not None:
-                        payload["session"] = reading.session
-                    await self.ingest("card", payload)
-                    if self.faults:  # not journaled: the shoe must keep it
-                        continue
-                    if reading.session is not None:
-                        last_read[reading.device] = (reading.session, reading.read_index)
-                if confirm is not None:
-                    await confirm(reading)
-            elif isinstance(reading, ShoeStatus):
-                await self.ingest("shoe_status", {"state": str(reading.state),
-                                                  "device": reading.device,
-                                                  "detail": reading.detail})
-                if confirm is not None and not self.faults:  # journaled, even if refused
-                    await confirm(reading)
-            elif isinstance(reading, DeviceAlert):
-                await self.ingest("device_alert", {"device": reading.device,
-                                                   "kind": reading.kind,
-                                                   "detail": reading.detail, "role": "shoe"})
-
-    async def _pump_rfid(self) -> None:
-        assert self.devices is not None
-        from drivers.manual_chips import ManualWager  # noqa: PLC0415
-        from game.chips import format_uid  # noqa: PLC0415
-
-        async for reading in self.devices.rfid:
-            if isinstance(reading, ManualWager):
-                await self.ingest("manual_wager", {
-                    "seat": reading.spot.seat, "spot": reading.spot.spot,
-                    "amount": reading.amount_cents, "by": reading.operator})
-            elif isinstance(reading, ChipInventory):
-                await self.ingest("chips", {
-                    "seat": reading.spot.seat, "spot": reading.spot.spot,
-                    "uids": sorted(format_uid(u) for u in reading.uids),
-                    "reader": reading.reader, "antenna": reading.antenna,
-                    "report_seq": reading.report_seq})
-            elif isinstance(reading, DeviceAlert):
-                await self.ingest("device_alert", {"device": reading.device,
-                                                   "kind": reading.kind,
-                                                   "detail": reading.detail, "role": "rfid"})
-
-    async def _pump_ids(self, reader: IdReader) -> None:
-        async for reading in reader:
-            if isinstance(reading, IdTap):
-                if self.gate is not None:
-                    self.gate.offer_tap(reading)
-            elif isinstance(reading, DeviceAlert):
-                await self.ingest("device_alert", {"device": reading.device,
-                                                   "kind": reading.kind,
-                                                   "detail": reading.detail, "role": "id_reader"})
-
     async def _watchdog(self) -> None:
         interval = self.notify.watchdog_interval()
         if interval is None:
@@ -446,14 +394,16 @@ class TableDaemon:
             self.journal = journal = self._open_journal(service)
             if journal is not None:
                 stack.callback(journal.close)
-            stack.callback(self.writer.close)  # after the feed's last marks, before the journal
+            # after the feed's last marks, before the journal
+            stack.push_async_callback(self._close_writer)
             if journal is not None and not self.faults:
                 self.feed = OutboxFeed(journal, self.writer, clock=self.clock)
                 stack.callback(self.feed.close)
             self.gate = ConsoleGate(
                 config=cfg.console, core=lambda: self.service.core if self.service else None,
                 ingest=self.ingest, now=lambda: self.clock().wall,
-                signatures=cfg.console.signatures or cfg.journal.parent / "signatures")
+                signatures=cfg.console.signatures or cfg.journal.parent / "signatures",
+                simulated=cfg.simulated)
             if not self.faults:
                 await self.ingest("start", {"config": cfg.source,
                                             "config_sha256": _file_digest(Path(cfg.source))})
@@ -481,13 +431,13 @@ class TableDaemon:
                     self.devices = self.device_source.open(stack, registry)
                     await stack.enter_async_context(self.devices.shoe)
                     await stack.enter_async_context(self.devices.rfid)
-                    tasks.append(tg.create_task(self._pump_shoe(),
+                    tasks.append(tg.create_task(pump_shoe(self),
                                                 name=f"table[{cfg.table}].shoe_pump"))
-                    tasks.append(tg.create_task(self._pump_rfid(),
+                    tasks.append(tg.create_task(pump_rfid(self),
                                                 name=f"table[{cfg.table}].rfid_pump"))
                     if self.devices.ids is not None:
                         await stack.enter_async_context(self.devices.ids)
-                        tasks.append(tg.create_task(self._pump_ids(self.devices.ids),
+                        tasks.append(tg.create_task(pump_ids(self, self.devices.ids),
                                                     name=f"table[{cfg.table}].id_pump"))
                 if cfg.console.enabled and not self.faults:
                     tasks.append(tg.create_task(
@@ -512,6 +462,11 @@ class TableDaemon:
                 for task in tasks:
                     task.cancel()
         return 0
+
+    async def _close_writer(self) -> None:
+        """The last inputs committed, then the writer's thread stopped."""
+        await self.inputs.idle()
+        self.writer.close()
 
     def _console_listening(self, port: int) -> None:
         self.console_port = port
@@ -553,5 +508,3 @@ async def run_table(daemon: TableDaemon, *,
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     return await daemon.run(stop, extra=extra)
-
-

@@ -137,6 +137,14 @@ class TableConfig:
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
 
+    @property
+    def simulated(self) -> bool:
+        """True when every device is a simulator (a `[sim]` table with a simulated shoe, chip
+        reader and ID reader or none): only such a table accepts its virtual people's
+        credentials hashed at the simulator's cost (game.staff.SIMULATOR_COST)."""
+        return (self.sim is not None and self.shoe.kind == "sim" and self.rfid.kind == "sim"
+                and self.id_reader.kind in ("sim", "none"))
+
 
 class _Reader:
     def __init__(self, data: Mapping[str, Any], source: str, base: Path) -> None:

@@ -30,13 +30,15 @@ from typing import Any, Final
 from controller.console_config import ConsoleConfig
 from controller.table_service import Applied
 from drivers.readings import IdTap, masked
-from game.staff import StaffMember, secret_matches
+from game.staff import StaffMember, is_simulator_hash, secret_matches
 from game.table_rules import TableCore
 from runtime.logs import get_logger
 
 __all__ = ["GATE_ACTIONS", "ConsoleGate", "Session"]
 
 _log = get_logger("showdown.console")
+_SIMULATOR_ONLY: Final = ("was hashed at the simulator's KDF cost, which a table with a real"
+                          " device refuses: enrol it again at the desk")
 
 GATE_ACTIONS: Final = frozenset({"sign_in", "sign_out", "whoami", "acknowledge", "dispute",
                                  "cancel_tap"})
@@ -66,8 +68,12 @@ class ConsoleGate:
     """Sign-ins, sessions, card taps and participants' proofs for one table's console."""
 
     def __init__(self, *, config: ConsoleConfig, core: Callable[[], TableCore | None],
-                 ingest: Ingest, now: Callable[[], datetime], signatures: Path) -> None:
+                 ingest: Ingest, now: Callable[[], datetime], signatures: Path,
+                 simulated: bool = False) -> None:
+        """``simulated``: every device of the table is a simulator, so the credentials of
+        its virtual people, hashed at the simulator's cost, are accepted."""
         self.config = config
+        self.simulated = simulated
         self._core = core
         self._ingest = ingest
         self._now = now
@@ -182,13 +188,15 @@ class ConsoleGate:
                               f" {until:%H:%M:%S} UTC; a supervisor can help")
             member = roster.member(staff_id)
             good = (member is not None and member.active and member.pin_hash is not None
-                    and await asyncio.to_thread(secret_matches, pin, member.pin_hash))
+                    and await self._matches(pin, member.pin_hash))
             if not good:
                 known = member is not None
                 await self._ingest("staff", {
                     "event": "sign_in_failed", "method": "pin",
                     "staff_id": staff_id if known else None,
-                    "detail": ("wrong PIN" if known and member and member.active else
+                    "detail": (f"the PIN {_SIMULATOR_ONLY}" if known and member and member.active
+                               and member.pin_hash and self._refuses(member.pin_hash)
+                               else "wrong PIN" if known and member and member.active else
                                "credential disabled" if known else
                                f"unknown staff id {staff_id[:40]!r}")})
                 return _error("wrong staff id or PIN")
@@ -218,6 +226,24 @@ class ConsoleGate:
         self.sessions[token] = found
         return {"ok": True, "detail": {"session": token, **_who(found)}}
 
+    def _refuses(self, stored: str) -> bool:
+        """True when this table refuses the credential for its cost: hashed at the
+        simulator's, and the table has a real device."""
+        if self.simulated or not is_simulator_hash(stored):
+            return False
+        _log.warning("credential refused", reason=_SIMULATOR_ONLY)
+        return True
+
+    async def _matches(self, secret: str, stored: str) -> bool:
+        """Whether ``secret`` is the credential ``stored``, at the cost the hash carries (the
+        house's in a worker thread; a virtual person's cheap one, only at a simulated table,
+        inline: microseconds)."""
+        if self._refuses(stored):
+            return False
+        if is_simulator_hash(stored):
+            return secret_matches(secret, stored, simulated=True)
+        return await asyncio.to_thread(secret_matches, secret, stored)
+
     async def _participant(self, core: TableCore, request: Mapping[str, Any], *,
                            dispute: bool) -> Mapping[str, Any]:
         entry_id = request.get("entry_id")
@@ -243,8 +269,9 @@ class ConsoleGate:
                 if seating is None or seating.pin_hash is None:
                     return _error(f"no PIN is on record for entry {entry_id}: acknowledge"
                                   " at the desk")
-                if not isinstance(pin, str) or not await asyncio.to_thread(
-                        secret_matches, pin, seating.pin_hash):
+                if self._refuses(seating.pin_hash):
+                    return _error(f"entry {entry_id}'s PIN {_SIMULATOR_ONLY}")
+                if not isinstance(pin, str) or not await self._matches(pin, seating.pin_hash):
                     return _error("that PIN is not the PIN of this entry's player")
             elif method == "signature":
                 stored = self._store_signature(entry_id, request.get("signature"))
@@ -255,11 +282,13 @@ class ConsoleGate:
                 if seating is None or seating.card_hash is None:
                     return _error(f"no rewards card is on record for entry {entry_id}:"
                                   " acknowledge at the desk")
+                if self._refuses(seating.card_hash):
+                    return _error(f"entry {entry_id}'s rewards card {_SIMULATOR_ONLY}")
                 tap = await self._wait_tap(f"acknowledgement of {entry_id}",
                                            request.get("wait"))
                 if tap is None:
                     return _error("no card was tapped in time")
-                if not await asyncio.to_thread(secret_matches, tap.number, seating.card_hash):
+                if not await self._matches(tap.number, seating.card_hash):
                     _log.warning("acknowledgement refused: wrong card", entry_id=entry_id,
                                  card=masked(tap.number))
                     return _error(f"card {masked(tap.number)} is not the rewards card of"

@@ -23,9 +23,12 @@ from game.message_fields import BodyReader, MessageError
 
 __all__ = [
     "ACTIONS",
+    "HOUSE_COST",
     "ROLES",
+    "SIMULATOR_COST",
     "SUPERVISOR_ONLY",
     "CredentialError",
+    "KdfCost",
     "Lockout",
     "LockoutPolicy",
     "Role",
@@ -33,6 +36,7 @@ __all__ = [
     "StaffRoster",
     "check_hash",
     "hash_secret",
+    "is_simulator_hash",
     "may",
     "refusal",
     "secret_matches",
@@ -54,10 +58,24 @@ SUPERVISOR_ONLY: Final = frozenset({
 })
 
 _SCHEME: Final = "scrypt"
-_N: Final = 2**14  # about 16 MiB and tens of milliseconds a check: slow for a guesser
-_R: Final = 8
-_P: Final = 1
 _MAX_SECRET: Final = 64
+
+
+@dataclass(frozen=True, slots=True)
+class KdfCost:
+    """scrypt's parameters for a stored credential (the hash carries them)."""
+
+    n: int
+    r: int
+    p: int
+
+
+# Every real credential: about 16 MiB and tens of milliseconds a check, slow for a guesser.
+HOUSE_COST: Final = KdfCost(n=2**14, r=8, p=1)
+# Only the virtual people of a simulated table (made-up PINs and cards drawn for the run): a
+# table with any real device refuses a credential hashed at this cost (`secret_matches`).
+SIMULATOR_COST: Final = KdfCost(n=2**4, r=8, p=1)
+_COSTS: Final = frozenset({HOUSE_COST, SIMULATOR_COST})
 
 
 class CredentialError(GameError):
@@ -72,12 +90,16 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-def hash_secret(secret: str, salt: bytes) -> str:
-    """The stored form of a PIN or card number: ``scrypt$N$r$p$salt$hash`` (base64url)."""
+def hash_secret(secret: str, salt: bytes, *, cost: KdfCost = HOUSE_COST) -> str:
+    """The stored form of a PIN or card number: ``scrypt$N$r$p$salt$hash`` (base64url), at
+    the house cost unless a simulator asks for `SIMULATOR_COST` for its virtual people."""
     if not salt or len(salt) < 8:
         raise ValueError("a credential salt must be at least 8 bytes")
-    digest = hashlib.scrypt(_normal(secret).encode(), salt=salt, n=_N, r=_R, p=_P, dklen=32)
-    return f"{_SCHEME}${_N}${_R}${_P}${_b64(salt)}${_b64(digest)}"
+    if cost not in _COSTS:
+        raise ValueError(f"not a credential cost a table checks: {cost}")
+    digest = hashlib.scrypt(_normal(secret).encode(), salt=salt, n=cost.n, r=cost.r,
+                            p=cost.p, dklen=32)
+    return f"{_SCHEME}${cost.n}${cost.r}${cost.p}${_b64(salt)}${_b64(digest)}"
 
 
 def _normal(secret: str) -> str:
@@ -101,14 +123,27 @@ def check_hash(stored: str) -> str | None:
         n, r, p, salt, digest = _parts(stored)
     except CredentialError as exc:
         return str(exc)
-    if (n, r, p) != (_N, _R, _P) or len(salt) < 8 or len(digest) != 32:
+    if KdfCost(n, r, p) not in _COSTS or len(salt) < 8 or len(digest) != 32:
         return "a credential hash with unexpected parameters"
     return None
 
 
-def secret_matches(secret: str, stored: str) -> bool:
-    """True when ``secret`` hashes to ``stored`` (constant-time compare); False for junk."""
+def is_simulator_hash(stored: str) -> bool:
+    """True when ``stored`` is a credential hash made at `SIMULATOR_COST` (a virtual
+    person's, which only a simulated table accepts)."""
+    if check_hash(stored) is not None:
+        return False
+    n, r, p, _salt, _digest = _parts(stored)
+    return KdfCost(n, r, p) == SIMULATOR_COST
+
+
+def secret_matches(secret: str, stored: str, *, simulated: bool = False) -> bool:
+    """True when ``secret`` hashes to ``stored`` (constant-time compare); False for junk, and
+    for a hash at the simulator's cost unless the table is ``simulated`` (every device a
+    simulator)."""
     if not secret or len(secret) > _MAX_SECRET or check_hash(stored) is not None:
+        return False
+    if not simulated and is_simulator_hash(stored):
         return False
     n, r, p, salt, digest = _parts(stored)
     candidate = hashlib.scrypt(_normal(secret).encode(), salt=salt, n=n, r=r, p=p, dklen=32)

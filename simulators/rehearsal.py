@@ -48,6 +48,8 @@ class CardLost(TableStuck):
 class RehearsalTable(VirtualTable):
     """The virtual dealer with a fault schedule; `rehearse` plays, `report` says what came."""
 
+    card_by_card = True  # its faults come between one card and the next
+
     def __init__(self, *args: Any, schedule: FaultSchedule, messages: MessageFeed,
                  hands: int | None = None, deck_label: str = "shuffled",
                  unshuffled: str | None = None, unplugged_s: float = UNPLUGGED_S,

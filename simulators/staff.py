@@ -5,13 +5,14 @@ patrons' proofs for acknowledging a score (a rewards-card number and a PIN per e
 Staff PINs are drawn per run with `secrets` (a new process sends a new roster); a patron's
 card number and PIN are derived from the table's seed and the entry id, so a table PC that
 restarts mid-heat can still acknowledge the scores of entries seated before the restart. Only
-hashes (`game.staff.hash_secret`, fresh salts) leave this module; hashing is slow on purpose,
-so it runs in a worker thread, never on the daemon's event loop.
+hashes (`game.staff.hash_secret`, fresh salts) leave this module, made at the simulator's
+KDF cost (`game.staff.SIMULATOR_COST`, recorded in each hash): these PINs and cards are drawn
+for the run and guard nothing, and only a table whose every device is a simulator accepts
+them (a real credential keeps the house cost, enforced by every table with a real device).
 """
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import secrets
@@ -19,7 +20,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from game.staff import Role, StaffMember, StaffRoster, hash_secret
+from game.staff import SIMULATOR_COST, Role, StaffMember, StaffRoster, hash_secret
 
 __all__ = ["PatronProof", "StaffCredential", "VirtualStaff", "patron_proof", "seat_hashes",
            "signature_png"]
@@ -59,15 +60,12 @@ class VirtualStaff:
                                           pin=f"{secrets.randbelow(10**6):06d}")
 
     async def roster(self, version: int) -> StaffRoster:
-        """The roster enrolling both (PIN hashes made in a worker thread)."""
-        def build() -> StaffRoster:
-            members = tuple(StaffMember(staff_id=c.staff_id, name=c.name, role=c.role,
-                                        pin_hash=hash_secret(c.pin, _salt()))
-                            for c in (self.dealer, self.supervisor))
-            card_salt = base64.urlsafe_b64encode(_salt()).decode().rstrip("=")
-            return StaffRoster(version=version, members=members, card_salt=card_salt)
-
-        return await asyncio.to_thread(build)
+        """The roster enrolling both (PINs hashed at the simulator's cost)."""
+        members = tuple(StaffMember(staff_id=c.staff_id, name=c.name, role=c.role,
+                                    pin_hash=hash_secret(c.pin, _salt(), cost=SIMULATOR_COST))
+                        for c in (self.dealer, self.supervisor))
+        card_salt = base64.urlsafe_b64encode(_salt()).decode().rstrip("=")
+        return StaffRoster(version=version, members=members, card_salt=card_salt)
 
 
 def patron_proof(seed: int, entry_id: str) -> PatronProof:
@@ -80,12 +78,9 @@ def patron_proof(seed: int, entry_id: str) -> PatronProof:
 
 
 async def seat_hashes(proof: PatronProof) -> dict[str, str]:
-    """The Seat command's ``card_hash`` and ``pin_hash`` for a patron (in a worker thread)."""
-    def build() -> dict[str, str]:
-        return {"card_hash": hash_secret(proof.card_number, _salt()),
-                "pin_hash": hash_secret(proof.pin, _salt())}
-
-    return await asyncio.to_thread(build)
+    """The Seat command's ``card_hash`` and ``pin_hash`` for a patron (the simulator's cost)."""
+    return {"card_hash": hash_secret(proof.card_number, _salt(), cost=SIMULATOR_COST),
+            "pin_hash": hash_secret(proof.pin, _salt(), cost=SIMULATOR_COST)}
 
 
 def signature_png(seed: int, entry_id: str, *, width: int = 96, height: int = 32) -> str:

@@ -23,7 +23,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from drivers.protocols import TableHandle
 from game.cards import Card
@@ -86,6 +86,11 @@ class VirtualTable:
     (`faults_injected`, `overrides`, `taken_back`, `hands_blocked`, `payouts_verified`,
     `acknowledged`) are for a demo's report and the tests.
     """
+
+    # False: the dealer draws a street's cards one after the other, as a dealer does, and
+    # looks at the table before each decision; True: each card once the one before is read
+    # (a rehearsal, whose faults come between one card and the next).
+    card_by_card: ClassVar[bool] = False
 
     def __init__(self, table: TableHandle, *, shoe: ShoeSimulator, chips: RfidReaderSimulator,
                  ids: IdReaderSimulator | None = None, desk: Callable[..., Any] | None = None,
@@ -425,6 +430,7 @@ class VirtualTable:
         decided: set[int] = set()
         for i, (target, card) in enumerate(zip(targets, deck, strict=False)):
             if target.kind == "board" and target.index in (0, 3):
+                await self.until(f"card {i} to be read", _cards_read(i))
                 street = "preflop" if target.index == 0 else "flop"
                 await self._decide(sim, players, in_hand, dealt, decided, street=street,
                                    placed=placed)
@@ -432,7 +438,9 @@ class VirtualTable:
             self.deal_card(card)
             await self.after_card(i + 1)
             dealt.append((target, card))
-            await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
+            if self.card_by_card:
+                await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
+        await self.until(f"card {len(dealt)} to be read", _cards_read(len(dealt)))
         await self._decide(sim, players, in_hand, dealt, decided, street="river",
                            placed=placed)
         await self.until("the shoe and the chip reader to be up", _devices_up)

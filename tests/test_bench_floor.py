@@ -31,6 +31,12 @@ def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:
     for floor_ms, tables_ms, whole_ms in cpu:
         assert float(tables_ms) > 0 and float(whole_ms) == pytest.approx(
             float(floor_ms) + float(tables_ms), abs=0.11)
+    # group commit: the inputs arriving together (a sweep's chip reports, a street's cards)
+    # share a transaction at full speed
+    journal = re.findall(r"a hand's journal: ([\d.]+) inputs in ([\d.]+) transactions$", out,
+                         re.M)
+    assert len(journal) == 3, out
+    assert all(0 < float(t) < float(i) for i, t in journal[1:]), journal
     assert re.search(r"^(PASS|MISS): [\d.]+ hands/s at 2 tables", out, re.M), out
     assert re.search(r"^the floor's process \(broker, central service, desk; .*\):$", out,
                      re.M), out

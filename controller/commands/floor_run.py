@@ -127,6 +127,8 @@ class TableRun:
     resent: int = 0  # desk commands sent again (the table never showed one applied)
     last_seq: int = 0  # its journal's last message when it finished
     cpu_s: float = 0.0  # CPU seconds of its process while it played (a process a table)
+    inputs: int = 0  # inputs its journal took while it played
+    transactions: int = 0  # the journal's transactions for them (group commit)
     profile: dict[str, Any] = field(default_factory=dict)  # its sampler's counts, if asked
 
 
@@ -257,6 +259,7 @@ class FloorRun:
             run.problem, run.published, run.resent = (result.problem, result.published,
                                                       result.resent)
             run.last_seq, run.profile, run.cpu_s = result.last_seq, result.profile, result.cpu_s
+            run.inputs, run.transactions = result.inputs, result.transactions
             run.scores.update(desk.scores.get(result.table, {}))
 
     async def _in_this_process(self, table_files: dict[str, Path],

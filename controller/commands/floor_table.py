@@ -68,6 +68,8 @@ class TableResult:
     resent: int = 0  # desk commands sent again (the table never showed one applied)
     last_seq: int = 0  # its journal's last message once its outbox was delivered
     cpu_s: float = 0.0  # CPU seconds its process spent from its first heat to its last
+    inputs: int = 0  # inputs its journal took in that time
+    transactions: int = 0  # the journal's transactions for them (group commit)
     profile: dict[str, Any] = field(default_factory=dict)  # FloorSampler.summary()
 
 
@@ -150,6 +152,7 @@ class _Dealer:
     async def play(self, daemon: TableDaemon) -> None:
         o, run = self.orders, self.result
         started, cpu = time.perf_counter(), time.process_time()
+        inputs, transactions = daemon.inputs.inputs, daemon.inputs.batches
         try:
             sim = daemon.config.sim
             assert sim is not None
@@ -172,6 +175,8 @@ class _Dealer:
         finally:
             run.wall_s = time.perf_counter() - started
             run.cpu_s = time.process_time() - cpu  # the whole process's, in a process a table
+            run.inputs = daemon.inputs.inputs - inputs
+            run.transactions = daemon.inputs.batches - transactions
         with contextlib.suppress(DeskError):  # the others' hands no longer share its time
             await self.desk.table_gone(o.table)
         await self._delivered(daemon)

@@ -181,6 +181,32 @@ class Journal:
             raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are reserved")
         return self._append(kind, payload, clock, outgoing)
 
+    def append_batch(self, items: Sequence[tuple[str, Mapping[str, Any], ClockReading,
+                                               Callable[[JournalRecord],
+                                                        Sequence[OutgoingItem]]]],
+                     ) -> list[tuple[JournalRecord, list[StoredMessage]]]:
+        """Append several inputs in ONE transaction (one commit, one fsync: group commit),
+        each ``(kind, payload, clock, outgoing)`` as `append` takes them, in order: all of
+        them are stored or, if one is refused or an `outgoing` raises, none (no seq used)."""
+        for kind, _payload, _clock, _outgoing in items:
+            if not isinstance(kind, str) or not kind or kind != kind.strip():
+                raise JournalError("record kind must be non-empty text without spaces,"
+                                   f" got {kind!r}")
+            if is_own_kind(kind):
+                raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are"
+                                   " reserved")
+            if not isinstance(_payload, Mapping):
+                raise JournalError("payload must be a mapping, got"
+                                   f" {type(_payload).__name__}")
+            if not isinstance(_clock, ClockReading):
+                raise JournalError(f"clock must be a ClockReading, got {type(_clock).__name__}")
+        texts = [canonical_json(payload, what="payload") for _k, payload, _c, _o in items]
+        if not items:
+            return []
+        with self._write_driver() as cursor:
+            return [_append_rows(cursor, kind, text, clock, outgoing)
+                    for (kind, _p, clock, outgoing), text in zip(items, texts, strict=True)]
+
     def mark_delivered(self, seq: int) -> None:
         """Mark an outbox message delivered (after the broker's acknowledgement); idempotent."""
         wall = rows.wall_text(self._clock().wall)

@@ -23,7 +23,7 @@ from controller.table_service import Applied, TableService
 from drivers.readings import IdTap
 from game.chips import Chip, ChipRegistry
 from game.deal import DEFAULT_DEAL
-from game.staff import LockoutPolicy, hash_secret
+from game.staff import SIMULATOR_COST, LockoutPolicy, hash_secret
 from game.table_messages import ScoreRecorded
 from runtime.settings_files import read_paytables, read_tournament
 
@@ -37,7 +37,7 @@ EMPLOYEE = "04A1B2C3D4E5F6"
 class Table:
     """A table service fed through the gate the way the daemon feeds it."""
 
-    def __init__(self, tmp: Path, **console: Any) -> None:
+    def __init__(self, tmp: Path, *, simulated: bool = False, **console: Any) -> None:
         self.service = TableService(
             table_id="t07", settings=read_tournament(None), paytables=read_paytables(None),
             deal=DEFAULT_DEAL, registry=ChipRegistry([Chip(uid=b"\xe0" * 8, value_cents=2_500,
@@ -48,7 +48,7 @@ class Table:
         self.journal: list[tuple[str, dict[str, Any]]] = []
         self.gate = ConsoleGate(config=ConsoleConfig(**console), core=lambda: self.service.core,
                                 ingest=self.ingest, now=lambda: self.now,
-                                signatures=tmp / "signatures")
+                                signatures=tmp / "signatures", simulated=simulated)
 
     async def ingest(self, kind: str, payload: Mapping[str, Any]) -> Applied:
         self.now += timedelta(seconds=1)
@@ -69,8 +69,8 @@ def roster(version: int = 1) -> dict[str, Any]:
     ]}
 
 
-async def ready(tmp: Path, **console: Any) -> Table:
-    table = Table(tmp, **console)
+async def ready(tmp: Path, *, simulated: bool = False, **console: Any) -> Table:
+    table = Table(tmp, simulated=simulated, **console)
     assert (await table.desk(**roster(), command_seq=1)).ok
     return table
 
@@ -226,6 +226,33 @@ async def test_pin_and_signature_acknowledgement_keeps_the_signature(tmp_path: P
     assert table.journal[-1][1] == {"action": "acknowledge", "entry_id": "E1",
                                     "method": "pin+signature", "evidence": digest}
     assert (tmp_path / "signatures" / f"E1-{digest[:16]}.png").read_bytes() == image
+
+
+@pytest.mark.parametrize("simulated", [False, True])
+async def test_a_virtual_persons_cheap_credential_works_only_at_a_simulated_table(
+        tmp_path: Path, simulated: bool) -> None:
+    table = await ready(tmp_path, simulated=simulated, acknowledge_with=("pin",))
+    cheap = {"staff_id": "V1", "name": "virtual dealer", "role": "dealer",
+             "pin_hash": hash_secret("2468", SALT, cost=SIMULATOR_COST)}
+    grown = roster(2)
+    assert (await table.desk(**{**grown, "members": [*grown["members"], cheap]},
+                             command_seq=2)).ok
+    answer = await table.gate.handle("sign_in", {"staff_id": "V1", "pin": "2468"})
+    house = await table.gate.handle("sign_in", {"staff_id": "D12", "pin": "4821"})
+    assert house["ok"], house  # the house's hashes are checked at either table
+    await scored(table, pin_hash=hash_secret("7777", SALT, cost=SIMULATOR_COST))
+    ack = await table.gate.handle("acknowledge", {"entry_id": "E1", "pin": "7777"})
+    if simulated:
+        assert answer["ok"] and ack["ok"], (answer, ack)
+        return
+    assert answer == {"ok": False, "error": "wrong staff id or PIN"}
+    failed = [p for k, p in table.journal if k == "staff" and p["event"] == "sign_in_failed"]
+    assert [p["detail"] for p in failed] == [(
+        "the PIN was hashed at the simulator's KDF cost, which a table with a real device"
+        " refuses: enrol it again at the desk")]
+    assert ack == {"ok": False, "error": "entry E1's PIN was hashed at the simulator's KDF"
+                   " cost, which a table with a real device refuses: enrol it again at the desk"}
+    assert "E1" in table.service.core.unacknowledged
 
 
 async def test_an_entry_without_the_required_credential_goes_to_the_desk(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ import pytest
 
 from controller.app import TableDaemon, TableDevices
 from controller.config import read_table_config
+from controller.device_pumps import pump_shoe
 from controller.journal import Journal
 from controller.wiring import ConfiguredDevices, prepare_sim, wire_table
 from drivers.protocols import ShoeReading
@@ -443,7 +444,7 @@ async def run_pump(tmp_path: Path, shoe: object, until: Callable[[TableDaemon], 
     daemon.faults.extend(faults)
     daemon.devices = TableDevices(shoe=shoe, rfid=None)  # type: ignore[arg-type]
     try:
-        pump = asyncio.create_task(daemon._pump_shoe())
+        pump = asyncio.create_task(pump_shoe(daemon))
         await wait_for(lambda: until(daemon) or pump.done())
         pump.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -6,11 +6,15 @@ import pytest
 
 from game.message_fields import MessageError
 from game.staff import (
+    HOUSE_COST,
+    SIMULATOR_COST,
     SUPERVISOR_ONLY,
+    KdfCost,
     StaffMember,
     StaffRoster,
     check_hash,
     hash_secret,
+    is_simulator_hash,
     may,
     refusal,
     secret_matches,
@@ -35,6 +39,27 @@ def test_a_secret_is_kept_only_as_a_salted_hash_and_checked_against_it() -> None
 def test_junk_never_matches_and_is_named(junk: str) -> None:
     assert not secret_matches("4821", junk)
     assert check_hash(junk) is not None
+
+
+def test_a_virtual_persons_cheap_hash_is_accepted_only_by_a_simulated_table() -> None:
+    cheap = hash_secret("4821", SALT, cost=SIMULATOR_COST)
+    assert cheap.startswith("scrypt$16$8$1$") and check_hash(cheap) is None
+    assert is_simulator_hash(cheap) and not is_simulator_hash(hash_secret("4821", SALT))
+    assert secret_matches("4821", cheap, simulated=True)
+    assert not secret_matches("4822", cheap, simulated=True)
+    assert not secret_matches("4821", cheap)  # a table with a real device refuses it
+    # the house's hash is checked at a simulated table too, at its own cost
+    assert secret_matches("4821", hash_secret("4821", SALT), simulated=True)
+
+
+@pytest.mark.parametrize("n", [2**13, 2**5, 2**15])
+def test_only_the_house_and_the_simulator_costs_are_credential_hashes(n: int) -> None:
+    odd = hash_secret("4821", SALT).replace("scrypt$16384$", f"scrypt${n}$")
+    assert check_hash(odd) == "a credential hash with unexpected parameters"
+    assert not secret_matches("4821", odd, simulated=True)
+    with pytest.raises(ValueError, match="not a credential cost"):
+        hash_secret("4821", SALT, cost=KdfCost(n=n, r=8, p=1))
+    assert KdfCost(n=2**14, r=8, p=1) == HOUSE_COST
 
 
 def test_an_empty_or_huge_secret_never_matches() -> None:
