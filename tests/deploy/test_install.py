@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.config import read_table_config
+from controller.config import TableConfig
 from deploy import certs
+from deploy.validate import read_under_root
 from leaderboard.config import read_leaderboard_config
 from leaderboard.desk_config import read_desk_config
 from wire.signing import load_private_key
@@ -41,6 +42,14 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 TABLE = ("install", "table", "--venue", "casino-1", "--table", "t03",
          "--broker", "broker.casino.lan:8883")
+
+
+def _installed_table(root: Path) -> TableConfig:
+    """The table config installed under ``root``, read as that machine will read it."""
+    path = "/etc/showdown/table.toml"
+    config, _ = read_under_root("table", path, (root / path.lstrip("/")).read_text(), root)
+    assert isinstance(config, TableConfig)
+    return config
 
 
 @pytest.fixture
@@ -77,8 +86,8 @@ def test_a_second_run_changes_nothing_and_says_so(table_root: Path) -> None:
 def test_the_installed_table_is_consistent(table_root: Path) -> None:
     assert showdown(*TABLE, "--root", str(table_root)).returncode == 0
     etc = table_root / "etc/showdown"
-    config = read_table_config(etc / "table.toml")
-    assert config.table == "t03"
+    config = _installed_table(table_root)
+    assert config.table == "t03" and config.mqtt.brokers == (("broker.casino.lan", 8883),)
     signer = load_private_key(etc / "t03.key")  # mode 0600, or it would not load
     line = signer.public_key.enrolment_line()
     assert (etc / "enrolment/t03.pub").read_text() == line + "\n"
@@ -120,7 +129,8 @@ def test_a_key_of_another_table_is_never_replaced(table_root: Path) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (("--broker", "nohost"), "--broker 'nohost' is not HOST:PORT"),
+    (("--broker", "nohost"), """--broker 'nohost' is not "host:port" (port 1..65535)"""),
+    (("--broker", "broker.casino.lan:8883"), "--broker 'broker.casino.lan:8883' is given twice"),
     (("--reader-id", "12:zz"), "'12:zz' is not a USB id VID:PID in hex"),
     (("--credentials", "/nonexistent/t03.toml"), "/nonexistent/t03.toml"),
 ])
@@ -168,10 +178,15 @@ def test_central_then_table_then_desk(tmp_path: Path) -> None:
     with_creds = showdown(*TABLE, "--credentials", str(creds / "t03.toml"), "--ca", str(ca),
                           "--root", str(table))
     assert with_creds.returncode == 0, with_creds.stderr
-    assert "[changed] MQTT password file /etc/showdown/mqtt.password" in with_creds.stdout
+    assert "[changed] MQTT credentials /etc/showdown/mqtt-table.toml copied from" in \
+        with_creds.stdout
     assert "password =" not in with_creds.stdout
-    password = (table / "etc/showdown/mqtt.password").read_text().strip()
-    assert f'password = "{password}"' in (creds / "t03.toml").read_text()
+    installed = table / "etc/showdown/mqtt-table.toml"
+    assert installed.read_text() == (creds / "t03.toml").read_text()
+    assert installed.stat().st_mode & 0o777 == 0o640
+    table_config = _installed_table(table)
+    assert table_config.mqtt.username == "t03"
+    assert f'password = "{table_config.mqtt.password}"' in installed.read_text()
 
     args = ("install", "desk", "--venue", "casino-1", "--database", "sqlite:////tmp/lb.sqlite3",
             "--broker", "broker.casino.lan:8883", "--ca", str(ca), "--credentials",
