@@ -45,6 +45,7 @@ def read_under_root(kind: ConfigKind, config_path: str, content: str, root: Path
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(config_path, "", f"not a TOML file: {exc}") from None
     notes: list[str] = []
+    staged_as: dict[str, str] = {}  # staged copy -> the machine path it stands for
     base = root / config_path.lstrip("/")
     with tempfile.TemporaryDirectory(prefix="showdown-check-") as staging:
         mqtt = data.get("mqtt")
@@ -60,13 +61,20 @@ def read_under_root(kind: ConfigKind, config_path: str, content: str, root: Path
                     staged = Path(staging) / f"{key}.toml"
                     staged.write_text(planned[where], encoding="utf-8")
                     mqtt[key] = str(staged)
+                    staged_as[str(staged)] = where
                 elif installed.exists() or installed.is_symlink():
                     mqtt[key] = str(installed)
                 else:
                     del mqtt[key]
                     notes.append(f"{where} is not there yet: mqtt.{key} was left out of the"
                                  " check; the service will not start until it is installed")
-        return _parse(kind, data, source=config_path, base=base.parent), notes
+        try:
+            return _parse(kind, data, source=config_path, base=base.parent), notes
+        except ConfigError as exc:
+            reason = exc.reason
+            for copy, machine in staged_as.items():  # name the file as the machine will
+                reason = reason.replace(copy, machine)
+            raise ConfigError(exc.source, exc.key, reason) from None
 
 
 def _parse(kind: ConfigKind, data: dict[str, object], *, source: str, base: Path) -> object:

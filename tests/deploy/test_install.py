@@ -230,3 +230,59 @@ def test_a_certificate_is_reissued_when_its_names_change(tmp_path: Path) -> None
     assert broker.read_bytes() != before
     assert certs.names_of(broker) == {"broker.casino.lan", "10.20.0.6"}
     assert certs.verifies(broker, tmp_path / "etc/showdown/venue-ca.pem")
+
+
+def _credentials_file(tmp_path: Path, **extra: str) -> Path:
+    """A table's credentials file as `showdown broker config` writes it."""
+    path = tmp_path / "t03.toml"
+    lines = ["[mqtt]", 'host = "broker.casino.lan"', "port = 8883", 'username = "t03"',
+             'password = "pw-of-t03"', "tls = true",
+             *(f'{key} = "{value}"' for key, value in extra.items())]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_cluster_of_brokers_is_installed_in_the_order_given(tmp_path: Path,
+                                                              table_root: Path) -> None:
+    creds = _credentials_file(tmp_path)
+    done = showdown("install", "table", "--venue", "casino-1", "--table", "t03",
+                    "--broker", "mqtt1.casino.lan:8883",
+                    "--broker", "mqtt2.casino.lan:8883, mqtt3.casino.lan:8883",
+                    "--credentials", str(creds), "--root", str(table_root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "table: changed 14 of 14 steps"
+    assert "not there yet" not in done.stdout
+    config = _installed_table(table_root)
+    assert config.mqtt.brokers == (("mqtt1.casino.lan", 8883), ("mqtt2.casino.lan", 8883),
+                                   ("mqtt3.casino.lan", 8883))
+    assert (config.mqtt.username, config.mqtt.password) == ("t03", "pw-of-t03")
+    text = (table_root / "etc/showdown/table.toml").read_text()
+    assert 'brokers = ["mqtt1.casino.lan:8883", "mqtt2.casino.lan:8883",' \
+           ' "mqtt3.casino.lan:8883"]' in text
+
+
+def test_without_credentials_the_table_installs_and_says_what_is_missing(
+        table_root: Path) -> None:
+    done = showdown(*TABLE, "--root", str(table_root))
+    assert done.returncode == 0, done.stderr
+    assert "/etc/showdown/mqtt-table.toml is not there yet" in done.stdout
+    assert not (table_root / "etc/showdown/mqtt-table.toml").exists()
+
+
+def test_a_dry_run_checks_the_config_with_the_credentials_it_would_install(
+        tmp_path: Path, table_root: Path) -> None:
+    good = showdown(*TABLE, "--credentials", str(_credentials_file(tmp_path)),
+                    "--root", str(table_root), "--dry-run")
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.splitlines()[-1] == "table: would change 14 of 14 steps"
+    assert "not there yet" not in good.stdout
+    assert list(table_root.iterdir()) == []
+    # a credentials file the reader refuses stops even a dry run, before anything is written
+    bad = showdown(*TABLE, "--credentials", str(_credentials_file(tmp_path, colour="red")),
+                   "--root", str(table_root), "--dry-run")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "showdown install: error: /etc/showdown/table.toml: mqtt.credentials_file:"
+        " /etc/showdown/mqtt-table.toml: unknown key mqtt.colour (the rendered config"
+        " fails its own reader; it was not written)"]
+    assert list(table_root.iterdir()) == []
