@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,7 +30,8 @@ from runtime.settings_files import read_paytables, read_tournament
 from wire.mqtt import MqttError, MqttSettings, connect
 from wire.signing import SigningError, load_private_key
 
-__all__ = ["FAIL", "OK", "WARN", "Finding", "Probes", "broker_finding", "check_table",
+__all__ = ["FAIL", "OK", "WARN", "Finding", "Probes", "broker_finding", "broker_findings",
+           "check_table",
            "clock_finding", "disk_finding", "may_open"]
 
 Status = Literal["ok", "warn", "fail"]
@@ -85,7 +86,7 @@ def check_table(path: Path, probes: Probes | None = None) -> list[Finding]:
                         "give --config FILE, or install the table: `showdown install table`")]
     findings = [Finding("config", OK, f"{path}: table {config.table} at venue {config.venue}")]
     findings += [_files(config), _shoe(config), _chip_reader(config, probes), _clock(probes),
-                 _broker(config, probes), _key(config, probes), _journal(config),
+                 *_broker(config, probes), _key(config, probes), _journal(config),
                  _disk(config, probes)]
     return findings
 
@@ -195,50 +196,64 @@ def _clock(probes: Probes) -> Finding:
     return Finding("clock", OK, "the system clock is synchronised (NTP)")
 
 
-def _mqtt_settings(config: TableConfig) -> MqttSettings:
-    m = config.mqtt
-    host, _, port = m.broker.rpartition(":")
-    password = None
-    if m.password_file is not None:
-        try:
-            password = m.password_file.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ConfigError(config.source, "mqtt.password_file",
-                              f"cannot read {m.password_file}: {exc.strerror or exc}") from None
-    return MqttSettings(host=host.strip("[]"), port=int(port), username=m.username,
-                        password=password, tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
-                        key_file=m.key_file)
-
-
 async def _connect_once(settings: MqttSettings, client_id: str) -> None:
     async with connect(settings, client_id=client_id, clean_session=True):
         pass
 
 
-def _broker(config: TableConfig, probes: Probes) -> Finding:
-    if config.mqtt.broker == "embedded":
-        return Finding("broker", FAIL, "the embedded demo broker is configured",
-                       "set [mqtt] broker = \"host:8883\" of the venue broker with its"
-                       " credentials (`showdown install table --credentials`)")
+def _broker(config: TableConfig, probes: Probes) -> list[Finding]:
+    if config.mqtt.embedded:
+        return [Finding("broker", FAIL, "the embedded demo broker is configured",
+                        "set [mqtt] brokers = [\"host:8883\", ...] of the venue broker with"
+                        " its credentials (`showdown install table --credentials`)")]
     try:
-        settings = _mqtt_settings(config)
+        settings = config.mqtt.settings()
     except ConfigError as exc:
-        return Finding("broker", FAIL, f"{exc.key}: {exc.reason}",
-                       "install the credentials from `showdown broker config`"
-                       " (docs/operations/doctor.md, broker)")
-    return broker_finding(settings, f"{config.table}-doctor", probes)
+        return [Finding("broker", FAIL, f"{exc.key}: {exc.reason}",
+                        "install the credentials from `showdown broker config`"
+                        " (docs/operations/doctor.md, broker)")]
+    return broker_findings(settings, f"{config.table}-doctor", probes)
 
 
-def broker_finding(settings: MqttSettings, client_id: str, probes: Probes) -> Finding:
-    """A real CONNECT (and DISCONNECT) with ``settings``: ok, or what refused it and the fix."""
+def broker_findings(settings: MqttSettings, client_id: str, probes: Probes) -> list[Finding]:
+    """One real CONNECT per configured broker node, one finding each ("broker" alone for a
+    single broker, "broker HOST:PORT" per node of a cluster).
+
+    The link works when at least one node accepts: then a node that does not answer is a
+    warning (the link fails over past it); when none accepts, every node's finding fails.
+    """
+    nodes = settings.brokers
+    if len(nodes) == 1:
+        return [broker_finding(settings, client_id, probes)]
+    found = [broker_finding(replace(settings, host=host, port=port, failover=()), client_id,
+                            probes, check=f"broker {_address(host, port)}")
+             for host, port in nodes]
+    answered = [f for f in found if f.status != FAIL]
+    if not answered:
+        return found
+    others = ", ".join(f.check.removeprefix("broker ") for f in answered)
+    return [f if f.status != FAIL else Finding(
+        f.check, WARN, f"{f.found} (the link fails over to {others})",
+        f"{f.fix}; the cluster runs on without this node, with less to spare")
+        for f in found]
+
+
+def _address(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def broker_finding(settings: MqttSettings, client_id: str, probes: Probes, *,
+                   check: str = "broker") -> Finding:
+    """A real CONNECT (and DISCONNECT) with ``settings`` (its first broker only): ok, or what
+    refused it and the fix."""
     try:
-        settings = MqttSettings(**{**_fields(settings), "timeout_s": probes.broker_timeout_s})
+        settings = replace(settings, failover=(), timeout_s=probes.broker_timeout_s)
         settings.ssl_context()
     except ConfigError as exc:
-        return Finding("broker", FAIL, f"{exc.key}: {exc.reason}",
+        return Finding(check, FAIL, f"{exc.key}: {exc.reason}",
                        "install the credentials from `showdown broker config`"
                        " (docs/operations/doctor.md, broker)")
-    where = f"{settings.host}:{settings.port}"
+    where = _address(settings.host, settings.port)
     tls = "TLS" if settings.uses_tls else "no TLS"
     try:
         asyncio.run(asyncio.wait_for(_connect_once(settings, client_id),
@@ -250,15 +265,11 @@ def broker_finding(settings: MqttSettings, client_id: str, probes: Probes) -> Fi
                "the broker's certificate must be signed by the CA in [mqtt] ca_file" if
                "certificate" in why.lower() else
                "check the broker runs and the network reaches it (`journalctl -u mosquitto`)")
-        return Finding("broker", FAIL, f"{where} ({tls}) as {settings.username}: {why}", fix)
+        return Finding(check, FAIL, f"{where} ({tls}) as {settings.username}: {why}", fix)
     if not settings.uses_tls:
-        return Finding("broker", WARN, f"{where} accepts {settings.username} without TLS",
+        return Finding(check, WARN, f"{where} accepts {settings.username} without TLS",
                        "a venue network needs TLS: [mqtt] tls = true and ca_file")
-    return Finding("broker", OK, f"{where} ({tls}) accepts {settings.username}")
-
-
-def _fields(settings: MqttSettings) -> dict[str, Any]:
-    return {name: getattr(settings, name) for name in settings.__slots__}
+    return Finding(check, OK, f"{where} ({tls}) accepts {settings.username}")
 
 
 def _enrolment_lines(config: TableConfig, probes: Probes) -> list[tuple[Path, str | None]]:

@@ -15,7 +15,7 @@ from deploy.doctor import (
     WARN,
     Finding,
     Probes,
-    broker_finding,
+    broker_findings,
     clock_finding,
     disk_finding,
 )
@@ -46,8 +46,9 @@ def check_central(path: Path, probes: Probes | None = None) -> list[Finding]:
     m = config.mqtt
     settings = MqttSettings(host=m.host, port=m.port, username=m.username, password=m.password,
                             tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
-                            key_file=m.key_file, topic_root=config.topic_root)
-    findings += [_database(config), broker_finding(settings, f"{m.client_id}-doctor", probes),
+                            key_file=m.key_file, topic_root=config.topic_root,
+                            failover=m.failover)
+    findings += [_database(config), *broker_findings(settings, f"{m.client_id}-doctor", probes),
                  _key(config), _https(config), clock_finding(probes),
                  disk_finding(_data_dir(config), "the database", probes)]
     return findings

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploy.doctor import FAIL, OK, Finding, Probes, broker_finding, clock_finding
+from deploy.doctor import FAIL, OK, Finding, Probes, broker_findings, clock_finding
 from game.errors import ConfigError, GameError
 from leaderboard.db import open_existing
 from leaderboard.desk_client import OPENAPI_PATH, get_json
@@ -28,7 +28,7 @@ def check_desk(path: Path, probes: Probes | None = None) -> list[Finding]:
         return [Finding("config", FAIL, f"{path}: {exc.strerror or exc}",
                         "give --config FILE, or `showdown install desk`")]
     return [Finding("config", OK, f"{path}: venue {config.venue or '?'}"), _api(config),
-            broker_finding(config.mqtt(), "desk-doctor", probes), _database(config),
+            *broker_findings(config.mqtt(), "desk-doctor", probes), _database(config),
             _key(config), clock_finding(probes)]
 
 

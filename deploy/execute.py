@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from controller import broker_config as bc
-from controller.config import read_table_config
 from deploy import certs
 from deploy.steps import (
     BrokerFiles,
@@ -37,9 +36,8 @@ from deploy.steps import (
     SystemUsers,
     VenueCa,
 )
+from deploy.validate import read_under_root
 from game.errors import ConfigError
-from leaderboard.config import read_leaderboard_config
-from leaderboard.desk_config import read_desk_config
 from wire.signing import Signer, SigningError, load_private_key, save_private_key
 
 __all__ = ["Executor", "InstallError", "Outcome"]
@@ -72,6 +70,7 @@ class Executor:
         self.can_chown = self.system and hasattr(os, "geteuid") and os.geteuid() == 0
         self._broker = broker_runner
         self._notes: list[str] = []
+        self._planned: dict[str, str] = {}
 
     # ---- public --------------------------------------------------------------------------
 
@@ -82,9 +81,13 @@ class Executor:
     def run(self, steps: Sequence[Step]) -> list[Outcome]:
         """Check (and unless dry-run, apply) every step in order."""
         outcomes = []
+        # A config is checked against the files its plan writes (a dry run writes none).
+        self._planned = {s.path: s.content for s in steps if isinstance(s, File)}
         for step in steps:
             self._notes = []
             changed = not self._is_done(step)
+            if changed and self.dry_run and isinstance(step, File) and step.validate:
+                self._validated(step)
             if changed and not self.dry_run:
                 self._apply(step)
             if not self.dry_run:
@@ -222,18 +225,16 @@ class Executor:
             raise
 
     def _validated(self, step: File) -> None:
-        """Render the config beside its target and read it with the real reader first."""
-        p = self.target(step.path)
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.check.toml")
-        tmp.write_text(step.content, encoding="utf-8")
+        """Read the rendered config with the real reader, as the finished machine will."""
+        if step.validate is None:
+            return
         try:
-            _read_config(step.validate, tmp)  # type: ignore[arg-type]
+            _, notes = read_under_root(step.validate, step.path, step.content, self.root,
+                                       planned=self._planned)
         except ConfigError as exc:
             raise InstallError(f"{step.path}: {exc.key}: {exc.reason} (the rendered"
                                " config fails its own reader; it was not written)") from None
-        finally:
-            tmp.unlink()
+        self._notes += notes
 
     def _key_pair(self, step: KeyPair) -> None:
         key, pub = self.target(step.path), self.target(step.path + ".pub")
@@ -376,14 +377,6 @@ def _user_exists(name: str) -> bool:
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
-
-
-def _read_config(kind: str, path: Path) -> object:
-    if kind == "table":
-        return read_table_config(path)
-    if kind == "leaderboard":
-        return read_leaderboard_config(path)
-    return read_desk_config(path)
 
 
 def _run_broker_config(argv: Sequence[str]) -> None:

@@ -35,6 +35,7 @@ SYSUSERS = "/etc/sysusers.d/showdown.conf"
 JOURNALD = "/etc/systemd/journald.conf.d/showdown.conf"
 UDEV = "/etc/udev/rules.d/99-showdown-readers.rules"
 CA_CERT = f"{ETC}/venue-ca.pem"
+TABLE_CREDENTIALS = f"{ETC}/mqtt-table.toml"  # the table template's [mqtt] credentials_file
 # The placeholder ids the shipped udev rules carry; the planner writes the configured ones.
 _RULE_READER = 'ATTR{idVendor}=="1209", ATTR{idProduct}=="0001"'
 _RULE_SHOE = 'ATTRS{idVendor}=="0403", ATTRS{idProduct}=="6001"'
@@ -64,11 +65,12 @@ class TableRequest:
 
     venue: str
     table: str
-    broker: str  # host:port
+    brokers: tuple[str, ...]  # host:port of the broker or of each cluster node, in order
     tls: bool = True
     rfid_id: tuple[int, int]  # USB vendor, product
     shoe_id: tuple[int, int]
-    password: str | None = field(default=None, repr=False)
+    credentials: str | None = field(default=None, repr=False)  # `broker config`'s file
+    credentials_source: str | None = None
     ca_pem: str | None = None
     ca_source: str | None = None
     chips: str | None = None
@@ -85,6 +87,7 @@ class CentralRequest:
     enrolled: Mapping[str, str]  # table id -> base64 public key
     broker_host: str
     broker_names: tuple[str, ...]
+    broker_port: int = 8883  # the TLS listener `showdown broker config` writes
     http_host: str
     http_port: int
     http_names: tuple[str, ...]
@@ -97,11 +100,12 @@ class DeskRequest:
 
     venue: str
     database: str
-    broker: str
+    brokers: tuple[str, ...]  # host:port of the broker or of each cluster node, in order
     api_url: str
     ca_pem: str
     ca_source: str
-    password: str = field(repr=False)
+    credentials: str = field(repr=False)  # the desk's file from `showdown broker config`
+    credentials_source: str | None = None
     screen_url: str | None = None
     desk_user: str = "root"  # the OS account that runs `showdown desk` and owns its key
 
@@ -129,12 +133,16 @@ def _toml(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _toml_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(_toml(v) for v in values) + "]"
+
+
 def plan_table(req: TableRequest, t: Templates) -> list[Step]:
     """Every step that makes a production table PC for ``req.table``."""
     key = f"{ETC}/{req.table}.key"
     desk = "\n".join(f"{name} = {_toml(b64)}" for name, b64 in sorted(req.desk_keys.items()))
     config = Template(t.table).substitute(
-        venue=req.venue, table=req.table, broker=req.broker, chips=f"{ETC}/chips.csv",
+        venue=req.venue, table=req.table, brokers=_toml_list(req.brokers), chips=f"{ETC}/chips.csv",
         tls="true" if req.tls else "false", desk_keys=desk or "# (none enrolled yet)",
         rfid_vid=f"{req.rfid_id[0]:04x}", rfid_pid=f"{req.rfid_id[1]:04x}")
     steps = _common(t)
@@ -147,9 +155,10 @@ def plan_table(req: TableRequest, t: Templates) -> list[Step]:
     if req.ca_pem is not None:
         steps.append(File(path=CA_CERT, content=req.ca_pem, what="venue CA certificate",
                           copied_from=req.ca_source))
-    if req.password is not None:
-        steps.append(File(path=f"{ETC}/mqtt.password", content=req.password + "\n",
-                          what="MQTT password file", group=USER, mode=0o640, secret=True))
+    if req.credentials is not None:
+        steps.append(File(path=TABLE_CREDENTIALS, content=req.credentials,
+                          what="MQTT credentials", group=USER, mode=0o640, secret=True,
+                          copied_from=req.credentials_source))
     if req.chips is not None:
         steps.append(File(path=f"{ETC}/chips.csv", content=req.chips, what="chip registry",
                           group=USER, mode=0o640, copied_from=req.chips_source))
@@ -171,7 +180,8 @@ def plan_central(req: CentralRequest, t: Templates) -> list[Step]:
     tls = f"{ETC}/tls"
     config = Template(t.leaderboard).substitute(
         venue=req.venue, database=req.database, http_host=req.http_host,
-        http_port=str(req.http_port))
+        http_port=str(req.http_port),
+        brokers=_toml_list([f"{req.broker_host}:{req.broker_port}"]))
     enrolled = "".join(f"{tid} {b64}\n" for tid, b64 in sorted(req.enrolled.items()))
     steps = _common(t)
     steps += [
@@ -222,7 +232,7 @@ m showdown-screen render
 def plan_desk(req: DeskRequest, t: Templates) -> list[Step]:
     """Every step that makes the desk workstation (and, with a screen URL, a room screen)."""
     config = Template(t.desk).substitute(venue=req.venue, database=req.database,
-                                         broker=req.broker, api_url=req.api_url)
+                                         brokers=_toml_list(req.brokers), api_url=req.api_url)
     steps = _common(t, groups=(USER,))
     steps += [
         File(path=CA_CERT, content=req.ca_pem, what="venue CA certificate",
@@ -231,8 +241,9 @@ def plan_desk(req: DeskRequest, t: Templates) -> list[Step]:
         Directory(path=f"{ETC}/enrolment", mode=0o755),
         EnrolmentFile(path=f"{ETC}/enrolment/desk.pub", key=f"{ETC}/desk.key"),
     ]
-    steps.append(File(path=f"{ETC}/mqtt-desk.password", content=req.password + "\n",
-                      what="MQTT password file", group=USER, mode=0o640, secret=True))
+    steps.append(File(path=f"{ETC}/mqtt-desk.toml", content=req.credentials,
+                      what="MQTT credentials", group=USER, mode=0o640, secret=True,
+                      copied_from=req.credentials_source))
     steps.append(File(path=f"{ETC}/desk.toml", content=config, what="desk config", group=USER,
                       mode=0o640, validate="desk"))
     if req.screen_url is not None:

@@ -1,12 +1,13 @@
 """`showdown install table|central|desk`: set up a table PC, the central server or the desk
 workstation from production templates, idempotently.
 
-    showdown install table --venue casino-1 --table t03 --credentials t03.toml --ca venue-ca.pem
+    showdown install table --venue casino-1 --table t03 --credentials t03.toml --ca venue-ca.pem \\
+        [--broker mqtt1.casino.lan:8883 --broker mqtt2.casino.lan:8883]
     showdown install central --venue casino-1 --tables t01,t02 --enrol t01.pub --enrol t02.pub \\
         --broker-host broker.casino.lan --http-host 10.20.0.5
     showdown install desk --venue casino-1 --database postgresql+psycopg://desk@db/showdown \\
-        --broker broker.casino.lan:8883 --api-url https://10.20.0.5:8443/ --ca venue-ca.pem \\
-        --credentials desk.toml [--screen-url https://10.20.0.5:8443/?kiosk=1]
+        --broker mqtt1.casino.lan:8883,mqtt2.casino.lan:8883 --api-url https://10.20.0.5:8443/ \\
+        --ca venue-ca.pem --credentials desk.toml [--screen-url https://10.20.0.5:8443/?kiosk=1]
 
 ``--dry-run`` prints every step in order and whether it would change anything; ``--root DIR``
 installs under a prefix (tests, image builders); ``--json`` prints the plan as JSON. A second
@@ -36,6 +37,7 @@ from deploy.sources import read_templates
 from deploy.steps import Step, describe, step_json
 from drivers.rfid_messages import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID
 from runtime.settings_files import read_text
+from wire.mqtt_section import MAX_BROKERS, parse_address
 from wire.signing import KeyFormatError, parse_public_key
 from wire.topics import TopicError, validate_id
 
@@ -55,10 +57,12 @@ def register(sub: Any) -> None:
     roles = p.add_subparsers(dest="role", metavar="ROLE", required=True)
     table = _role(roles, "table", "a table PC: daemon, devices, key, broker account")
     table.add_argument("--table", required=True, help="the table id (a-z 0-9 '-')")
-    table.add_argument("--broker", default=None, metavar="HOST:PORT",
-                       help="the venue broker (default: the credentials file's)")
+    table.add_argument("--broker", action="append", default=[], metavar="HOST:PORT",
+                       help="the venue broker, or a cluster node (repeatable, or a comma"
+                            " list; tried in order; default: the credentials file's)")
     table.add_argument("--credentials", type=Path, default=None, metavar="FILE",
-                       help="this table's credentials from `showdown broker config`")
+                       help="this table's credentials from `showdown broker config`"
+                            " (installed as /etc/showdown/mqtt-table.toml)")
     table.add_argument("--ca", type=Path, default=None, metavar="FILE",
                        help="the venue CA certificate (venue-ca.pem)")
     table.add_argument("--chips", type=Path, default=None, metavar="FILE",
@@ -93,7 +97,9 @@ def register(sub: Any) -> None:
     desk = _role(roles, "desk", "the desk workstation (and a room screen's kiosk)")
     desk.add_argument("--database", required=True, metavar="URL",
                       help="the leaderboard's database URL (the desk's account)")
-    desk.add_argument("--broker", required=True, metavar="HOST:PORT")
+    desk.add_argument("--broker", action="append", required=True, metavar="HOST:PORT",
+                      help="the venue broker, or a cluster node (repeatable, or a comma"
+                           " list; tried in order)")
     desk.add_argument("--api-url", required=True, metavar="URL",
                       help="the central service's desk API (https:// off the loopback)")
     desk.add_argument("--ca", type=Path, required=True, metavar="FILE",
@@ -162,11 +168,22 @@ def _enrolment(path: Path, flag: str) -> tuple[str, str]:
     return key.key_id, key.base64
 
 
-def _broker(text: str) -> str:
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise CommandError(f"--broker {text!r} is not HOST:PORT")
-    return text
+def _brokers(given: list[str]) -> tuple[str, ...]:
+    """Every --broker (repeated or comma lists) checked as HOST:PORT, in order, once each."""
+    brokers: list[str] = []
+    for text in (part.strip() for arg in given for part in arg.split(",")):
+        if not text:
+            continue
+        try:
+            parse_address(text)
+        except ValueError as exc:
+            raise CommandError(f"--broker {exc}") from None
+        if text in brokers:
+            raise CommandError(f"--broker {text!r} is given twice")
+        brokers.append(text)
+    if len(brokers) > MAX_BROKERS:
+        raise CommandError(f"--broker gives {len(brokers)} addresses: at most {MAX_BROKERS}")
+    return tuple(brokers)
 
 
 def _table_plan(args: argparse.Namespace) -> list[Step]:
@@ -175,17 +192,17 @@ def _table_plan(args: argparse.Namespace) -> list[Step]:
     if creds and creds["username"] != table:
         raise CommandError(f"--credentials {args.credentials} are {creds['username']!r}'s,"
                            f" not table {table!r}'s")
-    broker = args.broker
-    if broker is None:
+    brokers = _brokers(args.broker)
+    if not brokers:
         if not isinstance(creds.get("host"), str) or not isinstance(creds.get("port"), int):
             raise CommandError("give --broker HOST:PORT (or a credentials file with the host)")
-        broker = f"{creds['host']}:{creds['port']}"
+        brokers = _brokers([f"{creds['host']}:{creds['port']}"])
     desk_keys = dict(_enrolment(p, "--desk-key") for p in args.desk_key)
-    password = creds.get("password")
     return plan_table(TableRequest(
-        venue=_ident("venue", args.venue), table=table, broker=_broker(broker),
+        venue=_ident("venue", args.venue), table=table, brokers=brokers,
         tls=not args.insecure_plaintext, rfid_id=args.reader_id, shoe_id=args.shoe_id,
-        password=password if isinstance(password, str) else None,
+        credentials=read_text(args.credentials) if args.credentials else None,
+        credentials_source=str(args.credentials) if args.credentials else None,
         ca_pem=read_text(args.ca) if args.ca else None,
         ca_source=str(args.ca) if args.ca else None,
         chips=read_text(args.chips) if args.chips else None,
@@ -222,10 +239,16 @@ def _desk_plan(args: argparse.Namespace) -> list[Step]:
         raise CommandError(f"--credentials {args.credentials} are not the desk's (username"
                            " 'desk' with a password)")
     return plan_desk(DeskRequest(
-        venue=_ident("venue", args.venue), database=args.database, broker=_broker(args.broker),
-        api_url=args.api_url, ca_pem=read_text(args.ca), ca_source=str(args.ca),
-        password=creds["password"], screen_url=args.screen_url, desk_user=args.desk_user),
+        venue=_ident("venue", args.venue), database=args.database,
+        brokers=_brokers(args.broker) or _no_broker(), api_url=args.api_url,
+        ca_pem=read_text(args.ca), ca_source=str(args.ca),
+        credentials=read_text(args.credentials), credentials_source=str(args.credentials),
+        screen_url=args.screen_url, desk_user=args.desk_user),
         read_templates())
+
+
+def _no_broker() -> tuple[str, ...]:
+    raise CommandError("--broker names no HOST:PORT")
 
 
 _PLANS = {"table": _table_plan, "central": _central_plan, "desk": _desk_plan}

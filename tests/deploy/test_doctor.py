@@ -23,7 +23,7 @@ from controller import broker_config as bc
 from controller.clock import FakeClockSource
 from controller.journal import Journal
 from deploy import certs
-from deploy.doctor import FAIL, OK, Finding, Probes, check_table, may_open
+from deploy.doctor import FAIL, OK, WARN, Finding, Probes, check_table, may_open
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
 from tests.controller.journal.support import T0, add, tamper
@@ -251,3 +251,54 @@ def test_the_simulated_demo_config_may_not_open() -> None:
     assert "FAIL  shoe" in done.stdout and "simulated" in done.stdout
     assert "FAIL  broker" in done.stdout and "embedded" in done.stdout
     assert "may NOT open" in done.stdout
+
+
+def _cluster(rig: Rig, *ports: int, password: str | None = None) -> None:
+    """The rig's table on a cluster of these nodes, with a credentials file as `showdown
+    broker config` writes it (username and password)."""
+    secret = password if password is not None else rig.passwords[TABLE]
+    (rig.dir / "mqtt-table.toml").write_text(
+        f'[mqtt]\nusername = "{TABLE}"\npassword = "{secret}"\ntls = true\n')
+    nodes = ", ".join(f'"127.0.0.1:{port}"' for port in ports)
+    text = rig.config.read_text()
+    old = text[text.index('broker = "'):text.index("tls = true")]
+    rig.config.write_text(text.replace(
+        old, f'brokers = [{nodes}]\ncredentials_file = "mqtt-table.toml"\n'))
+
+
+def test_each_node_of_a_cluster_is_checked_and_one_down_is_a_warning(rig: Rig,
+                                                                      broker: Broker) -> None:
+    live = broker.port
+    down = _free_port()  # nothing listens there: a node that is down
+    _cluster(rig, down, live)
+    findings = check_table(rig.config, rig.probes)
+    by = {f.check: f for f in findings}
+    assert [f.check for f in findings if f.check.startswith("broker")] == [
+        f"broker 127.0.0.1:{down}", f"broker 127.0.0.1:{live}"]
+    assert by[f"broker 127.0.0.1:{live}"].status == OK
+    assert "(TLS) accepts t01" in by[f"broker 127.0.0.1:{live}"].found
+    node = by[f"broker 127.0.0.1:{down}"]
+    assert node.status == WARN and f"fails over to 127.0.0.1:{live}" in node.found
+    assert "journalctl -u mosquitto" in node.fix
+    assert may_open(findings)
+
+
+def test_a_cluster_of_which_no_node_answers_may_not_open(rig: Rig) -> None:
+    down = (_free_port(), _free_port())
+    _cluster(rig, *down)
+    findings = check_table(rig.config, rig.probes)
+    brokers = [f for f in findings if f.check.startswith("broker")]
+    assert [(f.check, f.status) for f in brokers] == [
+        (f"broker 127.0.0.1:{port}", FAIL) for port in down]
+    assert not may_open(findings)
+
+
+def test_a_wrong_password_is_no_node_down(rig: Rig, broker: Broker) -> None:
+    live = broker.port
+    down = _free_port()
+    _cluster(rig, live, down, password=rig.passwords["desk"])  # another's password
+    findings = check_table(rig.config, rig.probes)
+    refused = {f.check: f for f in findings}[f"broker 127.0.0.1:{live}"]
+    assert refused.status == FAIL and "not authori" in refused.found.lower()
+    assert {f.status for f in findings if f.check.startswith("broker")} == {FAIL}
+    assert not may_open(findings)

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from controller.cli import main
-from controller.config import read_table_config
+from controller.config import TableConfig
 from deploy import certs
+from deploy.validate import read_under_root
 from leaderboard.config import read_leaderboard_config
 from leaderboard.desk_config import read_desk_config
 from wire.signing import load_private_key
@@ -41,6 +42,14 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 TABLE = ("install", "table", "--venue", "casino-1", "--table", "t03",
          "--broker", "broker.casino.lan:8883")
+
+
+def _installed_table(root: Path) -> TableConfig:
+    """The table config installed under ``root``, read as that machine will read it."""
+    path = "/etc/showdown/table.toml"
+    config, _ = read_under_root("table", path, (root / path.lstrip("/")).read_text(), root)
+    assert isinstance(config, TableConfig)
+    return config
 
 
 @pytest.fixture
@@ -77,8 +86,8 @@ def test_a_second_run_changes_nothing_and_says_so(table_root: Path) -> None:
 def test_the_installed_table_is_consistent(table_root: Path) -> None:
     assert showdown(*TABLE, "--root", str(table_root)).returncode == 0
     etc = table_root / "etc/showdown"
-    config = read_table_config(etc / "table.toml")
-    assert config.table == "t03"
+    config = _installed_table(table_root)
+    assert config.table == "t03" and config.mqtt.brokers == (("broker.casino.lan", 8883),)
     signer = load_private_key(etc / "t03.key")  # mode 0600, or it would not load
     line = signer.public_key.enrolment_line()
     assert (etc / "enrolment/t03.pub").read_text() == line + "\n"
@@ -120,7 +129,8 @@ def test_a_key_of_another_table_is_never_replaced(table_root: Path) -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (("--broker", "nohost"), "--broker 'nohost' is not HOST:PORT"),
+    (("--broker", "nohost"), """--broker 'nohost' is not "host:port" (port 1..65535)"""),
+    (("--broker", "broker.casino.lan:8883"), "--broker 'broker.casino.lan:8883' is given twice"),
     (("--reader-id", "12:zz"), "'12:zz' is not a USB id VID:PID in hex"),
     (("--credentials", "/nonexistent/t03.toml"), "/nonexistent/t03.toml"),
 ])
@@ -168,10 +178,15 @@ def test_central_then_table_then_desk(tmp_path: Path) -> None:
     with_creds = showdown(*TABLE, "--credentials", str(creds / "t03.toml"), "--ca", str(ca),
                           "--root", str(table))
     assert with_creds.returncode == 0, with_creds.stderr
-    assert "[changed] MQTT password file /etc/showdown/mqtt.password" in with_creds.stdout
+    assert "[changed] MQTT credentials /etc/showdown/mqtt-table.toml copied from" in \
+        with_creds.stdout
     assert "password =" not in with_creds.stdout
-    password = (table / "etc/showdown/mqtt.password").read_text().strip()
-    assert f'password = "{password}"' in (creds / "t03.toml").read_text()
+    installed = table / "etc/showdown/mqtt-table.toml"
+    assert installed.read_text() == (creds / "t03.toml").read_text()
+    assert installed.stat().st_mode & 0o777 == 0o640
+    table_config = _installed_table(table)
+    assert table_config.mqtt.username == "t03"
+    assert f'password = "{table_config.mqtt.password}"' in installed.read_text()
 
     args = ("install", "desk", "--venue", "casino-1", "--database", "sqlite:////tmp/lb.sqlite3",
             "--broker", "broker.casino.lan:8883", "--ca", str(ca), "--credentials",
@@ -215,3 +230,59 @@ def test_a_certificate_is_reissued_when_its_names_change(tmp_path: Path) -> None
     assert broker.read_bytes() != before
     assert certs.names_of(broker) == {"broker.casino.lan", "10.20.0.6"}
     assert certs.verifies(broker, tmp_path / "etc/showdown/venue-ca.pem")
+
+
+def _credentials_file(tmp_path: Path, **extra: str) -> Path:
+    """A table's credentials file as `showdown broker config` writes it."""
+    path = tmp_path / "t03.toml"
+    lines = ["[mqtt]", 'host = "broker.casino.lan"', "port = 8883", 'username = "t03"',
+             'password = "pw-of-t03"', "tls = true",
+             *(f'{key} = "{value}"' for key, value in extra.items())]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_cluster_of_brokers_is_installed_in_the_order_given(tmp_path: Path,
+                                                              table_root: Path) -> None:
+    creds = _credentials_file(tmp_path)
+    done = showdown("install", "table", "--venue", "casino-1", "--table", "t03",
+                    "--broker", "mqtt1.casino.lan:8883",
+                    "--broker", "mqtt2.casino.lan:8883, mqtt3.casino.lan:8883",
+                    "--credentials", str(creds), "--root", str(table_root))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "table: changed 14 of 14 steps"
+    assert "not there yet" not in done.stdout
+    config = _installed_table(table_root)
+    assert config.mqtt.brokers == (("mqtt1.casino.lan", 8883), ("mqtt2.casino.lan", 8883),
+                                   ("mqtt3.casino.lan", 8883))
+    assert (config.mqtt.username, config.mqtt.password) == ("t03", "pw-of-t03")
+    text = (table_root / "etc/showdown/table.toml").read_text()
+    assert 'brokers = ["mqtt1.casino.lan:8883", "mqtt2.casino.lan:8883",' \
+           ' "mqtt3.casino.lan:8883"]' in text
+
+
+def test_without_credentials_the_table_installs_and_says_what_is_missing(
+        table_root: Path) -> None:
+    done = showdown(*TABLE, "--root", str(table_root))
+    assert done.returncode == 0, done.stderr
+    assert "/etc/showdown/mqtt-table.toml is not there yet" in done.stdout
+    assert not (table_root / "etc/showdown/mqtt-table.toml").exists()
+
+
+def test_a_dry_run_checks_the_config_with_the_credentials_it_would_install(
+        tmp_path: Path, table_root: Path) -> None:
+    good = showdown(*TABLE, "--credentials", str(_credentials_file(tmp_path)),
+                    "--root", str(table_root), "--dry-run")
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.splitlines()[-1] == "table: would change 14 of 14 steps"
+    assert "not there yet" not in good.stdout
+    assert list(table_root.iterdir()) == []
+    # a credentials file the reader refuses stops even a dry run, before anything is written
+    bad = showdown(*TABLE, "--credentials", str(_credentials_file(tmp_path, colour="red")),
+                   "--root", str(table_root), "--dry-run")
+    assert bad.returncode == 2
+    assert bad.stderr.strip().splitlines() == [
+        "showdown install: error: /etc/showdown/table.toml: mqtt.credentials_file:"
+        " /etc/showdown/mqtt-table.toml: unknown key mqtt.colour (the rendered config"
+        " fails its own reader; it was not written)"]
+    assert list(table_root.iterdir()) == []
