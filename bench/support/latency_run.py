@@ -39,8 +39,8 @@ class _Instruments:
 
     def __init__(self) -> None:
         self.written: list[tuple[str, int]] = []  # this hand: (card, ns) in deal order
-        self.committed: dict[str, int] = {}  # this hand: card -> ns its ingest returned
-        self.appended: dict[str, int] = {}  # this hand: card -> ns inside Journal.append
+        self.committed: dict[str, int] = {}  # this hand: card -> ns its commit returned
+        self.appended: dict[str, int] = {}  # this hand: card -> ns of its journal transaction
         self.settle_append: int | None = None  # ns inside Journal.append for the settle
         self.hands: list[dict[str, Any]] = []
         self.stuck: list[str] = []  # hands the virtual table could not finish, and why
@@ -55,31 +55,39 @@ class _Instruments:
             return deal_card(card)
 
         shoe.deal_card = timed_deal
-        ingest = daemon.ingest
+        inputs = daemon.inputs  # every input goes through the group commit (shoe pump too)
+        submit = inputs.submit
 
-        async def timed_ingest(kind: str, payload: Mapping[str, Any]) -> Any:
-            applied = await ingest(kind, payload)
+        def timed_submit(item: tuple[str, Mapping[str, Any]]) -> Any:
+            future = submit(item)
+            kind, payload = item
             if kind == "card":
-                self.committed[str(payload.get("card"))] = time.monotonic_ns()
-            return applied
+                card = str(payload.get("card"))
 
-        daemon.ingest = timed_ingest
+                def stamp(done: Any) -> None:  # runs in the loop when the commit returns
+                    if not done.cancelled() and done.exception() is None:
+                        self.committed[card] = time.monotonic_ns()
+
+                future.add_done_callback(stamp)
+            return future
+
+        inputs.submit = timed_submit
         journal = daemon.journal
-        append = journal.append
+        append_batch = journal.append_batch
 
-        def timed_append(**kwargs: Any) -> Any:  # runs in ingest's worker thread
+        def timed_append(items: Any) -> Any:  # runs on the journal's writer thread
             start = time.monotonic_ns()
             try:
-                return append(**kwargs)
+                return append_batch(items)
             finally:
-                took = time.monotonic_ns() - start
-                payload = kwargs.get("payload") or {}
-                if kwargs.get("kind") == "card":
-                    self.appended[str(payload.get("card"))] = took
-                elif kwargs.get("kind") == "dealer" and payload.get("action") == "settle":
-                    self.settle_append = took
+                took = time.monotonic_ns() - start  # the whole transaction the input was in
+                for kind, payload, _clock, _outgoing in items:
+                    if kind == "card":
+                        self.appended[str(payload.get("card"))] = took
+                    elif kind == "dealer" and payload.get("action") == "settle":
+                        self.settle_append = took
 
-        journal.append = timed_append
+        journal.append_batch = timed_append
 
     def settle_pressed(self, hand_id: str, at: int, answered: int) -> None:
         card, written = self.written[-1]

@@ -288,7 +288,9 @@ def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
     consent.add_argument("--no-consent-name", dest="consent", action="store_const",
                          const=False, help="the patron withdraws their consent")
     screen = a.add_mutually_exclusive_group()
-    screen.add_argument("--screen-name", metavar="NAME", default=None)
+    screen.add_argument("--screen-name", metavar="NAME", default=None,
+                        help="the name the patron chose to be shown by on the page (2 to 20"
+                             " letters, digits, spaces and . - ' _; unique)")
     screen.add_argument("--no-screen-name", action="store_true",
                         help="take the patron's screen name away")
     a.set_defaults(handler=console.run_patron_display)

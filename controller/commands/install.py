@@ -5,7 +5,7 @@ workstation from production templates, idempotently.
         [--broker mqtt1.casino.lan:8883 --broker mqtt2.casino.lan:8883]
     showdown install central --venue casino-1 --tables t01,t02 --enrol t01.pub --enrol t02.pub \\
         --broker-host broker.casino.lan --http-host 10.20.0.5
-    showdown install desk --venue casino-1 --database postgresql+psycopg://desk@db/showdown \\
+    showdown install desk --venue casino-1 --db postgresql+psycopg://desk@db/showdown \\
         --broker mqtt1.casino.lan:8883,mqtt2.casino.lan:8883 --api-url https://10.20.0.5:8443/ \\
         --ca venue-ca.pem --credentials desk.toml [--screen-url https://10.20.0.5:8443/?kiosk=1]
 
@@ -88,14 +88,15 @@ def register(sub: Any) -> None:
                          help="another DNS name or IP address of the broker (repeatable)")
     central.add_argument("--http-host", default="127.0.0.1", metavar="ADDRESS",
                          help="the address the page and desk API listen on")
-    central.add_argument("--http-port", type=int, default=8443, metavar="PORT")
+    central.add_argument("--http-port", type=int, default=8443, metavar="PORT",
+                         help="the port the page and desk API listen on (default 8443)")
     central.add_argument("--http-name", action="append", default=[], metavar="NAME",
                          help="a name or address of the desk API's HTTPS certificate"
                               " (default: the --http-host)")
-    central.add_argument("--database", default=None, metavar="URL",
+    central.add_argument("--db", dest="database", default=None, metavar="URL",
                          help="the leaderboard database (default SQLite in its state dir)")
     desk = _role(roles, "desk", "the desk workstation (and a room screen's kiosk)")
-    desk.add_argument("--database", required=True, metavar="URL",
+    desk.add_argument("--db", dest="database", required=True, metavar="URL",
                       help="the leaderboard's database URL (the desk's account)")
     desk.add_argument("--broker", action="append", required=True, metavar="HOST:PORT",
                       help="the venue broker, or a cluster node (repeatable, or a comma"

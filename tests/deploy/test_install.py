@@ -188,7 +188,7 @@ def test_central_then_table_then_desk(tmp_path: Path) -> None:
     assert table_config.mqtt.username == "t03"
     assert f'password = "{table_config.mqtt.password}"' in installed.read_text()
 
-    args = ("install", "desk", "--venue", "casino-1", "--database", "sqlite:////tmp/lb.sqlite3",
+    args = ("install", "desk", "--venue", "casino-1", "--db", "sqlite:////tmp/lb.sqlite3",
             "--broker", "broker.casino.lan:8883", "--ca", str(ca), "--credentials",
             str(creds / "desk.toml"), "--root", str(desk))
     refused = showdown(*args, "--api-url", "http://10.20.0.5:8443/")
