@@ -14,7 +14,6 @@ import grp
 import io
 import os
 import pwd
-import secrets
 import shutil
 import stat
 import subprocess
@@ -38,6 +37,7 @@ from deploy.steps import (
 )
 from deploy.validate import read_under_root
 from game.errors import ConfigError
+from runtime.files import replace_text
 from wire.signing import Signer, SigningError, load_private_key, save_private_key
 
 __all__ = ["Executor", "InstallError", "Outcome"]
@@ -210,19 +210,7 @@ class Executor:
     def _write(self, path: str, content: str, mode: int) -> None:
         p = self.target(path)
         p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                out.write(content)
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, p)
-        except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                tmp.unlink()
-            raise
+        replace_text(p, content, mode)
 
     def _validated(self, step: File) -> None:
         """Read the rendered config with the real reader, as the finished machine will."""

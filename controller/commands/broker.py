@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import secrets
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 from controller import broker_config as bc
 from controller.cli import CommandError
 from game.errors import ConfigError
+from runtime.files import replace_text
 
 __all__ = ["register", "run_config"]
 
@@ -123,19 +123,7 @@ def _settings(args: argparse.Namespace) -> bc.BrokerSettings:
 
 def _write(path: Path, text: str, mode: int) -> None:
     """Replace ``path`` with ``text``; the file never exists with a looser mode."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
+    replace_text(path, text, mode)
 
 
 def _existing_hashes(path: Path) -> dict[str, str]:

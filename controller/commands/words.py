@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from game.hand.seats import WAGER_LABELS
+
 __all__ = ["PRIZE_BOOKS", "WORDS", "book_name", "spoken", "spoken_list"]
 
 WORDS: Final = {
@@ -16,13 +18,8 @@ WORDS: Final = {
     "final": "Final",
     "prizes": "prizes",
     "claims": "claims",
-    # wagers
-    "ante": "Ante",
-    "odds": "Odds",
-    "play": "Play",
-    "trips_plus": "Trips Plus",
-    "pocket_bonus": "Pocket Bonus",
-    "sweet16": "Sweet 16",
+    # wagers: the game's own labels
+    **{name: label for name, label in WAGER_LABELS.items() if name != "markers"},
 }
 
 

@@ -17,6 +17,7 @@ from game.settle import SIDE_BETS, WAGERS, SeatWagers
 
 __all__ = [
     "NO_WAGERS",
+    "WAGER_LABELS",
     "SeatState",
     "changed_fields",
     "describe_change",
@@ -25,7 +26,7 @@ __all__ = [
 ]
 
 NO_WAGERS: Final = SeatWagers()
-_LABELS: Final = {
+WAGER_LABELS: Final = {  # what people read for each wager field
     "ante": "Ante",
     "odds": "Odds",
     "play": "Play",
@@ -106,6 +107,6 @@ def describe_change(
         else:
             was_cents = play if name == "play" and play is not None else locked.amount(name)
             parts.append(
-                f"{_LABELS[name]} {format_rand(was_cents)} -> {format_rand(seen.amount(name))}"
+                f"{WAGER_LABELS[name]} {format_rand(was_cents)} -> {format_rand(seen.amount(name))}"
             )
     return "; ".join(parts)
