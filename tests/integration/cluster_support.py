@@ -131,6 +131,16 @@ class Service:
         """True while the process runs."""
         return self.process is not None and self.process.poll() is None
 
+    def freeze(self) -> None:
+        """SIGSTOP: the process holds still, its sockets open, until ``thaw``."""
+        assert self.process is not None and self.process.poll() is None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT after ``freeze``."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)
+
     def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL after a while); its exit code (None if never started)."""
         if self.process is None:
