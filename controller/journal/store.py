@@ -31,6 +31,7 @@ from controller.journal.models import (
     JournalRow,
     OutboxRow,
 )
+from controller.journal.pause import pause_at
 from controller.journal.records import (
     CREATED_KIND,
     FAULT_KIND,
@@ -47,7 +48,10 @@ from controller.journal.records import (
 )
 from wire.outbox import OutgoingItem
 
-__all__ = ["Journal"]
+__all__ = ["CREATE_HOOK_ENV", "Journal"]
+
+CREATE_HOOK_ENV: Final = "SHOWDOWN_TEST_PAUSE_CREATE"  # crash tests only (journal/pause.py)
+_SIDE_FILES: Final = ("-wal", "-shm", "-journal")
 
 _BATCH: Final = 500
 _HEAD_COLUMNS: Final = ("journal_seq", "journal_checksum", "outbox_seq", "outbox_checksum")
@@ -122,13 +126,13 @@ class Journal:
         if isinstance(outbox_seq_base, bool) or not isinstance(outbox_seq_base, int) \
                 or outbox_seq_base < 0:
             raise JournalError(f"outbox_seq_base must be an int >= 0, got {outbox_seq_base!r}")
-        journal = cls(path=path, engine=sqlite.engine(path, read_only=read_only, new=new),
+        if new:
+            cls._create_file(path, clock=clock, outbox_seq_base=outbox_seq_base,
+                             created=dict(created or {}))
+        journal = cls(path=path, engine=sqlite.engine(path, read_only=read_only, new=False),
                       read_only=read_only, clock=clock, lock_fd=None)
         try:
-            if new:
-                journal._create(outbox_seq_base, dict(created or {}))
-            else:
-                journal._check_schema()
+            journal._check_schema()
         except BaseException as e:
             journal.close()
             if isinstance(e, (exc.SQLAlchemyError, sqlite3.Error)):
@@ -460,6 +464,35 @@ class Journal:
         with self._engine.connect() as conn, conn.begin():
             yield conn
 
+    @classmethod
+    def _create_file(cls, path: Path, *, clock: ClockSource, outbox_seq_base: int,
+                     created: dict[str, Any]) -> None:
+        """Build the new journal at ``<path>.creating`` and rename it into place only once it
+        is complete and in its main file: a kill part-way leaves only the staging file
+        (removed by the next attempt), never a half-made journal at `path`."""
+        staging = path.with_name(f"{path.name}.creating")
+        for leftover in (staging, *(Path(f"{staging}{s}") for s in _SIDE_FILES)):
+            leftover.unlink(missing_ok=True)
+        journal = cls(path=staging, engine=sqlite.engine(staging, read_only=False, new=True),
+                      read_only=False, clock=clock, lock_fd=None)
+        try:
+            journal._create(outbox_seq_base, created)
+            with journal._engine.connect() as conn:
+                conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+        except (exc.SQLAlchemyError, sqlite3.Error) as e:
+            raise JournalUnreadable(f"{staging}: {sqlite.db_error(e)}") from e
+        finally:
+            journal.close()
+        wal = Path(f"{staging}-wal")
+        if wal.exists() and wal.stat().st_size:  # not all in the main file: keep it there
+            raise JournalUnreadable(f"{staging}: its write-ahead log was not checkpointed")
+        pause_at(CREATE_HOOK_ENV, "created")
+        sqlite.fsync_file(staging)
+        staging.rename(path)
+        for side in _SIDE_FILES:
+            Path(f"{staging}{side}").unlink(missing_ok=True)
+        sqlite.fsync_dir(path.parent)
+
     def _create(self, outbox_seq_base: int, created: dict[str, Any]) -> None:
         """Schema, head row and the creation record (seq 1), all in one transaction."""
 
@@ -472,10 +505,10 @@ class Journal:
             conn.execute(insert(HeadRow).values(id=1, journal_seq=0, journal_checksum=GENESIS,
                                                 outbox_seq=outbox_seq_base,
                                                 outbox_checksum=GENESIS))
+            pause_at(CREATE_HOOK_ENV, "in_transaction")
 
         payload = {**created, "schema": SCHEMA_VERSION, "outbox_seq_base": outbox_seq_base}
         self._append(CREATED_KIND, payload, self._clock(), lambda _r: (), setup=schema)
-        sqlite.fsync_dir(self._path.parent)
 
     def _check_schema(self) -> None:
         with self._read() as conn:

@@ -1,7 +1,10 @@
 """SIGKILL of the table daemon (a real `showdown table run` subprocess, the simulated table)
-while it writes a checkpoint and while it rotates its journal, then a restart that plays on:
+while it creates its journal, while it writes a checkpoint and while it rotates its journal,
+then a restart that plays on:
 0 lost and 0 doubled messages, and the state an uninterrupted run of the same inputs reaches
-(docs/testing-crash.md, "Kills during checkpoints and rotation").
+(docs/testing-crash.md, "Kills during checkpoints and rotation"). A kill while the journal
+is first created leaves no file at the journal's path (only its staging file), so the
+restart creates it afresh.
 
 The kill lands at an exact point: the test hooks (controller/journal/pause.py) stop the
 daemon there when their environment variable names that point, and write a marker file; the
@@ -34,6 +37,7 @@ from controller.journal import Journal, is_own_kind, verify_file
 from controller.journal.checkpoints import HOOK_ENV as CHECKPOINT_HOOK
 from controller.journal.rotation import HOOK_ENV as ROTATION_HOOK
 from controller.journal.rotation import journal_files
+from controller.journal.store import CREATE_HOOK_ENV as CREATE_HOOK
 from controller.startup import start_journal
 from controller.wiring import wire_table
 from game.table_snapshot import take_snapshot
@@ -171,6 +175,29 @@ class _Quiet:
     def warning(self, *_a: Any, **_k: Any) -> None: ...
     def error(self, *_a: Any, **_k: Any) -> None: ...
     def critical(self, *_a: Any, **_k: Any) -> None: ...
+
+
+@pytest.mark.parametrize("step", ["in_transaction", "created"])
+def test_a_kill_while_the_journal_is_first_created(table: Table, step: str) -> None:
+    table.write_config(heats=1)
+    process = table.start(**{CREATE_HOOK: step})
+    try:
+        assert table.wait_paused(process) == step
+    finally:
+        kill(process)
+    journal = table.dir / "journal.sqlite"
+    assert not journal.exists()  # never a half-made journal at its path
+    assert (table.dir / "journal.sqlite.creating").exists()
+    process = table.start()
+    try:
+        table.idle(process, finished_before=0)
+    finally:
+        stop(process)
+    assert not (table.dir / "journal.sqlite.creating").exists()
+    with Journal.open(journal, read_only=True) as j:
+        assert next(j.records()).kind == "journal.created"
+        assert j.pending_count() == 0 and j.last_seq() > 0  # the heat was played
+    check_against_replay(table)
 
 
 @pytest.mark.parametrize("step", ["in_transaction", "committed"])

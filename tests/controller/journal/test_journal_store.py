@@ -85,6 +85,17 @@ def test_open_refuses_what_is_not_a_journal(tmp_path: Path) -> None:
     assert not Path(f"{garbage}-wal").exists()
 
 
+
+def test_a_creation_cut_short_leaves_only_its_staging_file(tmp_path: Path) -> None:
+    path = tmp_path / "journal.sqlite"
+    staging = tmp_path / "journal.sqlite.creating"
+    staging.write_bytes(b"SQLite format 3\x00" + b"\x00" * 84)  # a kill mid-creation
+    Path(f"{staging}-wal").write_bytes(b"torn")
+    with Journal.open(path) as journal:
+        assert [r.kind for r in journal.records()] == ["journal.created"]
+        assert journal.verify() == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["journal.sqlite", "journal.sqlite.lock"]
+
 def test_open_refuses_a_log_without_its_main_file(path: Path, fake: FakeClockSource) -> None:
     Journal.open(path, clock=fake).close()
     Path(f"{path}-wal").write_bytes(b"")
