@@ -214,6 +214,12 @@ class DaemonHandle:
             raise TableStuck("the table has not started")
         return self.daemon.service.core.chip_float.holders()
 
+    def chips_lying(self) -> Mapping[tuple[int, str], frozenset[bytes]]:
+        """The chips the table last read on each spot."""
+        if self.daemon.service is None:
+            raise TableStuck("the table has not started")
+        return self.daemon.service.core.spots.lying()
+
 
 @dataclass(frozen=True, slots=True)
 class WiredTable:

@@ -121,3 +121,8 @@ class TableHandle(Protocol):
         """Who holds each chip of the table's float now (UID -> entry id; any other chip of
         the set in play is in the float)."""
         ...
+
+    def chips_lying(self) -> Mapping[tuple[int, str], frozenset[bytes]]:
+        """The chips the table last read on each spot ((seat, spot) -> UIDs; spots read
+        empty or keyed by hand are left out)."""
+        ...

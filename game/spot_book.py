@@ -80,6 +80,10 @@ class SpotBook:
         """The UIDs the reader last saw on one spot (none when keyed by hand)."""
         return self._uids.get((seat, spot), frozenset())
 
+    def lying(self) -> dict[SpotKey, frozenset[bytes]]:
+        """Every spot the reader last saw chips on, with their UIDs (a copy)."""
+        return {key: uids for key, uids in self._uids.items() if uids}
+
     def seat_uids(self, seat: int) -> frozenset[bytes]:
         """Every UID on the seat's wager spots that is not duplicated elsewhere."""
         return frozenset(u for spot in WAGERS for u in self.uids_on(seat, spot)

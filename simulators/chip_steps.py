@@ -11,7 +11,9 @@
   back to the tray.
 
 The bindings live on the simulated reader (`RfidReaderSimulator.owners`), so they outlast a
-restart of the table daemon the way the chips on a real table do.
+restart of the table daemon the way the chips on a real table do. A simulated reader that
+restarted with the daemon (one process) is given back what the table last read on each spot
+(`sync_owners`): a restart of the table PC moves no chip on the felt.
 """
 
 from __future__ import annotations
@@ -33,8 +35,12 @@ SpotKey = tuple[int, str]
 
 def sync_owners(vt: VirtualTable) -> None:
     """Learn who holds each chip from the table (the virtual players' memory of their chips
-    is gone when the process restarts; a real player's chips are still in their hands)."""
+    is gone when the process restarts; a real player's chips are still in their hands), and
+    put back on an empty simulated reader the chips the table last read on the spots."""
     sim = vt.chips
+    if not sim.table():  # the reader restarted too: the felt is as the table last read it
+        for (seat, spot), uids in sorted(vt.table.chips_lying().items()):
+            sim.place(seat, spot, uids=sorted(uids), clone=True)  # a clone lies twice
     holders = vt.table.chip_holders()
     sim.owners = {c.uid: holders.get(c.uid) for c in sim.registry
                   if c.chip_set == sim.registry.chip_set
@@ -59,6 +65,9 @@ async def issue_stacks(vt: VirtualTable) -> None:
         if info["hands_played"] or entry in holding:
             continue
         stack = int(info["balance"])
+        if any(where.seat == seat for where in sim.table()):  # a restart cut an issue short
+            sim.clear_seat(seat)  # the dealer takes it back to the tray and starts again
+            await vt.until(f"seat {seat}'s spots to be read clear", _read_clear(vt, seat))
         uids = sim.place(seat, "ante", stack, float_only=True)
         await vt.until(f"the reader to see seat {seat}'s starting stack",
                        _ante_is(seat_text, stack))
@@ -105,7 +114,11 @@ async def return_chips(vt: VirtualTable) -> None:
     waiting = (vt.table.status().get("chips") or {}).get("waiting_return", {})
     for seat_text, entry in sorted(waiting.items()):
         seat = int(seat_text)
+        # The dealer gathers what lies on the seat, and the reader sees it gone, before the
+        # chips are laid out again: moved within one sweep, a chip would be read on its new
+        # spot before its old one was read empty (a chip_clone alert for nothing).
         sim.clear_seat(seat)
+        await vt.until(f"seat {seat}'s spots to be read clear", _read_clear(vt, seat))
         lying = {u for uids in sim.table().values() for u in uids}
         uids = sorted(c.uid for c in sim.registry
                       if sim.owner_of(c.uid) == entry and c.uid not in lying)
@@ -138,6 +151,10 @@ Check = Callable[[Mapping[str, Any]], bool]
 def _ante_is(seat: str, cents: int) -> Check:
     return lambda status: int(((status.get("spots") or {}).get(seat) or {}).get("ante", 0)) \
         == cents
+
+
+def _read_clear(vt: VirtualTable, seat: int) -> Check:
+    return lambda _status: all(s != seat for s, _spot in vt.table.chips_lying())
 
 
 def _seat_clear(seat: str) -> Check:

@@ -200,6 +200,43 @@ def test_a_kill_while_the_journal_is_first_created(table: Table, step: str) -> N
     check_against_replay(table)
 
 
+def _chip_alerts(log: str) -> list[str]:
+    return [line for line in log.splitlines() if '"kind": "chip_clone"' in line
+            or '"kind": "chip_pooling"' in line]
+
+
+@pytest.mark.parametrize("where", ["wagers", "payout"])
+def test_a_kill_with_chips_on_the_felt(table: Table, where: str) -> None:
+    """The chips on the spots stay where they lie across the restart (the simulated reader,
+    in the daemon's process, is given back what the table last read): nobody's chips are
+    taken for another's, and no chip shows on two spots."""
+    table.write_config(heats=1)
+    process = table.start()
+    deadline = time.monotonic() + GUARD_S
+    try:
+        while True:
+            assert process.poll() is None, table.log.read_text()[-3000:]
+            assert time.monotonic() < deadline, f"no {where} on the felt"
+            status = asyncio.run(daemon_status(table.socket)) or {}
+            hand = status.get("hand") or {}
+            if status.get("spots") and (
+                    status.get("payout") if where == "payout"
+                    else hand and not status.get("payout")):
+                break
+            time.sleep(0.005)
+    finally:
+        kill(process)
+    before = len(table.log.read_text())
+    table.write_config(heats=0)
+    process = table.start()
+    try:
+        table.idle(process, finished_before=table.finished())
+    finally:
+        stop(process)
+    assert _chip_alerts(table.log.read_text()[before:]) == []
+    check_against_replay(table)
+
+
 @pytest.mark.parametrize("step", ["in_transaction", "committed"])
 def test_a_kill_while_a_checkpoint_is_written(table: Table, step: str) -> None:
     table.write_config(heats=2)
