@@ -39,11 +39,11 @@ def _value(sim: RfidReaderSimulator, uids: frozenset[bytes]) -> int:
     return total
 
 
-def _spare_chip(sim: RfidReaderSimulator) -> tuple[bytes, int]:
-    """The float's smallest free chip (one chip too many)."""
+def _spare_chip(sim: RfidReaderSimulator, taken: set[bytes]) -> tuple[bytes, int]:
+    """The float's smallest free chip (one chip too many), not one just taken."""
     on_table = {u for uids in sim.table().values() for u in uids}
     free = [c for c in sim.registry if c.chip_set == sim.registry.chip_set
-            and sim.owner_of(c.uid) is None and c.uid not in on_table]
+            and sim.owner_of(c.uid) is None and c.uid not in on_table and c.uid not in taken]
     if not free:
         raise ValueError("the float has no free chip left to overpay with")
     chip = min(free, key=lambda c: (c.value_cents, c.uid))
@@ -55,6 +55,9 @@ def pay_spots(sim: RfidReaderSimulator, spots: Sequence[Mapping[str, Any]], *,
     """Make every unpaid spot of a payout view hold its ``expected`` cents; with ``overpay``
     one winning spot gets one chip more. Returns the overpaid chip (None: none was)."""
     over: Overpaid | None = None
+    # Chips taken off a spot of this payout are not paid out again at once: put straight
+    # on another spot, the reader could see them there before it sees them gone.
+    taken: set[bytes] = set()
     for line in spots:
         if line.get("state") == "paid":
             continue
@@ -66,19 +69,22 @@ def pay_spots(sim: RfidReaderSimulator, spots: Sequence[Mapping[str, Any]], *,
             sim.remove(seat, spot, markers)
         held = _value(sim, sim.chips_on(seat, spot))
         if expected == 0:
-            sim.remove(seat, spot)
+            taken.update(sim.remove(seat, spot))
             continue
         if held > expected:  # change is made afresh from the float
-            sim.remove(seat, spot)
+            taken.update(sim.remove(seat, spot))
             held = 0
         extra: list[bytes] = []
         if overpay and over is None and line.get("result") == "win":
-            uid, cents = _spare_chip(sim)
+            uid, cents = _spare_chip(sim, taken)
             extra = [uid]
             over = Overpaid(seat=seat, spot=spot, uid=uid, cents=cents)
         if expected > held or extra:  # one place: the reader sees the pay and the extra at once
-            sim.place(seat, spot, expected - held if expected > held else None, uids=extra,
-                      float_only=True)  # the dealer pays from the tray
+            pay = expected - held if expected > held else None
+            try:  # the dealer pays from the tray
+                sim.place(seat, spot, pay, uids=extra, float_only=True, avoid=taken)
+            except ValueError:  # the tray holds too little else: the chips just taken too
+                sim.place(seat, spot, pay, uids=extra, float_only=True)
     return over
 
 

@@ -189,11 +189,12 @@ class RfidReaderSimulator:
 
     def place(
         self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
-        float_only: bool = False, clone: bool = False,
+        float_only: bool = False, clone: bool = False, avoid: Iterable[bytes] = (),
     ) -> tuple[bytes, ...]:
         """Put chips on a spot: exactly ``cents`` from the seat's chips (with float chips too
         when they cannot make it and `change_from_float` is on; ``float_only``: from the float
-        alone), and/or given UIDs (``clone``: copies of chips that lie elsewhere, same UID)."""
+        alone; never the chips in `avoid`), and/or given UIDs (``clone``: copies of chips
+        that lie elsewhere, same UID)."""
         where = _spot(seat, spot)
         with self._cond:
             chosen = [bytes(u) for u in uids]
@@ -205,7 +206,8 @@ class RfidReaderSimulator:
             if len(set(chosen)) != len(chosen):
                 raise ValueError("the same chip twice")
             if cents is not None:
-                chosen += self._pick(seat, cents, exclude=set(chosen), float_only=float_only)
+                chosen += self._pick(seat, cents, exclude={*chosen, *avoid},
+                                     float_only=float_only)
             for uid in chosen:
                 self._table.setdefault(where, []).append(uid)
                 self._where.setdefault(uid, where)  # a clone's original keeps its place
