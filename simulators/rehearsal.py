@@ -134,11 +134,13 @@ class RehearsalTable(VirtualTable):
         sync_owners(self)
         status = self.table.status()
         if not status.get("heat"):
+            await self.pick_up()
             return {}
         if status.get("hand"):
             await self.supervise("void", reason="hand interrupted when the last rehearsal"
                                  " stopped (virtual supervisor)")
         await super().settle_payout()
+        await self.pick_up()
         return {int(s): str(e["entry_id"]) for s, e in status.get("seats", {}).items()}
 
     async def play_hand(self, players: Mapping[int, SeatPlayer]) -> None:

@@ -315,15 +315,19 @@ class VirtualTable:
         if status.get("hand"):  # the table PC restarted mid-hand: a supervisor voids it
             await self.supervise("void", reason="hand interrupted by a restart of the table PC")
         await self.settle_payout()  # a payout a restart left unpaid is paid now
-        if status.get("hand") or status.get("payout"):
-            # As after every hand: the players pick up what lies on the spots (the voided
-            # hand's wagers, the payout just verified) before the next hand's wagers.
-            self.chips.clear()
-            await self.until("the table to be cleared", lambda s: _spots(s) == {})
+        if status.get("hand") or status.get("payout") or self.chips.table():
+            await self.pick_up()
         if status.get("heat"):  # a heat left open by a restart: play it out first
             await self.play_heat({int(s): e["entry_id"] for s, e in status["seats"].items()})
         for _ in range(self.heats):
             await self.play_heat(await self.seat_heat())
+
+    async def pick_up(self) -> None:
+        """The players pick up what lies on the spots (a voided hand's wagers, a payout
+        verified, what a restart found) and the reader sees every spot empty."""
+        self.chips.clear()
+        await self.until("the table to be cleared",
+                         lambda s: _spots(s) == {} and not self.table.chips_lying())
 
     async def seat_heat(self) -> dict[int, str]:
         """The virtual desk opens the next heat and seats `players` entries; seat -> entry."""
