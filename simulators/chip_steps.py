@@ -82,29 +82,28 @@ async def issue_stacks(vt: VirtualTable) -> None:
 class PaidSpots:
     """The spots of one payout: what they held at settlement, to note what the payout moved."""
 
-    def __init__(self, sim: RfidReaderSimulator, spots: list[Mapping[str, Any]]) -> None:
+    def __init__(self, sim: RfidReaderSimulator, spots: list[Mapping[str, Any]],
+                 holders: Callable[[], Mapping[bytes, str]]) -> None:
         self.sim = sim
+        self.holders = holders
         self.before: dict[SpotKey, frozenset[bytes]] = {
             (int(s["seat"]), str(s["spot"])): sim.chips_on(int(s["seat"]), str(s["spot"]))
             for s in spots}
 
     def verified(self) -> None:
-        """The table verified (or a supervisor overrode) the payout: the entry's chips taken
-        are the float's again, float chips now on a spot are its entry's."""
+        """The table verified (or a supervisor overrode) the payout: each chip that lay on
+        its spots, before or after, is now whose the table says (the dealer hands each
+        player their chips; a loss taken is the float's again, float chips paid are the
+        winner's). Worked out here instead, a rule the table applies otherwise (change
+        made on a winning spot, a restart mid-payout) would leave a player wagering
+        another's chips."""
         sim = self.sim
+        bound = self.holders()
         for (seat, spot), before in self.before.items():
-            entry = sim.seat_entries.get(seat)
-            if entry is None:
-                continue
-            after = sim.chips_on(seat, spot)
-            for uid in before - after:
-                if sim.owner_of(uid) == entry:
-                    sim.owners[uid] = None
-            for uid in after:
+            for uid in before | sim.chips_on(seat, spot):
                 chip = sim.registry.lookup(uid)
-                if (chip is not None and chip.chip_set == sim.registry.chip_set
-                        and sim.owner_of(uid) is None):
-                    sim.owners[uid] = entry
+                if chip is not None and chip.chip_set == sim.registry.chip_set:
+                    sim.owners[uid] = bound.get(uid)
 
 
 async def return_chips(vt: VirtualTable) -> None:

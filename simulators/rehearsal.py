@@ -322,7 +322,7 @@ class RehearsalTable(VirtualTable):
     async def _underpay(self, spec: FaultSpec, payout: Mapping[str, Any],
                         short: Mapping[str, Any]) -> None:
         hand_id, key = payout["hand_id"], (short["seat"], short["spot"])
-        moved = PaidSpots(self.chips, payout["spots"])
+        moved = PaidSpots(self.chips, payout["spots"], self.table.chip_holders)
         pay_spots(self.chips, [s for s in payout["spots"] if (s["seat"], s["spot"]) != key])
         record = self._record(spec, f"hand {hand_id}: the dealer did not pay seat {key[0]}"
                               f" {key[1]} ({format_rand(int(short['expected']))} due)")

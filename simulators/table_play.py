@@ -491,7 +491,7 @@ class VirtualTable:
             return
         hand_id = payout["hand_id"]
         inject = self._overpay_now()
-        moved = PaidSpots(self.chips, payout["spots"])
+        moved = PaidSpots(self.chips, payout["spots"], self.table.chip_holders)
         over = pay_spots(self.chips, payout["spots"], overpay=inject)
         if over is None:
             self._overpay_due = inject  # no winning spot this hand: the next winner's
