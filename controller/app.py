@@ -328,9 +328,7 @@ class TableDaemon:
         """Everything `showdown table status` shows (``counters=False``: without the
         journal's, the broker link's and the devices' counters, for a caller that reads the
         table's state after every input)."""
-        out: dict[str, Any] = {"table": self.config.table, "venue": self.config.venue,
-                               "state": "error" if self.faults else "running",
-                               "faults": list(self.faults)}
+        out = self.status_head()
         if self.service is not None:
             out.update(self.service.status())
         if not counters:
@@ -347,6 +345,11 @@ class TableDaemon:
                 out[name] = {"device": health.device, "connected": health.connected,
                              "counters": dict(health.counters)}
         return out
+
+    def status_head(self) -> dict[str, Any]:
+        """The status's first part: the table, its venue, its state and faults."""
+        return {"table": self.config.table, "venue": self.config.venue,
+                "state": "error" if self.faults else "running", "faults": list(self.faults)}
 
     def _journal_figures(self, journal: Journal) -> Mapping[str, int]:
         """The journal's last seq and undelivered messages, read again only after an input

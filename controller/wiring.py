@@ -32,6 +32,7 @@ from game.chips import ChipRegistry
 from game.deal import Target
 from game.errors import ConfigError
 from game.house import HouseRules
+from game.table_status import StatusView
 from runtime.backoff import Backoff
 from runtime.errors import one_line
 from runtime.logs import get_logger
@@ -150,6 +151,7 @@ class DaemonHandle:
     def __init__(self, daemon: TableDaemon) -> None:
         self.daemon = daemon
         self._status: tuple[tuple[int, int, int], Mapping[str, Any]] | None = None
+        self._glance: tuple[tuple[int, int, int], Mapping[str, Any]] | None = None
 
     @property
     def table_id(self) -> str:
@@ -166,6 +168,19 @@ class DaemonHandle:
         if self._status is None or self._status[0] != key:
             self._status = (key, d.status(counters=False))
         return self._status[1]
+
+    def glance(self) -> Mapping[str, Any]:
+        """The same status as a view built part by part as it is read (a dealer's check
+        reads one or two parts): read it at once, before the next await."""
+        d = self.daemon
+        key = (d.version, len(d.faults), id(d.service))
+        if self._status is not None and self._status[0] == key:
+            return self._status[1]
+        if self._glance is None or self._glance[0] != key:
+            head = d.status_head()
+            view = head if d.service is None else StatusView(d.service.core, head)
+            self._glance = (key, view)
+        return self._glance[1]
 
     @property
     def version(self) -> int:

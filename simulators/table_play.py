@@ -155,15 +155,15 @@ class VirtualTable:
     # ---- waiting for the daemon ------------------------------------------------------
 
     async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
-        """Wait until `check` holds on the table's status: woken by each input the table
-        applies where its handle offers ``version``/``changed``, else polled. While a device
-        is down the dealer waits for it to come back (up to `device_patience` seconds), then
-        the wait restarts."""
+        """Wait until `check` holds on the table's status (its handle's ``glance`` if it has
+        one), woken by each input applied where the handle offers ``version``/``changed``,
+        else polled. While a device is down the dealer waits for it to come back (up to
+        `device_patience` seconds), then the wait restarts."""
         deadline = time.monotonic() + self.timeout
-        changed = getattr(self.table, "changed", None)
-        version = getattr(self.table, "version", 0)
+        changed, version = getattr(self.table, "changed", None), getattr(self.table, "version", 0)
+        look = getattr(self.table, "glance", None) or self.table.status
         down_since: float | None = None
-        while not check(status := self.table.status()):
+        while not check(status := look()):
             now = time.monotonic()
             if status.get("device_faults"):
                 down_since = now if down_since is None else down_since
