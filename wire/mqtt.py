@@ -378,6 +378,17 @@ async def connect(settings: MqttSettings, *, client_id: str | None = None,
         if not entered:
             raise ConnectFailed(f"cannot connect to {where}: {exc}") from exc
         raise ConnectionLost(f"connection to {where}: {exc}") from exc
+    finally:
+        _retrieve_disconnect(client)
+
+
+def _retrieve_disconnect(client: aiomqtt.Client) -> None:
+    """Mark a dropped connection's reason as seen: aiomqtt 2.5 leaves it unretrieved when
+    the block ends after the broker went away (asyncio then logs "Future exception was
+    never retrieved" at error level for a loss the caller has already handled)."""
+    lost = getattr(client, "_disconnected", None)
+    if isinstance(lost, asyncio.Future) and lost.done() and not lost.cancelled():
+        lost.exception()
 
 
 async def publish_once(settings: MqttSettings, topic: str, payload: bytes, *, client_id: str,

@@ -7,6 +7,7 @@ Waits are guarded against hangs only; nothing asserts about time.
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import socket
 from collections.abc import Callable
@@ -220,3 +221,25 @@ def test_suback_codes_and_exception_leaves() -> None:
     inner = ValueError("inner")
     group = BaseExceptionGroup("outer", [KeyError("k"), BaseExceptionGroup("mid", [inner])])
     assert [type(e) for e in exception_leaves(group)] == [KeyError, ValueError]
+
+
+async def test_a_broker_gone_before_the_block_ends_leaves_no_unretrieved_error() -> None:
+    # aiomqtt 2.5 keeps an unexpected disconnection's reason in a future that nobody reads
+    # when the block ends after the broker went away; asyncio then logs it at error level.
+    loop = asyncio.get_running_loop()
+    reported: list[str] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
+    try:
+        async with EmbeddedBroker() as broker:
+            settings = MqttSettings(host=broker.host, port=broker.port, timeout_s=1.0)
+            async with connect(settings) as client:
+                await broker.stop()
+                async with asyncio.timeout(GUARD_S):
+                    while not client._client._disconnected.done():  # paho has seen it drop
+                        await asyncio.sleep(0.02)
+        await asyncio.sleep(0)
+        del client
+        gc.collect()  # an unretrieved future reports itself when it is collected
+    finally:
+        loop.set_exception_handler(None)
+    assert reported == []
