@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from controller.journal.records import JournalBusy, JournalUnreadable
 
-__all__ = ["db_error", "engine", "fsync_dir", "fsync_file", "lock", "marks_connection", "unlock"]
+__all__ = ["db_error", "engine", "fsync_dir", "lock", "marks_connection", "unlock"]
 
 _BUSY_TIMEOUT_S: Final = 5.0
 _SYNCHRONOUS: Final = {"FULL": 2, "NORMAL": 1}
@@ -102,15 +102,6 @@ def unlock(fd: int | None) -> None:
     """Release a lock taken by `lock` (None: nothing to release)."""
     if fd is not None:
         os.close(fd)  # closing the descriptor releases the flock
-
-
-def fsync_file(path: Path) -> None:
-    """Make a file's contents durable before it is renamed into place."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def fsync_dir(directory: Path) -> None:

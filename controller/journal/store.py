@@ -46,6 +46,7 @@ from controller.journal.records import (
     StoredMessage,
     is_own_kind,
 )
+from runtime.files import fsync_path
 from wire.outbox import OutgoingItem
 
 __all__ = ["CREATE_HOOK_ENV", "Journal"]
@@ -487,7 +488,7 @@ class Journal:
         if wal.exists() and wal.stat().st_size:  # not all in the main file: keep it there
             raise JournalUnreadable(f"{staging}: its write-ahead log was not checkpointed")
         pause_at(CREATE_HOOK_ENV, "created")
-        sqlite.fsync_file(staging)
+        fsync_path(staging)
         staging.rename(path)
         for side in _SIDE_FILES:
             Path(f"{staging}{side}").unlink(missing_ok=True)
