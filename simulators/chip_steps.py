@@ -91,19 +91,20 @@ class PaidSpots:
             for s in spots}
 
     def verified(self) -> None:
-        """The table verified (or a supervisor overrode) the payout: each chip that lay on
-        its spots, before or after, is now whose the table says (the dealer hands each
-        player their chips; a loss taken is the float's again, float chips paid are the
-        winner's). Worked out here instead, a rule the table applies otherwise (change
-        made on a winning spot, a restart mid-payout) would leave a player wagering
-        another's chips."""
+        """The table verified (or a supervisor overrode) the payout: every chip is now whose
+        the table says (the dealer hands each player their chips; a loss taken is the
+        float's again, float chips paid are the winner's). Worked out here instead, a rule
+        the table applies otherwise (change made on a winning spot; wagers a restart took
+        off the felt before the payout) would leave a player wagering another's chips."""
         sim = self.sim
         bound = self.holders()
+        touched = set(sim.owners) | set(bound)
         for (seat, spot), before in self.before.items():
-            for uid in before | sim.chips_on(seat, spot):
-                chip = sim.registry.lookup(uid)
-                if chip is not None and chip.chip_set == sim.registry.chip_set:
-                    sim.owners[uid] = bound.get(uid)
+            touched |= before | sim.chips_on(seat, spot)
+        for uid in touched:
+            chip = sim.registry.lookup(uid)
+            if chip is not None and chip.chip_set == sim.registry.chip_set:
+                sim.owners[uid] = bound.get(uid)
 
 
 async def return_chips(vt: VirtualTable) -> None:
