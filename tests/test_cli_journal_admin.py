@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import EXIT_ERROR, main
+from controller.cli import EXIT_ERROR, EXIT_REFUSED, main
 from controller.clock import FakeClockSource
 from controller.commands.journal_admin import EXIT_PROBLEMS
 from controller.journal import FAULTS_CLEARED_KIND, Journal, JournalRecord
@@ -152,10 +152,10 @@ def test_clear_faults_refusals(path: Path, tmp_path: Path,
     code, _, err = run(capsys, "clear-faults", "--journal", str(path),
                        "--operator", "  ", "--why", "x")
     assert code == EXIT_ERROR and "operator must be non-empty" in err
-    with Journal.open(path):  # the daemon is running
+    with Journal.open(path):  # the daemon is running: refused, not a usage error
         code, _, err = run(capsys, "clear-faults", "--journal", str(path),
                            "--operator", "T. Nkosi", "--why", "x")
-    assert code == EXIT_ERROR
+    assert code == EXIT_REFUSED
     assert "open for writing by another process" in err and err.count("\n") == 1
     code, _, err = run(capsys, "clear-faults", "--journal", str(tmp_path / "none"),
                        "--operator", "T. Nkosi", "--why", "x")
@@ -164,7 +164,7 @@ def test_clear_faults_refusals(path: Path, tmp_path: Path,
     tamper(path, "UPDATE journal SET payload = '{}' WHERE seq = 2")
     code, _, err = run(capsys, "clear-faults", "--journal", str(path),
                        "--operator", "T. Nkosi", "--why", "x")
-    assert code == EXIT_ERROR and "fails verification with 1 problem(s)" in err
+    assert code == EXIT_REFUSED and "fails verification with 1 problem(s)" in err
     with Journal.open(path, read_only=True) as j:
         assert len(j.open_faults()) == 1
 

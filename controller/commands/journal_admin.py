@@ -22,13 +22,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from controller.cli import CommandError, add_renamed
+from controller.cli import CommandError, CommandRefused, add_renamed
 from controller.commands.journal_rotate import register_rotate
 from controller.journal import (
     Fault,
     IntegrityProblem,
     Journal,
+    JournalBusy,
+    JournalDamaged,
     JournalError,
+    JournalUnreadable,
     replace_journal,
     verify_file,
 )
@@ -175,10 +178,18 @@ def _problem_json(p: IntegrityProblem) -> dict[str, Any]:
 
 
 def run_clear_faults(args: argparse.Namespace) -> int:
-    """Clear the open faults, recording the operator and the reason."""
+    """Clear the open faults, recording the operator and the reason (refused, exit 3, on a
+    damaged journal or while the daemon holds it)."""
     try:
         with Journal.open(args.journal, create=False) as journal:
             record = journal.clear_faults(args.operator, args.reason)
+    except (JournalDamaged, JournalBusy) as e:
+        raise CommandRefused(str(e)) from e
+    except JournalUnreadable as e:
+        if not Path(args.journal).is_file():
+            raise CommandError(str(e)) from e  # a wrong path: fix the command
+        raise CommandRefused(f"{e}; faults are not cleared on a damaged journal: replace it"
+                             " (docs/journal.md, Recovery)") from e
     except JournalError as e:
         raise CommandError(str(e)) from e
     if record is None:

@@ -19,6 +19,7 @@ __all__ = [
     "Fault",
     "IntegrityProblem",
     "JournalBusy",
+    "JournalDamaged",
     "JournalError",
     "JournalRecord",
     "JournalUnreadable",
@@ -43,6 +44,10 @@ class JournalUnreadable(JournalError):
 
 class JournalBusy(JournalError):
     """Another process has the journal open for writing (the table daemon, usually)."""
+
+
+class JournalDamaged(JournalError):
+    """Refused because the journal fails verification: it is replaced, never repaired."""
 
 
 def is_own_kind(kind: str) -> bool:

@@ -40,6 +40,7 @@ from controller.journal.records import (
     CheckedMessage,
     Fault,
     IntegrityProblem,
+    JournalDamaged,
     JournalError,
     JournalRecord,
     JournalUnreadable,
@@ -236,7 +237,7 @@ class Journal:
     def clear_faults(self, operator: str, reason: str) -> JournalRecord | None:
         """Clear every open fault, appending a record of who and why; None if none was open.
 
-        Refused (JournalError) while `verify()` finds problems: a damaged journal is not
+        Refused (JournalDamaged) while `verify()` finds problems: a damaged journal is not
         cleared but replaced (docs/journal.md, Recovery).
         """
         operator = rows.text(operator, "operator")
@@ -245,7 +246,7 @@ class Journal:
         if problems:
             listed = "; ".join(str(p) for p in problems[:3])
             more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
-            raise JournalError(
+            raise JournalDamaged(
                 f"the journal fails verification with {len(problems)} problem(s): {listed}{more}; "
                 "faults are not cleared on a damaged journal: replace it "
                 "(docs/journal.md, Recovery)")

@@ -184,7 +184,7 @@ async def test_a_damaged_journal_puts_the_table_in_the_error_state(
         # and the table starts afresh with its message seq continuing.
         refused = showdown("journal", "clear-faults", "--journal", str(journal_path),
                            "--operator", "T. Technician (4711)", "--why", "test")
-        assert refused.returncode != 0
+        assert refused.returncode == 3  # refused by the rules (docs/cli.md, exit codes)
         assert "Traceback" not in refused.stderr and refused.stderr.strip(), refused.stderr
         replaced = showdown("journal", "replace", "--journal", str(journal_path),
                             "--operator", "T. Technician (4711)",
