@@ -53,7 +53,9 @@ __all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "SimTiming", "Wired
 SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real one: 200 ms)
 
 DESK_NAME = "virtual-desk"
-_DESK_PATIENCE_S = 120.0  # how long the virtual desk keeps trying an unreachable broker
+_DESK_PATIENCE_S = 300.0  # how long the virtual desk keeps trying an unreachable broker
+# (a clustered broker that lost a node took 143 s to take connections again on a loaded
+# machine: the desk clerk keeps trying through that, as the daemon does)
 _SUBSCRIBED_WAIT_S = 3.0  # then it says it is still waiting for the table
 _log = get_logger("showdown.sim")
 
