@@ -52,14 +52,14 @@ def _brokers(addresses: list[str]) -> str:
 
 
 def table_config(directory: Path, *, venue: str, table: str, brokers: list[str],
-                 hand_pause: float, tournament: Path) -> tuple[Path, Signer]:
-    """A simulated table (virtual desk and dealer, one heat) on the cluster; its key."""
+                 hand_pause: float, tournament: Path, heats: int = 1) -> tuple[Path, Signer]:
+    """A simulated table (virtual desk and dealer, `heats` heats) on the cluster; its key."""
     directory.mkdir(parents=True, exist_ok=True)
     signer = Signer.generate(table)
     save_private_key(signer, directory / "table.key")
     text = simulated_table_toml(
         venue=venue, table=table, broker="embedded", tournament=tournament, paytables=PAYTABLES,
-        socket=directory / "console.sock", seed=2026, heats=1, hand_pause=hand_pause,
+        socket=directory / "console.sock", seed=2026, heats=heats, hand_pause=hand_pause,
         virtual_dealer=True, log_format="json", log_level="info")
     text = text.replace('broker = "embedded"', _brokers(brokers))
     path = directory / "table.toml"
@@ -130,16 +130,6 @@ class Service:
     def alive(self) -> bool:
         """True while the process runs."""
         return self.process is not None and self.process.poll() is None
-
-    def freeze(self) -> None:
-        """SIGSTOP: the process holds still, its sockets open, until ``thaw``."""
-        assert self.process is not None and self.process.poll() is None
-        self.process.send_signal(signal.SIGSTOP)
-
-    def thaw(self) -> None:
-        """SIGCONT after ``freeze``."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGCONT)
 
     def stop(self) -> int | None:
         """SIGTERM and wait (SIGKILL after a while); its exit code (None if never started)."""
