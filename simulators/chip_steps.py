@@ -66,8 +66,7 @@ async def issue_stacks(vt: VirtualTable) -> None:
             continue
         stack = int(info["balance"])
         if any(where.seat == seat for where in sim.table()):  # a restart cut an issue short
-            sim.clear_seat(seat)  # the dealer takes it back to the tray and starts again
-            await vt.until(f"seat {seat}'s spots to be read clear", _read_clear(vt, seat))
+            await _gather(vt, seat)  # the dealer takes it back to the tray and starts again
         uids = sim.place(seat, "ante", stack, float_only=True)
         await vt.until(f"the reader to see seat {seat}'s starting stack",
                        _ante_is(seat_text, stack))
@@ -117,8 +116,7 @@ async def return_chips(vt: VirtualTable) -> None:
         # The dealer gathers what lies on the seat, and the reader sees it gone, before the
         # chips are laid out again: moved within one sweep, a chip would be read on its new
         # spot before its old one was read empty (a chip_clone alert for nothing).
-        sim.clear_seat(seat)
-        await vt.until(f"seat {seat}'s spots to be read clear", _read_clear(vt, seat))
+        await _gather(vt, seat)
         lying = {u for uids in sim.table().values() for u in uids}
         uids = sorted(c.uid for c in sim.registry
                       if sim.owner_of(c.uid) == entry and c.uid not in lying)
@@ -153,8 +151,11 @@ def _ante_is(seat: str, cents: int) -> Check:
         == cents
 
 
-def _read_clear(vt: VirtualTable, seat: int) -> Check:
-    return lambda _status: all(s != seat for s, _spot in vt.table.chips_lying())
+async def _gather(vt: VirtualTable, seat: int) -> None:
+    """Take every chip off the seat's spots and wait until the table has read them gone."""
+    vt.chips.clear_seat(seat)
+    await vt.until(f"seat {seat}'s spots to be read clear",
+                   lambda _status: all(s != seat for s, _spot in vt.table.chips_lying()))
 
 
 def _seat_clear(seat: str) -> Check:
