@@ -25,6 +25,7 @@ import asyncio
 import ipaddress
 import logging
 import os
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any, Final, Self
 
@@ -70,12 +71,42 @@ class AcceptAnyClient(BaseAuthPlugin):
 _REFUSED: Final = 0x80  # SUBACK return code: failure
 
 
+class _Subscriptions(dict[str, list[tuple[Session, int]]]):
+    """amqtt's table of subscriptions (topic filter -> sessions), iterated over a snapshot.
+
+    amqtt 0.12.1 awaits inside its loops over this table (a client's connection, every
+    broadcast), so a subscription made meanwhile raised "dictionary changed size during
+    iteration" and killed that connection's handler (seen on a floor of 8 tables).
+    """
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(super().keys()))
+
+    def items(self) -> list[tuple[str, list[tuple[Session, int]]]]:  # type: ignore[override]
+        """The (filter, subscribers) pairs as they are now."""
+        return list(super().items())
+
+
 class _Broker(Broker):
-    """amqtt's broker, refusing ``$share/...`` subscriptions, which it cannot deliver to.
+    """amqtt's broker, refusing ``$share/...`` subscriptions, which it cannot deliver to,
+    and correcting two amqtt 0.12.1 faults: its subscription table is iterated over a
+    snapshot (`_Subscriptions`), and a connecting client is sent the retained messages of
+    its own subscriptions only (amqtt sent it those matching any client's subscriptions).
 
     (Checked here rather than in an amqtt topic plugin: a topic plugin is also consulted
     for every message published and delivered, through a task per call.)
     """
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        super().__init__(config)
+        self._subscriptions = _Subscriptions()
+
+    async def _publish_retained_messages_for_subscription(
+            self, subscription: tuple[str, int], session: Session) -> None:
+        """Send the retained messages matching a topic filter the session subscribes to."""
+        holders = self._subscriptions.get(subscription[0], [])
+        if any(held.client_id == session.client_id for held, _qos in holders):
+            await super()._publish_retained_messages_for_subscription(subscription, session)
 
     async def add_subscription(self, subscription: tuple[str, int], session: Session) -> int:
         """The SUBACK code for one topic filter: 0x80 for a shared subscription."""
