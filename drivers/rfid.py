@@ -19,7 +19,6 @@ import errno
 import random
 import time
 from collections.abc import AsyncIterator, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -58,6 +57,7 @@ from drivers.rfid_messages import (
 )
 from drivers.rfid_settings import UsbReaderSettings
 from runtime.backoff import Backoff
+from runtime.worker_thread import WorkerThread
 
 __all__ = ["UsbChipReader"]
 
@@ -116,7 +116,7 @@ class UsbChipReader:
         self._decoder = FrameDecoder()
         self._queue: asyncio.Queue[object] = asyncio.Queue(self.settings.queue_size)
         self._task: asyncio.Task[None] | None = None
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor: WorkerThread | None = None
         self._identity: DeviceIdentity | None = None
         self._up = False
         self._ever_up = False
@@ -142,7 +142,7 @@ class UsbChipReader:
         if self._task is not None:
             raise RuntimeError("UsbChipReader is already open (it is not reentrant)")
         self._queue = asyncio.Queue(self.settings.queue_size)
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix=f"rfid[{self.device}]")
+        self._executor = WorkerThread(f"rfid[{self.device}]")
         self._task = asyncio.create_task(self._run(), name=f"rfid[{self.device}].pump")
         return self
 
@@ -160,7 +160,7 @@ class UsbChipReader:
                 await task
         executor, self._executor = self._executor, None
         if executor is not None:
-            executor.shutdown(wait=False)
+            executor.close(wait=False)
         self._up = False
         while True:
             try:
@@ -443,8 +443,7 @@ class UsbChipReader:
     async def _call(self, fn: Callable[..., _T], *args: Any) -> _T:
         if self._executor is None:
             raise DeviceLost("the reader is closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, fn, *args)
+        return await self._executor.call(fn, *args)
 
     def _open(self) -> _Session:
         s = self.settings

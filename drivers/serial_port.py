@@ -12,6 +12,7 @@ import threading
 import serial  # type: ignore[import-untyped]  # pyserial ships no type information
 
 from drivers.errors import DeviceLost
+from runtime.worker_thread import WorkerThread
 
 __all__ = ["SerialPort", "close_opened"]
 
@@ -24,7 +25,8 @@ def close_opened(opening: asyncio.Future[serial.Serial]) -> None:
 
 
 class SerialPort:
-    """One open serial port: a reader thread feeding an asyncio queue, writes via to_thread."""
+    """One open serial port: a reader thread feeding an asyncio queue, writes on a writer
+    thread of its own (in order)."""
 
     def __init__(self, port: serial.Serial, path: str, loop: asyncio.AbstractEventLoop, *,
                  name: str) -> None:
@@ -35,6 +37,7 @@ class SerialPort:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._pump, name=f"{name} {path}", daemon=True)
         self._thread.start()
+        self._writer = WorkerThread(f"{name}-write {path}")
 
     def _pump(self) -> None:
         while not self._stop.is_set():
@@ -64,15 +67,16 @@ class SerialPort:
         return item
 
     async def write(self, data: bytes) -> None:
-        """Send bytes (in a worker thread); DeviceLost if the port is gone."""
+        """Send bytes (on the writer thread); DeviceLost if the port is gone."""
         try:
-            await asyncio.to_thread(self.port.write, data)
+            await self._writer.call(self.port.write, data)
         except Exception as exc:
             raise DeviceLost(f"{self.path}: write failed: {exc}") from exc
 
     async def close(self) -> None:
         """Stop the reader thread and close the port (in a worker thread)."""
         self._stop.set()
+        self._writer.close(wait=False)
         await asyncio.to_thread(self._close)
 
     def _close(self) -> None:

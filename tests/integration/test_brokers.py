@@ -322,7 +322,7 @@ async def test_embedded_broker_survives_subscriptions_made_while_it_iterates(
     meanwhile raised "dictionary changed size during iteration" (its table now iterates over
     a snapshot). Here a client subscribes to a new filter in the middle of such a loop: the
     retained message sent for each filter is the await point."""
-    from controller import embedded_broker  # noqa: PLC0415
+    from controller import embedded_broker
 
     table = embedded_broker._Subscriptions({f"{unique_topic}/{i}": [] for i in range(3)})
     seen = []
