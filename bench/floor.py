@@ -22,7 +22,9 @@ import argparse
 import asyncio
 import os
 import platform
+import socket
 import tempfile
+import time
 from pathlib import Path
 
 from controller.commands.floor_profile import FloorSampler
@@ -33,13 +35,37 @@ from runtime.logs import configure_logging
 TARGET_HANDS_S = 50.0  # 8 tables, issue 14
 
 
+MOSQUITTO = ("127.0.0.1", 1883)  # the machine's own broker, where it runs
+
+
+def reference_loop_s() -> float:
+    """Seconds this machine's interpreter takes for ten million additions in a loop (the
+    best of 3): a yardstick to compare figures from different machines by."""
+    best = float("inf")
+    for _ in range(3):
+        started, total = time.perf_counter(), 0
+        for i in range(10_000_000):
+            total += i
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return True
+    except OSError:
+        return False
+
+
 def _run(tables: int, hands: int, *, seed: int, pace: str = "full", processes: bool = True,
-         sampler: FloorSampler | None = None) -> tuple[float, int, list[str], FloorRun]:
+         sampler: FloorSampler | None = None, broker: str | None = None,
+         ) -> tuple[float, int, list[str], FloorRun]:
     """One floor run: (hands a second of wall time, hands, problems, the run)."""
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
         options = FloorOptions(directory=Path(tmp), tables=tables, hands=hands, seed=seed,
                                pace=pace, processes=processes,  # type: ignore[arg-type]
-                               profile=sampler is not None)
+                               profile=sampler is not None, broker=broker)
         floor = FloorRun(options, out=lambda _line: None)
         if sampler is None:
             asyncio.run(floor.run())
@@ -86,14 +112,17 @@ def main() -> int:
     print(f"bench/floor.py: python {platform.python_version()}, {os.cpu_count()} cores,"
           f" {platform.machine()}, load average {os.getloadavg()[0]:.1f}; seed {args.seed};"
           f" {hands} hands per table (whole heats)")
+    print(f"this machine's yardstick: 10 million additions in a Python loop in"
+          f" {reference_loop_s():.2f} s (compare figures from other machines by it)")
     print(f"{'run':<34} {'tables':>6} {'hands':>6} {'hands/s':>8} {'x demo':>7}  problems")
     wrong = 0
 
-    def row(name: str, tables: int, pace: str, base: float | None,
-            processes: bool = True) -> float:
+    def row(name: str, tables: int, pace: str, base: float | None, *,
+            processes: bool = True, broker: str | None = None) -> float:
         nonlocal wrong
         rate, played, problems, floor = _run(tables, hands if pace == "full" else 10,
-                                             seed=args.seed, pace=pace, processes=processes)
+                                             seed=args.seed, pace=pace, processes=processes,
+                                             broker=broker)
         wrong += bool(problems)
         versus = f"{rate / base:6.1f}x" if base else "      -"
         print(f"{name:<34} {tables:>6} {played:>6} {rate:>8.2f} {versus}  {len(problems)}")
@@ -107,6 +136,9 @@ def main() -> int:
     largest = max(sizes)
     row("full speed, one process (peer)", largest, "full", base, processes=False)
     rates = {n: row("full speed, virtual time", n, "full", base) for n in sizes}
+    if not args.quick and _answers(*MOSQUITTO):
+        row("full speed, virtual time, Mosquitto", largest, "full", base,
+            broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}")
     verdict = "PASS" if rates[largest] >= TARGET_HANDS_S else "MISS"
     print(f"{verdict}: {rates[largest]:.1f} hands/s at {largest} tables"
           f" (target {TARGET_HANDS_S:.0f} hands/s at 8 tables)")

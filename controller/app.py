@@ -124,7 +124,7 @@ class TableDaemon:
         self.gate: ConsoleGate | None = None
         self.version = 0  # counts applied inputs: the screens wait on it
         self.console_port: int | None = None  # the console's port, once it listens
-        self._changed = asyncio.Event()
+        self._waiters: set[asyncio.Future[None]] = set()  # `changed` callers, until an input
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
         self._last_work = 0.0
@@ -238,8 +238,10 @@ class TableDaemon:
                     self.feed.offer(messages)
         self._last_work = asyncio.get_running_loop().time()
         self.version += len(batch)
-        self._changed.set()
-        self._changed = asyncio.Event()
+        waiters, self._waiters = self._waiters, set()
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
         done = [box[0] for box in boxes]
         if self.link is not None and any(a.messages for a in done):  # the outbox grew
             self.link.wake()
@@ -276,8 +278,15 @@ class TableDaemon:
     async def changed(self, after: int, timeout: float | None = None) -> int:
         """Wait until an input has been applied since version ``after``; the version now."""
         if self.version <= after:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout)
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.add(waiter)
+            try:
+                async with asyncio.timeout(timeout):
+                    await waiter
+            except TimeoutError:
+                pass
+            finally:
+                self._waiters.discard(waiter)
         return self.version
 
     async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:

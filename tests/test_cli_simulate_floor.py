@@ -59,11 +59,14 @@ def test_two_tables_every_hand_once_and_the_journals_scores(
         assert table["hands"] == table["hands_central"] == 10
         assert table["lost"] == [] and table["duplicated"] == 0
         assert table["published"] == table["ingested"] > 10
-        # a table's own pace depends on how its hands interleave with the other's: each hand
-        # moves the one floor clock on by its share (30 s of a 60 s hand with two tables
-        # playing), and once one table has finished the other's hands take a whole minute
-        # each, so its 10 hands take between 10 x 30 s and 10 x 60 s + 30 s of virtual time
-        assert 3600 * 10 / (10 * 60 + 30) <= table["hands_per_hour_virtual"] <= 120
+        # a table's own pace (the 9 gaps between its heat's first and last hand over that
+        # span) depends on how its hands interleave with the other's: each hand moves the one
+        # floor clock on by its share (30 s of a 60 s hand with two tables playing), and once
+        # one table has finished the other's hands take a whole minute each. The span is at
+        # least 9 x 30 s, and at most the other table's 10 hands at 30 s each and this one's
+        # 9 later hands at 60 s each (the other plays its whole heat after this one's first
+        # hand: seen on a loaded machine)
+        assert 3600 * 9 / (10 * 30 + 9 * 60) <= table["hands_per_hour_virtual"] <= 120
     virtual_s = (datetime.fromisoformat(report["virtual_end"])
                  - datetime.fromisoformat(report["virtual_start"])).total_seconds()
     # The floor's clock moves on by a hand's minute shared among the tables playing: 30 s a
