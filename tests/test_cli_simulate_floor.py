@@ -14,6 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from controller.cli import main
+from controller.commands.floor_run import FloorOptions
 from tests import services
 from tests.fixtures.services import Database, require_service
 
@@ -202,3 +203,16 @@ def test_a_table_process_that_cannot_start_is_a_problem_reported(tmp_path: Path)
     assert any(p.startswith("t02: Expected ']' at the end of a table declaration")
                and "t02: its journal cannot be read" in p for p in problems), problems
     assert not any(p.startswith("t01") for p in problems), problems
+
+
+def test_a_floor_on_a_given_broker_takes_a_venue_of_its_own(tmp_path: Path) -> None:
+    # Retained messages and persistent sessions of an earlier run on a shared broker must
+    # not reach this one (an earlier run's retained status was rejected centrally).
+    embedded = FloorOptions(directory=tmp_path)
+    first = FloorOptions(directory=tmp_path, broker="127.0.0.1:1883")
+    second = FloorOptions(directory=tmp_path, broker="127.0.0.1:1883")
+    chosen = FloorOptions(directory=tmp_path, broker="127.0.0.1:1883", venue="bench")
+    assert embedded.venue == "floor"
+    assert first.venue.startswith("floor-") and second.venue.startswith("floor-")
+    assert first.venue != second.venue
+    assert chosen.venue == "bench"

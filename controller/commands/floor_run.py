@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -93,7 +94,11 @@ class FloorOptions:
     hand_seconds: float = 60.0  # a hand's simulated length at one table
     debounce_seconds: float = 0.0  # the standings' recomputation after changes
     sweep_on_change: bool = True  # the chip readers sweep as soon as chips move
-    venue: str = "floor"
+    # the venue id in topics and client ids; "": "floor" on the embedded broker, and on a
+    # given (shared) broker one of this run's own, so that no retained message or persistent
+    # session of an earlier run reaches it (a retained status signed by an earlier run's
+    # table key was rejected centrally, at random, on the machine's Mosquitto)
+    venue: str = ""
     timeout: float = 30.0  # the virtual dealer's wait for its table (real seconds)
     # "demo": the pace `showdown demo` plays at (0.4 s between hands, chip readers that only
     # sweep every 50 ms, a dealer polling its table every 10 ms), a baseline for benches
@@ -110,6 +115,9 @@ class FloorOptions:
             raise ValueError(f"--players must be 1..6, got {self.players}")
         if not 1.0 <= self.hand_seconds <= 3600.0:
             raise ValueError(f"--hand-seconds must be 1..3600, got {self.hand_seconds:g}")
+        if not self.venue:
+            object.__setattr__(self, "venue", "floor" if self.broker is None
+                               else f"floor-{secrets.token_hex(3)}")
 
 
 @dataclass(slots=True)

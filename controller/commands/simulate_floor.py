@@ -82,9 +82,7 @@ def run_floor(args: argparse.Namespace) -> int:
             options = FloorOptions(
                 directory=args.keep or Path(tmp), tables=args.tables, hands=args.hands,
                 players=args.players, seed=seed, broker=broker, database=args.database,
-                hand_seconds=args.hand_seconds, processes=not args.one_process,
-                # on a shared broker, topics and sessions of this run's own
-                venue="floor" if broker is None else f"floor-{secrets.token_hex(3)}")
+                hand_seconds=args.hand_seconds, processes=not args.one_process)
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         try:
