@@ -121,6 +121,8 @@ class ChipRegistry:
         elif chip_set not in sets:
             raise ConfigError(source, "chip_set", f"no chip of chip set {chip_set!r} registered")
         self._chips = by_uid
+        self._ordered: tuple[Chip, ...] | None = None  # in UID order, made at the first need
+        self._by_holder: dict[str, tuple[Chip, ...]] | None = None  # entry -> chips issued
         self.chip_set = chip_set
         self.require_issued = require_issued
         self.source = source
@@ -132,7 +134,9 @@ class ChipRegistry:
         return uid in self._chips
 
     def __iter__(self) -> Iterator[Chip]:
-        return iter(sorted(self._chips.values(), key=lambda c: c.uid))
+        if self._ordered is None:  # the chips never change once registered
+            self._ordered = tuple(sorted(self._chips.values(), key=lambda c: c.uid))
+        return iter(self._ordered)
 
     @property
     def chip_sets(self) -> tuple[str, ...]:
@@ -145,7 +149,17 @@ class ChipRegistry:
 
     def issued_to(self, entry: str) -> tuple[Chip, ...]:
         """The chips of the set in play issued to ``entry``, in UID order."""
-        return tuple(c for c in self if c.issued_to == entry and c.chip_set == self.chip_set)
+        return tuple(c for c in self.issued_any(entry) if c.chip_set == self.chip_set)
+
+    def issued_any(self, entry: str) -> tuple[Chip, ...]:
+        """The chips of every chip set issued to ``entry``, in UID order."""
+        if self._by_holder is None:  # the chips never change once registered
+            by_holder: dict[str, list[Chip]] = {}
+            for chip in self:
+                if chip.issued_to is not None:
+                    by_holder.setdefault(chip.issued_to, []).append(chip)
+            self._by_holder = {k: tuple(v) for k, v in by_holder.items()}
+        return self._by_holder.get(entry, ())
 
     def check(self, uid: bytes, *, entry: str | None, where: str = "") -> ChipProblem | None:
         """Why this chip must not count for ``entry`` (None: it counts at its value)."""
