@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import os
 import platform
-import socket
 import tempfile
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from controller.commands.floor_profile import FloorSampler
 from controller.commands.floor_run import FloorOptions, FloorRun
 from controller.commands.simulate_floor import build_report
 from runtime.logs import configure_logging
+from runtime.net import answers
 
 TARGET_HANDS_S = 50.0  # 8 tables, issue 14
 
@@ -48,14 +48,6 @@ def reference_loop_s() -> float:
             total += i
         best = min(best, time.perf_counter() - started)
     return best
-
-
-def _answers(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1.0):
-            return True
-    except OSError:
-        return False
 
 
 def _run(tables: int, hands: int, *, seed: int, pace: str = "full", processes: bool = True,
@@ -136,7 +128,7 @@ def main() -> int:
     largest = max(sizes)
     row("full speed, one process (peer)", largest, "full", base, processes=False)
     rates = {n: row("full speed, virtual time", n, "full", base) for n in sizes}
-    if not args.quick and _answers(*MOSQUITTO):
+    if not args.quick and answers(*MOSQUITTO):
         row("full speed, virtual time, Mosquitto", largest, "full", base,
             broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}")
     verdict = "PASS" if rates[largest] >= TARGET_HANDS_S else "MISS"

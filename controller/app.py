@@ -281,10 +281,9 @@ class TableDaemon:
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.add(waiter)
             try:
-                async with asyncio.timeout(timeout):
-                    await waiter
-            except TimeoutError:
-                pass
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(timeout):
+                        await waiter
             finally:
                 self._waiters.discard(waiter)
         return self.version

@@ -106,14 +106,6 @@ class PaidSpots:
                 sim.owners[uid] = bound.get(uid)
 
 
-def chips_of(sim: RfidReaderSimulator, entry: str) -> list[bytes]:
-    """The registered chips `entry` holds now (those `sim.owner_of` gives it: owned, or
-    issued to it and never moved), of every chip set, in UID order."""
-    mine = {uid for uid, owner in sim.owners.items() if owner == entry and uid in sim.registry}
-    mine.update(c.uid for c in sim.registry.issued_any(entry) if c.uid not in sim.owners)
-    return sorted(mine)
-
-
 async def return_chips(vt: VirtualTable) -> None:
     """Every entry whose chips the table waits for gives them back: placed on its seat's
     spots, read, "chips returned", then into the tray."""
@@ -126,7 +118,7 @@ async def return_chips(vt: VirtualTable) -> None:
         # spot before its old one was read empty (a chip_clone alert for nothing).
         await _gather(vt, seat)
         lying = {u for uids in sim.table().values() for u in uids}
-        uids = [uid for uid in chips_of(sim, entry) if uid not in lying]
+        uids = [uid for uid in sim.chips_of(entry) if uid not in lying]
         if vt.pocket_chips and uids:  # a fault: the player keeps some chips
             kept, uids = uids[:vt.pocket_chips], uids[vt.pocket_chips:]
             vt.pocket_chips = 0

@@ -163,7 +163,6 @@ class RfidReaderSimulator:
         self._faulted: dict[int, AntennaFaultCode] = {}
         self._changed: set[SpotId] = set()  # spots whose chips moved since the last sweep
         self._in_play: dict[int, list[tuple[bytes, str | None]]] | None = None
-        self._issued: dict[str, list[bytes]] = {}  # holder -> chips the registry issued them
         self._place_of: dict[bytes, tuple[int, int, str | None]] = {}  # uid -> value, order
         self._fw = _Firmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
@@ -186,6 +185,12 @@ class RfidReaderSimulator:
             return self.owners[uid]
         chip = self.registry.lookup(uid)
         return None if chip is None else chip.issued_to
+
+    def chips_of(self, entry: str) -> list[bytes]:
+        """The registered chips `owner_of` gives `entry` (of every chip set), in UID order."""
+        mine = {u for u, owner in self.owners.items() if owner == entry and u in self.registry}
+        mine.update(c.uid for c in self.registry.issued_any(entry) if c.uid not in self.owners)
+        return sorted(mine)
 
     def place(
         self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
@@ -286,12 +291,10 @@ class RfidReaderSimulator:
         counts: dict[int, int] | None = None
         tries = ((entry,), (entry, None)) if self.change_from_float else ((entry,),)
         if self._in_play is None:  # the set in play's chips by value, in UID order
-            self._in_play, self._issued, self._place_of = {}, {}, {}
+            self._in_play, self._place_of = {}, {}
             for c in self.registry:  # (a registry is fixed)
                 if c.chip_set == self.registry.chip_set:
                     self._in_play.setdefault(c.value_cents, []).append((c.uid, c.issued_to))
-                    if c.issued_to is not None:
-                        self._issued.setdefault(c.issued_to, []).append(c.uid)
                     self._place_of[c.uid] = (c.value_cents, len(self._place_of), c.issued_to)
         owners, where = self.owners, self._where
         for holders in tries if entry is not None else ((None,),):
@@ -322,7 +325,8 @@ class RfidReaderSimulator:
         """The chips in play `holder` may hold (owned now, or issued to them and never
         moved), by value in UID order: what `_pick` would find among them all, faster."""
         mine = [uid for uid, owner in self.owners.items() if owner == holder]
-        mine += [u for u in self._issued.get(holder or "", ()) if u not in self.owners]
+        issued = self.registry.issued_to(holder) if holder is not None else ()
+        mine += [c.uid for c in issued if c.uid not in self.owners]
         found: dict[int, list[tuple[int, bytes, str | None]]] = {}
         for uid in mine:
             value, position, issued_to = self._place_of[uid]

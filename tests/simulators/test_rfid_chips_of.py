@@ -1,10 +1,9 @@
-"""simulators.chip_steps.chips_of: the chips an entry holds, as `owner_of` says, without a
+"""RfidReaderSimulator.chips_of: the chips an entry holds, as `owner_of` says, without a
 scan of the whole registry."""
 
 from __future__ import annotations
 
 from game.chips import Chip, ChipRegistry
-from simulators.chip_steps import chips_of
 from simulators.rfid import RfidReaderSimulator
 
 
@@ -23,9 +22,9 @@ def test_chips_of_agrees_with_owner_of_over_the_whole_registry() -> None:
     # UID bound to e1 is no registered chip
     sim.owners = {uid[0]: None, uid[5]: "e1", uid[9]: "e1", b"\x00unknown": "e1"}
     for entry in ("e1", "e2", "nobody"):
-        assert chips_of(sim, entry) == sorted(
+        assert sim.chips_of(entry) == sorted(
             c.uid for c in sim.registry if sim.owner_of(c.uid) == entry)
-    assert chips_of(sim, "e1") == sorted([uid[1], uid[2], uid[3], uid[5], uid[9], uid[12]])
+    assert sim.chips_of("e1") == sorted([uid[1], uid[2], uid[3], uid[5], uid[9], uid[12]])
     assert registry.issued_to("e1") == tuple(chips[:4])
     assert registry.issued_any("e1") == (*chips[:4], chips[12])
     assert [c.uid for c in registry] == sorted(uid)
