@@ -87,12 +87,11 @@ class VirtualTable:
     `acknowledged`) are for a demo's report and the tests.
     """
 
+    # False: the dealer draws a street's cards one after the other, as a dealer does, and
+    # looks at the table before each decision (a street's cards share a journal transaction);
     # True: each card once the one before is read (a rehearsal, whose faults come between
-    # one card and the next, and every table until the street dealing below is proven across
-    # restarts: with it the random-kill crash test twice left a restarted table's virtual
-    # dealer waiting for a card that was never read); False: the dealer draws a street's
-    # cards one after the other and looks at the table before each decision.
-    card_by_card: ClassVar[bool] = True
+    # one card and the next).
+    card_by_card: ClassVar[bool] = False
 
     def __init__(self, table: TableHandle, *, shoe: ShoeSimulator, chips: RfidReaderSimulator,
                  ids: IdReaderSimulator | None = None, desk: Callable[..., Any] | None = None,
