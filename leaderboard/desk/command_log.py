@@ -30,15 +30,13 @@ from leaderboard.models import AuditEntry, CommandResultRecord, DeskCommandRecor
 from leaderboard.projections.command_results import (
     ANSWERED,
     RECORDED,
-    REFUSED,
     SEND_FAILED,
     SENT,
     STATES,
 )
 from leaderboard.projections.sql import as_utc as stored_utc
 
-__all__ = ["CommandView", "command_views", "mark_sent", "next_seq", "record_command",
-           "refused_audit_ids"]
+__all__ = ["CommandView", "command_views", "mark_sent", "next_seq", "record_command"]
 
 
 def next_seq(session: Session, now: datetime) -> int:
@@ -81,14 +79,6 @@ def mark_sent(engine: Engine, commands: Iterable[DeskCommand], at: datetime, *,
             DeskCommandRecord.seq.in_(seqs),
             DeskCommandRecord.state.in_((RECORDED, SENT, SEND_FAILED))).values(**values))
         session.commit()
-
-
-def refused_audit_ids(session: Session, actions: Iterable[str]) -> set[int]:
-    """The audit rows (of these actions) whose command the table refused."""
-    return set(session.scalars(
-        select(DeskCommandRecord.audit_id).join(AuditEntry,
-                                                AuditEntry.id == DeskCommandRecord.audit_id)
-        .where(DeskCommandRecord.state == REFUSED, AuditEntry.action.in_(tuple(actions)))))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,7 @@ import re
 import secrets
 from typing import Final
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from game.desk_commands import CloseHeat, OpenHeat
@@ -15,34 +15,35 @@ from game.table_messages import HeatClosed, HeatOpened
 from game.tournament import Stage
 from game.tournament_schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, write_audit
-from leaderboard.desk.command_log import record_command, refused_audit_ids
+from leaderboard.desk.command_log import record_command
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.ids import FINAL_HEAT, checked_table_id, semi_heat_id
 from leaderboard.desk.values import DeskCommand
-from leaderboard.models import AuditEntry, Entry, Score
+from leaderboard.models import AuditEntry, DeskCommandRecord, Entry, Score
 from leaderboard.projections import SEATED
+from leaderboard.projections.command_results import REFUSED
 from runtime.clocks import WallClock
 
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 
 
 def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
-    """The heat the desk last opened at each table and has not closed: table -> (heat, stage)."""
-    rows = session.scalars(
-        select(AuditEntry).where(AuditEntry.action.in_((HeatOpened.TYPE, HeatClosed.TYPE)))
-        .order_by(AuditEntry.id)
-    ).all()
-    refused = refused_audit_ids(session, (HeatOpened.TYPE, HeatClosed.TYPE))
-    heats: dict[str, tuple[str, Stage]] = {}
-    for row in rows:
-        if row.id in refused:  # the table refused it: it did not happen there
-            continue
-        table = str(row.detail.get("table"))
-        if row.action == HeatOpened.TYPE:
-            heats[table] = (str(row.detail["heat_id"]), Stage(row.detail["stage"]))
-        else:
-            heats.pop(table, None)
-    return heats
+    """The heat the desk last opened at each table and has not closed: table -> (heat, stage).
+
+    Each table's last heat-open or heat-close action that the table did not refuse decides
+    (every such action records its command, leaderboard.desk.command_log): one aggregate
+    query, whatever the number of heats a campaign has opened, and one row read a table.
+    """
+    last = (select(func.max(AuditEntry.id))
+            .join(DeskCommandRecord, DeskCommandRecord.audit_id == AuditEntry.id)
+            .where(AuditEntry.action.in_((HeatOpened.TYPE, HeatClosed.TYPE)),
+                   DeskCommandRecord.state != REFUSED)
+            .group_by(DeskCommandRecord.table_id))
+    rows = session.execute(
+        select(AuditEntry.detail).where(AuditEntry.id.in_(last),
+                                        AuditEntry.action == HeatOpened.TYPE))
+    return {str(detail["table"]): (str(detail["heat_id"]), Stage(detail["stage"]))
+            for (detail,) in rows}
 
 
 def _occupied(session: Session, *, table: str | None = None,
