@@ -44,6 +44,7 @@ from drivers.protocols import CardReader, ChipReader, IdReader
 from game.chips import ChipRegistry
 from game.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
+from runtime.event_loop import loop_name
 from runtime.logs import get_logger
 from runtime.process_memory import fix_malloc_mmap_threshold
 from runtime.sd_notify import Notifier
@@ -459,7 +460,8 @@ class TableDaemon:
                                    else "running")
                 self.ready.set()
                 self._log.info("ready", state="error" if self.faults else "running",
-                               api=str(cfg.api.socket))
+                               api=str(cfg.api.socket),
+                               event_loop=loop_name(asyncio.get_running_loop()))
                 if journal is not None and not self.faults \
                         and cfg.journal_settings.checkpoints:
                     tasks.append(tg.create_task(self._check_whole_file(journal),

@@ -215,9 +215,12 @@ class EmbeddedBroker:
     def _bound_port(self, broker: Broker) -> int:
         # amqtt keeps its asyncio servers per listener name; there is no public accessor.
         server = broker._servers["default"].instance
-        if not isinstance(server, asyncio.Server) or not server.sockets:
+        # asyncio's Server, or uvloop's (not a subclass of it)
+        sockets = getattr(server, "sockets", ()) if isinstance(server, asyncio.AbstractServer) \
+            else ()
+        if not sockets:
             raise EmbeddedBrokerError(self.host, self._requested_port, "listener has no socket")
-        return int(server.sockets[0].getsockname()[1])
+        return int(sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
         """Disconnect every client and close the listener; does nothing when not running."""

@@ -23,6 +23,7 @@ from controller.commands.floor_table import FloorDesk, TableOrders, TableResult,
 from controller.virtual_time import FloorClock
 from leaderboard.desk.errors import DeskError
 from runtime.errors import one_line
+from runtime.event_loop import run
 from simulators.table_stuck import TableStuck
 
 __all__ = ["TableProcess"]
@@ -161,7 +162,7 @@ def _table_main(orders: TableOrders, clock: FloorClock, conn: Connection, level:
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level=level)
-    asyncio.run(_play(orders, clock, conn))
+    run(_play(orders, clock, conn))  # the floor checked the loop's choice (FloorRun)
 
 
 async def _play(orders: TableOrders, clock: FloorClock, conn: Connection) -> None:

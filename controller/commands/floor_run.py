@@ -38,6 +38,7 @@ from controller.commands.floor_table import TableOrders, TableResult, play_table
 from controller.virtual_time import FloorClock
 from game.evaluate import evaluate
 from leaderboard.models import Message, TableProgress
+from runtime.event_loop import EventLoopChoiceError, loop_factory
 from runtime.settings_files import default_tournament_path, read_tournament
 from simulators.table_toml import new_table_home, simulated_table_toml
 from wire.signing import Signer, save_private_key
@@ -149,6 +150,11 @@ class FloorRun:
         self.settings = read_tournament(default_tournament_path())
         self.clock = FloorClock(self.settings.schedule.starts_at)
         self._check_calendar()
+        if options.processes:  # each table's process runs on the chosen loop
+            try:
+                loop_factory()
+            except EventLoopChoiceError as exc:
+                raise FloorError(str(exc)) from None
         self.tables: dict[str, TableRun] = {}
         self.problems: list[str] = []
         self.service: LeaderboardService | None = None

@@ -195,14 +195,16 @@ def _shown(key: str, value: object) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import asyncio  # noqa: PLC0415
-
     from controller.config import read_table_config  # noqa: PLC0415
+    from runtime.event_loop import EventLoopChoiceError, run  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     config = read_table_config(args.config)
     configure_logging(fmt=config.log_format, level=config.log_level, table=config.table)
-    return asyncio.run(_main(config))
+    try:
+        return run(_main(config))
+    except EventLoopChoiceError as exc:
+        raise CommandError(str(exc)) from None
 
 
 async def _main(config: TableConfig) -> int:
