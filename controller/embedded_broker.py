@@ -21,7 +21,6 @@ subscription (SUBACK 0x80), and the leaderboard stops with an error naming the s
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
 import logging
 import os
@@ -215,9 +214,8 @@ class EmbeddedBroker:
     def _bound_port(self, broker: Broker) -> int:
         # amqtt keeps its asyncio servers per listener name; there is no public accessor.
         server = broker._servers["default"].instance
-        # asyncio's Server, or uvloop's (not a subclass of it)
-        sockets = getattr(server, "sockets", ()) if isinstance(server, asyncio.AbstractServer) \
-            else ()
+        # asyncio's Server, or uvloop's (which is not an asyncio.AbstractServer)
+        sockets = getattr(server, "sockets", None) or ()
         if not sockets:
             raise EmbeddedBrokerError(self.host, self._requested_port, "listener has no socket")
         return int(sockets[0].getsockname()[1])

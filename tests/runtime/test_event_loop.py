@@ -74,3 +74,18 @@ def test_a_bad_choice_stops_table_run_with_a_clear_error(
     err = capsys.readouterr().err
     assert "showdown table: error: SHOWDOWN_EVENT_LOOP='fast': choose one of" in err
     assert not (home / "journal.sqlite").exists()  # nothing started
+
+
+def test_the_embedded_broker_listens_on_uvloop() -> None:
+    """A simulated table may run the embedded broker in its own (uvloop) process."""
+    pytest.importorskip("uvloop")
+    from controller.embedded_broker import EmbeddedBroker
+
+    async def port() -> tuple[str, int]:
+        async with EmbeddedBroker() as broker:
+            _reader, writer = await asyncio.open_connection("127.0.0.1", broker.port)
+            writer.close()
+            return loop_name(asyncio.get_running_loop()), broker.port
+
+    name, number = run(port(), choice="uvloop")
+    assert name == "uvloop" and number > 0
