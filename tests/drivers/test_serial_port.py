@@ -34,6 +34,16 @@ def _open(path: str, write_timeout: float | None = 2.0) -> serial.Serial:
                                  write_timeout=write_timeout)
 
 
+async def _read(port: SerialPort, want: int) -> bytes:
+    """`want` bytes through the driver, each chunk within 2 s."""
+    got = b""
+    while len(got) < want:
+        chunk = await port.read(2.0)
+        assert chunk is not None
+        got += chunk
+    return got
+
+
 def _drain(master: int, want: int) -> bytes:
     got = bytearray()
     while len(got) < want:
@@ -49,12 +59,7 @@ async def test_a_local_device_needs_no_thread_and_reads_in_order(line: tuple[int
         assert threading.active_count() == before  # no reader, no writer thread
         os.write(master, b"abc")
         os.write(master, b"def")
-        got = b""
-        while len(got) < 6:
-            chunk = await port.read(2.0)
-            assert chunk is not None
-            got += chunk
-        assert got == b"abcdef"
+        assert await _read(port, 6) == b"abcdef"
         assert await port.read(0.05) is None  # nothing more: a timeout, not an error
     finally:
         await port.close()
@@ -114,11 +119,6 @@ async def test_a_url_port_keeps_its_threads() -> None:
     try:
         assert threading.active_count() == before + 1  # the reader (the writer at first use)
         await port.write(b"echo")
-        got = b""
-        while len(got) < 4:
-            chunk = await port.read(2.0)
-            assert chunk is not None
-            got += chunk
-        assert got == b"echo"
+        assert await _read(port, 4) == b"echo"
     finally:
         await port.close()
