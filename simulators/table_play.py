@@ -181,6 +181,12 @@ class VirtualTable:
             else:  # a device's health changes without an input: look again now and then
                 version = await changed(version, min(left, _LOOK_AGAIN_S))
 
+    def glance(self) -> Mapping[str, Any]:
+        """The table's status for one quick look (its handle's ``glance``, built part by part
+        as read, where it has one): read it at once, before the next await."""
+        look = getattr(self.table, "glance", None)
+        return look() if look is not None else self.table.status()
+
     # ---- the people at the console ------------------------------------------------------
 
     async def ensure_roster(self, *, again: bool = False) -> None:
@@ -410,7 +416,7 @@ class VirtualTable:
         checked by the readers, then the players pick up their chips."""
         sim = self.chips
         await issue_stacks(self)
-        status = self.table.status()
+        status = self.glance()
         house = self.table.house_rules()
         placed: dict[str, _Spots] = {}
         for seat_text, info in status["seats"].items():
@@ -423,7 +429,7 @@ class VirtualTable:
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: _spots(s) == expected)
         await self.until("the shoe and the chip reader to be up", _devices_up)
-        if (self.table.status().get("deck") or {}).get("held"):  # game.deck_check holds it
+        if (self.glance().get("deck") or {}).get("held"):  # game.deck_check holds it
             await self.supervise("clear_fault", role="deck", reason=(
                 "deck counted and replaced with a shuffled one (virtual supervisor)"))
             self.deck_holds += 1
@@ -485,7 +491,7 @@ class VirtualTable:
         """Pay and take on the chip reader until the table has verified the payout of the
         hand just settled (nothing to do when it does not check payouts). An overpay fault
         is put right by the supervisor's override or by the dealer taking the chip back."""
-        payout = self.table.status().get("payout")
+        payout = self.glance().get("payout")
         if payout is None:
             return
         hand_id = payout["hand_id"]
@@ -563,7 +569,7 @@ class VirtualTable:
             if seat in decided:
                 continue
             hole = [c for t, c in dealt if t.kind == "seat" and t.seat == seat]
-            info = self.table.status()["seats"][str(seat)]
+            info = self.glance()["seats"][str(seat)]
             spots = placed[str(seat)]
             wagers = SeatWagers(**{w: spots.get(w, 0) for w in WAGERS if w != "play"},
                                 markers=frozenset(spots.get("markers", ())))

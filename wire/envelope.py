@@ -25,7 +25,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
@@ -220,6 +220,8 @@ class Envelope:
     mono: int
     sig: str
     v: int = VERSION
+    # The wire form as `seal` made it (the same bytes encode() would compute again).
+    _wire: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def signer(self) -> str:
@@ -248,7 +250,9 @@ class Envelope:
         return {**self.content(), "sig": self.sig}
 
     def encode(self) -> bytes:
-        """The wire form: canonical JSON of the whole envelope."""
+        """The wire form: canonical JSON of the whole envelope (kept from `seal`)."""
+        if self._wire is not None:
+            return self._wire
         return canonical_json(self.to_json())
 
 
@@ -274,23 +278,52 @@ def seal(
             f"signing key {signer.key_id!r} cannot sign for {table!r}: the key id must be "
             "the sender's id"
         )
-    # What the receiver will parse: tuples become lists, and so on.
-    plain_body = json.loads(canonical_json(dict(body)))
     fields: dict[str, Any] = {
         "v": VERSION, "venue": venue, "table": table, "seq": seq, "ts": format_ts(wall),
-        "type": type, "body": plain_body, "boot": boot, "mono": mono,
+        "type": type, "body": None, "boot": boot, "mono": mono,
     }
-    _check_fields(fields)
-    _check_depth(fields)
-    signature = signer.sign(canonical_json(fields))
+    # What the receiver will parse: tuples become lists, and so on.
+    plain_body = _plain_body(body)
+    if plain_body is None:  # a float, a key that is not text, deep nesting: the strict way
+        plain_body = json.loads(canonical_json(dict(body)))
+        fields["body"] = plain_body
+        _check_fields(fields)
+        _check_depth(fields)
+        signed = canonical_json(fields)
+    else:
+        fields["body"] = plain_body
+        _check_fields(fields)
+        signed = orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)
+    sig = base64.b64encode(signer.sign(signed)).decode("ascii")
     envelope = Envelope(
         venue=venue, table=table, seq=seq, ts=fields["ts"], type=type, body=plain_body,
-        boot=boot, mono=mono, sig=base64.b64encode(signature).decode("ascii"),
+        boot=boot, mono=mono, sig=sig,
     )
-    size = len(envelope.encode())
-    if size > MAX_ENVELOPE_BYTES:
-        raise TooLarge(f"{type} seq {seq} would be {size} bytes, at most {MAX_ENVELOPE_BYTES}")
+    # The wire form is the signed bytes with the signature put in its sorted place (after
+    # seq, before table: the fields after it hold no quotes once checked).
+    head, _, tail = signed.rpartition(b',"table":')
+    wire = head + b',"sig":' + canonical_json(sig) + b',"table":' + tail
+    if len(wire) > MAX_ENVELOPE_BYTES:
+        raise TooLarge(f"{type} seq {seq} would be {len(wire)} bytes, at most"
+                       f" {MAX_ENVELOPE_BYTES}")
+    object.__setattr__(envelope, "_wire", wire)
     return envelope
+
+
+_PASSTHROUGH: Final = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+                       | orjson.OPT_PASSTHROUGH_DATETIME)
+
+
+def _plain_body(body: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The body as a receiver parses it, through orjson (whose encoding of plain JSON is
+    canonical_json's, byte for byte); None for anything else (a float, a key that is not
+    text, a subclass, a value JSON does not know, nesting deeper than MAX_DEPTH), which
+    `seal` then takes the strict way, as before."""
+    try:
+        plain = orjson.loads(orjson.dumps(dict(body), option=_PASSTHROUGH))
+    except (orjson.JSONEncodeError, orjson.JSONDecodeError):
+        return None
+    return plain if _plain_within_depth(plain, 2) else None
 
 
 def envelope_for(message: OutboxItem, *, venue: str, table: str, signer: Signer) -> Envelope:

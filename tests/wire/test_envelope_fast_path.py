@@ -3,7 +3,9 @@ what the strict path accepts, with the same envelope and the same signed bytes."
 
 from __future__ import annotations
 
+import base64
 import json
+from enum import StrEnum
 from typing import Any
 
 import orjson
@@ -162,3 +164,45 @@ def test_floats_and_huge_integers_go_the_strict_way_and_verify_the_same(
 ])
 def test_what_cannot_be_canonical_is_left_to_the_strict_path(raw: bytes) -> None:
     assert _well_formed(raw) is None
+
+
+def strict_seal(body: dict[str, Any]) -> tuple[bytes, bytes]:
+    """(signed bytes, wire form) as seal made them before its orjson path: json's
+    canonical encoding of the body as parsed, then of the fields, then of the envelope."""
+    plain = json.loads(canonical_json(dict(body)))
+    fields = {"v": 1, "venue": "casino-1", "table": "t1", "seq": 7,
+              "ts": "2025-03-01T19:04:05.123Z", "type": "hand_settled", "body": plain,
+              "boot": "b1", "mono": 42}
+    signed = canonical_json(fields)
+    sig = base64.b64encode(TABLE.sign(signed)).decode("ascii")
+    return signed, canonical_json({**fields, "sig": sig})
+
+
+@settings(max_examples=1_000, suppress_health_check=[HealthCheck.too_slow])
+@given(body=st.dictionaries(TRICKY_TEXT, JSON_VALUES, max_size=4))
+def test_seal_writes_the_bytes_the_strict_encoding_writes(body: dict[str, Any]) -> None:
+    try:
+        envelope = seal(venue="casino-1", table="t1", seq=7, wall=WALL, type="hand_settled",
+                        body=body, boot="b1", mono=42, signer=TABLE)
+    except (EnvelopeError, ValueError):  # too deep to seal
+        return
+    signed, wire = strict_seal(body)
+    assert envelope.signed_bytes() == signed
+    assert envelope.encode() == wire == canonical_json(envelope.to_json())
+    assert strict(wire) == (envelope, signed)
+
+
+class _Colour(StrEnum):
+    RED = "red"
+
+
+@pytest.mark.parametrize("body", [
+    {"t": (1, 2, ("a",))}, {"k": {3: "three", 10: "ten"}}, {"c": _Colour.RED},
+    {"x": 0.5}, {"n": 2**70}, {"deep": nested(MAX_DEPTH - 2)},
+])
+def test_what_orjson_leaves_is_sealed_the_strict_way(body: dict[str, Any]) -> None:
+    envelope = seal(venue="casino-1", table="t1", seq=7, wall=WALL, type="hand_settled",
+                    body=body, boot="b1", mono=42, signer=TABLE)
+    signed, wire = strict_seal(body)
+    assert (envelope.signed_bytes(), envelope.encode()) == (signed, wire)
+    assert strict(wire) == (envelope, signed)
