@@ -72,6 +72,7 @@ class ChipFloat:
         self._in_play = sum(1 for c in registry if c.chip_set == registry.chip_set)
         self.issued: dict[str, tuple[bytes, ...]] = {}  # entry -> its starting stack's UIDs
         self.reconciled: dict[str, Reconciliation] = {}
+        self.version = 0  # moves on with every change of who holds a chip (a cache's key)
 
     # ---- lookups ------------------------------------------------------------------------
 
@@ -168,6 +169,7 @@ class ChipFloat:
         for uid in chosen:
             self._owner[uid] = entry
         self.issued[entry] = chosen
+        self.version += 1
         return chosen
 
     def paid(self, entry: str | None, before: frozenset[bytes], after: frozenset[bytes]) -> None:
@@ -176,6 +178,7 @@ class ChipFloat:
         (a win paid)."""
         if entry is None:
             return
+        self.version += 1
         for uid in before - after:
             if self._owner.get(uid) == entry:
                 del self._owner[uid]
@@ -195,6 +198,7 @@ class ChipFloat:
                                if self._owner.get(u) not in (None, entry)))
         for uid in returned:
             del self._owner[uid]
+        self.version += 1
         issued = self.issued_to(entry)
         done = Reconciliation(entry_id=entry, seat=seat, issued=issued, held=held,
                               returned=returned, missing=missing, foreign=foreign,

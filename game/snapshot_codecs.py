@@ -136,6 +136,7 @@ def load_chips(node: Node, chips: ChipFloat, duties: ChipDuties) -> None:
         reconciled[done.entry_id] = done
     chips._owner = owners
     chips.reconciled = reconciled
+    chips.version += 1
     duties._chip_seats = _seat_map(f["chip_seats"])
     duties._pay_before = _load_spot_uids(f["pay_before"])
     duties._pay_after = _load_spot_uids(f["pay_after"])
@@ -205,6 +206,7 @@ def load_spots(node: Node, spots: SpotBook) -> None:
     spots._holders = holders
     spots._clones = {u for u, held in holders.items() if len(held) > 1}
     spots.seat_entries = _seat_map(f["seat_entries"])
+    spots.forget_wagers()
 
 
 # ---- people ---------------------------------------------------------------------------------

@@ -48,6 +48,10 @@ class CloneReport:
     spots: frozenset[SpotKey] = frozenset()
 
 
+# A problem on a spot and its key (seat, spot, UID): reported once while it lasts.
+_Found = tuple[tuple[int, str, bytes], SpotProblem]
+
+
 class SpotBook:
     """The latest state of every betting spot, and the wagers it makes for each seat."""
 
@@ -63,6 +67,12 @@ class SpotBook:
         self._clones: set[bytes] = set()  # UIDs on two spots or more, already reported
         # seat -> the entry whose chips lie there (seated, or finished and not yet returned)
         self.seat_entries: dict[int, str] = {}
+        # seat -> (entry, the chip float's version), the wagers and every problem they hold
+        # with its key: `wagers` reads them again only when the seat's spots, the duplicated
+        # UIDs, the entry or the float changed (a seat's six spots, chip by chip, after
+        # every report of any spot)
+        self._wager_cache: dict[int, tuple[tuple[str | None, int], SeatWagers,
+                                           tuple[_Found, ...]]] = {}
 
     def see_chips(self, seat: int, spot: str, uids: frozenset[bytes]) -> CloneReport:
         """Record an antenna's inventory (replaces what the spot held; clears a keyed amount)."""
@@ -93,8 +103,21 @@ class SpotBook:
         """True while this UID lies on two spots or more (it counts on none of them)."""
         return uid in self._clones
 
+    def forget_wagers(self) -> None:
+        """Read every seat's wagers again (its state was set from outside: a snapshot)."""
+        self._wager_cache.clear()
+
     def _moved(self, key: SpotKey, before: frozenset[bytes],
                after: frozenset[bytes]) -> CloneReport:
+        self._wager_cache.pop(key[0], None)
+        clones = len(self._clones)
+        report = self._recount(key, before, after)
+        if report.spots or report.alerts or len(self._clones) != clones:
+            self._wager_cache.clear()  # a UID started or stopped counting elsewhere
+        return report
+
+    def _recount(self, key: SpotKey, before: frozenset[bytes],
+                 after: frozenset[bytes]) -> CloneReport:
         touched: set[SpotKey] = set()
         alerts: list[SpotProblem] = []
         for uid in before - after:
@@ -130,6 +153,7 @@ class SpotBook:
         for key in [k for k in self._manual if k[0] == seat]:
             self._manual.pop(key, None)
         self._reported = {r for r in self._reported if r[0] != seat}
+        self._wager_cache.pop(seat, None)
 
     def wagers(self, seat: int, entry_id: str | None, *, report: bool = True
                ) -> tuple[SeatWagers, list[SpotProblem]]:
@@ -139,10 +163,25 @@ class SpotBook:
         entry checks its chips for the entry that last sat there until its chips are returned.
         """
         entry_id = entry_id if entry_id is not None else self.seat_entries.get(seat)
+        state = (entry_id, -1 if self.chip_float is None else self.chip_float.version)
+        cached = self._wager_cache.get(seat)
+        if cached is None or cached[0] != state:
+            cached = (state, *self._read_wagers(seat, entry_id))
+            self._wager_cache[seat] = cached
+        _, wagers, found = cached
+        if not report:
+            return wagers, []
+        problems = [problem for key, problem in found if key not in self._reported]
+        self._reported = ({r for r in self._reported if r[0] != seat}
+                          | {key for key, _ in found})
+        return wagers, problems
+
+    def _read_wagers(self, seat: int, entry_id: str | None
+                     ) -> tuple[SeatWagers, tuple[_Found, ...]]:
+        """The seat's wagers chip by chip, and every problem on its spots with its key."""
         amounts = dict.fromkeys(WAGERS, 0)
         markers: set[str] = set()
-        problems: list[SpotProblem] = []
-        present: set[tuple[int, str, bytes]] = set()
+        problems: list[_Found] = []
         for spot in WAGERS:
             if (seat, spot) in self._manual:
                 amounts[spot] = self._manual[(seat, spot)]
@@ -160,31 +199,27 @@ class SpotBook:
                         if spot not in SIDE_BETS
                         else f"marker issued to entry {chip.issued_to}, played by {entry_id}"
                     )
-                    self._note(problems, present, seat=seat, spot=spot, uid=uid,
-                               kind="misplaced_marker",
-                               detail=f"bonus marker {format_uid(uid)} on seat {seat} {spot}:"
-                               f" {problem}")
+                    _note(problems, seat=seat, spot=spot, uid=uid, kind="misplaced_marker",
+                          detail=f"bonus marker {format_uid(uid)} on seat {seat} {spot}:"
+                          f" {problem}")
                     continue
                 found = self._check(uid, entry_id, f"seat {seat} {spot}")
                 if found is None and chip is not None:
                     amounts[spot] += chip.value_cents
                 elif found is not None:
-                    self._note(problems, present, seat=seat, spot=spot, uid=uid,
-                               kind=found.kind, detail=found.detail)
-        if not report:
-            return SeatWagers(markers=frozenset(markers), **amounts), []
-        self._reported = {r for r in self._reported if r[0] != seat} | present
-        return SeatWagers(markers=frozenset(markers), **amounts), problems
+                    _note(problems, seat=seat, spot=spot, uid=uid, kind=found.kind,
+                          detail=found.detail)
+        return SeatWagers(markers=frozenset(markers), **amounts), tuple(problems)
 
     def _check(self, uid: bytes, entry_id: str | None, where: str) -> ChipProblem | None:
         if self.chip_float is not None:
             return self.chip_float.check(uid, entry=entry_id, where=where)
         return self.registry.check(uid, entry=entry_id, where=where)
 
-    def _note(self, problems: list[SpotProblem], present: set[tuple[int, str, bytes]], *,
-              seat: int, spot: str, uid: bytes, kind: str, detail: str) -> None:
-        key = (seat, spot, uid)
-        present.add(key)
-        if key not in self._reported:
-            tag = format_uid(uid) if len(uid) == 8 else uid.hex().upper()
-            problems.append(SpotProblem(seat=seat, spot=spot, uid=tag, kind=kind, detail=detail))
+
+def _note(problems: list[_Found], *, seat: int, spot: str,
+          uid: bytes, kind: str, detail: str) -> None:
+    """A problem on a spot, with its key (each is reported once while it lasts)."""
+    tag = format_uid(uid) if len(uid) == 8 else uid.hex().upper()
+    problems.append(((seat, spot, uid),
+                     SpotProblem(seat=seat, spot=spot, uid=tag, kind=kind, detail=detail)))

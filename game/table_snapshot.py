@@ -28,11 +28,13 @@ What the snapshot holds, attribute by attribute (everything else is provably der
 * chip duties: ``_chip_seats``, ``_pay_before``, ``_pay_after``, ``_pay_entries``
   (``chips``); the chip float's bindings (``_owner``), ``issued`` and ``reconciled``
   (its cents are recomputed from the registry); the float's ``_static`` and ``_in_play``
-  follow from the registry.
+  follow from the registry, and its ``version`` (a cache's key) only moves on, on loading
+  too.
 * spots: ``_uids``, ``_manual``, ``_reported``; ``seat_entries`` always equals the core's
   ``_chip_seats`` (both change together), and ``_holders`` and ``_clones`` follow from
   ``_uids`` (a UID's holders are the spots whose last read holds it; a clone is a UID with
-  two holders or more).
+  two holders or more); ``_wager_cache`` (each seat's wagers as last read) is emptied on
+  loading and read again from the rest.
 * staff: the roster, the signed-in ids (each member is the roster's), the failed sign-ins.
 
 State that grows: ``_commands_seen`` gets one seq per signed desk command for the life of the
