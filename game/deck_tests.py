@@ -111,12 +111,16 @@ class Repeat:
 
 def longest_common_run(new: Sequence[Card], earlier: Sequence[Card]) -> Repeat:
     """The longest run of consecutive cards dealt in the same order in both sequences."""
-    where = {card: i for i, card in enumerate(earlier)}
+    # by card index (a Card is equal to another of the same index): plain int lookups
+    where = {card.index: i for i, card in enumerate(earlier)}
     best = Repeat(length=0, start=0, earlier_start=0)
     length = 0
+    previous: int | None = None  # where.get of the card before
     for i, card in enumerate(new):
-        j = where.get(card)
-        if j is not None and length and i > 0 and where.get(new[i - 1]) == j - 1:
+        j = where.get(card.index)
+        run_on = j is not None and length and i > 0 and previous == j - 1
+        previous = j
+        if run_on:
             length += 1
         else:
             length = 1 if j is not None else 0
@@ -138,7 +142,8 @@ def run_chance(length: int, n: int, m: int) -> float:
 
 def same_positions(new: Sequence[Card], earlier: Sequence[Card]) -> tuple[int, ...]:
     """The positions holding the same card in both sequences."""
-    return tuple(i for i, (a, b) in enumerate(zip(new, earlier, strict=False)) if a == b)
+    return tuple(i for i, (a, b) in enumerate(zip(new, earlier, strict=False))
+                 if a.index == b.index)
 
 
 def same_positions_chance(count: int, n: int, m: int) -> float:

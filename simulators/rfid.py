@@ -23,6 +23,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 
 from drivers.readings import SPOTS, SpotId
 from drivers.rfid_codec import FrameDecoder, encode_frame
@@ -303,16 +304,10 @@ class RfidReaderSimulator:
             in_play = self._in_play if None in holders else self._held_by(holders[0])
             for value, chips in in_play.items():
                 wanted = cents // value  # no amount needs more chips of one value
-                free = pool[value] = []
-                for uid, issued_to in chips:
-                    if len(free) >= wanted:
-                        break
-                    if (
-                        owners.get(uid, issued_to) in holders
-                        and uid not in where
-                        and uid not in exclude
-                    ):
-                        free.append(uid)
+                pool[value] = list(islice(
+                    (uid for uid, issued_to in chips
+                     if owners.get(uid, issued_to) in holders and uid not in where
+                     and uid not in exclude), wanted)) if wanted else []
             counts = make_change(cents, {v: len(u) for v, u in pool.items()})
             if counts is not None:
                 break
