@@ -210,8 +210,16 @@ class Journal:
         if not items:
             return []
         with self._write_driver() as cursor:
-            return [_append_rows(cursor, kind, text, clock, outgoing)
-                    for (kind, _p, clock, outgoing), text in zip(items, texts, strict=True)]
+            # The head is read once and written once for the whole batch (it is the last
+            # record's): the rows and the head commit together or not at all.
+            head = _read_head(cursor)
+            done = []
+            for (kind, _p, clock, outgoing), text in zip(items, texts, strict=True):
+                record, messages, head = _add_rows(cursor, kind, text, clock, outgoing,
+                                                   head=head)
+                done.append((record, messages))
+            _write_head(cursor, head)
+            return done
 
     def mark_delivered(self, seq: int) -> None:
         """Mark an outbox message delivered (after the broker's acknowledgement); idempotent."""
@@ -524,14 +532,39 @@ class Journal:
                                     f"this software reads version {SCHEMA_VERSION}")
 
 
+_Head = tuple[int, str, int, str]  # journal seq and checksum, outbox seq and checksum
+
+
+def _read_head(cursor: sqlite3.Cursor) -> _Head:
+    """The head row: the last record's seq and checksum, the last message's."""
+    head_seq, head_checksum, head_outbox_seq, head_outbox_checksum = \
+        cursor.execute(_SELECT_HEAD).fetchone()
+    return int(head_seq), str(head_checksum), int(head_outbox_seq), str(head_outbox_checksum)
+
+
+def _write_head(cursor: sqlite3.Cursor, head: _Head) -> None:
+    cursor.execute(_UPDATE_HEAD, {"journal_seq": head[0], "journal_checksum": head[1],
+                                  "outbox_seq": head[2], "outbox_checksum": head[3]})
+
+
 def _append_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: ClockReading,
                  outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
                  ) -> tuple[JournalRecord, list[StoredMessage]]:
     """Inside a write transaction: the record after the head, its messages, the new head."""
+    record, messages, head = _add_rows(cursor, kind, payload_text, clock, outgoing,
+                                       head=_read_head(cursor))
+    _write_head(cursor, head)
+    return record, messages
+
+
+def _add_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: ClockReading,
+              outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]], *, head: _Head,
+              ) -> tuple[JournalRecord, list[StoredMessage], _Head]:
+    """Inside a write transaction: the record after ``head`` and its messages; the head
+    they make (not written)."""
     wall = rows.wall_text(clock.wall)
-    head_seq, head_checksum, head_outbox_seq, head_outbox_checksum = \
-        cursor.execute(_SELECT_HEAD).fetchone()
-    seq = int(head_seq) + 1
+    head_seq, head_checksum, head_outbox_seq, head_outbox_checksum = head
+    seq = head_seq + 1
     prev = str(head_checksum)
     checksum = record_checksum(seq=seq, kind=kind, payload=payload_text, wall=wall,
                                mono_ns=clock.mono_ns, boot_id=clock.boot_id,
@@ -549,8 +582,6 @@ def _append_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: Cl
                                         prev=str(head_outbox_checksum))
     if outbox:
         cursor.executemany(_INSERT_MESSAGE, outbox)
-    cursor.execute(_UPDATE_HEAD, {
-        "journal_seq": seq, "journal_checksum": checksum,
-        "outbox_seq": outbox[-1]["seq"] if outbox else head_outbox_seq,
-        "outbox_checksum": outbox[-1]["checksum"] if outbox else head_outbox_checksum})
-    return record, messages
+        return record, messages, (seq, checksum, int(outbox[-1]["seq"]),
+                                  str(outbox[-1]["checksum"]))
+    return record, messages, (seq, checksum, head_outbox_seq, head_outbox_checksum)
