@@ -359,7 +359,7 @@ class VirtualTable:
         players = self.make_players(entries)
         self._heat_hand, self._overpay_due = 0, False
         hands = 0
-        while self.table.status().get("seats"):
+        while self.glance().get("seats"):
             await self.play_hand(players)
             hands += 1
             if between_hands is not None:
