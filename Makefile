@@ -68,6 +68,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/dispute_replay.py
 	$(BIN)/python bench/report_scores.py
 	$(BIN)/python bench/floor.py
+	$(BIN)/python bench/hand_parts.py
 	$(BIN)/python bench/cli.py
 	$(BIN)/python bench/install_size.py
 
