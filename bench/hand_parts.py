@@ -37,6 +37,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from support.timing import best_of
+
 from controller.clock import system_clock
 from controller.config import read_table_config
 from controller.journal import Journal
@@ -52,12 +54,7 @@ Row = tuple[str, dict[str, Any], datetime]
 
 def best_cpu(work: Callable[[], object], repeat: int) -> float:
     """The least process CPU seconds `work` took in `repeat` runs."""
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.process_time()
-        work()
-        best = min(best, time.process_time() - started)
-    return best
+    return best_of(work, repeat, time.process_time)
 
 
 def play(directory: Path, hands: int, seed: int) -> Path:

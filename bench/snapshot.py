@@ -28,10 +28,11 @@ import json
 import os
 import platform
 import sys
-import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
+
+from support.timing import best_of
 
 from game.table_inputs import TableInput
 from game.table_snapshot import restore_snapshot, take_snapshot
@@ -42,12 +43,7 @@ DEFAULT_SEED = 20261201
 
 def best_ms(work: Callable[[], object], repeat: int) -> float:
     """The fastest of ``repeat`` runs, in milliseconds."""
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        best = min(best, time.perf_counter() - start)
-    return best * 1000
+    return best_of(work, repeat) * 1000
 
 
 def replay_ms(inputs: list[tuple[TableInput, datetime]], repeat: int) -> float:
