@@ -35,6 +35,8 @@ __all__ = ["NATS_SERVER", "NatsCluster", "NatsNode"]
 
 NATS_SERVER = os.environ.get("SHOWDOWN_TEST_NATS_SERVER", "/usr/sbin/nats-server")
 START_GUARD_S = 180.0  # against hangs only (a restarted node took over 60 s once at load 20)
+_BIND_TRIES = 3  # a fresh cluster's starts when a port it was given is taken meanwhile
+_PORT_TAKEN = "address already in use"
 
 
 @dataclass(slots=True)
@@ -101,10 +103,17 @@ class NatsCluster:
             raise FileNotFoundError(f"{NATS_SERVER} is not installed")
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
-        self.nodes = [NatsNode(name=f"n{i + 1}", client=free_port(), route=free_port(),
-                               http=free_port(), mqtt=free_port(),
+        self.nodes = [NatsNode(name=f"n{i + 1}", client=0, route=0, http=0, mqtt=0,
                                config=root / f"n{i + 1}.conf", log=root / f"n{i + 1}.log")
                       for i in range(nodes)]
+        self._up = False  # once the cluster has been healthy, its ports are its clients'
+        self._new_ports()
+
+    def _new_ports(self) -> None:
+        """Free ports for every node, and the configs naming them (a fresh cluster only)."""
+        for node in self.nodes:
+            node.client, node.route, node.http, node.mqtt = (free_port() for _ in range(4))
+            shutil.rmtree(self.root / node.name, ignore_errors=True)  # its JetStream store
         for node in self.nodes:
             node.config.write_text(self._config(node))
 
@@ -144,11 +153,23 @@ mqtt {{
         return next(i for i, node in enumerate(self.nodes) if node.mqtt == port)
 
     def start(self) -> None:
-        """Start every node that is down and wait until all are healthy."""
-        for node in self.nodes:
-            if node.process is None:
-                self._spawn(node)
-        self.wait_healthy()
+        """Start every node that is down and wait until all are healthy. A fresh cluster
+        whose node finds one of its ports taken (another test's server bound it between
+        `free_port` and the node's own bind) starts again on new ports, twice at most."""
+        for attempt in range(1, _BIND_TRIES + 1):
+            for node in self.nodes:
+                if node.process is None:
+                    self._spawn(node)
+            try:
+                self.wait_healthy()
+            except RuntimeError as exc:
+                if self._up or attempt == _BIND_TRIES or _PORT_TAKEN not in str(exc):
+                    raise
+                self.stop()
+                self._new_ports()
+                continue
+            self._up = True
+            return
 
     def _spawn(self, node: NatsNode) -> None:
         with node.log.open("ab") as log:
