@@ -220,8 +220,9 @@ class Envelope:
     mono: int
     sig: str
     v: int = VERSION
-    # The wire form as `seal` made it (the same bytes encode() would compute again).
-    _wire: bytes | None = field(default=None, repr=False, compare=False)
+    # The wire form as `seal` made it (the same bytes encode() would compute again); not an
+    # init field, so `dataclasses.replace` starts a changed envelope without it.
+    _wire: bytes | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def signer(self) -> str:

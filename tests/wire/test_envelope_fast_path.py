@@ -4,6 +4,7 @@ what the strict path accepts, with the same envelope and the same signed bytes."
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from enum import StrEnum
 from typing import Any
@@ -206,3 +207,10 @@ def test_what_orjson_leaves_is_sealed_the_strict_way(body: dict[str, Any]) -> No
     signed, wire = strict_seal(body)
     assert (envelope.signed_bytes(), envelope.encode()) == (signed, wire)
     assert strict(wire) == (envelope, signed)
+
+
+def test_a_changed_copy_of_a_sealed_envelope_is_encoded_afresh() -> None:
+    envelope = seal(venue="casino-1", table="t1", seq=7, wall=WALL, type="hand_settled",
+                    body={"a": 1}, boot="b1", mono=42, signer=TABLE)
+    changed = dataclasses.replace(envelope, seq=8)
+    assert changed.encode() == canonical_json(changed.to_json()) != envelope.encode()
