@@ -5,6 +5,7 @@ and one table's process).
 
     .venv/bin/python bench/floor.py            # about 3 minutes on the 2-core machine
     .venv/bin/python bench/floor.py --quick    # smoke run (tests/test_bench_floor.py)
+    .venv/bin/python bench/floor.py --repeat 3 # the largest rows' median of 3 runs
 
 Every run is the production path: the embedded broker, the central service (SQLite), the
 desk's signed commands, the table daemons (each in a process of its own, as on a real floor;
@@ -97,7 +98,13 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a smoke run: 1 and 2 tables")
     parser.add_argument("--hands", type=int, default=None, help="hands per table")
     parser.add_argument("--seed", type=int, default=2026, help="seed of every run")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="runs of each row at the largest size: the median is its figure"
+                        " and the verdict's (the host's noise is about 15%% from one minute"
+                        " to the next)")
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat is at least 1")
     configure_logging(fmt="console", level="critical")
     hands = args.hands or (10 if args.quick else 30)
     sizes = (1, 2) if args.quick else (1, 4, 8)
@@ -110,14 +117,19 @@ def main() -> int:
     wrong = 0
 
     def row(name: str, tables: int, pace: str, base: float | None, *,
-            processes: bool = True, broker: str | None = None) -> float:
+            processes: bool = True, broker: str | None = None, repeat: int = 1) -> float:
         nonlocal wrong
-        rate, played, problems, floor = _run(tables, hands if pace == "full" else 10,
-                                             seed=args.seed, pace=pace, processes=processes,
-                                             broker=broker)
+        runs = sorted((_run(tables, hands if pace == "full" else 10, seed=args.seed,
+                            pace=pace, processes=processes, broker=broker)
+                       for _ in range(repeat)), key=lambda r: r[0])
+        rate, played, problems, floor = runs[len(runs) // 2]  # the median run (odd: exact)
+        problems = [p for r in runs for p in r[2]]
         wrong += bool(problems)
         versus = f"{rate / base:6.1f}x" if base else "      -"
         print(f"{name:<34} {tables:>6} {played:>6} {rate:>8.2f} {versus}  {len(problems)}")
+        if repeat > 1:
+            print(f"  the median of {repeat} runs: "
+                  + ", ".join(f"{r[0]:.2f}" for r in runs) + " hands/s")
         if processes and played:
             print("  " + _cpu_line(floor, played))
         for p in problems:
@@ -127,10 +139,11 @@ def main() -> int:
     base = row("demo pace (baseline)", 1, "demo", None)
     largest = max(sizes)
     row("full speed, one process (peer)", largest, "full", base, processes=False)
-    rates = {n: row("full speed, virtual time", n, "full", base) for n in sizes}
+    rates = {n: row("full speed, virtual time", n, "full", base,
+                    repeat=args.repeat if n == largest else 1) for n in sizes}
     if not args.quick and answers(*MOSQUITTO):
         row("full speed, virtual time, Mosquitto", largest, "full", base,
-            broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}")
+            broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}", repeat=args.repeat)
     verdict = "PASS" if rates[largest] >= TARGET_HANDS_S else "MISS"
     print(f"{verdict}: {rates[largest]:.1f} hands/s at {largest} tables"
           f" (target {TARGET_HANDS_S:.0f} hands/s at 8 tables)")

@@ -15,14 +15,20 @@ SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "floor.py"
 
 
 def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:
-    run = subprocess.run([sys.executable, str(SCRIPT), "--quick"], capture_output=True,
-                         text=True, timeout=600, check=False)
+    run = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--repeat", "3"],
+                         capture_output=True, text=True, timeout=600, check=False)
     assert run.returncode == 0, run.stdout + run.stderr
     out = run.stdout
     assert re.search(r"^demo pace \(baseline\) +1 +10 +[\d.]+ +- +0$", out, re.M), out
     for tables, hands in ((1, 10), (2, 20)):
         assert re.search(rf"^full speed, virtual time +{tables} +{hands} +[\d.]+ +[\d.]+x +0$",
                          out, re.M), out
+    # --repeat: the largest row's figure is the median of its runs, each printed
+    largest = re.search(r"^full speed, virtual time +2 +20 +([\d.]+) .*\n  the median of 3"
+                        r" runs: ([\d.]+), ([\d.]+), ([\d.]+) hands/s$", out, re.M)
+    assert largest is not None, out
+    runs = [float(largest[n]) for n in (2, 3, 4)]
+    assert runs == sorted(runs) and float(largest[1]) == runs[1]
     assert re.search(r"^full speed, one process \(peer\) +2 +20 +[\d.]+ +[\d.]+x +0$", out,
                      re.M), out
     cpu = re.findall(r"^  CPU a hand: floor's process ([\d.]+) ms, the tables' ([\d.]+) ms,"
@@ -45,3 +51,9 @@ def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:
                      out, re.M), out
     assert re.search(r"^  desk +[\d.]+% +[\d.]+ ms  ", out, re.M), out
     assert "result: OK" in out
+
+
+def test_repeat_is_at_least_one() -> None:
+    run = subprocess.run([sys.executable, str(SCRIPT), "--quick", "--repeat", "0"],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert run.returncode == 2 and "--repeat is at least 1" in run.stderr
