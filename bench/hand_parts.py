@@ -46,7 +46,7 @@ from controller.wiring import wire_table
 from game.table_status import spots_view
 from simulators.table_play import play_registry
 from wire import envelope as envelope_module
-from wire.envelope import Envelope, parse_ts, seal, verify_envelope
+from wire.envelope import Envelope, seal, verify_envelope
 from wire.signing import KeyRing, Signer
 
 Row = tuple[str, dict[str, Any], datetime]
@@ -82,7 +82,7 @@ class Parts:
                 for kind, payload, wall in db.execute(
                     "SELECT kind, payload, wall FROM journal WHERE kind NOT LIKE 'journal.%'"
                     " ORDER BY seq")]
-            self.messages = [(kind, json.loads(body), parse_ts_db(wall), seq) for
+            self.messages = [(kind, json.loads(body), datetime.fromisoformat(wall), seq) for
                              kind, body, wall, seq in db.execute(
                                  "SELECT type, body, wall, seq FROM outbox ORDER BY seq")]
         self.signer = Signer.generate(self.config.table)
@@ -132,11 +132,6 @@ class Parts:
             return self.sealed()
         finally:
             envelope_module._plain_body = plain
-
-
-def parse_ts_db(wall: str) -> datetime:
-    """A journal row's wall time (ISO 8601, UTC)."""
-    return parse_ts(wall) if wall.endswith("Z") else datetime.fromisoformat(wall)
 
 
 def main() -> int:

@@ -43,6 +43,7 @@ from simulators.rfid import RfidReaderSimulator
 from simulators.scripted_play import Decks, SeatPlayer
 from simulators.shoe import ShoeSimulator, ShoeSimulatorError
 from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
+from simulators.status_checks import cards_read, devices_up, heat_is, seated, spots_shown
 from simulators.table_stuck import TableStuck
 
 __all__ = ["MARKER_SET", "PLAY_CHIP_SET", "OverpayFix", "TableStuck", "VirtualTable",
@@ -332,7 +333,7 @@ class VirtualTable:
         verified, what a restart found) and the reader sees every spot empty."""
         self.chips.clear()
         await self.until("the table to be cleared",
-                         lambda s: _spots(s) == {} and not self.table.chips_lying())
+                         lambda s: spots_shown(s) == {} and not self.table.chips_lying())
 
     async def seat_heat(self) -> dict[int, str]:
         """The virtual desk opens the next heat and seats `players` entries; seat -> entry."""
@@ -340,12 +341,12 @@ class VirtualTable:
         first = self.table.status().get("hands_opened", 0) + 1
         heat_id = f"{self.stage.value}-{table}-h{first}"
         await self.send_desk(OpenHeat.NAME, stage=self.stage.value, heat_id=heat_id)
-        await self.until("the heat to open", _heat_is(heat_id))
+        await self.until("the heat to open", heat_is(heat_id))
         entries = {seat: f"{table.upper()}-{first}-S{seat}"
                    for seat in range(1, self.players + 1)}
         for seat, entry in entries.items():
             await self.send_desk(Seat.NAME, entry_id=entry, seat=seat)
-        await self.until("the entries to be seated", _seated(len(entries)))
+        await self.until("the entries to be seated", seated(len(entries)))
         return entries
 
     async def play_heat(self, entries: Mapping[int, str], *,
@@ -427,8 +428,8 @@ class VirtualTable:
         await self.after_wagers(placed)
         expected = {k: v for k, v in placed.items() if v}
         await self.until(f"the readers to see the wagers {expected}",
-                         lambda s: _spots(s) == expected)
-        await self.until("the shoe and the chip reader to be up", _devices_up)
+                         lambda s: spots_shown(s) == expected)
+        await self.until("the shoe and the chip reader to be up", devices_up)
         if (self.glance().get("deck") or {}).get("held"):  # game.deck_check holds it
             await self.supervise("clear_fault", role="deck", reason=(
                 "deck counted and replaced with a shuffled one (virtual supervisor)"))
@@ -441,7 +442,7 @@ class VirtualTable:
         decided: set[int] = set()
         for i, (target, card) in enumerate(zip(targets, deck, strict=False)):
             if target.kind == "board" and target.index in (0, 3):
-                await self.until(f"card {i} to be read", _cards_read(i))
+                await self.until(f"card {i} to be read", cards_read(i))
                 street = "preflop" if target.index == 0 else "flop"
                 await self._decide(sim, players, in_hand, dealt, decided, street=street,
                                    placed=placed)
@@ -450,17 +451,17 @@ class VirtualTable:
             await self.after_card(i + 1)
             dealt.append((target, card))
             if self.card_by_card:
-                await self.until(f"card {i + 1} to be read", _cards_read(i + 1))
-        await self.until(f"card {len(dealt)} to be read", _cards_read(len(dealt)))
+                await self.until(f"card {i + 1} to be read", cards_read(i + 1))
+        await self.until(f"card {len(dealt)} to be read", cards_read(len(dealt)))
         await self._decide(sim, players, in_hand, dealt, decided, street="river",
                            placed=placed)
-        await self.until("the shoe and the chip reader to be up", _devices_up)
+        await self.until("the shoe and the chip reader to be up", devices_up)
         await self.console("settle")
         self.hands_played += 1
         self._heat_hand += 1
         await self.settle_payout()
         sim.clear()
-        await self.until("the table to be cleared", lambda s: _spots(s) == {})
+        await self.until("the table to be cleared", lambda s: spots_shown(s) == {})
 
     def deal_card(self, card: Card) -> None:
         """Draw a card through the shoe's reader. A jammed shoe is cleared by the dealer
@@ -582,24 +583,4 @@ class VirtualTable:
                 moved = True
         if moved:
             await self.until(f"the {street} Play bets to be seen",
-                             lambda s: _spots(s) == {k: v for k, v in placed.items() if v})
-
-
-def _devices_up(status: Mapping[str, Any]) -> bool:
-    return not status.get("device_faults")
-
-
-def _heat_is(heat_id: str) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda status: status.get("heat") == heat_id
-
-
-def _seated(count: int) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda status: len(status.get("seats", {})) == count
-
-
-def _cards_read(count: int) -> Callable[[Mapping[str, Any]], bool]:
-    return lambda status: (status.get("hand") or {}).get("cards_read") == count
-
-
-def _spots(status: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    return {k: v for k, v in status.get("spots", {}).items() if v}
+                             lambda s: spots_shown(s) == {k: v for k, v in placed.items() if v})
