@@ -38,7 +38,7 @@ from controller.journal.verified_head import whole_file_problems
 from controller.journal.writer import JournalWriter
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
-from controller.startup import start_journal
+from controller.startup import fold_shoe_reads, start_journal
 from controller.table_service import Applied, TableService
 from drivers.protocols import CardReader, ChipReader, IdReader
 from game.chips import ChipRegistry
@@ -131,7 +131,9 @@ class TableDaemon:
         self._last_work = 0.0
         self._figures: tuple[tuple[int, ...], Mapping[str, int]] | None = None
         self._signer: Signer | None = None
-        self.shoe_reads: dict[str, tuple[int, int]] = {}  # device -> last (session, index)
+        # device -> the last (session, index) journaled: kept current by every commit, so a
+        # checkpoint copies it (under the lock) rather than reading the journal back
+        self.shoe_reads: dict[str, tuple[int, int]] = {}
         self.startup_timings: dict[str, float] = {}
         self.checkpointer: Checkpointer | None = None
 
@@ -234,6 +236,7 @@ class TableDaemon:
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
                 return [Applied(ok=False, error=f"journal write failed: {exc}") for _ in batch]
+            fold_shoe_reads(self.shoe_reads, (record for record, _ in stored))
             if self.feed is not None:  # committed: the link may publish them now
                 for _, messages in stored:
                     self.feed.offer(messages)
@@ -436,7 +439,7 @@ class TableDaemon:
                         and cfg.journal_settings.checkpoints:
                     self.checkpointer = Checkpointer(
                         self, journal=journal, signer=signer, log=self._log,
-                        every=cfg.journal_settings.checkpoint_every, shoe_reads=self.shoe_reads)
+                        every=cfg.journal_settings.checkpoint_every)
                     tasks.append(tg.create_task(self.checkpointer.run(),
                                                 name=f"table[{cfg.table}].checkpoints"))
                 if not self.faults:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from controller.journal import Journal, JournalError
 from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.journal.integrity import ChainHeads
-from controller.startup import ShoeReads, checkpoint_body, fold_shoe_reads
+from controller.startup import ShoeReads, checkpoint_body
 from game.table_snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
 from wire.signing import Signer
 
@@ -32,13 +32,11 @@ class Checkpointer:
     """Writes the daemon's checkpoints (run `run()` as a task; it ends when cancelled)."""
 
     def __init__(self, daemon: TableDaemon, *, journal: Journal, signer: Signer, every: int,
-                 shoe_reads: ShoeReads, log: Any) -> None:
+                 log: Any) -> None:
         self._daemon = daemon
         self._journal = journal
         self._signer = signer
         self._every = every
-        self._reads = dict(shoe_reads)
-        self._covers = journal.last_record_seq()  # what `_reads` is up to date with
         self._log = log
         self.held_s: list[float] = []  # how long each snapshot held inputs back
         self.write_s: list[float] = []  # how long each checkpoint took in all
@@ -66,18 +64,20 @@ class Checkpointer:
         core, journal = service.core, self._journal
         t0 = time.perf_counter()
 
-        def take() -> tuple[dict[str, Any], ChainHeads, float] | None:
+        def take() -> tuple[dict[str, Any], ChainHeads, ShoeReads, float] | None:
             started = time.perf_counter()
             if not is_safe_point(core):
                 return None
-            return take_snapshot(core), read_heads(journal), time.perf_counter() - started
+            # Between inputs, the daemon's shoe reads are the journal's up to its head.
+            return (take_snapshot(core), read_heads(journal), dict(self._daemon.shoe_reads),
+                    time.perf_counter() - started)
 
         taken = await self._daemon.quiesced(take)
         if taken is None:
             return False
-        state, heads, held = taken
+        state, heads, reads, held = taken
         try:
-            record = await asyncio.to_thread(self._store, state, heads)
+            record = await asyncio.to_thread(self._store, state, heads, reads)
         except JournalError as exc:
             self._log.error("journal checkpoint not written", error=str(exc))
             return False
@@ -88,13 +88,8 @@ class Checkpointer:
                        held_ms=round(held * 1000, 2), total_ms=round(total * 1000, 2))
         return True
 
-    def _store(self, state: dict[str, Any], heads: ChainHeads) -> int:
-        """In the worker thread: bring the shoe reads up to `heads`, then commit."""
-        for record in self._journal.records(self._covers):
-            if record.seq > heads.journal_seq:
-                break
-            fold_shoe_reads(self._reads, (record,))
-        self._covers = heads.journal_seq
-        return write_checkpoint(self._journal, checkpoint_body(state, self._reads), covers=heads,
+    def _store(self, state: dict[str, Any], heads: ChainHeads, reads: ShoeReads) -> int:
+        """In the worker thread: encode, sign and commit the checkpoint."""
+        return write_checkpoint(self._journal, checkpoint_body(state, reads), covers=heads,
                                 snapshot_version=SNAPSHOT_VERSION, signer=self._signer).seq
 

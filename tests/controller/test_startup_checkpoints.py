@@ -24,8 +24,13 @@ import pytest
 from controller.cli import main
 from controller.config import read_table_config
 from controller.journal import Journal, verify_file
-from controller.journal.checkpoints import CHECKPOINT_KIND, read_heads, write_checkpoint
-from controller.startup import Started, start_journal
+from controller.journal.checkpoints import (
+    CHECKPOINT_KIND,
+    find_checkpoints,
+    read_heads,
+    write_checkpoint,
+)
+from controller.startup import Started, fold_shoe_reads, start_journal
 from controller.wiring import wire_table
 from game.table_snapshot import SNAPSHOT_VERSION, take_snapshot
 from simulators.table_toml import simulated_table_toml
@@ -170,6 +175,25 @@ def test_start_up_from_the_newest_checkpoint_is_the_full_replay(table: Path) -> 
     assert again.checkpoint_seq == seqs[-1] and state(again)[0] == expected[0]
     verified = [kw for e, kw in log.events("info") if e == "journal verified"]
     assert verified[0]["how"].startswith("incremental")
+
+
+def test_each_checkpoint_holds_the_shoe_reads_of_the_records_it_covers(played: Path) -> None:
+    """The daemon keeps its shoe reads current at every commit and a checkpoint copies them:
+    they are exactly what folding the journal's card records up to its head gives."""
+    key = load_private_key(played / "table.key").public_key
+    with Journal.open(played / "journal.sqlite", read_only=True) as j:
+        # the journal keeps the states of its newest checkpoints only
+        checkpoints = [c for c in find_checkpoints(j, key, limit=100) if c.body is not None]
+        records = list(j.records())
+    assert len(checkpoints) >= 2
+    cards = 0
+    for checkpoint in checkpoints:
+        covered = [r for r in records if r.seq <= checkpoint.covers.journal_seq]
+        expected = fold_shoe_reads({}, covered)
+        cards += sum(r.kind == "card" for r in covered)
+        assert checkpoint.body is not None
+        assert checkpoint.body["shoe_reads"] == {d: [s, i] for d, (s, i) in expected.items()}
+    assert cards and any(c.body and c.body["shoe_reads"] for c in checkpoints)
 
 
 def _body_of(path: Path, seq: int) -> str:
