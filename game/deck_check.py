@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Final
 
 from game.cards import Card
@@ -100,6 +101,23 @@ def shuffle_of(hand: Hand) -> Shuffle:
                    strays=tuple(strays))
 
 
+@dataclass(frozen=True, slots=True)
+class _Trace:
+    """What the repeat checks compare of one shuffle, made once: its cards' indices, its
+    pairs of successive cards, and (position, card) for each position."""
+
+    cards: tuple[Card, ...]
+    indices: frozenset[int]
+    pairs: frozenset[tuple[int, int]]
+    placed: frozenset[tuple[int, int]]
+
+    @classmethod
+    def of(cls, cards: tuple[Card, ...]) -> _Trace:
+        order = [c.index for c in cards]
+        return cls(cards, frozenset(order), frozenset(pairwise(order)),
+                   frozenset(enumerate(order)))
+
+
 class DeckWatch:
     """The checks and their window state for one table; see the module docstring."""
 
@@ -113,6 +131,7 @@ class DeckWatch:
         self.last_window: dict[str, Any] | None = None
         self.holds: list[DeckFinding] = []  # blocking findings not yet cleared
         self.shuffles = 0
+        self._traces: dict[int, _Trace] = {}  # id of a shuffle's cards -> its trace
 
     # ---- one hand's end -----------------------------------------------------------------
 
@@ -196,30 +215,52 @@ class DeckWatch:
                 threshold=self.limits.alarm_p, gap=result.gap, pairs=pairs))
         return found
 
+    def _trace(self, cards: tuple[Card, ...]) -> _Trace:
+        """The shuffle's trace, made once while it is in the window."""
+        trace = self._traces.get(id(cards))
+        if trace is None or trace.cards is not cards:
+            if len(self._traces) > 2 * (self.limits.repeat_window + 1):
+                self._traces = {k: t for k, t in self._traces.items()
+                                if any(t.cards is s.cards for s in self.recent)}
+            trace = self._traces[id(cards)] = _Trace.of(cards)
+        return trace
+
     def _repeats(self, shuffle: Shuffle) -> list[DeckFinding]:
-        cards = shuffle.cards
+        cards, alarm = shuffle.cards, self.limits.alarm_p
         window = len(self.recent)
         found: list[DeckFinding] = []
+        mine = self._trace(cards)
         for earlier in reversed(self.recent):
-            run = longest_common_run(cards, earlier.cards)
-            chance = window * run_chance(run.length, len(cards), len(earlier.cards))
-            if run.length and chance < self.limits.alarm_p:
+            theirs = self._trace(earlier.cards)
+            n, m = len(cards), len(earlier.cards)
+            # No pair of successive cards in common: the longest common run is one card at
+            # most, and a run's chance only falls as it grows, so one card's decides.
+            if mine.pairs.isdisjoint(theirs.pairs) and (
+                    mine.indices.isdisjoint(theirs.indices)
+                    or window * run_chance(1, n, m) >= alarm):
+                run = None
+            else:
+                run = longest_common_run(cards, earlier.cards)
+                chance = window * run_chance(run.length, n, m)
+            if run is not None and run.length and chance < alarm:
                 dealt = cards[run.start:run.start + run.length]
                 found.append(_suspect(
                     "repeated_run", f"{run.length} cards dealt in the same order as hand"
                     f" {earlier.hand_id} (chance {chance:.2g}): a preset or repeated deck",
                     shuffle, earlier, statistic=run.length, p_value=_sig(chance),
-                    threshold=self.limits.alarm_p, cards=[str(c) for c in dealt],
+                    threshold=alarm, cards=[str(c) for c in dealt],
                     positions=[run.start, run.earlier_start]))
                 break
+            if mine.placed.isdisjoint(theirs.placed):
+                continue  # no position holds the same card
             same = same_positions(cards, earlier.cards)
-            chance = window * same_positions_chance(len(same), len(cards), len(earlier.cards))
-            if same and chance < self.limits.alarm_p:
+            chance = window * same_positions_chance(len(same), n, m)
+            if same and chance < alarm:
                 found.append(_suspect(
                     "repeated_positions", f"{len(same)} positions hold the same cards as in"
                     f" hand {earlier.hand_id} (chance {chance:.2g}): a stacked deck",
                     shuffle, earlier, statistic=len(same), p_value=_sig(chance),
-                    threshold=self.limits.alarm_p, positions=list(same),
+                    threshold=alarm, positions=list(same),
                     cards=[str(cards[i]) for i in same]))
                 break
         return found

@@ -36,6 +36,8 @@ What the snapshot holds, attribute by attribute (everything else is provably der
   two holders or more); ``_wager_cache`` (each seat's wagers as last read) is emptied on
   loading and read again from the rest.
 * staff: the roster, the signed-in ids (each member is the roster's), the failed sign-ins.
+* decks: ``_traces`` (what the repeat checks compare of each shuffle in ``recent``) is made
+  again from ``recent`` when first needed; each is tied to its shuffle's cards by identity.
 
 State that grows: ``_commands_seen`` gets one seq per signed desk command for the life of the
 table, ``last_hand_at`` and the float's ``reconciled`` one item per entry that played here.

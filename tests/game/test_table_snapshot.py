@@ -258,7 +258,7 @@ ACCOUNTED = {
     "staff": {"lockout": "staff", "roster": "staff", "signed_in": "staff"},
     "lockout": {"_failures": "staff", "policy": "config"},
     "decks": {"holds": "decks", "last_window": "decks", "limits": "constant",
-              "recent": "decks", "shuffles": "decks", "window": "decks",
+              "recent": "decks", "shuffles": "decks", "window": "decks", "_traces": "derived",
               "windows_failed": "decks", "windows_failed_in_row": "decks",
               "windows_tested": "decks"},
     "ledger": {"_order": "ledger", "_played": "ledger", "heat_id": "ledger",
