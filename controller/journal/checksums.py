@@ -15,7 +15,7 @@ from controller.journal.records import JournalError
 from wire.envelope import canonical_json as canonical_json_bytes
 
 __all__ = ["GENESIS", "canonical_json", "outbox_checksum", "outbox_row_checksum",
-           "record_checksum", "record_row_checksum", "stored_flag"]
+           "record_checksum", "record_row_checksum", "stored_flag", "stored_json"]
 
 GENESIS: Final = "0" * 64  # the "previous checksum" of the first row of each chain
 _RECORD_DOMAIN: Final = "showdown.journal.v1"
@@ -30,13 +30,32 @@ _SCALARS: Final = frozenset({str, int, bool, type(None)})
 def canonical_json(value: Any, *, what: str = "value") -> str:
     """Sorted keys, no spaces, UTF-8 text, no NaN: the one text a JSON value is stored as
     (the envelope's canonical JSON, as text)."""
+    raw = _plain_bytes(value)
+    return raw.decode("utf-8") if raw is not None else _strict_text(value, what)
+
+
+def stored_json(value: Any, *, what: str = "value") -> tuple[str, Any]:
+    """The text `canonical_json` gives and the value read back from it (what a reader of
+    the stored row gets: tuples as lists, and so on)."""
+    raw = _plain_bytes(value)
+    if raw is not None:  # plain data: orjson reads it back exactly (no float, 64-bit ints)
+        return raw.decode("utf-8"), orjson.loads(raw)
+    text = _strict_text(value, what)
+    return text, json.loads(text)
+
+
+def _plain_bytes(value: Any) -> bytes | None:
+    """orjson's text of plain data (a dict with text keys, no float, no subclass, 64-bit
+    integers), which is the strict text byte for byte; None for anything else."""
     if type(value) is dict and _no_float(value):
-        # orjson's text of plain data (text keys, no float, no subclass, 64-bit integers)
-        # is this text byte for byte; anything else raises and takes the strict way
         try:
-            return orjson.dumps(value, option=_SORTED).decode("utf-8")
+            return orjson.dumps(value, option=_SORTED)
         except orjson.JSONEncodeError:
-            pass
+            return None
+    return None
+
+
+def _strict_text(value: Any, what: str) -> str:
     try:
         return canonical_json_bytes(value).decode("utf-8")
     except (TypeError, ValueError) as e:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Final, TypeAlias, cast
 
 from controller.clock import ClockReading
-from controller.journal.checksums import canonical_json, outbox_checksum, outbox_row_checksum
+from controller.journal.checksums import outbox_checksum, outbox_row_checksum, stored_json
 from controller.journal.records import (
     CheckedMessage,
     JournalError,
@@ -131,7 +131,7 @@ def outbox_rows(produced: Sequence[OutgoingItem], *, record: JournalRecord, wall
         if not isinstance(item.retain, bool):
             raise JournalError(f"outgoing item {i}: retain must be true or false")
         topic = item.topic_suffix
-        body = canonical_json(item.body, what=f"outgoing item {i} body")
+        body, plain = stored_json(item.body, what=f"outgoing item {i} body")
         seq = last_seq + 1 + i
         checksum = outbox_checksum(seq=seq, record_seq=record.seq, topic_suffix=item.topic_suffix,
                                    type=item.type, body=body, retain=bool(item.retain), wall=wall,
@@ -144,7 +144,7 @@ def outbox_rows(produced: Sequence[OutgoingItem], *, record: JournalRecord, wall
                      "delivered": 0, "delivered_wall": None})
         messages.append(StoredMessage(
             seq=seq, record_seq=record.seq, topic_suffix=topic, type=item.type,
-            body=json.loads(body), retain=bool(item.retain), wall=clock.wall,
+            body=plain, retain=bool(item.retain), wall=clock.wall,
             mono_ns=clock.mono_ns, boot_id=clock.boot_id, delivered=False, synced=clock.synced))
         prev = checksum
     return rows, messages

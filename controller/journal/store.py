@@ -4,7 +4,6 @@ causes in one transaction, replay, the outbox, faults and verification (docs/jou
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
@@ -20,7 +19,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from controller.clock import ClockReading, ClockSource, system_clock
 from controller.journal import rows, sqlite
-from controller.journal.checksums import GENESIS, canonical_json, record_checksum
+from controller.journal.checksums import GENESIS, record_checksum, stored_json
 from controller.journal.integrity import ChainHeads, check_connection
 from controller.journal.models import (
     APPLICATION_ID,
@@ -206,7 +205,7 @@ class Journal:
                                    f" {type(_payload).__name__}")
             if not isinstance(_clock, ClockReading):
                 raise JournalError(f"clock must be a ClockReading, got {type(_clock).__name__}")
-        texts = [canonical_json(payload, what="payload") for _k, payload, _c, _o in items]
+        forms = [stored_json(payload, what="payload") for _k, payload, _c, _o in items]
         if not items:
             return []
         with self._write_driver() as cursor:
@@ -214,8 +213,8 @@ class Journal:
             # record's): the rows and the head commit together or not at all.
             head = _read_head(cursor)
             done = []
-            for (kind, _p, clock, outgoing), text in zip(items, texts, strict=True):
-                record, messages, head = _add_rows(cursor, kind, text, clock, outgoing,
+            for (kind, _p, clock, outgoing), form in zip(items, forms, strict=True):
+                record, messages, head = _add_rows(cursor, kind, form, clock, outgoing,
                                                    head=head)
                 done.append((record, messages))
             _write_head(cursor, head)
@@ -411,14 +410,14 @@ class Journal:
             raise JournalError(f"payload must be a mapping, got {type(payload).__name__}")
         if not isinstance(clock, ClockReading):
             raise JournalError(f"clock must be a ClockReading, got {type(clock).__name__}")
-        payload_text = canonical_json(payload, what="payload")
+        form = stored_json(payload, what="payload")
         if setup is None:
             with self._write_driver() as cursor:
-                return _append_rows(cursor, kind, payload_text, clock, outgoing)
+                return _append_rows(cursor, kind, form, clock, outgoing)
         with self._write() as conn:  # creating the file: the schema first
             setup(conn)
             cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-            return _append_rows(cursor, kind, payload_text, clock, outgoing)
+            return _append_rows(cursor, kind, form, clock, outgoing)
 
     def _check_writable(self) -> None:
         if self._closed:
@@ -547,21 +546,22 @@ def _write_head(cursor: sqlite3.Cursor, head: _Head) -> None:
                                   "outbox_seq": head[2], "outbox_checksum": head[3]})
 
 
-def _append_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: ClockReading,
+def _append_rows(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any], clock: ClockReading,
                  outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
                  ) -> tuple[JournalRecord, list[StoredMessage]]:
     """Inside a write transaction: the record after the head, its messages, the new head."""
-    record, messages, head = _add_rows(cursor, kind, payload_text, clock, outgoing,
+    record, messages, head = _add_rows(cursor, kind, form, clock, outgoing,
                                        head=_read_head(cursor))
     _write_head(cursor, head)
     return record, messages
 
 
-def _add_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: ClockReading,
+def _add_rows(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any], clock: ClockReading,
               outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]], *, head: _Head,
               ) -> tuple[JournalRecord, list[StoredMessage], _Head]:
-    """Inside a write transaction: the record after ``head`` and its messages; the head
-    they make (not written)."""
+    """Inside a write transaction: the record after ``head`` (its payload's stored text and
+    the payload read back from it) and its messages; the head they make (not written)."""
+    payload_text, payload = form
     wall = rows.wall_text(clock.wall)
     head_seq, head_checksum, head_outbox_seq, head_outbox_checksum = head
     seq = head_seq + 1
@@ -573,7 +573,7 @@ def _add_rows(cursor: sqlite3.Cursor, kind: str, payload_text: str, clock: Clock
         "seq": seq, "kind": kind, "payload": payload_text, "wall": wall,
         "mono_ns": clock.mono_ns, "boot_id": clock.boot_id,
         "synced": rows.flag(clock.synced), "prev_checksum": prev, "checksum": checksum})
-    record = JournalRecord(seq=seq, kind=kind, payload=json.loads(payload_text),
+    record = JournalRecord(seq=seq, kind=kind, payload=payload,
                            wall=clock.wall, mono_ns=clock.mono_ns, boot_id=clock.boot_id,
                            checksum=checksum, synced=clock.synced)
     produced = outgoing(record)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controller.journal.checksums import _digest, canonical_json, record_checksum
+from controller.journal.checksums import _digest, canonical_json, record_checksum, stored_json
 from controller.journal.records import JournalError
 from tests.wire.test_envelope_fast_path import JSON_VALUES, TRICKY_TEXT, nested
 from wire.envelope import canonical_json as strict_bytes
@@ -66,6 +66,26 @@ def test_the_stored_text_of_any_object_is_the_strict_text(value: dict[str, Any])
 ])
 def test_values_at_the_edges_are_stored_as_the_strict_encoder_stores_them(value: Any) -> None:
     assert fast_or_error(value) == strict_text(value)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(OBJECTS)
+def test_the_value_read_back_is_the_strict_texts_reading(value: dict[str, Any]) -> None:
+    """What a record or message carries is what json reads from its stored text, type for
+    type (an integer stays an integer however large, a float a float)."""
+    text = strict_text(value)
+    if text is None:
+        with pytest.raises(JournalError):
+            stored_json(value)
+        return
+    stored, back = stored_json(value)
+    assert stored == text
+    assert repr(back) == repr(json.loads(text))
+
+
+def test_a_huge_integer_is_read_back_as_an_integer() -> None:
+    for value in ({"n": 2**64}, {"n": [-(2**63) - 1]}, {"n": 2**64 - 1}, {"f": 0.1}):
+        assert repr(stored_json(value)[1]) == repr(value)
 
 
 def test_what_is_not_json_is_refused_as_before() -> None:
