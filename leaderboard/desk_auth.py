@@ -227,8 +227,9 @@ def authenticate(session: Session, clock: WallClock, token: str | None) -> DeskI
     now = desk_now(clock)
     row, record = _open_session(session, now, token)
     record.last_seen_at = as_utc(now)
+    who = _identity(row, record)  # before the commit, which expires both rows
     session.commit()
-    return _identity(row, record)
+    return who
 
 
 def authorise(session: Session, clock: WallClock, token: str | None, action: str

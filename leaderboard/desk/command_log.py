@@ -41,11 +41,15 @@ __all__ = ["CommandView", "command_views", "mark_sent", "next_seq", "record_comm
 
 def next_seq(session: Session, now: datetime) -> int:
     """A seq no command of the desk's key has had (call it under the desk lock)."""
-    recorded = session.scalar(select(func.max(DeskCommandRecord.seq))) or 0
-    answered = session.scalar(select(func.max(CommandResultRecord.command_seq)).where(
-        CommandResultRecord.command != Resend.NAME)) or 0  # the ingest's resends: microseconds
-    audited = session.scalar(select(func.max(AuditEntry.id))) or 0  # seqs before revision 0005
-    return max(int(now.timestamp() * 1000), max(recorded, answered, audited) + 1)
+    recorded, answered, audited = session.execute(select(  # one round trip for the three
+        select(func.max(DeskCommandRecord.seq)).scalar_subquery(),
+        select(func.max(CommandResultRecord.command_seq)).where(
+            CommandResultRecord.command != Resend.NAME  # the ingest's resends: microseconds
+        ).scalar_subquery(),
+        select(func.max(AuditEntry.id)).scalar_subquery(),  # seqs before revision 0005
+    )).one()
+    return max(int(now.timestamp() * 1000),
+               max(recorded or 0, answered or 0, audited or 0) + 1)
 
 
 def record_command(session: Session, row: AuditEntry, table: str, command: TableCommand, *,
