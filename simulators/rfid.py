@@ -20,15 +20,13 @@ import array
 import random
 import threading
 import time
-from collections import deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from itertools import islice
 
 from drivers.readings import SPOTS, SpotId
-from drivers.rfid_codec import FrameDecoder, encode_frame
+from drivers.rfid_codec import encode_frame
 from drivers.rfid_messages import (
-    DEFAULT_ANTENNA_MAP,
     DEFAULT_PRODUCT_ID,
     DEFAULT_VENDOR_ID,
     MAX_CHIPS_PER_REPORT,
@@ -53,6 +51,7 @@ from drivers.rfid_messages import (
 )
 from game.chips import ChipRegistry
 from simulators.faults import Faults
+from simulators.rfid_firmware import ReaderFirmware
 from simulators.rfid_usb import (
     EP_IN,
     EP_OUT,
@@ -82,32 +81,6 @@ __all__ = [
 ]
 
 OUT_QUEUE_BYTES = 16 * 1024
-# ----------------------------------------------------------------------------- firmware
-
-
-@dataclass(slots=True)
-class _Firmware:
-    """Device state that a power-up resets."""
-
-    booted_at: float
-    seq: int = 0
-    configured: bool = False
-    claimed: bool = False
-    running: bool = False
-    antenna_map: dict[int, SpotId] = field(default_factory=lambda: dict(DEFAULT_ANTENNA_MAP))
-    report_interval: float = 0.2
-    heartbeat_interval: float = 0.5
-    watchdog: float = 0.0
-    cycle: int = 0
-    next_heartbeat: float = 0.0
-    next_sweep: float = 0.0
-    last_host_frame: float = 0.0
-    decoder: FrameDecoder = field(default_factory=FrameDecoder)
-    out: deque[tuple[float, bytes]] = field(default_factory=deque)
-    out_bytes: int = 0
-    pending_faults: list[AntennaFault] = field(default_factory=list)
-
-
 class RfidReaderSimulator:
     """One simulated reader: a table of betting spots, its firmware and its USB presence."""
 
@@ -163,9 +136,10 @@ class RfidReaderSimulator:
         self._where: dict[bytes, SpotId] = {}
         self._faulted: dict[int, AntennaFaultCode] = {}
         self._changed: set[SpotId] = set()  # spots whose chips moved since the last sweep
+        self._moving = 0  # open `moving()` blocks: their moves are reported when they end
         self._in_play: dict[int, list[tuple[bytes, str | None]]] | None = None
         self._place_of: dict[bytes, tuple[int, int, str | None]] = {}  # uid -> value, order
-        self._fw = _Firmware(booted_at=time.monotonic())
+        self._fw = ReaderFirmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
 
     # ------------------------------------------------------------------ table API
@@ -344,7 +318,7 @@ class RfidReaderSimulator:
             if self.plugged:
                 return
             self.address = self.address % 127 + 1
-            self._fw = _Firmware(booted_at=time.monotonic())
+            self._fw = ReaderFirmware(booted_at=time.monotonic())
             self.plugged = True
             self._cond.notify_all()
 
@@ -368,11 +342,28 @@ class RfidReaderSimulator:
 
     # ------------------------------------------------------------------ firmware (lock held)
 
+    @contextmanager
+    def moving(self) -> Iterator[None]:
+        """Several moves made in one go (players laying their wagers): with
+        `sweep_on_change`, the antennas report them together when the block ends, as one
+        sweep of a real reader would (its own sweeps, every report interval, go on)."""
+        with self._cond:
+            self._moving += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._moving -= 1
+                if not self._moving and self._changed:
+                    self._cond.notify_all()
+
     def _moved(self, spots: Iterable[SpotId]) -> None:
-        """Chips moved on these spots: with `sweep_on_change`, their antennas report now."""
+        """Chips moved on these spots: with `sweep_on_change`, their antennas report now
+        (or when the `moving()` block they are in ends)."""
         if self.sweep_on_change and self._fw.running:
             self._changed.update(spots)
-            self._cond.notify_all()
+            if not self._moving:
+                self._cond.notify_all()
 
     def _alive(self, generation: int) -> None:
         if not self.plugged or generation != self.generation:
@@ -407,7 +398,7 @@ class RfidReaderSimulator:
             fw.next_heartbeat += fw.heartbeat_interval
             if fw.next_heartbeat <= now:
                 fw.next_heartbeat = now + fw.heartbeat_interval
-        if fw.running and self._changed and now < fw.next_sweep:
+        if fw.running and self._changed and not self._moving and now < fw.next_sweep:
             # What a sweep would add: the host's driver passes on only reports that changed.
             self._sweep(now, only=self._changed)
         if fw.running and now >= fw.next_sweep:
@@ -437,7 +428,7 @@ class RfidReaderSimulator:
         fw = self._fw
         times = [fw.next_heartbeat] if fw.configured else []
         if fw.configured and fw.running:
-            times.append(now if self._changed else fw.next_sweep)
+            times.append(now if self._changed and not self._moving else fw.next_sweep)
         if fw.out:
             times.append(fw.out[0][0])
         return min(times, default=now + 0.05)

@@ -420,11 +420,12 @@ class VirtualTable:
         status = self.glance()
         house = self.table.house_rules()
         placed: dict[str, _Spots] = {}
-        for seat_text, info in status["seats"].items():
-            seat = int(seat_text)
-            wagers = players[seat].wagers(seat=seat, balance_cents=info["balance"],
-                                          markers_left=info["markers_left"], rules=house)
-            placed[seat_text] = self._place(sim, seat, wagers)
+        with sim.moving():  # the players lay their wagers together
+            for seat_text, info in status["seats"].items():
+                seat = int(seat_text)
+                wagers = players[seat].wagers(seat=seat, balance_cents=info["balance"],
+                                              markers_left=info["markers_left"], rules=house)
+                placed[seat_text] = self._place(sim, seat, wagers)
         await self.after_wagers(placed)
         expected = {k: v for k, v in placed.items() if v}
         await self.until(f"the readers to see the wagers {expected}",
@@ -565,6 +566,17 @@ class VirtualTable:
                       in_hand: list[int], dealt: list[tuple[Target, Card]], decided: set[int],
                       *, street: str, placed: dict[str, _Spots]) -> None:
         board = [c for t, c in dealt if t.kind == "board"]
+        with sim.moving():  # the players decide together
+            moved = self._decide_each(sim, players, in_hand, dealt, decided, street=street,
+                                      placed=placed, board=board)
+        if moved:
+            await self.until(f"the {street} Play bets to be seen",
+                             lambda s: spots_shown(s) == {k: v for k, v in placed.items() if v})
+
+    def _decide_each(self, sim: RfidReaderSimulator, players: Mapping[int, SeatPlayer],
+                     in_hand: list[int], dealt: list[tuple[Target, Card]], decided: set[int],
+                     *, street: str, placed: dict[str, _Spots], board: list[Card]) -> bool:
+        """Each seat still to decide plays or checks; whether a Play bet went down."""
         moved = False
         for seat in in_hand:
             if seat in decided:
@@ -581,6 +593,4 @@ class VirtualTable:
                 spots["play"] = amount
                 decided.add(seat)
                 moved = True
-        if moved:
-            await self.until(f"the {street} Play bets to be seen",
-                             lambda s: spots_shown(s) == {k: v for k, v in placed.items() if v})
+        return moved

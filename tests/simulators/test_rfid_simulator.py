@@ -176,6 +176,28 @@ def test_a_sweep_reports_every_mapped_antenna_in_order_with_full_lists(
         assert set(r.uids) == (set(placed) if r.spot == SpotId(2, "odds") else set())
 
 
+def test_moves_made_in_one_go_are_reported_together_when_they_end(
+    sim: RfidReaderSimulator, host: Host
+) -> None:
+    """With sweep_on_change, a move is reported at once; moves in a `moving()` block are
+    reported only when it ends, in one sweep."""
+    sim.sweep_on_change = True
+    host.start(interval_ms=5_000)  # the reader's own sweeps are far apart
+    host.until(Inventory)  # the first full sweep
+    host.frames(0.1)
+    sim.place(1, "ante", 2_500)
+    alone = [f.message for f in host.frames(0.2) if isinstance(f.message, Inventory)]
+    assert [r.spot for r in alone] == [SpotId(1, "ante")]
+    with sim.moving():
+        sim.place(2, "ante", 2_500)
+        sim.place(3, "odds", 2_500)
+        held_back = [f for f in host.frames(0.2) if isinstance(f.message, Inventory)]
+    assert held_back == []
+    together = [f.message for f in host.frames(0.2) if isinstance(f.message, Inventory)]
+    assert [r.spot for r in together] == [SpotId(2, "ante"), SpotId(3, "odds")]
+    assert len({r.cycle for r in together}) == 1
+
+
 def test_place_by_amount_uses_the_seats_entry_chips(sim: RfidReaderSimulator) -> None:
     registry = sim.registry
     uids = sim.place(3, "trips_plus", 62_500)  # R625 = R500 + R100 + R25
