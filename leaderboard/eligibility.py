@@ -30,7 +30,7 @@ from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 from typing import Final
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from game.errors import GameError
@@ -410,15 +410,24 @@ class ListIndex:
                    by_letters={k: tuple(v) for k, v in by_letters.items()})
 
 
+# Built once (a statement keeps its compiled cache key): every buy-in and seating asks them.
+_BY_NUMBERS: Final = (select(Exclusion)
+                      .where(Exclusion.id_number.in_(bindparam("numbers", expanding=True)))
+                      .order_by(Exclusion.id))
+_BY_LETTERS: Final = (select(Exclusion)
+                      .where(Exclusion.letters_key == bindparam("letters"),
+                             Exclusion.birth_date.is_(None)
+                             | (Exclusion.birth_date == bindparam("born")))
+                      .order_by(Exclusion.id))
+
+
 def _list_hits(session: Session, numbers: Sequence[str], index: ListIndex | None
                ) -> list[Exclusion]:
     """The rows in force naming one of `numbers`."""
     if index is not None:
         return sorted((r for n in numbers for r in index.by_number.get(n, ())),
                       key=lambda r: r.id)
-    hits = session.scalars(
-        select(Exclusion).where(Exclusion.id_number.in_(numbers)).order_by(Exclusion.id)
-    ).all()
+    hits = session.scalars(_BY_NUMBERS, {"numbers": list(numbers)}).all()
     return _in_force_rows(session, hits, {})
 
 
@@ -451,10 +460,8 @@ def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIn
     if index is not None:
         rows = index.by_letters.get(letters, ())
     else:
-        rows = _in_force_rows(session, session.scalars(select(Exclusion).where(
-            Exclusion.letters_key == letters,
-            (Exclusion.birth_date.is_(None)) | (Exclusion.birth_date == facts.birth_date),
-        ).order_by(Exclusion.id)).all(), {})
+        rows = _in_force_rows(session, session.scalars(
+            _BY_LETTERS, {"letters": letters, "born": facts.birth_date}).all(), {})
     found: list[PossibleMatch] = []
     for row in rows:
         if row.id in skip or row.birth_date not in (None, facts.birth_date):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
@@ -39,15 +39,19 @@ from leaderboard.projections.sql import as_utc as stored_utc
 __all__ = ["CommandView", "command_views", "mark_sent", "next_seq", "record_command"]
 
 
+# The three maxima in one statement, built once (it keeps its compiled cache key).
+_SEQS: Final = select(
+    select(func.max(DeskCommandRecord.seq)).scalar_subquery(),
+    select(func.max(CommandResultRecord.command_seq)).where(
+        CommandResultRecord.command != Resend.NAME  # the ingest's resends: microseconds
+    ).scalar_subquery(),
+    select(func.max(AuditEntry.id)).scalar_subquery(),  # seqs before revision 0005
+)
+
+
 def next_seq(session: Session, now: datetime) -> int:
     """A seq no command of the desk's key has had (call it under the desk lock)."""
-    recorded, answered, audited = session.execute(select(  # one round trip for the three
-        select(func.max(DeskCommandRecord.seq)).scalar_subquery(),
-        select(func.max(CommandResultRecord.command_seq)).where(
-            CommandResultRecord.command != Resend.NAME  # the ingest's resends: microseconds
-        ).scalar_subquery(),
-        select(func.max(AuditEntry.id)).scalar_subquery(),  # seqs before revision 0005
-    )).one()
+    recorded, answered, audited = session.execute(_SEQS).one()
     return max(int(now.timestamp() * 1000),
                max(recorded or 0, answered or 0, audited or 0) + 1)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import Final
+from typing import Any, Final
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
 from game.desk_commands import CloseHeat, OpenHeat
@@ -27,6 +27,21 @@ from runtime.clocks import WallClock
 _HEAT_ID: Final = re.compile(r"[a-z0-9-]{1,64}")
 
 
+def _open_heats_query() -> Select[Any]:
+    last = (select(func.max(AuditEntry.id))
+            .join(DeskCommandRecord, DeskCommandRecord.audit_id == AuditEntry.id)
+            .where(AuditEntry.action.in_((HeatOpened.TYPE, HeatClosed.TYPE)),
+                   DeskCommandRecord.state != REFUSED)
+            .group_by(DeskCommandRecord.table_id))
+    return select(AuditEntry.detail).where(AuditEntry.id.in_(last),
+                                           AuditEntry.action == HeatOpened.TYPE)
+
+
+# Built once: a statement object keeps its compiled cache key, where one built for each call
+# costs its construction and its key again (the desk asks for these at every seat).
+_OPEN_HEATS: Final = _open_heats_query()
+
+
 def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
     """The heat the desk last opened at each table and has not closed: table -> (heat, stage).
 
@@ -34,29 +49,32 @@ def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
     (every such action records its command, leaderboard.desk.command_log): one aggregate
     query, whatever the number of heats a campaign has opened, and one row read a table.
     """
-    last = (select(func.max(AuditEntry.id))
-            .join(DeskCommandRecord, DeskCommandRecord.audit_id == AuditEntry.id)
-            .where(AuditEntry.action.in_((HeatOpened.TYPE, HeatClosed.TYPE)),
-                   DeskCommandRecord.state != REFUSED)
-            .group_by(DeskCommandRecord.table_id))
-    rows = session.execute(
-        select(AuditEntry.detail).where(AuditEntry.id.in_(last),
-                                        AuditEntry.action == HeatOpened.TYPE))
     return {str(detail["table"]): (str(detail["heat_id"]), Stage(detail["stage"]))
-            for (detail,) in rows}
+            for (detail,) in session.execute(_OPEN_HEATS)}
+
+
+def _occupied_query(*, table: bool, player: bool) -> Select[Any]:
+    scored = select(Score.entry_id).where(Score.entry_id == Entry.entry_id).exists()
+    query = select(Entry).where(Entry.status == SEATED, ~scored)
+    if table:
+        query = query.where(Entry.table_id == bindparam("table"))
+    if player:
+        query = query.where(or_(Entry.played_by == bindparam("player"),
+                                and_(Entry.played_by.is_(None),
+                                     Entry.patron_id == bindparam("player"))))
+    return query.order_by(Entry.entry_id)
+
+
+_OCCUPIED: Final = {(t, p): _occupied_query(table=t, player=p)
+                    for t in (False, True) for p in (False, True)}
 
 
 def _occupied(session: Session, *, table: str | None = None,
               player: str | None = None) -> list[Entry]:
     """Entries seated (at `table`, or played by `player`) whose score has not come in."""
-    scored = select(Score.entry_id).where(Score.entry_id == Entry.entry_id).exists()
-    query = select(Entry).where(Entry.status == SEATED, ~scored)
-    if table is not None:
-        query = query.where(Entry.table_id == table)
-    if player is not None:
-        query = query.where(or_(Entry.played_by == player,
-                                and_(Entry.played_by.is_(None), Entry.patron_id == player)))
-    return list(session.scalars(query.order_by(Entry.entry_id)).all())
+    query = _OCCUPIED[table is not None, player is not None]
+    params = {k: v for k, v in (("table", table), ("player", player)) if v is not None}
+    return list(session.scalars(query, params).all())
 
 
 def open_heat(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
