@@ -3,18 +3,19 @@ tables at full speed in virtual time, beside the demo's pace measured in the sam
 where the time goes (a sampling profile of every thread, by component: the floor's process,
 and one table's process).
 
-    .venv/bin/python bench/floor.py            # about 3 minutes on the 2-core machine
+    .venv/bin/python bench/floor.py            # about 4 minutes on the 2-core machine
     .venv/bin/python bench/floor.py --quick    # smoke run (tests/test_bench_floor.py)
-    .venv/bin/python bench/floor.py --repeat 3 # the largest rows' median of 3 runs
+    .venv/bin/python bench/floor.py --repeat 5 # the largest rows' median of 5 runs (3 default)
 
-Every run is the production path: the embedded broker, the central service (SQLite), the
-desk's signed commands, the table daemons (each in a process of its own, as on a real floor;
-one row runs them all in the floor's process, the peer) with their journals
-(synchronous=FULL), the
-simulated shoe on a pty behind the serial driver and the simulated chip reader behind the
-USB driver. Each run's journals and central database are checked as the command checks them
-(every hand and message stored once, the scores the tables journaled): a wrong result exits
-1; a missed speed target is a MISS line.
+Every run is the production path: the embedded broker (or, in the last row, the machine's
+Mosquitto where it answers), the central service (SQLite), the desk's signed commands, the
+table daemons (each in a process of its own, as on a real floor; one row runs them all in
+the floor's process, the peer) with their journals (synchronous=FULL), the simulated shoe
+on a pty behind the serial driver and the simulated chip reader behind the USB driver. Each
+run's journals and central database are checked as the command checks them (every hand and
+message stored once, the scores the tables journaled): a wrong result exits 1. The 50
+hands/s goal is judged on the broker a venue runs, Mosquitto, where the machine has it, and
+on the embedded broker otherwise (D275); a missed goal is a MISS line.
 """
 
 from __future__ import annotations
@@ -91,20 +92,28 @@ def _profile(title: str, sampler: FloorSampler, hands: int) -> None:
           f" {sum(sampler.cpu.values()):.1f} CPU seconds seen, the sampler's own not counted)")
 
 
-def main() -> int:
-    """Run the bench; 1 when a run's result is wrong."""
+def _arguments() -> argparse.Namespace:
+    """The command line, checked."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a smoke run: 1 and 2 tables")
     parser.add_argument("--hands", type=int, default=None, help="hands per table")
     parser.add_argument("--seed", type=int, default=2026, help="seed of every run")
-    parser.add_argument("--repeat", type=int, default=1,
+    parser.add_argument("--repeat", type=int, default=None,
                         help="runs of each row at the largest size: the median is its figure"
                         " and the verdict's (the host's noise is about 15%% from one minute"
-                        " to the next)")
+                        " to the next); default 3, with --quick 1")
     args = parser.parse_args()
+    if args.repeat is None:
+        args.repeat = 1 if args.quick else 3
     if args.repeat < 1:
         parser.error("--repeat is at least 1")
+    return args
+
+
+def main() -> int:
+    """Run the bench; 1 when a run's result is wrong."""
+    args = _arguments()
     configure_logging(fmt="console", level="critical")
     hands = args.hands or (10 if args.quick else 30)
     sizes = (1, 2) if args.quick else (1, 4, 8)
@@ -141,12 +150,18 @@ def main() -> int:
     row("full speed, one process (peer)", largest, "full", base, processes=False)
     rates = {n: row("full speed, virtual time", n, "full", base,
                     repeat=args.repeat if n == largest else 1) for n in sizes}
+    venue = None  # the broker a venue runs, where this machine runs one
     if not args.quick and answers(*MOSQUITTO):
-        row("full speed, virtual time, Mosquitto", largest, "full", base,
-            broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}", repeat=args.repeat)
-    verdict = "PASS" if rates[largest] >= TARGET_HANDS_S else "MISS"
-    print(f"{verdict}: {rates[largest]:.1f} hands/s at {largest} tables"
-          f" (target {TARGET_HANDS_S:.0f} hands/s at 8 tables)")
+        venue = row("full speed, virtual time, Mosquitto", largest, "full", base,
+                    broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}", repeat=args.repeat)
+    # The goal is judged on the stack a venue runs (docs/decisions.md D275): its broker
+    # (Mosquitto) where the machine has one, else the embedded broker, printed either way.
+    judged, on = (venue, "Mosquitto") if venue is not None else (rates[largest],
+                                                                 "the embedded broker")
+    verdict = "PASS" if judged >= TARGET_HANDS_S else "MISS"
+    print(f"{verdict}: {judged:.1f} hands/s at {largest} tables on {on}"
+          f" (target {TARGET_HANDS_S:.0f} hands/s at 8 tables; the embedded broker,"
+          f" a fresh machine's: {rates[largest]:.1f})")
     sampler = FloorSampler()
     _, _, problems, floor = _run(largest, hands, seed=args.seed, sampler=sampler)
     wrong += bool(problems)

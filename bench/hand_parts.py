@@ -181,7 +181,7 @@ def main() -> int:
             print(f"{name:<30} {how:<24} {now * 1000 / played:9.2f}   {peer:<18} {then}")
         total = sum(r[3] for r in rows)
         print(f"{'these parts in all':<30} {'':<24} {total * 1000 / played:9.2f}"
-              "   (bench/floor.py: a whole hand, every process, about 50 ms)")
+              "   (bench/floor.py: a whole hand, every process, about 35-45 ms)")
     for problem in wrong:
         print(f"problem: {problem}")
     print("result: " + ("OK" if not wrong else "WRONG"))
