@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import dataclasses
 import secrets
 import tempfile
@@ -46,7 +47,7 @@ from wire.messages import (
     ScoreRecorded,
 )
 from wire.mqtt import MqttSettings, connect
-from wire.signing import KeyRing, load_private_key
+from wire.signing import KeyRing, Signer, load_private_key
 from wire.topics import TableTopics
 
 _HAND_PAUSE = 0.25  # seconds between hands at --speed 1
@@ -150,17 +151,41 @@ def _run(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     tournament = _given(args.tournament, "--tournament") or default_tournament_path()
     paytables = _given(args.paytables, "--paytables") or default_paytables_path()
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
+        return asyncio.run(_table_demo(Path(tmp), args, doc, tournament=tournament,
+                                       paytables=paytables))
+
+
+async def _table_demo(home: Path, args: argparse.Namespace, doc: dict[str, Any], *,
+                      tournament: Path, paytables: Path) -> int:
+    """The embedded broker first, then the subscriber, then the table daemon on that broker:
+    the subscriber hears the table's first message too."""
+    import tomllib  # noqa: PLC0415
+
+    from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
+    from controller.wiring import prepare_sim  # noqa: PLC0415
+
+    async with EmbeddedBroker() as broker:
         text = simulated_table_toml(
-            venue="demo", table="t01", broker="embedded",
+            venue="demo", table="t01", broker=f"127.0.0.1:{broker.port}",
             tournament=tournament.resolve(), paytables=paytables.resolve(),
             seed=args.seed, players=args.players, stage=args.stage, heats=args.heats,
             hand_pause=args.pause, log_format="json")
-        path = Path(tmp) / "table.toml"
+        path = home / "table.toml"
         path.write_text(text)
-        import tomllib  # noqa: PLC0415
-
-        config = parse_table_config(tomllib.loads(text), source=str(path), base=Path(tmp))
-        return asyncio.run(_demo(config, args, doc))
+        config = parse_table_config(tomllib.loads(text), source=str(path), base=home)
+        prepared = prepare_sim(config)  # the table's key among it
+        keyring = KeyRing([load_private_key(config.table_key).public_key])
+        watcher = _Watcher(keyring)
+        watch = asyncio.create_task(watcher.watch(broker.port, config))
+        try:
+            async with asyncio.timeout(30):
+                await watcher.subscribed.wait()
+            return await _demo(config, args, doc, prepared=prepared, watcher=watcher,
+                               port=broker.port)
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
 
 
 def _floor(args: argparse.Namespace, doc: dict[str, Any]) -> int:
@@ -270,13 +295,15 @@ async def _run_floor(plan: Any, linger: float | None, doc: dict[str, Any]) -> in
         and len(report.scores) + len(report.withdrawn) == report.entries_seated else 1
 
 
-async def _demo(config: Any, args: argparse.Namespace, doc: dict[str, Any]) -> int:
+async def _demo(config: Any, args: argparse.Namespace, doc: dict[str, Any], *,
+                prepared: tuple[dict[str, str], Signer], watcher: _Watcher,
+                port: int) -> int:
     from controller.app import TableDaemon  # noqa: PLC0415
-    from controller.wiring import prepare_sim, virtual_table_task, wire_table  # noqa: PLC0415
+    from controller.wiring import virtual_table_task, wire_table  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level="warning", table=config.table)
-    desk_keys, desk = prepare_sim(config)
+    desk_keys, desk = prepared
     wired = wire_table(config, extra_desk_keys=desk_keys)
     daemon = wired.daemon
     stop = asyncio.Event()
@@ -292,15 +319,11 @@ async def _demo(config: Any, args: argparse.Namespace, doc: dict[str, Any]) -> i
     runner = asyncio.create_task(daemon.run(stop, extra=play))
     async with asyncio.timeout(30):
         await daemon.ready.wait()
-    assert daemon.broker is not None
     shoe = wired.devices.shoe_sim.path if wired.devices.shoe_sim else "?"
     print(f"table daemon t01 ready: simulated shoe on {shoe}, simulated chip reader, "
-          f"embedded MQTT broker on 127.0.0.1:{daemon.broker.port}")
+          f"embedded MQTT broker on 127.0.0.1:{port}")
     print(f"seed {args.seed}; a subscriber on the table's events and scores topics prints what"
           " it receives\n")
-    keyring = KeyRing([load_private_key(config.table_key).public_key])
-    watcher = _Watcher(keyring)
-    watch = asyncio.create_task(watcher.watch(daemon.broker.port, config))
     await dealer_done.wait()
     for _ in range(300):  # let the outbox drain to the subscriber
         journal = daemon.journal
@@ -310,7 +333,6 @@ async def _demo(config: Any, args: argparse.Namespace, doc: dict[str, Any]) -> i
         await asyncio.sleep(0.05)
     stop.set()
     await runner
-    watch.cancel()
     print(f"\n{watcher.received} messages received, signatures verified, seq 1.."
           f"{watcher.last_seq} with {len(watcher.gaps)} gaps; {len(watcher.scores)} scores:")
     for entry, score in sorted(watcher.scores.items(), key=lambda kv: -kv[1]):
@@ -329,6 +351,7 @@ class _Watcher:
         self.last_seq = 0
         self.gaps: list[int] = []
         self.scores: dict[str, int] = {}
+        self.subscribed = asyncio.Event()  # set once every topic is subscribed
 
     async def watch(self, port: int, config: Any) -> None:
         topics = TableTopics(config.venue, config.table)
@@ -336,6 +359,7 @@ class _Watcher:
                            client_id="demo-watcher") as client:
             for topic in (topics.events, topics.scores, topics.status):
                 await client.subscribe(topic, qos=1)
+            self.subscribed.set()
             async for message in client.messages():
                 try:
                     env = verify_envelope(message.payload, self.keyring)
