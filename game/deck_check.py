@@ -219,9 +219,9 @@ class DeckWatch:
         """The shuffle's trace, made once while it is in the window."""
         trace = self._traces.get(id(cards))
         if trace is None or trace.cards is not cards:
-            if len(self._traces) > 2 * (self.limits.repeat_window + 1):
-                self._traces = {k: t for k, t in self._traces.items()
-                                if any(t.cards is s.cards for s in self.recent)}
+            if len(self._traces) > 2 * (self.limits.repeat_window + 1):  # keep the window's
+                live = {id(s.cards) for s in self.recent}  # (a trace holds its cards: ids stay)
+                self._traces = {k: t for k, t in self._traces.items() if k in live}
             trace = self._traces[id(cards)] = _Trace.of(cards)
         return trace
 

@@ -32,6 +32,7 @@ from typing import Any, ClassVar, Final
 import orjson
 
 from wire.outbox import OutboxItem
+from wire.plain_json import PASSTHROUGH
 from wire.signing import SIGNATURE_BYTES, KeyRing, Signer
 from wire.topics import ID_PATTERN
 
@@ -311,8 +312,6 @@ def seal(
     return envelope
 
 
-_PASSTHROUGH: Final = (orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
-                       | orjson.OPT_PASSTHROUGH_DATETIME)
 
 
 def _plain_body(body: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -321,7 +320,7 @@ def _plain_body(body: Mapping[str, Any]) -> dict[str, Any] | None:
     text, a subclass, a value JSON does not know, nesting deeper than MAX_DEPTH), which
     `seal` then takes the strict way, as before."""
     try:
-        plain = orjson.loads(orjson.dumps(dict(body), option=_PASSTHROUGH))
+        plain = orjson.loads(orjson.dumps(dict(body), option=PASSTHROUGH))
     except (orjson.JSONEncodeError, orjson.JSONDecodeError):
         return None
     return plain if _plain_within_depth(plain, 2) else None

@@ -13,6 +13,7 @@ import orjson
 
 from controller.journal.records import JournalError
 from wire.envelope import canonical_json as canonical_json_bytes
+from wire.plain_json import plain_canonical_json
 
 __all__ = ["GENESIS", "canonical_json", "outbox_checksum", "outbox_row_checksum",
            "record_checksum", "record_row_checksum", "stored_flag", "stored_json"]
@@ -22,37 +23,24 @@ _RECORD_DOMAIN: Final = "showdown.journal.v1"
 _OUTBOX_DOMAIN: Final = "showdown.outbox.v1"
 
 
-_SORTED: Final = (orjson.OPT_SORT_KEYS | orjson.OPT_PASSTHROUGH_SUBCLASS
-                  | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME)
 _SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 def canonical_json(value: Any, *, what: str = "value") -> str:
     """Sorted keys, no spaces, UTF-8 text, no NaN: the one text a JSON value is stored as
     (the envelope's canonical JSON, as text)."""
-    raw = _plain_bytes(value)
+    raw = plain_canonical_json(value)
     return raw.decode("utf-8") if raw is not None else _strict_text(value, what)
 
 
 def stored_json(value: Any, *, what: str = "value") -> tuple[str, Any]:
     """The text `canonical_json` gives and the value read back from it (what a reader of
     the stored row gets: tuples as lists, and so on)."""
-    raw = _plain_bytes(value)
+    raw = plain_canonical_json(value)
     if raw is not None:  # plain data: orjson reads it back exactly (no float, 64-bit ints)
         return raw.decode("utf-8"), orjson.loads(raw)
     text = _strict_text(value, what)
     return text, json.loads(text)
-
-
-def _plain_bytes(value: Any) -> bytes | None:
-    """orjson's text of plain data (a dict with text keys, no float, no subclass, 64-bit
-    integers), which is the strict text byte for byte; None for anything else."""
-    if type(value) is dict and _no_float(value):
-        try:
-            return orjson.dumps(value, option=_SORTED)
-        except orjson.JSONEncodeError:
-            return None
-    return None
 
 
 def _strict_text(value: Any, what: str) -> str:
@@ -60,22 +48,6 @@ def _strict_text(value: Any, what: str) -> str:
         return canonical_json_bytes(value).decode("utf-8")
     except (TypeError, ValueError) as e:
         raise JournalError(f"{what} is not plain JSON data: {e}") from e
-
-
-def _no_float(value: dict[str, Any]) -> bool:
-    """False if a float lies anywhere in `value` (JSON's text of a float is the strict
-    encoder's business)."""
-    stack: list[Any] = [value]
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is dict:
-            stack.extend(item.values())
-        elif kind is list or kind is tuple:
-            stack.extend(item)
-        elif kind is float:
-            return False
-    return True
 
 
 def _digest(material: Sequence[object]) -> str:
