@@ -57,7 +57,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy game wire runtime controller drivers simulators leaderboard deploy
+	$(BIN)/mypy game wire runtime controller drivers simulators leaderboard deploy cli floor
 	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(BENCH_STAMP)

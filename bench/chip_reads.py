@@ -24,13 +24,13 @@ from datetime import UTC, datetime, timedelta
 from support.latency_figures import Series
 from support.latency_machine import machine_lines
 
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
-from game.desk_commands import DeskOrder, OpenHeat, Seat
-from game.settle import WAGERS
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
+from game.messages.desk import DeskOrder, OpenHeat, Seat
 from game.staff import StaffMember, StaffRoster, hash_secret
-from game.table_inputs import ChipsSeen, IssueChips, StaffChange, TableInput
-from game.table_rules import TableCore
+from game.table.core import TableCore
+from game.table.inputs import ChipsSeen, IssueChips, StaffChange, TableInput
+from game.wagers.settle import WAGERS
 from runtime.settings_files import read_paytables, read_tournament
 
 T0 = datetime(2026, 7, 3, 11, tzinfo=UTC)

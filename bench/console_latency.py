@@ -40,7 +40,7 @@ from support.latency_machine import machine_lines
 from controller.app import TableDaemon
 from controller.config import read_table_config
 from controller.wiring import ConfiguredDevices, wire_table
-from game.cards import DECK
+from game.poker.cards import DECK
 from game.staff import hash_secret
 from runtime.logs import configure_logging
 from simulators.table_toml import simulated_table_toml

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from controller.cli import main
+from cli.main import main
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord
 from controller.table_service import TableService
-from game.chips import Chip, ChipRegistry, format_uid
-from game.deal import DEFAULT_DEAL
-from game.settle import WAGERS, SeatWagers
+from game.chips.registry import Chip, ChipRegistry, format_uid
+from game.hand.deal import DEFAULT_DEAL
+from game.wagers.settle import WAGERS, SeatWagers
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from wire.signing import Signer, save_private_key

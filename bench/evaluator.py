@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from game.cards import DECK, Card
-from game.evaluate import Category, category_of, evaluate, hand_value
-from game.evaluate_batch import evaluate_batch, seven_card_category_counts
+from game.poker.cards import DECK, Card
+from game.poker.evaluate import Category, category_of, evaluate, hand_value
+from game.poker.evaluate_batch import evaluate_batch, seven_card_category_counts
 
 try:  # the `bench` extra of pyproject.toml; never runtime dependencies
     import eval7
@@ -375,8 +375,8 @@ def speed_rows(sizes: Sizes, rng: np.random.Generator) -> list[Row]:
     cards = as_cards(hands)
     evaluate(cards[0])  # build the lookup tables outside the timings
     per_call: list[tuple[str, Callable[[Any], None], Sequence[object]]] = [
-        ("game.evaluate.evaluate (HandValue)", loop_evaluate, cards),
-        ("game.evaluate.hand_value (int)", loop_hand_value, cards),
+        ("game.poker.evaluate.evaluate (HandValue)", loop_evaluate, cards),
+        ("game.poker.evaluate.hand_value (int)", loop_hand_value, cards),
         ("treys Evaluator.evaluate (pure Python)", loop_treys,
          as_treys(hands[: sizes.per_call_treys])),
         ("phevaluator.evaluate_cards (C)", loop_phevaluator, as_phevaluator(hands)),
@@ -391,8 +391,8 @@ def speed_rows(sizes: Sizes, rng: np.random.Generator) -> list[Row]:
     evaluate_batch(batch[:1])  # build the numpy tables outside the timings
     for check in (True, False):
         seconds = best_time(partial(evaluate_batch, batch, check=check), sizes.repeats)
-        rows.append(Row(f"game.evaluate_batch.evaluate_batch check={check}", "batch", len(batch),
-                        seconds))
+        rows.append(Row(f"game.poker.evaluate_batch.evaluate_batch check={check}", "batch",
+                        len(batch), seconds))
     return rows
 
 
@@ -400,7 +400,7 @@ def run_exhaustive() -> tuple[Row, dict[Category, int]]:
     """Count every 7-card hand by category, in one timed run."""
     start = time.perf_counter()
     counts = seven_card_category_counts()
-    row = Row("game.evaluate_batch.seven_card_category_counts", "exhaustive", TOTAL_7,
+    row = Row("game.poker.evaluate_batch.seven_card_category_counts", "exhaustive", TOTAL_7,
               time.perf_counter() - start)
     return row, counts
 

@@ -4,7 +4,7 @@ where the time goes (a sampling profile of every thread, by component: the floor
 and one table's process).
 
     .venv/bin/python bench/floor.py            # about 4 minutes on the 2-core machine
-    .venv/bin/python bench/floor.py --quick    # smoke run (tests/test_bench_floor.py)
+    .venv/bin/python bench/floor.py --quick    # smoke run (tests/bench/test_floor.py)
     .venv/bin/python bench/floor.py --repeat 5 # the largest rows' median of 5 runs (3 default)
 
 Every run is the production path: the embedded broker (or, in the last row, the machine's
@@ -28,9 +28,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from controller.commands.floor_profile import FloorSampler
-from controller.commands.floor_run import FloorOptions, FloorRun
-from controller.commands.simulate_floor import build_report
+from cli.simulate.floor import build_report
+from floor.profile import FloorSampler
+from floor.run import FloorOptions, FloorRun
 from runtime.logs import configure_logging
 from runtime.net import answers
 

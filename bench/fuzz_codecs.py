@@ -55,7 +55,7 @@ from drivers.shoe_codec import (
     StatusReport,
     encode,
 )
-from game.cards import DECK
+from game.poker.cards import DECK
 
 DEFAULT_FRAMES = 1_000_000
 DEFAULT_SEED = 20260607

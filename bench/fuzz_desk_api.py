@@ -1,6 +1,6 @@
 """Fuzz the live desk API with requests generated from its OpenAPI document; count the answers.
 
-Serves the desk API (leaderboard.desk_api under /api/desk, as the central service mounts it)
+Serves the desk API (leaderboard.desk_api.routes under /api/desk, as the central service mounts it)
 with uvicorn on a free port of 127.0.0.1, on a new SQLite file or the database given, with a
 fixed desk clock (a heat day) and a sender that drops the commands. A few patrons, entries, a
 heat and staff are created first so the generated ids find records. Then Hypothesis draws
@@ -43,11 +43,11 @@ from support.desk_fuzz_requests import Pools, Request, requests
 
 from leaderboard import desk
 from leaderboard.db import make_engine, upgrade
-from leaderboard.desk_api import desk_routes
-from leaderboard.desk_auth import sign_in
-from leaderboard.desk_http import FIELDS_READ
-from leaderboard.desk_schema import OPERATIONS, openapi
-from leaderboard.desk_sender import NullSender
+from leaderboard.desk.auth import sign_in
+from leaderboard.desk.sender import NullSender
+from leaderboard.desk_api.http import FIELDS_READ
+from leaderboard.desk_api.routes import desk_routes
+from leaderboard.desk_api.schema import OPERATIONS, openapi
 from runtime.http_serving import InLoopServer, listen
 from runtime.settings_files import read_tournament
 

@@ -2,7 +2,7 @@
 the host's noise (±15% on a whole floor from one minute to the next) hides in bench/floor.py.
 
     .venv/bin/python bench/hand_parts.py             # 20 hands of one simulated table
-    .venv/bin/python bench/hand_parts.py --quick     # 10 hands (tests/test_bench_hand_parts.py)
+    .venv/bin/python bench/hand_parts.py --quick     # 10 hands (tests/bench/test_hand_parts.py)
 
 A table plays `--hands` hands through `showdown simulate floor --tables 1 --keep DIR` (the
 whole stack, once). Its journal's inputs and outbox messages are then put through each part
@@ -43,7 +43,7 @@ from controller.clock import system_clock
 from controller.config import read_table_config
 from controller.journal import Journal
 from controller.wiring import wire_table
-from game.table_status import spots_view
+from game.table.status import spots_view
 from simulators.table_play import play_registry
 from wire import envelope as envelope_module
 from wire.envelope import Envelope, seal, verify_envelope

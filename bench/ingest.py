@@ -51,8 +51,8 @@ from support.ingest_results import Row, cpu_line, print_table
 from support.ingest_runs import calibrate, run_core, run_mqtt, run_scenario
 from support.ingest_tables import GOAL, MQTT_HOST, MQTT_PORT, POSTGRES_URL, build_tables
 
-from controller.broker_config import BrokerSettings
 from controller.embedded_broker import EmbeddedBroker
+from deploy.broker_config import BrokerSettings
 from runtime.logs import configure_logging
 from runtime.net import answers
 
@@ -130,7 +130,7 @@ async def broker_for(choice: str, workdir: Path, *, messages: int = 0
     """(host, port, kind, description, pid if ours) of the broker to use, for the block.
 
     ``private``: a Mosquitto of our own, configured as production's (max_queued_messages
-    from controller/broker_config.py; a stock Mosquitto drops a slow subscriber's QoS 1
+    from deploy/broker_config.py; a stock Mosquitto drops a slow subscriber's QoS 1
     messages beyond 1,000), but queueing at least ``messages``: the fake tables publish a
     whole run in about a second, a burst no venue makes, and what the broker dropped would
     only be recovered by resend requests after ``resend_after_s``, measuring those instead

@@ -40,9 +40,9 @@ PIECES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                            ("systemd-python", "systemd.journal")]),
 }
 _OURS_FILES = {
-    "config validation": ["game/tournament_schema.py", "game/paytable_schema.py",
+    "config validation": ["game/tournament/schema.py", "game/paytables/schema.py",
                           "controller/config.py", "leaderboard/config.py",
-                          "leaderboard/desk_config.py", "runtime/settings_files.py"],
+                          "leaderboard/desk/config.py", "runtime/settings_files.py"],
     "backoff": ["runtime/backoff.py"],
     "sd_notify": ["runtime/sd_notify.py"],
     "journald": ["runtime/journald.py"],

@@ -13,13 +13,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TypeVar
 
-from game.evaluate_batch import seven_card_category_counts
-from game.parsheet import (
+from game.paytables.parsheet import (
     ParSheet,
     pocket_bonus_par_sheet,
     sweet16_par_sheet,
     trips_plus_par_sheet,
 )
+from game.poker.evaluate_batch import seven_card_category_counts
 from runtime.settings_files import read_paytables
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.cli import main
+from cli.main import main
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord, verify_file
 
@@ -35,7 +35,7 @@ class Message:
 
 
 def hand_body(n: int) -> dict[str, Any]:
-    """Hand n, shaped (and about as large) as a game.codec record of a two-seat hand."""
+    """Hand n, shaped (and about as large) as a game.hand.record record of a two-seat hand."""
     seat = {"hole": ["Ah", "Kd"], "wagers": {"ante": 2500, "odds": 2500, "play": 7500,
                                              "trips_plus": 1000},
             "decision": {"play": 3, "street": "preflop", "amount": 7500},

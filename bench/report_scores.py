@@ -16,7 +16,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
-from controller.commands.report_scores import simulate_campaign
+from cli.report.scores import simulate_campaign
 from leaderboard.reports.facts import HandFact, SeatFact, StaffMark
 from leaderboard.reports.play import play_report
 from leaderboard.reports.reading import PlayFacts

@@ -1,4 +1,4 @@
-"""The deck checks (`game.deck_check`) on simulated decks: false alarms and detection rates.
+"""The deck checks (`game.decks.check`) on simulated decks: false alarms and detection rates.
 
 For each deck mode of `simulators.decks` (``shuffled``: the baseline every other column is
 read against; ``factory``: new-deck order; ``riffle``: a new deck riffled once, GSR;
@@ -12,7 +12,7 @@ failed at 95% (one every ``chi_window`` decks) and the deck_suspect that two fai
 in a row make.
 
 Run: ``.venv/bin/python bench/shuffle_check.py [--decks 10000] [--seats 6] [--seed N]``;
-``--quick`` checks 1,000 decks (tests/test_bench_shuffle_check.py). Exit status 0, or 1 when
+``--quick`` checks 1,000 decks (tests/bench/test_shuffle_check.py). Exit status 0, or 1 when
 the shuffled baseline's per-deck false-alarm rate exceeds 0.1% or an ordered deck is missed.
 """
 
@@ -26,8 +26,8 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from game.deal import DEFAULT_DEAL
-from game.deck_check import DeckLimits, DeckWatch, Shuffle
+from game.decks.check import DeckLimits, DeckWatch, Shuffle
+from game.hand.deal import DEFAULT_DEAL
 from simulators.decks import DECK_MODES, DeckMode, DeckSource
 
 DEFAULT_SEED = 20261201

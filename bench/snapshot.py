@@ -1,4 +1,4 @@
-"""The table core's snapshot (`game.table_snapshot`): its size and the time to take and load
+"""The table core's snapshot (`game.table.snapshot`): its size and the time to take and load
 it, beside the replay it replaces.
 
 A seeded day (`simulators.core_day`: qualifying, semi-final and Final heats with the usual
@@ -18,7 +18,7 @@ default 50, about 11 hours of play at 60 hands an hour), it measures:
 The restored core's snapshot must equal the original's; the run exits 1 when it does not.
 
 Run: ``.venv/bin/python bench/snapshot.py [--heats 3] [--long-heats 50] [--seed N]``;
-``--quick`` plays 1 and 2 heats (tests/test_bench_snapshot.py).
+``--quick`` plays 1 and 2 heats (tests/bench/test_snapshot.py).
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from typing import Any
 
 from support.timing import best_of
 
-from game.table_inputs import TableInput
-from game.table_snapshot import restore_snapshot, take_snapshot
+from game.table.inputs import TableInput
+from game.table.snapshot import restore_snapshot, take_snapshot
 from simulators.core_day import Floor, day, new_core
 
 DEFAULT_SEED = 20261201

@@ -1,7 +1,7 @@
 """Benchmark the standings as the tournament grows (issue 15, 5): a score's arrival to the
 page's update, and the cost of computing the standings, at 1k, 10k and 100k entries, on
 SQLite and PostgreSQL, before (the whole database recomputed after every change, debounced)
-and after (the incremental standings, leaderboard/standings_live.py) in the same run.
+and after (the incremental standings, leaderboard/standings/live.py) in the same run.
 
 For each database and size a fresh database gets that many scored qualifying entries (bulk
 inserts, support/standings_rows.py). Then:
@@ -47,8 +47,8 @@ from support.standings_rows import populate
 from support.standings_service import START, VENUE, running
 
 from leaderboard.models import Score
-from leaderboard.standings_live import LiveStandings
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.standings.live import LiveStandings
+from leaderboard.standings.view import ViewOptions, standings
 from runtime.logs import configure_logging
 from runtime.net import answers
 from runtime.settings_files import read_tournament

@@ -41,8 +41,8 @@ from controller.mqtt_link import MqttLink, TableIdentity
 from controller.startup import fold_shoe_reads, start_journal
 from controller.table_service import Applied, TableService
 from drivers.protocols import CardReader, ChipReader, IdReader
-from game.chips import ChipRegistry
-from game.deal import DEFAULT_DEAL, parse_deal_sequence
+from game.chips.registry import ChipRegistry
+from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
 from runtime.event_loop import loop_name
 from runtime.logs import get_logger

@@ -19,7 +19,7 @@ from controller.journal import Journal, JournalError
 from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.journal.integrity import ChainHeads
 from controller.startup import ShoeReads, checkpoint_body
-from game.table_snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
+from game.table.snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
 from wire.signing import Signer
 
 if TYPE_CHECKING:

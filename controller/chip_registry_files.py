@@ -2,7 +2,7 @@
 
 A registry is either the central database's CSV export (``uid_hex,value_cents,chip_set
 [,issued_to]``) or a TOML file with ``[[chips]]`` tables, chosen by the file suffix. Parsing and
-checks are pure and live in `game.chips`; every failure is a `ConfigError` naming
+checks are pure and live in `game.chips.registry`; every failure is a `ConfigError` naming
 the file (and the line or key).
 """
 
@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from game.chips import (
+from game.chips.registry import (
     CSV_COLUMNS,
     ChipRegistry,
     parse_registry_csv,

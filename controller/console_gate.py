@@ -31,7 +31,7 @@ from controller.console_config import ConsoleConfig
 from controller.table_service import Applied
 from drivers.readings import IdTap, masked
 from game.staff import StaffMember, is_simulator_hash, secret_matches
-from game.table_rules import TableCore
+from game.table.core import TableCore
 from runtime.logs import get_logger
 
 __all__ = ["GATE_ACTIONS", "ConsoleGate", "Session"]

@@ -86,7 +86,7 @@ async def pump_rfid(daemon: TableDaemon) -> None:
     """Journal the chip reader's reports (a sweep's share transactions) and alerts."""
     assert daemon.devices is not None
     from drivers.manual_chips import ManualWager  # noqa: PLC0415
-    from game.chips import format_uid  # noqa: PLC0415
+    from game.chips.registry import format_uid  # noqa: PLC0415
 
     async for reading in daemon.devices.rfid:
         if isinstance(reading, ManualWager):

@@ -30,7 +30,7 @@ from controller.journal.checkpoints import Checkpoint, find_checkpoints
 from controller.journal.rotation import due, recover_rotation, rotate_journal
 from controller.journal.verified_head import record_verified, verify
 from controller.table_service import TableService
-from game.table_snapshot import (
+from game.table.snapshot import (
     SNAPSHOT_VERSION,
     SnapshotError,
     is_safe_point,

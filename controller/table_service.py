@@ -2,8 +2,8 @@
 it causes out.
 
 `TableService.apply(kind, payload, wall)` is the only way state changes: the journal record
-is decoded to a typed input (`game.table_inputs.decode_input`), the pure core
-(`game.table_rules.TableCore`) decides, and its typed messages become `Outgoing` rows for the
+is decoded to a typed input (`game.table.inputs.decode_input`), the pure core
+(`game.table.core.TableCore`) decides, and its typed messages become `Outgoing` rows for the
 outbox (same transaction). The time comes with the input, so replaying the journal rebuilds
 the identical state after a crash. Inputs are plain JSON payloads (docs/table-config.md,
 "Inputs"); every input returns an `Applied`: the outgoing messages and a result for whoever
@@ -17,18 +17,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from game.chips import ChipRegistry
-from game.deal import DealSequence
-from game.desk_commands import DeskOrder
+from game.chips.registry import ChipRegistry
+from game.chips.spot_book import SpotBook
 from game.hand import Hand
-from game.paytables import Paytables
-from game.spot_book import SpotBook
+from game.hand.deal import DealSequence
+from game.messages.desk import DeskOrder
+from game.messages.table import ScoreRecorded
+from game.paytables.lines import Paytables
 from game.staff import LockoutPolicy
-from game.table import TableSession
-from game.table_inputs import decode_input
-from game.table_messages import ScoreRecorded
-from game.table_rules import TableCore
-from game.tournament_schema import TournamentSettings
+from game.table.core import TableCore
+from game.table.inputs import decode_input
+from game.table.session import TableSession
+from game.tournament.schema import TournamentSettings
 from wire.outbox import Outgoing
 
 __all__ = ["Applied", "TableService", "replay"]

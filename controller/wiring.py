@@ -28,11 +28,11 @@ from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.rfid import UsbChipReader
 from drivers.rfid_settings import UsbReaderSettings
 from drivers.shoe import SerialCardReader
-from game.chips import ChipRegistry
-from game.deal import Target
+from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
-from game.house import HouseRules
-from game.table_status import StatusView
+from game.hand.deal import Target
+from game.table.status import StatusView
+from game.wagers.house_limits import HouseRules
 from runtime.backoff import Backoff
 from runtime.errors import one_line
 from runtime.logs import get_logger

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import grp
-import io
 import os
 import pwd
 import shutil
@@ -21,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from controller import broker_config as bc
+from deploy import broker_config as bc
 from deploy import certs
 from deploy.steps import (
     BrokerFiles,
@@ -59,10 +58,11 @@ class Outcome:
 
 
 class Executor:
-    """Checks and applies steps under ``root``; ``dry_run`` only checks."""
+    """Checks and applies steps under ``root``; ``dry_run`` only checks. ``broker_runner``
+    writes the broker's files (`showdown broker config`'s work, given by the command line)."""
 
     def __init__(self, root: Path, *, dry_run: bool = False,
-                 broker_runner: BrokerRunner | None = None) -> None:
+                 broker_runner: BrokerRunner) -> None:
         self.root = root.resolve()
         self.dry_run = dry_run
         self.system = self.root == Path("/")
@@ -279,7 +279,7 @@ class Executor:
                 "--out", str(self.target(step.out)), "--install-dir", step.install_dir,
                 "--cafile", step.cafile, "--certfile", step.certfile, "--keyfile",
                 step.keyfile, "--host", step.host]
-        (self._broker or _run_broker_config)(argv)
+        self._broker(argv)
         out = self.target(step.out)
         for name, dest in self._broker_installed(step).items():
             self._write(str(dest.relative_to(self.root)), (out / name).read_text("utf-8"),
@@ -365,15 +365,3 @@ def _user_exists(name: str) -> bool:
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
-
-
-def _run_broker_config(argv: Sequence[str]) -> None:
-    """`showdown broker config` in this process (its listing of what it wrote is dropped)."""
-    from controller.cli import CommandError, build_parser  # noqa: PLC0415
-
-    args = build_parser("broker").parse_args(list(argv))
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            args.handler(args)
-    except CommandError as exc:
-        raise InstallError(f"showdown broker config: {exc}") from None

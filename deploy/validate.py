@@ -19,7 +19,7 @@ from controller.config import parse_table_config
 from deploy.steps import ConfigKind
 from game.errors import ConfigError
 from leaderboard.config import parse_leaderboard_config
-from leaderboard.desk_config import parse_desk_config
+from leaderboard.desk.config import parse_desk_config
 
 __all__ = ["OPENED_KEYS", "read_under_root"]
 

@@ -1,10 +1,10 @@
-"""Chip problems as the drivers report them: a registry problem (`game.chips`) as a device
+"""Chip problems as the drivers report them: a registry problem (`game.chips.registry`) as a device
 alert for the pit."""
 
 from __future__ import annotations
 
 from drivers.readings import DeviceAlert
-from game.chips import ChipProblem
+from game.chips.registry import ChipProblem
 
 __all__ = ["problem_alert"]
 

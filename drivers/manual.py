@@ -15,7 +15,7 @@ from typing import Final, Self
 
 from drivers.protocols import ShoeReading
 from drivers.readings import CardReading, DeviceAlert, DeviceHealth, ShoeState, ShoeStatus
-from game.cards import Card, parse_card
+from game.poker.cards import Card, parse_card
 
 __all__ = ["MANUAL_QUALITY", "ManualCardReader"]
 

@@ -20,8 +20,8 @@ from drivers.readings import (
     IdTap,
     ShoeStatus,
 )
-from game.deal import Target
-from game.house import HouseRules
+from game.hand.deal import Target
+from game.wagers.house_limits import HouseRules
 
 __all__ = ["CardReader", "ChipReader", "ChipReading", "IdReader", "IdReading", "ShoeReading",
            "TableHandle"]

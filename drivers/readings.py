@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
 
-from game.cards import Card
+from game.poker.cards import Card
 
 __all__ = [
     "SPOTS",

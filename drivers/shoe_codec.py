@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from drivers.readings import ShoeState
-from game.cards import DECK, Card
+from game.poker.cards import DECK, Card
 
 __all__ = [
     "DETAIL_NONE",
@@ -264,7 +264,7 @@ def _check_u32(name: str, value: int) -> None:
 
 def _check_card(card: Card) -> None:
     if not isinstance(card, Card):
-        raise TypeError(f"card {card!r} is not a game.cards.Card")
+        raise TypeError(f"card {card!r} is not a game.poker.cards.Card")
 
 
 def _text(name: str, value: str) -> bytes:

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, Final, Literal
 
 from game.errors import GameError
-from game.message_fields import BodyReader, MessageError
+from game.messages.fields import BodyReader, MessageError
 
 __all__ = [
     "ACTIONS",

@@ -7,7 +7,7 @@ One event loop runs, as named tasks of one TaskGroup:
   resend gaps (signed with the leaderboard key), and calls ``StandingsFeed.changed`` after
   each commit;
 - ``standings``: the feed, the standings document kept up to date after changes
-  (leaderboard/standings_live.py: only the entries that changed are read again);
+  (leaderboard/standings/live.py: only the entries that changed are read again);
 - ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
   published on every new version (names never leave: ``strip_names``);
 - ``http``: uvicorn serving the page, the JSON API, SSE and the desk API (inside this loop);
@@ -36,14 +36,14 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
-from game.tournament_schema import TournamentSettings
+from game.tournament.schema import TournamentSettings
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import AuditEntry, TableRecord
-from leaderboard.standings_live import LiveStandings
-from leaderboard.standings_view import ViewOptions, standings, strip_names
+from leaderboard.standings.live import LiveStandings
+from leaderboard.standings.view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
 from runtime.http_serving import InLoopServer, listen
@@ -108,7 +108,7 @@ def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> li
 
 class PublishError(Exception):
     """A message the service could not hand to the broker (not connected, or the publish
-    failed); the desk's commands become leaderboard.desk_sender.SendError."""
+    failed); the desk's commands become leaderboard.desk.sender.SendError."""
 
 
 class ServiceLink:
@@ -120,7 +120,7 @@ class ServiceLink:
     - the retained, signed standings on ``{root}/{venue}/standings`` (QoS 1), published for
       every new version of the feed and again on every (re)connect;
     - resend requests to tables (the Ingestor's ``resend``) and the desk's commands (a
-      ``CommandSender`` for leaderboard.desk_api), signed with the leaderboard key.
+      ``CommandSender`` for leaderboard.desk_api.routes), signed with the leaderboard key.
 
     One connection, because the venue broker enforces client id = username
     (``use_username_as_clientid``, config/mosquitto/README.md): a second connection of the
@@ -187,8 +187,8 @@ class ServiceLink:
         await self._publish(topic, payload, what=f"resend request to {table}")
 
     async def send(self, command: DeskCommand) -> None:
-        """Deliver one desk command (leaderboard.desk_sender.CommandSender)."""
-        from leaderboard.desk_sender import SendError, seal_command  # noqa: PLC0415
+        """Deliver one desk command (leaderboard.desk.sender.CommandSender)."""
+        from leaderboard.desk.sender import SendError, seal_command  # noqa: PLC0415
 
         envelope = seal_command(command, venue=self.venue, signer=self._signer,
                                 wall=self._clock())
@@ -312,7 +312,7 @@ class LeaderboardService:
               link: ServiceLink) -> list[BaseRoute] | None:
         if not self.config.http.desk_api:
             return None
-        from leaderboard.desk_api import desk_routes  # noqa: PLC0415
+        from leaderboard.desk_api.routes import desk_routes  # noqa: PLC0415
 
         return list(desk_routes(engine, settings, link, self.clock,
                                 policy=self.config.desk_auth,

@@ -1,11 +1,11 @@
 """The stored chip reconciliations (``chip_reconciliations``) read back, for the tournament
-chip inventory (`game.chip_inventory`)."""
+chip inventory (`game.chips.inventory`)."""
 
 from __future__ import annotations
 
 from sqlalchemy import Connection, select
 
-from game.chip_messages import ChipsReconciled
+from game.messages.chips import ChipsReconciled
 from leaderboard.models import ChipReconciliation
 
 __all__ = ["stored_reconciliations"]

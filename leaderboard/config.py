@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from game.errors import ConfigError
-from leaderboard.desk_policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
+from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.settings_files import load_toml
 from wire.mqtt_section import Address, parse_brokers, read_credentials
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
@@ -72,7 +72,7 @@ class ServiceMqttConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HttpConfig:
     """Where the page and the APIs listen, and whether the desk API is served (its people
-    sign in with their own staff accounts: leaderboard.desk_auth)."""
+    sign in with their own staff accounts: leaderboard.desk.auth)."""
 
     host: str = "127.0.0.1"
     port: int = 8080

@@ -1,14 +1,14 @@
 """The leaderboard's web side: the page for the casino's screens, the JSON API and live updates.
 
     GET /                the page (static/index.html: HTML, CSS and a small inline script)
-    GET /api/standings   the standings document (leaderboard/standings_view.py), JSON
+    GET /api/standings   the standings document (leaderboard/standings/view.py), JSON
     GET /events          server-sent events: ``event: standings`` with the document at once,
                          then again whenever it changes; ``event: status`` (the service's
                          link to the tables and the page's version, see below) at once and
                          every 5 s, or without a status source a ``: keep-alive`` every 15 s
     GET /healthz         {"status": "ok" | "degraded" | "starting", ...}: 503 only before the
                          first standings; "degraded" while the broker is not subscribed
-    /api/desk/...        the desk API (leaderboard/desk_api.py, bearer token), when mounted;
+    /api/desk/...        the desk API (leaderboard/desk_api/routes.py, bearer token), when mounted;
                          a desk request that writes makes the standings recompute
 
 `StandingsFeed` holds the latest document and its version. Ingest calls `changed()` after it
@@ -241,7 +241,7 @@ def create_app(feed: StandingsFeed, *, desk: Sequence[BaseRoute] | None = None,
     """The Starlette app of the page, the JSON API, SSE and health; the desk API when given.
 
     ``status`` (the service's link to the tables) is sent on the event stream as it is,
-    with the page's version and ``page_seconds``. The desk routes (leaderboard.desk_api.
+    with the page's version and ``page_seconds``. The desk routes (leaderboard.desk_api.routes.
     desk_routes) check the desk's bearer token themselves; the service builds them only when
     a desk token is configured.
     """

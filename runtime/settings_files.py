@@ -3,7 +3,7 @@
 The I/O half of the settings both services read: finding a file (the shipped default or the
 one an environment variable names), reading it as UTF-8 TOML, and for the tournament
 settings looking up the venue's time zone. Validation is pure and lives in
-`game.tournament_schema` and `game.paytable_schema` (and each service's own config module).
+`game.tournament.schema` and `game.paytables.schema` (and each service's own config module).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from game.errors import ConfigError
-from game.paytable_schema import parse_paytables
-from game.paytables import Paytables
+from game.paytables.lines import Paytables
+from game.paytables.schema import parse_paytables
 
 if TYPE_CHECKING:  # imported by read_tournament: reading paytables (`showdown settle`) skips it
-    from game.tournament_schema import TournamentSettings
+    from game.tournament.schema import TournamentSettings
 
 __all__ = [
     "PAYTABLES_ENV",
@@ -100,7 +100,7 @@ def default_tournament_path() -> Path:
 
 def read_tournament(path: str | Path | None = None) -> TournamentSettings:
     """Read and validate a tournament settings file (the default one when ``path`` is None)."""
-    from game.tournament_schema import parse_tournament, timezone_name  # noqa: PLC0415
+    from game.tournament.schema import parse_tournament, timezone_name  # noqa: PLC0415
 
     path = default_tournament_path() if path is None else Path(path)
     source = str(path)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from game.settle import WAGERS
+from game.wagers.settle import WAGERS
 from simulators.rfid import RfidReaderSimulator
 
 if TYPE_CHECKING:

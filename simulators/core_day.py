@@ -1,5 +1,5 @@
 """A seeded day at one table, played straight into the table's decision core
-(`game.table_rules.TableCore`, no daemon, no devices): the
+(`game.table.core.TableCore`, no daemon, no devices): the
 desk's signed commands, the staff's sign-ins, the dealer's buttons, the RFID reader's
 inventories of physical chips and the shoe's cards, as typed inputs with their times.
 
@@ -21,10 +21,10 @@ import random
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 
-from game.cards import DECK
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
-from game.desk_commands import (
+from game.chips.registry import Chip, ChipRegistry
+from game.hand import Hand, Phase
+from game.hand.deal import DEFAULT_DEAL
+from game.messages.desk import (
     AckScore,
     CloseHeat,
     CorrectHand,
@@ -35,11 +35,12 @@ from game.desk_commands import (
     Unseat,
     VoidHand,
 )
-from game.hand import Hand, Phase
+from game.messages.table import HandSettled, ScoreRecorded
 from game.money import format_rand
-from game.settle import WAGERS, SeatWagers
+from game.poker.cards import DECK
 from game.staff import LockoutPolicy, StaffMember, StaffRoster, hash_secret
-from game.table_inputs import (
+from game.table.core import Decision, TableCore
+from game.table.inputs import (
     Acknowledge,
     CardSeen,
     ChipsSeen,
@@ -58,9 +59,8 @@ from game.table_inputs import (
     VoidByDealer,
     WagerKeyed,
 )
-from game.table_messages import HandSettled, ScoreRecorded
-from game.table_rules import Decision, TableCore
-from game.tournament import Entry, Stage
+from game.tournament.entries import Entry, Stage
+from game.wagers.settle import WAGERS, SeatWagers
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.players import PlayerStyle, VirtualPlayer
 

@@ -8,10 +8,10 @@ import random
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 
-from game.cards import Card
-from game.events import PlayMade, SeatFolded
 from game.hand import Hand
-from game.table import TableSession
+from game.hand.events import PlayMade, SeatFolded
+from game.poker.cards import Card
+from game.table.session import TableSession
 from simulators.decks import DeckSource
 from simulators.players import VirtualPlayer
 

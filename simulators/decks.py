@@ -16,7 +16,7 @@ from typing import Final, Literal, get_args
 
 import structlog
 
-from game.cards import DECK, Card
+from game.poker.cards import DECK, Card
 
 __all__ = ["DECK_MODES", "FACTORY_ORDER", "DeckMode", "DeckSource", "riffle"]
 

@@ -2,7 +2,7 @@
 
 They stand in for patrons in the demo, in simulated tables and in tests. A player sees only
 what a patron sees (its own hole cards and the board so far) and never breaks the house rules:
-every wager it makes passes `game.house.check_wagers`, every Play is affordable.
+every wager it makes passes `game.wagers.house_limits.check_wagers`, every Play is affordable.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from game.cards import Card
 from game.errors import InvalidWager
-from game.evaluate import Category, evaluate
-from game.house import HouseRules, check_play, check_wagers, least_stake_cents
-from game.settle import SIDE_BETS, SeatWagers
+from game.poker.cards import Card
+from game.poker.evaluate import Category, evaluate
+from game.wagers.house_limits import HouseRules, check_play, check_wagers, least_stake_cents
+from game.wagers.settle import SIDE_BETS, SeatWagers
 
 __all__ = ["PlayerStyle", "VirtualPlayer"]
 

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from game.cards import Card
-from game.chips import Chip, ChipRegistry
+from game.chips.registry import Chip, ChipRegistry
 from game.money import format_rand
+from game.poker.cards import Card
 from simulators.chip_steps import PaidSpots, sync_owners
 from simulators.decks import FACTORY_ORDER
 from simulators.payout import pay_spots

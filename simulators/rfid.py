@@ -49,7 +49,7 @@ from drivers.rfid_messages import (
     StartInventory,
     StopInventory,
 )
-from game.chips import ChipRegistry
+from game.chips.registry import ChipRegistry
 from simulators.faults import Faults
 from simulators.rfid_firmware import ReaderFirmware
 from simulators.rfid_usb import (

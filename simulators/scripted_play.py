@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, Protocol, get_args
 
-from game.cards import DECK, Card
 from game.errors import InvalidWager
-from game.house import HouseRules, check_play, check_wagers
-from game.settle import SeatWagers
+from game.poker.cards import DECK, Card
+from game.wagers.house_limits import HouseRules, check_play, check_wagers
+from game.wagers.settle import SeatWagers
 from simulators.players import VirtualPlayer
 
 __all__ = ["DECISIONS", "Decision", "Decks", "HandScript", "ScriptError", "ScriptedDeck",

@@ -46,7 +46,7 @@ from drivers.shoe_codec import (
     StatusReport,
     encode,
 )
-from game.cards import DECK, Card, parse_cards
+from game.poker.cards import DECK, Card, parse_cards
 from simulators.decks import DeckMode, DeckSource
 from simulators.faults import Faults
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from game.chips import Chip, ChipRegistry
+from game.chips.registry import Chip, ChipRegistry
 
 __all__ = ["SIM_CHIP_SET", "SIM_FOREIGN_SET", "build_sim_registry", "make_change",
            "sim_seat_entries"]

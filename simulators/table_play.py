@@ -26,14 +26,14 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, Literal
 
 from drivers.protocols import TableHandle
-from game.cards import Card
-from game.chips import Chip, ChipRegistry
-from game.deal import Target
-from game.desk_commands import CloseHeat, OpenHeat, Seat
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import Target
+from game.messages.desk import CloseHeat, OpenHeat, Seat
 from game.money import format_rand
-from game.settle import WAGERS, SeatWagers
+from game.poker.cards import Card
 from game.staff import StaffRoster
-from game.tournament import Stage
+from game.tournament.entries import Stage
+from game.wagers.settle import WAGERS, SeatWagers
 from simulators.chip_steps import PaidSpots, issue_stacks, return_chips, sync_owners
 from simulators.decks import DeckMode, DeckSource
 from simulators.id_reader import IdReaderSimulator
@@ -431,7 +431,7 @@ class VirtualTable:
         await self.until(f"the readers to see the wagers {expected}",
                          lambda s: spots_shown(s) == expected)
         await self.until("the shoe and the chip reader to be up", devices_up)
-        if (self.glance().get("deck") or {}).get("held"):  # game.deck_check holds it
+        if (self.glance().get("deck") or {}).get("held"):  # game.decks.check holds it
             await self.supervise("clear_fault", role="deck", reason=(
                 "deck counted and replaced with a shuffled one (virtual supervisor)"))
             self.deck_holds += 1

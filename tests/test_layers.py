@@ -1,5 +1,6 @@
 """The layering contracts (pyproject's [tool.importlinter], run by `make lint`): the tree
-keeps them, and a deliberately wrong import in a copy of the tree breaks the right one."""
+keeps them, and a deliberately wrong import in a copy of the tree breaks the right one; no
+two files import each other, directly or through others (tests/import_circles.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "controller", "leaderboard",
-            "deploy")
+            "deploy", "cli", "floor")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -45,23 +46,38 @@ def tree_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(REPO / package, root / package,
                         ignore=shutil.ignore_patterns("__pycache__", "static", "*.pyc"))
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")
+    # The contract type of our own (pyproject's contract_types) and the circle counter.
+    (root / "tests").mkdir()
+    for helper in ("__init__.py", "import_contracts.py", "import_circles.py"):
+        shutil.copy(REPO / "tests" / helper, root / "tests" / helper)
     return root
 
 
 # (module that gets the bad import, the import, the contract it must break)
 WRONG = [
-    ("game/cards.py", "import controller.app", "game/ is the pure rules"),
+    ("game/poker/cards.py", "import controller.app", "game/ is the pure rules"),
     ("game/money.py", "import sqlalchemy", "game/ is the pure rules"),
+    ("game/table/core.py", "import cli.main", "game/ is the pure rules"),
     ("wire/envelope.py", "import leaderboard.models", "wire/ and runtime/ import only game"),
+    ("runtime/logs.py", "import floor.run", "wire/ and runtime/ import only game"),
     ("leaderboard/projections/scores.py", "import controller.journal",
      "leaderboard/ never imports the table's packages"),
+    ("leaderboard/app.py", "import floor.run", "leaderboard/ never imports the table's packages"),
     ("drivers/shoe.py", "import controller.config", "drivers/ never import the daemon"),
     ("simulators/shoe.py", "import controller.app", "simulators/ stand in for devices"),
+    ("controller/app.py", "import leaderboard.models", "controller/ is the table daemon alone"),
+    ("controller/wiring.py", "import floor.run", "controller/ is the table daemon alone"),
+    ("controller/table_service.py", "import cli.main", "controller/ is the table daemon alone"),
+    ("floor/run.py", "import cli.main", "the floor is a composition"),
     ("controller/app.py", "import simulators.shoe",
-     "only the wiring module and the command line import simulators/"),
-    ("deploy/doctor.py", "import controller.app", "deploy/ never imports the running services"),
-    ("controller/commands/table.py", "import deploy.plan",
-     "only `showdown install` and `showdown doctor` import deploy/"),
+     "only the command line, the floor and the table's wiring import simulators/"),
+    ("wire/topics.py", "import deploy.plan", "only the command line imports deploy/"),
+    ("deploy/plan.py", "import controller.app",
+     "deploy/ imports of ours only the services' config modules"),
+    ("deploy/execute.py", "import controller.journal.admin",
+     "deploy/ imports of ours only the services' config modules"),
+    ("deploy/plan.py", "import leaderboard.db",
+     "deploy/ imports of ours only the services' config modules"),
 ]
 
 
@@ -81,3 +97,24 @@ def test_a_wrong_import_breaks_its_contract(tree_copy: Path, module: str, statem
     # (game -> controller also reaches simulators); the one named must be among them.
     broken = [line for line in result.stdout.splitlines() if " BROKEN" in line]
     assert any(line.startswith(contract) for line in broken), result.stdout
+
+
+def test_no_file_imports_another_that_imports_it_back() -> None:
+    from tests.import_circles import import_circles
+
+    assert import_circles() == []
+
+
+def test_a_circle_between_files_is_counted(tree_copy: Path) -> None:
+    # game.wagers.settle imports game.money; money importing settle back closes a circle.
+    path = tree_copy / "game" / "money.py"
+    original = path.read_text("utf-8")
+    path.write_text(original + "\nimport game.wagers.settle  # a deliberate circle\n", "utf-8")
+    try:
+        result = subprocess.run([sys.executable, "-m", "tests.import_circles"], cwd=tree_copy,
+                                env={**os.environ, "PYTHONPATH": str(tree_copy)},
+                                capture_output=True, text=True, check=False, timeout=120)
+    finally:
+        path.write_text(original, "utf-8")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "circle: game.money <-> game.wagers.settle" in result.stdout, result.stdout

@@ -1,6 +1,6 @@
 """Replay a dispute bundle's journal records through the table's own decision core.
 
-Pure: a `game.table_rules.TableCore` (built by the caller from the bundle's context, the way
+Pure: a `game.table.core.TableCore` (built by the caller from the bundle's context, the way
 the daemon builds it from its config) is given every record the bundle and its context hold,
 in journal order, exactly as the daemon applies its journal on start-up; what the core says
 for each record is kept. `published` reads the messages the table sent from the bundle's
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from game.table_inputs import TableInput, decode_input
-from game.table_rules import TableCore
+from game.table.core import TableCore
+from game.table.inputs import TableInput, decode_input
 from wire.dispute_bundle import SCORE_TYPES
 
 __all__ = ["Message", "Produced", "published", "relevant", "replay_records"]

@@ -1,7 +1,7 @@
 """The table <-> central message contract: every message type, its class and its topic.
 
-The table's own messages and the desk's commands are defined in `game.table_messages` and
-`game.desk_commands` (the pure table core builds and reads them); the link's notices and the
+The table's own messages and the desk's commands are defined in `game.messages.table` and
+`game.messages.desk` (the pure table core builds and reads them); the link's notices and the
 service's standings are defined here. This module is the registry: type name <-> class, the
 topic suffix each table message goes on, and `decode_table_message` for a received body.
 """
@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Protocol
 
-from game.correction_messages import HandCorrected, HandDisputed
-from game.desk_commands import (
+from game.messages.corrections import HandCorrected, HandDisputed
+from game.messages.desk import (
     COMMANDS,
     AckScore,
     CloseHeat,
@@ -27,8 +27,8 @@ from game.desk_commands import (
     Unseat,
     VoidHand,
 )
-from game.message_fields import BodyReader, MessageError
-from game.table_messages import (
+from game.messages.fields import BodyReader, MessageError
+from game.messages.table import (
     Alert,
     ChipsReconciled,
     CommandResult,

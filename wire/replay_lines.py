@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from game.console_messages import PayoutChecked
+from game.messages.console import PayoutChecked
 from game.money import format_rand
-from game.settle import WAGERS
+from game.wagers.settle import WAGERS
 from wire.dispute_bundle import HAND_TYPES
 from wire.dispute_replay import Message
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from game.cards import DECK
+from game.poker.cards import DECK
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import TableRecord
 from wire.envelope import seal
@@ -48,7 +48,7 @@ class FakeTable:
 
 def _hand_body(rng: random.Random, table: str, hand_id: str, entries: Sequence[str],
                at: str) -> dict[str, Any]:
-    """A hand.settled body shaped like game.codec.hand_record (about 3 KB)."""
+    """A hand.settled body shaped like game.hand.record.hand_record (about 3 KB)."""
     cards = [str(c) for c in rng.sample(DECK, 2 * SEATS + 2 + 5 + 3)]
     seats = []
     for seat, entry in enumerate(entries, 1):

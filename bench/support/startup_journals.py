@@ -39,7 +39,7 @@ from controller.journal import Journal, is_own_kind
 from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.startup import ShoeReads, checkpoint_body, fold_shoe_reads
 from controller.wiring import prepare_sim, wire_table
-from game.table_snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
+from game.table.snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
 from simulators.table_toml import simulated_table_toml
 from wire.signing import load_private_key
 

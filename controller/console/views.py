@@ -1,4 +1,4 @@
-"""What the console's pages read from the daemon: the screen document (`game.table_view` plus
+"""What the console's pages read from the daemon: the screen document (`game.table.view` plus
 the daemon's own state: faults, devices, a pending card tap, the acknowledgement methods), who
 the request's session belongs to, and a score slip's facts with its verification code.
 
@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from game.money import format_rand
-from game.table_view import screen_view
+from game.table.view import screen_view
 from wire.messages import Alert, ScoreAcknowledged, ScoreDisputed, ScoreRecorded
 from wire.verification import grouped, verification_code
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Final
 
-from game.cards import Card
 from game.errors import IllegalAction, InvalidWager
-from game.events import (
+from game.hand.events import (
     CARD_ALERTS,
     MULTIPLES,
     AlertKind,
@@ -24,9 +23,10 @@ from game.events import (
     WagersLocked,
 )
 from game.hand.seats import SeatState, changed_fields, describe_change, is_empty
-from game.house import HouseRules, check_play, check_wagers
 from game.money import format_rand
-from game.settle import SeatWagers
+from game.poker.cards import Card
+from game.wagers.house_limits import HouseRules, check_play, check_wagers
+from game.wagers.settle import SeatWagers
 
 __all__ = ["Decision", "checked_opening", "decide", "new_alert", "resolution_consequence"]
 

@@ -18,10 +18,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from game.cards import Card
-from game.deal import Target
 from game.errors import DuplicateCard, GameError, IllegalAction, InvalidCard, InvalidWager
-from game.events import (
+from game.hand.deal import Target
+from game.hand.decisions import (
+    Decision,
+    checked_opening,
+    decide,
+    new_alert,
+    resolution_consequence,
+)
+from game.hand.events import (
     CARD_ALERTS,
     DECISION_ALERTS,
     AlertKind,
@@ -44,13 +50,6 @@ from game.events import (
     WagerSource,
     WagersSeen,
 )
-from game.hand.decisions import (
-    Decision,
-    checked_opening,
-    decide,
-    new_alert,
-    resolution_consequence,
-)
 from game.hand.phases import (
     CONSOLE_PHASES,
     DECISION_AT,
@@ -66,7 +65,8 @@ from game.hand.seats import (
     verify_snapshot,
 )
 from game.hand.state import HandCore
-from game.settle import WAGERS, HandSettlement, SeatHand, SeatWagers, settle_hand
+from game.poker.cards import Card
+from game.wagers.settle import WAGERS, HandSettlement, SeatHand, SeatWagers, settle_hand
 
 __all__ = ["Hand"]
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Final, Literal
 
-from game.events import Street
+from game.hand.events import Street
 
 __all__ = [
     "BOARD_TRIGGERS",

@@ -11,9 +11,9 @@ from dataclasses import dataclass, fields
 from typing import Final
 
 from game.errors import InvalidWager
-from game.events import PlayMade, SeatStart
+from game.hand.events import PlayMade, SeatStart
 from game.money import format_rand
-from game.settle import SIDE_BETS, WAGERS, SeatWagers
+from game.wagers.settle import SIDE_BETS, WAGERS, SeatWagers
 
 __all__ = [
     "NO_WAGERS",

@@ -13,10 +13,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TypeVar
 
-from game.cards import Card
-from game.deal import DealSequence, Target
 from game.errors import IllegalAction
-from game.events import (
+from game.hand.deal import DealSequence, Target
+from game.hand.events import (
     AlertRaised,
     AlertResolved,
     BetsClosed,
@@ -37,9 +36,10 @@ from game.events import (
 )
 from game.hand.phases import BOARD_TRIGGERS, REVEAL, TRANSITIONS, Phase, Trigger
 from game.hand.seats import SeatState
-from game.house import HouseRules
-from game.paytables import Paytables
-from game.settle import HandSettlement, SeatWagers
+from game.paytables.lines import Paytables
+from game.poker.cards import Card
+from game.wagers.house_limits import HouseRules
+from game.wagers.settle import HandSettlement, SeatWagers
 
 __all__ = ["HandCore", "HandState"]
 

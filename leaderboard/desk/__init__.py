@@ -5,7 +5,7 @@ whole desk action: it checks everything first, writes its rows and an `AuditEntr
 when, why) and commits, or raises a `DeskError` having changed nothing, except that a refusal
 on eligibility is committed (the `Refusal` row) before `Refused` is raised. Actions that
 instruct a table (open a heat, seat an entry, close a heat) return a `DeskCommand`; the caller
-sends it with a `leaderboard.desk_sender` sender. A command's `seq` never repeats for the
+sends it with a `leaderboard.desk.sender` sender. A command's `seq` never repeats for the
 desk's key, across processes, restarts and restores from backup (`command_log`); the table's
 answer to it (accepted, refused and why, held) is its state, and a refusal undoes at the desk
 what the command did there (leaderboard.projections.command_results). `table_check` compares

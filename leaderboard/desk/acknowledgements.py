@@ -8,7 +8,7 @@ from typing import Final
 
 from sqlalchemy.orm import Session
 
-from game.desk_commands import AckScore
+from game.messages.desk import AckScore
 from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.command_log import record_command
 from leaderboard.desk.errors import Conflict, DeskError, NotFound

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from leaderboard.desk.errors import Conflict, DeskError, Refused
-from leaderboard.desk_lock import hold_desk_lock
+from leaderboard.desk.lock import hold_desk_lock
 from leaderboard.eligibility import Candidate, Verdict, as_utc, record_refusal
 from leaderboard.models import AuditEntry, Patron
 from runtime.clocks import WallClock

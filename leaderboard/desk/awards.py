@@ -9,7 +9,8 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from game.money import format_rand
-from game.prizes import (
+from game.tournament.entries import Stage
+from game.tournament.prizes import (
     PrizeBook,
     PrizeError,
     PrizeKind,
@@ -18,14 +19,13 @@ from game.prizes import (
     top_score_book,
     weekly_book,
 )
-from game.standings import (
+from game.tournament.schema import TournamentSettings
+from game.tournament.standings import (
     StandingsError,
     final_standings,
     qualifying_leaderboard,
     weekly_leaderboard,
 )
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.fees import entry_fees
@@ -39,7 +39,7 @@ from runtime.clocks import WallClock
 
 def prize_status(row: PrizeAward, now: datetime) -> str:
     """claimed, withheld (the winner disqualified, rule 57), or unclaimed until the
-    deadline and expired from it (game.prizes rule)."""
+    deadline and expired from it (game.tournament.prizes rule)."""
     if row.claimed_at is not None:
         return "claimed"
     if row.withheld_at is not None:

@@ -22,7 +22,7 @@ from typing import Any, Final
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
-from game.desk_commands import AckScore, Resend, Seat, TableCommand, Unseat
+from game.messages.desk import AckScore, Resend, Seat, TableCommand, Unseat
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc

@@ -28,9 +28,9 @@ from typing import Any, Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.desk_commands import CorrectHand
+from game.messages.desk import CorrectHand
 from game.money import format_rand
-from game.tournament_schema import TournamentSettings
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.lookups import get_entry

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from game.desk_commands import CloseHeat
-from game.table_messages import HeatClosed
-from game.tournament import Stage
+from game.messages.desk import CloseHeat
+from game.messages.table import HeatClosed
+from game.tournament.entries import Stage
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.command_log import record_command
 from leaderboard.desk.entries import _refund

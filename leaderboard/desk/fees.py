@@ -10,7 +10,7 @@ from typing import Final
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard.desk.entries import PAYMENT_METHODS
 from leaderboard.models import Entry
 from leaderboard.projections import UNPAID_STATUSES

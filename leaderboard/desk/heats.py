@@ -10,10 +10,10 @@ from typing import Any, Final
 from sqlalchemy import Select, and_, bindparam, func, or_, select
 from sqlalchemy.orm import Session
 
-from game.desk_commands import CloseHeat, OpenHeat
-from game.table_messages import HeatClosed, HeatOpened
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
+from game.messages.desk import CloseHeat, OpenHeat
+from game.messages.table import HeatClosed, HeatOpened
+from game.tournament.entries import Stage
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.command_log import record_command
 from leaderboard.desk.errors import Conflict, DeskError

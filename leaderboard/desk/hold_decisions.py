@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.entries import refund_unplayed
 from leaderboard.desk.errors import Conflict, NotFound

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from typing import Final
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard.desk.errors import DeskError
 from wire.topics import TopicError, validate_id
 

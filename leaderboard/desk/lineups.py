@@ -8,14 +8,14 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.standings import (
+from game.tournament.entries import Stage
+from game.tournament.schema import MAX_SEATS, TournamentSettings
+from game.tournament.standings import (
     Qualification,
     StandingsError,
     semi_final_standings,
     semi_finalists,
 )
-from game.tournament import Stage
-from game.tournament_schema import MAX_SEATS, TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
     conflict_on_race,

@@ -9,8 +9,8 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
+from game.tournament.entries import Stage
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.errors import DeskError, NotFound
 from leaderboard.models import Entry, Patron, Score
 from leaderboard.projections import SEATED, WITHDRAWN

@@ -11,7 +11,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.tournament_schema import TournamentSettings
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
     conflict_on_race,

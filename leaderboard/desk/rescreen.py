@@ -12,8 +12,8 @@ from datetime import date
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
+from game.tournament.entries import Stage
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, write_audit
 from leaderboard.desk.entries import refund_unplayed
 from leaderboard.desk.holds import CLEAR, HELD, open_hold, open_holds

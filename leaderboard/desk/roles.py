@@ -1,7 +1,7 @@
 """Who may take an identity decision at the desk: a possible list match's approval or
 refusal, and a rule 57 disqualification, are a supervisor's (or a manager's).
 
-The desk's permission matrix (leaderboard.desk_roles) refuses the action at the API and the
+The desk's permission matrix (leaderboard.desk.permissions) refuses the action at the API and the
 command line before it runs; this check is the desk function's own, for every caller: the
 operator (``actor``, the signed-in person) must be an active supervisor or manager in the
 staff registry (`StaffRecord`).

@@ -10,11 +10,11 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from game.messages.table import ScoreVoided
 from game.money import format_rand
-from game.prizes import PrizeKind
-from game.table_messages import ScoreVoided
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
+from game.tournament.entries import Stage
+from game.tournament.prizes import PrizeKind
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.lookups import get_entry, stage_entries, stage_of

@@ -7,9 +7,9 @@ from datetime import date
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.standings import ScoreRecord, ScoreStatus
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
+from game.tournament.entries import Stage
+from game.tournament.schema import TournamentSettings
+from game.tournament.standings import ScoreRecord, ScoreStatus
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.lookups import local_day
 from leaderboard.eligibility import from_db

@@ -10,9 +10,9 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.draw import RECOMMENDED_BYTES, DrawError, draw_seats
-from game.tournament import Stage
-from game.tournament_schema import MAX_SEATS, TournamentSettings
+from game.tournament.draw import RECOMMENDED_BYTES, DrawError, draw_seats
+from game.tournament.entries import Stage
+from game.tournament.schema import MAX_SEATS, TournamentSettings
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.ids import FINAL_HEAT

@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from game.desk_commands import Seat, Unseat
-from game.table_messages import EntrySeated
-from game.tournament import Stage
-from game.tournament_schema import MAX_SEATS, TournamentSettings
+from game.messages.desk import Seat, Unseat
+from game.messages.table import EntrySeated
+from game.tournament.entries import Stage
+from game.tournament.schema import MAX_SEATS, TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
     desk_now,

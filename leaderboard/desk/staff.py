@@ -1,7 +1,7 @@
 """Staff enrolment: the dealers and supervisors who sign in at the tables' consoles, their PIN
 and employee card kept only as game.staff hashes, and the roster the tables are sent; and the
 clerks, supervisors and managers who sign in at the desk, their desk passphrase kept only as a
-hash too (leaderboard.desk.passphrases; their sessions: leaderboard.desk_auth).
+hash too (leaderboard.desk.passphrases; their sessions: leaderboard.desk.auth).
 
 The roster carries dealers and supervisors, and managers as supervisors (a manager may stand
 in on the floor); clerks work only the desk and are not sent.
@@ -25,7 +25,7 @@ from typing import Final, cast
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.desk_commands import StaffRoster
+from game.messages.desk import StaffRoster
 from game.staff import Role, StaffMember, hash_secret
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.command_log import record_command
@@ -39,8 +39,8 @@ from leaderboard.desk.credentials import (
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.passphrases import hash_passphrase, passphrase
+from leaderboard.desk.permissions import STAFF_ROLES, desk_role
 from leaderboard.desk.values import DeskCommand
-from leaderboard.desk_roles import STAFF_ROLES, desk_role
 from leaderboard.eligibility import as_utc
 from leaderboard.models import DeskSession, RosterState, StaffRecord, TableRecord
 from runtime.clocks import WallClock
@@ -245,7 +245,7 @@ def change_staff_card(session: Session, clock: WallClock, *, actor: str, staff_i
 def set_desk_passphrase(session: Session, clock: WallClock, *, actor: str, staff_id: str,
                         new_passphrase: str, why: str | None = None) -> StaffView:
     """Give a clerk, supervisor or manager a new desk passphrase: their lock-out is cleared
-    and every desk session they hold is ended (leaderboard.desk_auth)."""
+    and every desk session they hold is ended (leaderboard.desk.auth)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = _member(session, staff_id)

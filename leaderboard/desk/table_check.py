@@ -18,7 +18,7 @@ from typing import Any, Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.table_messages import EntrySeated, EntryUnseated, HeatClosed, HeatOpened, ScoreRecorded
+from game.messages.table import EntrySeated, EntryUnseated, HeatClosed, HeatOpened, ScoreRecorded
 from leaderboard.desk.command_log import command_views
 from leaderboard.desk.heats import _occupied, _open_heats
 from leaderboard.models import Message, TableProgress, TableRecord

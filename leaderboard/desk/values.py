@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from game.desk_commands import TableCommand, command_body
-from game.tournament import Stage
+from game.messages.desk import TableCommand, command_body
+from game.tournament.entries import Stage
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,7 +22,7 @@ class DeskCommand:
 
     @classmethod
     def of(cls, *, seq: int, table: str, command: TableCommand) -> DeskCommand:
-        """The recorded form of a typed command (`game.desk_commands`)."""
+        """The recorded form of a typed command (`game.messages.desk`)."""
         return cls(seq=seq, table=table, command=command.NAME, args=command.args())
 
     def body(self, key_id: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any, Final, cast
 
 from sqlalchemy import Connection, Table, select, update
 
-from game.desk_commands import Seat
+from game.messages.desk import Seat
 from leaderboard.models import CommandResultRecord, DeskCommandRecord
 from leaderboard.projections.results import INGEST_ACTOR, SEATED, Outcome
 from leaderboard.projections.sql import AUDIT, ENTRIES, as_utc, insert_new, wall_of
@@ -70,7 +70,7 @@ ANSWERED: Final = frozenset({ACCEPTED, REFUSED})
 COMMAND_ACCEPTED: Final = "command.accepted"  # a projection change
 COMMAND_REFUSED: Final = "command.refused"  # a projection change and the audit action
 
-# game.table_rules' answer to a (signer, seq) it has seen (tests hold the wording to it).
+# game.table.core' answer to a (signer, seq) it has seen (tests hold the wording to it).
 _DUPLICATE: Final = re.compile(r"duplicate command \d+ from \S+: already applied")
 _KEY: Final = ("table_id", "seq")
 # How far a table's clock may be behind the desk's: an answer stamped earlier than this before

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard.projections.results import (
     ENTRY_SEATED,
     ENTRY_UNSEATED,

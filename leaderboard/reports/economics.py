@@ -19,9 +19,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.money import format_rand, split_round_down
-from game.prizes import PrizeKind
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings
+from game.tournament.entries import Stage
+from game.tournament.prizes import PrizeKind
+from game.tournament.schema import TournamentSettings
 from leaderboard.desk.awards import prize_status
 from leaderboard.desk.entries import PAYMENT_METHODS
 from leaderboard.models import Entry, PrizeAward

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Literal
 
-from game.settle import SIDE_BETS
+from game.wagers.settle import SIDE_BETS
 from leaderboard.reports.attribution import (
     NO_DEALER,
     NO_HEAT,

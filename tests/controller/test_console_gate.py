@@ -21,10 +21,10 @@ from controller.console_config import ConsoleConfig
 from controller.console_gate import ConsoleGate
 from controller.table_service import Applied, TableService
 from drivers.readings import IdTap
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
+from game.messages.table import ScoreRecorded
 from game.staff import SIMULATOR_COST, LockoutPolicy, hash_secret
-from game.table_messages import ScoreRecorded
 from runtime.settings_files import read_paytables, read_tournament
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)

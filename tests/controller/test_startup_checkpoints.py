@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from controller.cli import main
+from cli.main import main
 from controller.config import read_table_config
 from controller.journal import Journal, verify_file
 from controller.journal.checkpoints import (
@@ -32,7 +32,7 @@ from controller.journal.checkpoints import (
 )
 from controller.startup import Started, fold_shoe_reads, start_journal
 from controller.wiring import wire_table
-from game.table_snapshot import SNAPSHOT_VERSION, take_snapshot
+from game.table.snapshot import SNAPSHOT_VERSION, take_snapshot
 from simulators.table_toml import simulated_table_toml
 from tests.controller.journal.support import raw, tamper
 from wire.signing import Signer, load_private_key, save_private_key

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from controller.table_service import Applied, TableService
-from game.chips import Chip, ChipRegistry, format_uid
-from game.deal import DEFAULT_DEAL
-from game.settle import WAGERS, SeatWagers
+from game.chips.registry import Chip, ChipRegistry, format_uid
+from game.hand.deal import DEFAULT_DEAL
+from game.wagers.settle import WAGERS, SeatWagers
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import VirtualPlayer

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from cli.main import main
 from controller.config import TableConfig
 from deploy import certs
 from deploy.validate import read_under_root
 from leaderboard.config import read_leaderboard_config
-from leaderboard.desk_config import read_desk_config
+from leaderboard.desk.config import read_desk_config
 from wire.signing import load_private_key
 
 

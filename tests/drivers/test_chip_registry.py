@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from controller.chip_registry_files import read_registry, write_registry_csv
 from drivers.chip_registry import problem_alert
 from drivers.readings import SpotId
-from game.chips import (
+from game.chips.registry import (
     Chip,
     ChipRegistry,
     format_uid,

@@ -40,7 +40,7 @@ from drivers.shoe_codec import (
     StatusReport,
 )
 from drivers.shoe_link import ShoeLink
-from game.cards import Card, parse_card, parse_cards
+from game.poker.cards import Card, parse_card, parse_cards
 from runtime.backoff import Backoff
 from simulators.shoe import ShoeSimulator
 

@@ -30,7 +30,7 @@ from drivers.shoe_codec import (
     crc16,
     encode,
 )
-from game.cards import DECK, parse_card
+from game.poker.cards import DECK, parse_card
 
 
 def ref_crc(data: bytes) -> int:

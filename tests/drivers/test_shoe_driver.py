@@ -22,8 +22,8 @@ from drivers.manual import ManualCardReader
 from drivers.protocols import CardReader, ShoeReading
 from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader
-from game.cards import Card, parse_card
 from game.errors import InvalidCard
+from game.poker.cards import Card, parse_card
 from runtime.backoff import Backoff
 from simulators.shoe import ShoeSimulator
 

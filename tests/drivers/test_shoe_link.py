@@ -15,7 +15,7 @@ from drivers.shoe_codec import (
     StatusReport,
 )
 from drivers.shoe_link import ShoeLink
-from game.cards import parse_card
+from game.poker.cards import parse_card
 
 IDENT = ShoeIdentity(session_id=0xAB, proto_minor=0, heartbeat_ms=1000, reads=0,
                      unacked_from=0, model="M", serial="S-1", firmware="F")

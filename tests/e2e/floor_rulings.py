@@ -16,8 +16,8 @@ from datetime import date
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from controller.commands.demo_floor import SimulatedFloor
-from game.tournament_schema import TournamentSettings
+from floor.demo import SimulatedFloor
+from game.tournament.schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.models import Entry, Score
 

@@ -1,5 +1,5 @@
 """What the system shows about the tournament, read back for the comparison: the central
-``scores``, the standings document of each stage (leaderboard.standings_view, what GET
+``scores``, the standings document of each stage (leaderboard.standings.view, what GET
 /api/standings and the page serve), each prize week's leaders as the page shows them during
 that week, the desk's semi-final and Final places and seats, the stored seat draw, the
 ``prize_awards`` with their claims, and the remainders the desk recorded with each award.
@@ -15,10 +15,10 @@ from typing import Any
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard.desk.lineups import places
 from leaderboard.models import AuditEntry, PrizeAward, Score
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.standings.view import ViewOptions, standings
 from runtime.settings_files import read_tournament
 
 __all__ = ["AwardRow", "Observed", "ScoreRow", "observe"]

@@ -1,7 +1,7 @@
 """The tournament's arithmetic recomputed from the recorded hands and the desk's records,
 written from the specification (tournament.md, promotion-rules.txt, docs/decisions.md), not
-from the system's code: it imports none of game.standings, game.prizes,
-leaderboard.projections or leaderboard.standings_view.
+from the system's code: it imports none of game.tournament.standings, game.tournament.prizes,
+leaderboard.projections or leaderboard.standings.view.
 
 `recompute(evidence, rules)` gives each entry's score per stage (`tests.e2e.scoring`), the
 qualifying board [16], the weekly boards [17], the top `advance` into the semi-finals [21, 24],

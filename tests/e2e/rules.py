@@ -1,6 +1,6 @@
 """The tournament's rules as the end-to-end recomputation reads them, straight from the TOML file.
 
-Deliberately not `game.tournament_schema`: the recomputation must not share the system's
+Deliberately not `game.tournament.schema`: the recomputation must not share the system's
 reading of the settings beyond the file itself. Only the keys the arithmetic needs are read
 (money, stages, markers, prize weeks, prize percentages, claims, acknowledgement and ties);
 amounts are parsed with `game.money` (a parsing helper: "R2,000" -> 200000 cents).

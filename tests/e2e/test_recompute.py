@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from game.draw import draw_seats
+from game.tournament.draw import draw_seats
 from tests.e2e.draw import DrawReplayError, replay_seat_draw
 from tests.e2e.handmade import HandMade, shipped_rules
 from tests.e2e.recompute import heat_day_of, recompute, week_of

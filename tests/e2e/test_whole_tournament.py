@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, update
 
-from controller.commands.demo_floor import FloorPlan
+from floor.demo import FloorPlan
 from leaderboard.models import PrizeAward, Score
 from tests.e2e.compare import Difference, differences, report
 from tests.e2e.evidence import journal_differences, load_evidence, table_keys

@@ -10,18 +10,18 @@ import dataclasses
 from collections.abc import Iterable
 from typing import TypeVar
 
-from game.cards import parse_cards
-from game.deal import DEFAULT_DEAL, DealSequence
-from game.evaluate import Category
-from game.events import (
+from game.hand import Hand
+from game.hand.deal import DEFAULT_DEAL, DealSequence
+from game.hand.events import (
     AlertRaised,
     Event,
     SeatStart,
 )
-from game.hand import Hand
-from game.house import HouseRules
-from game.paytables import CategoryTable, Pay, Paytables, PocketLine, Sweet16Table
-from game.settle import SeatWagers
+from game.paytables.lines import CategoryTable, Pay, Paytables, PocketLine, Sweet16Table
+from game.poker.cards import parse_cards
+from game.poker.evaluate import Category
+from game.wagers.house_limits import HouseRules
+from game.wagers.settle import SeatWagers
 
 U = 2_500  # R25: one unit (the minimum Ante)
 START = 200_000  # R2,000

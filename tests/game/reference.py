@@ -1,7 +1,7 @@
 """An independent, deliberately naive hand ranker used as the oracle for the fast evaluator.
 
 It ranks five cards the textbook way (group ranks by count, look for flush and straight) and
-takes the best of every 5-card subset; it shares no code or tables with game.evaluate.
+takes the best of every 5-card subset; it shares no code or tables with game.poker.evaluate.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import itertools
 from collections import Counter
 from collections.abc import Sequence
 
-from game.cards import Card
+from game.poker.cards import Card
 
 
 def rank_five(cards: Sequence[Card]) -> tuple[int, tuple[int, ...]]:

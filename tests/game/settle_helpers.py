@@ -6,10 +6,10 @@ Pocket Bonus table A and table C of §7.2, Sweet 16 160/16/12/6), independent of
 
 from __future__ import annotations
 
-from game.cards import DECK, Card, parse_cards
-from game.evaluate import Category
-from game.paytables import CategoryTable, Pay, Paytables, PocketLine, Sweet16Table
-from game.settle import (
+from game.paytables.lines import CategoryTable, Pay, Paytables, PocketLine, Sweet16Table
+from game.poker.cards import DECK, Card, parse_cards
+from game.poker.evaluate import Category
+from game.wagers.settle import (
     HandSettlement,
     SeatHand,
     SeatSettlement,

@@ -1,4 +1,4 @@
-"""Checks that a table core's snapshot stands in for its past (game.table_snapshot): at every
+"""Checks that a table core's snapshot stands in for its past (game.table.snapshot): at every
 safe point of a recorded run of inputs, a fresh core loaded from the snapshot gives the same
 snapshot back, and fed the rest of the inputs it answers exactly as the original did and
 ends in the same state."""
@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from game.table_inputs import TableInput
-from game.table_rules import Decision, TableCore
-from game.table_snapshot import is_safe_point, restore_snapshot, take_snapshot
+from game.table.core import Decision, TableCore
+from game.table.inputs import TableInput
+from game.table.snapshot import is_safe_point, restore_snapshot, take_snapshot
 
 Inputs = Sequence[tuple[TableInput, datetime]]
 

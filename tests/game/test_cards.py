@@ -8,8 +8,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.cards import DECK, card_from_index, card_index, format_cards, parse_card, parse_cards
 from game.errors import DuplicateCard, GameError, InvalidCard
+from game.poker.cards import (
+    DECK,
+    card_from_index,
+    card_index,
+    format_cards,
+    parse_card,
+    parse_cards,
+)
 
 
 def test_every_card_round_trips_through_text_and_index() -> None:

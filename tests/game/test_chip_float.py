@@ -8,13 +8,14 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.chip_float import ChipFloat, FloatError
-from game.chip_messages import ChipsReconciled
-from game.chips import Chip, ChipRegistry
-from game.desk_commands import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
-from game.settle import WAGERS
-from game.spot_book import SpotBook
-from game.table_inputs import (
+from game.chips.float import ChipFloat, FloatError
+from game.chips.registry import Chip, ChipRegistry
+from game.chips.spot_book import SpotBook
+from game.messages.chips import ChipsReconciled
+from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
+from game.messages.table import Alert
+from game.table.core import Decision
+from game.table.inputs import (
     ChipsSeen,
     IssueChips,
     NoMoreBets,
@@ -22,9 +23,8 @@ from game.table_inputs import (
     WagerKeyed,
     decode_input,
 )
-from game.table_messages import Alert
-from game.table_rules import Decision
-from game.tournament import Stage
+from game.tournament.entries import Stage
+from game.wagers.settle import WAGERS
 from tests.game.test_table_console import ROSTER, SETTINGS, play_winning_hand
 from tests.game.test_table_console import Feed as ConsoleFeed
 

@@ -8,13 +8,13 @@ import random
 
 import pytest
 
-from controller.cli import main
-from game.cards import parse_cards
-from game.codec import hand_record
-from game.deal import DEFAULT_DEAL
-from game.settle import SeatWagers
-from game.table import TableSession
-from game.tournament import Entry, Stage
+from cli.main import main
+from game.hand.deal import DEFAULT_DEAL
+from game.hand.record import hand_record
+from game.poker.cards import parse_cards
+from game.table.session import TableSession
+from game.tournament.entries import Entry, Stage
+from game.wagers.settle import SeatWagers
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import VirtualPlayer

@@ -6,7 +6,8 @@ import tomllib
 
 import pytest
 
-from game.deal import (
+from game.errors import ConfigError, IllegalAction
+from game.hand.deal import (
     DEFAULT_DEAL,
     UTH_DEAL,
     BoardGroup,
@@ -15,7 +16,6 @@ from game.deal import (
     parse_deal_sequence,
     street_of_board,
 )
-from game.errors import ConfigError, IllegalAction
 
 
 def seat(n: int, i: int) -> Target:

@@ -1,4 +1,4 @@
-"""Deck integrity checks (game.deck_check, game.deck_tests): composition, new-deck order,
+"""Deck integrity checks (game.decks.check, game.decks.statistics): composition, new-deck order,
 repeated decks and the chi-square window, on decks built here (pure, no table)."""
 
 from __future__ import annotations
@@ -10,9 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.cards import DECK, Card, parse_cards
-from game.deck_check import DeckLimits, DeckWatch, Shuffle
-from game.deck_tests import (
+from game.decks.check import DeckLimits, DeckWatch, Shuffle
+from game.decks.statistics import (
     chi2_sf,
     chi_square_by_position,
     longest_common_run,
@@ -22,6 +21,7 @@ from game.deck_tests import (
     successions,
 )
 from game.errors import IllegalAction
+from game.poker.cards import DECK, Card, parse_cards
 from simulators.decks import FACTORY_ORDER
 
 PER_DECK = {"succession_suit", "succession_rank", "repeated_run", "repeated_positions"}

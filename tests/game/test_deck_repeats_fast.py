@@ -11,9 +11,14 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.cards import DECK, Card
-from game.deck_check import DeckFinding, DeckLimits, DeckWatch, Shuffle, _sig, _suspect
-from game.deck_tests import longest_common_run, run_chance, same_positions, same_positions_chance
+from game.decks.check import DeckFinding, DeckLimits, DeckWatch, Shuffle, _sig, _suspect
+from game.decks.statistics import (
+    longest_common_run,
+    run_chance,
+    same_positions,
+    same_positions_chance,
+)
+from game.poker.cards import DECK, Card
 
 
 def full_repeats(watch: DeckWatch, shuffle: Shuffle) -> list[DeckFinding]:

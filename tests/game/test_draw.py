@@ -1,4 +1,5 @@
-"""game.draw: the Final's seat draw [40] is replayable from its logged inputs and unbiased.
+"""game.tournament.draw: the Final's seat draw [40] is replayable from its logged inputs and
+unbiased.
 
 The statistical tests use a fixed seed, so they are deterministic; the critical values are
 from the chi-squared distribution (table values, or the Wilson-Hilferty formula for 719 degrees
@@ -18,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from game.draw import RECOMMENDED_BYTES, ByteSource, DrawError, draw_seats, replay_draw
+from game.tournament.draw import RECOMMENDED_BYTES, ByteSource, DrawError, draw_seats, replay_draw
 
 SIX = ["F-ada", "F-ben", "F-cas", "F-dee", "F-eli", "F-fay"]
 SEATS = [1, 2, 3, 4, 5, 6]

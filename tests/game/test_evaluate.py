@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.cards import DECK, Card, parse_cards
 from game.errors import DuplicateCard, InvalidCard, InvalidHand
-from game.evaluate import Category, category_of, evaluate, hand_value
-from game.evaluate_batch import evaluate_batch, seven_card_category_counts
-from game.hand_ranks import RANK_KEYS, rank_multisets
+from game.poker.cards import DECK, Card, parse_cards
+from game.poker.evaluate import Category, category_of, evaluate, hand_value
+from game.poker.evaluate_batch import evaluate_batch, seven_card_category_counts
+from game.poker.hand_ranks import RANK_KEYS, rank_multisets
 from tests.game.reference import best_of
 
 # Textbook counts (e.g. Wikipedia "Poker probability"); royal flush counted apart.

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from game.cards import parse_card
-from game.deal import Target
 from game.errors import DuplicateCard, IllegalAction, InvalidCard, InvalidWager
-from game.events import (
+from game.hand import Phase
+from game.hand.deal import Target
+from game.hand.events import (
     CardCorrected,
     CardRead,
 )
-from game.hand import Phase
-from game.settle import SeatWagers
+from game.poker.cards import parse_card
+from game.wagers.settle import SeatWagers
 from tests.game.hand_helpers import (
     U,
     alerts,

@@ -3,11 +3,11 @@ correcting record moves the entry's chips, the hand's own record stays as it set
 
 from __future__ import annotations
 
-from game.correction_messages import HandCorrected, HandDisputed
-from game.desk_commands import CloseHeat, CorrectHand, DeskOrder, OpenHeat, Unseat
+from game.messages.corrections import HandCorrected, HandDisputed
+from game.messages.desk import CloseHeat, CorrectHand, DeskOrder, OpenHeat, Unseat
+from game.messages.table import Alert, HandSettled
 from game.money import format_rand
-from game.table_inputs import DisputeHand, NoMoreBets, Unreadable, decode_input
-from game.table_messages import Alert, HandSettled
+from game.table.inputs import DisputeHand, NoMoreBets, Unreadable, decode_input
 from tests.game.test_table_console import Feed, play_winning_hand, seated
 from wire.messages import TABLE_MESSAGES, decode_table_message
 from wire.messages import DeskOrder as WireOrder

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import pytest
 
-from game.cards import parse_card
-from game.deal import Target
 from game.errors import IllegalAction
-from game.events import (
+from game.hand import Phase
+from game.hand.deal import Target
+from game.hand.events import (
     HandSettled,
     PlayMade,
     SeatChecked,
     SeatFolded,
     SettleRequested,
 )
-from game.hand import Phase
+from game.poker.cards import parse_card
 from tests.game.hand_helpers import (
     U,
     alerts,

@@ -11,11 +11,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from game.cards import parse_card
-from game.deal import UTH_DEAL, Target
 from game.errors import IllegalAction
-from game.evaluate import Category
-from game.events import (
+from game.hand import TRANSITIONS, Phase
+from game.hand.deal import UTH_DEAL, Target
+from game.hand.events import (
     AlertResolved,
     BetsClosed,
     CardDealt,
@@ -29,7 +28,8 @@ from game.events import (
     WagersLocked,
     WagersSeen,
 )
-from game.hand import TRANSITIONS, Phase
+from game.poker.cards import parse_card
+from game.poker.evaluate import Category
 from tests.game.hand_helpers import (
     U,
     alerts,

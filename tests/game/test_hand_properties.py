@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from game.cards import DECK, Card
-from game.deal import DEFAULT_DEAL, Target
-from game.events import AlertRaised, PlayMade, SeatChecked, SeatFolded, SeatStart
 from game.hand import Hand, Phase
-from game.house import HouseRules
-from game.replay import replay
-from game.settle import SeatWagers
+from game.hand.deal import DEFAULT_DEAL, Target
+from game.hand.events import AlertRaised, PlayMade, SeatChecked, SeatFolded, SeatStart
+from game.hand.replay import replay
+from game.poker.cards import DECK, Card
+from game.wagers.house_limits import HouseRules
+from game.wagers.settle import SeatWagers
 from tests.game.hand_helpers import PAYTABLES, U, new_hand
 
 MULTIPLE = {"preflop": 3, "flop": 2, "river": 1}

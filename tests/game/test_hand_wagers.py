@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from game.cards import parse_card
 from game.errors import IllegalAction, InvalidWager
-from game.events import (
+from game.hand import Phase
+from game.hand.events import (
     SeatChecked,
     WagersLocked,
 )
-from game.hand import Phase
-from game.house import HouseRules
-from game.settle import SeatWagers
+from game.poker.cards import parse_card
+from game.wagers.house_limits import HouseRules
+from game.wagers.settle import SeatWagers
 from tests.game.hand_helpers import (
     START,
     U,

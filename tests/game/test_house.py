@@ -1,4 +1,4 @@
-"""game.house: house limits on the opening wagers and on the Play bet.
+"""game.wagers.house_limits: house limits on the opening wagers and on the Play bet.
 
 Spec: tournament.md "Money" and "Final Bonus Bet markers"; rules.md §0 items 7-9.
 Amounts in cents: R25 = 2_500.
@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from game.errors import ConfigError, InvalidWager
-from game.house import HouseRules, check_play, check_wagers, least_stake_cents
-from game.settle import SIDE_BETS, SeatWagers
+from game.wagers.house_limits import HouseRules, check_play, check_wagers, least_stake_cents
+from game.wagers.settle import SIDE_BETS, SeatWagers
 
 R = 100  # cents per rand
 TOURNAMENT = HouseRules()                       # R25 chips, Ante R25..R1,000, side bets R250

@@ -13,18 +13,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.cards import DECK
-from game.evaluate import Category
-from game.parsheet import (
+from game.paytables.lines import CategoryTable, Pay, Paytables, PocketLine, Sweet16Table, hole_class
+from game.paytables.parsheet import (
     ParSheet,
     par_sheets,
     pocket_bonus_par_sheet,
     sweet16_par_sheet,
     trips_plus_par_sheet,
 )
-from game.paytable_schema import parse_paytables
-from game.paytables import CategoryTable, Pay, Paytables, PocketLine, Sweet16Table, hole_class
-from game.ranges import ALL_CLASSES, parse_range
+from game.paytables.schema import parse_paytables
+from game.poker.cards import DECK
+from game.poker.evaluate import Category
+from game.poker.ranges import ALL_CLASSES, parse_range
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from game.errors import ConfigError
-from game.evaluate import Category
-from game.paytable_schema import parse_pay, parse_paytables
-from game.paytables import Pay
+from game.paytables.lines import Pay
+from game.paytables.schema import parse_pay, parse_paytables
+from game.poker.evaluate import Category
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 

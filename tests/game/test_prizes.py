@@ -1,4 +1,5 @@
-"""game.prizes: the 80/20 pools, place prizes with ties, weekly prizes and the 15-day expiry.
+"""game.tournament.prizes: the 80/20 pools, place prizes with ties, weekly prizes and the 15-day
+expiry.
 
 Every expected amount is worked by hand from tournament.md "Prize money" and the promotion
 rules [4, 17, 18, 52, 55]; the settings are the shipped config/tournament.toml.
@@ -19,7 +20,8 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from game.prizes import (
+from game.tournament.entries import Stage
+from game.tournament.prizes import (
     ClaimStatus,
     PrizeAward,
     PrizeBook,
@@ -37,15 +39,14 @@ from game.prizes import (
     weekly_books,
     weekly_paid_on,
 )
-from game.standings import (
+from game.tournament.schema import TournamentSettings, parse_tournament
+from game.tournament.standings import (
     ScoreRecord,
     ScoreStatus,
     final_standings,
     qualifying_leaderboard,
     weekly_leaderboard,
 )
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings, parse_tournament
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "tournament.toml"
 SAST = ZoneInfo("Africa/Johannesburg")

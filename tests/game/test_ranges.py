@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from game.cards import DECK
 from game.errors import GameError
-from game.ranges import (
+from game.poker.cards import DECK
+from game.poker.ranges import (
     ALL_CLASSES,
     InvalidRange,
     class_combos,
@@ -21,7 +21,7 @@ from game.ranges import (
     sort_classes,
 )
 
-RANKS = "23456789TJQKA"  # low to high, written out here independently of game.cards
+RANKS = "23456789TJQKA"  # low to high, written out here independently of game.poker.cards
 
 
 def _pair(r: int) -> str:

@@ -7,10 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from game.cards import parse_card, parse_cards
-from game.deal import UTH_DEAL
-from game.evaluate import Category
-from game.events import (
+from game.hand import Hand, Phase
+from game.hand.deal import UTH_DEAL
+from game.hand.events import (
     INPUT_EVENTS,
     AlertRaised,
     CardDealt,
@@ -21,9 +20,10 @@ from game.events import (
     SettleRequested,
     WagersSeen,
 )
-from game.hand import Hand, Phase
-from game.paytables import CategoryTable, Pay
-from game.replay import ReplayMismatch, replay
+from game.hand.replay import ReplayMismatch, replay
+from game.paytables.lines import CategoryTable, Pay
+from game.poker.cards import parse_card, parse_cards
+from game.poker.evaluate import Category
 from tests.game.hand_helpers import PAYTABLES, U, all_sides, bet, new_hand, set_play
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)

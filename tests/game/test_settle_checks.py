@@ -11,9 +11,9 @@ from dataclasses import replace
 
 import pytest
 
-from game.cards import parse_cards
 from game.errors import DuplicateCard, InvalidHand, InvalidWager
-from game.settle import (
+from game.poker.cards import parse_cards
+from game.wagers.settle import (
     SIDE_BETS,
     WAGERS,
     SeatHand,

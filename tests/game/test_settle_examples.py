@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import pytest
 
-from game.paytables import Paytables
-from game.settle import SeatWagers
+from game.paytables.lines import Paytables
+from game.wagers.settle import SeatWagers
 from tests.game.settle_helpers import TABLES_A, TABLES_C, by_wager, hand, nets, side_only
 
 U = 2_500  # one unit: the Ante (R25)

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import pytest
 
-from game.cards import parse_cards
-from game.settle import (
+from game.poker.cards import parse_cards
+from game.wagers.settle import (
     SeatHand,
     SeatWagers,
     settle_hand,

@@ -12,8 +12,8 @@ from fractions import Fraction
 
 import pytest
 
-from game.evaluate import Category
-from game.paytables import Pay, Sweet16Table
+from game.paytables.lines import Pay, Sweet16Table
+from game.poker.evaluate import Category
 from tests.game.settle_helpers import (
     ANTE,
     TABLES_A,

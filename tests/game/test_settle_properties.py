@@ -14,10 +14,10 @@ from fractions import Fraction
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.cards import DECK, Card, card_from_index
-from game.evaluate import evaluate
-from game.paytables import Paytables
-from game.settle import (
+from game.paytables.lines import Paytables
+from game.poker.cards import DECK, Card, card_from_index
+from game.poker.evaluate import evaluate
+from game.wagers.settle import (
     SIDE_BETS,
     WAGERS,
     HandSettlement,

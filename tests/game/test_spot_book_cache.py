@@ -1,4 +1,4 @@
-"""SpotBook keeps each seat's wagers as last read (game/spot_book.py): whatever happens to
+"""SpotBook keeps each seat's wagers as last read (game/chips/spot_book.py): whatever happens to
 the spots, the duplicated UIDs, the seat's entry or the chip float, what `wagers` gives is
 what reading every chip again gives, and each problem is still reported once."""
 
@@ -9,10 +9,10 @@ import contextlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.chip_float import ChipFloat, FloatError
-from game.chips import Chip, ChipRegistry
-from game.settle import WAGERS
-from game.spot_book import SpotBook
+from game.chips.float import ChipFloat, FloatError
+from game.chips.registry import Chip, ChipRegistry
+from game.chips.spot_book import SpotBook
+from game.wagers.settle import WAGERS
 
 R25 = 2_500
 SEATS = (1, 2, 3)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from game.message_fields import MessageError
+from game.messages.fields import MessageError
 from game.staff import (
     HOUSE_COST,
     SIMULATOR_COST,

@@ -1,4 +1,5 @@
-"""game.standings: leaderboards, ties in both tie modes, prize weeks in local time, the cut line.
+"""game.tournament.standings: leaderboards, ties in both tie modes, prize weeks in local time, the
+cut line.
 
 Expected values are worked by hand from tournament.md and the promotion rules (numbers in
 brackets); the shipped config/tournament.toml provides the settings (3 July 2026 is a Friday).
@@ -18,7 +19,9 @@ from hypothesis import given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from game.standings import (
+from game.tournament.entries import Stage
+from game.tournament.schema import TournamentSettings, parse_tournament
+from game.tournament.standings import (
     Leaderboard,
     ScoreRecord,
     ScoreStatus,
@@ -31,8 +34,6 @@ from game.standings import (
     semi_finalists,
     weekly_leaderboard,
 )
-from game.tournament import Stage
-from game.tournament_schema import TournamentSettings, parse_tournament
 
 CONFIG = Path(__file__).resolve().parents[2] / "config" / "tournament.toml"
 SAST = ZoneInfo("Africa/Johannesburg")

@@ -7,12 +7,12 @@ from dataclasses import replace
 
 import pytest
 
-from game.cards import parse_cards
-from game.deal import DEFAULT_DEAL
 from game.errors import IllegalAction
-from game.settle import SeatWagers
-from game.table import TableSession
-from game.tournament import Entry, EntryStatus, Stage
+from game.hand.deal import DEFAULT_DEAL
+from game.poker.cards import parse_cards
+from game.table.session import TableSession
+from game.tournament.entries import Entry, EntryStatus, Stage
+from game.wagers.settle import SeatWagers
 from runtime.settings_files import read_paytables, read_tournament
 from simulators.dealer import VirtualDealer
 from simulators.players import VirtualPlayer

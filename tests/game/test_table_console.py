@@ -8,14 +8,15 @@ from typing import Any
 
 import pytest
 
-from game.cards import parse_card
-from game.chips import Chip, ChipRegistry
-from game.console_messages import PayoutChecked, PayoutLine, ScoreDisputed, StaffEvent
-from game.deal import DEFAULT_DEAL
-from game.desk_commands import DeskOrder, OpenHeat, Seat
-from game.payout import SpotPay
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
+from game.messages.console import PayoutChecked, PayoutLine, ScoreDisputed, StaffEvent
+from game.messages.desk import DeskOrder, OpenHeat, Seat
+from game.messages.table import Alert, ScoreAcknowledged
+from game.poker.cards import parse_card
 from game.staff import LockoutPolicy, StaffMember, StaffRoster, hash_secret
-from game.table_inputs import (
+from game.table.core import Decision, TableCore
+from game.table.inputs import (
     Acknowledge,
     CardSeen,
     ChipsSeen,
@@ -32,8 +33,7 @@ from game.table_inputs import (
     WagerKeyed,
     decode_input,
 )
-from game.table_messages import Alert, ScoreAcknowledged
-from game.table_rules import Decision, TableCore
+from game.table.payout_check import SpotPay
 from runtime.settings_files import read_paytables, read_tournament
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)

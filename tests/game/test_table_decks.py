@@ -1,4 +1,4 @@
-"""The table core's deck checks (game.deck_check through game.table_rules): a suspect deck is
+"""The table core's deck checks (game.decks.check through game.table.core): a suspect deck is
 an alert with its evidence that holds the next hand until a supervisor clears it, and a
 replay of the same inputs raises the same alerts."""
 
@@ -7,8 +7,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from game.cards import DECK, Card
-from game.table_inputs import (
+from game.messages.table import Alert, DeviceState, TableMessage
+from game.poker.cards import DECK, Card
+from game.table.core import Decision
+from game.table.inputs import (
     CardSeen,
     ChipsSeen,
     ClearFault,
@@ -17,9 +19,7 @@ from game.table_inputs import (
     SettleHand,
     TableInput,
 )
-from game.table_messages import Alert, DeviceState, TableMessage
-from game.table_rules import Decision
-from game.table_view import ALERT_HELP, screen_view
+from game.table.view import ALERT_HELP, screen_view
 from simulators.decks import FACTORY_ORDER
 from tests.game.test_table_console import R25, Feed, seated
 

@@ -5,11 +5,22 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from game.cards import parse_card
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
-from game.desk_commands import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat, VoidHand
-from game.table_inputs import (
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
+from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat, VoidHand
+from game.messages.table import (
+    Alert,
+    CommandResult,
+    DeviceState,
+    EntrySeated,
+    EntryUnseated,
+    HandVoided,
+    HeatClosed,
+    HeatOpened,
+)
+from game.poker.cards import parse_card
+from game.table.core import Decision, TableCore
+from game.table.inputs import (
     Acknowledge,
     Boot,
     CardSeen,
@@ -23,17 +34,6 @@ from game.table_inputs import (
     WagerKeyed,
     decode_input,
 )
-from game.table_messages import (
-    Alert,
-    CommandResult,
-    DeviceState,
-    EntrySeated,
-    EntryUnseated,
-    HandVoided,
-    HeatClosed,
-    HeatOpened,
-)
-from game.table_rules import Decision, TableCore
 from runtime.settings_files import read_paytables, read_tournament
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The table core's snapshot (game.table_snapshot): at every safe point of real play a fresh
+"""The table core's snapshot (game.table.snapshot): at every safe point of real play a fresh
 core loaded from the snapshot answers the rest of the play exactly as the original, and a
 snapshot that is malformed or from another configuration is refused with the reason."""
 
@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
-from game.desk_commands import AckScore, CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
-from game.snapshot_fields import config_digest
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
+from game.messages.desk import AckScore, CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.staff import LockoutPolicy
-from game.table_inputs import (
+from game.table.core import TableCore
+from game.table.inputs import (
     Acknowledge,
     ChipsSeen,
     Dispute,
@@ -32,14 +32,14 @@ from game.table_inputs import (
     ReturnChips,
     StaffChange,
 )
-from game.table_rules import TableCore
-from game.table_snapshot import (
+from game.table.snapshot import (
     SNAPSHOT_VERSION,
     SnapshotError,
     is_safe_point,
     restore_snapshot,
     take_snapshot,
 )
+from game.table.snapshot_fields import config_digest
 from runtime.settings_files import read_paytables
 from simulators.core_day import day, new_core
 from tests.game.snapshot_support import as_json, check_snapshots
@@ -232,7 +232,7 @@ def test_the_snapshot_is_canonical_json() -> None:
 
 
 # Every attribute of the core and of what it owns, and where the snapshot has it (the module
-# docstring of game.table_snapshot says why each derived one follows). A new attribute fails
+# docstring of game.table.snapshot says why each derived one follows). A new attribute fails
 # this test until the snapshot stores it or says how it is derived.
 ACCOUNTED = {
     "core": {"_chip_seats": "chips", "_commands_seen": "commands_seen", "_fed": "empty",
@@ -296,7 +296,7 @@ def test_the_fingerprint_ignores_where_a_file_was_read_but_not_what_it_says(
 
 def test_the_fingerprint_is_the_same_in_another_process() -> None:
     code = ("from runtime.settings_files import read_tournament;"
-            "from game.snapshot_fields import config_digest;"
+            "from game.table.snapshot_fields import config_digest;"
             "print(config_digest(read_tournament(None)))")
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

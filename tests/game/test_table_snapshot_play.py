@@ -1,4 +1,4 @@
-"""A table core restored from its snapshot stands in for the original (game.table_snapshot):
+"""A table core restored from its snapshot stands in for the original (game.table.snapshot):
 whole seeded days of play at one table (simulators.core_day: qualifying, semi-final and a
 Final with bonus markers; payouts checked by the readers or not; sign-in lock-outs, refused
 presses, a reader lost mid-hand, cards read twice, voids, keyed wagers, overpays, commands
@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game.console_messages import PayoutChecked, StaffEvent
-from game.table_messages import Alert, CommandResult, HandSettled
+from game.messages.console import PayoutChecked, StaffEvent
+from game.messages.table import Alert, CommandResult, HandSettled
 from simulators.core_day import day, new_core
 from tests.game.snapshot_support import Inputs, check_snapshots
 

@@ -9,8 +9,8 @@ import random
 
 import pytest
 
-from game.table_rules import TableCore
-from game.table_status import StatusView, core_status
+from game.table.core import TableCore
+from game.table.status import StatusView, core_status
 from simulators.core_day import day, new_core
 
 HEAD = {"table": "t01", "venue": "v", "state": "running", "faults": []}

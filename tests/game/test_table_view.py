@@ -1,4 +1,4 @@
-"""What the table's screens show (`game.table_view.screen_view`), read from a pure table core
+"""What the table's screens show (`game.table.view.screen_view`), read from a pure table core
 fed typed inputs: seats and their entries, the hand with its cards in position and each
 seat's decisions, alerts with what to do, the settlement per spot, the payout check, the
 scores waiting and game recall."""
@@ -9,12 +9,13 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any, get_args
 
-from game.cards import parse_card
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
-from game.desk_commands import DeskOrder, OpenHeat, Seat
-from game.events import ALERT_KINDS, AlertKind
-from game.table_inputs import (
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
+from game.hand.events import ALERT_KINDS, AlertKind
+from game.messages.desk import DeskOrder, OpenHeat, Seat
+from game.poker.cards import parse_card
+from game.table.core import Decision, TableCore
+from game.table.inputs import (
     CardSeen,
     ClearFault,
     DeviceTrouble,
@@ -25,8 +26,7 @@ from game.table_inputs import (
     TableInput,
     WagerKeyed,
 )
-from game.table_rules import Decision, TableCore
-from game.table_view import ALERT_HELP, alert_help, money, screen_view
+from game.table.view import ALERT_HELP, alert_help, money, screen_view
 from runtime.settings_files import read_paytables, read_tournament
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)

@@ -1,8 +1,9 @@
-"""game.tournament: entries, their chip ledger, hand counting, early end and markers.
+"""game.tournament.entries: entries, their chip ledger, hand counting, early end and markers.
 
 Spec: tournament.md "Stages" (hands counted per entry, score = chips after the last hand, an
 entry below the minimum ends early with its balance), "Final Bonus Bet markers"; rules.md §0
-item 9. Settlements are built by hand here, so these tests do not depend on game.settle's logic.
+item 9. Settlements are built by hand here, so these tests do not depend on game.wagers.settle's
+logic.
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from game.errors import ConfigError, IllegalAction, InvalidWager
-from game.evaluate import evaluate
-from game.house import HouseRules
-from game.settle import Result, SeatSettlement, WagerResult
-from game.tournament import Entry, EntryStatus, Stage, StageRules
+from game.poker.evaluate import evaluate
+from game.tournament.entries import Entry, EntryStatus, Stage, StageRules
+from game.wagers.house_limits import HouseRules
+from game.wagers.settle import Result, SeatSettlement, WagerResult
 
 R = 100
 HAND = evaluate("Ah Kd 9c 7s 4h 3d 2c")

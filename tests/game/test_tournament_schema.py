@@ -1,4 +1,5 @@
-"""game.tournament_schema and game.schedule: the tournament settings and their contradictions.
+"""game.tournament.schema and game.tournament.schedule: the tournament settings and their
+contradictions.
 
 The shipped config/tournament.toml must load with the values of tournament.md; every
 contradiction is refused with a message naming the keys involved.
@@ -17,9 +18,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from game.errors import ConfigError
-from game.house import HouseRules
-from game.tournament import Stage
-from game.tournament_schema import ConfigErrors, TournamentSettings, parse_tournament, timezone_name
+from game.tournament.entries import Stage
+from game.tournament.schema import ConfigErrors, TournamentSettings, parse_tournament, timezone_name
+from game.wagers.house_limits import HouseRules
 
 CONFIG = Path(__file__).resolve().parents[2] / "config"
 SAST = ZoneInfo("Africa/Johannesburg")
@@ -241,7 +242,7 @@ def test_timezone_name() -> None:
     assert info.value.key == "venue.timezone"
 
 
-# --- game.schedule: buy-ins, heat days and prize weeks on the shipped calendar ---
+# --- game.tournament.schedule: buy-ins, heat days and prize weeks on the shipped calendar ---
 
 @pytest.mark.parametrize(
     ("moment", "open_"),

@@ -22,8 +22,8 @@ import pytest
 from controller.app import TableDaemon
 from controller.config import TableConfig, read_table_config
 from controller.journal import Journal
-from game.cards import parse_card
-from game.settle import WAGERS, SeatHand, SeatWagers, settle_hand
+from game.poker.cards import parse_card
+from game.wagers.settle import WAGERS, SeatHand, SeatWagers, settle_hand
 from runtime.sd_notify import Notifier
 from runtime.settings_files import read_paytables
 from simulators.desk import VirtualDesk

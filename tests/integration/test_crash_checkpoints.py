@@ -40,7 +40,7 @@ from controller.journal.rotation import journal_files
 from controller.journal.store import CREATE_HOOK_ENV as CREATE_HOOK
 from controller.startup import start_journal
 from controller.wiring import wire_table
-from game.table_snapshot import take_snapshot
+from game.table.snapshot import take_snapshot
 from simulators.table_toml import simulated_table_toml
 from tests.integration.crash_support import daemon_status
 from wire.signing import Signer, load_private_key, save_private_key

@@ -14,7 +14,7 @@ its outbox is drained, and is stopped with SIGTERM. What must hold (docs/testing
   duplicates arrive (QoS 1, republishing) but are byte-identical and never counted twice;
 - every entry seated has exactly one score.recorded and one score.acknowledged;
 - every hand opened ends exactly once: settled, or voided with the restart reason;
-- every settled hand re-settles (game.settle.settle_hand, shipped paytables) to its nets,
+- every settled hand re-settles (game.wagers.settle.settle_hand, shipped paytables) to its nets,
   and each score is R2,000 plus the entry's nets over its settled hands;
 - `showdown journal verify` passes at the end.
 
@@ -43,9 +43,9 @@ from typing import Any
 import pytest
 
 from controller.journal import Journal
-from game.cards import parse_card
-from game.paytables import Paytables
-from game.settle import SeatHand, SeatWagers, settle_hand
+from game.paytables.lines import Paytables
+from game.poker.cards import parse_card
+from game.wagers.settle import SeatHand, SeatWagers, settle_hand
 from runtime.settings_files import read_paytables, read_tournament
 from tests import services
 from tests.fixtures.services import require_service

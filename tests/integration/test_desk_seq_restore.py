@@ -18,14 +18,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from controller.journal import Journal
 from controller.wiring import wire_table
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.backup import backup_sqlite
 from leaderboard.db import make_engine, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.desk.command_log import mark_sent
-from leaderboard.desk_api_commands import wait_for_answers
-from leaderboard.desk_sender import DeskSender
+from leaderboard.desk.sender import DeskSender
+from leaderboard.desk_api.commands import wait_for_answers
 from leaderboard.ingest import Ingestor
 from leaderboard.ingest.gaps import MqttResender
 from leaderboard.models import DeskCommandRecord, TableRecord

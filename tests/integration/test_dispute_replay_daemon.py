@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from cli.main import main
 from controller.journal import Journal
 from controller.wiring import wire_table
 from tests.integration.daemon_support import free_port, make_table, running

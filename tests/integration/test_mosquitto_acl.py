@@ -29,7 +29,7 @@ import aiomqtt
 import pytest
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller import broker_config as bc
+from deploy import broker_config as bc
 from tests import services
 
 VENUE = "casino-1"

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from controller.commands.simulate_table import rehearse_table
-from controller.commands.simulate_table_config import SeatConfig, SimTableConfig
+from cli.simulate.table import rehearse_table
+from cli.simulate.table_config import SeatConfig, SimTableConfig
 from controller.journal import Journal
-from game.cards import parse_cards
+from game.poker.cards import parse_cards
 from simulators.rehearsal_report import RunReport
 from simulators.scripted_play import HandScript
 from tests.fixtures.services import MqttBroker

@@ -1,6 +1,6 @@
 """The table daemon in-process, with the simulators and a real MQTT broker (issue 5 §4): a
 whole qualifying heat on the embedded broker and on the machine's Mosquitto publishes the
-scores the game core recomputes from the published hands (`game.settle.settle_hand`, the
+scores the game core recomputes from the published hands (`game.wagers.settle.settle_hand`, the
 shipped paytables, the starting chips); chips left on a spot when its seat changes entry; a
 full systemd notification socket never stops the daemon.
 

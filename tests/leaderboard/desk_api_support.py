@@ -4,7 +4,7 @@ httpx (needed by starlette.testclient.TestClient) is not installed in the projec
 routes are driven through their ASGI interface directly (`Api.call`): the same requests a
 client would send, routing, authentication and status codes included. Each `Api` enrols its
 person (``desk-1``, a manager, unless told otherwise) with a desk passphrase and signs in as
-they would (leaderboard.desk_auth.sign_in); `Api.sign_in` signs in someone else.
+they would (leaderboard.desk.auth.sign_in); `Api.sign_in` signs in someone else.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from leaderboard import desk
-from leaderboard.desk_api import desk_routes
-from leaderboard.desk_auth import sign_in
+from leaderboard.desk.auth import sign_in
+from leaderboard.desk_api.routes import desk_routes
 from leaderboard.models import StaffRecord
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock

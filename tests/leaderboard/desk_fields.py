@@ -8,15 +8,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.standings import qualifying_leaderboard
-from game.tournament import Stage
+from game.tournament.entries import Stage
+from game.tournament.standings import qualifying_leaderboard
 from leaderboard import desk
 from leaderboard.eligibility import import_list, parse_list
 from leaderboard.models import (
     AuditEntry,
 )
 from leaderboard.projections import Projected, project
-from leaderboard.standings_view import Snapshot, load_snapshot
+from leaderboard.standings.view import Snapshot, load_snapshot
 from tests.leaderboard.desk_helpers import (
     FakeClock,
     add_score,

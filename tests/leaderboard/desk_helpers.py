@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from game.tournament_schema import TournamentSettings
+from game.tournament.schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import AuditEntry, DeskCommandRecord, Score

@@ -14,11 +14,11 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from controller.table_service import Applied, TableService
-from game.cards import card_from_index
-from game.chips import Chip, ChipRegistry, format_uid
-from game.deal import DEFAULT_DEAL
-from game.settle import WAGERS
+from game.chips.registry import Chip, ChipRegistry, format_uid
+from game.hand.deal import DEFAULT_DEAL
+from game.poker.cards import card_from_index
 from game.staff import hash_secret
+from game.wagers.settle import WAGERS
 from leaderboard.ingest import Ingestor
 from leaderboard.models import StaffRecord
 from runtime.settings_files import read_paytables

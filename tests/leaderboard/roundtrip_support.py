@@ -10,10 +10,10 @@ from typing import Any
 from sqlalchemy import Engine
 
 from controller.table_service import TableService
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
 from leaderboard.desk import DeskCommand
-from leaderboard.desk_sender import seal_command
+from leaderboard.desk.sender import seal_command
 from leaderboard.ingest import Ingestor
 from runtime.settings_files import read_paytables
 from tests.leaderboard.desk_helpers import FakeClock, settings

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard import desk
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.standings.view import ViewOptions, standings
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_fields import (
     AFTER_QUALIFYING,

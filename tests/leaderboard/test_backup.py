@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
 
-from controller.cli import EXIT_ERROR, main
+from cli.main import EXIT_ERROR, main
 from leaderboard.backup import BackupError, backup_sqlite, sqlite_file
 from leaderboard.db import alembic_config, make_engine, upgrade
 from leaderboard.models import AuditEntry

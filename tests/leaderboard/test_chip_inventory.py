@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from controller.cli import main
+from cli.main import main
 from controller.clock import ClockReading
 from controller.journal import Journal
-from game.chip_inventory import build_inventory, reports_of
-from game.chip_messages import ChipsReconciled
-from game.chips import Chip, ChipRegistry, parse_uid
+from game.chips.inventory import build_inventory, reports_of
+from game.chips.registry import Chip, ChipRegistry, parse_uid
+from game.messages.chips import ChipsReconciled
 from leaderboard.projections import project
 from tests.fixtures.services import Database
 from tests.leaderboard.test_projections_chips import ALL_BACK, BACK

@@ -15,8 +15,8 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
-from controller.cli import EXIT_ERROR, main
-from controller.commands.leaderboard import AUDIT_FAILED
+from cli.leaderboard import AUDIT_FAILED
+from cli.main import EXIT_ERROR, main
 from leaderboard.audit import audit_messages
 from leaderboard.db import alembic_config, make_engine
 from leaderboard.models import AuditEntry, Message, TableRecord

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import EXIT_ERROR, main
+from cli.main import EXIT_ERROR, main
 from controller.embedded_broker import EmbeddedBroker
 from leaderboard.db import make_engine, upgrade
 from tests.fixtures.services import Database, MqttBroker

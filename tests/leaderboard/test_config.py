@@ -13,7 +13,7 @@ import tomli_w
 
 from game.errors import ConfigError
 from leaderboard.config import DEFAULT_DATABASE, read_leaderboard_config
-from leaderboard.desk_policy import AuthPolicy
+from leaderboard.desk.policy import AuthPolicy
 from wire.signing import Signer
 
 REPO = Path(__file__).resolve().parents[2]

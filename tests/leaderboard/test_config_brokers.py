@@ -10,7 +10,7 @@ import pytest
 from game.errors import ConfigError
 from leaderboard.app import mqtt_settings
 from leaderboard.config import read_leaderboard_config
-from leaderboard.desk_config import parse_desk_config
+from leaderboard.desk.config import parse_desk_config
 from tests.leaderboard.test_config import MINIMAL, write
 
 CLUSTER = 'brokers = ["10.0.0.1:1883", "10.0.0.2:1883", "10.0.0.3:1883"]'

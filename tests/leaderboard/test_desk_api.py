@@ -19,17 +19,17 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from controller.table_service import TableService
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
 from leaderboard import desk
 from leaderboard.db import make_engine
 from leaderboard.desk import DeskCommand
-from leaderboard.desk_api import _DeskApi
-from leaderboard.desk_http import Body, Result
-from leaderboard.desk_sender import DeskSender, NullSender, RecordingSender, SendError
+from leaderboard.desk.sender import DeskSender, NullSender, RecordingSender, SendError
+from leaderboard.desk_api.http import Body, Result
+from leaderboard.desk_api.routes import _DeskApi
 from leaderboard.models import Entry, Refusal
 from leaderboard.projections import project
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.standings.view import ViewOptions, standings
 from leaderboard.web import StandingsFeed
 from runtime.settings_files import read_paytables
 from tests.fixtures.services import MqttBroker

@@ -15,8 +15,8 @@ from starlette.routing import Mount
 
 from game.errors import ConfigError
 from leaderboard.config import read_leaderboard_config
-from leaderboard.desk_api import desk_routes
-from leaderboard.desk_sender import SendError
+from leaderboard.desk.sender import SendError
+from leaderboard.desk_api.routes import desk_routes
 from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_helpers import FakeClock, settings
 from tests.leaderboard.roundtrip_support import TableLoop

@@ -13,10 +13,10 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
 from controller.table_service import TableService
-from game.chips import Chip, ChipRegistry
-from game.deal import DEFAULT_DEAL
+from game.chips.registry import Chip, ChipRegistry
+from game.hand.deal import DEFAULT_DEAL
 from leaderboard.desk import DeskCommand
-from leaderboard.desk_sender import RecordingSender
+from leaderboard.desk.sender import RecordingSender
 from leaderboard.models import AuditEntry, Dispute, Patron, PayoutCheck, StaffRecord
 from runtime.settings_files import read_paytables
 from tests.leaderboard.desk_api_support import Api

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from leaderboard.desk_sender import RecordingSender
+from leaderboard.desk.sender import RecordingSender
 from leaderboard.models import Entry
 from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_helpers import FakeClock, local

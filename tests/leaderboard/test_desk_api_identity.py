@@ -11,9 +11,9 @@ import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from leaderboard.desk_sender import DeskSender, NullSender
+from leaderboard.desk.sender import DeskSender, NullSender
 from leaderboard.models import Entry
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.standings.view import ViewOptions, standings
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, settings

@@ -15,11 +15,11 @@ from sqlalchemy.orm import Session
 from starlette.routing import Route
 
 from leaderboard.db import make_engine
-from leaderboard.desk_api import desk_routes
-from leaderboard.desk_http import FIELDS_READ
-from leaderboard.desk_input import MAX_BODY, error_answer
-from leaderboard.desk_schema import INT64_MAX, OPERATIONS, openapi, spec_of
-from leaderboard.desk_sender import NullSender
+from leaderboard.desk.sender import NullSender
+from leaderboard.desk_api.http import FIELDS_READ
+from leaderboard.desk_api.input import MAX_BODY, error_answer
+from leaderboard.desk_api.routes import desk_routes
+from leaderboard.desk_api.schema import INT64_MAX, OPERATIONS, openapi, spec_of
 from leaderboard.models import Patron
 from tests.leaderboard.desk_api_support import Api, enrol_desk_staff
 from tests.leaderboard.desk_helpers import FakeClock, settings

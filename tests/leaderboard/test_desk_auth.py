@@ -10,8 +10,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 from leaderboard import desk
-from leaderboard.desk_auth import token_hash
-from leaderboard.desk_sender import NullSender
+from leaderboard.desk.auth import token_hash
+from leaderboard.desk.sender import NullSender
 from leaderboard.models import AuditEntry, DeskSession, Patron
 from tests.leaderboard.desk_api_support import PASSPHRASE, Api, enrol_desk_staff
 from tests.leaderboard.desk_helpers import FakeClock, local

@@ -3,7 +3,7 @@ is sent, a participant's rewards card and PIN carried in the `seat` command (a p
 a score acknowledged at the desk, disputes resolved and payout checks listed.
 
 What a table does with what the desk sends is checked with the table's own rules
-(game.table_staff, game.staff): the command body decoded as the table decodes it.
+(game.table.people, game.staff): the command body decoded as the table decodes it.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.desk_commands import DeskOrder, StaffRoster
+from game.messages.desk import DeskOrder, StaffRoster
 from game.staff import secret_matches
-from game.table_staff import NotAllowed, TableStaff
-from game.tournament import Stage
+from game.table.people import NotAllowed, TableStaff
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound
 from leaderboard.models import AuditEntry, Dispute, PayoutCheck, RosterState, StaffRecord

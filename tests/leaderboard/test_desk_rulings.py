@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound
 from leaderboard.models import (

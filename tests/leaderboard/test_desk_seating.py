@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.tournament import Stage
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound, Refused
 from leaderboard.models import (

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from game.draw import RECOMMENDED_BYTES, draw_seats
-from game.tournament import Stage
+from game.tournament.draw import RECOMMENDED_BYTES, draw_seats
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound, Refused, seat_draw
 from leaderboard.models import (

@@ -1,6 +1,6 @@
 """Short display names (leaderboard.display_names): entry codes derived from the entry id and
 collision-checked, checked screen names, first name and initial; and how the page names a
-patron under each house setting (leaderboard.standings_rows.display_name)."""
+patron under each house setting (leaderboard.standings.rows.display_name)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from leaderboard.display_names import (
     first_name_initial,
     screen_name_key,
 )
-from leaderboard.standings_rows import display_name
+from leaderboard.standings.rows import display_name
 
 CODE = re.compile(rf"^[{CODE_ALPHABET}]{{2}}-[{CODE_ALPHABET}]{{3,}}$")
 

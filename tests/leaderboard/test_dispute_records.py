@@ -10,8 +10,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from game.desk_commands import CorrectHand
-from game.tournament import Stage
+from game.messages.desk import CorrectHand
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.desk import Conflict, DeskError, NotFound
 from leaderboard.desk import dispute_records as disputes

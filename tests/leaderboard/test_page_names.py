@@ -22,14 +22,14 @@ from leaderboard.db import upgrade
 from leaderboard.desk import Conflict, DeskError
 from leaderboard.display_names import entry_code
 from leaderboard.models import AuditEntry, Base, Entry, Patron
-from leaderboard.standings_live import LiveStandings
-from leaderboard.standings_view import ViewOptions, standings, strip_names
+from leaderboard.standings.live import LiveStandings
+from leaderboard.standings.view import ViewOptions, standings, strip_names
+from tests.cli.test_desk import ADULT as CLI_ADULT
+from tests.cli.test_desk import Desk
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_fields import buy
 from tests.leaderboard.desk_helpers import ADULT, FakeClock, settings
 from tests.leaderboard.test_schema_constraints import HEAD, at_revision, downgrade_to, revision_of
-from tests.test_cli_desk import ADULT as CLI_ADULT
-from tests.test_cli_desk import Desk
 
 AT = datetime(2026, 7, 3, 12, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ from leaderboard.ingest import storing as ingest_storing
 from leaderboard.models import Dispute, Hand, Message, PayoutCheck, Score
 from leaderboard.projections import MALFORMED_BODY, PROJECTION_REASONS, project
 from leaderboard.projections import decoding as projection_decoding
-from leaderboard.standings_view import ViewOptions, format_text, standings
+from leaderboard.standings.view import ViewOptions, format_text, standings
 from tests.leaderboard.desk_helpers import FakeClock as DeskClock
 from tests.leaderboard.desk_helpers import local, settings
 from tests.leaderboard.ingest_support import (

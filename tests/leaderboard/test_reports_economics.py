@@ -11,7 +11,7 @@ from datetime import date, datetime
 import pytest
 from sqlalchemy.orm import Session
 
-from controller.cli import main
+from cli.main import main
 from leaderboard import desk
 from leaderboard.reports.economics import Economics, economics, read_economics
 from leaderboard.reports.render import economics_csv, economics_text

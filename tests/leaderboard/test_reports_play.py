@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from controller.cli import main
+from cli.main import main
 from leaderboard.reports.play import PlayReport, play_report
 from leaderboard.reports.reading import UnknownVenue, read_play_facts
 from leaderboard.reports.window import ReportWindow

@@ -29,8 +29,8 @@ from sqlalchemy import Engine, event, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import ORMExecuteState, Session
 
-from game.draw import RECOMMENDED_BYTES, draw_seats
-from game.tournament import Stage
+from game.tournament.draw import RECOMMENDED_BYTES, draw_seats
+from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.db import MigrationError, alembic_config, head_revisions, make_engine, upgrade
 from leaderboard.desk import Conflict, seat_draw

@@ -1,4 +1,4 @@
-"""The incremental standings (leaderboard/standings_live.py) equal the full recomputation.
+"""The incremental standings (leaderboard/standings/live.py) equal the full recomputation.
 
 Random sequences of what happens to a tournament's rows (buy-ins, scores of every kind,
 acknowledgements, voids, supervisors' corrections, disqualifications, refunds, disputes,
@@ -27,11 +27,11 @@ from sqlalchemy import Engine, delete, func, select
 from sqlalchemy import update as sa_update
 from sqlalchemy.orm import Session
 
-from game.tournament_schema import TournamentSettings, parse_tournament
+from game.tournament.schema import TournamentSettings, parse_tournament
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Dispute, Entry, Patron, Score, StandingsChange
-from leaderboard.standings_live import LiveStandings
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.standings.live import LiveStandings
+from leaderboard.standings.view import ViewOptions, standings
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import migrated
 

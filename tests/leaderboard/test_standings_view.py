@@ -18,9 +18,9 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from game.tournament_schema import TournamentSettings, parse_tournament
+from game.tournament.schema import TournamentSettings, parse_tournament
 from leaderboard.models import Entry, Patron, Score
-from leaderboard.standings_view import (
+from leaderboard.standings.view import (
     ViewOptions,
     format_text,
     standings,

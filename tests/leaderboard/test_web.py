@@ -20,11 +20,11 @@ import pytest
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from game.tournament_schema import TournamentSettings
+from game.tournament.schema import TournamentSettings
 from leaderboard import web
-from leaderboard.desk_api import desk_routes
-from leaderboard.desk_sender import NullSender
-from leaderboard.standings_view import ViewOptions, standings
+from leaderboard.desk.sender import NullSender
+from leaderboard.desk_api.routes import desk_routes
+from leaderboard.standings.view import ViewOptions, standings
 from leaderboard.web import StandingsFeed, create_app
 from runtime.settings_files import read_tournament
 from tests.leaderboard.desk_api_support import PASSPHRASE, enrol_desk_staff

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from setuptools import find_packages
 
-from controller.cli import EXIT_USAGE, exit_code
-from controller.extras import EXTRA_OF, MissingExtra, missing_extra, register_command, require
+from cli.extras import EXTRA_OF, MissingExtra, missing_extra, register_command, require
+from cli.main import EXIT_USAGE, exit_code
 from game.errors import ConfigError
 from runtime.settings_files import (
     TOURNAMENT_ENV,

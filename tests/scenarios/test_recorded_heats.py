@@ -30,16 +30,16 @@ from typing import Any
 
 import pytest
 
-from game.cards import Card, parse_card, parse_cards
-from game.deal import DEFAULT_DEAL
-from game.events import PlayMade, SeatChecked, SeatFolded
 from game.hand import Hand, Phase
+from game.hand.deal import DEFAULT_DEAL
+from game.hand.events import PlayMade, SeatChecked, SeatFolded
+from game.hand.replay import replay
 from game.money import format_rand, parse_rand
-from game.paytables import Paytables
-from game.replay import replay
-from game.settle import SIDE_BETS, SeatWagers
-from game.table import EntryEnded, TableSession
-from game.tournament import Entry, EntryStatus, Stage, StageRules
+from game.paytables.lines import Paytables
+from game.poker.cards import Card, parse_card, parse_cards
+from game.table.session import EntryEnded, TableSession
+from game.tournament.entries import Entry, EntryStatus, Stage, StageRules
+from game.wagers.settle import SIDE_BETS, SeatWagers
 from runtime.settings_files import read_paytables, read_tournament
 
 HEATS_DIR = Path(__file__).parent / "heats"
@@ -228,7 +228,7 @@ def load_heat(path: Path) -> HeatRecord:
 
 
 def shoe_layout(hand: HandRecord) -> tuple[Card, ...]:
-    """The shoe order of rules.md §0 item 5, written out by hand (independent of game.deal).
+    """The shoe order of rules.md §0 item 5, written out by hand (independent of game.hand.deal).
 
     Two passes of hole cards, the seats in the hand in seat order then the dealer in each pass;
     burn 1; flop 3; burn 1; turn and river.

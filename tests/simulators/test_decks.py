@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from game.cards import DECK, Card, parse_cards
+from game.poker.cards import DECK, Card, parse_cards
 from simulators.dealer import VirtualDealer
 from simulators.decks import DECK_MODES, FACTORY_ORDER, DeckSource, riffle
 from simulators.shoe import ShoeSimulator

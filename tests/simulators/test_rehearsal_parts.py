@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from game.cards import DECK, parse_cards
-from game.house import HouseRules
+from game.poker.cards import DECK, parse_cards
+from game.wagers.house_limits import HouseRules
 from simulators.decks import DeckSource
 from simulators.players import VirtualPlayer
 from simulators.rehearsal_report import FaultRecord, RunReport, TableMessage

@@ -3,7 +3,7 @@ scan of the whole registry."""
 
 from __future__ import annotations
 
-from game.chips import Chip, ChipRegistry
+from game.chips.registry import Chip, ChipRegistry
 from simulators.rfid import RfidReaderSimulator
 
 

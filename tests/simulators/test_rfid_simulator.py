@@ -14,8 +14,8 @@ import usb.util  # type: ignore[import-untyped]
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.cli import main
-from controller.commands.simulate import rfid_command
+from cli.main import main
+from cli.simulate.command import rfid_command
 from drivers.readings import SpotId
 from drivers.rfid_codec import FrameDecoder, encode_frame
 from drivers.rfid_messages import (

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
-from controller.commands.simulate import _serve, shoe_command
+from cli.main import main
+from cli.simulate.command import _serve, shoe_command
 from drivers.readings import ShoeState
 from drivers.shoe_codec import (
     DETAIL_QUEUE_FULL,
@@ -33,7 +33,7 @@ from drivers.shoe_codec import (
     StatusReport,
     encode,
 )
-from game.cards import DECK, parse_cards
+from game.poker.cards import DECK, parse_cards
 from simulators.faults import Faults
 from simulators.shoe import ShoeSimulator, ShoeSimulatorError
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from game.console_messages import PayoutLine
-from game.message_fields import MessageError
+from game.messages.console import PayoutLine
+from game.messages.fields import MessageError
 from wire.messages import (
     COMMANDS,
     TABLE_MESSAGES,

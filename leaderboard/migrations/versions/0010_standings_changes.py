@@ -6,7 +6,7 @@ Create Date: 2026-12-01 19:40:00
 
 - ``standings_changes`` (``id``, ``entry_id``): one row, written by a trigger, for every row
   of ``scores`` or ``entries`` inserted, updated or deleted, by whatever wrote it (the ingest,
-  the desk, a script). The service's incremental standings (leaderboard/standings_live.py)
+  the desk, a script). The service's incremental standings (leaderboard/standings/live.py)
   read the rows after the last one they applied and read only those entries again. The ids
   only rise: AUTOINCREMENT on SQLite (an id is never used twice), a sequence on PostgreSQL.
 - The triggers: on SQLite one per table and operation; on PostgreSQL one function

@@ -24,7 +24,7 @@ from typing import Any
 from controller.app import TableDaemon
 from controller.config import read_table_config
 from controller.wiring import ConfiguredDevices, wire_table
-from game.cards import DECK, Card
+from game.poker.cards import DECK, Card
 from game.staff import hash_secret
 from simulators.id_reader import IdReaderSimulator
 from simulators.rfid import RfidReaderSimulator

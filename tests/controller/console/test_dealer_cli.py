@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import EXIT_REFUSED, main
+from cli.main import EXIT_REFUSED, main
 from tests.controller.console.support import DEALER, console_table
 
 

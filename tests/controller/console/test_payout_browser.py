@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from game.cards import DECK, Card, parse_card
+from game.poker.cards import DECK, Card, parse_card
 from simulators.payout import pay_spots
 from tests.controller.console.support import DEALER, SUPERVISOR, ConsoleTable, console_table
 from tests.controller.console.test_console_browser import (

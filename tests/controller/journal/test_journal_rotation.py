@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli import main
+from cli.main import main
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalError, verify_file
 from controller.journal.checkpoints import find_checkpoints

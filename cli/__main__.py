@@ -1,0 +1,5 @@
+"""`python -m controller` is the `showdown` command."""
+
+from cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""`showdown desk`: the registration desk on the command line."""

@@ -1,0 +1,140 @@
+"""`showdown desk` actions for identities (issue 13): another document for a patron, the
+possible list matches held for a supervisor and their decision, a rule 57 disqualification
+(the seated entries' `unseat` commands sent), and the entry fees by payment method.
+
+The arguments are defined here and registered by `cli.desk.command`; the shared
+plumbing (database, operator, sending, printing) is `cli.desk.actions`'.
+Decisions are a supervisor's (leaderboard.desk.roles).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Final
+
+from cli.desk import actions as act
+from game.money import format_rand
+from leaderboard import desk
+from leaderboard.desk import PAYMENT_METHODS, HoldView
+from leaderboard.eligibility import ID_KINDS
+
+__all__ = [
+    "PAYMENT_CHOICES",
+    "add_actions",
+    "run_disqualify",
+    "run_document_add",
+    "run_fees",
+    "run_hold_decision",
+    "run_holds",
+]
+
+PAYMENT_CHOICES: Final = PAYMENT_METHODS
+
+
+def _hold_line(v: HoldView) -> str:
+    names = ", ".join(f"{m.get('list_name')!r} on the {m.get('list_kind')} list"
+                      f" ({m.get('how')})" for m in v.matches)
+    state = ("OPEN" if v.open else
+             f"{v.decision} by {v.decided_by} at {v.decided_at:%Y-%m-%d %H:%M} UTC: {v.reason}")
+    return f"hold {v.hold_id} patron {v.patron_id} ({v.context}): {names}; {state}"
+
+
+def run_document_add(args: argparse.Namespace) -> int:
+    """Record another document a patron presents (checked against the lists at once)."""
+    settings = act.tournament_settings(args)
+    with act.desk_session(args, "patron.document_add") as (s, actor):
+        row = desk.add_document(s, settings, act.clock, actor=actor,
+                                patron_id=args.patron, kind=args.kind, number=args.number,
+                                why=args.why)
+    act.show(args, {"patron_id": row.patron_id, "kind": row.kind, "number": row.number},
+             [f"{row.kind} {row.number} recorded for patron {row.patron_id}"])
+    return 0
+
+
+def run_holds(args: argparse.Namespace) -> int:
+    """List the holds (possible list matches) and their decisions."""
+    with act.desk_session(args, "holds.show") as (s, _actor):
+        views = desk.holds(s, open_only=args.open, patron_id=args.patron)
+    act.show(args, views, [_hold_line(v) for v in views] or ["no holds"])
+    return 0
+
+
+def run_hold_decision(args: argparse.Namespace) -> int:
+    """A supervisor approves or refuses a possible list match."""
+    decide = desk.approve_hold if args.hold_action == "approve" else desk.refuse_hold
+    action = "hold.approve" if args.hold_action == "approve" else "hold.refuse"
+    with act.desk_session(args, action) as (s, actor):
+        view = decide(s, act.clock, actor=actor, hold_id=args.hold_id,
+                      why=args.why)
+    act.show(args, view, [_hold_line(view)])
+    return 0
+
+
+def run_disqualify(args: argparse.Namespace) -> int:
+    """Disqualify a patron (rule 57) and send the unseat command of each seated entry."""
+    act.make_sender(args)  # refuse before recording anything if the sender cannot be made
+    with act.desk_session(args, "patron.disqualify") as (s, actor):
+        result = desk.disqualify_patron(s, act.clock, actor=actor,
+                                        patron_id=args.patron, why=args.why)
+    for command in result.commands:
+        act.send_command(args, command)
+    lines = [f"patron {result.patron_id} disqualified (rule 57): {result.reason}"]
+    lines += [f"entry {e} disqualified: its score no longer counts" for e in result.entries]
+    lines += [f"entry {e} to leave its seat (unseat sent)" for e in result.unseated]
+    lines += [f"prize award {a} withheld" for a in result.withheld]
+    act.show(args, result, lines)
+    return 0
+
+
+def run_fees(args: argparse.Namespace) -> int:
+    """The qualifying entry fees kept, by payment method."""
+    with act.desk_session(args, "fees.show") as (s, _actor):
+        lines = desk.entry_fees(s)
+    act.show(args, lines, [f"{f.payment}: {f.entries} entries, {format_rand(f.cents)}"
+                           for f in lines]
+             + [f"total: {format_rand(sum(f.cents for f in lines))}"])
+    return 0
+
+
+def _positive(text: str) -> int:
+    if not text.isdecimal() or not 0 < int(text) < 2**31:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a hold id (a positive number)")
+    return int(text)
+
+
+def add_actions(add: Callable[..., argparse.ArgumentParser],
+                common: argparse.ArgumentParser) -> None:
+    """Add the identity actions to `showdown desk` (``add`` as desk.py defines it)."""
+    group = add("document", "another document a patron presents (ID, passport, licence,"
+                " rewards card)", group=True)
+    sub = group.add_subparsers(dest="document_action", metavar="DOCUMENT_ACTION",
+                               required=True)
+    a = sub.add_parser("add", parents=[common], help="record another document of a patron",
+                       description="record another document of a patron; it is checked"
+                       " against the lists at once")
+    a.add_argument("--patron", metavar="ID", required=True)
+    a.add_argument("--kind", required=True, choices=ID_KINDS)
+    a.add_argument("--number", required=True)
+    a.set_defaults(handler=run_document_add)
+
+    a = add("holds", "list the possible list matches held for a supervisor's decision")
+    a.add_argument("--open", action="store_true", help="only those not decided yet")
+    a.add_argument("--patron", metavar="ID", default=None)
+    a.set_defaults(handler=run_holds)
+    group = add("hold", "a supervisor's decision on a possible list match", group=True)
+    sub = group.add_subparsers(dest="hold_action", metavar="HOLD_ACTION", required=True)
+    for name, what in (("approve", "not the listed person: the patron may play"),
+                       ("refuse", "the listed person: the patron is refused")):
+        a = sub.add_parser(name, parents=[common], help=f"{name} a hold ({what}); --why",
+                           description=f"{name} a hold ({what}); --why is required")
+        a.add_argument("hold_id", metavar="HOLD_ID", type=_positive)
+        a.set_defaults(handler=run_hold_decision)
+
+    a = add("disqualify", "disqualify a patron (rule 57): every entry, scores gone from the"
+            " standings, seated entries unseated, unclaimed prizes withheld; --why", send=True)
+    a.add_argument("--patron", metavar="ID", required=True)
+    a.set_defaults(handler=run_disqualify)
+
+    a = add("fees", "the qualifying entry fees kept, by payment method (rule 6)")
+    a.set_defaults(handler=run_fees)

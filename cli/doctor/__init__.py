@@ -1,0 +1,1 @@
+"""`showdown doctor`: may this table, the central server or the desk workstation open?"""

@@ -1,0 +1,100 @@
+"""`showdown doctor --central`: may the central service run? Its config, the database
+(reachable and at this software's schema revision), the broker (a real CONNECT with the
+service's credentials), its signing key, the HTTPS certificate's dates, the clock and disk."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import make_url
+
+from cli.doctor.table import (
+    FAIL,
+    OK,
+    WARN,
+    Finding,
+    Probes,
+    broker_findings,
+    clock_finding,
+    disk_finding,
+)
+from deploy import certs
+from game.errors import ConfigError, GameError
+from leaderboard.config import LeaderboardConfig, read_leaderboard_config
+from leaderboard.db import open_existing
+from runtime.errors import Unavailable
+from wire.mqtt import MqttSettings
+from wire.signing import SigningError, load_private_key
+
+__all__ = ["CERT_WARN_DAYS", "check_central"]
+
+CERT_WARN_DAYS = 30
+
+
+def check_central(path: Path, probes: Probes | None = None) -> list[Finding]:
+    """Every check of the central service configured by ``path``."""
+    probes = probes or Probes()
+    try:
+        config = read_leaderboard_config(path)
+    except (ConfigError, Unavailable) as exc:
+        return [Finding("config", FAIL, str(exc), "correct the file (docs/leaderboard.md)")]
+    except OSError as exc:
+        return [Finding("config", FAIL, f"{path}: {exc.strerror or exc}",
+                        "give --config FILE, or `showdown install central`")]
+    findings = [Finding("config", OK, f"{path}: venue {config.venue},"
+                        f" {len(config.tables)} tables enrolled")]
+    m = config.mqtt
+    settings = MqttSettings(host=m.host, port=m.port, username=m.username, password=m.password,
+                            tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
+                            key_file=m.key_file, topic_root=config.topic_root,
+                            failover=m.failover)
+    findings += [_database(config), *broker_findings(settings, f"{m.client_id}-doctor", probes),
+                 _key(config), _https(config), clock_finding(probes),
+                 disk_finding(_data_dir(config), "the database", probes)]
+    return findings
+
+
+def _database(config: LeaderboardConfig) -> Finding:
+    try:
+        engine = open_existing(config.database, create_with="showdown desk init",
+                               source=config.source, key="service.database")
+    except Unavailable as exc:
+        return Finding("database", FAIL, str(exc), "start the database (PostgreSQL:"
+                       " `systemctl status postgresql`) and check the URL's host and account")
+    except GameError as exc:  # not ready (missing, empty, another revision) or a bad URL
+        return Finding("database", FAIL, str(exc), "create or upgrade it: `showdown desk"
+                       " init` (it migrates an existing database)")
+    engine.dispose()
+    return Finding("database", OK, "reachable and at this software's schema revision")
+
+
+def _key(config: LeaderboardConfig) -> Finding:
+    try:
+        signer = load_private_key(config.signing_key)
+    except SigningError as exc:
+        return Finding("key", FAIL, str(exc), "the service's key must be mode 0600, user"
+                       " showdown (`showdown install central` makes it)")
+    return Finding("key", OK, f"signing key {signer.key_id!r} loads")
+
+
+def _https(config: LeaderboardConfig) -> Finding:
+    cert = config.http.tls_cert_file
+    if cert is None:
+        if config.http.desk_api:
+            return Finding("https", OK, f"desk API on {config.http.host} (this machine only),"
+                           " plain HTTP")
+        return Finding("https", OK, "no desk API; the page in plain HTTP")
+    if certs.expires_within(cert, 0):
+        return Finding("https", FAIL, f"{cert} has expired", "issue a new certificate:"
+                       " remove it and its key, then `showdown install central` again")
+    if certs.expires_within(cert, CERT_WARN_DAYS * 86400):
+        return Finding("https", WARN, f"{cert} expires within {CERT_WARN_DAYS} days",
+                       "remove it and its key, then `showdown install central` again")
+    return Finding("https", OK, f"{config.http.url} with {cert}")
+
+
+def _data_dir(config: LeaderboardConfig) -> Path:
+    url = make_url(config.database)
+    if url.get_backend_name() == "sqlite" and url.database not in (None, "", ":memory:"):
+        return Path(url.database).parent
+    return Path("/var/lib")

@@ -1,0 +1,84 @@
+"""`showdown doctor`: may this table open? Checks the config, the shoe and the chip reader,
+the clock, the broker (a real CONNECT with the configured credentials and TLS), the table's
+key against its enrolment, the journal's integrity and the free disk space.
+
+    showdown doctor [--config /etc/showdown/table.toml] [--enrolled tables.pub] [--json]
+    showdown doctor --central [--config /etc/showdown/leaderboard.toml] [--json]
+    showdown doctor --desk [--config /etc/showdown/desk.toml] [--json]
+
+With --central it checks the central service instead: its config, the database (reachable and
+migrated), the broker with the service's credentials, its key, the HTTPS certificate, the clock
+and disk.
+
+Each finding is ok, warn or fail, with what was found and what to fix
+(docs/operations/doctor.md). Exit 0: the table may open; 1: it may not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from cli.doctor.central import check_central
+from cli.doctor.desk import check_desk
+from cli.doctor.table import Probes, check_table, may_open
+
+__all__ = ["EXIT_MAY_NOT_OPEN", "register", "run_doctor"]
+
+DEFAULT_CONFIG = Path("/etc/showdown/table.toml")
+DEFAULT_CENTRAL_CONFIG = Path("/etc/showdown/leaderboard.toml")
+DEFAULT_DESK_CONFIG = Path("/etc/showdown/desk.toml")
+EXIT_MAY_NOT_OPEN = 1
+_MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+
+
+def register(sub: Any) -> None:
+    """Add the `doctor` command."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "doctor", help="check a table PC: may this table open?",
+        description="Check the table's config, devices, clock, broker, key, journal and disk;"
+        " each finding says what to fix. Exit 0: the table may open; 1: it may not.",
+    )
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--central", action="store_true",
+                       help="check the central leaderboard service instead of a table")
+    which.add_argument("--desk", action="store_true",
+                       help=f"check the desk workstation (default config {DEFAULT_DESK_CONFIG})")
+    p.add_argument("--config", type=Path, default=None, metavar="FILE",
+                   help=f"the table config (default {DEFAULT_CONFIG}; with --central the"
+                        f" service's, default {DEFAULT_CENTRAL_CONFIG})")
+    p.add_argument("--enrolled", type=Path, default=None, metavar="FILE",
+                   help="a copy of the central server's tables.pub to compare the key with")
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(handler=run_doctor)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    """Run every check; print the findings; 0 if the table may open (the service may run),
+    else 1."""
+    probes = Probes(enrolled=args.enrolled)
+    if args.central:
+        config = args.config or DEFAULT_CENTRAL_CONFIG
+        findings = check_central(config, probes)
+    elif args.desk:
+        config = args.config or DEFAULT_DESK_CONFIG
+        findings = check_desk(config, probes)
+    else:
+        config = args.config or DEFAULT_CONFIG
+        findings = check_table(config, probes)
+    ok = may_open(findings)
+    subject = ("the central service may run" if args.central else
+               "the desk may work" if args.desk else "the table may open")
+    if args.json:
+        print(json.dumps({"config": str(config), "may_open": ok,
+                          "findings": [{"check": f.check, "status": f.status, "found": f.found,
+                                        "fix": f.fix} for f in findings]}, indent=2))
+    else:
+        for f in findings:
+            print(f"{_MARK[f.status]}  {f.check:12} {f.found}")
+            if f.fix and f.status != "ok":
+                print(f"      {'':12} fix: {f.fix}")
+        print(subject if ok else subject.replace(" may ", " may NOT ") + ": fix every FAIL above")
+    return 0 if ok else EXIT_MAY_NOT_OPEN

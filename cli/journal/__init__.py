@@ -1,0 +1,1 @@
+"""`showdown journal`: the technician's tools for a table's journal."""

@@ -1,0 +1,183 @@
+"""`showdown leaderboard ...`: run the central service, print the standings from its database,
+back it up, or audit its stored messages (leaderboard.audit) against the tables' enrolled keys."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from cli.main import CommandError, add_renamed
+from game.tournament.entries import Stage
+from runtime.errors import one_line
+from runtime.logs import configure_logging
+from runtime.settings_files import read_tournament
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine, Inspector
+
+__all__ = ["AUDIT_FAILED", "register"]
+
+AUDIT_FAILED: Final = 1  # exit status of `audit` when a stored message fails verification
+
+
+def register(sub: Any) -> None:
+    """Add the `leaderboard` subcommand group."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "leaderboard", help="the central service: scores from every table, standings, the page",
+        description="The central leaderboard service (docs/leaderboard.md).")
+    lsub = p.add_subparsers(dest="leaderboard_command", metavar="ACTION", required=True)
+    serve = lsub.add_parser("serve", help="run the service (systemd runs this)")
+    serve.add_argument("--config", type=Path, required=True,
+                       help="leaderboard config file (TOML, docs/leaderboard.md)")
+    serve.set_defaults(handler=_serve)
+    st = lsub.add_parser("standings", help="print the current standings from the database")
+    st.add_argument("--db", required=True,
+                    help="database URL, e.g. sqlite:////var/lib/showdown-leaderboard/"
+                         "leaderboard.sqlite3")
+    st.add_argument("--tournament", type=Path,
+                    help="tournament settings (default: $SHOWDOWN_TOURNAMENT or"
+                         " the shipped tournament.toml)")
+    st.add_argument("--rows", type=int, default=20, help="rows of the board (default 20)")
+    st.add_argument("--venue", default="", help="venue id shown in the JSON")
+    st.add_argument("--stage", choices=["qualifying", "semi_final", "final"],
+                    help="the board to print (default: the current stage)")
+    st.add_argument("--at", metavar="TIME",
+                    help="as of this venue-local time, e.g. 2026-07-10T21:00 (default: now;"
+                         " decides the current stage and week)")
+    st.add_argument("--json", action="store_true", help="print the JSON document of the API")
+    st.set_defaults(handler=_standings)
+    au = lsub.add_parser(
+        "audit", help="verify every stored message again against the tables' enrolled keys",
+        description="Verify every stored message again: its signed envelope against the"
+                    " table's enrolled Ed25519 key (or a key the audit log shows it had when"
+                    " the message arrived), the SHA-256 of the payload, and the stored row"
+                    " against the envelope. Exit status 1 if any message fails.")
+    au.add_argument("--db", required=True,
+                    help="database URL, e.g. sqlite:////var/lib/showdown-leaderboard/"
+                         "leaderboard.sqlite3")
+    au.add_argument("--json", action="store_true", help="print the result as JSON")
+    au.set_defaults(handler=_audit)
+    bk = lsub.add_parser(
+        "backup", help="copy the SQLite database while the service runs, and check the copy",
+        description="A consistent, checked copy of the leaderboard's SQLite database, safe"
+                    " while the service runs (PostgreSQL: pg_dump). Never overwrites a file.")
+    bk.add_argument("--db", required=True,
+                    help="database URL, e.g. sqlite:////var/lib/showdown-leaderboard/"
+                         "leaderboard.sqlite3")
+    bk.add_argument("--out", type=Path, required=True,
+                    help="the backup file, or a directory for leaderboard-<UTC time>.sqlite3")
+    add_renamed(bk, "--keep-last", was="--keep", dest="keep", type=int, metavar="N",
+                help="with a directory: keep only the newest N backups there")
+    bk.add_argument("--json", action="store_true", help="print the result as JSON")
+    bk.set_defaults(handler=_backup)
+
+
+def _backup(args: argparse.Namespace) -> int:
+    from leaderboard.backup import BackupError, backup_sqlite, sqlite_file  # noqa: PLC0415
+
+    try:
+        report = backup_sqlite(sqlite_file(args.db), args.out, keep=args.keep)
+    except BackupError as exc:
+        raise CommandError(str(exc)) from None
+    if args.json:
+        print(json.dumps({"path": str(report.path), "size_bytes": report.size_bytes,
+                          "sha256": report.sha256, "schema": report.schema,
+                          "rows": report.rows, "seconds": round(report.seconds, 3),
+                          "removed": [str(p) for p in report.removed]}, sort_keys=True))
+        return 0
+    rows = ", ".join(f"{n:,} {table}" for table, n in report.rows.items())
+    print(f"backup {report.path}: {rows}; integrity ok; schema {report.schema};"
+          f" {report.size_bytes:,} bytes in {report.seconds:.2f} s; sha256 {report.sha256}")
+    for path in report.removed:
+        print(f"removed older backup {path}")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from leaderboard.app import LeaderboardService, run_service  # noqa: PLC0415
+    from leaderboard.config import read_leaderboard_config  # noqa: PLC0415
+
+    config = read_leaderboard_config(args.config)
+    configure_logging(fmt=config.log_format, level=config.log_level)
+    return asyncio.run(run_service(LeaderboardService(config)))
+
+
+@contextmanager
+def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspector]]:
+    """An engine on the leaderboard database at ``url`` that has ``table``, and its
+    inspector; a database that cannot be used or read is a one-line CommandError."""
+    from sqlalchemy import inspect  # noqa: PLC0415
+    from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
+
+    from leaderboard.db import database_answers, make_engine, missing_sqlite_file  # noqa: PLC0415
+
+    try:
+        missing = missing_sqlite_file(url)
+        if missing is not None:  # opening it would create an empty file
+            raise CommandError(f"database {url}: no such SQLite file {missing} (a mistyped"
+                               " URL?)")
+        engine = make_engine(url)
+    except (SQLAlchemyError, ValueError) as exc:
+        raise CommandError(f"cannot use database {url!r}: {exc}") from exc
+    try:
+        try:
+            with database_answers("--db", ""):  # refused or timed out: try again (exit 69)
+                inspector = inspect(engine)
+                has_table = inspector.has_table(table)
+            if not has_table:
+                raise CommandError(f"{url} has no leaderboard tables: start the service"
+                                   " on it once (it migrates the database)")
+            yield engine, inspector
+        except SQLAlchemyError as exc:
+            raise CommandError(f"cannot read {url}: {one_line(exc)}") from exc
+    finally:
+        engine.dispose()
+
+
+def _standings(args: argparse.Namespace) -> int:
+    from leaderboard.standings.view import ViewOptions, format_text, standings  # noqa: PLC0415
+
+    if not 1 <= args.rows <= 10_000:
+        raise CommandError(f"--rows must be 1..10000, got {args.rows}")
+    settings = read_tournament(args.tournament)
+    now = datetime.now(UTC)
+    if args.at is not None:
+        try:
+            at = datetime.fromisoformat(args.at)
+        except ValueError as exc:
+            raise CommandError(f"--at {args.at!r} is not a time such as 2026-07-10T21:00"
+                               ) from exc
+        now = at.replace(tzinfo=settings.tz) if at.tzinfo is None else at
+    with _leaderboard_database(args.db, "scores") as (engine, _):
+        doc = standings(engine, settings,
+                        ViewOptions(venue=args.venue, title=settings.venue_name,
+                                    rows=args.rows,
+                                    stage=Stage(args.stage) if args.stage else None),
+                        now=now)
+    if args.json:
+        print(json.dumps(doc, indent=2, ensure_ascii=False))
+    else:
+        print(format_text(doc))
+    return 0
+
+
+# ---- audit ----------------------------------------------------------------------------------
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from leaderboard.audit import audit_messages, keeps_evidence  # noqa: PLC0415
+
+    with _leaderboard_database(args.db, "messages") as (engine, inspector):
+        if not keeps_evidence(inspector):
+            raise CommandError(f"{args.db} is at schema revision 0001, which keeps no"
+                               " evidence to verify: start the service on it once (it"
+                               " migrates the database), then audit")
+        audit = audit_messages(engine)
+    print(json.dumps(audit.as_dict(), indent=2) if args.json else audit.text())
+    return AUDIT_FAILED if audit.failures else 0

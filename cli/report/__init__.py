@@ -1,0 +1,1 @@
+"""`showdown report`: the reports a casino reads, and the simulated score distribution."""

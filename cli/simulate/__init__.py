@@ -1,0 +1,1 @@
+"""`showdown simulate`: the device simulators, one rehearsed table, a whole simulated floor."""

@@ -1,5 +1,0 @@
-"""`python -m controller` is the `showdown` command."""
-
-from controller.cli import main
-
-raise SystemExit(main())

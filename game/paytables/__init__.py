@@ -1,0 +1,1 @@
+"""Paytables: the lines as data, their validation, and their exact par sheets."""

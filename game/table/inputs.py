@@ -1,0 +1,388 @@
+"""What the table core takes in: every journaled input as a typed value, and the one decoder
+from a journal record's (kind, payload) to it.
+
+Kinds: devices ``card``, ``chips``, ``manual_wager``, ``shoe_status``, ``device_alert``; the
+dealer's console ``dealer`` (with an ``action``); the participant's ``participant``
+(acknowledge or dispute a score); staff sign-ins ``staff``; the tournament desk ``desk`` (a
+signed command, `game.messages.desk`); the daemon's boot record ``start``. A payload that cannot be
+read becomes `Unreadable`, which the core refuses with the reason (it is journaled all the
+same, so replay sees the same refusal).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from game.chips.registry import parse_uid
+from game.errors import GameError
+from game.messages.desk import DeskOrder
+from game.poker.cards import Card, parse_card
+
+__all__ = [
+    "Acknowledge",
+    "Boot",
+    "CardSeen",
+    "ChipsSeen",
+    "ClearFault",
+    "CorrectCard",
+    "DealerAction",
+    "DeviceTrouble",
+    "Dispute",
+    "DisputeHand",
+    "IssueChips",
+    "NoMoreBets",
+    "PayoutCheckPressed",
+    "PayoutOverride",
+    "ResolveAlert",
+    "ReturnChips",
+    "RevealHand",
+    "SettleHand",
+    "ShoeReported",
+    "StaffChange",
+    "TableInput",
+    "Unreadable",
+    "VoidByDealer",
+    "WagerKeyed",
+    "decode_input",
+    "reason_of",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Boot:
+    """The daemon started (a boot record: nothing changes)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CardSeen:
+    """A card read by the shoe, or keyed by the dealer."""
+
+    card: Card
+    source: Literal["shoe", "manual"] = "shoe"
+    read_index: object = None  # the shoe's read counter, quoted in an alert
+    by: str | None = None  # who keyed a manual card
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChipsSeen:
+    """An antenna's inventory of one spot: the UIDs lying there now."""
+
+    seat: int
+    spot: str
+    uids: frozenset[bytes]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WagerKeyed:
+    """An amount the dealer keyed for a spot (reader failure, rule 58)."""
+
+    seat: int
+    spot: str
+    amount_cents: int
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShoeReported:
+    """The shoe reported its state."""
+
+    device: str | None
+    state: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceTrouble:
+    """A device driver's alert (or its good news: connected, reconnected). ``role`` says
+    which of the table's devices it is ("shoe", "rfid", "id_reader"; None in old journals)."""
+
+    device: str | None
+    kind: str
+    detail: str
+    role: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Acknowledge:
+    """The player acknowledged their recorded score at the table, by ``method`` (the proofs
+    the daemon checked before journaling: "card", "pin", "signature", joined by "+")."""
+
+    entry_id: str
+    method: str = "card_tap"
+    by: str | None = None
+    evidence: str | None = None  # SHA-256 of the signature drawn, when one was
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Dispute:
+    """The player disputed their recorded score at the table, with a note."""
+
+    entry_id: str
+    note: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StaffChange:
+    """A dealer or supervisor signed in or out at the console, or failed to (the daemon checked
+    the PIN or card before journaling; the secret itself is never journaled)."""
+
+    event: Literal["signed_in", "signed_out", "sign_in_failed"]
+    method: str
+    staff_id: str | None = None
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayoutCheckPressed:
+    """The dealer says the payout is done: any spot not paid becomes an alert."""
+
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClearFault:
+    """A supervisor clears a device fault that blocks play (e.g. to go on by manual entry)."""
+
+    role: str
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PayoutOverride:
+    """A supervisor accepts the payout as it stands, with the reason."""
+
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NoMoreBets:
+    """The dealer closed betting: the hand opens with the wagers on the spots."""
+
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SettleHand:
+    """The dealer settles the hand."""
+
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RevealHand:
+    """The dealer reveals the dealer's cards."""
+
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VoidByDealer:
+    """The dealer (or a supervisor at the console) voids the hand."""
+
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorrectCard:
+    """A misread card corrected by position."""
+
+    position: int
+    card: Card
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResolveAlert:
+    """A hand's open alert resolved, with the reason."""
+
+    alert_id: int
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DisputeHand:
+    """A dealer or supervisor disputes one entry's result in a settled hand (by seat or entry)."""
+
+    hand_id: str
+    claim: str
+    seat: int | None = None
+    entry_id: str | None = None
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IssueChips:
+    """The dealer issues the starting stack lying on the seat's spots to its entry."""
+
+    seat: int
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReturnChips:
+    """The dealer has placed a finished entry's chips on its seat's spots: reconcile them."""
+
+    seat: int
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Unreadable:
+    """An input whose payload could not be read: refused with ``reason``."""
+
+    reason: str
+    desk: bool = False  # a desk command: it gets a command.result
+    command_id: str | None = None
+    command: str | None = None
+
+
+DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
+                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault | DisputeHand
+                | IssueChips | ReturnChips)
+TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
+              | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
+
+
+def reason_of(exc: BaseException) -> str:
+    """An exception as the one-line reason a refusal gives."""
+    if isinstance(exc, KeyError):
+        return f"missing field {exc.args[0]!r}"
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _by(p: Mapping[str, Any]) -> str | None:
+    by = p.get("by")
+    return None if by is None else str(by)
+
+
+def _card(p: Mapping[str, Any]) -> CardSeen:
+    source: Literal["shoe", "manual"] = "manual" if p.get("source") == "manual" else "shoe"
+    by = _by(p)
+    device = p.get("device")
+    if by is None and source == "manual" and isinstance(device, str) and ":" in device:
+        by = device.partition(":")[2] or None  # the manual shoe names its operator
+    return CardSeen(card=parse_card(p["card"]), source=source, read_index=p.get("read_index"),
+                    by=by if source == "manual" else None)
+
+
+def _chips(p: Mapping[str, Any]) -> ChipsSeen:
+    return ChipsSeen(seat=int(p["seat"]), spot=str(p["spot"]),
+                     uids=frozenset(parse_uid(u) for u in p["uids"]))
+
+
+def _wager(p: Mapping[str, Any]) -> WagerKeyed:
+    return WagerKeyed(seat=int(p["seat"]), spot=str(p["spot"]), amount_cents=int(p["amount"]),
+                      by=_by(p))
+
+
+def _shoe(p: Mapping[str, Any]) -> ShoeReported:
+    return ShoeReported(device=p.get("device"), state=p["state"], detail=p.get("detail", ""))
+
+
+def _trouble(p: Mapping[str, Any]) -> DeviceTrouble:
+    role = p.get("role")
+    return DeviceTrouble(device=p.get("device"), kind=p["kind"], detail=p.get("detail", ""),
+                         role=None if role is None else str(role))
+
+
+_DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
+    "acknowledge": lambda p: Acknowledge(entry_id=str(p["entry_id"]),
+                                         method=str(p.get("method", "card_tap")), by=_by(p)),
+    "payout_check": lambda p: PayoutCheckPressed(by=_by(p)),
+    "payout_override": lambda p: PayoutOverride(reason=_reason(p), by=_by(p)),
+    "clear_fault": lambda p: ClearFault(role=str(p["role"]), reason=_reason(p), by=_by(p)),
+    "no_more_bets": lambda p: NoMoreBets(by=_by(p)),
+    "issue_chips": lambda p: IssueChips(seat=int(p["seat"]), by=_by(p)),
+    "return_chips": lambda p: ReturnChips(seat=int(p["seat"]), by=_by(p)),
+    "settle": lambda p: SettleHand(by=_by(p)),
+    "reveal": lambda p: RevealHand(by=_by(p)),
+    "void": lambda p: VoidByDealer(reason=str(p["reason"]), by=_by(p)),
+    "correct_card": lambda p: CorrectCard(position=int(p["position"]), card=parse_card(p["card"]),
+                                          reason=str(p["reason"]), by=_by(p)),
+    "resolve_alert": lambda p: ResolveAlert(alert_id=int(p["alert_id"]), reason=str(p["reason"]),
+                                            by=_by(p)),
+    "dispute_hand": lambda p: DisputeHand(
+        hand_id=str(p["hand_id"]), claim=_reason(p),
+        seat=None if p.get("seat") is None else int(p["seat"]),
+        entry_id=None if p.get("entry_id") is None else str(p["entry_id"]), by=_by(p)),
+}
+
+
+def _dealer(p: Mapping[str, Any]) -> DealerAction:
+    action = p["action"]
+    read = _DEALER.get(action) if isinstance(action, str) else None
+    if read is None:
+        raise ValueError(f"unknown dealer action {action!r}")
+    return read(p)
+
+
+def _reason(p: Mapping[str, Any]) -> str:
+    reason = p["reason"]
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError("a reason is required")
+    return reason.strip()
+
+
+def _participant(p: Mapping[str, Any]) -> Acknowledge | Dispute:
+    action, entry = p["action"], str(p["entry_id"])
+    if action == "acknowledge":
+        evidence = p.get("evidence")
+        return Acknowledge(entry_id=entry, method=str(p["method"]), by=None,
+                           evidence=None if evidence is None else str(evidence))
+    if action == "dispute":
+        note = p["note"]
+        if not isinstance(note, str) or not note.strip():
+            raise ValueError("a dispute needs a note saying what is wrong")
+        return Dispute(entry_id=entry, note=note.strip())
+    raise ValueError(f"unknown participant action {action!r}")
+
+
+_STAFF_EVENTS: dict[str, Literal["signed_in", "signed_out", "sign_in_failed"]] = {
+    "signed_in": "signed_in", "signed_out": "signed_out", "sign_in_failed": "sign_in_failed"}
+
+
+def _staff(p: Mapping[str, Any]) -> StaffChange:
+    event = _STAFF_EVENTS.get(str(p["event"]))
+    if event is None:
+        raise ValueError(f"unknown staff event {p['event']!r}")
+    staff_id = p.get("staff_id")
+    return StaffChange(event=event, method=str(p["method"]),
+                       staff_id=None if staff_id is None else str(staff_id),
+                       detail=str(p.get("detail", "")))
+
+
+_READERS: dict[str, Callable[[Mapping[str, Any]], TableInput]] = {
+    "start": lambda _: Boot(),
+    "card": _card,
+    "chips": _chips,
+    "manual_wager": _wager,
+    "shoe_status": _shoe,
+    "device_alert": _trouble,
+    "dealer": _dealer,
+    "participant": _participant,
+    "staff": _staff,
+    "desk": DeskOrder.decode,
+}
+
+
+def decode_input(kind: str, payload: Mapping[str, Any]) -> TableInput:
+    """The typed input of a journal record; `Unreadable` (with the reason) if it is not one."""
+    read = _READERS.get(kind)
+    if read is None:
+        return Unreadable(reason=f"unknown input kind {kind!r}")
+    try:
+        return read(payload)
+    except (GameError, KeyError, TypeError, ValueError) as exc:
+        if kind != "desk":
+            return Unreadable(reason=reason_of(exc))
+        command_id, command = payload.get("command_id"), payload.get("command")
+        return Unreadable(reason=reason_of(exc), desk=True,
+                          command_id=None if command_id is None else str(command_id),
+                          command=None if command is None else str(command))

@@ -1,0 +1,1 @@
+"""Wagers: the house limits a bet must keep, and the settlement of a hand's wagers."""

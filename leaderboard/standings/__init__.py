@@ -1,0 +1,2 @@
+"""The standings: read from the database, kept live change by change, and shown as the page, the
+API and text."""
