@@ -154,7 +154,7 @@ def main() -> int:
     if not args.quick and answers(*MOSQUITTO):
         venue = row("full speed, virtual time, Mosquitto", largest, "full", base,
                     broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}", repeat=args.repeat)
-    # The goal is judged on the stack a venue runs (docs/decisions.md D275): its broker
+    # The goal is judged on the stack a venue runs (docs/decisions/ D275): its broker
     # (Mosquitto) where the machine has one, else the embedded broker, printed either way.
     judged, on = (venue, "Mosquitto") if venue is not None else (rates[largest],
                                                                  "the embedded broker")

@@ -1,5 +1,5 @@
 """The tournament's arithmetic recomputed from the recorded hands and the desk's records,
-written from the specification (tournament.md, promotion-rules.txt, docs/decisions.md), not
+written from the specification (tournament.md, promotion-rules.txt, docs/decisions/), not
 from the system's code: it imports none of game.tournament.standings, game.tournament.prizes,
 leaderboard.projections or leaderboard.standings.view.
 

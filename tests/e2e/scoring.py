@@ -1,5 +1,5 @@
 """Each entry's score recomputed from its recorded hands (rules 14, 15, 34, 50
-and the decisions in docs/decisions.md), and whether it counts on its stage's board.
+and the decisions in docs/decisions/), and whether it counts on its stage's board.
 
 The score is the entry's chips after its last hand: the stage's starting chips plus the net of
 every hand it played, where a voided hand counts for nobody (no chips, no hand) and a
