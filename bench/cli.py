@@ -37,7 +37,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_S = 0.3
 RANKS, SUITS = "23456789TJQKA", "cdhs"
-SHOWDOWN = (sys.executable, "-m", "controller")
+SHOWDOWN = (sys.executable, "-m", "cli")
 
 
 @dataclass(frozen=True)

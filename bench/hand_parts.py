@@ -61,7 +61,7 @@ def play(directory: Path, hands: int, seed: int) -> Path:
     """One simulated table's hands through the whole stack; its directory."""
     kept = directory / "floor"
     done = subprocess.run(  # noqa: S603 (this interpreter, our own command)
-        [sys.executable, "-m", "controller", "simulate", "floor", "--tables", "1",
+        [sys.executable, "-m", "cli", "simulate", "floor", "--tables", "1",
          "--hands", str(hands), "--seed", str(seed), "--keep", str(kept)],
         capture_output=True, text=True, check=False)
     if done.returncode != 0:

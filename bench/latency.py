@@ -18,7 +18,7 @@ stamps compare with this process's). Per hand:
 The issue's goal is p99 under 10 ms; (a) and (b) are the daemon's share and are each held to
 it (PASS/MISS lines; a miss never fails the run: machines vary).
 
-Then, as a service: `python -m controller table run` is started as a subprocess with a
+Then, as a service: `python -m cli table run` is started as a subprocess with a
 `NOTIFY_SOCKET` (a real AF_UNIX datagram socket made here) and `WATCHDOG_USEC`, exactly as
 systemd starts it. Measured: spawn -> READY=1 (fresh journal, and again on a restart that
 replays the journal), its resident memory (VmRSS, VmHWM from /proc/PID/status) at READY and
@@ -94,7 +94,7 @@ def service_report(services: list[ServiceResult]) -> list[str]:
     """The service's start-up, memory and shutdown table."""
     lines: list[str] = []
     if services:
-        lines += ["", "the service (`python -m controller table run`, subprocess, "
+        lines += ["", "the service (`python -m cli table run`, subprocess, "
                       "NOTIFY_SOCKET, WATCHDOG_USEC=2 s)",
                   f"{'':<44}" + "".join(f" | {s.broker:<29}" for s in services)]
         cells = [

@@ -1,6 +1,6 @@
 """The table daemon's resident memory at READY on a real table config, and what it is made of.
 
-The daemon is started as systemd starts it (`python -m controller table run --config FILE`
+The daemon is started as systemd starts it (`python -m cli table run --config FILE`
 with a `NOTIFY_SOCKET`, a real AF_UNIX datagram socket made here) on a real, non-demo table
 config: no `[sim]` section, the machine's Mosquitto (127.0.0.1:1883, or `--mosquitto`), the
 real serial shoe driver on `showdown simulate shoe` (another process, on a pseudo-terminal),
@@ -44,7 +44,8 @@ _TREE: list[Path] = [ROOT]  # the source tree measured (--tree)
 GOAL_MIB = 80.0
 STATUS_KEYS = ("VmRSS", "VmHWM", "RssAnon", "RssFile", "RssShmem")
 READY_TIMEOUT_S = 120.0
-OURS = ("controller", "game", "wire", "runtime", "drivers", "simulators", "leaderboard")
+OURS = ("controller", "game", "wire", "runtime", "drivers", "simulators", "leaderboard", "cli",
+        "floor", "deploy")
 # Run in a fresh interpreter: import each group of modules given on stdin ([[group,
 # [module, ...]], ...]), in order, and print the resident size (kB) after each group and the
 # imports that failed, as JSON.
@@ -98,7 +99,7 @@ def start_shoe(scratch: Path) -> tuple[subprocess.Popen[bytes], Path]:
     """`showdown simulate shoe` in its own process, and the stable link to its pty."""
     link = scratch / "shoe"
     shoe = subprocess.Popen(  # noqa: S603 (our own interpreter)
-        [sys.executable, "-m", "controller", "simulate", "shoe", "--seed", "15", "--link",
+        [sys.executable, "-m", "cli", "simulate", "shoe", "--seed", "15", "--link",
          str(link), "--duration", "600"],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         cwd=tree(), env={**os.environ, "PYTHONPATH": str(tree())})
@@ -183,7 +184,7 @@ def run_daemon(config: Path, scratch: Path) -> tuple[dict[str, int], float, list
     imports = scratch / "importtime.log"
     with (scratch / "daemon.log").open("wb") as out, imports.open("wb") as err:
         daemon = subprocess.Popen(  # noqa: S603 (our own interpreter and files)
-            [sys.executable, "-X", "importtime", "-m", "controller", "table", "run",
+            [sys.executable, "-X", "importtime", "-m", "cli", "table", "run",
              "--config", str(config)], stdout=out, stderr=err, env=env, cwd=tree())
     try:
         took = wait_ready(notify, daemon)

@@ -5,7 +5,7 @@ Run: `.venv/bin/python bench/startup.py [--sizes 10000,100000,750000]`.
 
 The journals are built through the real append path from a recorded heat of the simulated
 table (bench/support/startup_journals.py) and cached under /tmp/showdown-bench-startup/.
-Each start is `python -m controller table run` as a subprocess with a `NOTIFY_SOCKET` (a
+Each start is `python -m cli table run` as a subprocess with a `NOTIFY_SOCKET` (a
 real datagram socket made here), as systemd starts it, on a fresh copy of the cached journal:
 
 - ``off``: ``[journal] checkpoints = false``: the start-up before checkpoints;
@@ -140,7 +140,7 @@ async def main_async(sizes: list[int], scratch: Path) -> int:
     rows = []
     for built in builts:
         rows.append((built, await _one_size(built, scratch)))
-    print(f"\nbench/startup.py: spawn -> READY=1 of `python -m controller table run` "
+    print(f"\nbench/startup.py: spawn -> READY=1 of `python -m cli table run` "
           f"(subprocess, NOTIFY_SOCKET); load {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     print(f"baseline: python -c pass {python_s:.2f} s; the daemon's imports alone "
           f"{imports_s:.2f} s\n")

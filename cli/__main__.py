@@ -1,4 +1,4 @@
-"""`python -m controller` is the `showdown` command."""
+"""`python -m cli` is the `showdown` command."""
 
 from cli.main import main
 

@@ -102,7 +102,7 @@ async def spawn_table(config: Path, notify: NotifySocket, log: Path, *,
     started = time.monotonic_ns()
     with log.open("ab") as out:
         process = subprocess.Popen(  # noqa: S603 (our own interpreter and files)
-            [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
+            [sys.executable, "-m", "cli", "table", "run", "--config", str(config)],
             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
     try:
         ready = await notify.wait_for("READY=1", after, timeout=timeout)

@@ -1,6 +1,6 @@
 """Large table journals for bench/startup.py, built through the real append path and cached.
 
-1. **A recorded heat.** The simulated table (`python -m controller table run`, virtual dealer
+1. **A recorded heat.** The simulated table (`python -m cli table run`, virtual dealer
    and desk, simulated shoe and chip reader) plays two qualifying heats; its journal's inputs
    are kept: the first heat with everything before it (the prefix), and the second heat (the
    template).
@@ -91,7 +91,7 @@ def _record_heats(directory: Path) -> tuple[list[Input], list[list[Input]]]:
     journal = directory / "journal.sqlite"
     with (directory / "record.log").open("ab") as log:
         process = subprocess.Popen(  # noqa: S603 (our own interpreter and files)
-            [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
+            [sys.executable, "-m", "cli", "table", "run", "--config", str(config)],
             stdout=log, stderr=subprocess.STDOUT, cwd=REPO,
             env={**os.environ, "PYTHONPATH": str(REPO)})
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "chip_reads.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "chip_reads.py"
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "cli.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cli.py"
 ROWS = ("python -c pass", "settle (one hand)", "settle --lines (50 hands)", "evaluate",
         "par-sheet --help", "table dealer --help", "table dealer void (to the socket)")
 

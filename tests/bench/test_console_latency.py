@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "console_latency.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "console_latency.py"
 
 
 @pytest.mark.slow

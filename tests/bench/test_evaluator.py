@@ -13,7 +13,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "evaluator.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "evaluator.py"
 PEERS = ("treys", "phevaluator", "eval7")
 MISSING = [name for name in PEERS if importlib.util.find_spec(name) is None]
 needs_peers = pytest.mark.skipif(

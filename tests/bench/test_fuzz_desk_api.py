@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.fixtures.services import Database
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "fuzz_desk_api.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "fuzz_desk_api.py"
 
 
 def test_a_short_fuzz_run_has_no_server_error(database_url: Database) -> None:

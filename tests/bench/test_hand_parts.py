@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "hand_parts.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "hand_parts.py"
 ROW = re.compile(r"^(the core, a look after each|the journal \(FULL, this disk\)|sealing the"
                  r" messages|verifying them centrally) +.+? +([\d.]+) +.+? +([\d.]+|-)$", re.M)
 

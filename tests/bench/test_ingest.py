@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "ingest.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "ingest.py"
 
 
 def test_quick_run_prints_the_table_and_stores_every_message_once() -> None:

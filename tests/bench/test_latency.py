@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "latency.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "latency.py"
 
 
 @pytest.mark.slow

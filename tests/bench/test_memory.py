@@ -13,7 +13,7 @@ import pytest
 from tests import services
 from tests.fixtures.services import require_service
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "memory.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "memory.py"
 
 
 @pytest.mark.mosquitto

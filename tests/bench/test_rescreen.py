@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "rescreen.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "rescreen.py"
 
 
 def test_quick_run_refuses_and_holds_exactly_the_planted_patrons() -> None:

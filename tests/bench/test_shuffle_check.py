@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "shuffle_check.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "shuffle_check.py"
 
 
 def test_quick_run_has_no_false_alarm_and_catches_ordered_and_repeated_decks() -> None:

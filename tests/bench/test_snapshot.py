@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "snapshot.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "snapshot.py"
 ROW = re.compile(r"^after (\d+) heats +(\d+) +(\d+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+)"
                  r" +(\d+)x$", re.M)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from tests import services
 from tests.fixtures.services import require_service
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "standings.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "standings.py"
 
 
 def test_quick_run_prints_the_cost_and_the_arrival_to_page_tables() -> None:

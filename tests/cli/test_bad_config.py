@@ -21,7 +21,7 @@ import pytest
 from cli.main import EXIT_UNAVAILABLE, EXIT_USAGE
 from wire.signing import Signer, save_private_key
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,7 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
                   "--"]
     env = {k: v for k, v in os.environ.items() if k != "SHOWDOWN_DEBUG"}
     env["PYTHONPATH"] = str(ROOT)
-    run = subprocess.run([*prefix, sys.executable, "-m", "controller",
+    run = subprocess.run([*prefix, sys.executable, "-m", "cli",
                           *_argv(case, config_dir)], capture_output=True, text=True,
                          timeout=60, check=False, cwd=ROOT, env=env)
     err = run.stderr

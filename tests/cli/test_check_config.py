@@ -16,7 +16,7 @@ from runtime.settings_files import (
     read_tournament,
 )
 
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "config"
 SHIPPED = CONFIG / "tournament.toml"
 BAD_RULE21 = CONFIG / "tournament-bad-rule21.toml"
 

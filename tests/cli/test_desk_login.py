@@ -19,7 +19,7 @@ from tests.cli.test_desk import ADULT, Desk
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import migrated
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from cli.doctor.table import FAIL, OK, WARN, Finding, Probes, check_table, may_open
-from deploy import broker_config as bc
 from controller.clock import FakeClockSource
 from controller.journal import Journal
+from deploy import broker_config as bc
 from deploy import certs
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator
@@ -234,7 +234,7 @@ def test_low_disk_space_fails(rig: Rig) -> None:
 def test_the_command_exits_1_with_json_findings(tmp_path: Path) -> None:
     bad = tmp_path / "table.toml"
     bad.write_text("[table]\nvenue = \"casino-1\"\n")
-    done = subprocess.run([sys.executable, "-m", "controller", "doctor", "--config", str(bad),
+    done = subprocess.run([sys.executable, "-m", "cli", "doctor", "--config", str(bad),
                            "--json"], capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)
@@ -244,7 +244,7 @@ def test_the_command_exits_1_with_json_findings(tmp_path: Path) -> None:
 
 
 def test_the_simulated_demo_config_may_not_open() -> None:
-    done = subprocess.run([sys.executable, "-m", "controller", "doctor", "--config",
+    done = subprocess.run([sys.executable, "-m", "cli", "doctor", "--config",
                            str(REPO / "config" / "table-sim.toml")],
                           capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 1

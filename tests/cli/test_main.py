@@ -15,7 +15,7 @@ from cli.main import EXIT_BROKEN_PIPE, EXIT_USAGE, build_parser, main
 def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:
     # `showdown heat ... | head -0`: the reader is gone before the command (still importing
     # its modules) writes its first line.
-    with subprocess.Popen([sys.executable, "-m", "controller", "heat", "--seed", "3"],
+    with subprocess.Popen([sys.executable, "-m", "cli", "heat", "--seed", "3"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()
@@ -26,7 +26,7 @@ def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:
 
 
 def test_an_internal_error_is_one_line_without_a_traceback() -> None:
-    done = subprocess.run([sys.executable, "-m", "controller", "settle"], input=b"[1, 2",
+    done = subprocess.run([sys.executable, "-m", "cli", "settle"], input=b"[1, 2",
                           capture_output=True, timeout=120, check=False)
     assert done.returncode != 0
     assert b"Traceback" not in done.stderr

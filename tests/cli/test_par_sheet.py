@@ -12,7 +12,7 @@ from cli.main import main
 from game.errors import ConfigError
 from runtime.settings_files import PAYTABLES_ENV, default_paytables_path, read_paytables
 
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = Path(__file__).resolve().parents[2] / "config"
 
 
 @pytest.fixture(autouse=True)

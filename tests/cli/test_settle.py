@@ -16,7 +16,7 @@ import pytest
 
 from cli.main import EXIT_ERROR, main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 U = 2_500
 
 ISSUE_EXAMPLE: dict[str, Any] = {

@@ -92,7 +92,7 @@ def test_a_bad_line_gets_its_error_and_the_others_are_settled(
 def test_stdin_bytes_that_are_not_utf8_refuse_only_their_line() -> None:
     good = json.dumps(FOLD).encode()
     stdin = good + b"\r\n" + b'{"dealer": ["\xff"]}\n' + good  # CRLF, bad byte, no final EOL
-    done = subprocess.run([sys.executable, "-m", "controller", "settle", "--lines"],
+    done = subprocess.run([sys.executable, "-m", "cli", "settle", "--lines"],
                           input=stdin, capture_output=True, timeout=120, check=False)
     answers = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert done.returncode == EXIT_ERROR

@@ -16,13 +16,13 @@ import pytest
 from cli.main import EXIT_USAGE, main
 from controller.journal import Journal
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "config" / "simulate-table.example.toml"
 GUARD_S = 300  # against hangs only
 
 
 def _showdown(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller", *args], cwd=cwd, text=True,
+    return subprocess.run([sys.executable, "-m", "cli", *args], cwd=cwd, text=True,
                           capture_output=True, timeout=GUARD_S, check=False,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
 

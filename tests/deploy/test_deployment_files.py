@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-SYSTEMD = Path(__file__).resolve().parents[1] / "systemd"
+SYSTEMD = Path(__file__).resolve().parents[2] / "systemd"
 TABLE = SYSTEMD / "showdown-table.service"
 LEADERBOARD = SYSTEMD / "showdown-leaderboard.service"
 BACKUP = SYSTEMD / "showdown-leaderboard-backup.service"
@@ -191,7 +191,7 @@ def test_daemon_imports_and_signs_under_memory_deny_write_execute() -> None:
     # The kernel's PR_SET_MDWE refuses what systemd's MemoryDenyWriteExecute= filters:
     # writable+executable mappings and making memory executable later.
     result = subprocess.run([sys.executable, "-c", MDWE_PROBE], capture_output=True,
-                            text=True, check=False, cwd=Path(__file__).resolve().parents[1])
+                            text=True, check=False, cwd=Path(__file__).resolve().parents[2])
     if result.returncode == 77:
         pytest.skip("this kernel has no PR_SET_MDWE (Linux < 6.3)")
     assert (result.returncode, result.stdout.strip()) == (0, "ok"), result.stderr

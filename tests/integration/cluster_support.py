@@ -112,7 +112,7 @@ class ServiceLog:
 
 @dataclass
 class Service:
-    """One process of ours: `python -m controller ARGS`, its log in ``log``."""
+    """One process of ours: `python -m cli ARGS`, its log in ``log``."""
 
     args: list[str]
     log: ServiceLog
@@ -124,7 +124,7 @@ class Service:
         env.pop("NOTIFY_SOCKET", None)
         with self.log.path.open("ab") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "controller", *self.args], stdout=out,
+                [sys.executable, "-m", "cli", *self.args], stdout=out,
                 stderr=subprocess.STDOUT, env=env, cwd=REPO)
 
     def alive(self) -> bool:

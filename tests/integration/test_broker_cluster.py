@@ -81,7 +81,7 @@ def _register(database: str, entries: dict[str, int]) -> None:
 
 def _standings(database: str, tournament: Path) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-m", "controller", "leaderboard", "standings", "--db", database,
+        [sys.executable, "-m", "cli", "leaderboard", "standings", "--db", database,
          "--tournament", str(tournament), "--stage", "qualifying", "--json", "--rows", "50"],
         capture_output=True, text=True, cwd=REPO, check=True)
     return dict(json.loads(out.stdout))

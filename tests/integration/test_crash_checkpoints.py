@@ -74,7 +74,7 @@ class Table:
         env.update({f"{k}_MARKER": str(self.dir / "paused") for k in hook})
         with self.log.open("ab") as out:
             return subprocess.Popen(
-                [sys.executable, "-m", "controller", "table", "run", "--config",
+                [sys.executable, "-m", "cli", "table", "run", "--config",
                  str(self.config)], stdout=out, stderr=subprocess.STDOUT, cwd=self.dir,
                 env=env, start_new_session=True)
 

@@ -148,7 +148,7 @@ async def test_a_full_notification_socket_does_not_stop_the_daemon(
     env = {k: v for k, v in os.environ.items() if k != "WATCHDOG_PID"}
     env.update(NOTIFY_SOCKET=str(path), WATCHDOG_USEC="100000")  # a ping every 50 ms
     log = (tmp_path / "daemon.log").open("wb")
-    process = subprocess.Popen([sys.executable, "-m", "controller", "table", "run", "--config",
+    process = subprocess.Popen([sys.executable, "-m", "cli", "table", "run", "--config",
                                 str(table.path)], stdout=log, stderr=subprocess.STDOUT,
                                env=env, cwd=REPO)
     try:

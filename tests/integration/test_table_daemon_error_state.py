@@ -55,7 +55,7 @@ def tamper(path: Path, *statements: str) -> None:
 
 def showdown(*args: str) -> subprocess.CompletedProcess[str]:
     """Run the `showdown` command line as an operator would."""
-    return subprocess.run([sys.executable, "-m", "controller", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True,
                           text=True, timeout=120, check=False, cwd=REPO)
 
 

@@ -99,7 +99,7 @@ def _run_daemon(config: Path, journal: JournalReceiver, until: Callable[[list[di
         env.update(PYTHONPATH=str(REPO), JOURNAL_STREAM=f"{st.st_dev}:{st.st_ino}",
                    SHOWDOWN_JOURNAL_SOCKET=str(journal.path))
         proc = subprocess.Popen(
-            [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
+            [sys.executable, "-m", "cli", "table", "run", "--config", str(config)],
             cwd=REPO, env=env, stdout=output, stderr=output)
         try:
             deadline = time.monotonic() + GUARD_S

@@ -16,7 +16,8 @@ import pytest
 from wire.messages import COMMANDS, TABLE_MESSAGES, Standings
 
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("game", "wire", "runtime", "controller", "drivers", "simulators", "leaderboard")
+PACKAGES = ("game", "wire", "runtime", "controller", "drivers", "simulators", "leaderboard",
+            "cli", "floor", "deploy")
 DEFINED_IN = {
     **{name: cls.__module__ for name, cls in TABLE_MESSAGES.items()},
     **{name: cls.__module__ for name, cls in COMMANDS.items()},
