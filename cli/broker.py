@@ -24,7 +24,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from deploy import broker_config as bc
 from game.errors import ConfigError
 from runtime.files import replace_text

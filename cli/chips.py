@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from controller.chip_registry_files import read_registry
 from controller.journal import Journal, JournalError
 from game.chips.inventory import Inventory, build_inventory, reports_of

@@ -29,7 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from cli.main import CommandError, add_renamed
+from cli.arguments import add_renamed
+from cli.errors import CommandError
 from controller.config import parse_table_config
 from game.money import format_rand
 from runtime.settings_files import default_paytables_path, default_tournament_path

@@ -15,7 +15,7 @@ import importlib
 import importlib.util
 from typing import Any, Final
 
-from cli.main import CommandError
+from cli.errors import CommandError
 
 __all__ = ["EXTRA_OF", "MissingExtra", "missing_extra", "register_command", "require"]
 
@@ -59,13 +59,15 @@ def require(*libraries: str) -> None:
             raise MissingExtra(library, EXTRA_OF[library])
 
 
-def register_command(sub: Any, name: str, module: str) -> None:
-    """Register subcommand `name` from `module`; if the module needs a missing extra, a
-    stand-in that takes any arguments and says which extra to install when run."""
+def register_command(sub: Any, name: str, module: str, *, needs: tuple[str, ...] = ()) -> None:
+    """Register subcommand `name` from `module`; if the module needs a missing extra (the
+    libraries `needs` names are looked for first, in order), a stand-in that takes any
+    arguments and says which extra to install when run."""
     try:
+        require(*needs)
         importlib.import_module(module).register(sub)
-    except ModuleNotFoundError as exc:
-        missing = missing_extra(exc)
+    except (ModuleNotFoundError, MissingExtra) as exc:
+        missing = exc if isinstance(exc, MissingExtra) else missing_extra(exc)
         if missing is None:
             raise
         # No option prefix: `showdown desk --help` also reaches the handler and its one line.

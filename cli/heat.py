@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from cli.main import add_renamed
+from cli.arguments import add_renamed
 from game.hand import Hand
 from game.hand.deal import DEFAULT_DEAL
 from game.hand.events import PlayMade, SeatFolded

@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cli.main import CommandError, build_parser
+from cli.errors import CommandError
+from cli.main import build_parser
 from deploy.execute import Executor, InstallError, Outcome
 from deploy.plan import (
     CentralRequest,

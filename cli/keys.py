@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from wire.signing import (
     KeyFormatError,
     Signer,

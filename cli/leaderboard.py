@@ -12,7 +12,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from cli.main import CommandError, add_renamed
+from cli.arguments import add_renamed
+from cli.errors import CommandError
 from game.tournament.entries import Stage
 from runtime.errors import one_line
 from runtime.logs import configure_logging

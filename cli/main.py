@@ -1,133 +1,98 @@
 """The `showdown` command: one entry point, a subcommand per job.
 
-Each subcommand lives in its own module under `cli` and exposes
-``register(subparsers)``, which adds a parser whose ``handler`` default takes the parsed
-arguments and returns an exit code. Errors reach the user as one line on stderr with a
-non-zero exit code, never a traceback (set SHOWDOWN_DEBUG=1 to see one). The exit codes
-(docs/exit-codes.md): 0 done, 1 a check that found problems, 2 a usage or configuration
-error, 3 refused by the rules or for a credential, 69 a service that does not answer,
-70 a bug. `showdown --version` names the release and the Python; a bare `showdown` prints
-the help and exits 2 (a command is missing, as for any usage error).
+Each subcommand lives in its own module under `cli` and exposes ``register(subparsers)``,
+which adds a parser whose ``handler`` default takes the parsed arguments and returns an exit
+code. Only the module of the command asked for is imported; `showdown --help`, a bare
+`showdown` and an unknown command are answered from `COMMANDS` alone, importing none. Errors
+reach the user as one line on stderr with a non-zero exit code, never a traceback (set
+SHOWDOWN_DEBUG=1 to see one); the exit codes are `cli.errors`' (docs/exit-codes.md).
+`showdown --version` names the release and the Python; a bare `showdown` prints the help and
+exits 2 (a command is missing, as for any usage error).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import os
 import platform
 import sys
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
 
-from game.errors import GameError, Refusal
-from runtime.errors import Unavailable, one_line
+from cli.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE, exit_code
+from cli.extras import EXTRA_OF, missing_extra, register_command
+from runtime.errors import one_line
 
-__all__ = ["COMMANDS", "COMMAND_MODULES", "EXIT_ERROR", "EXIT_INTERNAL", "EXIT_REFUSED",
-           "EXIT_UNAVAILABLE", "EXIT_USAGE", "CommandError", "CommandRefused",
-           "CommandUnavailable", "add_renamed", "build_parser", "command_of", "exit_code", "main",
-           "rand_amount", "version_line"]
+__all__ = ["COMMANDS", "COMMAND_MODULES", "Command", "build_parser", "command_of", "main",
+           "overview_parser", "version_line"]
 
-EXIT_USAGE = 2  # bad arguments, a bad configuration or input file (as argparse's own)
-EXIT_ERROR = EXIT_USAGE
-EXIT_REFUSED = 3  # well-formed, refused by the rules or for a person's credential
-EXIT_UNAVAILABLE = 69  # EX_UNAVAILABLE: a database, broker or daemon does not answer
-EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug; the only code that asks for SHOWDOWN_DEBUG
 EPILOG = """exit codes: 0 done; 1 a check found problems; 2 usage or configuration error (the
 line names the file and key); 3 refused by the rules or for a credential; 69 a service
 (database, broker, table daemon) did not answer; 70 internal error (a bug). See
 docs/exit-codes.md."""
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a killed writer
-# Each subcommand and the module that registers it, in the order `showdown --help` lists them.
-# Only the module of the command asked for is imported (a command's start-up pays for its own
-# machinery alone); `showdown --help` and an unknown command import them all.
-COMMANDS: dict[str, str] = {
-    "demo": "cli.demo",
-    "heat": "cli.heat",
-    "par-sheet": "cli.par_sheet",
-    "evaluate": "cli.evaluate",
-    "settle": "cli.settle",
-    "check-config": "cli.check_config",
-    "simulate": "cli.simulate.command",
-    "keys": "cli.keys",
-    "broker": "cli.broker",
-    "recall": "cli.recall.command",
-    "dispute": "cli.dispute.command",
-    "chips": "cli.chips",
-    "journal": "cli.journal.command",
-    "table": "cli.table",
-    "leaderboard": "cli.leaderboard",
-    "desk": "cli.desk.command",
-    "report": "cli.report.command",
-    "install": "cli.install",
-    "doctor": "cli.doctor.command",
-    "completion": "cli.completion",
+
+
+@dataclass(frozen=True)
+class Command:
+    """A subcommand: the module that registers it, its line in `showdown --help` (the same
+    words as its parser's ``help``, tests/cli/test_imports.py), and the libraries of extras
+    its module imports, in the order checked (the first missing one names the extra)."""
+
+    module: str
+    summary: str
+    needs: tuple[str, ...] = ()
+
+
+# Each subcommand, in the order `showdown --help` lists them.
+COMMANDS: dict[str, Command] = {
+    "demo": Command("cli.demo",
+                    "run a simulated floor: tables, patrons and the live leaderboard page"),
+    "heat": Command("cli.heat",
+                    "play and explain a seeded heat at one table (offline, no daemon)"),
+    "par-sheet": Command("cli.par_sheet",
+                         "exact return to player and house edge of each side-bet paytable"),
+    "evaluate": Command("cli.evaluate", "name the best five-card hand of 5 to 7 cards"),
+    "settle": Command("cli.settle",
+                      "settle one hand given as JSON on stdin (the pit's re-check tool)"),
+    "check-config": Command(
+        "cli.check_config",
+        "check the tournament settings and paytables, listing every problem"),
+    "simulate": Command(
+        "cli.simulate.command",
+        "run a device simulator (card shoe, chip RFID reader) or a whole simulated table with"
+        " faults, for technicians"),
+    "keys": Command("cli.keys",
+                    "make and show the Ed25519 keys that sign table and desk messages"),
+    "broker": Command("cli.broker",
+                      "write the venue's Mosquitto configuration, ACL and passwords"),
+    "recall": Command("cli.recall.command",
+                      "show the last hands from a table's journal (works in the error state)"),
+    "dispute": Command("cli.dispute.command",
+                       "export a hand's signed game history; verify or replay a bundle"),
+    "chips": Command("cli.chips", "the tournament chip float: inventory before and after play",
+                     needs=("alembic",)),
+    "journal": Command("cli.journal.command",
+                       "verify a table's journal, clear its faults, or replace a damaged one"),
+    "table": Command("cli.table",
+                     "the table daemon: run it, see its status, press console buttons"),
+    "leaderboard": Command(
+        "cli.leaderboard",
+        "the central service: scores from every table, standings, the page"),
+    "desk": Command("cli.desk.command",
+                    "the registration desk: patrons, lists, entries, seats, draws, prizes",
+                    needs=("alembic",)),
+    "report": Command("cli.report.command",
+                      "reports: tables, dealers, heats, economics; simulated score spread",
+                      needs=("numpy", "alembic")),
+    "install": Command("cli.install",
+                       "set up a table PC, the central server or the desk workstation"),
+    "doctor": Command("cli.doctor.command", "check a table PC: may this table open?"),
+    "completion": Command("cli.completion",
+                          "print a shell completion script (bash, zsh or fish)"),
 }
-COMMAND_MODULES = tuple(COMMANDS.values())
-
-
-class CommandError(Exception):
-    """A user-facing failure of a subcommand: bad arguments, unreadable files and the like."""
-
-    def reworded(self, message: str) -> CommandError:
-        """The same kind of failure (and so the same exit code) told in other words."""
-        return type(self)(message)
-
-
-class CommandRefused(CommandError, Refusal):
-    """A well-formed request that a service refused by its rules or for the person's
-    credential (exit 3): a wrong PIN, an action the person's role may not take."""
-
-
-class CommandUnavailable(CommandError, Unavailable):
-    """A service the command needs did not answer (exit 69): a broker that refused the
-    connection, a daemon that is not running. The message says what to try again."""
-
-    def __init__(self, message: str) -> None:
-        Exception.__init__(self, message)
-        self.source, self.key, self.reason = "", "", message
-
-
-class _Renamed(argparse.Action):
-    """An option's name before this release: does what the new name does, and says so on
-    stderr (hidden from the help and the completion)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, *, target: argparse.Action,
-                 **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=target.nargs, metavar=target.metavar,
-                         type=target.type if callable(target.type) else None,
-                         choices=target.choices,
-                         default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs)
-        self.target = target
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        new = self.target.option_strings[0]
-        print(f"{parser.prog}: warning: {option_string} is now {new}; the old name is accepted"
-              " until the next release", file=sys.stderr)
-        self.target(parser, namespace, values, new)
-
-
-def add_renamed(parser: Any, name: str, *, was: str, **kwargs: Any) -> argparse.Action:
-    """Add option ``name`` (argparse's keywords) that was called ``was`` before this release:
-    the old name still works, hidden, with a warning on stderr. A required option stays
-    required under either name."""
-    required = bool(kwargs.pop("required", False))
-    group = parser.add_mutually_exclusive_group(required=required) if required else parser
-    action: argparse.Action = group.add_argument(name, **kwargs)
-    group.add_argument(was, dest=action.dest, action=_Renamed, target=action)
-    return action
-
-
-def rand_amount(text: str) -> int:
-    """An argparse type: a rand amount ("150", "R150", "1,250.50") as integer cents, never
-    negative nor a fraction of a cent (a bad one is a usage error naming the option)."""
-    from game.money import parse_amount  # noqa: PLC0415
-
-    try:
-        return parse_amount(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+COMMAND_MODULES = tuple(c.module for c in COMMANDS.values())
 
 
 def version_line() -> str:
@@ -142,24 +107,53 @@ def version_line() -> str:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser with `command` alone registered, or every subcommand (None)."""
+    """The argument parser with `command` alone registered, or every subcommand (None: the
+    whole tree, for the completion and the reference)."""
+    parser = _top_parser()
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    names = COMMANDS if command is None else (command,)
+    for name in names:
+        register_command(sub, name, COMMANDS[name].module, needs=COMMANDS[name].needs)
+    from cli.option_help import describe  # noqa: PLC0415
+
+    describe(parser)
+    return parser
+
+
+def overview_parser() -> argparse.ArgumentParser:
+    """The parser of `showdown --help`, a bare `showdown` and an unknown command: every
+    command with its line from `COMMANDS`, importing no command's module (a command whose
+    extra is not installed says which)."""
+    parser = _top_parser()
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, command in COMMANDS.items():
+        missing = next((lib for lib in command.needs if importlib.util.find_spec(lib) is None),
+                       None)
+        summary = (command.summary if missing is None
+                   else f"(not installed: pip install 'showdown[{EXTRA_OF[missing]}]')")
+        sub.add_parser(name, help=summary, add_help=False)
+    return parser
+
+
+def _top_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="showdown",
         description="Heads Up Poker Showdown: table daemon, simulators, leaderboard and tools.",
         epilog=EPILOG,
     )
-    parser.add_argument("--version", action="version", version=version_line(),
+    parser.add_argument("--version", action=_Version, nargs=0,
                         help="print the release and the Python version, then exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    from cli.extras import register_command  # noqa: PLC0415  (it imports this module)
-
-    names = COMMANDS if command is None else (command,)
-    for name in names:
-        register_command(sub, name, COMMANDS[name])
-    from cli.option_help import describe  # noqa: PLC0415
-
-    describe(parser)
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the release is read from the install's metadata only when asked (reading
+    it costs more than the rest of `showdown --help`)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, _namespace: argparse.Namespace,
+                 _values: object, _option_string: str | None = None) -> None:
+        print(version_line())
+        parser.exit()
 
 
 def command_of(argv: Sequence[str]) -> str | None:
@@ -173,12 +167,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the process exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
     if not words:  # no command: the help, as a usage error (a script sees it failed)
-        build_parser().print_help()
+        overview_parser().print_help()
         return EXIT_USAGE
-    if words == ["--version"]:  # without importing every command's module
+    if words == ["--version"]:
         print(version_line())
         return 0
-    args = build_parser(command_of(words)).parse_args(words)
+    command = command_of(words)
+    if command is None:  # --help, --version or an unknown command: answered without imports
+        overview_parser().parse_args(words)
+        return EXIT_USAGE  # not reached: argparse exits for each of them
+    args = build_parser(command).parse_args(words)
     try:
         return int(args.handler(args))
     except BrokenPipeError:
@@ -189,8 +187,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        from cli.extras import missing_extra  # noqa: PLC0415
-
         exc = missing_extra(exc) or exc
         code = exit_code(exc)
         if code != EXIT_INTERNAL:
@@ -204,17 +200,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
-
-
-def exit_code(exc: BaseException) -> int:
-    """The exit code of a command that failed with `exc` (EXIT_INTERNAL: a bug)."""
-    if isinstance(exc, Unavailable | ConnectionError | TimeoutError):
-        return EXIT_UNAVAILABLE  # a daemon's socket refused or reset, a service timed out
-    if isinstance(exc, Refusal):
-        return EXIT_REFUSED
-    if isinstance(exc, CommandError | GameError | OSError):
-        return EXIT_USAGE
-    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # `python -m cli.main`: run the imported module, whose

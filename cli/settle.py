@@ -2,7 +2,10 @@
 
 The contract (input, output and every refusal) is documented in docs/settle.md. Malformed input
 is refused with one line naming the seat and the field; nothing is guessed. With ``--lines``,
-many hands as JSON lines (cli/settle_lines.py).
+many hands as JSON lines: each input line one hand, each output line answers the
+input line of the same number, in order, ``{"line": N, "settlement": {...}}`` or ``{"line": N,
+"error": "..."}`` for a line refused with the message the one-hand mode prints; a refused line
+stops nothing, and the command ends with exit code 2 when any line was refused).
 """
 
 from __future__ import annotations
@@ -10,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from cli.main import CommandError, rand_amount
+from cli.arguments import rand_amount
+from cli.errors import CommandError
 from game.errors import GameError, InvalidWager
 from game.money import format_rand
 from game.paytables.lines import Paytables
@@ -29,10 +33,11 @@ from game.wagers.settle import (
     SeatWagers,
     settle_hand,
 )
+from runtime.errors import one_line
 from runtime.settings_files import read_paytables
 
-__all__ = ["ParsedHand", "parse_hand", "paytables_json", "register", "results_json", "run",
-           "settlement_json"]
+__all__ = ["ParsedHand", "answer_line", "input_lines", "parse_hand", "paytables_json",
+           "refused_error", "register", "results_json", "run", "settle_lines", "settlement_json"]
 
 _TOP_FIELDS = ("dealer", "board", "seats")
 _SEAT_FIELDS = ("seat", "hole", "wagers", "markers")
@@ -67,12 +72,6 @@ def run(args: argparse.Namespace) -> int:
     paytables = read_paytables(args.paytables)
     args.marker_value_cents = _marker_value(args)
     if args.lines:
-        from cli.settle_lines import (  # noqa: PLC0415
-            input_lines,
-            refused_error,
-            settle_lines,
-        )
-
         total, refused = settle_lines(input_lines(args.input), sys.stdout, paytables,
                                       args.marker_value_cents)
         if refused:
@@ -301,3 +300,67 @@ def _classes(classes: frozenset[str]) -> str:
     """Hole-card classes weakest first, e.g. "22, 33, ..., KK" or "AJs, AQs, AKs"."""
     return ", ".join(sorted(classes, key=lambda c: (RANK_CHARS.index(c[0]),
                                                     RANK_CHARS.index(c[1]), c[2:])))
+
+
+_SHOWN_REFUSED = 10  # line numbers named in the closing error
+
+
+def input_lines(path: Path | None) -> Iterator[bytes]:
+    """The raw lines of ``path`` (stdin when None or "-"), without their line endings."""
+    if path is None or str(path) == "-":
+        stream = getattr(sys.stdin, "buffer", None)
+        if stream is None:  # a text stream standing in for stdin
+            for text in sys.stdin:
+                yield text.rstrip("\r\n").encode()
+            return
+        yield from (raw.rstrip(b"\r\n") for raw in stream)
+        return
+    try:
+        with path.open("rb") as file:
+            yield from (raw.rstrip(b"\r\n") for raw in file)
+    except OSError as exc:
+        raise CommandError(f"cannot read {path}: {exc.strerror or exc}") from exc
+
+
+def answer_line(number: int, raw: bytes, paytables: Paytables, marker_value_cents: int,
+                shown: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The answer to input line ``number`` and whether it settled (False: refused)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {"line": number, "error": f"not UTF-8 text at byte {exc.start + 1}"}, False
+    if not text.strip():
+        return {"line": number, "error": "empty line: expected one hand as a JSON object"}, False
+    try:
+        hand = parse_hand(text)
+        settlement = settle_hand(dealer=hand.dealer, board=hand.board, seats=hand.seats,
+                                 paytables=paytables, marker_value_cents=marker_value_cents)
+    except (CommandError, GameError) as exc:
+        return {"line": number, "error": one_line(exc)}, False
+    return {"line": number, "settlement": {**results_json(settlement, hand), "paytables": shown}
+            }, True
+
+
+def settle_lines(lines: Iterator[bytes], out: IO[str], paytables: Paytables,
+                 marker_value_cents: int) -> tuple[int, list[int]]:
+    """Answer every line on ``out`` in order, flushed line by line; returns the number of
+    lines and the refused line numbers."""
+    shown = paytables_json(paytables)
+    refused: list[int] = []
+    number = 0
+    for number, raw in enumerate(lines, start=1):
+        answer, settled = answer_line(number, raw, paytables, marker_value_cents, shown)
+        if not settled:
+            refused.append(number)
+        out.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        out.flush()
+    return number, refused
+
+
+def refused_error(refused: list[int], total: int) -> CommandError:
+    """The closing error of a run with refused lines."""
+    named = ", ".join(str(n) for n in refused[:_SHOWN_REFUSED])
+    more = ", ..." if len(refused) > _SHOWN_REFUSED else ""
+    which = "line" if len(refused) == 1 else "lines"
+    return CommandError(f"{len(refused)} of {total} lines refused ({which} {named}{more});"
+                        " each has its error line on stdout")

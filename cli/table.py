@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.main import CommandError, CommandRefused, add_renamed, rand_amount
+from cli.arguments import add_renamed, rand_amount
+from cli.errors import CommandError, CommandRefused
 from game.money import format_rand
 from game.staff import ACTIONS
 from game.words import spoken

@@ -7,7 +7,7 @@ from __future__ import annotations
 import getpass
 from pathlib import Path
 
-from cli.main import CommandError
+from cli.errors import CommandError
 
 __all__ = ["secret_from_file", "typed_secret"]
 

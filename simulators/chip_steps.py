@@ -19,18 +19,35 @@ restarted with the daemon (one process) is given back what the table last read o
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
+from drivers.protocols import TableHandle
 from game.wagers.settle import WAGERS
 from simulators.rfid import RfidReaderSimulator
-
-if TYPE_CHECKING:
-    from simulators.table_play import VirtualTable
 
 __all__ = ["SPOT_LIMIT", "PaidSpots", "issue_stacks", "return_chips", "sync_owners"]
 
 SPOT_LIMIT: Final = 100  # chips a spot's report carries at most is 120: room to spare
 SpotKey = tuple[int, str]
+
+
+class VirtualTable(Protocol):
+    """What the chip steps use of the virtual dealer's table (`simulators.table_play`'s
+    `VirtualTable` is the one): the running table, its simulated reader, the console's
+    buttons, a wait for what the table shows, and the counters and faults of the float."""
+
+    table: TableHandle
+    chips: RfidReaderSimulator
+    stacks_issued: int
+    reconciled: dict[str, int]
+    pocket_chips: int
+    fault_log: list[str]
+
+    async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
+        """Wait until the table's status passes ``check`` (``what`` names it in a timeout)."""
+
+    async def console(self, action: str, **request: Any) -> Mapping[str, Any]:
+        """Press a console button at the table; its answer."""
 
 
 def sync_owners(vt: VirtualTable) -> None:

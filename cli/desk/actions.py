@@ -29,7 +29,7 @@ from cli.desk.context import (
     existing_engine,
     saved_session,
 )
-from cli.main import CommandError, CommandRefused, CommandUnavailable
+from cli.errors import CommandError, CommandRefused, CommandUnavailable
 from cli.typed_secrets import secret_from_file, typed_secret
 from game.money import InvalidAmount, format_rand, parse_amount
 from game.tournament.entries import Stage

@@ -72,13 +72,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from cli.arguments import add_renamed, rand_amount
 from cli.desk import actions as act
 from cli.desk import disputes as disputes_cli
 from cli.desk import identity as desk_identity
 from cli.desk import login
 from cli.desk import staff as console
 from cli.desk import table_commands as desk_commands
-from cli.main import add_renamed, rand_amount
 from game.tournament.entries import Stage
 from game.words import spoken
 from leaderboard.desk import DESK_ACK_METHODS

@@ -15,7 +15,7 @@ from typing import Final
 
 from sqlalchemy import Engine
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from leaderboard.db import DatabaseNotReady, make_engine, open_existing
 from leaderboard.desk.config import DeskConfig, read_desk_config
 

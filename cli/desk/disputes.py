@@ -19,7 +19,7 @@ import argparse
 from typing import Any
 
 from cli.desk import actions as act
-from cli.main import CommandError
+from cli.errors import CommandError
 from game.money import InvalidAmount, format_rand, parse_rand
 from game.words import spoken
 from leaderboard.desk import dispute_records as records

@@ -25,7 +25,7 @@ from cli.desk.context import (
     saved_session,
 )
 from cli.desk.staff import read_passphrase
-from cli.main import CommandError, CommandRefused
+from cli.errors import CommandError, CommandRefused
 from cli.typed_secrets import secret_from_file, typed_secret
 from leaderboard.db import shown, upgrade
 from leaderboard.desk.auth import SignInRefused, authenticate, init_first_manager, sign_in

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 
 from cli.desk import actions as act
-from cli.main import CommandError
+from cli.errors import CommandError
 from cli.typed_secrets import secret_from_file, typed_secret
 from game.money import format_rand
 from leaderboard import desk

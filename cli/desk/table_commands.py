@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from cli.desk.actions import desk_session, show
-from cli.main import CommandError
+from cli.errors import CommandError
 from leaderboard.desk.command_log import CommandView, command_views
 from leaderboard.desk.table_check import check_tables
 from leaderboard.projections.command_results import STATES

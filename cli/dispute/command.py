@@ -23,7 +23,7 @@ from typing import Any
 
 from cli.dispute.context import build_context
 from cli.dispute.replay import add_parser as add_replay
-from cli.main import CommandError
+from cli.errors import CommandError
 from controller.journal import Journal, JournalError, JournalRecord, StoredMessage
 from controller.journal.rotation import journal_files
 from wire.dispute_bundle import Selector, build, check, select

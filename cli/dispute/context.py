@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from controller.config import read_table_config
 from controller.wiring import ConfiguredDevices
 from game.chips.registry import format_uid

@@ -24,7 +24,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cli.dispute.devices import through_devices
-from cli.main import CommandError
+from cli.errors import CommandError
 from game.chips.registry import Chip, ChipRegistry, parse_uid
 from game.errors import ConfigError
 from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence

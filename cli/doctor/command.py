@@ -21,8 +21,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cli.doctor.central import check_central
-from cli.doctor.desk import check_desk
 from cli.doctor.table import Probes, check_table, may_open
 
 __all__ = ["EXIT_MAY_NOT_OPEN", "register", "run_doctor"]
@@ -61,9 +59,15 @@ def run_doctor(args: argparse.Namespace) -> int:
     probes = Probes(enrolled=args.enrolled)
     if args.central:
         config = args.config or DEFAULT_CENTRAL_CONFIG
+        # The central server's and the desk's checks need the central extra (its database
+        # migrations): imported only here, so a table PC's own install runs the doctor.
+        from cli.doctor.central import check_central  # noqa: PLC0415
+
         findings = check_central(config, probes)
     elif args.desk:
         config = args.config or DEFAULT_DESK_CONFIG
+        from cli.doctor.desk import check_desk  # noqa: PLC0415
+
         findings = check_desk(config, probes)
     else:
         config = args.config or DEFAULT_CONFIG

@@ -22,8 +22,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cli.arguments import add_renamed
+from cli.errors import CommandError, CommandRefused
 from cli.journal.rotate import register_rotate
-from cli.main import CommandError, CommandRefused, add_renamed
 from controller.journal import (
     Fault,
     IntegrityProblem,

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from cli.main import CommandError, CommandRefused, add_renamed
+from cli.arguments import add_renamed
+from cli.errors import CommandError, CommandRefused
 from controller.config import read_table_config
 from controller.journal import JournalError
 from controller.journal.rotation import rotate_journal

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from cli.recall.compact import damage_lines, render_compact
 from controller.journal import (
     CheckedMessage,

@@ -19,7 +19,7 @@ from typing import Any, Final
 from sqlalchemy.orm import Session
 
 from cli.desk.context import desk_config, existing_engine
-from cli.main import CommandError
+from cli.errors import CommandError
 from cli.report import scores as report_scores
 from game.tournament.schema import TournamentSettings
 from leaderboard.db import database_answers

@@ -22,7 +22,7 @@ from pathlib import Path
 from random import Random
 from typing import Any
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from game.hand.deal import DEFAULT_DEAL
 from game.money import format_rand
 from game.paytables.lines import Paytables

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Final, TextIO
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from cli.simulate import floor as simulate_floor
 from cli.simulate.table import register_table
 from controller.chip_registry_files import read_registry

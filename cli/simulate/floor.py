@@ -16,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.main import CommandError, add_renamed
+from cli.arguments import add_renamed
+from cli.errors import CommandError
 from game.money import format_rand
 from runtime.errors import Unavailable
 

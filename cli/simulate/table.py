@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from cli.main import CommandError
+from cli.errors import CommandError
 from cli.simulate.table_config import (
     DECK_CHOICES,
     SimTableConfig,

@@ -123,6 +123,13 @@ class Ingestor:
         await self._request_resends(batch.resends)
         return batch.results
 
+    @property
+    def pipelined(self) -> bool:
+        """Whether the receive loop screens a batch while the one before is being stored:
+        with verification workers, or a database server; SQLite works in this process, and
+        two busy threads there only slow each other down (bench/README.md)."""
+        return self.verify_workers > 0 or self.engine.dialect.name != "sqlite"
+
     async def screen_received(self, messages: Sequence[tuple[str, bytes]]) -> list[Item] | None:
         """The first stage of handle_batch for the receive loop: verification, which may run
         while the previous batch is being stored. None if it failed (logged and counted;

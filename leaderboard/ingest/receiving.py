@@ -13,17 +13,45 @@ import asyncio
 import contextlib
 import random
 import time
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any, Protocol
 
 import structlog
 
-from leaderboard.ingest.results import INGEST_SUFFIXES
+from leaderboard.ingest.results import INGEST_SUFFIXES, Item
 from wire.mqtt import MqttClient, MqttSession, MqttSettings, Received, stopped_within
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, SHARED_PREFIX, TableTopics
 
-if TYPE_CHECKING:
-    from leaderboard.ingest.ingestor import Ingestor
+
+class IngestSink(Protocol):
+    """What the receive loop feeds (`leaderboard.ingest.ingestor.Ingestor` is one): where it
+    listens, how it batches, and the screening, storing and gap checks it hands work to."""
+
+    venue: str
+    topic_root: str
+    batch_max: int
+
+    @property
+    def pipelined(self) -> bool:
+        """Whether a batch may be screened while the one before is still being stored."""
+
+    async def start_workers(self) -> None:
+        """Start the verification workers, if any."""
+
+    async def drain(self, timeout_s: float) -> None:
+        """Finish what is under way, within ``timeout_s``."""
+
+    def close(self) -> None:
+        """Stop the workers and release the database."""
+
+    async def screen_received(self, messages: Sequence[tuple[str, bytes]]) -> list[Item] | None:
+        """Screen and verify a received batch; None when nothing of it is to be stored."""
+
+    async def store_received(self, items: list[Item]) -> None:
+        """Store a screened batch in one transaction."""
+
+    async def check_gaps(self) -> list[tuple[str, int]]:
+        """Ask tables to resend what is missing; the (table, seq) asked for."""
 
 __all__ = ["Alongside", "IngestLink", "subscription_filters"]
 
@@ -78,7 +106,7 @@ class IngestLink:
     through ``client``, so that it has one connection to the broker.
     """
 
-    def __init__(self, ingestor: Ingestor, settings: MqttSettings, *,
+    def __init__(self, ingestor: IngestSink, settings: MqttSettings, *,
                  shared_group: str | None = None, client_id: str | None = None,
                  gap_check_s: float = 0.5, rng: random.Random | None = None,
                  subscribed: asyncio.Event | None = None,
@@ -151,7 +179,7 @@ class IngestLink:
         two busy threads only slow each other down (measured: bench/README.md).
         """
         ingestor = self.ingestor
-        pipelined = ingestor.verify_workers > 0 or ingestor.engine.dialect.name != "sqlite"
+        pipelined = ingestor.pipelined
         storing: asyncio.Task[None] | None = None
         try:
             while True:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cli.main import rand_amount
+from cli.arguments import rand_amount
 from game.money import InvalidAmount, format_rand, parse_amount
 
 

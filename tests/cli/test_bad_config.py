@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_UNAVAILABLE, EXIT_USAGE
+from cli.errors import EXIT_UNAVAILABLE, EXIT_USAGE
 from wire.signing import Signer, save_private_key
 
 ROOT = Path(__file__).resolve().parents[2]

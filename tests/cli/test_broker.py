@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import COMMAND_MODULES, EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import COMMAND_MODULES, main
 from deploy import broker_config as bc
 
 PLAIN = ["--insecure-plaintext"]

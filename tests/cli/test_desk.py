@@ -15,7 +15,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 import cli.desk.actions as desk_cli
-from cli.main import EXIT_ERROR, EXIT_REFUSED, EXIT_UNAVAILABLE, main
+from cli.errors import EXIT_ERROR, EXIT_REFUSED, EXIT_UNAVAILABLE
+from cli.main import main
 from game.messages.desk import StaffRoster
 from game.staff import secret_matches
 from leaderboard.desk import DeskCommand

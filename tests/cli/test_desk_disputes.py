@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from cli.main import EXIT_ERROR, EXIT_REFUSED
+from cli.errors import EXIT_ERROR, EXIT_REFUSED
 from leaderboard.projections import project
 from tests.cli.test_desk import ADULT, Desk, run  # noqa: F401 (the fixture)
 from tests.leaderboard.desk_fields import HEAT_TIME

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_ERROR, EXIT_REFUSED
+from cli.errors import EXIT_ERROR, EXIT_REFUSED
 from tests.cli.test_desk import ADULT, Desk
 from tests.fixtures.services import Database
 

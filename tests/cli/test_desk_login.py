@@ -12,7 +12,8 @@ from alembic import command
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from cli.main import EXIT_ERROR, EXIT_REFUSED, main
+from cli.errors import EXIT_ERROR, EXIT_REFUSED
+from cli.main import main
 from leaderboard.db import alembic_config, head_revisions, make_engine
 from leaderboard.models import AuditEntry, Patron
 from tests.cli.test_desk import ADULT, Desk

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from cli.main import (
+from cli.errors import (
     EXIT_INTERNAL,
     EXIT_REFUSED,
     EXIT_UNAVAILABLE,
     EXIT_USAGE,
     CommandError,
     exit_code,
-    main,
 )
+from cli.main import main
 from game.errors import ConfigError, IllegalAction, InvalidCard
 from leaderboard.desk import Conflict, DeskError, NotFound
 from runtime.errors import Unavailable

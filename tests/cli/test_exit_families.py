@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_USAGE, main
+from cli.errors import EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_USAGE
+from cli.main import main
 from tests.cli.test_desk import ADULT, Desk
 from tests.fixtures.services import Database
 

@@ -1,4 +1,5 @@
-"""The CLI imports only the module of the command asked for, and that module only what it runs."""
+"""The CLI imports only the module of the command asked for, and that module only what it runs;
+`showdown --help` imports none, its lines and extras kept true to the commands' own."""
 
 from __future__ import annotations
 
@@ -11,15 +12,65 @@ import sys
 
 import pytest
 
-from cli.main import COMMANDS, build_parser, command_of
+from cli.extras import EXTRA_OF
+from cli.main import COMMAND_MODULES, COMMANDS, build_parser, command_of, overview_parser
 
 
 def test_each_command_is_registered_by_the_module_named_for_it() -> None:
-    for name, module in COMMANDS.items():
+    for name, command in COMMANDS.items():
         parser = argparse.ArgumentParser()
         sub = parser.add_subparsers()
-        importlib.import_module(module).register(sub)
-        assert list(sub.choices) == [name], module
+        importlib.import_module(command.module).register(sub)
+        assert list(sub.choices) == [name], command.module
+
+
+def _listed(parser: argparse.ArgumentParser) -> dict[str, str | None]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {c.dest: c.help for c in action._choices_actions}
+
+
+def test_the_overview_lists_each_command_with_its_own_parsers_words() -> None:
+    assert _listed(overview_parser()) == _listed(build_parser())
+    assert list(_listed(overview_parser())) == list(COMMANDS)
+
+
+_BLOCK_EXTRAS = """
+import importlib, importlib.abc, json, sys
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.partition(".")[0] in {extras}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+sys.meta_path.insert(0, Block())
+try:
+    importlib.import_module({module!r})
+    print("none")
+except ModuleNotFoundError as exc:
+    print(exc.name.partition(".")[0])
+"""
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_a_commands_needs_name_the_extra_its_module_cannot_do_without(name: str) -> None:
+    # As on a table PC's install (no extra): the library whose absence stops the module's
+    # import must be one the command's `needs` looks for first, so the help line, the
+    # stand-in and the error all name an extra the command really needs.
+    command = COMMANDS[name]
+    code = _BLOCK_EXTRAS.format(extras=sorted(EXTRA_OF), module=command.module)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    stopped_by = done.stdout.strip()
+    if stopped_by == "none":
+        assert command.needs == (), f"{name} imports without any extra"
+    else:
+        assert stopped_by in command.needs, f"{name} cannot be imported without {stopped_by}"
+
+
+def test_help_imports_no_commands_module() -> None:
+    loaded = _modules_after(["--help"])
+    assert "cli.main" in loaded
+    assert not set(COMMAND_MODULES) & loaded
+    assert "importlib.metadata" not in loaded  # the release is read for --version alone
 
 
 def test_the_full_parser_lists_every_command_and_a_chosen_one_alone() -> None:
@@ -74,10 +125,10 @@ HEAVY = ("numpy", "sqlalchemy", "structlog", "rich", "amqtt", "aiomqtt", "contro
 ])
 def test_a_pit_command_loads_none_of_the_heavy_machinery(argv: list[str], stdin: str) -> None:
     loaded = _modules_after(argv, stdin)
-    assert COMMANDS[argv[0]] in loaded  # it did run
+    assert COMMANDS[argv[0]].module in loaded  # it did run
     heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY or m.startswith(HEAVY))
     assert heavy == []
-    others = {m for m in COMMANDS.values() if m != COMMANDS[argv[0]]}
+    others = set(COMMAND_MODULES) - {COMMANDS[argv[0]].module}
     assert not others & loaded
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from cli.errors import EXIT_ERROR, EXIT_REFUSED
 from cli.journal.command import EXIT_PROBLEMS
-from cli.main import EXIT_ERROR, EXIT_REFUSED, main
+from cli.main import main
 from controller.clock import FakeClockSource
 from controller.journal import FAULTS_CLEARED_KIND, Journal, JournalRecord
 from controller.journal.models import TRIGGERS

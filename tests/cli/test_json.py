@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from cli.main import EXIT_USAGE, main
+from cli.errors import EXIT_USAGE
+from cli.main import main
 from game.money import format_rand
 
 

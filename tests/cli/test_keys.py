@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import main
 from wire.signing import KeyRing, load_private_key
 
 

@@ -9,7 +9,8 @@ from importlib.metadata import version
 
 import pytest
 
-from cli.main import EXIT_BROKEN_PIPE, EXIT_USAGE, build_parser, main
+from cli.errors import EXIT_BROKEN_PIPE, EXIT_USAGE
+from cli.main import build_parser, main
 
 
 def test_a_reader_that_goes_away_stops_the_command_quietly() -> None:

@@ -10,7 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from cli.main import EXIT_USAGE, build_parser, main
+from cli.errors import EXIT_USAGE
+from cli.main import build_parser, main
 
 # Names that would mean the same thing: the commands use the first, and no command may offer
 # another (the old names are hidden aliases, see test_an_old_name_still_works...).

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from cli.main import EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import main
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord
 from controller.journal.models import TRIGGERS

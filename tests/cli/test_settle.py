@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from cli.main import EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 U = 2_500

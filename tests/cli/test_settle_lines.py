@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from cli.main import EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import main
 from tests.cli.test_settle import ISSUE_EXAMPLE
 
 FOLD: dict[str, Any] = {

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_USAGE, main
+from cli.errors import EXIT_USAGE
+from cli.main import main
 from controller.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]

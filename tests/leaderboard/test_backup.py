@@ -14,7 +14,8 @@ import pytest
 import sqlalchemy as sa
 from alembic.script import ScriptDirectory
 
-from cli.main import EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import main
 from leaderboard.backup import BackupError, backup_sqlite, sqlite_file
 from leaderboard.db import alembic_config, make_engine, upgrade
 from leaderboard.models import AuditEntry

@@ -15,8 +15,9 @@ import pytest
 import sqlalchemy as sa
 from alembic import command
 
+from cli.errors import EXIT_ERROR
 from cli.leaderboard import AUDIT_FAILED
-from cli.main import EXIT_ERROR, main
+from cli.main import main
 from leaderboard.audit import audit_messages
 from leaderboard.db import alembic_config, make_engine
 from leaderboard.models import AuditEntry, Message, TableRecord

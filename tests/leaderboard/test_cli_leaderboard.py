@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_ERROR, main
+from cli.errors import EXIT_ERROR
+from cli.main import main
 from controller.embedded_broker import EmbeddedBroker
 from leaderboard.db import make_engine, upgrade
 from tests.fixtures.services import Database, MqttBroker

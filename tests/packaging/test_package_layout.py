@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from setuptools import find_packages
 
+from cli.errors import EXIT_USAGE, exit_code
 from cli.extras import EXTRA_OF, MissingExtra, missing_extra, register_command, require
-from cli.main import EXIT_USAGE, exit_code
 from game.errors import ConfigError
 from runtime.settings_files import (
     TOURNAMENT_ENV,
@@ -32,7 +32,7 @@ def test_the_package_list_names_every_package_of_the_checkout() -> None:
     listed = set(PROJECT["tool"]["setuptools"]["packages"])
     found = set(find_packages(where=str(REPO), include=[
         "game*", "wire*", "runtime*", "controller*", "drivers*", "simulators*", "leaderboard*",
-        "deploy*"]))
+        "deploy*", "cli*", "floor*"]))
     assert listed - {"showdown_config", "showdown_systemd"} == found
 
 

@@ -59,7 +59,8 @@ def test_a_bad_choice_stops_table_run_with_a_clear_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     """A valid simulated table's config; the daemon never starts on an unknown loop."""
-    from cli.main import EXIT_USAGE, main
+    from cli.errors import EXIT_USAGE
+    from cli.main import main
     from runtime.settings_files import default_tournament_path
     from simulators.table_toml import new_table_home, simulated_table_toml
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cli.main import EXIT_REFUSED, main
+from cli.errors import EXIT_REFUSED
+from cli.main import main
 from tests.controller.console.support import DEALER, console_table
 
 
