@@ -20,7 +20,7 @@ from leaderboard.desk.errors import Conflict
 from leaderboard.desk.holds import DISQUALIFIED
 from leaderboard.desk.lookups import get_patron, has_score
 from leaderboard.desk.roles import require_supervisor
-from leaderboard.desk.seating import _unseat
+from leaderboard.desk.seating import record_unseat
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
 from leaderboard.models import Entry, PrizeAward
@@ -70,7 +70,7 @@ def disqualify_patron(session: Session, clock: WallClock, *, actor: str, patron_
         marked.append(entry.entry_id)
         if entry.status == SEATED and entry.table_id is not None and entry.seat is not None \
                 and not has_score(session, entry.entry_id):
-            commands.append(_unseat(session, now, actor, entry,
+            commands.append(record_unseat(session, now, actor, entry,
                                     reason="disqualified (rule 57)", why=reason,
                                     entry_disqualified=True))
             unseated.append(entry.entry_id)

@@ -102,13 +102,15 @@ def refund_entry(session: Session, clock: WallClock, *, actor: str, entry_id: st
     if entry.status != REGISTERED or has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} is {entry.status}: only an entry not yet"
                        " seated is refunded (a table out of service: `desk table-fault`)")
-    _refund(session, now, actor, entry, cause="desk", why=reason)
+    record_refund(session, now, actor, entry, cause="desk", why=reason)
     session.commit()
     return entry
 
 
-def _refund(session: Session, now: datetime, actor: str, entry: Entry, *, cause: str,
+def record_refund(session: Session, now: datetime, actor: str, entry: Entry, *, cause: str,
             why: str) -> None:
+    """Mark ``entry`` refunded and audit it, inside the desk action under way (its caller's
+    lock and transaction): a refund at the desk, a table taken out of service."""
     entry.status = REFUNDED
     write_audit(session, now, actor, "entry.refunded", detail={
         "entry_id": entry.entry_id, "patron_id": entry.patron_id, "cause": cause,
@@ -125,6 +127,6 @@ def refund_unplayed(session: Session, now: datetime, actor: str, patron_id: str,
             Entry.patron_id == patron_id, Entry.status == REGISTERED,
             Entry.stage.in_([s.value for s in stages])).order_by(Entry.entry_id)).all():
         if not has_score(session, entry.entry_id):
-            _refund(session, now, actor, entry, cause=cause, why=why)
+            record_refund(session, now, actor, entry, cause=cause, why=why)
             refunded.append(entry.entry_id)
     return refunded

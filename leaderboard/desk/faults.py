@@ -10,12 +10,12 @@ from game.messages.table import HeatClosed
 from game.tournament.entries import Stage
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
 from leaderboard.desk.command_log import record_command
-from leaderboard.desk.entries import _refund
+from leaderboard.desk.entries import record_refund
 from leaderboard.desk.errors import Conflict
-from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.heats import occupied_entries, open_heats_by_table
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.lookups import REGISTERED
-from leaderboard.desk.seating import _unseat
+from leaderboard.desk.seating import record_unseat
 from leaderboard.desk.values import DeskCommand, TableFault
 from leaderboard.projections import RELEASED
 from runtime.clocks import WallClock
@@ -32,18 +32,18 @@ def table_fault(session: Session, clock: WallClock, *, actor: str, table: str,
     reason = require_reason(why, "the table is out of service",
                             kept="the audit and the table's record")
     table = checked_table_id(table)
-    open_now = _open_heats(session)
+    open_now = open_heats_by_table(session)
     if table not in open_now:
         raise Conflict(f"the desk has no heat open at table {table}")
     heat_id = open_now[table][0]
     refunded: dict[str, int] = {}
     released: list[str] = []
     commands: list[DeskCommand] = []
-    for entry in _occupied(session, table=table):
-        commands.append(_unseat(session, now, actor, entry, why=why, table_fault=True,
+    for entry in occupied_entries(session, table=table):
+        commands.append(record_unseat(session, now, actor, entry, why=why, table_fault=True,
                                 reason=f"table out of service: {reason}"))
         if entry.stage == Stage.QUALIFYING.value:
-            _refund(session, now, actor, entry, cause="table_fault", why=reason)
+            record_refund(session, now, actor, entry, cause="table_fault", why=reason)
             refunded[entry.entry_id] = entry.buy_in_cents
         else:  # the place is played again from the start, at a table the desk seats it at
             write_audit(session, now, actor, RELEASED, detail={

@@ -42,7 +42,7 @@ def _open_heats_query() -> Select[Any]:
 _OPEN_HEATS: Final = _open_heats_query()
 
 
-def _open_heats(session: Session) -> dict[str, tuple[str, Stage]]:
+def open_heats_by_table(session: Session) -> dict[str, tuple[str, Stage]]:
     """The heat the desk last opened at each table and has not closed: table -> (heat, stage).
 
     Each table's last heat-open or heat-close action that the table did not refuse decides
@@ -69,7 +69,7 @@ _OCCUPIED: Final = {(t, p): _occupied_query(table=t, player=p)
                     for t in (False, True) for p in (False, True)}
 
 
-def _occupied(session: Session, *, table: str | None = None,
+def occupied_entries(session: Session, *, table: str | None = None,
               player: str | None = None) -> list[Entry]:
     """Entries seated (at `table`, or played by `player`) whose score has not come in."""
     query = _OCCUPIED[table is not None, player is not None]
@@ -94,7 +94,7 @@ def open_heat(session: Session, settings: TournamentSettings, clock: WallClock, 
     except ValueError:
         raise DeskError(f"unknown stage {stage!r} (one of {', '.join(s.value for s in Stage)})"
                         ) from None
-    open_now = _open_heats(session)
+    open_now = open_heats_by_table(session)
     if table in open_now:
         raise Conflict(f"heat {open_now[table][0]} is still open at table {table}; close it first")
     if stage is Stage.QUALIFYING:
@@ -130,10 +130,10 @@ def close_heat(session: Session, clock: WallClock, *, actor: str, table: str,
     actor = begin_action(session, actor)
     now = desk_now(clock)
     table = checked_table_id(table)
-    open_now = _open_heats(session)
+    open_now = open_heats_by_table(session)
     if table not in open_now:
         raise Conflict(f"the desk has no heat open at table {table}")
-    seated = _occupied(session, table=table)
+    seated = occupied_entries(session, table=table)
     if seated:
         raise Conflict(f"entries still seated at table {table} without a score: "
                        + ", ".join(e.entry_id for e in seated))

@@ -20,7 +20,7 @@ from leaderboard.desk.action import (
 )
 from leaderboard.desk.command_log import record_command
 from leaderboard.desk.errors import Conflict, DeskError
-from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.heats import occupied_entries, open_heats_by_table
 from leaderboard.desk.holds import screen
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.lookups import (
@@ -40,7 +40,7 @@ from runtime.clocks import WallClock
 def _seat_for(session: Session, settings: TournamentSettings, now: datetime, *,
               entry: Entry, stage: Stage, table: str, seat: int | None) -> tuple[str, int]:
     """The heat and seat an entry takes at `table` (checks the heat, the day, the choice)."""
-    heat = _open_heats(session).get(table)
+    heat = open_heats_by_table(session).get(table)
     if heat is None:
         raise Conflict(f"no heat is open at table {table} (open one first)")
     heat_id, heat_stage = heat
@@ -72,7 +72,7 @@ def _seat_for(session: Session, settings: TournamentSettings, now: datetime, *,
         seat = entry.seat
     if isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= seats:
         raise DeskError(f"seat must be 1 to {seats}, not {seat!r}")
-    taken = [e for e in _occupied(session, table=table) if e.seat == seat]
+    taken = [e for e in occupied_entries(session, table=table) if e.seat == seat]
     if taken:
         raise Conflict(f"seat {seat} at table {table} is taken by entry {taken[0].entry_id}")
     return heat_id, seat
@@ -80,7 +80,7 @@ def _seat_for(session: Session, settings: TournamentSettings, now: datetime, *,
 
 def _check_player(session: Session, *, entry: Entry, stage: Stage, player_id: str) -> None:
     """A person plays one entry at a time, and one place per semi-final or Final."""
-    busy = _occupied(session, player=player_id)
+    busy = occupied_entries(session, player=player_id)
     if busy:
         raise Conflict(f"patron {player_id} is already playing entry {busy[0].entry_id} at"
                        f" table {busy[0].table_id}")
@@ -167,12 +167,12 @@ def unseat_entry(session: Session, clock: WallClock, *, actor: str, entry_id: st
         raise Conflict(f"entry {entry.entry_id} is not seated at a table")
     if has_score(session, entry.entry_id):
         raise Conflict(f"entry {entry.entry_id} has played its hands and has a score")
-    command = _unseat(session, now, actor, entry, reason=reason, why=why)
+    command = record_unseat(session, now, actor, entry, reason=reason, why=why)
     session.commit()
     return command
 
 
-def _unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason: str,
+def record_unseat(session: Session, now: datetime, actor: str, entry: Entry, *, reason: str,
             why: str | None, **detail: Any) -> DeskCommand:
     """Record the `unseat` command for a seated entry (its audit row is the command's seq)."""
     assert entry.table_id is not None

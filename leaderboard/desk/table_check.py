@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from game.messages.table import EntrySeated, EntryUnseated, HeatClosed, HeatOpened, ScoreRecorded
 from leaderboard.desk.command_log import command_views
-from leaderboard.desk.heats import _occupied, _open_heats
+from leaderboard.desk.heats import occupied_entries, open_heats_by_table
 from leaderboard.models import Message, TableProgress, TableRecord
 
 __all__ = ["Finding", "TableView", "check_tables"]
@@ -94,7 +94,7 @@ def _reported(session: Session) -> dict[str, tuple[str | None, dict[str, int]]]:
 def check_tables(session: Session, tables: Iterable[str] | None = None) -> list[TableView]:
     """Every table (enrolled, or known to either side), or these: each view and finding."""
     reported = _reported(session)
-    desk_heats = _open_heats(session)
+    desk_heats = open_heats_by_table(session)
     names = set(tables) if tables is not None else (
         set(session.scalars(select(TableRecord.table_id))) | set(reported) | set(desk_heats))
     progress = {p.table_id: p for p in session.scalars(select(TableProgress))}
@@ -108,7 +108,7 @@ def check_tables(session: Session, tables: Iterable[str] | None = None) -> list[
         view = TableView(table=name, desk_heat=None if desk_heat is None else desk_heat[0],
                          table_heat=heat, table_seated=dict(seated),
                          desk_seated={e.entry_id: e.seat or 0
-                                      for e in _occupied(session, table=name)},
+                                      for e in occupied_entries(session, table=name)},
                          awaiting=sorted(awaiting.get(name, [])))
         row = progress.get(name)
         if row is not None and row.gaps:

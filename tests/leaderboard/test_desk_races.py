@@ -68,7 +68,7 @@ def race(engine: Engine, *actions: Callable[[Session], object]) -> list[object]:
 
 def test_two_desks_opening_a_heat_at_one_table(engine: Engine, mocker: MockerFixture) -> None:
     clock = FakeClock(HEAT_TIME)
-    held_after(mocker, desk_heats, "_open_heats")
+    held_after(mocker, desk_heats, "open_heats_by_table")
     results = race(engine, *[
         lambda s, who=who: desk.open_heat(s, settings(), clock, actor=who, table="t01",
                                           stage="qualifying")
@@ -91,7 +91,7 @@ def test_two_desks_seating_two_entries_on_one_seat(engine: Engine,
         e2 = desk.buy_entry(s, settings(), clock, actor="desk-1", patron_id=b,
                             payment="cash").entry_id
         desk.open_heat(s, settings(), clock, actor="desk-1", table="t01", stage="qualifying")
-    held_after(mocker, desk_seating, "_occupied")
+    held_after(mocker, desk_seating, "occupied_entries")
     results = race(engine, *[
         lambda s, entry=entry: desk.seat_entry(s, settings(), clock, actor="desk-1",
                                                entry_id=entry, table="t01", seat=4)
