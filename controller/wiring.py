@@ -5,7 +5,7 @@ daemon with them.
 For a simulated table it also makes what the simulation needs: the table's key on first run,
 a virtual desk with a fresh key, and the virtual dealer that plays at the daemon through a
 `drivers.protocols.TableHandle` and typed handles to its own simulated devices. Only this
-module and the command line import `simulators/`.
+module, the command line (`cli`) and the simulated floor (`floor`) import `simulators/`.
 """
 
 from __future__ import annotations
