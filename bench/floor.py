@@ -24,9 +24,14 @@ import argparse
 import asyncio
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# Run as a script, bench/ is first on sys.path and this file would stand for the floor package.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
 
 from floor.plan import LoadPlan
 from floor.profile import FloorSampler

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "floor.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
 
 
 def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:
