@@ -24,13 +24,19 @@ import argparse
 import asyncio
 import os
 import platform
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-from cli.simulate.floor import build_report
+# Run as a script, bench/ is first on sys.path and this file would stand for the floor package.
+if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
+    del sys.path[0]
+
+from floor.plan import LoadPlan
 from floor.profile import FloorSampler
-from floor.run import FloorOptions, FloorRun
+from floor.report import build_report
+from floor.run import FloorRun
 from runtime.logs import configure_logging
 from runtime.net import answers
 
@@ -57,7 +63,7 @@ def _run(tables: int, hands: int, *, seed: int, pace: str = "full", processes: b
          ) -> tuple[float, int, list[str], FloorRun]:
     """One floor run: (hands a second of wall time, hands, problems, the run)."""
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as tmp:
-        options = FloorOptions(directory=Path(tmp), tables=tables, hands=hands, seed=seed,
+        options = LoadPlan(directory=Path(tmp), tables=tables, hands=hands, seed=seed,
                                pace=pace, processes=processes,  # type: ignore[arg-type]
                                profile=sampler is not None, broker=broker)
         floor = FloorRun(options, out=lambda _line: None)

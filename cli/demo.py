@@ -8,7 +8,7 @@ parallel, the top 6 into the Final with the seat draw and the bonus markers, the
 the Top Score Progressive and the Final Prize Pool awarded, and the winners claiming (one
 prize left unclaimed). Everything goes through the desk, signed commands over MQTT, the table
 daemons on their real drivers, ingest and the standings, live on the page
-(floor.demo). Each table's virtual dealer and supervisor sign in with
+(floor.tournament). Each table's virtual dealer and supervisor sign in with
 their own PINs, every payout is checked by the chip readers (one overpay is injected and
 overridden by the supervisor), and each patron acknowledges their score by tapping their
 rewards card. ``--seed`` replays the same cards, scores and winners.
@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import dataclasses
-import secrets
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -190,11 +188,10 @@ async def _table_demo(home: Path, args: argparse.Namespace, doc: dict[str, Any],
 
 
 def _floor(args: argparse.Namespace, doc: dict[str, Any]) -> int:
-    """The simulated floor (floor.demo) in a fresh or a kept directory."""
+    """The simulated floor (floor.tournament) in a fresh or a kept directory."""
     import sys  # noqa: PLC0415
 
-    from floor.demo import FloorPlan  # noqa: PLC0415
-    from floor.demo_desk import demo_settings  # noqa: PLC0415
+    from floor.plan import TournamentPlan, tournament_settings  # noqa: PLC0415
 
     if not 0 <= args.port <= 65535:
         raise CommandError(f"--port must be 0..65535 (0: any free port), got {args.port}")
@@ -212,7 +209,7 @@ def _floor(args: argparse.Namespace, doc: dict[str, Any]) -> int:
         directory = None
     with tempfile.TemporaryDirectory(prefix="showdown-demo-") as tmp:
         try:
-            plan = FloorPlan(directory=directory or Path(tmp), tables=args.tables,
+            plan = TournamentPlan(directory=directory or Path(tmp), tables=args.tables,
                              days=args.days,
                              heats_per_day=1 if args.heats is None else args.heats,
                              players=args.players, seed=args.seed,
@@ -225,14 +222,11 @@ def _floor(args: argparse.Namespace, doc: dict[str, Any]) -> int:
                              overpay_hand=args.overpay if args.overpay > 0 else None,
                              deck_mode=args.deck,
                              tournament_file=_given(args.tournament, "--tournament"),
-                             paytables_file=_given(args.paytables, "--paytables"),
-                             # on a shared broker, topics and sessions of this run's own
-                             venue="demo" if args.broker is None
-                             else f"demo-{secrets.token_hex(3)}")
+                             paytables_file=_given(args.paytables, "--paytables"))
             if args.heats is None and plan.whole:  # enough heats a day to fill the semi-finals
-                plan = replace(plan, heats_per_day=_heats_needed(plan, demo_settings(
+                plan = replace(plan, heats_per_day=_heats_needed(plan, tournament_settings(
                     replace(plan, whole=False))[2].qualifying.advance or 0))
-            demo_settings(plan)  # a setting or a size that does not fit, said before starting
+            tournament_settings(plan)  # a setting or a size that does not fit, said before starting
         except ValueError as exc:
             raise CommandError(str(exc)) from None
         return asyncio.run(_run_floor(plan, linger, doc))
@@ -276,7 +270,7 @@ def _rules(items: list[str]) -> dict[str, object]:
 async def _run_floor(plan: Any, linger: float | None, doc: dict[str, Any]) -> int:
     import signal  # noqa: PLC0415
 
-    from floor.demo import SimulatedFloor  # noqa: PLC0415
+    from floor.tournament import SimulatedFloor  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level="error")  # device alerts show on the page's feed
@@ -289,7 +283,7 @@ async def _run_floor(plan: Any, linger: float | None, doc: dict[str, Any]) -> in
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-    doc.update(dataclasses.asdict(report))
+    doc.update(report.tournament_doc())
     complete = report.heats_played == plan.tables * plan.heats and (
         not plan.whole or "prizes" in report.stages)
     return 0 if complete and not report.problems \

@@ -1,10 +1,10 @@
 """A table of a simulated floor in a process of its own, as on a real floor where every table
 is a PC of its own: the table's daemon, its simulated devices and its virtual dealer run in
-the child (floor.table), the broker, the central service and the desk
+the child (floor.tables), the broker, the central service and the desk
 stay in the floor's process, and the two talk over a pipe: the table's questions to the desk
 (calls with answers), its report when it is done, and the floor's word to stop.
 
-The child shares the floor's virtual clock (floor.virtual_time, shared memory). A child
+The child shares the floor's virtual clock (floor.clock, shared memory). A child
 that dies is a problem the floor reports (its pending questions fail, it stops counting as a
 table playing); a floor that dies closes the pipe, and the child stops.
 """
@@ -19,8 +19,8 @@ from dataclasses import asdict
 from multiprocessing.connection import Connection
 from typing import Any, Final
 
-from floor.table import FloorDesk, TableOrders, TableResult, play_table
-from floor.virtual_time import FloorClock
+from floor.clock import FloorClock
+from floor.tables import TableDesk, TableOrders, TableResult, play_table
 from leaderboard.desk.errors import DeskError
 from runtime.errors import one_line
 from runtime.event_loop import run
@@ -191,7 +191,7 @@ class TableProcess:
     """The floor's side of one table process: starts it, answers its questions with the
     desk, and sets `done` with its `result` (a problem when the process died)."""
 
-    def __init__(self, orders: TableOrders, clock: FloorClock, desk: FloorDesk, *,
+    def __init__(self, orders: TableOrders, clock: FloorClock, desk: TableDesk, *,
                  gone: Callable[[str], Coroutine[Any, Any, None]],
                  log_level: str = "error") -> None:
         self.orders, self._desk, self._gone = orders, desk, gone

@@ -1,4 +1,4 @@
-"""The demo's narrator: readable lines, and progress bars (rich) for the long parts.
+"""The demo's narrator: readable lines (and ordinals), and progress bars (rich) for the long parts.
 
 On a terminal the bars are live (hands played of the total, elapsed time) and the narrative
 lines print above them; otherwise (tests, CI logs, a pipe) each bar is one line when it starts
@@ -11,9 +11,16 @@ import sys
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["Bar", "Narrator"]
+__all__ = ["Bar", "Narrator", "ordinal"]
+
+_ORDINAL: Final = {1: "st", 2: "nd", 3: "rd"}
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th ... 11th, 12th."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else _ORDINAL.get(n % 10, 'th')}"
 
 
 class Bar:

@@ -3,11 +3,11 @@
 The production parts, wired as on a real floor: in the floor's process an MQTT broker
 (embedded amqtt, or a given one such as Mosquitto), the central service (leaderboard.app
 .LeaderboardService: ingest, standings, page, desk API) and the desk
-(floor.desk); in a process of its own per table
+(floor.desk, the same desk the demo's tournament drives); in a process of its own per table
 (floor.process; or all in the floor's process, `processes=False`) the
 table daemon (controller.wiring: the simulated shoe on a pty behind the real serial driver,
 the simulated chip reader as a pyusb backend behind the real USB driver, the ID reader on a
-pty, the journal) and its virtual dealer (floor.table). The desk's clerk
+pty, the journal) and its virtual dealer (floor.tables). The desk's clerk
 and supervisor sign in as themselves; patrons register, buy an entry for every heat and are
 seated by signed desk commands; a virtual dealer plays each heat, the readers verify every
 payout and each patron acknowledges with a card tap.
@@ -23,261 +23,196 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
+import random
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from floor.desk import HEAT_MARGIN, FloorDeskService
-from floor.table import TableOrders, TableResult, play_table
-from floor.virtual_time import FloorClock
+from floor.clock import FloorClock
+from floor.desk import FloorDesk
+from floor.plan import (
+    HEAT_HANDS,
+    HEAT_MARGIN,
+    FloorFiles,
+    LoadPlan,
+    tournament_settings,
+    write_files,
+)
+from floor.tables import TableOrders, TableResult, play_table
 from game.poker.evaluate import evaluate
 from leaderboard.models import Message, TableProgress
 from runtime.event_loop import EventLoopChoiceError, loop_factory
-from runtime.settings_files import default_tournament_path, read_tournament
-from simulators.table_toml import new_table_home, simulated_table_toml
-from wire.signing import Signer, save_private_key
+from simulators.patrons import make_patrons
+from simulators.table_stuck import TableStuck
 
 if TYPE_CHECKING:
     from floor.process import TableProcess
+    from game.tournament.schema import TournamentSettings
     from leaderboard.app import LeaderboardService
 
-__all__ = ["FloorError", "FloorOptions", "FloorRun", "TableRun"]
+__all__ = ["FloorError", "FloorRun", "broker_for", "central_service", "until_stopped"]
 
-LEADERBOARD_KEY_ID: Final = "leaderboard"
 _CENTRAL_WAIT_S: Final = 60.0  # a real timeout: the central service never caught up
 _DRAIN_LOOK_S: Final = 0.05  # the last messages change no standings: look again this often
-_HEAT_HANDS: Final = 10  # a qualifying heat's hands (rule 14)
-
-SERVICE_TOML: Final = """\
-# The central service of a simulated floor (written by `showdown simulate floor`).
-[service]
-venue = "{venue}"
-database = "{database}"
-tournament = "{tournament}"
-debounce_seconds = {debounce}
-[mqtt]
-broker = "{broker}"
-[keys]
-signing_key = "leaderboard.key"
-[keys.tables]
-{tables}
-[http]
-host = "127.0.0.1"
-port = 0
-desk_api = true
-[log]
-format = "console"
-level = "error"
-"""
+_T = TypeVar("_T")
 
 
 class FloorError(Exception):
     """The floor cannot run as asked (a database in use, a calendar too short)."""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class FloorOptions:
-    """What the floor runs: tables, hands per table (whole heats), players, seed, where."""
-
-    directory: Path
-    tables: int = 8
-    hands: int = 20  # per table, played in whole heats (a heat ends when its entries do)
-    players: int = 3  # per heat
-    seed: int = 2026
-    broker: str | None = None  # "host:port"; None: an embedded broker on a free port
-    database: str | None = None  # URL; None: SQLite in `directory`
-    hand_seconds: float = 60.0  # a hand's simulated length at one table
-    debounce_seconds: float = 0.0  # the standings' recomputation after changes
-    sweep_on_change: bool = True  # the chip readers sweep as soon as chips move
-    # the venue id in topics and client ids; "": "floor" on the embedded broker, and on a
-    # given (shared) broker one of this run's own, so that no retained message or persistent
-    # session of an earlier run reaches it (a retained status signed by an earlier run's
-    # table key was rejected centrally, at random, on the machine's Mosquitto)
-    venue: str = ""
-    timeout: float = 30.0  # the virtual dealer's wait for its table (real seconds)
-    # "demo": the pace `showdown demo` plays at (0.4 s between hands, chip readers that only
-    # sweep every 50 ms, a dealer polling its table every 10 ms), a baseline for benches
-    pace: Literal["full", "demo"] = "full"
-    processes: bool = True  # each table in a process of its own (False: all in this one)
-    profile: bool = False  # the first table samples its threads (bench/floor.py)
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.tables <= 20:
-            raise ValueError(f"--tables must be 1..20, got {self.tables}")
-        if not 1 <= self.hands <= 10_000:
-            raise ValueError(f"--hands must be 1..10000 (per table), got {self.hands}")
-        if not 1 <= self.players <= 6:
-            raise ValueError(f"--players must be 1..6, got {self.players}")
-        if not 1.0 <= self.hand_seconds <= 3600.0:
-            raise ValueError(f"--hand-seconds must be 1..3600, got {self.hand_seconds:g}")
-        if not self.venue:
-            object.__setattr__(self, "venue", "floor" if self.broker is None
-                               else f"floor-{secrets.token_hex(3)}")
+# ---- the central side, for both floors ---------------------------------------------------
 
 
-@dataclass(slots=True)
-class TableRun:
-    """One table's share of the run, for the report."""
+async def broker_for(stack: contextlib.AsyncExitStack, given: str | None) -> tuple[str, bool]:
+    """The broker's "host:port" and whether it is embedded: `given`, else an embedded one
+    started on `stack`."""
+    from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
 
-    table: str
-    journal: Path
-    hands: int = 0
-    heats: int = 0
-    wall_s: float = 0.0  # real seconds from its first heat to its last
-    scores: dict[str, int] = field(default_factory=dict)  # entry -> score, as stored centrally
-    problem: str | None = None
-    published: int = 0  # messages its MQTT link published
-    resent: int = 0  # desk commands sent again (the table never showed one applied)
-    last_seq: int = 0  # its journal's last message when it finished
-    cpu_s: float = 0.0  # CPU seconds of its process while it played (a process a table)
-    inputs: int = 0  # inputs its journal took while it played
-    transactions: int = 0  # the journal's transactions for them (group commit)
-    profile: dict[str, Any] = field(default_factory=dict)  # its sampler's counts, if asked
+    if given is not None:
+        return given, False
+    embedded = await stack.enter_async_context(EmbeddedBroker())
+    return f"127.0.0.1:{embedded.port}", True
+
+
+@contextlib.asynccontextmanager
+async def central_service(files: FloorFiles, clock: FloorClock, settings: TournamentSettings,
+                          *, stop: asyncio.Event | None = None
+                          ) -> AsyncIterator[LeaderboardService | None]:
+    """The central service on the floor's clock, from its config file: yields it once it
+    is ready (None if `stop` was set first; what stopped it raises) and stops it after."""
+    from leaderboard.app import LeaderboardService  # noqa: PLC0415
+    from leaderboard.config import read_leaderboard_config  # noqa: PLC0415
+
+    config = read_leaderboard_config(files.service)
+    service = LeaderboardService(config, clock=clock.wall, settings=settings)
+    service_stop = asyncio.Event()
+    task = asyncio.create_task(service.run(service_stop), name="floor.leaderboard")
+    try:
+        ready, _ = await until_stopped(_ready(service, task), stop or asyncio.Event())
+        yield service if ready else None
+    finally:
+        service_stop.set()
+        await task
+
+
+async def _ready(service: LeaderboardService, task: asyncio.Task[Any]) -> None:
+    """The service ready, or the error that stopped it."""
+    waiting = asyncio.ensure_future(service.ready.wait())
+    await asyncio.wait({waiting, task}, return_when=asyncio.FIRST_COMPLETED)
+    if not waiting.done():
+        waiting.cancel()
+        task.result()  # raises what stopped it
+        raise RuntimeError("the central service stopped before it was ready")
+
+
+async def until_stopped(work: Awaitable[_T], stop: asyncio.Event) -> tuple[bool, _T | None]:
+    """Run `work` until it ends or `stop` is set: (finished, its result); its error raises."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait({task, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+    if task.cancelled():
+        return False, None
+    return True, task.result()
+
+
+# ---- the load floor ----------------------------------------------------------------------
 
 
 class FloorRun:
-    """Runs a floor (see the module docstring); `run()` fills `tables` and `problems`."""
+    """Runs a load floor (see the module docstring); `run()` fills `tables` and `problems`."""
 
-    def __init__(self, options: FloorOptions, *, out: Callable[[str], None] = print) -> None:
-        self.options = options
+    def __init__(self, plan: LoadPlan, *, out: Callable[[str], None] = print) -> None:
+        self.plan = plan
         self.out = out
-        self.settings = read_tournament(default_tournament_path())
-        self.clock = FloorClock(self.settings.schedule.starts_at)
-        self._check_calendar()
-        if options.processes:  # each table's process runs on the chosen loop
+        try:
+            _, _, self.settings = tournament_settings(plan)
+        except ValueError as exc:
+            raise FloorError(str(exc)) from None
+        self.clock = FloorClock.virtual(self.settings.schedule.starts_at)
+        if plan.processes:  # each table's process runs on the chosen loop
             try:
                 loop_factory()
             except EventLoopChoiceError as exc:
                 raise FloorError(str(exc)) from None
-        self.tables: dict[str, TableRun] = {}
+        self.tables: dict[str, TableResult] = {}
         self.problems: list[str] = []
         self.service: LeaderboardService | None = None
-        self.desk: FloorDeskService | None = None
+        self.desk: HeatDesk | None = None
         self.processes: dict[str, TableProcess] = {}  # table -> its process, while it runs
         self.broker_kind = ""
         self.wall_s = 0.0  # real seconds of play (the floor opened to the last message stored)
         self.cpu_s = 0.0  # this process's CPU seconds in that time (broker, service, desk)
 
-    def _check_calendar(self) -> None:
-        """Refuse a run whose hands cannot be played in qualifying's heat days."""
-        o, schedule = self.options, self.settings.schedule
-        heat = _HEAT_HANDS * o.hand_seconds
-        window = schedule.window.length.total_seconds()
-        per_day = max(1, int((window - HEAT_MARGIN * heat) // heat) + 1)
-        heats = -(-o.hands // _HEAT_HANDS)
-        days = (schedule.last_day - schedule.first_day).days + 1
-        if -(-heats // per_day) > days:
-            raise FloorError(
-                f"{o.hands} hands a table at {o.hand_seconds:g} s a hand need"
-                f" {-(-heats // per_day)} heat days; qualifying has {days}: ask for fewer"
-                " hands or shorter ones (--hand-seconds)")
-
-    # ---- files ------------------------------------------------------------------------
-
-    def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
-        o, d = self.options, self.options.directory
-        tournament = default_tournament_path()
-        lb_key = Signer.generate(LEADERBOARD_KEY_ID)
-        save_private_key(lb_key, d / "leaderboard.key")
-        tables: dict[str, Path] = {}
-        keys: dict[str, str] = {}
-        for n in range(1, o.tables + 1):
-            table = f"t{n:02d}"
-            home, keys[table] = new_table_home(d, table)
-            tables[table] = home / "table.toml"
-            tables[table].write_text(simulated_table_toml(
-                venue=o.venue, table=table, broker=broker, tournament=tournament,
-                paytables=tournament.parent / "paytables.toml",
-                desk_keys={LEADERBOARD_KEY_ID: lb_key.public_key.base64},
-                seed=o.seed * 100 + n, players=o.players, virtual_dealer=False,
-                log_level="error"), encoding="utf-8")
-            self.tables[table] = TableRun(table=table, journal=home / "journal.sqlite")
-        database = o.database or f"sqlite:///{d / 'leaderboard.sqlite3'}"
-        service = d / "leaderboard.toml"
-        service.write_text(SERVICE_TOML.format(
-            venue=o.venue, database=database, tournament=tournament, broker=broker,
-            debounce=o.debounce_seconds,
-            tables="\n".join(f'{t} = "{k}"' for t, k in keys.items())), encoding="utf-8")
-        return service, tables
-
-    # ---- running ----------------------------------------------------------------------
+    def _write_files(self, broker: str) -> FloorFiles:
+        files = write_files(self.plan, broker, log_level="error")
+        for table, journal in files.journals.items():
+            self.tables[table] = TableResult(table=table, journal=journal)
+        return files
 
     async def run(self) -> None:
         """Start the broker, the service and the tables, play every table's hands, stop."""
-        from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
-
         async with contextlib.AsyncExitStack() as stack:
-            if self.options.broker is None:
-                embedded = await stack.enter_async_context(EmbeddedBroker())
-                broker, self.broker_kind = f"127.0.0.1:{embedded.port}", "embedded amqtt"
-            else:
-                broker, self.broker_kind = self.options.broker, "MQTT broker"
-            service_file, table_files = self._write_files(broker)
-            await self._serve(service_file, table_files)
+            broker, embedded = await broker_for(stack, self.plan.broker)
+            self.broker_kind = "embedded amqtt" if embedded else "MQTT broker"
+            files = self._write_files(broker)
+            async with central_service(files, self.clock, self.settings) as service:
+                assert service is not None
+                self.service = service
+                await self._serve(service, files)
 
-    async def _serve(self, service_file: Path, table_files: dict[str, Path]) -> None:
-        from leaderboard.app import LeaderboardService  # noqa: PLC0415
-        from leaderboard.config import read_leaderboard_config  # noqa: PLC0415
-
-        config = read_leaderboard_config(service_file)
-        service = self.service = LeaderboardService(config, clock=self.clock.wall,
-                                                    settings=self.settings)
-        stop = asyncio.Event()
-        task = asyncio.create_task(service.run(stop), name="floor.leaderboard")
-        try:
-            ready = asyncio.ensure_future(service.ready.wait())
-            await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
-            if not ready.done():
-                ready.cancel()
-                task.result()  # raises what stopped it
-                raise RuntimeError("the central service stopped before it was ready")
-            held = await asyncio.to_thread(self._messages_held)
-            if held:
-                raise FloorError(f"the floor needs an empty central database: it already"
-                                 f" holds {held} table messages")
-            o = self.options
-            self.desk = FloorDeskService(service, self.clock, self.settings,
-                                         tables=list(table_files), players=o.players,
-                                         hand_seconds=o.hand_seconds, seed=o.seed)
-            await asyncio.to_thread(self.desk.sign_in_desk)
-            await asyncio.to_thread(self.desk.register, list(table_files))
-            await self._tables(table_files)
-        finally:
-            stop.set()
-            await task
+    async def _serve(self, service: LeaderboardService, files: FloorFiles) -> None:
+        held = await asyncio.to_thread(self._messages_held)
+        if held:
+            raise FloorError(f"the floor needs an empty central database: it already"
+                             f" holds {held} table messages")
+        p = self.plan
+        desk = FloorDesk(service, self.clock, self.settings, tell_page=False)
+        await asyncio.to_thread(desk.sign_in)
+        self.desk = HeatDesk(desk, tables=list(files.tables), hand_seconds=p.hand_seconds)
+        today = self.clock.wall().astimezone(self.settings.tz).date()
+        people = make_patrons(p.tables * p.players, rng=random.Random(p.seed), today=today,
+                              under_age=0)
+        ids = await desk.register(people)
+        for n, table in enumerate(files.tables):
+            self.desk.patrons[table] = [i for i in ids[n * p.players:(n + 1) * p.players]
+                                        if i is not None]
+        await self._tables(files.tables)
 
     def _orders(self, table: str, path: Path) -> TableOrders:
-        o = self.options
-        return TableOrders(table=table, config=path, hands=o.hands, players=o.players,
-                           hand_seconds=o.hand_seconds, timeout=o.timeout, pace=o.pace,
-                           sweep_on_change=o.sweep_on_change,
-                           profile=o.profile and table == next(iter(self.tables)))
+        p = self.plan
+        return TableOrders(table=table, config=path, hands=p.hands, players=p.players,
+                           hand_seconds=p.hand_seconds, timeout=p.timeout, pace=p.pace,
+                           sweep_on_change=p.sweep_on_change,
+                           profile=p.profile and table == next(iter(self.tables)))
 
     async def _tables(self, table_files: dict[str, Path]) -> None:
         assert self.desk is not None
         desk = self.desk
-        if self.options.processes:
+        if self.plan.processes:
             results = await self._in_processes(table_files, desk)
         else:
             evaluate("Ah Kh Qh Jh Th 2c 3d")  # its lookup tables are built once, before play
             results = await self._in_this_process(table_files, desk)
         for result in results:
-            run = self.tables[result.table]
-            run.hands, run.heats, run.wall_s = result.hands, result.heats, result.wall_s
-            run.problem, run.published, run.resent = (result.problem, result.published,
-                                                      result.resent)
-            run.last_seq, run.profile, run.cpu_s = result.last_seq, result.profile, result.cpu_s
-            run.inputs, run.transactions = result.inputs, result.transactions
-            run.scores.update(desk.scores.get(result.table, {}))
+            result.journal = self.tables[result.table].journal
+            result.scores.update(desk.scores.get(result.table, {}))
+            self.tables[result.table] = result
 
     async def _in_this_process(self, table_files: dict[str, Path],
-                               desk: FloorDeskService) -> list[TableResult]:
+                               desk: HeatDesk) -> list[TableResult]:
         stop = asyncio.Event()
         finished: list[TableResult] = []
 
@@ -295,7 +230,7 @@ class FloorRun:
         return finished
 
     async def _in_processes(self, table_files: dict[str, Path],
-                            desk: FloorDeskService) -> list[TableResult]:
+                            desk: HeatDesk) -> list[TableResult]:
         from floor.process import TableProcess  # noqa: PLC0415
 
         processes: list[TableProcess] = []
@@ -350,3 +285,101 @@ class FloorRun:
         if engine is None:
             raise FloorError("the central service is not running")
         return engine
+
+
+class HeatDesk:
+    """The floor's desk as the load floor's tables ask it (a `floor.tables.TableDesk`):
+    each table's patrons buy an entry for each of its heats, which the desk opens, seats
+    and closes once its acknowledged scores are central (`scores`: table -> entry -> score).
+
+    It keeps the floor's heat days: the floor opens once every table is up; past the day's
+    last heat that fits, the tables wait for each other and the last one moves the floor's
+    clock on to the next heat day's opening."""
+
+    def __init__(self, desk: FloorDesk, *, tables: list[str], hand_seconds: float) -> None:
+        self.desk, self.clock, self.settings = desk, desk.clock, desk.settings
+        self.hand_seconds = hand_seconds
+        self.patrons: dict[str, list[str]] = {t: [] for t in tables}  # table -> patron ids
+        self.scores: dict[str, dict[str, int]] = {t: {} for t in tables}
+        self.opened_at: float | None = None  # perf_counter when the floor opened
+        self.opened_cpu = 0.0  # this process's CPU seconds then
+        self._night = asyncio.Condition()
+        self._resting = 0  # tables waiting for the next heat day
+        self._waiting: set[str] = set(tables)  # tables not yet up
+        self._gone: set[str] = set()  # tables no longer playing
+        self.clock.playing = len(tables)
+
+    async def table_gone(self, table: str) -> None:
+        """A table stopped playing (its heats played, failed or its process died); once."""
+        async with self._night:
+            if table in self._gone:
+                return
+            self._gone.add(table)
+            self._waiting.discard(table)
+            self.clock.playing = max(0, self.clock.playing - 1)
+            self._night.notify_all()
+
+    async def before_heat(self, table: str) -> None:
+        """Return when the table may open its next heat (see the class docstring)."""
+        if table in self._waiting:
+            async with self._night:
+                self._waiting.discard(table)
+                self._night.notify_all()
+                await self._night.wait_for(lambda: not self._waiting)
+                if self.opened_at is None:
+                    self.opened_at, self.opened_cpu = time.perf_counter(), time.process_time()
+        await self._day(table)
+
+    async def _day(self, table: str) -> None:
+        schedule = self.settings.schedule
+        margin = timedelta(seconds=HEAT_MARGIN * HEAT_HANDS * self.hand_seconds)
+        now = self.clock.wall()
+        day = schedule.heat_day(now)
+        if day is not None and now + margin < schedule.opens_at(day) + schedule.window.length:
+            return
+        async with self._night:
+            self._resting += 1
+            night = self.clock.elapsed
+            if self._resting >= self.clock.playing:
+                following = (day or now.astimezone(schedule.tz).date()) + timedelta(days=1)
+                if following > schedule.last_day:
+                    self._resting -= 1
+                    raise TableStuck(f"qualifying's last heat day ({schedule.last_day}) is"
+                                     " over: ask for fewer hands")
+                self.clock.advance_to(schedule.opens_at(following))
+                self._night.notify_all()
+            else:
+                await self._night.wait_for(lambda: self.clock.elapsed > night
+                                           or self._resting >= self.clock.playing)
+                if self.clock.elapsed == night:  # the others stopped: this one wakes the day
+                    self._resting -= 1
+                    await self._day(table)
+                    return
+            self._resting -= 1
+
+    async def send_roster(self, table: str, args: dict[str, Any]) -> None:
+        """Send the table its staff roster (audited at the desk)."""
+        await self.desk.roster(table, args)
+
+    async def buy_entries(self, table: str) -> list[tuple[str, str]]:
+        """An entry (cash) for each of the table's patrons: (entry id, patron id) each."""
+        return [(await self.desk.buy(patron), patron) for patron in self.patrons[table]]
+
+    async def open_heat(self, table: str) -> tuple[str, int]:
+        """Open a qualifying heat at the table and send the command: (heat id, its seq)."""
+        opened = await self.desk.open_heat(table)
+        return str(opened.args["heat_id"]), opened.seq
+
+    async def seat(self, table: str, entry: str, seat: int, proofs: dict[str, str]) -> int:
+        """Seat the entry with its patron's proofs and send the command; its seq."""
+        return (await self.desk.seat(table, entry, seat, proofs)).seq
+
+    async def send_again(self, ref: int) -> None:
+        """Send a command again, with the same seq."""
+        await self.desk.send_again(ref)
+
+    async def close_heat(self, table: str, entries: list[str]) -> None:
+        """Wait for the entries' acknowledged scores centrally, then close the heat."""
+        scores = await self.desk.scores(entries)
+        self.scores[table].update({e: cents for e, (cents, _, _) in scores.items()})
+        await self.desk.close_heat(table)

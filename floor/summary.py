@@ -1,19 +1,22 @@
 """The demo's closing summary, read from the central database: the standings as the page shows
 them, the Final's winners with their places and prizes, every prize with its amount and whether
 it was claimed, the pools and what they kept back, hands played, alerts, the faults injected,
-and the problems found. It fills the FloorReport the runner returns.
+and the problems found. It fills the FloorReport (floor.report) the floor returns.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from floor.demo_plan import PlaceLine, PrizeLine
-from floor.stages import ordinal
+from floor.clock import FloorClock
+from floor.plan import TournamentPlan
+from floor.progress import ordinal
+from floor.report import FloorReport, PlaceLine, PrizeLine
 from game.messages.table import Alert
 from game.money import format_rand
 from game.tournament.entries import Stage
@@ -24,11 +27,25 @@ from leaderboard import desk
 from leaderboard.models import AuditEntry, Dispute, Entry, Message
 
 if TYPE_CHECKING:
-    from floor.demo import SimulatedFloor
     from game.tournament.schema import TournamentSettings
+    from leaderboard.app import LeaderboardService
 
 __all__ = ["summary"]
 
+
+class SimulatedFloor(Protocol):
+    """What the summary reads of the tournament's floor (floor.tournament.SimulatedFloor)."""
+
+    plan: TournamentPlan
+    report: FloorReport
+    clock: FloorClock
+    settings: TournamentSettings | None
+    service: LeaderboardService | None
+    names: dict[str, str]
+
+    def say(self, text: str) -> None: ...
+    def short(self, patron: str) -> str: ...
+    def local(self, when: datetime | None = None) -> datetime: ...
 
 
 def _lines(session: Session, settings: TournamentSettings, stage: Stage,
@@ -53,7 +70,7 @@ def _lines(session: Session, settings: TournamentSettings, stage: Stage,
 def _collect(floor: SimulatedFloor, session: Session, settings: TournamentSettings) -> None:
     """Read what the central database holds into the report."""
     r = floor.report
-    now = floor.clock()
+    now = floor.clock.wall()
     r.prizes = [PrizeLine(award_id=v.award_id, kind=v.kind, place=v.place, entry_id=v.entry_id,
                           patron_id=v.patron_id, winner=floor.names.get(v.patron_id, "?"),
                           amount_cents=v.amount_cents, status=v.status, deadline=v.deadline,
@@ -117,7 +134,7 @@ def summary(floor: SimulatedFloor) -> None:
     assert engine is not None
     doc = standings(engine, settings, ViewOptions(venue=floor.plan.venue,
                     title=settings.venue_name, rows=12, names="first_name_initial"),
-                    now=floor.clock())
+                    now=floor.clock.wall())
     say("\n" + format_text(doc))
     with Session(engine) as session:
         _collect(floor, session, settings)

@@ -1,5 +1,5 @@
 """`showdown simulate floor`: a whole floor at full speed in virtual time, for load and soak
-runs (floor.run), then the final report (floor.check):
+runs (floor.run), then the final report (floor.report):
 hands played and hands a second of wall time, per table figures, messages published and
 ingested, lost and duplicated messages (checked against the central database), scores,
 alerts. Any problem exits 1.
@@ -22,10 +22,10 @@ from game.money import format_rand
 from runtime.errors import Unavailable
 
 if TYPE_CHECKING:  # the run's modules are imported when it runs, not to build the parser
-    from floor.check import FloorReport
+    from floor.report import FloorReport
     from floor.run import FloorRun
 
-__all__ = ["register", "report_lines", "run_floor"]
+__all__ = ["register", "report_json", "report_lines", "run_floor"]
 
 
 def register(devices: Any) -> None:
@@ -70,7 +70,8 @@ def _broker(text: str | None) -> str | None:
 
 def run_floor(args: argparse.Namespace) -> int:
     """Run the floor; 0 when every hand and message reached the central database intact."""
-    from floor.run import FloorError, FloorOptions, FloorRun  # noqa: PLC0415
+    from floor.plan import LoadPlan  # noqa: PLC0415
+    from floor.run import FloorError, FloorRun  # noqa: PLC0415
 
     broker = _broker(args.broker)
     seed = args.seed if args.seed is not None else secrets.randbelow(1_000_000)
@@ -80,7 +81,7 @@ def run_floor(args: argparse.Namespace) -> int:
             raise CommandError(f"--keep {args.keep}: the directory is not empty")
     with tempfile.TemporaryDirectory(prefix="showdown-floor-") as tmp:
         try:
-            options = FloorOptions(
+            options = LoadPlan(
                 directory=args.keep or Path(tmp), tables=args.tables, hands=args.hands,
                 players=args.players, seed=seed, broker=broker, database=args.database,
                 hand_seconds=args.hand_seconds, processes=not args.one_process)
@@ -106,6 +107,7 @@ def run_floor(args: argparse.Namespace) -> int:
 
 
 async def _run(floor: FloorRun) -> FloorReport:
+    from floor.report import build_report  # noqa: PLC0415
     from floor.run import FloorError  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
@@ -117,45 +119,10 @@ async def _run(floor: FloorRun) -> FloorReport:
     return await asyncio.to_thread(build_report, floor)
 
 
-def build_report(floor: FloorRun) -> FloorReport:
-    """The run's report: every table's journal checked against the central database."""
-    from controller.journal import JournalUnreadable  # noqa: PLC0415
-    from floor.check import (  # noqa: PLC0415
-        FloorReport,
-        TableFigures,
-        central_figures,
-        compare,
-        journal_figures,
-    )
-    from leaderboard.db import configured_engine  # noqa: PLC0415
-
-    assert floor.service is not None
-
-    engine = configured_engine(floor.service.config.database, source="--db",
-                               key="database")
-    try:
-        central = central_figures(engine)
-    finally:
-        engine.dispose()
-    tables = []
-    for name, run in floor.tables.items():
-        try:
-            figures, seqs, hands = journal_figures(name, run.journal)
-        except JournalUnreadable as exc:  # a table process that died before it had one
-            figures, seqs, hands = TableFigures(table=name), set(), set()
-            run.problem = "; ".join(filter(None, (
-                run.problem, f"{name}: its journal cannot be read ({exc})")))
-        compare(figures, seqs, hands, central)
-        figures.heats, figures.wall_s, figures.problem = run.heats, run.wall_s, run.problem
-        figures.delivered, figures.resent = run.published, run.resent
-        tables.append(figures)
-    return FloorReport(tables=tables, wall_s=floor.wall_s, virtual_start=floor.clock.start,
-                       virtual_end=floor.clock.wall(), rejected=central.rejected,
-                       problems=list(floor.problems))
-
-
 def report_lines(report: FloorReport, problems: list[str]) -> list[str]:
     """The report for people, one line each."""
+    assert report.virtual_start is not None
+    assert report.virtual_end is not None
     tz = report.virtual_start.tzinfo
     lines = [f"{report.hands} hands in {report.wall_s:.1f} s of wall time:"
              f" {report.hands_per_second:.1f} hands/s through the whole stack",
@@ -201,8 +168,9 @@ def report_json(report: FloorReport, seed: int, problems: list[str]) -> dict[str
     return {
         "seed": seed, "hands": report.hands, "wall_s": round(report.wall_s, 3),
         "hands_per_s": round(report.hands_per_second, 3),
-        "virtual_start": report.virtual_start.isoformat(),
-        "virtual_end": report.virtual_end.isoformat(), "rejected": report.rejected,
+        "virtual_start": report.virtual_start.isoformat() if report.virtual_start else None,
+        "virtual_end": report.virtual_end.isoformat() if report.virtual_end else None,
+        "rejected": report.rejected,
         "tables": [{
             "table": t.table, "hands": t.hands, "heats": t.heats, "wall_s": round(t.wall_s, 3),
             "hands_per_hour_virtual": t.hands_per_hour, "published": t.published,

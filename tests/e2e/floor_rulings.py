@@ -16,7 +16,7 @@ from datetime import date
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from floor.demo import SimulatedFloor
+from floor.tournament import SimulatedFloor
 from game.tournament.schema import TournamentSettings
 from leaderboard import desk
 from leaderboard.models import Entry, Score
@@ -65,24 +65,25 @@ class RulingFloor(SimulatedFloor):
         await self._rule()
 
     async def _rule(self) -> None:
-        scored = self.read(_last_day)
+        scored = self.desk.read(_last_day)
         if len(scored) < 3:
             return
         best, worst = scored[0], scored[-1]
-        await self.at_desk("score.void", lambda s, st, by: desk.void_score(
-            s, st, self.clock, actor=by, entry_id=best[0],
+        await self.desk.at_desk("score.void", lambda s, st, by: desk.void_score(
+            s, st, self.clock.wall, actor=by, entry_id=best[0],
             why="e2e: the dealer paid from the wrong stack all heat; management voids it"))
         self.rulings.append(Ruling("voided", best[0], best[1]))
-        await self.at_desk("score.correct", lambda s, st, by: desk.correct_score(
-            s, st, self.clock, actor=by, entry_id=worst[0], score_cents=CORRECTED_TO,
+        await self.desk.at_desk("score.correct", lambda s, st, by: desk.correct_score(
+            s, st, self.clock.wall, actor=by, entry_id=worst[0], score_cents=CORRECTED_TO,
             why="e2e: the pit's recount after the dispute"))
         self.rulings.append(Ruling("corrected", worst[0], worst[1]))
-        days = self.read(_days_of)
+        days = self.desk.read(_days_of)
         last = scored[0][2]
         for entry_id, patron_id, _, _ in scored[1:-1]:
             if days.get(patron_id) == {last} and patron_id not in (best[1], worst[1]):
-                await self.at_desk("patron.disqualify", lambda s, _st, by: desk.disqualify_patron(
-                    s, self.clock, actor=by, patron_id=patron_id,  # noqa: B023
+                await self.desk.at_desk(
+                    "patron.disqualify", lambda s, _st, by: desk.disqualify_patron(
+                    s, self.clock.wall, actor=by, patron_id=patron_id,  # noqa: B023
                     why="e2e: rule 57, passed chips to another player"))
                 self.rulings.append(Ruling("disqualified", entry_id, patron_id))
                 if patron_id in self.patrons:

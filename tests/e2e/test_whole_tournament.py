@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, update
 
-from floor.demo import FloorPlan
+from floor.plan import TournamentPlan
 from leaderboard.models import PrizeAward, Score
 from tests.e2e.compare import Difference, differences, report
 from tests.e2e.evidence import journal_differences, load_evidence, table_keys
@@ -46,8 +46,8 @@ SMALL_RULES: dict[str, object] = {
 SEED = 7
 
 
-def _plan(directory: Path, broker: MqttBroker, database: Database) -> FloorPlan:
-    return FloorPlan(
+def _plan(directory: Path, broker: MqttBroker, database: Database) -> TournamentPlan:
+    return TournamentPlan(
         directory=directory, tables=2, days=2, heats_per_day=1, players=3, seed=SEED,
         hand_pause=0.0, stage_pause=0.0, http_port=0, broker=f"{broker.host}:{broker.port}",
         database=database.url, venue=f"e2e{secrets.token_hex(3)}", rules=SMALL_RULES,

@@ -15,7 +15,9 @@ import sqlalchemy as sa
 from pytest_mock import MockerFixture
 
 from cli.main import main
-from floor.demo import FloorPlan, FloorReport, SimulatedFloor
+from floor.plan import TournamentPlan
+from floor.report import FloorReport
+from floor.tournament import SimulatedFloor
 from leaderboard import desk
 from leaderboard.standings.view import ViewOptions, standings, strip_names
 from runtime.settings_files import read_tournament
@@ -148,7 +150,7 @@ def _tiny(directory: Path, seed: int, *, whole: bool = True) -> FloorReport:
     rules = {"qualifying.advance": 4, "qualifying.hands": 2, "semi_final.heats": 2,
              "semi_final.seats_per_heat": 2, "semi_final.advance": 2, "semi_final.hands": 2,
              "final.seats_per_heat": 2, "final.hands": 2, "prizes.final_places": [70, 30]}
-    plan = FloorPlan(directory=directory, tables=2, days=1, players=2, seed=seed, hand_pause=0,
+    plan = TournamentPlan(directory=directory, tables=2, days=1, players=2, seed=seed, hand_pause=0,
                      stage_pause=0, http_port=0, rules=rules, withdrawal=False,
                      overpay_hand=1, whole=whole)
     return asyncio.run(SimulatedFloor(plan, out=lambda _: None).run(asyncio.Event(), linger=0))

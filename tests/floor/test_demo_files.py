@@ -35,14 +35,13 @@ def test_a_missing_settings_file_is_one_line_naming_the_flag(
 
 
 def test_the_floor_demo_makes_its_settings_from_the_tournament_file(tmp_path: Path) -> None:
-    from floor.demo import FloorPlan
-    from floor.demo_desk import demo_settings
+    from floor.plan import TournamentPlan, tournament_settings
 
     shipped = default_tournament_path().read_text("utf-8")
     short = tmp_path / "short-heats.toml"
     short.write_text(shipped.replace("\nhands = 10 ", "\nhands = 4 "), encoding="utf-8")
-    plan = FloorPlan(directory=tmp_path, tables=2, players=3, days=2, heats_per_day=2)
-    assert demo_settings(plan)[2].qualifying.rules.hands == 10
-    assert demo_settings(FloorPlan(directory=tmp_path, tables=2, players=3, days=2,
+    plan = TournamentPlan(directory=tmp_path, tables=2, players=3, days=2, heats_per_day=2)
+    assert tournament_settings(plan)[2].qualifying.rules.hands == 10
+    assert tournament_settings(TournamentPlan(directory=tmp_path, tables=2, players=3, days=2,
                                    heats_per_day=2, tournament_file=short)
                          )[2].qualifying.rules.hands == 4

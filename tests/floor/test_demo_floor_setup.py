@@ -1,5 +1,5 @@
 """The demo floor's generated settings, calendar clock, narrator and simulated patrons
-(floor.calendar, demo_floor_desk, demo_progress, demo_desk)."""
+(floor.plan, floor.clock, floor.progress, floor.tables)."""
 
 from __future__ import annotations
 
@@ -14,11 +14,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from floor.calendar import CalendarClock, demo_tournament, plan_calendar
-from floor.demo_desk import demo_settings
-from floor.demo_people import AckTurns
-from floor.demo_plan import FloorPlan
+from floor.clock import FloorClock
+from floor.plan import TournamentPlan, demo_tournament, plan_calendar, tournament_settings
 from floor.progress import Narrator
+from floor.tables import AckTurns
 from game.tournament.entries import Stage
 from game.tournament.schema import parse_tournament
 from runtime.settings_files import default_tournament_path
@@ -89,27 +88,28 @@ def test_bad_rules_are_refused_by_name(rules: dict[str, object], message: str) -
 def test_a_plan_too_small_for_the_semi_finals_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"give 3 qualifying scores, but the semi-finals take"
                                          r" 12 \(qualifying\.advance\)"):
-        demo_settings(FloorPlan(directory=tmp_path, tables=1, players=2, days=2))
+        tournament_settings(TournamentPlan(directory=tmp_path, tables=1, players=2, days=2))
     # qualifying only needs no semi-final places; a setting that contradicts another is named
-    demo_settings(FloorPlan(directory=tmp_path, tables=1, players=2, days=2, whole=False))
+    tournament_settings(TournamentPlan(directory=tmp_path, tables=1, players=2, days=2,
+                                       whole=False))
     with pytest.raises(ValueError, match="semi_final"):
-        demo_settings(FloorPlan(directory=tmp_path, tables=2, players=2, days=2,
+        tournament_settings(TournamentPlan(directory=tmp_path, tables=2, players=2, days=2,
                                 rules={"qualifying.advance": 4, "semi_final.heats": 1,
                                        "semi_final.seats_per_heat": 2}))
 
 
 def test_the_calendar_clock_runs_and_only_jumps_forward() -> None:
     start = datetime(2026, 12, 2, 12, 30, tzinfo=SAST)
-    clock = CalendarClock(start)
-    first = clock()
+    clock = FloorClock.calendar(start)
+    first = clock.wall()
     assert first.tzinfo is not None
     assert timedelta(0) <= first - start < timedelta(seconds=5)
-    clock.jump_to(start + timedelta(days=3))
-    later = clock()
+    clock.advance_to(start + timedelta(days=3))
+    later = clock.wall()
     assert later >= start + timedelta(days=3)
-    clock.jump_to(start)  # the past: nothing moves back
-    assert clock() >= later
-    reading = clock.table_clock()()
+    clock.advance_to(start)  # the past: nothing moves back
+    assert clock.wall() >= later
+    reading = clock.reading()
     assert reading.wall >= later and reading.wall.utcoffset() == timedelta(0)
     assert reading.wall.tzinfo is UTC and reading.mono_ns > 0
 

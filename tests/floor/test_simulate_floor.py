@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from cli.main import main
-from floor.run import FloorOptions
+from floor.plan import LoadPlan
 from tests import services
 from tests.fixtures.services import Database, require_service
 
@@ -157,10 +157,11 @@ def test_a_table_process_that_dies_is_a_problem_reported_not_a_hang(tmp_path: Pa
     import os
     import signal
 
-    from cli.simulate.floor import build_report
-    from floor.run import FloorOptions, FloorRun
+    from floor.plan import LoadPlan
+    from floor.report import build_report
+    from floor.run import FloorRun
 
-    floor = FloorRun(FloorOptions(directory=tmp_path, tables=2, hands=10, seed=5),
+    floor = FloorRun(LoadPlan(directory=tmp_path, tables=2, hands=10, seed=5),
                      out=lambda _line: None)
 
     async def run() -> None:
@@ -184,18 +185,19 @@ def test_a_table_process_that_dies_is_a_problem_reported_not_a_hang(tmp_path: Pa
 def test_a_table_process_that_cannot_start_is_a_problem_reported(tmp_path: Path) -> None:
     import asyncio
 
-    from cli.simulate.floor import build_report
-    from floor.run import FloorOptions, FloorRun
+    from floor.plan import FloorFiles, LoadPlan
+    from floor.report import build_report
+    from floor.run import FloorRun
 
     class BrokenTable(FloorRun):
         """t02's config file is damaged after the floor wrote it."""
 
-        def _write_files(self, broker: str) -> tuple[Path, dict[str, Path]]:
-            service, tables = super()._write_files(broker)
-            tables["t02"].write_text("[table\n", encoding="utf-8")
-            return service, tables
+        def _write_files(self, broker: str) -> FloorFiles:
+            files = super()._write_files(broker)
+            files.tables["t02"].write_text("[table\n", encoding="utf-8")
+            return files
 
-    floor = BrokenTable(FloorOptions(directory=tmp_path, tables=2, hands=10, seed=5),
+    floor = BrokenTable(LoadPlan(directory=tmp_path, tables=2, hands=10, seed=5),
                         out=lambda _line: None)
     asyncio.run(floor.run())
     problems = build_report(floor).check()
@@ -208,10 +210,10 @@ def test_a_table_process_that_cannot_start_is_a_problem_reported(tmp_path: Path)
 def test_a_floor_on_a_given_broker_takes_a_venue_of_its_own(tmp_path: Path) -> None:
     # Retained messages and persistent sessions of an earlier run on a shared broker must
     # not reach this one (an earlier run's retained status was rejected centrally).
-    embedded = FloorOptions(directory=tmp_path)
-    first = FloorOptions(directory=tmp_path, broker="127.0.0.1:1883")
-    second = FloorOptions(directory=tmp_path, broker="127.0.0.1:1883")
-    chosen = FloorOptions(directory=tmp_path, broker="127.0.0.1:1883", venue="bench")
+    embedded = LoadPlan(directory=tmp_path)
+    first = LoadPlan(directory=tmp_path, broker="127.0.0.1:1883")
+    second = LoadPlan(directory=tmp_path, broker="127.0.0.1:1883")
+    chosen = LoadPlan(directory=tmp_path, broker="127.0.0.1:1883", venue="bench")
     assert embedded.venue == "floor"
     assert first.venue.startswith("floor-") and second.venue.startswith("floor-")
     assert first.venue != second.venue

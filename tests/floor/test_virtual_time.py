@@ -1,4 +1,5 @@
-"""floor.virtual_time.FloorClock: readings strictly ordered, moved on only by the floor."""
+"""floor.clock.FloorClock at the virtual pace: readings strictly ordered, moved on only by
+the floor."""
 
 from __future__ import annotations
 
@@ -6,14 +7,14 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from floor.virtual_time import VIRTUAL_BOOT_ID, FloorClock
+from floor.clock import VIRTUAL_BOOT_ID, FloorClock
 
 START = datetime(2026, 7, 3, 13, 0, tzinfo=timezone(timedelta(hours=2)))
 
 
 def test_readings_step_and_the_wall_clock_does_not() -> None:
-    clock = FloorClock(START, step_ns=1_000_000)
-    first, second = clock.reading(), clock()
+    clock = FloorClock.virtual(START, step_ns=1_000_000)
+    first, second = clock.reading(), clock.reading()
     assert first.wall == datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
     assert second.wall - first.wall == timedelta(milliseconds=1)
     assert second.mono_ns - first.mono_ns == 1_000_000
@@ -22,7 +23,7 @@ def test_readings_step_and_the_wall_clock_does_not() -> None:
 
 
 def test_advance_and_advance_to_only_move_forward() -> None:
-    clock = FloorClock(START)
+    clock = FloorClock.virtual(START)
     clock.advance(60)
     assert clock.elapsed == timedelta(seconds=60)
     clock.advance_to(START + timedelta(seconds=30))  # already past it: no change
@@ -35,13 +36,13 @@ def test_advance_and_advance_to_only_move_forward() -> None:
 
 def test_a_naive_start_or_a_zero_step_is_refused() -> None:
     with pytest.raises(ValueError, match="aware"):
-        FloorClock(datetime(2026, 7, 3, 13, 0))
+        FloorClock.virtual(datetime(2026, 7, 3, 13, 0))
     with pytest.raises(ValueError, match="at least 1 ns"):
-        FloorClock(START, step_ns=0)
+        FloorClock.virtual(START, step_ns=0)
 
 
 def test_a_hand_moves_the_clock_on_by_its_share_among_the_tables_playing() -> None:
-    clock = FloorClock(START)
+    clock = FloorClock.virtual(START)
     clock.hand_played(60)  # nobody counted as playing: the whole hand
     assert clock.elapsed == timedelta(seconds=60)
     clock.playing = 4
@@ -60,7 +61,7 @@ def _in_another_process(clock: FloorClock, readings: int) -> None:
 def test_a_process_given_the_clock_moves_on_the_same_clock() -> None:
     import multiprocessing
 
-    clock = FloorClock(START, step_ns=1_000_000)
+    clock = FloorClock.virtual(START, step_ns=1_000_000)
     clock.playing = 2
     child = multiprocessing.get_context("spawn").Process(target=_in_another_process,
                                                          args=(clock, 5))

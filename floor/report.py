@@ -1,5 +1,8 @@
-"""The final report of a simulated floor run (`showdown simulate floor`): what every table's
-journal says it did, checked message by message against what the central database holds.
+"""The report of a simulated floor, one type for both commands (`FloorReport`): what happened
+in the tournament the demo played (every stage, the scores, places and prizes the central
+database holds, the faults injected; floor.summary fills and prints it), and what every
+table's journal says it did, checked message by message against what the central database
+holds (`build_report`, for `showdown simulate floor`).
 
 A message is lost when a table's journal has it and the central database does not, and
 duplicated when the central database holds a (table, seq) twice or a hand twice; a score is
@@ -10,10 +13,10 @@ table that stopped, or a message the central service rejected is a problem (exit
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
@@ -22,8 +25,46 @@ from controller.journal import Journal
 from leaderboard.models import Hand, Message, Rejection, Score
 from wire.messages import Alert, HandSettled, HandVoided, ScoreRecorded
 
-__all__ = ["CentralFigures", "FloorReport", "TableFigures", "central_figures",
-           "journal_figures"]
+if TYPE_CHECKING:
+    from floor.run import FloorRun
+
+__all__ = ["CentralFigures", "FloorReport", "PlaceLine", "PrizeLine", "TableFigures",
+           "build_report", "central_figures", "compare", "journal_figures"]
+
+# The fields of the tables' check, which the demo's summary document leaves out.
+_CHECK_FIELDS: Final = frozenset({"tables", "wall_s", "virtual_start", "virtual_end", "ingest",
+                                  "rejected"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlaceLine:
+    """A semi-final or Final place as it was played: who, where, the score, the prize."""
+
+    stage: str
+    position: int | None  # its rank in that stage's standings (None: no counted score)
+    entry_id: str
+    holder: str  # the patron who won the place (and any prize)
+    played_by: str  # the patron who played it (the holder, or a proxy)
+    heat: str
+    seat: int
+    score_cents: int | None
+    prize_cents: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrizeLine:
+    """One prize awarded: what, to whom, how much, and whether it was claimed."""
+
+    award_id: int
+    kind: str  # weekly, top_score, final
+    place: int  # the week for a weekly prize, else the position
+    entry_id: str
+    patron_id: str
+    winner: str  # the patron's name
+    amount_cents: int
+    status: str  # claimed, unclaimed, expired, withheld
+    deadline: datetime  # aware UTC
+    claimed_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -70,25 +111,62 @@ class CentralFigures:
 
 @dataclass(slots=True)
 class FloorReport:
-    """The run's outcome: per table figures, wall time, and every problem found."""
+    """What a floor did: the problems found; each table's figures checked against the
+    central database and the wall time (the load floor); every stage, the scores, places
+    and prizes the central database holds, the faults injected, and where the run's files
+    are (the demo's tournament)."""
 
-    tables: list[TableFigures]
-    wall_s: float
-    virtual_start: datetime
-    virtual_end: datetime
-    ingest: dict[str, Any] = field(default_factory=dict)
-    rejected: int = 0
+    seed: int = 0
     problems: list[str] = field(default_factory=list)
+    # ---- the tables' check (build_report) ----
+    tables: list[TableFigures] = field(default_factory=list)
+    wall_s: float = 0.0  # real seconds of play
+    virtual_start: datetime | None = None  # the floor's clock from ... to
+    virtual_end: datetime | None = None
+    ingest: dict[str, Any] = field(default_factory=dict)
+    rejected: int = 0  # messages the central service rejected
+    # ---- the tournament (floor.tournament, floor.summary) ----
+    url: str = ""
+    heats_played: int = 0  # qualifying heats
+    entries_seated: int = 0  # qualifying entries
+    scores: dict[str, int] = field(default_factory=dict)  # qualifying entry -> score, centrally
+    withdrawn: dict[str, int] = field(default_factory=dict)  # entry -> hands played, centrally
+    refused: list[str] = field(default_factory=list)
+    payouts_verified: int = 0  # hands whose payout the chip readers verified
+    overpays: int = 0  # faults injected: one chip too many paid
+    overrides: int = 0  # payouts a supervisor overrode
+    hands_refused: int = 0  # next hands the tables refused while a payout was wrong
+    deck_holds: int = 0  # suspect decks the tables held and a supervisor cleared
+    chips_reconciled: int = 0  # entries whose chips were returned to their table's float
+    chips_missing: int = 0  # chips not returned (rule 19)
+    stages: list[str] = field(default_factory=list)  # stages completed, in order
+    calendar: list[tuple[str, datetime]] = field(default_factory=list)  # (what, venue time)
+    hands_played: int = 0  # hands dealt at every table, every stage
+    semi_places: list[PlaceLine] = field(default_factory=list)  # by semi-final position
+    final_places: list[PlaceLine] = field(default_factory=list)  # by final position
+    prizes: list[PrizeLine] = field(default_factory=list)
+    pools: dict[str, int] = field(default_factory=dict)  # cents: buy_ins, final_pool, ...
+    remainders: dict[str, int] = field(default_factory=dict)  # prize book -> cents kept back
+    proxies: dict[str, str] = field(default_factory=dict)  # place -> the proxy playing it
+    names: dict[str, str] = field(default_factory=dict)  # patron id -> name
+    draw: dict[str, object] = field(default_factory=dict)  # the Final's seat draw
+    database: str = ""  # the central database's URL
+    tournament: Path | None = None  # the settings file in force
+    journals: dict[str, Path] = field(default_factory=dict)  # table -> its journal
 
     @property
     def hands(self) -> int:
-        """Hands played on the whole floor."""
+        """Hands played on the whole floor, as the tables' journals show them."""
         return sum(t.hands for t in self.tables)
 
     @property
     def hands_per_second(self) -> float:
         """Hands a second of wall time, the whole floor."""
         return self.hands / self.wall_s if self.wall_s > 0 else 0.0
+
+    def tournament_doc(self) -> dict[str, Any]:
+        """The tournament's part as plain data (`showdown demo --json`)."""
+        return {k: v for k, v in asdict(self).items() if k not in _CHECK_FIELDS}
 
     def check(self) -> list[str]:
         """Every problem: a stopped table, lost or duplicated messages, wrong scores."""
@@ -162,3 +240,33 @@ def compare(figures: TableFigures, seqs: set[int], hands: set[str],
             figures.score_mismatches.append(
                 f"entry {entry}: the journal's score is {score} cents, the central"
                 f" database's {'none' if stored is None else f'{stored} cents'}")
+
+
+def build_report(floor: FloorRun) -> FloorReport:
+    """The load floor's report: every table's journal checked against the central database."""
+    from controller.journal import JournalUnreadable  # noqa: PLC0415
+    from leaderboard.db import configured_engine  # noqa: PLC0415
+
+    assert floor.service is not None
+    engine = configured_engine(floor.service.config.database, source="--db",
+                               key="database")
+    try:
+        central = central_figures(engine)
+    finally:
+        engine.dispose()
+    tables = []
+    for name, run in floor.tables.items():
+        try:
+            assert run.journal is not None
+            figures, seqs, hands = journal_figures(name, run.journal)
+        except JournalUnreadable as exc:  # a table process that died before it had one
+            figures, seqs, hands = TableFigures(table=name), set(), set()
+            run.problem = "; ".join(filter(None, (
+                run.problem, f"{name}: its journal cannot be read ({exc})")))
+        compare(figures, seqs, hands, central)
+        figures.heats, figures.wall_s, figures.problem = run.heats, run.wall_s, run.problem
+        figures.delivered, figures.resent = run.published, run.resent
+        tables.append(figures)
+    return FloorReport(seed=floor.plan.seed, tables=tables, wall_s=floor.wall_s,
+                       virtual_start=floor.clock.start, virtual_end=floor.clock.wall(),
+                       rejected=central.rejected, problems=list(floor.problems))

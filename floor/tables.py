@@ -1,11 +1,18 @@
-"""One table of a simulated floor (`showdown simulate floor`): its daemon, its simulated
-devices and its virtual dealer, playing whole qualifying heats that the floor's desk opens,
-seats and closes.
+"""A table of the simulated floor: its daemon wired from its config file on the floor's clock
+(`wire`), with its simulated devices and its virtual dealer (`FloorTable`), as both
+`showdown demo` and `showdown simulate floor` run it.
 
-What the table asks of the desk goes through a `FloorDesk`: the floor's desk itself when the
-table runs in the floor's own process, or a channel to it when the table runs in a process
-of its own (floor.process), as on a real floor where every table is a
-PC of its own. Either way the table side is this code.
+In the demo the tournament (floor.tournament) drives the tables: it opens each heat, seats its
+entries and has the scores acknowledged in table order (`AckTurns`). On the load floor each
+table drives itself (`play_table`): it plays whole qualifying heats that the floor's desk
+opens, seats and closes, asking through a `TableDesk`: the floor's own (floor.run) when the
+table runs in the floor's process, or a channel to it when the table runs in a process of its
+own (floor.process), as on a real floor where every table is a PC of its own. Either way the
+table side is this code.
+
+Scores tie often, and ties rank by the earlier acknowledgement (tournament.md): tables that
+play a round in parallel therefore acknowledge one after the other, in table order, so that a
+seed gives the same ranking however fast each table happened to play.
 """
 
 from __future__ import annotations
@@ -14,14 +21,14 @@ import asyncio
 import contextlib
 import time
 import tomllib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from controller.config import parse_table_config
 from controller.wiring import DaemonHandle, SimTiming, WiredTable, wire_table
-from floor.virtual_time import FloorClock
+from floor.clock import FloorClock
 from leaderboard.desk.errors import DeskError
 from simulators.table_play import TableStuck, VirtualTable
 from wire.messages import CloseHeat, StaffRoster
@@ -29,7 +36,8 @@ from wire.messages import CloseHeat, StaffRoster
 if TYPE_CHECKING:
     from controller.app import TableDaemon
 
-__all__ = ["FloorDesk", "TableOrders", "TableResult", "play_table"]
+__all__ = ["AckTurns", "FloorTable", "TableDesk", "TableOrders", "TableResult", "play_table",
+           "subscribed", "wire"]
 
 _SAFETY_SWEEP_MS: Final = 1000  # a chip reader's sweep interval when it sweeps on change
 _SENDS: Final = 3  # a desk command's deliveries before the table is given up on
@@ -38,6 +46,66 @@ _DEMO_PAUSE_S: Final = 0.4  # `showdown demo`'s default pause between hands
 _OUTBOX_WAIT_S: Final = 60.0  # a real timeout: the table's outbox was never delivered
 _OUTBOX_LOOK_S: Final = 0.05
 _SUBSCRIBED_WAIT_S: Final = 60.0
+
+
+def wire(path: Path, clock: FloorClock, timing: SimTiming | None = None) -> WiredTable:
+    """The table daemon its config file names, on the floor's clock."""
+    config = parse_table_config(tomllib.loads(path.read_text("utf-8")), source=str(path),
+                                base=path.parent)
+    return wire_table(config, clock=clock.reading, timing=timing)
+
+
+async def subscribed(daemon: TableDaemon) -> None:
+    """Return once the table has subscribed to its commands: the broker queues desk commands
+    only for a session it has seen (a real timeout)."""
+    if daemon.link is not None:
+        async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
+            await daemon.link.wait_subscribed()
+
+
+class AckTurns:
+    """Tables acknowledge their heat's scores in a fixed order (one round of parallel heats)."""
+
+    def __init__(self, order: Sequence[str]) -> None:
+        self._pending = list(order)
+        self._changed = asyncio.Condition()
+
+    @contextlib.asynccontextmanager
+    async def turn(self, table: str) -> AsyncIterator[None]:
+        """Wait until the tables before `table` have acknowledged (or given up), then hold
+        the turn while `table`'s participants acknowledge."""
+        async with self._changed:
+            await self._changed.wait_for(lambda: not self._pending
+                                         or self._pending[0] == table
+                                         or table not in self._pending)
+        try:
+            yield
+        finally:
+            await self.release(table)
+
+    async def release(self, table: str) -> None:
+        """`table` is done (or stopped): the next table's turn."""
+        async with self._changed:
+            if table in self._pending:
+                self._pending.remove(table)
+            self._changed.notify_all()
+
+
+class FloorTable(VirtualTable):
+    """The virtual dealer of a floor's table, whose participants acknowledge in their turn
+    (`turns`, if set)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.turns: AckTurns | None = None
+
+    async def acknowledge_all(self) -> None:
+        """Every score waiting at the table is acknowledged, when it is this table's turn."""
+        if self.turns is None:
+            await super().acknowledge_all()
+            return
+        async with self.turns.turn(self.table.table_id):
+            await super().acknowledge_all()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,6 +128,8 @@ class TableResult:
     """What a table did, for the floor's report."""
 
     table: str
+    journal: Path | None = None  # its journal, checked against the central database
+    scores: dict[str, int] = field(default_factory=dict)  # entry -> score, as stored centrally
     hands: int = 0
     heats: int = 0
     wall_s: float = 0.0  # real seconds from its first heat to its last
@@ -73,8 +143,9 @@ class TableResult:
     profile: dict[str, Any] = field(default_factory=dict)  # FloorSampler.summary()
 
 
-class FloorDesk(Protocol):
-    """What a table asks of the floor's desk (each command it makes is sent at once; `ref`
+class TableDesk(Protocol):
+    """What a table that drives its own heats asks of the floor's desk (each command it
+    makes is sent at once; `ref`
     names it to send it again)."""
 
     async def send_roster(self, table: str, args: dict[str, Any]) -> None:
@@ -102,19 +173,16 @@ class FloorDesk(Protocol):
         """The table has stopped playing (its heats played, or it failed)."""
 
 
-async def play_table(orders: TableOrders, clock: FloorClock, desk: FloorDesk, *,
+async def play_table(orders: TableOrders, clock: FloorClock, desk: TableDesk, *,
                      finished: Callable[[TableResult], Awaitable[None]],
                      stop: asyncio.Event) -> TableResult:
     """Run the table's daemon until `stop`; its dealer plays the heats, waits until its
     outbox is delivered and reports with `finished` (once, whatever happened)."""
-    path = orders.config
-    config = parse_table_config(tomllib.loads(path.read_text("utf-8")), source=str(path),
-                                base=path.parent)
     full = orders.sweep_on_change and orders.pace == "full"
     # Sweeping when chips move, the readers' own sweeps are only a safety net.
     timing = SimTiming(sweep_on_change=True, sweep_ms=_SAFETY_SWEEP_MS) if full \
         else SimTiming()
-    wired = wire_table(config, clock=clock, timing=timing)
+    wired = wire(orders.config, clock, timing)
     result = TableResult(table=orders.table)
     dealer = _Dealer(orders, clock, desk, wired, result)
 
@@ -142,7 +210,7 @@ async def play_table(orders: TableOrders, clock: FloorClock, desk: FloorDesk, *,
 class _Dealer:
     """The table's virtual dealer and its share of the desk's work for each heat."""
 
-    def __init__(self, orders: TableOrders, clock: FloorClock, desk: FloorDesk,
+    def __init__(self, orders: TableOrders, clock: FloorClock, desk: TableDesk,
                  wired: WiredTable, result: TableResult) -> None:
         self.orders, self.clock, self.desk = orders, clock, desk
         self.wired, self.result = wired, result
@@ -160,12 +228,12 @@ class _Dealer:
             shoe, chips = self.wired.devices.shoe_sim, self.wired.devices.rfid_sim
             if shoe is None or chips is None:
                 raise TableStuck("the table's shoe and chip reader are not simulators")
-            dealer = VirtualTable(
+            dealer = FloorTable(
                 (_PolledHandle if demo else DaemonHandle)(daemon), shoe=shoe, chips=chips,
                 ids=self.wired.devices.id_simulator, desk=self._table_desk, seed=sim.seed,
                 players=o.players, timeout=o.timeout,
                 hand_pause=_DEMO_PAUSE_S if demo else 0.0)
-            await self._subscribed()
+            await subscribed(daemon)
             await dealer.ensure_roster()
             while run.hands < o.hands:
                 await self._heat(dealer)
@@ -197,7 +265,7 @@ class _Dealer:
     async def _heat(self, dealer: VirtualTable) -> None:
         table = self.orders.table
         await self.desk.before_heat(table)
-        await self._subscribed()
+        await subscribed(self.wired.daemon)
         bought = await self.desk.buy_entries(table)
         dealer.patron_of.update(bought)  # a patron's card and PIN are theirs, not an entry's
         entries = [entry for entry, _patron in bought]
@@ -214,13 +282,6 @@ class _Dealer:
         await dealer.until("the entries to be seated",
                            lambda s: len(s.get("seats", {})) == len(seats))
         await dealer.play_heat(seats, between_hands=self._hand_played)
-
-    async def _subscribed(self) -> None:
-        """The broker queues desk commands only for a table it has seen subscribe."""
-        link = self.wired.daemon.link
-        if link is not None:
-            async with asyncio.timeout(_SUBSCRIBED_WAIT_S):
-                await link.wait_subscribed()
 
     async def _until_applied(self, dealer: VirtualTable, ref: int, what: str,
                              check: Callable[[Mapping[str, Any]], bool]) -> None:
