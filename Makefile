@@ -67,9 +67,9 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/recall.py
 	$(BIN)/python bench/dispute_replay.py
 	$(BIN)/python bench/report_scores.py
-	$(BIN)/python bench/floor.py
+	$(BIN)/python bench/floor_rate.py
 	$(BIN)/python bench/hand_parts.py
-	$(BIN)/python bench/cli.py
+	$(BIN)/python bench/cli_calls.py
 	$(BIN)/python bench/install_size.py
 
 # The wheel a table PC or the central server installs (docs/operations/deployment.md).

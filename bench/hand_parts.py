@@ -1,5 +1,5 @@
 """The CPU of a hand's pure parts, each beside the way it was done before, in one run: what
-the host's noise (±15% on a whole floor from one minute to the next) hides in bench/floor.py.
+the host's noise (±15% on a whole floor from one minute to the next) hides in bench/floor_rate.py.
 
     .venv/bin/python bench/hand_parts.py             # 20 hands of one simulated table
     .venv/bin/python bench/hand_parts.py --quick     # 10 hands (tests/bench/test_hand_parts.py)
@@ -181,7 +181,7 @@ def main() -> int:
             print(f"{name:<30} {how:<24} {now * 1000 / played:9.2f}   {peer:<18} {then}")
         total = sum(r[3] for r in rows)
         print(f"{'these parts in all':<30} {'':<24} {total * 1000 / played:9.2f}"
-              "   (bench/floor.py: a whole hand, every process, about 35-45 ms)")
+              "   (bench/floor_rate.py: a whole hand, every process, about 35-45 ms)")
     for problem in wrong:
         print(f"problem: {problem}")
     print("result: " + ("OK" if not wrong else "WRONG"))

@@ -134,7 +134,7 @@ class LoadPlan(FloorPlan):
     # sweep every 50 ms, a dealer polling its table every 10 ms), a baseline for benches
     pace: Literal["full", "demo"] = "full"
     processes: bool = True  # each table in a process of its own (False: all in this one)
-    profile: bool = False  # the first table samples its threads (bench/floor.py)
+    profile: bool = False  # the first table samples its threads (bench/floor_rate.py)
 
     def __post_init__(self) -> None:
         FloorPlan.__post_init__(self)

@@ -1,4 +1,4 @@
-"""A sampling profiler for a simulated floor (bench/floor.py) that sees every thread (the
+"""A sampling profiler for a simulated floor (bench/floor_rate.py) that sees every thread (the
 journal's worker threads, the USB and serial reader threads, the device simulators' threads),
 standard library only: a thread reads `sys._current_frames()` every few milliseconds, drops
 the samples of threads that are only waiting (in select, a condition, a queue, an idle

@@ -120,7 +120,7 @@ class TableOrders:
     timeout: float  # the virtual dealer's wait for its table (real seconds)
     pace: Literal["full", "demo"] = "full"
     sweep_on_change: bool = True
-    profile: bool = False  # sample the table's threads (bench/floor.py)
+    profile: bool = False  # sample the table's threads (bench/floor_rate.py)
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """The event loop a table's process runs on: uvloop (libuv's loop, the same asyncio API) where
 it is installed, else asyncio's own. A table daemon makes a dozen loop callbacks for each
-device input (bench/floor.py); uvloop does that work in C.
+device input (bench/floor_rate.py); uvloop does that work in C.
 
     from runtime.event_loop import run
     run(main())                      # as asyncio.run(main())

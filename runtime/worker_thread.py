@@ -9,7 +9,7 @@ journal's writes, a USB reader's transfers, a serial port's writes.
 It does what a one-worker `ThreadPoolExecutor` with `run_in_executor` does, with less work for
 each call: the caller's asyncio future is resolved straight from the thread with one
 `call_soon_threadsafe`, where the executor's path builds a concurrent future, takes a
-semaphore, and chains the two futures through callbacks on both sides (bench/floor.py: a
+semaphore, and chains the two futures through callbacks on both sides (bench/floor_rate.py: a
 table makes about 130 such calls a hand).
 """
 

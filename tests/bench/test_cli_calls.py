@@ -1,4 +1,4 @@
-"""bench/cli.py: a quick run times every command cold and warm, beside `python -c pass`."""
+"""bench/cli_calls.py: a quick run times every command cold and warm, beside `python -c pass`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cli.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cli_calls.py"
 ROWS = ("python -c pass", "settle (one hand)", "settle --lines (50 hands)", "evaluate",
         "par-sheet --help", "table dealer --help", "table dealer void (to the socket)")
 

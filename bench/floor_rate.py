@@ -3,9 +3,9 @@ tables at full speed in virtual time, beside the demo's pace measured in the sam
 where the time goes (a sampling profile of every thread, by component: the floor's process,
 and one table's process).
 
-    .venv/bin/python bench/floor.py            # about 4 minutes on the 2-core machine
-    .venv/bin/python bench/floor.py --quick    # smoke run (tests/bench/test_floor.py)
-    .venv/bin/python bench/floor.py --repeat 5 # the largest rows' median of 5 runs (3 default)
+    .venv/bin/python bench/floor_rate.py            # about 4 minutes on the 2-core machine
+    .venv/bin/python bench/floor_rate.py --quick    # smoke run (tests/bench/test_floor.py)
+    .venv/bin/python bench/floor_rate.py --repeat 5 # the largest rows' median of 5 runs (3 default)
 
 Every run is the production path: the embedded broker (or, in the last row, the machine's
 Mosquitto where it answers), the central service (SQLite), the desk's signed commands, the
@@ -24,14 +24,9 @@ import argparse
 import asyncio
 import os
 import platform
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-# Run as a script, bench/ is first on sys.path and this file would stand for the floor package.
-if sys.path and Path(sys.path[0]).resolve() == Path(__file__).resolve().parent:
-    del sys.path[0]
 
 from floor.plan import LoadPlan
 from floor.profile import FloorSampler
@@ -123,7 +118,7 @@ def main() -> int:
     configure_logging(fmt="console", level="critical")
     hands = args.hands or (10 if args.quick else 30)
     sizes = (1, 2) if args.quick else (1, 4, 8)
-    print(f"bench/floor.py: python {platform.python_version()}, {os.cpu_count()} cores,"
+    print(f"bench/floor_rate.py: python {platform.python_version()}, {os.cpu_count()} cores,"
           f" {platform.machine()}, load average {os.getloadavg()[0]:.1f}; seed {args.seed};"
           f" {hands} hands per table (whole heats)")
     print(f"this machine's yardstick: 10 million additions in a Python loop in"

@@ -1,4 +1,4 @@
-"""bench/floor.py: a quick run prints hands/s beside the demo pace and the one-process peer,
+"""bench/floor_rate.py: a quick run prints hands/s beside the demo pace and the one-process peer,
 the CPU a hand per process, the profile by component (the floor's process and one table's),
 and finds every run's hands and messages in the central database (result OK)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "floor_rate.py"
 
 
 def test_quick_run_prints_rates_beside_the_demo_pace_and_the_profile() -> None:

@@ -2,7 +2,8 @@
 
 Each command runs as its own process, as a script or a pit boss runs it: `showdown settle`
 (one hand), `showdown settle --lines` (N hands in one call, as hands per second), `showdown
-evaluate`, `showdown par-sheet --help`, `showdown table dealer --help`, and the real start of
+evaluate`, `showdown --help` (every command listed, none of their modules imported),
+`showdown par-sheet --help`, `showdown table dealer --help`, and the real start of
 a console action (`table dealer void`: argument parsing, the PIN, the local API client, up to
 the daemon's socket, where nobody answers here: exit 69).
 
@@ -15,7 +16,7 @@ lifted for these calls (the byte code goes to the private prefix, never into the
 Goal: every command under 0.3 s warm (PASS/MISS lines; a miss never fails a run: machines
 vary).
 
-Run: ``.venv/bin/python bench/cli.py [--repeats 5] [--hands 2000] [--quick]``. Exit status 0,
+Run: ``.venv/bin/python bench/cli_calls.py [--repeats 5] [--hands 2000] [--quick]``. Exit status 0,
 or 1 when a command's answer is wrong (exit code, or a settlement line missing or refused).
 """
 
@@ -72,6 +73,7 @@ def cases(hands: int, seed: int) -> list[Case]:
     lines = "".join(json.dumps(h) + "\n" for h in batch).encode()
     return [
         Case("python -c pass", (sys.executable, "-c", "pass")),
+        Case("--help (every command listed)", (*SHOWDOWN, "--help")),
         Case("settle (one hand)", (*SHOWDOWN, "settle"), json.dumps(batch[0]).encode()),
         Case(f"settle --lines ({hands} hands)", (*SHOWDOWN, "settle", "--lines"), lines,
              hands=hands),
