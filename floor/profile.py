@@ -22,9 +22,9 @@ __all__ = ["COMPONENTS", "FloorSampler"]
 COMPONENTS: Final = (
     ("journal", ("/controller/journal/",)),
     ("ingest", ("/leaderboard/ingest/", "/leaderboard/projections/")),
-    ("standings", ("/leaderboard/standings_", "/leaderboard/web.py",
-                   "/game/standings")),
-    ("desk", ("/leaderboard/desk", "/controller/commands/floor_desk.py")),
+    ("standings", ("/leaderboard/standings/", "/leaderboard/web.py",
+                   "/game/tournament/standings")),
+    ("desk", ("/leaderboard/desk", "/floor/desk.py")),
     ("mqtt", ("/wire/mqtt.py", "/controller/mqtt_link.py", "/controller/embedded_broker.py",
               "/amqtt/", "/aiomqtt/", "/paho/", "/leaderboard/app.py")),
     ("drivers", ("/drivers/",)),

@@ -6,8 +6,7 @@
   that key signed, as the daemon's start-up does.
 - ``clear-faults``: the explicit, logged operator command that ends the error state: clears
   the open faults and appends a record of who and why. Refused on a damaged journal.
-- ``rotate``: start a new journal file that continues this one (controller/commands/
-  journal_rotate.py).
+- ``rotate``: start a new journal file that continues this one (cli/journal/rotate.py).
 - ``replace``: retire a damaged journal (renamed and kept, never deleted) and start a new one
   that continues the table's message seq; the new journal's first record says what was
   replaced, why and by whom.
