@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from cli.doctor.table import FAIL, OK, WARN, Finding, Probes, check_table, may_open
-from deploy import broker_config as bc
 from controller.clock import FakeClockSource
 from controller.journal import Journal
+from deploy import broker_config as bc
 from deploy import certs
 from simulators.rfid import RfidReaderSimulator
 from simulators.shoe import ShoeSimulator

@@ -82,7 +82,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
     config = _config(directory)
     with (directory / "daemon.log").open("ab") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
+            [sys.executable, "-m", "cli", "table", "run", "--config", str(config)],
             stdout=log, stderr=subprocess.STDOUT, cwd=directory,
             env={**os.environ, "PYTHONPATH": str(REPO)})
     try:
