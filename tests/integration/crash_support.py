@@ -186,7 +186,7 @@ class DaemonProcess:
         self.log_start = log.stat().st_size if log.exists() else 0
         with log.open("a") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "controller", "table", "run", "--config", str(config)],
+                [sys.executable, "-m", "cli", "table", "run", "--config", str(config)],
                 cwd=REPO, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 start_new_session=True)
 

@@ -269,7 +269,7 @@ async def test_sigkill_at_random_points_loses_no_score_and_counts_none_twice(
     wall_s = time.monotonic() - started
 
     verify = subprocess.run(
-        [sys.executable, "-m", "controller", "journal", "verify", "--journal",
+        [sys.executable, "-m", "cli", "journal", "verify", "--journal",
          str(table.journal)], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
 
     # ---- what the leaderboard holds ----------------------------------------------------
