@@ -42,6 +42,7 @@ from support.timing import best_of
 from controller.clock import system_clock
 from controller.config import read_table_config
 from controller.journal import Journal
+from controller.journal.deciding import Entry
 from controller.wiring import wire_table
 from game.table.status import spots_view
 from simulators.table_play import play_registry
@@ -107,14 +108,13 @@ class Parts:
     def journal(self, directory: Path, batch: int) -> None:
         """Every input appended with the core's messages, ``batch`` to a transaction."""
         service, _registry = self.daemon._load()
-        items = [(kind, payload, system_clock(),
-                  lambda record: service.apply(record.kind, record.payload, record.wall).messages)
+        items = [Entry(kind=kind, payload=payload, clock=system_clock(), given=None)
                  for kind, payload, _wall in self.rows]
         with tempfile.TemporaryDirectory(dir=directory) as tmp:
             journal = Journal.open(Path(tmp) / "journal.sqlite", clock=system_clock)
             try:
                 for start in range(0, len(items), batch):
-                    journal.append_batch(items[start:start + batch])
+                    journal.append_batch(items[start:start + batch], service)
             finally:
                 journal.close()
 

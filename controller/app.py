@@ -23,7 +23,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.checkpointing import Checkpointer
 from controller.clock import ClockSource, system_clock
@@ -31,7 +31,9 @@ from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
 from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
+from controller.devices import DeviceSource, TableDevices
 from controller.journal import Journal
+from controller.journal.deciding import Entry
 from controller.journal.delivery import OutboxFeed
 from controller.journal.group_commit import GroupCommit
 from controller.journal.verified_head import whole_file_problems
@@ -40,10 +42,10 @@ from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
 from controller.startup import fold_shoe_reads, start_journal
 from controller.table_service import Applied, TableService
-from drivers.protocols import CardReader, ChipReader, IdReader
 from game.chips.registry import ChipRegistry
 from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
+from game.table.inputs import DeviceInput, TableInput, encode_input
 from runtime.event_loop import loop_name
 from runtime.logs import get_logger
 from runtime.process_memory import fix_malloc_mmap_threshold
@@ -65,8 +67,7 @@ from wire.signing import KeyRing, Signer, load_configured_key
 if TYPE_CHECKING:  # amqtt is imported only by a table that runs its own broker
     from controller.embedded_broker import EmbeddedBroker
 
-__all__ = ["GIL_SWITCH_INTERVAL_S", "DeviceSource", "TableDaemon", "TableDevices",
-           "run_table"]
+__all__ = ["GIL_SWITCH_INTERVAL_S", "Submission", "TableDaemon", "run_table"]
 
 _log = get_logger("showdown.table")
 
@@ -79,25 +80,14 @@ _SCORE_TYPES = frozenset({ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreVoide
 
 
 @dataclass(frozen=True, slots=True)
-class TableDevices:
-    """The table's card shoe and chip readers, as the daemon's pumps read them, and its ID
-    reader when it has one."""
+class Submission:
+    """An input waiting for its transaction: its journal kind and payload, and ``given``,
+    the typed input the payload encodes (None: a request journaled as it came, decoded by
+    the table service)."""
 
-    shoe: CardReader
-    rfid: ChipReader
-    ids: IdReader | None = None  # the ID-card reader (rewards and employee cards), if fitted
-
-
-class DeviceSource(Protocol):
-    """Where the daemon gets its chip registry and its devices (controller.wiring)."""
-
-    def chip_registry(self) -> ChipRegistry:
-        """The registry of the chips in play (raises ConfigError when there is none)."""
-        ...
-
-    def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
-        """The devices, not yet entered; anything they need closed goes on `stack`."""
-        ...
+    kind: str
+    payload: Mapping[str, Any]
+    given: TableInput | None = None
 
 
 class TableDaemon:
@@ -114,7 +104,7 @@ class TableDaemon:
         self.journal: Journal | None = None
         self.writer = JournalWriter(f"journal-{config.table}")  # every append runs on it
         # every input goes through it: those arriving together share a transaction
-        self.inputs: GroupCommit[tuple[str, dict[str, Any]], Applied] = GroupCommit(self._commit)
+        self.inputs: GroupCommit[Submission, Applied] = GroupCommit(self._commit)
         self.feed: OutboxFeed | None = None  # the outbox the link drains (not in error state)
         self.service: TableService | None = None
         self.link: MqttLink | None = None
@@ -199,36 +189,38 @@ class TableDaemon:
     # ---- the one way in --------------------------------------------------------------
 
     async def ingest(self, kind: str, payload: Mapping[str, Any]) -> Applied:
-        """Journal one input and apply it, in one transaction (with the inputs that arrived
-        meanwhile: group commit); wake the publisher."""
+        """Journal one request as it came and apply it, in one transaction (with the inputs
+        that arrived meanwhile: group commit); wake the publisher."""
         if self.journal is None or self.service is None or self.faults:
             return self._refused_state()
-        return await self.inputs.submit((kind, dict(payload)))
+        return await self.inputs.submit(Submission(kind, dict(payload)))
+
+    def submit(self, given: DeviceInput) -> asyncio.Future[Applied]:
+        """Queue a device's typed input for the next transaction: journaled as its one
+        encoding (`encode_input`), decided on as it is; its `Applied` once committed (not
+        awaited, inputs submitted in turn keep their order: the device pumps)."""
+        kind, payload = encode_input(given)
+        return self.inputs.submit(Submission(kind, payload, given))
+
+    def halted(self) -> bool:
+        """True once the table is in the error state: nothing more is journaled."""
+        return bool(self.faults)
 
     def _refused_state(self) -> Applied:
         return Applied(ok=False, error="the table is in the error state: "
                                        + "; ".join(self.faults or ["not started"]))
 
-    async def _commit(self, batch: list[tuple[str, dict[str, Any]]]) -> list[Applied]:
-        """Journal and apply a batch of inputs in one transaction; each one's Applied."""
+    async def _commit(self, batch: list[Submission]) -> list[Applied]:
+        """Journal a batch of inputs in one transaction, the table service deciding on each
+        as it is inserted (`Journal.append_batch` with the service as its `Decider`)."""
         journal, service = self.journal, self.service
         if journal is None or service is None or self.faults:
             return [self._refused_state() for _ in batch]
-        boxes: list[list[Applied]] = []
         async with self._lock:
-            items = []
-            for kind, payload in batch:
-                box: list[Applied] = []
-                boxes.append(box)
-
-                def outgoing(record: Any, box: list[Applied] = box) -> Any:
-                    applied = service.apply(record.kind, record.payload, record.wall)
-                    box.append(applied)
-                    return applied.messages
-
-                items.append((kind, payload, self.clock(), outgoing))
+            entries = [Entry(kind=s.kind, payload=s.payload, clock=self.clock(), given=s.given)
+                       for s in batch]
             try:
-                stored = await self.writer.call(journal.append_batch, items)
+                stored = await self.writer.call(journal.append_batch, entries, service)
             except Exception as exc:
                 # The state may now be ahead of the journal: stop taking input (error state).
                 self.faults.append(f"journal write failed: {exc}")
@@ -236,21 +228,21 @@ class TableDaemon:
                 with contextlib.suppress(Exception):
                     journal.record_fault("journal_write", str(exc))
                 return [Applied(ok=False, error=f"journal write failed: {exc}") for _ in batch]
-            fold_shoe_reads(self.shoe_reads, (record for record, _ in stored))
+            fold_shoe_reads(self.shoe_reads, (s.record for s in stored))
             if self.feed is not None:  # committed: the link may publish them now
-                for _, messages in stored:
-                    self.feed.offer(messages)
+                for s in stored:
+                    self.feed.offer(s.messages)
         self._last_work = asyncio.get_running_loop().time()
         self.version += len(batch)
         waiters, self._waiters = self._waiters, set()
         for waiter in waiters:
             if not waiter.done():
                 waiter.set_result(None)
-        done = [box[0] for box in boxes]
+        done = [s.decision for s in stored]
         if self.link is not None and any(a.messages for a in done):  # the outbox grew
             self.link.wake()
-        for (kind, _), applied in zip(batch, done, strict=True):
-            self._log_applied(kind, applied)
+        for submitted, applied in zip(batch, done, strict=True):
+            self._log_applied(submitted.kind, applied)
         return done
 
     def _log_applied(self, kind: str, applied: Applied) -> None:
@@ -414,7 +406,7 @@ class TableDaemon:
             if journal is not None and not self.faults:
                 self.feed = OutboxFeed(journal, self.writer, clock=self.clock)
                 stack.callback(self.feed.close)
-            self.gate = ConsoleGate(
+            self.gate = gate = ConsoleGate(
                 config=cfg.console, core=lambda: self.service.core if self.service else None,
                 ingest=self.ingest, now=lambda: self.clock().wall,
                 signatures=cfg.console.signatures or cfg.journal.parent / "signatures",
@@ -446,14 +438,21 @@ class TableDaemon:
                     self.devices = self.device_source.open(stack, registry)
                     await stack.enter_async_context(self.devices.shoe)
                     await stack.enter_async_context(self.devices.rfid)
-                    tasks.append(tg.create_task(pump_shoe(self),
-                                                name=f"table[{cfg.table}].shoe_pump"))
-                    tasks.append(tg.create_task(pump_rfid(self),
-                                                name=f"table[{cfg.table}].rfid_pump"))
+                    tasks.append(tg.create_task(
+                        pump_shoe(self.devices.shoe, submit=self.submit,
+                                  last_reads=self.shoe_reads, halted=self.halted,
+                                  log=self._log),
+                        name=f"table[{cfg.table}].shoe_pump"))
+                    tasks.append(tg.create_task(
+                        pump_rfid(self.devices.rfid, submit=self.submit,
+                                  backlog=lambda: self.inputs.waiting),
+                        name=f"table[{cfg.table}].rfid_pump"))
                     if self.devices.ids is not None:
                         await stack.enter_async_context(self.devices.ids)
-                        tasks.append(tg.create_task(pump_ids(self, self.devices.ids),
-                                                    name=f"table[{cfg.table}].id_pump"))
+                        tasks.append(tg.create_task(
+                            pump_ids(self.devices.ids, submit=self.submit,
+                                     offer_tap=gate.offer_tap),
+                            name=f"table[{cfg.table}].id_pump"))
                 if cfg.console.enabled and not self.faults:
                     tasks.append(tg.create_task(
                         serve_console(self, cfg.console, on_port=self._console_listening),

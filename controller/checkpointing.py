@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from controller.journal import Journal, JournalError
 from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.journal.integrity import ChainHeads
+from controller.ports import CheckpointedTable
 from controller.startup import ShoeReads, checkpoint_body
 from game.table.snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
 from wire.signing import Signer
-
-if TYPE_CHECKING:
-    from controller.app import TableDaemon
 
 __all__ = ["Checkpointer"]
 
@@ -31,7 +29,7 @@ __all__ = ["Checkpointer"]
 class Checkpointer:
     """Writes the daemon's checkpoints (run `run()` as a task; it ends when cancelled)."""
 
-    def __init__(self, daemon: TableDaemon, *, journal: Journal, signer: Signer, every: int,
+    def __init__(self, daemon: CheckpointedTable, *, journal: Journal, signer: Signer, every: int,
                  log: Any) -> None:
         self._daemon = daemon
         self._journal = journal

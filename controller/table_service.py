@@ -1,13 +1,17 @@
 """The table daemon's adapter around its decision core: one journaled input in, the messages
 it causes out.
 
-`TableService.apply(kind, payload, wall)` is the only way state changes: the journal record
-is decoded to a typed input (`game.table.inputs.decode_input`), the pure core
-(`game.table.core.TableCore`) decides, and its typed messages become `Outgoing` rows for the
-outbox (same transaction). The time comes with the input, so replaying the journal rebuilds
-the identical state after a crash. Inputs are plain JSON payloads (docs/table-config.md,
-"Inputs"); every input returns an `Applied`: the outgoing messages and a result for whoever
-sent it (accepted, or refused with the reason).
+The running daemon's inputs reach it through the journal: `TableService.decide(record,
+given)` is the journal's `Decider` (controller/journal/deciding.py), called by
+`Journal.append_batch` for each record just inserted, in the same transaction as the
+messages it returns. ``given`` is the typed input the record's payload encodes (a device's
+reading, `game.table.inputs.encode_input`), decided on as it is; None for a request
+journaled as it came, whose payload is decoded (`game.table.inputs.decode_input`). Replay
+(`apply`, `replay`) decodes every record; a typed input decodes back to itself, so both
+decide the same. The pure core (`game.table.core.TableCore`) decides, and its typed messages
+become `Outgoing` rows for the outbox. The time comes with the record, so replaying the
+journal rebuilds the identical state after a crash. Every input returns an `Applied`: the
+outgoing messages and a result for whoever sent it (accepted, or refused with the reason).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from controller.journal.records import JournalRecord
 from game.chips.registry import ChipRegistry
 from game.chips.spot_book import SpotBook
 from game.hand import Hand
@@ -26,7 +31,7 @@ from game.messages.table import ScoreRecorded
 from game.paytables.lines import Paytables
 from game.staff import LockoutPolicy
 from game.table.core import TableCore
-from game.table.inputs import decode_input
+from game.table.inputs import TableInput, decode_input
 from game.table.session import TableSession
 from game.tournament.schema import TournamentSettings
 from wire.outbox import Outgoing
@@ -72,9 +77,19 @@ class TableService:
                               deal=deal, registry=registry, marker_set=marker_set,
                               verify_payouts=verify_payouts, lockout=lockout)
 
+    def decide(self, record: JournalRecord, given: TableInput | None) -> Applied:
+        """The journal's decider: apply ``record``, just inserted, in its transaction; on
+        ``given``, the typed input its payload encodes, or (None) on its payload decoded."""
+        if given is None:
+            given = decode_input(record.kind, record.payload)
+        return self._apply(given, record.wall)
+
     def apply(self, kind: str, payload: Mapping[str, Any], wall: datetime) -> Applied:
         """Apply one journaled input; never raises for bad input (it is refused with a reason)."""
-        decision = self.core.apply(decode_input(kind, payload), wall)
+        return self._apply(decode_input(kind, payload), wall)
+
+    def _apply(self, given: TableInput, wall: datetime) -> Applied:
+        decision = self.core.apply(given, wall)
         return Applied(messages=tuple(Outgoing(message=m) for m in decision.messages),
                        ok=decision.ok, error=decision.error, detail=decision.detail)
 

@@ -17,10 +17,11 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from controller.app import TableDaemon, TableDevices, run_table
+from controller.app import TableDaemon, run_table
 from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
+from controller.devices import TableDevices
 from drivers.id_reader import SerialIdReader
 from drivers.manual import ManualCardReader
 from drivers.manual_chips import ManualChipReader

@@ -9,11 +9,14 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from support.latency_figures import PLAYERS, SEED, BenchError, Series
 from support.latency_subscriber import SubscriberProcess
 from support.latency_tables import forget_on_broker, make_table
+
+if TYPE_CHECKING:
+    from controller.app import Submission
 
 
 @dataclass(slots=True)
@@ -58,11 +61,10 @@ class _Instruments:
         inputs = daemon.inputs  # every input goes through the group commit (shoe pump too)
         submit = inputs.submit
 
-        def timed_submit(item: tuple[str, Mapping[str, Any]]) -> Any:
+        def timed_submit(item: Submission) -> Any:
             future = submit(item)
-            kind, payload = item
-            if kind == "card":
-                card = str(payload.get("card"))
+            if item.kind == "card":
+                card = str(item.payload.get("card"))
 
                 def stamp(done: Any) -> None:  # runs in the loop when the commit returns
                     if not done.cancelled() and done.exception() is None:
@@ -75,16 +77,16 @@ class _Instruments:
         journal = daemon.journal
         append_batch = journal.append_batch
 
-        def timed_append(items: Any) -> Any:  # runs on the journal's writer thread
+        def timed_append(entries: Any, decider: Any) -> Any:  # on the journal's writer thread
             start = time.monotonic_ns()
             try:
-                return append_batch(items)
+                return append_batch(entries, decider)
             finally:
                 took = time.monotonic_ns() - start  # the whole transaction the input was in
-                for kind, payload, _clock, _outgoing in items:
-                    if kind == "card":
-                        self.appended[str(payload.get("card"))] = took
-                    elif kind == "dealer" and payload.get("action") == "settle":
+                for entry in entries:
+                    if entry.kind == "card":
+                        self.appended[str(entry.payload.get("card"))] = took
+                    elif entry.kind == "dealer" and entry.payload.get("action") == "settle":
                         self.settle_append = took
 
         journal.append_batch = timed_append

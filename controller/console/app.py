@@ -30,7 +30,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -42,11 +42,9 @@ from controller.console.guard import ClientGuard, Refusal, read_json
 from controller.console.slip import not_found_page, slip_page
 from controller.console.views import ConsoleViews
 from controller.console_config import ConsoleConfig
+from controller.ports import ConsoleTable
 from game.staff import ACTIONS
 from runtime.logs import get_logger
-
-if TYPE_CHECKING:
-    from controller.app import TableDaemon
 
 __all__ = ["COOKIE", "KEEPALIVE_SECONDS", "PARTICIPANT_ACTIONS", "ConsoleApp",
            "create_console_app"]
@@ -77,7 +75,7 @@ def _refused(refusal: Refusal) -> JSONResponse:
 class ConsoleApp:
     """The routes of one daemon's console; `app` is the ASGI app to serve."""
 
-    def __init__(self, daemon: TableDaemon, config: ConsoleConfig) -> None:
+    def __init__(self, daemon: ConsoleTable, config: ConsoleConfig) -> None:
         self.daemon = daemon
         self.config = config
         self.views = ConsoleViews(daemon)
@@ -238,6 +236,6 @@ class ConsoleApp:
                             status_code=exc.status_code)
 
 
-def create_console_app(daemon: TableDaemon, config: ConsoleConfig) -> ConsoleApp:
+def create_console_app(daemon: ConsoleTable, config: ConsoleConfig) -> ConsoleApp:
     """The console of ``daemon`` (serve ``.app``; set ``.closing`` to end the streams)."""
     return ConsoleApp(daemon, config)

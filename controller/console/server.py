@@ -13,18 +13,16 @@ import asyncio
 import contextlib
 import socket
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import uvicorn
 
 from controller.console.app import create_console_app
 from controller.console_config import ConsoleConfig
+from controller.ports import ConsoleTable
 from runtime.http_serving import InLoopServer
 from runtime.http_serving import listen as listen_on
 from runtime.logs import get_logger
-
-if TYPE_CHECKING:
-    from controller.app import TableDaemon
 
 __all__ = ["listen", "serve_console"]
 
@@ -38,7 +36,7 @@ def listen(host: str, port: int) -> socket.socket:
     return listen_on(host, port, source="console", key="bind/port", backlog=64)
 
 
-async def serve_console(daemon: TableDaemon, config: ConsoleConfig, *,
+async def serve_console(daemon: ConsoleTable, config: ConsoleConfig, *,
                         on_port: Callable[[int], None] | None = None) -> None:
     """Run the console's web server until cancelled; ``on_port`` gets the port listened on."""
     console = create_console_app(daemon, config)

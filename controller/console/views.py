@@ -13,15 +13,13 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
+from controller.ports import ConsoleTable
 from game.money import format_rand
 from game.table.view import screen_view
 from wire.messages import Alert, ScoreAcknowledged, ScoreDisputed, ScoreRecorded
 from wire.verification import grouped, verification_code
-
-if TYPE_CHECKING:
-    from controller.app import TableDaemon
 
 __all__ = ["ConsoleViews", "Slip"]
 
@@ -55,7 +53,7 @@ class Slip:
 class ConsoleViews:
     """The console's reads of one daemon."""
 
-    def __init__(self, daemon: TableDaemon) -> None:
+    def __init__(self, daemon: ConsoleTable) -> None:
         self.daemon = daemon
         self._cached: tuple[int, bytes] | None = None
 

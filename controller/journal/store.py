@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import exc, insert, select, update
@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection, Engine
 from controller.clock import ClockReading, ClockSource, system_clock
 from controller.journal import rows, sqlite
 from controller.journal.checksums import GENESIS, record_checksum, stored_json
+from controller.journal.deciding import Decider, Decision, Entry, Stored
 from controller.journal.integrity import ChainHeads, check_connection
 from controller.journal.models import (
     APPLICATION_ID,
@@ -53,6 +54,9 @@ __all__ = ["CREATE_HOOK_ENV", "Journal"]
 
 CREATE_HOOK_ENV: Final = "SHOWDOWN_TEST_PAUSE_CREATE"  # crash tests only (journal/pause.py)
 _SIDE_FILES: Final = ("-wal", "-shm", "-journal")
+
+_Given = TypeVar("_Given")
+_Decided = TypeVar("_Decided", bound=Decision)
 
 _BATCH: Final = 500
 _HEAD_COLUMNS: Final = ("journal_seq", "journal_checksum", "outbox_seq", "outbox_checksum")
@@ -186,37 +190,42 @@ class Journal:
             raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are reserved")
         return self._append(kind, payload, clock, outgoing)
 
-    def append_batch(self, items: Sequence[tuple[str, Mapping[str, Any], ClockReading,
-                                               Callable[[JournalRecord],
-                                                        Sequence[OutgoingItem]]]],
-                     ) -> list[tuple[JournalRecord, list[StoredMessage]]]:
+    def append_batch(self, entries: Sequence[Entry[_Given]],
+                     decider: Decider[_Given, _Decided]) -> list[Stored[_Decided]]:
         """Append several inputs in ONE transaction (one commit, one fsync: group commit),
-        each ``(kind, payload, clock, outgoing)`` as `append` takes them, in order: all of
-        them are stored or, if one is refused or an `outgoing` raises, none (no seq used)."""
-        for kind, _payload, _clock, _outgoing in items:
+        each decided on as soon as its record is inserted: in order, for each entry, the
+        record, then ``decider.decide(record, entry.given)``, then the decision's messages
+        in the outbox (controller/journal/deciding.py). All of them are stored or, if one is
+        refused or `decide` raises, none (no seq used) and the exception propagates."""
+        for entry in entries:
+            kind = entry.kind
             if not isinstance(kind, str) or not kind or kind != kind.strip():
                 raise JournalError("record kind must be non-empty text without spaces,"
                                    f" got {kind!r}")
             if is_own_kind(kind):
                 raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are"
                                    " reserved")
-            if not isinstance(_payload, Mapping):
+            if not isinstance(entry.payload, Mapping):
                 raise JournalError("payload must be a mapping, got"
-                                   f" {type(_payload).__name__}")
-            if not isinstance(_clock, ClockReading):
-                raise JournalError(f"clock must be a ClockReading, got {type(_clock).__name__}")
-        forms = [stored_json(payload, what="payload") for _k, payload, _c, _o in items]
-        if not items:
+                                   f" {type(entry.payload).__name__}")
+            if not isinstance(entry.clock, ClockReading):
+                raise JournalError("clock must be a ClockReading, got"
+                                   f" {type(entry.clock).__name__}")
+        forms = [stored_json(entry.payload, what="payload") for entry in entries]
+        if not entries:
             return []
         with self._write_driver() as cursor:
             # The head is read once and written once for the whole batch (it is the last
             # record's): the rows and the head commit together or not at all.
             head = _read_head(cursor)
-            done = []
-            for (kind, _p, clock, outgoing), form in zip(items, forms, strict=True):
-                record, messages, head = _add_rows(cursor, kind, form, clock, outgoing,
-                                                   head=head)
-                done.append((record, messages))
+            done: list[Stored[_Decided]] = []
+            for entry, form in zip(entries, forms, strict=True):
+                record, head = _insert_record(cursor, entry.kind, form, entry.clock,
+                                              head=head)
+                decision = decider.decide(record, entry.given)
+                messages, head = _insert_messages(cursor, record, decision.messages,
+                                                  entry.clock, head=head)
+                done.append(Stored(record=record, messages=messages, decision=decision))
             _write_head(cursor, head)
             return done
 
@@ -550,17 +559,16 @@ def _append_rows(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any], clock
                  outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
                  ) -> tuple[JournalRecord, list[StoredMessage]]:
     """Inside a write transaction: the record after the head, its messages, the new head."""
-    record, messages, head = _add_rows(cursor, kind, form, clock, outgoing,
-                                       head=_read_head(cursor))
+    record, head = _insert_record(cursor, kind, form, clock, head=_read_head(cursor))
+    messages, head = _insert_messages(cursor, record, outgoing(record), clock, head=head)
     _write_head(cursor, head)
     return record, messages
 
 
-def _add_rows(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any], clock: ClockReading,
-              outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]], *, head: _Head,
-              ) -> tuple[JournalRecord, list[StoredMessage], _Head]:
+def _insert_record(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any],
+                   clock: ClockReading, *, head: _Head) -> tuple[JournalRecord, _Head]:
     """Inside a write transaction: the record after ``head`` (its payload's stored text and
-    the payload read back from it) and its messages; the head they make (not written)."""
+    the payload read back from it); the head it makes (not written)."""
     payload_text, payload = form
     wall = rows.wall_text(clock.wall)
     head_seq, head_checksum, head_outbox_seq, head_outbox_checksum = head
@@ -576,12 +584,20 @@ def _add_rows(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any], clock: C
     record = JournalRecord(seq=seq, kind=kind, payload=payload,
                            wall=clock.wall, mono_ns=clock.mono_ns, boot_id=clock.boot_id,
                            checksum=checksum, synced=clock.synced)
-    produced = outgoing(record)
-    outbox, messages = rows.outbox_rows(produced, record=record, wall=wall, clock=clock,
+    return record, (seq, checksum, head_outbox_seq, head_outbox_checksum)
+
+
+def _insert_messages(cursor: sqlite3.Cursor, record: JournalRecord,
+                     produced: Sequence[OutgoingItem], clock: ClockReading, *, head: _Head,
+                     ) -> tuple[list[StoredMessage], _Head]:
+    """Inside a write transaction: the messages ``record`` caused, after ``head``'s last
+    one, with consecutive seqs; the head they make (not written)."""
+    seq, checksum, head_outbox_seq, head_outbox_checksum = head
+    outbox, messages = rows.outbox_rows(produced, record=record,
+                                        wall=rows.wall_text(clock.wall), clock=clock,
                                         last_seq=int(head_outbox_seq),
                                         prev=str(head_outbox_checksum))
     if outbox:
         cursor.executemany(_INSERT_MESSAGE, outbox)
-        return record, messages, (seq, checksum, int(outbox[-1]["seq"]),
-                                  str(outbox[-1]["checksum"]))
-    return record, messages, (seq, checksum, head_outbox_seq, head_outbox_checksum)
+        return messages, (seq, checksum, int(outbox[-1]["seq"]), str(outbox[-1]["checksum"]))
+    return messages, head

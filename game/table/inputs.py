@@ -1,12 +1,16 @@
-"""What the table core takes in: every journaled input as a typed value, and the one decoder
-from a journal record's (kind, payload) to it.
+"""What the table core takes in: every journaled input as a typed value, the one decoder
+from a journal record's (kind, payload) to it, and the one encoder of a device's input to
+the (kind, payload) the journal stores (`encode_input`; decoding its payload gives the same
+input back, so the daemon decides on the typed value and replay on the decoded one alike).
 
 Kinds: devices ``card``, ``chips``, ``manual_wager``, ``shoe_status``, ``device_alert``; the
 dealer's console ``dealer`` (with an ``action``); the participant's ``participant``
 (acknowledge or dispute a score); staff sign-ins ``staff``; the tournament desk ``desk`` (a
 signed command, `game.messages.desk`); the daemon's boot record ``start``. A payload that cannot be
 read becomes `Unreadable`, which the core refuses with the reason (it is journaled all the
-same, so replay sees the same refusal).
+same, so replay sees the same refusal). Requests from outside (the consoles, the desk) are
+journaled as they came and read only by `decode_input`; a device's reading becomes its typed
+input first (controller.device_inputs) and is journaled as `encode_input` writes it.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from game.chips.registry import parse_uid
+from game.chips.registry import format_uid, parse_uid
 from game.errors import GameError
 from game.messages.desk import DeskOrder
 from game.poker.cards import Card, parse_card
@@ -28,6 +32,7 @@ __all__ = [
     "ClearFault",
     "CorrectCard",
     "DealerAction",
+    "DeviceInput",
     "DeviceTrouble",
     "Dispute",
     "DisputeHand",
@@ -46,6 +51,8 @@ __all__ = [
     "VoidByDealer",
     "WagerKeyed",
     "decode_input",
+    "encode_input",
+    "operator_of",
     "reason_of",
 ]
 
@@ -57,12 +64,17 @@ class Boot:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CardSeen:
-    """A card read by the shoe, or keyed by the dealer."""
+    """A card read by the shoe, or keyed by the dealer; with the read's provenance as the
+    journal keeps it (the device, its power-on session, the read's quality), which the
+    core does not look at."""
 
     card: Card
     source: Literal["shoe", "manual"] = "shoe"
     read_index: object = None  # the shoe's read counter, quoted in an alert
     by: str | None = None  # who keyed a manual card
+    device: str | None = None  # the shoe's serial number, or "manual:<operator>"
+    session: int | None = None  # the shoe's power-on session ``read_index`` counts in
+    quality: int | None = None  # the shoe's confidence in the read, 0..100
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -72,6 +84,9 @@ class ChipsSeen:
     seat: int
     spot: str
     uids: frozenset[bytes]
+    reader: str | None = None  # the reader's serial number (provenance, as journaled)
+    antenna: int | None = None
+    report_seq: int | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -243,6 +258,7 @@ class Unreadable:
     command: str | None = None
 
 
+DeviceInput = CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
                 | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault | DisputeHand
                 | IssueChips | ReturnChips)
@@ -262,19 +278,39 @@ def _by(p: Mapping[str, Any]) -> str | None:
     return None if by is None else str(by)
 
 
+def operator_of(device: object) -> str | None:
+    """The operator a manual device names after its colon ("manual:D12": "D12"), if any."""
+    if isinstance(device, str) and ":" in device:
+        return device.partition(":")[2] or None
+    return None
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int_or_none(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _card(p: Mapping[str, Any]) -> CardSeen:
     source: Literal["shoe", "manual"] = "manual" if p.get("source") == "manual" else "shoe"
     by = _by(p)
     device = p.get("device")
-    if by is None and source == "manual" and isinstance(device, str) and ":" in device:
-        by = device.partition(":")[2] or None  # the manual shoe names its operator
+    if by is None and source == "manual":
+        by = operator_of(device)  # the manual shoe names its operator
     return CardSeen(card=parse_card(p["card"]), source=source, read_index=p.get("read_index"),
-                    by=by if source == "manual" else None)
+                    by=by if source == "manual" else None, device=_text_or_none(device),
+                    session=_int_or_none(p.get("session")),
+                    quality=_int_or_none(p.get("quality")))
 
 
 def _chips(p: Mapping[str, Any]) -> ChipsSeen:
     return ChipsSeen(seat=int(p["seat"]), spot=str(p["spot"]),
-                     uids=frozenset(parse_uid(u) for u in p["uids"]))
+                     uids=frozenset(parse_uid(u) for u in p["uids"]),
+                     reader=_text_or_none(p.get("reader")),
+                     antenna=_int_or_none(p.get("antenna")),
+                     report_seq=_int_or_none(p.get("report_seq")))
 
 
 def _wager(p: Mapping[str, Any]) -> WagerKeyed:
@@ -386,3 +422,42 @@ def decode_input(kind: str, payload: Mapping[str, Any]) -> TableInput:
         return Unreadable(reason=reason_of(exc), desk=True,
                           command_id=None if command_id is None else str(command_id),
                           command=None if command is None else str(command))
+
+
+def encode_input(given: DeviceInput) -> tuple[str, dict[str, Any]]:
+    """A device's input as the journal stores it: its kind and payload (JSON data).
+
+    The payloads are those the daemon has always journaled for a reading, key for key, so
+    old and new records are alike; `decode_input` reads each back to ``given``. Provenance
+    a value lacks (None) is left out, and a manual card's ``by`` when its device names it.
+    """
+    match given:
+        case CardSeen():
+            card: dict[str, Any] = {"card": str(given.card),
+                                    "source": "manual" if given.source == "manual"
+                                    else "device"}
+            _put(card, read_index=given.read_index, quality=given.quality,
+                 device=given.device, session=given.session)
+            if given.source == "manual" and given.by is not None \
+                    and given.by != operator_of(given.device):
+                card["by"] = given.by
+            return "card", card
+        case ChipsSeen():
+            chips: dict[str, Any] = {"seat": given.seat, "spot": given.spot,
+                                     "uids": sorted(format_uid(u) for u in given.uids)}
+            _put(chips, reader=given.reader, antenna=given.antenna,
+                 report_seq=given.report_seq)
+            return "chips", chips
+        case WagerKeyed():
+            return "manual_wager", {"seat": given.seat, "spot": given.spot,
+                                    "amount": given.amount_cents, "by": given.by}
+        case ShoeReported():
+            return "shoe_status", {"state": str(given.state), "device": given.device,
+                                   "detail": given.detail}
+        case DeviceTrouble():
+            return "device_alert", {"device": given.device, "kind": given.kind,
+                                    "detail": given.detail, "role": given.role}
+
+
+def _put(payload: dict[str, Any], **fields: object) -> None:
+    payload.update((k, v) for k, v in fields.items() if v is not None)

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from controller.app import TableDaemon, TableDevices
+from controller.app import TableDaemon
 from controller.config import read_table_config
 from controller.device_pumps import pump_shoe
 from controller.journal import Journal
@@ -42,6 +42,7 @@ from drivers.shoe_codec import (
 from drivers.shoe_link import ShoeLink
 from game.poker.cards import Card, parse_card, parse_cards
 from runtime.backoff import Backoff
+from runtime.logs import get_logger
 from simulators.shoe import ShoeSimulator
 
 REPO = Path(__file__).resolve().parents[2]
@@ -442,9 +443,10 @@ async def run_pump(tmp_path: Path, shoe: object, until: Callable[[TableDaemon], 
     daemon.journal = daemon._open_journal(service)
     daemon.service = service
     daemon.faults.extend(faults)
-    daemon.devices = TableDevices(shoe=shoe, rfid=None)  # type: ignore[arg-type]
     try:
-        pump = asyncio.create_task(pump_shoe(daemon))
+        pump = asyncio.create_task(pump_shoe(
+            shoe, submit=daemon.submit, last_reads=daemon.shoe_reads,  # type: ignore[arg-type]
+            halted=daemon.halted, log=get_logger("test.shoe_pump")))
         await wait_for(lambda: until(daemon) or pump.done())
         pump.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -284,7 +284,7 @@ def test_unreadable_console_inputs_are_refused_with_the_reason(kind: str, payloa
 
 def test_a_manual_card_names_its_operator_and_marks_the_hand_manual() -> None:
     assert decode_input("card", {"card": "Ah", "source": "manual", "device": "manual:S3"}) == (
-        CardSeen(card=parse_card("Ah"), source="manual", by="S3"))
+        CardSeen(card=parse_card("Ah"), source="manual", by="S3", device="manual:S3"))
     feed = seated(Feed(verify_payouts=False))
     feed.sign_in("S3")
     feed.chips(1, "ante", R25)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import cast
 
 import pytest
 
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalError, JournalRecord
+from controller.journal.deciding import Entry
 from controller.journal.group_commit import GroupCommit
 from tests.controller.journal.support import events, nothing
 from wire.outbox import OutgoingItem
@@ -26,22 +28,48 @@ def _last_record(journal: Journal) -> int:
     return max(r.seq for r in journal.records())
 
 
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    messages: Sequence[OutgoingItem]
+    seen: tuple[int, str]  # the record's seq and what the decider was given with it
+
+
+class _Decider:
+    """Each entry's ``given`` is the messages its record causes (an `outgoing` function)."""
+
+    def __init__(self) -> None:
+        self.decided: list[int] = []
+
+    def decide(self, record: JournalRecord, given: Outgoing) -> _Decided:
+        self.decided.append(record.seq)
+        return _Decided(messages=given(record), seen=(record.seq, record.kind))
+
+
+def _entry(kind: str, payload: dict[str, object], fake: FakeClockSource,
+           outgoing: Outgoing) -> Entry[Outgoing]:
+    return Entry(kind=kind, payload=payload, clock=fake(), given=outgoing)
+
+
 def test_a_batch_is_one_transaction_of_records_in_order(journal: Journal,
                                                         fake: FakeClockSource) -> None:
     before = _last_record(journal)
+    decider = _Decider()
     stored = journal.append_batch([
-        ("chips", {"spot": 1}, fake(), _events("a")),
-        ("chips", {"spot": 2}, fake(), nothing),
-        ("card", {"card": "As"}, fake(), _events("b", "c")),
-    ])
-    assert [r.seq for r, _ in stored] == [before + 1, before + 2, before + 3]
-    assert [len(m) for _, m in stored] == [1, 0, 2]
-    assert [m.seq for _, ms in stored for m in ms] == [1, 2, 3]
+        _entry("chips", {"spot": 1}, fake, _events("a")),
+        _entry("chips", {"spot": 2}, fake, nothing),
+        _entry("card", {"card": "As"}, fake, _events("b", "c")),
+    ], decider)
+    assert [s.record.seq for s in stored] == [before + 1, before + 2, before + 3]
+    assert decider.decided == [before + 1, before + 2, before + 3]
+    assert [s.decision.seen for s in stored] == [
+        (before + 1, "chips"), (before + 2, "chips"), (before + 3, "card")]
+    assert [len(s.messages) for s in stored] == [1, 0, 2]
+    assert [m.seq for s in stored for m in s.messages] == [1, 2, 3]
     records = list(journal.records(after=before))
     assert [(r.kind, r.payload) for r in records] == [
         ("chips", {"spot": 1}), ("chips", {"spot": 2}), ("card", {"card": "As"})]
     assert journal.verify() == []
-    assert journal.append_batch([]) == []
+    assert journal.append_batch([], decider) == []
 
 
 def test_a_batch_whose_input_fails_stores_none_of_it(journal: Journal,
@@ -52,10 +80,11 @@ def test_a_batch_whose_input_fails_stores_none_of_it(journal: Journal,
         raise RuntimeError("the core failed")
 
     with pytest.raises(RuntimeError, match="the core failed"):
-        journal.append_batch([("chips", {"spot": 1}, fake(), _events("a")),
-                              ("chips", {"spot": 2}, fake(), broken)])
+        journal.append_batch([_entry("chips", {"spot": 1}, fake, _events("a")),
+                              _entry("chips", {"spot": 2}, fake, broken)], _Decider())
     with pytest.raises(JournalError, match="reserved"):
-        journal.append_batch([("chips", {}, fake(), nothing), ("journal.x", {}, fake(), nothing)])
+        journal.append_batch([_entry("chips", {}, fake, nothing),
+                              _entry("journal.x", {}, fake, nothing)], _Decider())
     assert _last_record(journal) == before and journal.pending(10) == []
     record, _ = journal.append(kind="chips", payload={"spot": 3}, clock=fake(), outgoing=nothing)
     assert record.seq == before + 1  # no seq was used by the failed batches
