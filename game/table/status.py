@@ -148,7 +148,7 @@ def _held_commands(c: TableCore) -> Any:
 
 
 def _chips(c: TableCore) -> Any:
-    return c.chips_view()
+    return c.chips.view(c.session)
 
 
 _PARTS: dict[str, Callable[[TableCore], Any]] = {
