@@ -82,7 +82,7 @@ def check_counted(core: TableCore) -> list[str]:
             for u in core.spots.uids_on(s, spot):
                 lying[u] = lying.get(u, 0) + 1
     honest = sum(R25 for u, times in lying.items() if times == 1
-                 and any(u in core.spots.uids_on(s, p) and core.chip_float.owner(u) == f"E{s}"
+                 and any(u in core.spots.uids_on(s, p) and core.chips.chip_float.owner(u) == f"E{s}"
                          for s in SEATS for p in WAGERS))
     if counted != honest:
         return [f"counted {counted} cents, the single, own chips are worth {honest}"]

@@ -230,7 +230,7 @@ class DaemonHandle:
         """The table's float: who holds each chip now."""
         if self.daemon.service is None:
             raise TableStuck("the table has not started")
-        return self.daemon.service.core.chip_float.holders()
+        return self.daemon.service.core.chips.chip_float.holders()
 
     def chips_lying(self) -> Mapping[tuple[int, str], frozenset[bytes]]:
         """The chips the table last read on each spot."""

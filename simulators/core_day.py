@@ -205,7 +205,7 @@ class Floor:
         (those first)."""
         chosen: set[bytes] = set()
         left = cents
-        owner = self.core.chip_float.owner
+        owner = self.core.chips.chip_float.owner
         for uid in sorted(source, key=lambda u: (owner(u) != for_entry, -self.value[u], u)):
             if self.value[uid] <= left and (not float_only or owner(uid) in (None, for_entry)):
                 chosen.add(uid)
@@ -289,7 +289,7 @@ class Floor:
     def finish_heat(self) -> None:
         """Return every entry's chips, acknowledge (or dispute, then acknowledge) the scores,
         close the heat."""
-        for seat, entry in sorted(self.core._chip_seats.items()):
+        for seat, entry in sorted(self.core.chips.seats.items()):
             self.lying[(seat, "ante")] = set(self.pockets.pop(entry, set()))
             self.show(seat, "ante")
             self(ReturnChips(seat=seat, by=DEALER))
@@ -485,7 +485,7 @@ class Floor:
         assert session is not None
         (_, lender), (seat, _) = sorted(session.seats.items())[:2]
         owned = sorted(u for u in self.pockets.get(lender.entry_id, set())
-                       if self.core.chip_float.owner(u) == lender.entry_id)
+                       if self.core.chips.chip_float.owner(u) == lender.entry_id)
         if owned:
             self.lying[(seat, "trips_plus")] = {owned[0]}
             self.show(seat, "trips_plus")

@@ -2,8 +2,12 @@
 (`game.messages.table`) and the answer for its sender out.
 
 Pure: no I/O, no clock (the time comes with the input), so replaying the same inputs rebuilds
-the identical state. It holds the heat (`TableSession`), the spots (`SpotBook`), the scores
-waiting for acknowledgement and the desk commands held until the hand ends.
+the identical state. It holds the heat (`TableSession`), the spots (`SpotBook`), the payout
+being checked after a hand settles (D72: spot by spot as the readers report, before the next
+hand opens), the scores waiting for acknowledgement and the desk commands held until the hand
+ends. Its chip duties are a component it holds, ``self.chips`` (`game.table.chip_duties`),
+called with what each step reads of the core; the status (`game.table.status`) reads the
+core through a Protocol of its own.
 """
 
 from __future__ import annotations
@@ -16,14 +20,14 @@ from typing import Any, Final, Literal
 
 from game.chips.float import ChipFloat
 from game.chips.registry import ChipRegistry
-from game.chips.spot_book import SpotBook
+from game.chips.spot_book import CloneReport, SpotBook
 from game.decks.check import DECK_ROLE, DeckWatch
 from game.errors import GameError
 from game.hand import Hand, Phase
 from game.hand.deal import DealSequence
 from game.hand.events import AlertRaised
 from game.hand.record import hand_record
-from game.messages.console import ScoreDisputed
+from game.messages.console import PayoutChecked, ScoreDisputed
 from game.messages.desk import (
     AckScore,
     CloseHeat,
@@ -53,7 +57,7 @@ from game.messages.table import (
 )
 from game.paytables.lines import Paytables
 from game.staff import LockoutPolicy, StaffRoster
-from game.table.chip_duties import ChipDuties
+from game.table.chip_duties import ChipOutput, TableChips
 from game.table.corrections import HandLedger
 from game.table.inputs import (
     Acknowledge,
@@ -82,7 +86,6 @@ from game.table.inputs import (
     reason_of,
 )
 from game.table.payout_check import PayoutCheck
-from game.table.payout_steps import PayoutSteps
 from game.table.people import TableStaff
 from game.table.session import TableSession
 from game.table.status import core_status
@@ -118,7 +121,7 @@ RECENT_HANDS: Final = 10  # game recall on the dealer's screen
 Out = list[TableMessage]
 
 
-class TableCore(ChipDuties, PayoutSteps):
+class TableCore:
     """Seats, entries, spots and the hand in progress at one table; see the module docstring."""
 
     def __init__(self, *, table_id: str, settings: TournamentSettings, paytables: Paytables,
@@ -129,8 +132,9 @@ class TableCore(ChipDuties, PayoutSteps):
         self.settings = settings
         self.paytables = paytables
         self.deal = deal
-        self._chips_init(ChipFloat(registry))
-        self.spots = SpotBook(registry, marker_set=marker_set, chip_float=self.chip_float)
+        chip_float = ChipFloat(registry)
+        self.spots = SpotBook(registry, marker_set=marker_set, chip_float=chip_float)
+        self.chips = TableChips(chip_float, self.spots)  # the chip duties (rule 19)
         self.session: TableSession | None = None
         self.heat_id: str | None = None
         self.hands_opened = 0
@@ -236,6 +240,24 @@ class TableCore(ChipDuties, PayoutSteps):
         hand.read_card(given.card, source=given.source, at=at)
         self._hand_alerts(hand, before, out, at)
 
+    def _chips_seen(self, given: ChipsSeen, at: datetime, out: Out) -> None:
+        """An antenna's inventory: clones reported, every spot whose count changed re-fed."""
+        report = self.spots.see_chips(given.seat, given.spot, given.uids)
+        for clone in report.alerts:
+            self._alert(out, clone.kind, clone.detail, at, source="chips", seat=clone.seat)
+        self._wagers_changed(given.seat, out, at, source="rfid")
+        self._payout_seen(given.seat, given.spot, out, at, keyed=False)
+        self._refeed(report, given.seat, at, out)
+
+    def _refeed(self, report: CloneReport, seat: int, at: datetime, out: Out) -> None:
+        """The other spots whose count a new inventory (or a keyed amount) changed, because a
+        UID there started or stopped being duplicated, are fed again."""
+        for other in sorted({s for s, _ in report.spots} - {seat}):
+            self._wagers_changed(other, out, at, source="rfid")
+        for key in sorted(report.spots):
+            self._payout_seen(*key, out, at, keyed=False)
+        self.chips.note_paid(self.payout)
+
     def _trouble(self, given: DeviceTrouble, at: datetime, out: Out) -> None:
         if given.role in _PLAY_DEVICES:
             if given.kind in _GOOD_NEWS:
@@ -258,8 +280,12 @@ class TableCore(ChipDuties, PayoutSteps):
             if self.payout is None:
                 raise Refused("no payout is waiting to be checked")
             return self._payout_action(given, at, out)
-        if isinstance(given, IssueChips | ReturnChips):
-            return self._chip_action(given, at, out)
+        if isinstance(given, IssueChips):
+            issued = self.chips.issue(given.seat, self.session, self._to_chips(at, out))
+            self._wagers_changed(given.seat, out, at, source="rfid")
+            return issued
+        if isinstance(given, ReturnChips):
+            return self.chips.give_back(given.seat, self.session, self._to_chips(at, out))
         if isinstance(given, ClearFault):
             if given.role == DECK_ROLE:
                 self.decks.clear()
@@ -306,6 +332,64 @@ class TableCore(ChipDuties, PayoutSteps):
         self._hand_alerts(hand, before, out, at)
         self._close_if_ended(out, at)
         return {"hand_id": hand.hand_id, "phase": hand.phase.value}
+
+    # ---- the payout check (D72) ---------------------------------------------------------
+
+    def _start_payout(self, hand: Hand, entries: Mapping[int, str], at: datetime,
+                      out: Out) -> None:
+        def held(seat: int, spot: str) -> tuple[int, bool]:
+            wagers, _ = self.spots.wagers(seat, entries.get(seat), report=False)
+            return wagers.amount(spot), self.spots.keyed(seat, spot)
+
+        assert hand.settlement is not None
+        self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
+                                     settlement=hand.settlement, held=held)
+        self.chips.payout_started(self.payout, entries)
+        self._payout_done(out, at)
+
+    def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
+                     keyed: bool) -> None:
+        check = self.payout
+        if check is None or (seat, spot) not in check.spots:
+            return
+        entry = self.session.seats.get(seat) if self.session else None
+        wagers, _ = self.spots.wagers(seat, entry.entry_id if entry else None, report=False)
+        over = check.see(seat, spot, wagers.amount(spot), keyed=keyed)
+        if over is not None:
+            kind, words = over.problem()
+            self._alert(out, kind, words, at, source="payout", seat=seat,
+                        hand_id=check.hand_id)
+        self._payout_done(out, at)
+
+    def _payout_done(self, out: Out, at: datetime) -> None:
+        check = self.payout
+        if check is None or not check.complete:
+            return
+        self.chips.payout_ended(check)
+        out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
+                                 outcome="verified",
+                                 unverifiable=tuple(s.line for s in check.keyed()),
+                                 at=format_ts(at)))
+        self.payout = None
+
+    def _payout_action(self, given: PayoutCheckPressed | PayoutOverride, at: datetime,
+                       out: Out) -> dict[str, Any]:
+        check = self.payout
+        assert check is not None, "the core refuses a payout action with no payout waiting"
+        if isinstance(given, PayoutOverride):
+            self.chips.payout_ended(check)
+            out.append(PayoutChecked(hand_id=check.hand_id, heat_id=check.heat_id,
+                                     outcome="overridden",
+                                     mismatches=tuple(s.line for s in check.unpaid()),
+                                     unverifiable=tuple(s.line for s in check.keyed()),
+                                     by=given.by, reason=given.reason, at=format_ts(at)))
+            self.payout = None
+            return {"hand_id": check.hand_id, "payout": "overridden"}
+        for spot in check.unpaid():
+            kind, words = spot.problem()
+            self._alert(out, kind, words, at, source="payout", seat=spot.seat,
+                        hand_id=check.hand_id)
+        return {"hand_id": check.hand_id, "payout": check.view()}
 
     # ---- the tournament desk ------------------------------------------------------------
 
@@ -357,7 +441,7 @@ class TableCore(ChipDuties, PayoutSteps):
         entry = Entry.start(entry_id=command.entry_id, rules=session.rules)
         session.seat_entry(entry, command.seat)
         self.proofs[entry.entry_id] = command
-        self._chips_seated(entry.entry_id, command.seat, at, out)
+        self.chips.seated(entry.entry_id, command.seat, self._to_chips(at, out))
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 
@@ -397,7 +481,7 @@ class TableCore(ChipDuties, PayoutSteps):
             seated = ", ".join(e.entry_id for e in session.seats.values())
             raise Refused(f"entries still seated: {seated}")
         assert self.heat_id is not None
-        self._reconcile_heat(at, out)
+        self.chips.reconcile_heat(self._to_chips(at, out))
         out.append(HeatClosed(heat_id=self.heat_id, at=format_ts(at)))
         self.session, self.heat_id = None, None
 
@@ -471,6 +555,13 @@ class TableCore(ChipDuties, PayoutSteps):
         self._fed[seat] = wagers
         self._hand_alerts(hand, before, out, at)
 
+    def _to_chips(self, at: datetime, out: Out) -> ChipOutput:
+        """Where the chip component reports for this input; its alerts come from the chips."""
+        def alert(kind: str, message: str, seat: int) -> None:
+            self._alert(out, kind, message, at, source="chips", seat=seat)
+
+        return ChipOutput(heat_id=self.heat_id, at=at, out=out, alert=alert)
+
     def _hand_alerts(self, hand: Hand, before: int, out: Out, at: datetime) -> None:
         for event in hand.events[before:]:
             if isinstance(event, AlertRaised):
@@ -507,7 +598,7 @@ class TableCore(ChipDuties, PayoutSteps):
         if settled and self.verify_payouts and hand.settlement is not None:
             self._start_payout(hand, entries, at, out)
         elif settled and hand.settlement is not None:
-            self._losses_taken(hand.settlement, entries)
+            self.chips.losses_taken(hand.settlement, entries)
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
             score = ScoreRecorded(

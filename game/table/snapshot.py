@@ -25,13 +25,14 @@ What the snapshot holds, attribute by attribute (everything else is provably der
 * ``held`` and ``_fed`` are empty at a safe point (held commands apply when the hand ends,
   and what was fed is forgotten then), so `is_safe_point` requires it and nothing is stored.
 * the hand in progress (``session._hand``) is None at a safe point.
-* chip duties: ``_chip_seats``, ``_pay_before``, ``_pay_after``, ``_pay_entries``
-  (``chips``); the chip float's bindings (``_owner``), ``issued`` and ``reconciled``
-  (its cents are recomputed from the registry); the float's ``_static`` and ``_in_play``
-  follow from the registry, and its ``version`` (a cache's key) only moves on, on loading
-  too.
-* spots: ``_uids``, ``_manual``, ``_reported``; ``seat_entries`` always equals the core's
-  ``_chip_seats`` (both change together), and ``_holders`` and ``_clones`` follow from
+* the chip component (``chips``, `game.table.chip_duties.TableChips`): ``seats`` (stored
+  as ``chip_seats``), ``_pay_before``, ``_pay_after``, ``_pay_entries`` (``chips``); its
+  ``spots`` are the core's. Its ``chip_float``: the bindings (``_owner``), ``issued`` and
+  ``reconciled`` (its cents are recomputed from the registry); the float's ``_static`` and
+  ``_in_play`` follow from the registry, and its ``version`` (a cache's key) only moves on,
+  on loading too.
+* spots: ``_uids``, ``_manual``, ``_reported``; ``seat_entries`` always equals the chip
+  component's ``seats`` (both change together), and ``_holders`` and ``_clones`` follow from
   ``_uids`` (a UID's holders are the spots whose last read holds it; a clone is a UID with
   two holders or more); ``_wager_cache`` (each seat's wagers as last read) is emptied on
   loading and read again from the rest.
@@ -101,7 +102,7 @@ def config_fingerprint(core: TableCore) -> dict[str, Any]:
             "settings": config_digest(core.settings),
             "paytables": config_digest(core.paytables),
             "deal": config_digest(core.deal),
-            "registry": config_digest(core.chip_float.registry),
+            "registry": config_digest(core.chips.chip_float.registry),
             "marker_set": core.spots.marker_set,
             "verify_payouts": core.verify_payouts,
             "lockout": config_digest(core.staff.lockout.policy),
@@ -131,7 +132,7 @@ def take_snapshot(core: TableCore) -> dict[str, Any]:
         "commands_seen": _commands_state(core._commands_seen),
         "staff": staff_state(core.staff),
         "payout": payout_state(core.payout),
-        "chips": chips_state(core.chip_float, core),
+        "chips": chips_state(core.chips),
         "spots": spots_state(core.spots),
         "decks": decks_state(core.decks),
         "ledger": ledger_state(core.ledger),
@@ -197,7 +198,7 @@ def _check_config(node: Node, core: TableCore) -> None:
 def _scratch(core: TableCore) -> TableCore:
     """A fresh core built from ``core``'s constructor arguments."""
     return TableCore(table_id=core.table_id, settings=core.settings, paytables=core.paytables,
-                     deal=core.deal, registry=core.chip_float.registry,
+                     deal=core.deal, registry=core.chips.chip_float.registry,
                      marker_set=core.spots.marker_set, verify_payouts=core.verify_payouts,
                      lockout=core.staff.lockout.policy)
 
@@ -235,11 +236,10 @@ def _load(f: dict[str, Node], core: TableCore) -> None:
     core._commands_seen = _load_commands(f["commands_seen"])
     load_staff(f["staff"], core.staff)
     core.payout = load_payout(f["payout"])
-    load_chips(f["chips"], core.chip_float, core)
-    core.spots.seat_entries = dict(core._chip_seats)
+    load_chips(f["chips"], core.chips)
+    core.spots.seat_entries = dict(core.chips.seats)
     load_spots(f["spots"], core.spots)
-    if core.payout is None and (core._pay_before or core._pay_after
-                                or core._pay_entries):
+    if core.payout is None and core.chips.holds_payout():
         raise f["chips"].fail("holds a payout's chips with no payout waiting")
     load_decks(f["decks"], core.decks)
     core.ledger = load_ledger(f["ledger"], _STAGES)

@@ -19,7 +19,7 @@ from game.decks.check import DeckFinding, DeckWatch, Shuffle
 from game.hand.deal import MAX_SEATS
 from game.messages.desk import Seat
 from game.staff import StaffRoster
-from game.table.chip_duties import ChipDuties
+from game.table.chip_duties import TableChips
 from game.table.corrections import HandLedger, PlayedHand
 from game.table.payout_check import PayoutCheck, SpotPay
 from game.table.people import TableStaff
@@ -82,14 +82,15 @@ def _load_spot_uids(node: Node) -> dict[SpotKey, frozenset[bytes]]:
 # ---- the chip float and the spots ---------------------------------------------------------
 
 
-def chips_state(chips: ChipFloat, duties: ChipDuties) -> dict[str, Any]:
-    """The float's bindings and reconciliations, and the core's chip bookkeeping."""
+def chips_state(duties: TableChips) -> dict[str, Any]:
+    """The float's bindings and reconciliations, and the chip component's bookkeeping."""
+    chips = duties.chip_float
     return {
         "owners": {uid_text(u): e for u, e in sorted(chips.holders().items())},
         "issued": {e: _uids(u) for e, u in sorted(chips.issued.items())},
         "reconciled": [_reconciliation_state(r, chips)
                        for _, r in sorted(chips.reconciled.items())],
-        "chip_seats": _seat_state(duties._chip_seats),
+        "chip_seats": _seat_state(duties.seats),
         "pay_before": _spot_uids_state(duties._pay_before),
         "pay_after": _spot_uids_state(duties._pay_after),
         "pay_entries": _seat_state(duties._pay_entries),
@@ -107,8 +108,9 @@ def _reconciliation_state(done: Reconciliation, chips: ChipFloat) -> dict[str, A
             "foreign": [uid_text(u) for u in done.foreign]}
 
 
-def load_chips(node: Node, chips: ChipFloat, duties: ChipDuties) -> None:
-    """Bind the float's chips and restore the core's chip bookkeeping."""
+def load_chips(node: Node, duties: TableChips) -> None:
+    """Bind the float's chips and restore the chip component's bookkeeping."""
+    chips = duties.chip_float
     f = node.obj("owners", "issued", "reconciled", "chip_seats", "pay_before", "pay_after",
                  "pay_entries")
     registry = chips.registry
@@ -137,7 +139,7 @@ def load_chips(node: Node, chips: ChipFloat, duties: ChipDuties) -> None:
     chips._owner = owners
     chips.reconciled = reconciled
     chips.version += 1
-    duties._chip_seats = _seat_map(f["chip_seats"])
+    duties.seats = _seat_map(f["chip_seats"])
     duties._pay_before = _load_spot_uids(f["pay_before"])
     duties._pay_after = _load_spot_uids(f["pay_after"])
     duties._pay_entries = _seat_map(f["pay_entries"])

@@ -2,24 +2,68 @@
 the simulators and the table's screens read (heat, seats, spots, the hand in play, the payout
 waiting to be checked, who is signed in, scores waiting for acknowledgement).
 
-Read-only: nothing here changes the core.
+Read-only: nothing here changes the core. It reads the core through `TableState`, the
+Protocol below of what it reads, and imports nothing of `game.table.core`: the core calls
+`core_status(self)` for its ``status()``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
+from game.chips.spot_book import SpotBook
+from game.decks.check import DeckWatch
+from game.hand import Hand
 from game.messages.desk import DeskOrder
+from game.messages.table import ScoreRecorded
+from game.table.chip_duties import TableChips
+from game.table.payout_check import PayoutCheck
+from game.table.people import TableStaff
+from game.table.session import TableSession
 from game.wagers.settle import WAGERS
 
-if TYPE_CHECKING:
-    from game.table.core import TableCore
-
-__all__ = ["StatusView", "core_status", "held_view"]
+__all__ = ["StatusView", "TableState", "core_status", "held_view"]
 
 
-def core_status(core: TableCore) -> dict[str, Any]:
+class TableState(Protocol):
+    """What the status reads of the table core (`game.table.core.TableCore` is one)."""
+
+    @property
+    def session(self) -> TableSession | None: ...
+    @property
+    def hand(self) -> Hand | None: ...
+    @property
+    def heat_id(self) -> str | None: ...
+    @property
+    def spots(self) -> SpotBook: ...
+    @property
+    def chips(self) -> TableChips: ...
+    @property
+    def payout(self) -> PayoutCheck | None: ...
+    @property
+    def device_faults(self) -> Mapping[str, str]: ...
+    @property
+    def decks(self) -> DeckWatch: ...
+    @property
+    def staff(self) -> TableStaff: ...
+    @property
+    def hands_opened(self) -> int: ...
+    @property
+    def alerts_raised(self) -> int: ...
+    @property
+    def inputs_applied(self) -> int: ...
+    @property
+    def unacknowledged(self) -> Mapping[str, ScoreRecorded]: ...
+    @property
+    def disputed(self) -> Mapping[str, str]: ...
+    @property
+    def held(self) -> Sequence[DeskOrder]: ...
+    @property
+    def last_hand_at(self) -> Mapping[str, str]: ...
+
+
+def core_status(core: TableState) -> dict[str, Any]:
     """A summary of the core's state (JSON-ready)."""
     return dict(StatusView(core))
 
@@ -31,7 +75,7 @@ class StatusView(Mapping[str, Any]):
 
     __slots__ = ("_built", "_core", "_head")
 
-    def __init__(self, core: TableCore, head: Mapping[str, Any] | None = None) -> None:
+    def __init__(self, core: TableState, head: Mapping[str, Any] | None = None) -> None:
         self._core = core
         self._head = dict(head or {})  # parts given whole, read before the core's
         self._built: dict[str, Any] = dict(self._head)
@@ -55,7 +99,7 @@ class StatusView(Mapping[str, Any]):
         return len(self._head) + sum(k not in self._head for k in _PARTS)
 
 
-def _seats(core: TableCore) -> dict[str, Any]:
+def _seats(core: TableState) -> dict[str, Any]:
     session = core.session
     return {str(s): {"entry_id": e.entry_id, "balance": e.balance_cents,
                      "hands_played": e.hands_played, "markers_left": e.markers_left,
@@ -63,7 +107,7 @@ def _seats(core: TableCore) -> dict[str, Any]:
             for s, e in sorted(session.seats.items())} if session else {}
 
 
-def _hand(core: TableCore) -> dict[str, Any] | None:
+def _hand(core: TableState) -> dict[str, Any] | None:
     hand = core.hand
     return None if hand is None else {
         "hand_id": hand.hand_id, "phase": hand.phase.value, "paused": hand.paused,
@@ -75,7 +119,7 @@ def _hand(core: TableCore) -> dict[str, Any] | None:
     }
 
 
-def spots_view(core: TableCore) -> dict[str, dict[str, Any]]:
+def spots_view(core: TableState) -> dict[str, dict[str, Any]]:
     """Each seated entry's spots: wager -> cents, and "markers" -> the side bets marked."""
     if core.session is None:
         return {}
@@ -95,63 +139,63 @@ def held_view(order: DeskOrder) -> dict[str, Any]:
             if shown.get(k) is not None}
 
 
-def _heat(c: TableCore) -> Any:
+def _heat(c: TableState) -> Any:
     return c.heat_id
 
 
-def _stage(c: TableCore) -> Any:
+def _stage(c: TableState) -> Any:
     return c.session.rules.stage.value if c.session else None
 
 
-def _payout(c: TableCore) -> Any:
+def _payout(c: TableState) -> Any:
     return None if c.payout is None else c.payout.view()
 
 
-def _device_faults(c: TableCore) -> Any:
+def _device_faults(c: TableState) -> Any:
     return dict(sorted(c.device_faults.items()))
 
 
-def _deck(c: TableCore) -> Any:
+def _deck(c: TableState) -> Any:
     return c.decks.status()
 
 
-def _staff(c: TableCore) -> Any:
+def _staff(c: TableState) -> Any:
     return c.staff.view()
 
 
-def _roster_version(c: TableCore) -> Any:
+def _roster_version(c: TableState) -> Any:
     return None if c.staff.roster is None else c.staff.roster.version
 
 
-def _hands_opened(c: TableCore) -> Any:
+def _hands_opened(c: TableState) -> Any:
     return c.hands_opened
 
 
-def _alerts(c: TableCore) -> Any:
+def _alerts(c: TableState) -> Any:
     return c.alerts_raised
 
 
-def _inputs(c: TableCore) -> Any:
+def _inputs(c: TableState) -> Any:
     return c.inputs_applied
 
 
-def _unacknowledged_scores(c: TableCore) -> Any:
+def _unacknowledged_scores(c: TableState) -> Any:
     return sorted(c.unacknowledged)
 
 
-def _disputed_scores(c: TableCore) -> Any:
+def _disputed_scores(c: TableState) -> Any:
     return sorted(c.disputed)
 
 
-def _held_commands(c: TableCore) -> Any:
+def _held_commands(c: TableState) -> Any:
     return [held_view(h) for h in c.held]
 
 
-def _chips(c: TableCore) -> Any:
-    return c.chips_view()
+def _chips(c: TableState) -> Any:
+    return c.chips.view(c.session)
 
 
-_PARTS: dict[str, Callable[[TableCore], Any]] = {
+_PARTS: dict[str, Callable[[TableState], Any]] = {
     "heat": _heat,
     "stage": _stage,
     "seats": _seats,

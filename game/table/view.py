@@ -385,7 +385,7 @@ def screen_view(core: TableCore, *, now: datetime,
         "roster": core.staff.roster is not None,
         "recall": [_recall(r) for r in core.recent],
         "held_commands": [held_view(h) for h in core.held],
-        "chips": core.chips_view(),
+        "chips": core.chips.view(session),
         "hands_opened": core.hands_opened,
         "now": now.isoformat(),
     }

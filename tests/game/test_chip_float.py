@@ -149,7 +149,7 @@ def test_the_dealer_issues_the_stack_lying_on_the_spots_and_a_wrong_stack_is_an_
     feed.place(1, "ante", list(range(0, 80)))
     issued = feed(IssueChips(seat=1, by="D12"))
     assert issued.ok and issued.detail == {"entry_id": "E1", "issued": 80, "value": 200_000}
-    assert feed.core.chip_float.held_by("E1") == tuple(uid(n) for n in range(80))
+    assert feed.core.chips.chip_float.held_by("E1") == tuple(uid(n) for n in range(80))
     again = feed(IssueChips(seat=1, by="D12"))
     assert "already has its starting stack issued" in str(again.error)
     # Seat 2 stacks one of E1's chips among float chips: refused, it is not the float's.
@@ -181,8 +181,8 @@ def test_a_verified_payout_binds_the_paid_float_chips_to_the_winner() -> None:
     feed.chips(1, "play", 2 * R25)
     assert feed.core.payout is None  # verified
     paid = feed.core.spots.uids_on(1, "ante") | feed.core.spots.uids_on(1, "play")
-    assert set(feed.core.chip_float.held_by("E1")) >= paid
-    assert not on_ante & set(feed.core.chip_float.held_by("E1"))  # float chips, replaced
+    assert set(feed.core.chips.chip_float.held_by("E1")) >= paid
+    assert not on_ante & set(feed.core.chips.chip_float.held_by("E1"))  # float chips, replaced
 
 
 def test_a_loss_taken_returns_the_entrys_chips_to_the_float() -> None:
@@ -225,7 +225,7 @@ def test_returned_chips_reconcile_with_nothing_missing() -> None:
     [report] = reconciled(back)
     assert (len(report.issued), len(report.returned), report.missing, report.returned_cents) \
         == (80, 80, (), 200_000)
-    assert feed.core.chip_float.held_by("E1") == ()
+    assert feed.core.chips.chip_float.held_by("E1") == ()
     closed = feed(DeskOrder(command=CloseHeat()))
     assert closed.ok and reconciled(closed) == []  # reconciled once
     assert feed.core.status() == feed.replayed().status()

@@ -89,13 +89,13 @@ def test_a_reconciliation_made_before_the_entry_was_issued_its_stack_is_kept() -
     feed.chips(1, "play", 2 * 2_500)
     feed(DeskOrder(command=Unseat(seat=1, entry_id="E1")))
     assert feed(ReturnChips(seat=1, by="D12")).ok
-    assert feed.core.chip_float.reconciled["E1"].issued == ()
+    assert feed.core.chips.chip_float.reconciled["E1"].issued == ()
     feed(ChipsSeen(seat=1, spot="ante", uids=frozenset()))
     feed(ChipsSeen(seat=1, spot="play", uids=frozenset()))
     feed(DeskOrder(command=Seat(entry_id="E1", seat=2)))
     feed.chips(2, "ante", 200_000)
     assert feed(IssueChips(seat=2, by="D12")).ok
-    assert feed.core.chip_float.issued_to("E1") != ()
+    assert feed.core.chips.chip_float.issued_to("E1") != ()
     state = take_snapshot(feed.core)
     assert [r["issued"] for r in state["chips"]["reconciled"]] == [[]]
     assert check_snapshots(feed._new, feed.inputs) >= 10
@@ -235,9 +235,8 @@ def test_the_snapshot_is_canonical_json() -> None:
 # docstring of game.table.snapshot says why each derived one follows). A new attribute fails
 # this test until the snapshot stores it or says how it is derived.
 ACCOUNTED = {
-    "core": {"_chip_seats": "chips", "_commands_seen": "commands_seen", "_fed": "empty",
-             "_pay_after": "chips", "_pay_before": "chips", "_pay_entries": "chips",
-             "alerts_raised": "counters", "chip_float": "chips", "deal": "config",
+    "core": {"_commands_seen": "commands_seen", "_fed": "empty",
+             "alerts_raised": "counters", "chips": "chips", "deal": "config",
              "decks": "decks", "device_faults": "device_faults", "disputed": "disputed",
              "hands_opened": "counters", "heat_id": "heat", "held": "empty",
              "inputs_applied": "counters", "last_hand_at": "last_hand_at", "ledger": "ledger",
@@ -252,6 +251,8 @@ ACCOUNTED = {
               "_reported": "spots", "_uids": "spots", "chip_float": "chips",
               "marker_set": "config", "registry": "config", "seat_entries": "derived",
               "_wager_cache": "derived"},
+    "chips": {"_pay_after": "chips", "_pay_before": "chips", "_pay_entries": "chips",
+              "chip_float": "chips", "seats": "chips", "spots": "spots"},
     "chip_float": {"_in_play": "derived", "_owner": "chips", "_static": "derived",
                    "issued": "chips", "reconciled": "chips", "registry": "config",
                    "version": "derived"},
@@ -272,15 +273,17 @@ def test_every_attribute_of_the_core_and_what_it_owns_is_accounted_for() -> None
     core = feed.core
     assert core.session is not None and core.payout is not None
     owned = {"core": core, "session": core.session, "spots": core.spots,
-             "chip_float": core.chip_float, "staff": core.staff, "lockout": core.staff.lockout,
-             "decks": core.decks, "ledger": core.ledger, "payout": core.payout}
+             "chips": core.chips, "chip_float": core.chips.chip_float, "staff": core.staff,
+             "lockout": core.staff.lockout, "decks": core.decks, "ledger": core.ledger,
+             "payout": core.payout}
     for name, part in owned.items():
         names = set(vars(part)) if hasattr(part, "__dict__") else set(part.__slots__)
         assert names == set(ACCOUNTED[name]), name
         assert {where.split(".")[0] for where in ACCOUNTED[name].values()} <= (
             set(state) | {"empty", "derived", "constant"}), name
-    assert core.spots.chip_float is core.chip_float
-    assert core.spots.seat_entries == core._chip_seats
+    assert core.spots.chip_float is core.chips.chip_float
+    assert core.chips.spots is core.spots
+    assert core.spots.seat_entries == core.chips.seats
 
 
 def test_the_fingerprint_ignores_where_a_file_was_read_but_not_what_it_says(
