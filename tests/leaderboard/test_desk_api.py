@@ -63,7 +63,7 @@ async def test_a_signed_in_session_is_required(engine: Engine, clock: FakeClock)
     assert (status, body["reason"]) == (401, "unknown_session")
     status, body = await api.call("GET", "/prizes")
     assert (status, body) == (200, {"prizes": []})
-    with pytest.raises(KeyError, match=r"not in leaderboard\.desk_roles"):
+    with pytest.raises(KeyError, match=r"not in leaderboard\.desk\.permissions"):
         _DeskApi(engine, settings(), NullSender(), clock).endpoint("prizes.steal", _nothing)
 
 

@@ -21,9 +21,10 @@ from sqlalchemy import Engine, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from leaderboard import desk, desk_lock
+from leaderboard import desk
 from leaderboard.desk import Conflict
 from leaderboard.desk import heats as desk_heats
+from leaderboard.desk import lock as desk_lock
 from leaderboard.desk import seating as desk_seating
 from leaderboard.models import AuditEntry, Entry
 from tests.leaderboard.desk_helpers import FakeClock, local, register, settings
