@@ -11,7 +11,7 @@ day has: failed sign-ins up to a lock-out, a refused console press, a reader los
 a card read twice, a dealer's void, a wager keyed by hand, an overpay the supervisor
 overrides or the dealer takes back, an unseat held until the hand ends, a disputed hand
 ruled on, a disputed score, duplicated desk commands. Every input is kept (``inputs``) for
-a replay on another core: the snapshot tests (tests/game/test_table_snapshot_play.py) and
+a replay on another core: the snapshot tests (tests/game/table/test_table_snapshot_play.py) and
 bench/snapshot.py cut it at safe points. `DayStuck` says which step the table refused.
 """
 

@@ -59,7 +59,7 @@ class Category(IntEnum):
 CATEGORY_SHIFT: Final = 20
 _ACE: Final = 12
 # Additive rank keys: every multiset of 7 ranks (at most 4 of each) has a distinct sum
-# (the smallest such keys in increasing order; tests/game/test_evaluate.py re-checks it).
+# (the smallest such keys in increasing order; tests/game/poker/test_evaluate.py re-checks it).
 RANK_KEYS: Final = (0, 1, 5, 22, 98, 453, 2031, 8698, 22854, 83661, 262349, 636345, 1479181)
 _STRAIGHTS: Final = (
     *((top, 0b11111 << (top - 4)) for top in range(_ACE, 3, -1)),

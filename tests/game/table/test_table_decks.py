@@ -21,7 +21,7 @@ from game.table.inputs import (
 )
 from game.table.view import ALERT_HELP, screen_view
 from simulators.decks import FACTORY_ORDER
-from tests.game.test_table_console import R25, Feed, seated
+from tests.game.table.test_table_console import R25, Feed, seated
 
 
 class Recorded(Feed):

@@ -43,9 +43,9 @@ from game.table.snapshot_fields import config_digest
 from runtime.settings_files import read_paytables
 from simulators.core_day import day, new_core
 from tests.game.snapshot_support import as_json, check_snapshots
-from tests.game.test_table_console import PAYTABLES, SETTINGS, Feed, play_winning_hand, seated
+from tests.game.table.test_table_console import PAYTABLES, SETTINGS, Feed, play_winning_hand, seated
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def console_day() -> Feed:
@@ -161,7 +161,7 @@ def test_a_snapshot_taken_under_another_configuration_is_refused(make: Any, fiel
 
 
 def _registry(*, extra: bool = False) -> ChipRegistry:
-    from tests.game.test_table_console import uid
+    from tests.game.table.test_table_console import uid
     chips = [Chip(uid=uid(i), value_cents=2_500, chip_set="house") for i in range(400)]
     if extra:
         chips.append(Chip(uid=uid(999), value_cents=2_500, chip_set="house"))

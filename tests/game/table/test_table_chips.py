@@ -16,7 +16,7 @@ from game.table.chip_duties import ChipOutput, ChipRefused, TableChips
 from game.table.core import TableCore
 from game.table.session import TableSession
 from game.tournament.entries import Entry, Stage
-from tests.game.test_table_console import PAYTABLES, SETTINGS, T0
+from tests.game.table.test_table_console import PAYTABLES, SETTINGS, T0
 
 R25 = 2_500
 RULES = SETTINGS.stage(Stage.QUALIFYING).rules

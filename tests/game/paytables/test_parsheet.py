@@ -26,7 +26,7 @@ from game.poker.cards import DECK
 from game.poker.evaluate import Category
 from game.poker.ranges import ALL_CLASSES, parse_range
 
-CONFIG = Path(__file__).resolve().parents[2] / "config"
+CONFIG = Path(__file__).resolve().parents[3] / "config"
 
 # The textbook counts of the 133,784,560 seven-card hands by category (best five of seven).
 SEVEN_CARD_COUNTS = {

@@ -36,7 +36,7 @@ from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import migrated
 
 SAST = ZoneInfo("Africa/Johannesburg")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 START = datetime(2026, 7, 5, 15, 0, tzinfo=SAST)
 DAYS = [date(2026, 7, d) for d in (3, 4, 9, 10, 16, 17, 24, 30)] + [date(2026, 8, 2)]
 CENTS = [0, 2_500, 50_000, 200_000, 412_500, 412_500]

@@ -16,7 +16,7 @@ from game.paytables.lines import Pay
 from game.paytables.schema import parse_pay, parse_paytables
 from game.poker.evaluate import Category
 
-CONFIG = Path(__file__).resolve().parents[2] / "config"
+CONFIG = Path(__file__).resolve().parents[3] / "config"
 
 BASE: dict[str, Any] = {
     "trips_plus": {"royal_flush": 100, "straight_flush": 40, "three_of_a_kind": 3},

@@ -25,8 +25,8 @@ from game.table.inputs import (
 )
 from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS
-from tests.game.test_table_console import ROSTER, SETTINGS, play_winning_hand
-from tests.game.test_table_console import Feed as ConsoleFeed
+from tests.game.table.test_table_console import ROSTER, SETTINGS, play_winning_hand
+from tests.game.table.test_table_console import Feed as ConsoleFeed
 
 R25 = 2_500
 STACK = SETTINGS.stage(Stage.QUALIFYING).rules.starting_chips_cents

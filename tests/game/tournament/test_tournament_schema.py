@@ -22,7 +22,7 @@ from game.tournament.entries import Stage
 from game.tournament.schema import ConfigErrors, TournamentSettings, parse_tournament, timezone_name
 from game.wagers.house_limits import HouseRules
 
-CONFIG = Path(__file__).resolve().parents[2] / "config"
+CONFIG = Path(__file__).resolve().parents[3] / "config"
 SAST = ZoneInfo("Africa/Johannesburg")
 R = 100
 

@@ -29,7 +29,7 @@ from leaderboard.standings.view import (
 from runtime.settings_files import read_tournament
 
 SAST = ZoneInfo("Africa/Johannesburg")
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # Sunday of prize week 2 (Friday 10 July to Thursday 16 July), 15:00 venue time.
 NOW = datetime(2026, 7, 12, 15, 0, tzinfo=SAST)
 OPTIONS = ViewOptions(venue="goldreef", title="Test floor", rows=20)

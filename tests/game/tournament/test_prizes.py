@@ -48,7 +48,7 @@ from game.tournament.standings import (
     weekly_leaderboard,
 )
 
-CONFIG = Path(__file__).resolve().parents[2] / "config" / "tournament.toml"
+CONFIG = Path(__file__).resolve().parents[3] / "config" / "tournament.toml"
 SAST = ZoneInfo("Africa/Johannesburg")
 R = 100
 

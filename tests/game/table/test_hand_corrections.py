@@ -8,7 +8,7 @@ from game.messages.desk import CloseHeat, CorrectHand, DeskOrder, OpenHeat, Unse
 from game.messages.table import Alert, HandSettled
 from game.money import format_rand
 from game.table.inputs import DisputeHand, NoMoreBets, Unreadable, decode_input
-from tests.game.test_table_console import Feed, play_winning_hand, seated
+from tests.game.table.test_table_console import Feed, play_winning_hand, seated
 from wire.messages import TABLE_MESSAGES, decode_table_message
 from wire.messages import DeskOrder as WireOrder
 
