@@ -23,11 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from cli.errors import CommandError
-from cli.simulate.table_config import (
-    DECK_CHOICES,
-    SimTableConfig,
-    read_sim_table,
-)
 from controller.app import TableDaemon
 from controller.config import TableConfig, read_table_config
 from controller.wiring import (
@@ -37,6 +32,11 @@ from controller.wiring import (
     prepare_sim,
     virtual_desk_task,
     wire_table,
+)
+from floor.rehearsal_config import (
+    DECK_CHOICES,
+    SimTableConfig,
+    read_sim_table,
 )
 from game.errors import ConfigError
 from runtime.errors import Unavailable

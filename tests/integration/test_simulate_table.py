@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from cli.simulate.table import rehearse_table
-from cli.simulate.table_config import SeatConfig, SimTableConfig
 from controller.journal import Journal
+from floor.rehearsal_config import SeatConfig, SimTableConfig
 from game.poker.cards import parse_cards
 from simulators.rehearsal_report import RunReport
 from simulators.scripted_play import HandScript

@@ -1,7 +1,9 @@
 """The config file of `showdown simulate table` (docs/simulate-table.md,
 config/simulate-table.example.toml): the run, the table, the deck, each seat's script and the
-faults. Read strictly: an unknown key, a wrong type, a card that is not a card or a wager
-that is not an amount is refused with the file and the key.
+faults, with the command line's options over it (`SimTableConfig.with_overrides`). Read
+strictly: an unknown key, a wrong type, a card that is not a card or a wager that is not an
+amount is refused with the file and the key. The rehearsal (floor.rehearsal) makes its plan
+(floor.plan.RehearsalPlan) from it.
 """
 
 from __future__ import annotations
