@@ -1,6 +1,7 @@
-"""What a simulated floor runs, checked once for both commands: the plan (`FloorPlan`, and
-its two uses: `TournamentPlan`, the whole tournament `showdown demo` plays on a compressed
-calendar, and `LoadPlan`, the hands a table `showdown simulate floor` plays in virtual time),
+"""What a simulated floor runs, checked once for every command: the plan (`FloorPlan`, and
+its three uses: `TournamentPlan`, the whole tournament `showdown demo` plays on a compressed
+calendar, `LoadPlan`, the hands a table `showdown simulate floor` plays in virtual time, and
+`RehearsalPlan`, the one table `showdown simulate table` rehearses with its faults),
 the tournament settings it plays (`tournament_settings`), and the files it writes
 (`write_files`: the central service's config and key, each table's home, key and config).
 
@@ -30,11 +31,12 @@ from simulators.table_toml import new_table_home, simulated_table_toml
 from wire.signing import Signer, save_private_key
 
 if TYPE_CHECKING:
+    from floor.rehearsal_config import SimTableConfig
     from game.tournament.schema import TournamentSettings
 
 __all__ = ["HEAT_HANDS", "HEAT_MARGIN", "LEADERBOARD_KEY_ID", "DemoCalendar", "FloorFiles",
-           "FloorPlan", "LoadPlan", "TournamentPlan", "demo_tournament", "free_port",
-           "plan_calendar", "tournament_settings", "write_files"]
+           "FloorPlan", "LoadPlan", "RehearsalPlan", "TournamentPlan", "demo_tournament",
+           "free_port", "plan_calendar", "tournament_settings", "write_files"]
 
 LEADERBOARD_KEY_ID: Final = "leaderboard"
 HEAT_HANDS: Final = 10  # a qualifying heat's hands as shipped (rule 14)
@@ -142,6 +144,40 @@ class LoadPlan(FloorPlan):
             raise ValueError(f"--hands must be 1..10000 (per table), got {self.hands}")
         if not 1.0 <= self.hand_seconds <= 3600.0:
             raise ValueError(f"--hand-seconds must be 1..3600, got {self.hand_seconds:g}")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RehearsalPlan(FloorPlan):
+    """The rehearsal's floor: one table (`table`) on its simulated devices, its own journal in
+    `directory` and its own broker (`broker` None: the table's embedded one), played by the
+    virtual dealer with `settings` (the deck, the seats' scripts, the faults, the pace:
+    floor.rehearsal_config). It has no central service: the database's, the page's and the
+    standings' fields are unused. Build it with `of`."""
+
+    _VENUE: ClassVar[str] = "rehearsal"
+    tables: int = 1
+    table: str = "t01"
+    settings: SimTableConfig
+
+    def __post_init__(self) -> None:
+        FloorPlan.__post_init__(self)
+        if self.tables != 1:
+            raise ValueError(f"a rehearsal plays one table, got {self.tables}")
+
+    @property
+    def table_ids(self) -> list[str]:
+        """The one table's id, as the config names it."""
+        return [self.table]
+
+    @classmethod
+    def of(cls, settings: SimTableConfig, *, seed: int, directory: Path) -> RehearsalPlan:
+        """The plan of a rehearsal config with the command line's options over it, its seed
+        drawn and its directory made."""
+        return cls(directory=directory, players=settings.players, seed=seed,
+                   broker=None if settings.broker == "embedded" else settings.broker,
+                   venue=settings.venue, table=settings.table,
+                   tournament_file=settings.tournament, paytables_file=settings.paytables,
+                   settings=settings)
 
 
 def tournament_settings(plan: FloorPlan, *, today: date | None = None

@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from floor.clock import FloorClock
-from floor.plan import LoadPlan, TournamentPlan, tournament_settings, write_files
+from floor.plan import (
+    LoadPlan,
+    RehearsalPlan,
+    TournamentPlan,
+    tournament_settings,
+    write_files,
+)
+from floor.rehearsal_config import SimTableConfig
 from floor.report import FloorReport
 
 
@@ -24,6 +31,20 @@ def test_both_plans_are_checked_by_one_rule_naming_the_option(
     own = kind(directory=tmp_path, broker="127.0.0.1:1883")
     embedded = kind(directory=tmp_path)
     assert embedded.venue in ("floor", "demo") and own.venue.startswith(embedded.venue + "-")
+
+
+def test_a_rehearsal_is_one_table_checked_by_the_same_rule(tmp_path: Path) -> None:
+    settings = SimTableConfig(players=3, broker="127.0.0.1:1883", venue="shop", table="t07")
+    plan = RehearsalPlan.of(settings, seed=7, directory=tmp_path)
+    assert (plan.tables, plan.table_ids, plan.table) == (1, ["t07"], "t07")
+    assert (plan.players, plan.seed, plan.broker, plan.venue) == (3, 7, "127.0.0.1:1883",
+                                                                  "shop")
+    assert plan.tournament_file == settings.tournament and plan.settings is settings
+    assert RehearsalPlan.of(SimTableConfig(), seed=1, directory=tmp_path).broker is None
+    with pytest.raises(ValueError, match=r"^--players must be 1\.\.6, got 7$"):
+        RehearsalPlan.of(SimTableConfig(players=7), seed=1, directory=tmp_path)
+    with pytest.raises(ValueError, match="one table"):
+        RehearsalPlan(directory=tmp_path, tables=2, settings=settings)
 
 
 def test_both_floors_write_the_same_files(tmp_path: Path) -> None:
