@@ -136,3 +136,15 @@ def test_a_console_action_reaches_the_daemons_socket() -> None:
     loaded = _modules_after(["table", "dealer", "void", "--socket", "/nonexistent/api.sock",
                              "--staff-id", "d1"])
     assert "controller.local_api" in loaded
+
+
+@pytest.mark.parametrize("module", ["cli.simulate.command", "floor.rehearsal",
+                                    "floor.rehearsal_config", "floor.plan"])
+def test_the_rehearsal_imports_on_a_table_pcs_install(module: str) -> None:
+    # `showdown simulate table` rehearses a table on the table PC's own install: no extra's
+    # library (alembic, amqtt, rich, numpy, matplotlib, psycopg) may be needed to import it.
+    code = _BLOCK_EXTRAS.format(extras=sorted(EXTRA_OF), module=module)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert done.stdout.strip() == "none", f"{module} cannot be imported without" \
+                                          f" {done.stdout.strip()}"

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from cli.simulate.table import rehearse_table
 from controller.journal import Journal
+from floor.rehearsal import rehearse_table
 from floor.rehearsal_config import SeatConfig, SimTableConfig
 from game.poker.cards import parse_cards
 from simulators.rehearsal_report import RunReport
