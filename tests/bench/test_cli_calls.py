@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cli_calls.py"
-ROWS = ("python -c pass", "settle (one hand)", "settle --lines (50 hands)", "evaluate",
-        "par-sheet --help", "table dealer --help", "table dealer void (to the socket)")
+ROWS = ("python -c pass", "--help (every command listed)", "settle (one hand)",
+        "settle --lines (50 hands)", "evaluate", "par-sheet --help", "table dealer --help",
+        "table dealer void (to the socket)")
 
 
 def test_quick_run_prints_a_row_per_command_and_every_answer_is_right() -> None:
