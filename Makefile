@@ -12,12 +12,16 @@ PYTEST_ARGS ?=
 # Test workers (pytest-xdist): 3 measured fastest on 2 cores (the long tests wait on
 # subprocesses and brokers); `make test PYTEST_WORKERS=0` runs serially in one process.
 PYTEST_WORKERS ?= 3
+# Two tiers (docs/testing.md): `make test` everything but the soak tests, on the light
+# Hypothesis profile; `make test-soak` the soak tests (long whole-process runs), thorough
+# (HYPOTHESIS_PROFILE=thorough make test: the fast lane with every example count of before).
 
-.PHONY: help venv demo test lint bench wheel clean
+.PHONY: help venv demo test test-soak lint bench wheel clean
 
 help:
 	@echo "make demo   - set everything up and run the demo on embedded defaults"
 	@echo "make test   - set up and run the test suite (uses Mosquitto/PostgreSQL when reachable)"
+	@echo "make test-soak - the long whole-process tests make test leaves out (crash loops, wheel...)"
 	@echo "make lint   - ruff, mypy --strict on every package, the import contracts"
 	@echo "make bench  - run the benchmarks in bench/ and print their figures"
 	@echo "make wheel  - build the wheel into dist/ (pip install it; extras: README.md)"
@@ -53,7 +57,13 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	@$(BIN)/python -m tests.services
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),light) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup \
+		-m "not soak" $(PYTEST_ARGS)
+
+test-soak: $(STAMP)
+	@$(BIN)/python -m tests.services
+	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),thorough) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup \
+		-m soak $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

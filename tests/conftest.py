@@ -4,14 +4,17 @@
 - ``seeded_rng``: a ``random.Random`` seeded from the test's id, the same on every run.
 - ``log_events``: structlog's ``capture_logs``, the log events of the test as dicts.
 
-Every Hypothesis test runs under the ``showdown`` profile: no deadline and no too-slow health
-check, so a loaded machine (CI, parallel workers) cannot make a property test flake; the
-examples and their shrinking are unchanged.
+Every Hypothesis test runs under one of two profiles, chosen by the environment variable
+``HYPOTHESIS_PROFILE``: ``light`` (the default, and ``make test``) tries a fifth of the
+examples, ``thorough`` (``make test-soak``) Hypothesis's default 100 and every count a test
+sets itself (``tests.hypothesis_examples.examples``). Both have no deadline and no too-slow
+health check, so a loaded machine (CI, parallel workers) cannot make a property test flake.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import random
 import zlib
 from collections.abc import Iterator
@@ -24,14 +27,18 @@ from hypothesis import settings as hypothesis_settings
 from structlog.testing import capture_logs
 
 from tests.fixtures.clock import FakeClock
+from tests.hypothesis_examples import THOROUGH_EXAMPLES
 
 # Fixtures for the real services (MQTT brokers, SQL databases): tests/fixtures/services.py.
 pytest_plugins = ["tests.fixtures.services"]
 
-hypothesis_settings.register_profile(
-    "showdown", deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-hypothesis_settings.load_profile("showdown")
+_PROFILE: dict[str, Any] = {
+    "deadline": None,
+    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large],
+}
+hypothesis_settings.register_profile("thorough", max_examples=THOROUGH_EXAMPLES, **_PROFILE)
+hypothesis_settings.register_profile("light", max_examples=THOROUGH_EXAMPLES // 5, **_PROFILE)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "light"))
 
 
 @pytest.fixture

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "chip_reads.py"
 
 

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "cli_calls.py"
 ROWS = ("python -c pass", "--help (every command listed)", "settle (one hand)",
         "settle --lines (50 hands)", "evaluate", "par-sheet --help", "table dealer --help",

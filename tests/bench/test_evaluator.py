@@ -60,6 +60,7 @@ def test_order_check_counts_an_inversion_and_a_merged_pair(bench: ModuleType) ->
     assert result.mismatches == 2
 
 
+@pytest.mark.soak  # a whole run of the bench script
 @needs_peers
 def test_quick_run_cross_checks_every_peer_with_no_mismatch() -> None:
     run = subprocess.run(

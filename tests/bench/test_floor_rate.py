@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "floor_rate.py"
 
 

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.fixtures.services import Database
+
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "fuzz_desk_api.py"
 

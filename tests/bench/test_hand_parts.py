@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "hand_parts.py"
 ROW = re.compile(r"^(the core, a look after each|the journal \(FULL, this disk\)|sealing the"
                  r" messages|verifying them centrally) +.+? +([\d.]+) +.+? +([\d.]+|-)$", re.M)

@@ -13,6 +13,8 @@ import pytest
 from tests import services
 from tests.fixtures.services import require_service
 
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "memory.py"
 
 

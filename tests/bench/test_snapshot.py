@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.soak  # a whole run of a bench script (docs/testing.md)
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "snapshot.py"
 ROW = re.compile(r"^after (\d+) heats +(\d+) +(\d+) +(\d+) +([\d.]+) +([\d.]+) +([\d.]+)"
                  r" +(\d+)x$", re.M)

@@ -29,7 +29,7 @@ from tests.e2e.records import Evidence
 from tests.e2e.rules import Rules, read_rules
 from tests.fixtures.services import Database, MqttBroker
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 # A small tournament with the shipped rules scaled down (the rules are settings): 2 tables,
 # 2 qualifying days of 1 heat of 3 players (12 entries, 2 prize weeks); the top 4 play 2

@@ -47,6 +47,7 @@ def _section(out: str, start: str, end: str) -> str:
     return out[out.index(start):out.index(end, out.index(start))]
 
 
+@pytest.mark.soak  # a whole demo tournament
 def test_demo_plays_a_whole_small_tournament(tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     keep = tmp_path / "run"
@@ -168,6 +169,7 @@ def _by_name(report: FloorReport) -> tuple[list[object], list[object], list[obje
             [replace(p, patron_id=name(p.patron_id), claimed_at=None) for p in report.prizes])
 
 
+@pytest.mark.soak  # a whole demo tournament
 def test_a_seed_replays_the_whole_tournament(tmp_path: Path) -> None:
     # Same seed: the same patrons at the same heats and seats, the same entry ids, cards,
     # scores, seat draw and so the same winners and prizes (the runner's API, as the
@@ -186,6 +188,7 @@ def test_a_seed_replays_the_whole_tournament(tmp_path: Path) -> None:
     assert other.scores != first.scores
 
 
+@pytest.mark.soak  # a whole demo tournament
 def test_a_stage_that_fails_stops_the_tournament_with_exit_1(
         capsys: pytest.CaptureFixture[str], mocker: MockerFixture) -> None:
     # A desk refusal nothing in the demo can provoke for real: the seat draw's store is
@@ -203,6 +206,7 @@ def test_a_stage_that_fails_stops_the_tournament_with_exit_1(
     assert "prizes:" not in out and "problems: none" not in out
 
 
+@pytest.mark.soak  # a whole demo tournament
 @pytest.mark.mosquitto
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)

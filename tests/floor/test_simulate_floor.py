@@ -49,6 +49,7 @@ def _check_floor(keep: Path, engine: sa.Engine, report: dict[str, object], table
     assert report["problems"] == []
 
 
+@pytest.mark.soak  # a whole simulated floor
 def test_two_tables_every_hand_once_and_the_journals_scores(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     keep = tmp_path / "run"
@@ -82,6 +83,7 @@ def test_two_tables_every_hand_once_and_the_journals_scores(
         engine.dispose()
 
 
+@pytest.mark.soak  # a whole simulated floor
 @pytest.mark.mosquitto
 @pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
@@ -136,6 +138,7 @@ def test_a_run_longer_than_qualifying_is_refused(capsys: pytest.CaptureFixture[s
     assert "need 1000 heat days; qualifying has 28" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.soak  # a whole simulated floor
 def test_a_heat_that_no_longer_fits_the_day_waits_for_the_next(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # 40 simulated minutes a hand: a heat lasts about 6.7 h of the 11 h window, so the
@@ -152,6 +155,7 @@ def test_a_heat_that_no_longer_fits_the_day_waits_for_the_next(
     assert min(w for w in walls if w.startswith("2026-07-04")) >= "2026-07-04T11:00"
 
 
+@pytest.mark.soak  # a whole simulated floor
 def test_a_table_process_that_dies_is_a_problem_reported_not_a_hang(tmp_path: Path) -> None:
     import asyncio
     import os
@@ -182,6 +186,7 @@ def test_a_table_process_that_dies_is_a_problem_reported_not_a_hang(tmp_path: Pa
     assert t01.hands == t01.hands_central == 10 and t01.lost == [] and t01.problem is None
 
 
+@pytest.mark.soak  # a whole simulated floor
 def test_a_table_process_that_cannot_start_is_a_problem_reported(tmp_path: Path) -> None:
     import asyncio
 

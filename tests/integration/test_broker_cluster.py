@@ -39,6 +39,7 @@ from wire.envelope import envelope_for
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.soak,
     pytest.mark.skipif(not Path(NATS_SERVER).exists(), reason=f"{NATS_SERVER} is not installed"),
 ]
 

@@ -59,7 +59,7 @@ from tests.integration.crash_support import (
     daemon_status,
 )
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 MIN_KILLS = 100  # in all, over the brokers of the run
 KILLS = max(MIN_KILLS, int(os.environ.get("SHOWDOWN_CRASH_KILLS", str(MIN_KILLS))))

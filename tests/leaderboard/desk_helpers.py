@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from game.tournament.schema import TournamentSettings
 from leaderboard import desk
-from leaderboard.db import make_engine, upgrade
+from leaderboard.db import make_engine
 from leaderboard.models import AuditEntry, DeskCommandRecord, Score
 from runtime.settings_files import read_tournament
 from tests.fixtures.clock import FakeClock
@@ -39,9 +39,10 @@ def settings() -> TournamentSettings:
 
 @contextmanager
 def migrated(db: Database) -> Iterator[Engine]:
-    """A migrated engine on the test's database, disposed after."""
+    """A migrated engine on the test's database, disposed after (``Database.migrate``: the
+    migrations' result, run once per worker, when the database is still empty)."""
     engine = make_engine(db.url)
-    upgrade(engine)
+    db.migrate(engine)
     try:
         yield engine
     finally:

@@ -15,7 +15,7 @@ import pytest
 from cli.errors import EXIT_ERROR
 from cli.main import main
 from controller.embedded_broker import EmbeddedBroker
-from leaderboard.db import make_engine, upgrade
+from leaderboard.db import make_engine
 from tests.fixtures.services import Database, MqttBroker
 from tests.leaderboard.support import seed_field, write_config
 from wire.signing import Signer
@@ -28,7 +28,7 @@ AT = "2026-07-08T22:00"  # venue time, mid-qualifying
 def test_standings_text_and_json(database_url: Database, capsys: pytest.CaptureFixture[str]
                                  ) -> None:
     engine = make_engine(database_url.url)
-    upgrade(engine)
+    database_url.migrate(engine)
     seed_field(engine)
     engine.dispose()
 

@@ -33,7 +33,7 @@ from bench.support.wheel_install import (
 )
 from tests.services import services_required
 
-pytestmark = [pytest.mark.wheel, pytest.mark.xdist_group("wheel")]
+pytestmark = [pytest.mark.wheel, pytest.mark.soak, pytest.mark.xdist_group("wheel")]
 
 _TIMEOUT = 300
 # In the table venv: the shipped defaults as a table daemon reads them, and every shipped file.

@@ -46,7 +46,7 @@ JOURNAL_REMOTE = next((p for p in ("/lib/systemd/systemd-journal-remote",
 TOOLS = JOURNAL_REMOTE is not None and bool(shutil.which("journalctl")) and bool(
     shutil.which("jq"))
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.soak]
 
 
 @dataclass

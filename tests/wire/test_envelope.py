@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from nacl.signing import SigningKey
 
+from tests.hypothesis_examples import examples
 from wire.envelope import (
     ENVELOPE_FIELDS,
     MAX_ENVELOPE_BYTES,
@@ -283,7 +284,7 @@ BODIES = st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=6)
 IDS = st.from_regex(r"[a-z0-9-]{1,12}", fullmatch=True)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.too_slow])
 @given(body=BODIES, venue=IDS, seq=st.integers(0, 2**63), mono=st.integers(0, 2**63))
 def test_any_json_body_round_trips_and_verifies(
     body: dict[str, Any], venue: str, seq: int, mono: int
@@ -296,7 +297,7 @@ def test_any_json_body_round_trips_and_verifies(
     assert envelope.encode() == wire  # stable: re-encoding gives the same bytes
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(body=BODIES, data=st.data())
 def test_any_single_byte_change_is_rejected(body: dict[str, Any], data: st.DataObject) -> None:
     assume(depth(body) <= 30)
@@ -308,7 +309,7 @@ def test_any_single_byte_change_is_rejected(body: dict[str, Any], data: st.DataO
         verify_envelope(mutated, RING)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(body=BODIES, data=st.data())
 def test_any_single_byte_change_of_the_signed_content_fails_the_signature(
     body: dict[str, Any], data: st.DataObject
@@ -325,14 +326,14 @@ def test_any_single_byte_change_of_the_signed_content_fails_the_signature(
     )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(raw=st.binary(max_size=400))
 def test_arbitrary_bytes_only_ever_raise_envelope_errors(raw: bytes) -> None:
     with pytest.raises(EnvelopeError):
         verify_envelope(raw, RING)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(overrides=st.dictionaries(st.sampled_from([*sorted(ENVELOPE_FIELDS), "x"]),
                                  JSON_VALUES, min_size=1, max_size=4),
        dropped=st.sets(st.sampled_from(sorted(ENVELOPE_FIELDS)), max_size=2))

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.hypothesis_examples import examples
 from tests.wire.test_envelope import WALL
 from wire.envelope import (
     MAX_DEPTH,
@@ -66,7 +67,7 @@ def reference(value: Any, depth: int = 1) -> bool:
     return True
 
 
-@settings(max_examples=1_500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1_500), suppress_health_check=[HealthCheck.too_slow])
 @given(value=JSON_VALUES, wrap=st.integers(0, MAX_DEPTH + 2))
 def test_the_walk_finds_floats_and_depth_as_the_reference_does(value: Any, wrap: int) -> None:
     document = nested(wrap, {"v": value})
@@ -79,7 +80,7 @@ def test_the_walk_counts_depth_exactly(depth: int) -> None:
     assert _plain_within_depth(document) == (depth <= MAX_DEPTH)
 
 
-@settings(max_examples=1_000, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1_000), suppress_health_check=[HealthCheck.too_slow])
 @given(value=JSON_VALUES)
 def test_orjson_writes_canonical_json_for_everything_but_floats(value: Any) -> None:
     try:
@@ -118,7 +119,7 @@ def strict(raw: bytes) -> tuple[Any, bytes] | None:
 MUTATIONS = st.sampled_from(["replace", "insert", "delete", "space"])
 
 
-@settings(max_examples=1_500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(1_500), suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.dictionaries(TRICKY_TEXT, JSON_VALUES, max_size=4), data=st.data())
 def test_the_fast_path_accepts_exactly_what_the_strict_path_accepts(
     body: dict[str, Any], data: st.DataObject
@@ -179,7 +180,7 @@ def strict_seal(body: dict[str, Any]) -> tuple[bytes, bytes]:
     return signed, canonical_json({**fields, "sig": sig})
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(body=st.dictionaries(TRICKY_TEXT, JSON_VALUES, max_size=4))
 def test_seal_writes_the_bytes_the_strict_encoding_writes(body: dict[str, Any]) -> None:
     try:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from controller.journal.checksums import _digest, canonical_json, record_checksum, stored_json
 from controller.journal.records import JournalError
+from tests.hypothesis_examples import examples
 from tests.wire.test_envelope_fast_path import JSON_VALUES, TRICKY_TEXT, nested
 from wire.envelope import canonical_json as strict_bytes
 
@@ -52,7 +53,7 @@ VALUES = JSON_VALUES | st.tuples(JSON_VALUES, JSON_VALUES)
 OBJECTS = st.dictionaries(TRICKY_TEXT, VALUES, max_size=4)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OBJECTS)
 def test_the_stored_text_of_any_object_is_the_strict_text(value: dict[str, Any]) -> None:
     assert fast_or_error(value) == strict_text(value)
@@ -68,7 +69,7 @@ def test_values_at_the_edges_are_stored_as_the_strict_encoder_stores_them(value:
     assert fast_or_error(value) == strict_text(value)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(OBJECTS)
 def test_the_value_read_back_is_the_strict_texts_reading(value: dict[str, Any]) -> None:
     """What a record or message carries is what json reads from its stored text, type for
@@ -100,7 +101,7 @@ SCALARS = (st.none() | st.booleans() | st.integers(-(2**70), 2**70) | TRICKY_TEX
            | st.floats(allow_nan=False) | st.binary(max_size=3) | st.sampled_from(list(Level)))
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(SCALARS, min_size=1, max_size=11))
 def test_a_checksum_hashes_the_strict_text_of_its_material(material: list[Any]) -> None:
     assert _digest(material) == strict_digest(material)
