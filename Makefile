@@ -13,15 +13,15 @@ PYTEST_ARGS ?=
 # subprocesses and brokers); `make test PYTEST_WORKERS=0` runs serially in one process.
 PYTEST_WORKERS ?= 3
 # Two tiers (docs/testing.md): `make test` everything but the soak tests, on the light
-# Hypothesis profile; `make test-soak` the soak tests (long whole-process runs), thorough
-# (HYPOTHESIS_PROFILE=thorough make test: the fast lane with every example count of before).
+# Hypothesis profile; `make test-soak` the soak tests (long whole-process runs) and every
+# Hypothesis test again (marked `property`), on the thorough profile.
 
 .PHONY: help venv demo test test-soak lint bench wheel clean
 
 help:
 	@echo "make demo   - set everything up and run the demo on embedded defaults"
 	@echo "make test   - set up and run the test suite (uses Mosquitto/PostgreSQL when reachable)"
-	@echo "make test-soak - the long whole-process tests make test leaves out (crash loops, wheel...)"
+	@echo "make test-soak - the long whole-process tests make test leaves out, and every property test thoroughly"
 	@echo "make lint   - ruff, mypy --strict on every package, the import contracts"
 	@echo "make bench  - run the benchmarks in bench/ and print their figures"
 	@echo "make wheel  - build the wheel into dist/ (pip install it; extras: README.md)"
@@ -63,7 +63,7 @@ test: $(STAMP)
 test-soak: $(STAMP)
 	@$(BIN)/python -m tests.services
 	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),thorough) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup \
-		-m soak $(PYTEST_ARGS)
+		-m "soak or property" $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

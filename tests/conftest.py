@@ -6,8 +6,9 @@
 
 Every Hypothesis test runs under one of two profiles, chosen by the environment variable
 ``HYPOTHESIS_PROFILE``: ``light`` (the default, and ``make test``) tries a fifth of the
-examples, ``thorough`` (``make test-soak``) Hypothesis's default 100 and every count a test
-sets itself (``tests.hypothesis_examples.examples``). Both have no deadline and no too-slow
+examples, ``thorough`` (``make test-soak``, which runs every Hypothesis test again, marked
+``property`` here) Hypothesis's default 100 and every count a test sets itself
+(``tests.hypothesis_examples.examples``). Both have no deadline and no too-slow
 health check, so a loaded machine (CI, parallel workers) cannot make a property test flake.
 """
 
@@ -70,7 +71,12 @@ def log_events() -> Iterator[list[dict[str, Any]]]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the tests marked slow first: under pytest-xdist (``make test``) each long one then
-    starts at once on a worker of its own, and the short ones fill in around it."""
+    """Mark every Hypothesis test ``property`` (``make test-soak`` runs them again under the
+    thorough profile), then run the tests marked slow first: under pytest-xdist (``make
+    test``) each long one then starts at once on a worker of its own, and the short ones fill
+    in around it."""
     del config
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)
