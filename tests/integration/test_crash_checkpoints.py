@@ -45,6 +45,10 @@ from simulators.table_toml import simulated_table_toml
 from tests.integration.crash_support import daemon_status
 from wire.signing import Signer, load_private_key, save_private_key
 
+# Each test kills a running daemon process and starts it again: the soak tier (docs/testing.md;
+# the journal's own SIGKILL loop, tests/controller/journal, stays in the fast lane).
+pytestmark = pytest.mark.soak
+
 REPO = Path(__file__).resolve().parents[2]
 GUARD_S = 120.0  # against a hang only; nothing here asserts a duration
 

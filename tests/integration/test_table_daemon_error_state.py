@@ -130,7 +130,9 @@ async def error_state_run(table: Table, host: str, port: int) -> tuple[Subscribe
     return sub, status, notify
 
 
-@pytest.mark.parametrize("how", ["edited_card", "truncated"])
+# A truncated journal in the fast lane; the edited card (the same daemon run) in the soak tier.
+@pytest.mark.parametrize("how", [pytest.param("edited_card", marks=pytest.mark.soak),
+                                 "truncated"])
 async def test_a_damaged_journal_puts_the_table_in_the_error_state(
         mqtt_broker: MqttBroker, tmp_path: Path, short_dir: Path, how: str) -> None:
     host, port = mqtt_broker.host, mqtt_broker.port

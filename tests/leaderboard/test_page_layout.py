@@ -132,6 +132,7 @@ def check_layout(layout: dict[str, Any], width: int, height: int, hits: list[boo
             assert box["top"] >= -0.5 and box["bottom"] <= height + 0.5, f"{where}: {box}"
 
 
+@pytest.mark.soak  # the page in a real browser at every screen size: the soak tier
 @pytest.mark.parametrize("mqtt_broker", ["embedded"], indirect=True)
 async def test_the_page_fits_every_screen_and_names_patrons_shortly(
         tmp_path: Path, mqtt_broker: MqttBroker, unique_topic: str,

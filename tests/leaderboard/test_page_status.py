@@ -78,6 +78,7 @@ async def _state(page: object, state: str, timeout_ms: int = 40_000) -> str:
     return str(await page.inner_text("#live-text"))  # type: ignore[attr-defined]
 
 
+@pytest.mark.soak  # the broker and the service stopped and started under a browser: soak
 @pytest.mark.parametrize("mqtt_broker", ["embedded"], indirect=True)
 async def test_the_indicator_follows_the_broker_and_the_service(
         tmp_path: Path, mqtt_broker: MqttBroker, unique_topic: str) -> None:
