@@ -34,36 +34,57 @@ def test_the_overview_lists_each_command_with_its_own_parsers_words() -> None:
     assert list(_listed(overview_parser())) == list(COMMANDS)
 
 
-_BLOCK_EXTRAS = """
+# In one process (one start for every module): each module imported afresh, every extra's
+# library blocked as on a table PC's install, and the library whose absence stopped it (or
+# "none"). Our packages are dropped from sys.modules before each, so none is half-imported.
+_STOPPED_BY = """
 import importlib, importlib.abc, json, sys
+OURS = ("game", "wire", "runtime", "drivers", "simulators", "controller", "leaderboard",
+        "deploy", "cli", "floor")
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
         if name.partition(".")[0] in {extras}:
             raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         return None
 sys.meta_path.insert(0, Block())
-try:
-    importlib.import_module({module!r})
-    print("none")
-except ModuleNotFoundError as exc:
-    print(exc.name.partition(".")[0])
+found = {{}}
+for module in {modules}:
+    for loaded in [m for m in sys.modules if m.partition(".")[0] in OURS]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(module)
+        found[module] = "none"
+    except ModuleNotFoundError as exc:
+        found[module] = exc.name.partition(".")[0]
+print(json.dumps(found))
 """
+REHEARSAL_MODULES = ("cli.simulate.command", "floor.rehearsal", "floor.rehearsal_config",
+                     "floor.plan")
+
+
+@pytest.fixture(scope="module")
+def stopped_by() -> dict[str, str]:
+    """Each command's module and the rehearsal's: the extra's library its import stops at."""
+    modules = sorted({*COMMAND_MODULES, *REHEARSAL_MODULES})
+    code = _STOPPED_BY.format(extras=sorted(EXTRA_OF), modules=modules)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    found: dict[str, str] = json.loads(done.stdout)
+    return found
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
-def test_a_commands_needs_name_the_extra_its_module_cannot_do_without(name: str) -> None:
+def test_a_commands_needs_name_the_extra_its_module_cannot_do_without(
+        name: str, stopped_by: dict[str, str]) -> None:
     # As on a table PC's install (no extra): the library whose absence stops the module's
     # import must be one the command's `needs` looks for first, so the help line, the
     # stand-in and the error all name an extra the command really needs.
     command = COMMANDS[name]
-    code = _BLOCK_EXTRAS.format(extras=sorted(EXTRA_OF), module=command.module)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=True)
-    stopped_by = done.stdout.strip()
-    if stopped_by == "none":
+    stopper = stopped_by[command.module]
+    if stopper == "none":
         assert command.needs == (), f"{name} imports without any extra"
     else:
-        assert stopped_by in command.needs, f"{name} cannot be imported without {stopped_by}"
+        assert stopper in command.needs, f"{name} cannot be imported without {stopper}"
 
 
 def test_help_imports_no_commands_module() -> None:
@@ -138,13 +159,10 @@ def test_a_console_action_reaches_the_daemons_socket() -> None:
     assert "controller.local_api" in loaded
 
 
-@pytest.mark.parametrize("module", ["cli.simulate.command", "floor.rehearsal",
-                                    "floor.rehearsal_config", "floor.plan"])
-def test_the_rehearsal_imports_on_a_table_pcs_install(module: str) -> None:
+@pytest.mark.parametrize("module", REHEARSAL_MODULES)
+def test_the_rehearsal_imports_on_a_table_pcs_install(module: str,
+                                                    stopped_by: dict[str, str]) -> None:
     # `showdown simulate table` rehearses a table on the table PC's own install: no extra's
     # library (alembic, amqtt, rich, numpy, matplotlib, psycopg) may be needed to import it.
-    code = _BLOCK_EXTRAS.format(extras=sorted(EXTRA_OF), module=module)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=True)
-    assert done.stdout.strip() == "none", f"{module} cannot be imported without" \
-                                          f" {done.stdout.strip()}"
+    assert stopped_by[module] == "none", (
+        f"{module} cannot be imported without {stopped_by[module]}")
