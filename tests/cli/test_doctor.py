@@ -127,10 +127,12 @@ def rig(tmp_path: Path, broker: Broker) -> Iterator[Rig]:
     fake = FakeClockSource(start=T0, boot_id="boot-a", step_ns=1_000_000)
     with Journal.open(d / "journal.sqlite", clock=fake) as journal:
         add(journal, fake, 5, per_record=1)
-    with ShoeSimulator(seed=3) as shoe:
-        assert shoe.path is not None
+    # The shoe by a link, as udev names a real one: an unplugged shoe's pty number may be
+    # taken at once by another test's pty, but the link goes with the shoe.
+    with ShoeSimulator(seed=3, link_path=d / "shoe") as shoe:
+        assert shoe.link_path is not None
         config = d / "table.toml"
-        config.write_text(_config(d, shoe=shoe.path, port=broker.port))
+        config.write_text(_config(d, shoe=str(shoe.link_path), port=broker.port))
         rfid = RfidReaderSimulator(seed=3)
         yield Rig(d, config, shoe, rfid, broker.passwords,
                   Probes(usb_backend=rfid.backend, clock_synced=lambda: True,
