@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -252,7 +253,20 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     return ["desk", "audit", "--db", "nosuchdb+x://nowhere"]
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def _tiered(cases: list[Case]) -> list[Any]:
+    """The first case of each command in `make test`, every other in `make test-soak`: each
+    case is a process start of the real command line (about a second of CPU), and the fast
+    lane keeps one of each command's (docs/testing.md)."""
+    seen: set[str] = set()
+    params = []
+    for case in cases:
+        marks = [pytest.mark.soak] if case.command in seen else []
+        seen.add(case.command)
+        params.append(pytest.param(case, id=case.name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("case", _tiered(CASES))
 def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
                                                                  config_dir: Path) -> None:
     case.breaks(config_dir)
