@@ -15,7 +15,7 @@ on a pty behind the serial driver and the simulated chip reader behind the USB d
 run's journals and central database are checked as the command checks them (every hand and
 message stored once, the scores the tables journaled): a wrong result exits 1. The 50
 hands/s goal is judged on the broker a venue runs, Mosquitto, where the machine has it, and
-on the embedded broker otherwise (D275); a missed goal is a MISS line.
+on the embedded broker otherwise (D280); a missed goal is a MISS line.
 """
 
 from __future__ import annotations
@@ -155,8 +155,9 @@ def main() -> int:
     if not args.quick and answers(*MOSQUITTO):
         venue = row("full speed, virtual time, Mosquitto", largest, "full", base,
                     broker=f"{MOSQUITTO[0]}:{MOSQUITTO[1]}", repeat=args.repeat)
-    # The goal is judged on the stack a venue runs (docs/decisions/ D275): its broker
-    # (Mosquitto) where the machine has one, else the embedded broker, printed either way.
+    # The goal is judged on the stack a venue runs (D280, docs/decisions/testing-and-benchmarks):
+    # its broker (Mosquitto) where the machine has one, else the embedded broker, printed
+    # either way.
     judged, on = (venue, "Mosquitto") if venue is not None else (rates[largest],
                                                                  "the embedded broker")
     verdict = "PASS" if judged >= TARGET_HANDS_S else "MISS"
