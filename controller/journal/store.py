@@ -184,10 +184,7 @@ class Journal:
         returns into the outbox with consecutive seqs, and commits. If `outgoing` raises,
         everything is rolled back (nothing stored, no seq used) and the exception propagates.
         """
-        if not isinstance(kind, str) or not kind or kind != kind.strip():
-            raise JournalError(f"record kind must be non-empty text without spaces, got {kind!r}")
-        if is_own_kind(kind):
-            raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are reserved")
+        _check_kind(kind)
         return self._append(kind, payload, clock, outgoing)
 
     def append_batch(self, entries: Sequence[Entry[_Given]],
@@ -198,19 +195,8 @@ class Journal:
         in the outbox (controller/journal/deciding.py). All of them are stored or, if one is
         refused or `decide` raises, none (no seq used) and the exception propagates."""
         for entry in entries:
-            kind = entry.kind
-            if not isinstance(kind, str) or not kind or kind != kind.strip():
-                raise JournalError("record kind must be non-empty text without spaces,"
-                                   f" got {kind!r}")
-            if is_own_kind(kind):
-                raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are"
-                                   " reserved")
-            if not isinstance(entry.payload, Mapping):
-                raise JournalError("payload must be a mapping, got"
-                                   f" {type(entry.payload).__name__}")
-            if not isinstance(entry.clock, ClockReading):
-                raise JournalError("clock must be a ClockReading, got"
-                                   f" {type(entry.clock).__name__}")
+            _check_kind(entry.kind)
+            _check_value(entry.payload, entry.clock)
         forms = [stored_json(entry.payload, what="payload") for entry in entries]
         if not entries:
             return []
@@ -415,10 +401,7 @@ class Journal:
                 outgoing: Callable[[JournalRecord], Sequence[OutgoingItem]],
                 setup: Callable[[Connection], None] | None = None,
                 ) -> tuple[JournalRecord, list[StoredMessage]]:
-        if not isinstance(payload, Mapping):
-            raise JournalError(f"payload must be a mapping, got {type(payload).__name__}")
-        if not isinstance(clock, ClockReading):
-            raise JournalError(f"clock must be a ClockReading, got {type(clock).__name__}")
+        _check_value(payload, clock)
         form = stored_json(payload, what="payload")
         if setup is None:
             with self._write_driver() as cursor:
@@ -553,6 +536,22 @@ def _read_head(cursor: sqlite3.Cursor) -> _Head:
 def _write_head(cursor: sqlite3.Cursor, head: _Head) -> None:
     cursor.execute(_UPDATE_HEAD, {"journal_seq": head[0], "journal_checksum": head[1],
                                   "outbox_seq": head[2], "outbox_checksum": head[3]})
+
+
+def _check_kind(kind: object) -> None:
+    """A caller's record kind: non-empty text without spaces, not one of the journal's own."""
+    if not isinstance(kind, str) or not kind or kind != kind.strip():
+        raise JournalError(f"record kind must be non-empty text without spaces, got {kind!r}")
+    if is_own_kind(kind):
+        raise JournalError(f"record kinds starting with {OWN_KIND_PREFIX!r} are reserved")
+
+
+def _check_value(payload: object, clock: object) -> None:
+    """A record's payload is a mapping and its stamp a `ClockReading`."""
+    if not isinstance(payload, Mapping):
+        raise JournalError(f"payload must be a mapping, got {type(payload).__name__}")
+    if not isinstance(clock, ClockReading):
+        raise JournalError(f"clock must be a ClockReading, got {type(clock).__name__}")
 
 
 def _append_rows(cursor: sqlite3.Cursor, kind: str, form: tuple[str, Any], clock: ClockReading,
