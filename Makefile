@@ -67,7 +67,7 @@ test-soak: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy game wire runtime controller drivers simulators leaderboard deploy cli floor
+	$(BIN)/mypy game wire runtime controller drivers simulators adapters leaderboard deploy cli floor
 	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(BENCH_STAMP)
