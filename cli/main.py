@@ -89,6 +89,9 @@ COMMANDS: dict[str, Command] = {
     "install": Command("cli.install",
                        "set up a table PC, the central server or the desk workstation"),
     "doctor": Command("cli.doctor.command", "check a table PC: may this table open?"),
+    "devices": Command("cli.devices.command",
+                       "device drivers: list the installed ones, check one against the"
+                       " conformance kit, record a device's traffic"),
     "completion": Command("cli.completion",
                           "print a shell completion script (bash, zsh or fish)"),
 }

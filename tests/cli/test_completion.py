@@ -39,7 +39,7 @@ def test_bash_completes_commands_subcommands_options_and_choices(
     path = _script("bash", tmp_path, capsys)
     every = _bash(path, "showdown", "")
     assert set(COMMANDS) <= set(every) and "--version" in every
-    assert _bash(path, "showdown", "de") == ["demo", "desk"]
+    assert _bash(path, "showdown", "de") == ["demo", "desk", "devices"]
     assert _bash(path, "showdown", "desk", "sta") == ["staff"]
     assert "add" in _bash(path, "showdown", "desk", "staff", "")
     assert _bash(path, "showdown", "demo", "--deck", "f") == ["factory"]
@@ -61,7 +61,7 @@ def test_fish_completes_from_the_same_table(tmp_path: Path,
                               capture_output=True, text=True, timeout=60, check=True)
         return [w.split("\t")[0] for w in done.stdout.splitlines()]
 
-    assert offered("showdown de") == ["demo", "desk"]
+    assert offered("showdown de") == ["demo", "desk", "devices"]
     assert offered("showdown desk sta") == ["staff"]
     assert offered("showdown demo --deck f") == ["factory"]
 

@@ -1,0 +1,169 @@
+"""`showdown devices record`: the driver runs on the real device through a transparent relay
+that writes both directions of the traffic, timestamped, to a capture file
+(`cli.devices.capture`), followed by what the driver read.
+
+A serial device: the relay opens the device with pyserial and a pty whose path the driver is
+given in the device's place; each chunk that crosses is logged and passed on unchanged. A
+TCP device (``socket://host:port``): the relay listens on 127.0.0.1 and the driver connects
+there; the relay connects on to the device. Nothing is changed on the way (D311).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import os
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import serial  # type: ignore[import-untyped]  # pyserial ships no type information
+
+from cli.devices.capture import CaptureWriter
+from cli.devices.kit import Chosen, settings_of
+from cli.devices.observe import Observer
+from cli.devices.relay import TCP_SCHEMES, Pty, port_key_of, split_tcp
+from cli.errors import CommandError
+from drivers.adapter import DriverContext
+
+__all__ = ["record"]
+
+DEFAULT_BAUDRATE = 115200
+
+
+async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | None,
+                 baudrate: int | None = None) -> str:
+    """Record ``seconds`` of the device's traffic to ``out``; a one-line summary."""
+    key = port_key_of(chosen.adapter.name, chosen.options, chosen.place, port_key)
+    device = chosen.place.path(str(chosen.options[key]))
+    tcp = device.startswith(TCP_SCHEMES)
+    baud = baudrate or int(chosen.options.get("baudrate", DEFAULT_BAUDRATE))
+    counts = {"rx": 0, "tx": 0}
+    try:
+        fh = out.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
+    with fh:
+        started = time.monotonic()
+        writer = CaptureWriter(fh, started)
+        writer.header(driver=chosen.adapter.name, role=chosen.role,
+                      transport="tcp" if tcp else "serial", device=device, port_key=key,
+                      options=dict(chosen.options),
+                      recorded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
+
+        def log(direction: str, data: bytes) -> None:
+            counts[direction] += len(data)
+            writer.chunk(time.monotonic(), "rx" if direction == "rx" else "tx", data)
+
+        async with AsyncExitStack() as stack:
+            if tcp:
+                stand_in = await _tcp_relay(device, log, stack)
+            else:
+                stand_in = _serial_relay(device, baud, log, stack)
+            options = {**chosen.options, key: stand_in}
+            settings = settings_of(chosen.adapter, options, chosen.place)
+            driver = chosen.adapter.open(settings, DriverContext(name=chosen.role))
+            async with Observer(driver) as seen:
+                await seen.pause(seconds)
+            for item in seen.seen:
+                writer.reading(item.at, item.item)
+        writer.end(time.monotonic())
+    kinds: dict[str, int] = {}
+    for s in seen.seen:
+        kind = type(s.item).__name__
+        kinds[kind] = kinds.get(kind, 0) + 1
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
+    return (f"recorded {seconds:g} s of {device}: {counts['rx']} bytes from the device,"
+            f" {counts['tx']} from the driver; the driver read {what}; written to {out}")
+
+
+def _serial_relay(device: str, baudrate: int, log: Callable[[str, bytes], None],
+                  stack: AsyncExitStack) -> str:
+    """Relay between the real serial device and a pty; the pty's path."""
+    try:
+        port = serial.serial_for_url(device, baudrate=baudrate, timeout=0)
+    except (OSError, serial.SerialException, ValueError) as exc:
+        raise CommandError(f"cannot open the device {device}: {exc}") from None
+    stack.callback(port.close)
+    pty = Pty()
+    stack.callback(pty.close)
+    loop = asyncio.get_running_loop()
+
+    def from_host() -> None:
+        try:
+            data = os.read(pty.master, 4096)
+        except OSError:  # no driver holds the pty just now
+            return
+        if data:
+            log("tx", data)
+            with contextlib.suppress(OSError, serial.SerialException):
+                port.write(data)
+
+    def from_device() -> None:
+        try:
+            data = port.read(4096)
+        except (OSError, serial.SerialException):  # the device went away: stop relaying it
+            loop.remove_reader(port.fileno())
+            return
+        if data:
+            log("rx", data)
+            with contextlib.suppress(OSError):
+                os.write(pty.master, data)
+
+    loop.add_reader(pty.master, from_host)
+    loop.add_reader(port.fileno(), from_device)
+    stack.callback(loop.remove_reader, pty.master)
+    stack.callback(_remove_reader, loop, port)
+    return pty.path
+
+
+def _remove_reader(loop: asyncio.AbstractEventLoop, port: Any) -> None:
+    with contextlib.suppress(Exception):
+        loop.remove_reader(port.fileno())
+
+
+async def _tcp_relay(device: str, log: Callable[[str, bytes], None],
+                     stack: AsyncExitStack) -> str:
+    """Relay between the real TCP device and a local port; the local URL."""
+    host, port = split_tcp(device)
+    tasks: set[asyncio.Task[None]] = set()
+
+    async def pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                   direction: str) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError):
+            while data := await reader.read(4096):
+                log(direction, data)
+                writer.write(data)
+                await writer.drain()
+        writer.close()
+
+    async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            up_reader, up_writer = await asyncio.open_connection(host, port)
+        except OSError:
+            writer.close()
+            return
+        for args in ((reader, up_writer, "tx"), (up_reader, writer, "rx")):
+            task = asyncio.create_task(pump(*args))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+
+    try:  # the device must answer before the driver is pointed at the relay
+        _, probe = await asyncio.open_connection(host, port)
+        probe.close()
+    except OSError as exc:
+        raise CommandError(f"cannot reach the device {device}: {exc.strerror or exc}") from None
+    server = await asyncio.start_server(client, "127.0.0.1", 0)
+    stack.push_async_callback(_stop, server, tasks)
+    local = server.sockets[0].getsockname()[1]
+    return f"socket://127.0.0.1:{local}"
+
+
+async def _stop(server: asyncio.Server, tasks: set[asyncio.Task[None]]) -> None:
+    server.close()
+    for task in list(tasks):
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)

@@ -1,0 +1,308 @@
+# The adapter methods keep the seam's signatures (drivers.adapter.DeviceAdapter).
+# ruff: noqa: ARG002
+"""Adapters the conformance kit's tests run: the project's three drivers joined to their
+simulators with quick timings (as adapters/ will), and deliberately broken ones (a shoe
+driver that drops a card, a chip reader driver that loses one chip of a stack), registered
+by entry point in a throw-away distribution (tests/devices/conftest.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+from drivers.adapter import ConfigPlace, DriverContext, Probe, Role, Simulation
+from drivers.id_reader import SerialIdReader
+from drivers.readings import SPOTS, CardReading, ChipInventory, SpotId
+from drivers.rfid import UsbChipReader
+from drivers.rfid_settings import UsbReaderSettings
+from drivers.shoe import SerialCardReader
+from runtime.backoff import Backoff
+from simulators.id_reader import IdReaderSimulator
+from simulators.rfid import RfidReaderSimulator
+from simulators.shoe import ShoeSimulator
+
+_GONE = "/nonexistent/kit-device-unplugged"
+
+
+def _quick() -> Backoff:
+    return Backoff(initial=0.02, maximum=0.1)
+
+
+@dataclass(frozen=True)
+class PortSettings:
+    """A serial device's path (or pyserial URL)."""
+
+    port: str = ""
+
+
+class _PortAdapter:
+    keys: Mapping[str, str] = {"port": "the device's serial port or pyserial URL"}
+
+    def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> PortSettings:
+        port = options.get("port", "")
+        if not isinstance(port, str):
+            raise place.error("port", "must be a path or URL")
+        return PortSettings(port=place.path(port) if port else "")
+
+    def probe(self, settings: Any) -> Probe:
+        return Probe(ok=os.path.exists(settings.port), detail=settings.port)
+
+
+class _ShoeControls:
+    """The shoe simulator's `SimulatedShoe` controls (until simulators/shoe.py has them)."""
+
+    def __init__(self, sim: ShoeSimulator) -> None:
+        self.sim = sim
+
+    def deal_card(self, card: Any) -> Any:
+        return self.sim.deal_card(card)
+
+    def unplug(self) -> None:
+        self.sim.disconnect()
+
+    def plug(self) -> None:
+        if self.sim.path is None:
+            self.sim.reconnect()
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        self.sim.faults.set(name, value)
+
+    def inject(self, name: str) -> None:
+        self.sim.faults.inject(name)
+
+
+class ShoeKitAdapter(_PortAdapter):
+    role: Role = "shoe"
+    name = "kit-shoe"
+    summary = "the project's serial shoe on its simulator (the kit's own test adapter)"
+
+    def open(self, settings: PortSettings, context: DriverContext) -> Any:
+        return SerialCardReader(settings.port, name=context.name, stall_timeout=0.5,
+                                identify_timeout=0.2, backoff=_quick())
+
+    def simulate(self, settings: PortSettings, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = ShoeSimulator(seed=context.seed, heartbeat_interval=0.1, rto=0.05, rto_max=0.2)
+        sim.start()
+        stack.callback(sim.stop)
+        device = SerialCardReader(lambda: sim.path or _GONE, name=context.name,
+                                  stall_timeout=0.5, identify_timeout=0.2, backoff=_quick())
+        return Simulation(device=device, simulator=_ShoeControls(sim))
+
+
+class _ChipControls:
+    """The SR-48 simulator's `SimulatedChips` controls."""
+
+    def __init__(self, sim: RfidReaderSimulator, spots: list[SpotId]) -> None:
+        self.sim, self._spots = sim, spots
+
+    def spots(self) -> list[SpotId]:
+        return list(self._spots)
+
+    def place(self, seat: int, spot: str, cents: int | None = None, *,
+              uids: Any = ()) -> tuple[bytes, ...]:
+        return self.sim.place(seat, spot, cents, uids=uids)
+
+    def remove(self, seat: int, spot: str, uids: Any = None) -> tuple[bytes, ...]:
+        return self.sim.remove(seat, spot, uids)
+
+    def clear(self) -> None:
+        self.sim.clear()
+
+    def unplug(self) -> None:
+        self.sim.unplug()
+
+    def plug(self) -> None:
+        self.sim.plug()
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        self.sim.faults.set(name, value)
+
+    def inject(self, name: str) -> None:
+        self.sim.faults.inject(name)
+
+
+def _sr48_settings(spots: int = 42) -> UsbReaderSettings:
+    antennas = {(seat - 1) * len(SPOTS) + i + 1: SpotId(seat, spot)
+                for seat in range(1, 7) for i, spot in enumerate(SPOTS)}
+    return UsbReaderSettings(
+        antenna_map=dict(list(antennas.items())[:spots]), report_interval_ms=50,
+        heartbeat_interval_ms=100, stall_timeout=0.5, keepalive_interval=0.2,
+        command_timeout=0.3, read_timeout_ms=20, changes_only=False, backoff_initial=0.02,
+        backoff_max=0.1, alert_interval=0.5)
+
+
+class ChipKitAdapter:
+    role: Role = "rfid"
+    name = "kit-sr48"
+    summary = "the SR-48 USB chip reader on its simulator (the kit's own test adapter)"
+    keys: Mapping[str, str] = {"spots": "how many spots the reader covers (1..42)"}
+
+    def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> UsbReaderSettings:
+        spots = options.get("spots", 42)
+        if not isinstance(spots, int) or not 1 <= spots <= 42:
+            raise place.error("spots", "must be 1..42")
+        return _sr48_settings(spots)
+
+    def open(self, settings: UsbReaderSettings, context: DriverContext) -> Any:
+        return UsbChipReader(settings)
+
+    def simulate(self, settings: UsbReaderSettings, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = RfidReaderSimulator(registry=context.registry, seat_entries={}, seed=context.seed)
+        device = UsbChipReader(settings, backend=sim.backend)
+        return Simulation(device=device,
+                          simulator=_ChipControls(sim, list(settings.antenna_map.values())))
+
+    def probe(self, settings: Any) -> Probe:
+        return Probe(ok=False, detail="test adapter")
+
+
+class _IdControls:
+    """The ID reader simulator's `SimulatedIds` controls."""
+
+    def __init__(self, sim: IdReaderSimulator) -> None:
+        self.sim = sim
+        self._noise = 0
+
+    def tap(self, number: str, form: Any = "track2") -> None:
+        self.sim.tap(number, form)
+
+    def unplug(self) -> None:
+        self.sim.unplug()
+
+    def plug(self) -> None:
+        self.sim.replug()
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        raise NotImplementedError("no line faults on this simulator")
+
+    def inject(self, name: str) -> None:
+        if name != "garbage":
+            raise ValueError(f"only garbage, not {name}")
+        self.sim.send_raw(b"\x07#*&%")  # noise with no line end: it runs into the next line
+
+
+class IdKitAdapter(_PortAdapter):
+    role: Role = "id_reader"
+    name = "kit-serial-id"
+    summary = "the serial-lines ID reader on its simulator (the kit's own test adapter)"
+
+    def open(self, settings: PortSettings, context: DriverContext) -> Any:
+        return SerialIdReader(settings.port, device_name=context.name, backoff=_quick())
+
+    def simulate(self, settings: PortSettings, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = IdReaderSimulator()
+        sim.start()
+        stack.callback(sim.stop)
+        device = SerialIdReader(lambda: sim.path or _GONE, device_name=context.name,
+                                backoff=_quick(), line_timeout=0.2)
+        return Simulation(device=device, simulator=_IdControls(sim))
+
+
+# ----------------------------------------------------------------------------- broken ones
+
+
+class _Filtered:
+    """A driver whose readings pass through ``keep`` (None drops one)."""
+
+    def __init__(self, inner: Any, keep: Callable[[Any], Any]) -> None:
+        self.inner, self.keep = inner, keep
+
+    async def __aenter__(self) -> Self:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, et: type[BaseException] | None, e: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        await self.inner.__aexit__(et, e, tb)
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._items()
+
+    async def _items(self) -> AsyncIterator[Any]:
+        async for item in self.inner:
+            kept = self.keep(item)
+            if kept is not None:
+                yield kept
+
+    def health(self) -> Any:
+        return self.inner.health()
+
+
+def _drop_tenth_card() -> Callable[[Any], Any]:
+    count = 0
+
+    def keep(item: Any) -> Any:
+        nonlocal count
+        if isinstance(item, CardReading):
+            count += 1
+            if count == 10:
+                return None
+        return item
+
+    return keep
+
+
+def _lose_one_of_a_stack(item: Any) -> Any:
+    if isinstance(item, ChipInventory) and len(item.uids) >= 20:
+        return dataclasses.replace(item, uids=item.uids - {min(item.uids)})
+    return item
+
+
+class DroppingShoeAdapter(ShoeKitAdapter):
+    name = "kit-shoe-drops-a-card"
+    summary = "a shoe driver that loses the tenth card it reads (broken on purpose)"
+
+    def open(self, settings: PortSettings, context: DriverContext) -> Any:
+        return _Filtered(super().open(settings, context), _drop_tenth_card())
+
+    def simulate(self, settings: PortSettings, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = super().simulate(settings, context, stack)
+        return Simulation(device=_Filtered(sim.device, _drop_tenth_card()),
+                          simulator=sim.simulator)
+
+
+class LosingChipAdapter(ChipKitAdapter):
+    name = "kit-sr48-loses-a-chip"
+    summary = "a chip reader driver that loses one chip of a stack of 20 (broken on purpose)"
+
+    def simulate(self, settings: UsbReaderSettings, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = super().simulate(settings, context, stack)
+        return Simulation(device=_Filtered(sim.device, _lose_one_of_a_stack),
+                          simulator=sim.simulator)
+
+
+class _NoFaults:
+    """A chip simulator's controls without the line faults (set_fault, inject)."""
+
+    def __init__(self, inner: _ChipControls) -> None:
+        self.spots, self.place, self.remove = inner.spots, inner.place, inner.remove
+        self.clear, self.unplug, self.plug = inner.clear, inner.unplug, inner.plug
+
+
+class NoFaultsChipAdapter(ChipKitAdapter):
+    name = "kit-sr48-no-faults"
+    summary = "the SR-48 on a simulator without fault switches (the kit must SKIP, not PASS)"
+
+    def simulate(self, settings: UsbReaderSettings, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = super().simulate(settings, context, stack)
+        assert isinstance(sim.simulator, _ChipControls)
+        return Simulation(device=sim.device, simulator=_NoFaults(sim.simulator))
+
+
+SHOE = ShoeKitAdapter()
+CHIPS = ChipKitAdapter()
+IDS = IdKitAdapter()
+DROPPING_SHOE = DroppingShoeAdapter()
+LOSING_CHIPS = LosingChipAdapter()
+NO_FAULTS = NoFaultsChipAdapter()
