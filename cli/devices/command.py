@@ -164,7 +164,7 @@ def run_check(args: argparse.Namespace) -> int:
         from cli.devices.replay import check_capture, read_capture  # noqa: PLC0415
 
         capture = read_capture(args.capture)
-        chosen = choose(args.driver, role or capture.role, args.config,
+        chosen = choose(args.driver, role or capture.role, args.config, kind="hardware",
                         options=None if args.config is not None else capture.options,
                         source=str(args.capture))
         report = asyncio.run(check_capture(chosen, capture, source=args.capture,
@@ -183,7 +183,7 @@ def run_record(args: argparse.Namespace) -> int:
     from cli.devices.record import record  # noqa: PLC0415
 
     _quiet()
-    chosen = choose(args.driver, args.role, args.config)
+    chosen = choose(args.driver, args.role, args.config, kind="hardware")
     try:
         summary = asyncio.run(record(chosen, out=args.out, seconds=args.seconds,
                                      port_key=args.port_key, baudrate=args.baudrate))

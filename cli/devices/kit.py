@@ -62,11 +62,13 @@ def find(driver: str, role: Role | None) -> DeviceAdapter:
         raise CommandError(str(exc)) from None
 
 
-def section_of(config: Path | None, role: Role, driver: str
+def section_of(config: Path | None, role: Role, driver: str, kind: str
                ) -> tuple[dict[str, Any], ConfigPlace]:
-    """The driver's keys from the ``[role]`` section of a table config (none without one)."""
+    """The driver's keys from the ``[role]`` section of a table config (none without one),
+    read as for a device of ``kind`` ("sim": the kit runs the driver on its simulator, so
+    the device's address is not required; "hardware": a real device, or a replay)."""
     if config is None:
-        return {}, ConfigPlace(source="(no config)", section=role)
+        return {}, ConfigPlace(source="(no config)", section=role, kind=kind)
     try:
         data = tomllib.loads(config.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -80,7 +82,8 @@ def section_of(config: Path | None, role: Role, driver: str
     named = table.get("driver")
     if named is not None and named != driver:
         raise CommandError(f"{config}: [{role}] driver is {named!r}, not {driver!r}")
-    place = ConfigPlace(source=str(config), section=role, base=config.parent.resolve())
+    place = ConfigPlace(source=str(config), section=role, base=config.parent.resolve(),
+                        kind=kind)
     return {k: v for k, v in table.items() if k not in ("kind", "driver")}, place
 
 
@@ -94,16 +97,16 @@ def settings_of(adapter: DeviceAdapter, options: Mapping[str, Any], place: Confi
     return adapter.configure(options, place)
 
 
-def choose(driver: str, role: Role | None, config: Path | None, *,
+def choose(driver: str, role: Role | None, config: Path | None, *, kind: str = "sim",
            options: Mapping[str, Any] | None = None, source: str = "(capture)") -> Chosen:
     """The adapter, its section of the config (or these ``options``, a capture's) and its
-    settings."""
+    settings, read as for a device of ``kind`` (`section_of`)."""
     adapter = find(driver, role)
     if options is not None:
-        place = ConfigPlace(source=source, section=adapter.role)
+        place = ConfigPlace(source=source, section=adapter.role, kind=kind)
         keys = dict(options)
     else:
-        keys, place = section_of(config, adapter.role, adapter.name)
+        keys, place = section_of(config, adapter.role, adapter.name, kind)
     return Chosen(adapter, settings_of(adapter, keys, place), keys, place)
 
 

@@ -57,10 +57,15 @@ class Observer:
         await self.device.__aexit__(None, None, None)
 
     async def _pump(self) -> None:
+        # A driver that acknowledges only what its consumer has stored (the shoe's
+        # ack="on_confirm") is told each reading is kept, as the table daemon does.
+        confirm = getattr(self.device, "confirm", None)
         try:
             async for item in self.device:
                 self.seen.append(Seen(time.monotonic(), item))
                 self._changed.set()
+                if callable(confirm):
+                    await confirm(item)
             self.ended = "the driver's stream of readings ended"
         except asyncio.CancelledError:
             raise

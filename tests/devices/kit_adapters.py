@@ -231,6 +231,12 @@ class _Filtered:
             kept = self.keep(item)
             if kept is not None:
                 yield kept
+            elif hasattr(self.inner, "confirm"):  # lost after the shoe was told it is kept
+                await self.inner.confirm(item)
+
+    async def confirm(self, reading: Any) -> None:
+        if hasattr(self.inner, "confirm"):
+            await self.inner.confirm(reading)
 
     def health(self) -> Any:
         return self.inner.health()
@@ -256,18 +262,34 @@ def _lose_one_of_a_stack(item: Any) -> Any:
     return item
 
 
-class DroppingShoeAdapter(ShoeKitAdapter):
+class DroppingShoeAdapter:
+    """The project's shoe adapter (adapters/showdown_shoe.py) with a driver that loses the
+    tenth card it reads."""
+
+    role: Role = "shoe"
     name = "kit-shoe-drops-a-card"
     summary = "a shoe driver that loses the tenth card it reads (broken on purpose)"
 
-    def open(self, settings: PortSettings, context: DriverContext) -> Any:
-        return _Filtered(super().open(settings, context), _drop_tenth_card())
+    def __init__(self) -> None:
+        from adapters.showdown_shoe import ADAPTER
 
-    def simulate(self, settings: PortSettings, context: DriverContext,
+        self._real = ADAPTER
+        self.keys = ADAPTER.keys
+
+    def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> Any:
+        return self._real.configure(options, place)
+
+    def open(self, settings: Any, context: DriverContext) -> Any:
+        return _Filtered(self._real.open(settings, context), _drop_tenth_card())
+
+    def simulate(self, settings: Any, context: DriverContext,
                  stack: AsyncExitStack) -> Simulation:
-        sim = super().simulate(settings, context, stack)
+        sim = self._real.simulate(settings, context, stack)
         return Simulation(device=_Filtered(sim.device, _drop_tenth_card()),
                           simulator=sim.simulator)
+
+    def probe(self, settings: Any) -> Probe:
+        return self._real.probe(settings)
 
 
 class LosingChipAdapter(ChipKitAdapter):

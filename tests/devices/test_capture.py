@@ -44,9 +44,9 @@ def shoe() -> Iterator[ShoeSimulator]:
         yield sim
 
 
-def _config(tmp_path: Path, section: str, driver: str, port: str) -> Path:
+def _config(tmp_path: Path, section: str, driver: str, key: str, port: str) -> Path:
     config = tmp_path / "table.toml"
-    config.write_text(f'[{section}]\nkind = "hardware"\ndriver = "{driver}"\nport = "{port}"\n',
+    config.write_text(f'[{section}]\nkind = "hardware"\ndriver = "{driver}"\n{key} = "{port}"\n',
                       encoding="utf-8")
     return config
 
@@ -54,7 +54,7 @@ def _config(tmp_path: Path, section: str, driver: str, port: str) -> Path:
 def test_a_shoe_recorded_through_the_relay_replays_with_the_same_cards(
         tmp_path: Path, shoe: ShoeSimulator, capsys: pytest.CaptureFixture[str]) -> None:
     assert shoe.path is not None
-    config = _config(tmp_path, "shoe", "kit-shoe", shoe.path)
+    config = _config(tmp_path, "shoe", "showdown-shoe", "url", shoe.path)
     out = tmp_path / "shoe.capture.jsonl"
     dealt: list[str] = []
 
@@ -64,21 +64,21 @@ def test_a_shoe_recorded_through_the_relay_replays_with_the_same_cards(
             time.sleep(0.03)
         time.sleep(0.3)
 
-    code = _record(["--driver", "kit-shoe", "--config", str(config), "--out", str(out),
+    code = _record(["--driver", "showdown-shoe", "--config", str(config), "--out", str(out),
                     "--seconds", "1.2"], deal)
     assert code == 0
     assert "the driver read" in capsys.readouterr().out
     lines = _lines(out)
     assert lines[0]["capture"] == "showdown-devices"
     assert (lines[0]["driver"], lines[0]["port_key"], lines[0]["device"]) == (
-        "kit-shoe", "port", shoe.path)
+        "showdown-shoe", "url", shoe.path)
     assert {x["dir"] for x in lines if "dir" in x} == {"rx", "tx"}  # both directions
     cards = [x["reading"]["card"] for x in lines if x.get("reading", {}).get("kind") == "card"]
     assert cards == dealt
     assert lines[-1]["end"] is True
 
     shoe.stop()  # the device is gone: only the capture is left
-    assert main(["devices", "check", "--driver", "kit-shoe", "--capture", str(out),
+    assert main(["devices", "check", "--driver", "showdown-shoe", "--capture", str(out),
                  "--json"]) == 0
     rows = {r["check"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert [r["status"] for r in rows.values()] == ["PASS"] * 4
@@ -88,14 +88,14 @@ def test_a_shoe_recorded_through_the_relay_replays_with_the_same_cards(
 def test_a_capture_whose_readings_differ_fails_the_readings_row(
         tmp_path: Path, shoe: ShoeSimulator, capsys: pytest.CaptureFixture[str]) -> None:
     assert shoe.path is not None
-    config = _config(tmp_path, "shoe", "kit-shoe", shoe.path)
+    config = _config(tmp_path, "shoe", "showdown-shoe", "url", shoe.path)
     out = tmp_path / "shoe.capture.jsonl"
 
     def deal() -> None:
         shoe.deal(12)
         time.sleep(0.3)
 
-    assert _record(["--driver", "kit-shoe", "--config", str(config), "--out", str(out),
+    assert _record(["--driver", "showdown-shoe", "--config", str(config), "--out", str(out),
                     "--seconds", "1"], deal) == 0
     capsys.readouterr()
     # The driver that drops its tenth card, on the same bytes: it does not read the same.
@@ -110,7 +110,7 @@ def test_an_id_reader_recorded_replays_its_taps(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with IdReaderSimulator() as sim:
         assert sim.path is not None
-        config = _config(tmp_path, "id_reader", "kit-serial-id", sim.path)
+        config = _config(tmp_path, "id_reader", "serial-lines", "port", sim.path)
         out = tmp_path / "ids.capture.jsonl"
 
         def taps() -> None:
@@ -119,10 +119,10 @@ def test_an_id_reader_recorded_replays_its_taps(
             sim.tap("04A1B2C3D4E5F6", "uid")
             time.sleep(0.2)
 
-        assert _record(["--driver", "kit-serial-id", "--config", str(config), "--out",
+        assert _record(["--driver", "serial-lines", "--config", str(config), "--out",
                         str(out), "--seconds", "0.8"], taps) == 0
     capsys.readouterr()
-    assert main(["devices", "check", "--driver", "kit-serial-id", "--capture", str(out),
+    assert main(["devices", "check", "--driver", "serial-lines", "--capture", str(out),
                  "--json"]) == 0
     rows = {r["check"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert "2 tap" in rows["readings"]["detail"]
@@ -180,19 +180,20 @@ class _TcpShoe:
 def test_a_tcp_device_is_recorded_through_a_local_port_and_replayed(
         tmp_path: Path, shoe: ShoeSimulator, capsys: pytest.CaptureFixture[str]) -> None:
     with _TcpShoe(shoe) as tcp:
-        config = _config(tmp_path, "shoe", "kit-shoe", f"socket://127.0.0.1:{tcp.port}")
+        config = _config(tmp_path, "shoe", "showdown-shoe", "url",
+                         f"socket://127.0.0.1:{tcp.port}")
         out = tmp_path / "tcp.capture.jsonl"
 
         def deal() -> None:
             shoe.deal(5)
             time.sleep(0.3)
 
-        assert _record(["--driver", "kit-shoe", "--config", str(config), "--out", str(out),
+        assert _record(["--driver", "showdown-shoe", "--config", str(config), "--out", str(out),
                         "--seconds", "1"], deal) == 0
     head = _lines(out)[0]
     assert head["transport"] == "tcp"
     capsys.readouterr()
-    assert main(["devices", "check", "--driver", "kit-shoe", "--capture", str(out),
+    assert main(["devices", "check", "--driver", "showdown-shoe", "--capture", str(out),
                  "--json"]) == 0
     rows = {r["check"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert "5 card" in rows["readings"]["detail"]

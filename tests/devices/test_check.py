@@ -25,17 +25,32 @@ def _rows(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {r["check"]: (r["status"], r["detail"]) for r in report["rows"]}
 
 
-@pytest.mark.parametrize(("driver", "checks"), [
-    ("kit-shoe", ["connect", "deal 52 cards", "unplug mid-deal", "stall", "garbage",
-                  "card to reading"]),
-    ("kit-sr48", ["connect", "full sweep", "chip moved", "stack of 20", "garbage", "stall",
-                  "unplug and reconnect", "sweep time", "chip to report"]),
-    ("kit-serial-id", ["connect", "tap", "repeated tap", "garbage", "unplug and reconnect",
-                       "tap to reading"]),
+SHOE_CHECKS = ["connect", "deal 52 cards", "unplug mid-deal", "stall", "garbage",
+               "card to reading"]
+CHIP_CHECKS = ["connect", "full sweep", "chip moved", "stack of 20", "garbage", "stall",
+               "unplug and reconnect", "sweep time", "chip to report"]
+ID_CHECKS = ["connect", "tap", "repeated tap", "garbage", "unplug and reconnect",
+             "tap to reading"]
+SR48_REPORTS_CHANGES_ONLY = pytest.mark.xfail(
+    strict=True, reason="adapters/sr48.py keeps UsbReaderSettings.changes_only=True: an"
+    " unchanged spot is not reported in each sweep (the seam's full-inventory guarantee)")
+
+
+@pytest.mark.parametrize(("driver", "section", "checks"), [
+    ("showdown-shoe", "[shoe]\nstall_seconds = 0.5\n", SHOE_CHECKS),
+    pytest.param("sr48", "[rfid]\nstall_seconds = 0.5\n", CHIP_CHECKS,  # (quick when it fails)
+                 marks=SR48_REPORTS_CHANGES_ONLY),
+    ("serial-lines", None, ID_CHECKS),
+    ("kit-sr48", None, CHIP_CHECKS),  # the SR-48 driver reporting every spot each sweep
 ])
 def test_each_project_driver_passes_every_check(
-        capsys: pytest.CaptureFixture[str], driver: str, checks: list[str]) -> None:
-    code, report = _check(capsys, "--driver", driver)
+        capsys: pytest.CaptureFixture[str], tmp_path: Path, driver: str,
+        section: str | None, checks: list[str]) -> None:
+    words = ["--driver", driver, "--timeout", "1.5"]
+    if section is not None:  # a quicker stall than the 3 s default, as a technician may set
+        (tmp_path / "table.toml").write_text(section, encoding="utf-8")
+        words += ["--config", str(tmp_path / "table.toml")]
+    code, report = _check(capsys, *words)
     rows = _rows(report)
     assert list(rows) == checks
     assert {c: s for c, (s, _) in rows.items()} == dict.fromkeys(checks, "PASS"), rows
@@ -43,9 +58,16 @@ def test_each_project_driver_passes_every_check(
     assert code == 0
 
 
+def _quick_shoe(tmp_path: Path) -> str:
+    config = tmp_path / "table.toml"
+    config.write_text("[shoe]\nstall_seconds = 0.5\n", encoding="utf-8")
+    return str(config)
+
+
 def test_a_shoe_driver_that_drops_a_card_fails_the_deal(
-        capsys: pytest.CaptureFixture[str]) -> None:
-    code, report = _check(capsys, "--driver", "kit-shoe-drops-a-card")
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, report = _check(capsys, "--driver", "kit-shoe-drops-a-card", "--timeout", "1",
+                          "--config", _quick_shoe(tmp_path))
     status, detail = _rows(report)["deal 52 cards"]
     assert (code, status, report["passed"]) == (1, "FAIL", False)
     assert "card 10 of 52" in detail
@@ -54,15 +76,18 @@ def test_a_shoe_driver_that_drops_a_card_fails_the_deal(
 
 def test_a_chip_driver_that_loses_one_chip_of_a_stack_fails_the_stack(
         capsys: pytest.CaptureFixture[str]) -> None:
-    code, report = _check(capsys, "--driver", "kit-sr48-loses-a-chip", "--spots", "8")
+    code, report = _check(capsys, "--driver", "kit-sr48-loses-a-chip", "--spots", "8",
+                          "--timeout", "1")
     rows = _rows(report)
     assert (code, rows["stack of 20"][0]) == (1, "FAIL")
     assert "at most 19" in rows["stack of 20"][1]
     assert rows["full sweep"][0] == "PASS"  # one chip a spot: nothing lost there
 
 
-def test_the_table_names_the_failing_check(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["devices", "check", "--driver", "kit-shoe-drops-a-card"]) == 1
+def test_the_table_names_the_failing_check(capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    assert main(["devices", "check", "--driver", "kit-shoe-drops-a-card", "--timeout", "1",
+                 "--config", _quick_shoe(tmp_path)]) == 1
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("deal 52 cards"))
     assert "FAIL" in line
