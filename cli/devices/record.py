@@ -42,8 +42,9 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
     tcp = device.startswith(TCP_SCHEMES)
     baud = baudrate or int(chosen.options.get("baudrate", DEFAULT_BAUDRATE))
     counts = {"rx": 0, "tx": 0}
-    try:
-        fh = out.open("w", encoding="utf-8")
+    try:  # owner-only: an ID reader's capture holds card numbers (D313)
+        fh = os.fdopen(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
+                       encoding="utf-8")
     except OSError as exc:
         raise CommandError(f"cannot write {out}: {exc.strerror or exc}") from None
     with fh:
