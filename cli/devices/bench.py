@@ -19,8 +19,8 @@ from typing import Any, Final
 from cli.devices.observe import Observer, alert_kinds
 from cli.devices.report import Row, fail, skip
 
-__all__ = ["DOWN", "NOISE", "UP", "Bench", "Figures", "control", "guard", "kinds_since", "lacks",
-           "median", "seconds", "unexpected"]
+__all__ = ["DOWN", "NOISE", "UP", "Bench", "Figures", "Unsupported", "control", "guard",
+           "kinds_since", "lacks", "median", "seconds", "unexpected"]
 
 UP: Final = frozenset({"connected", "reconnected"})
 DOWN: Final = frozenset({"disconnected", "lost", "not_found", "stalled"})
@@ -50,6 +50,19 @@ class Bench:
         for a moment while its device thread takes the call)."""
         fn: Callable[..., Any] = getattr(self.simulator, name)
         return await asyncio.to_thread(fn, *args, **kwargs)
+
+    async def attempt(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """`do`, for a control the simulator may have but refuse (a line that cannot go
+        silent, a fault it does not know): its refusal makes the check SKIP."""
+        try:
+            return await self.do(name, *args, **kwargs)
+        except (NotImplementedError, ValueError) as exc:
+            words = " ".join(str(a) for a in args)
+            raise Unsupported(f"the simulator refused {name} {words}: {exc}") from exc
+
+
+class Unsupported(Exception):
+    """A simulator refused a control the check needs: the check is SKIP, not FAIL."""
 
 
 def lacks(simulator: Any, *controls: str) -> list[str]:
@@ -92,5 +105,7 @@ async def guard(check: str, step: Awaitable[Row]) -> Row:
     escaping) is a FAIL row saying how, and the suite goes on."""
     try:
         return await step
+    except Unsupported as exc:
+        return skip(check, str(exc))
     except Exception as exc:
         return fail(check, f"the check broke: {type(exc).__name__}: {exc}")

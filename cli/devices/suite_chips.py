@@ -335,8 +335,8 @@ async def _garbage(bench: Bench, spots: Sequence[SpotId], chips: _Chips) -> Row:
     if await _settle(bench, layout, mark) is None:
         return fail(name, "before the noise: " + _unsettled(bench, layout, mark))
     mark = bench.seen.mark()
-    await bench.do("inject", "garbage")
-    await bench.do("set_fault", "garbage", 0.5)
+    await bench.attempt("inject", "garbage")
+    await bench.attempt("set_fault", "garbage", 0.5)
     try:
         wrong, _ = await _sweeps(bench, layout, mark)
     finally:
@@ -364,7 +364,7 @@ async def _stall(bench: Bench, spots: Sequence[SpotId], chips: _Chips) -> Row:
         return fail(name, "before the stall: " + _unsettled(bench, layout, mark))
     mark = bench.seen.mark()
     silent_at = time.monotonic()
-    await bench.do("set_fault", "silent", value=True)
+    await bench.attempt("set_fault", "silent", value=True)
     try:
         stalled = await bench.seen.until(lambda: "stalled" in kinds_since(bench, mark),
                                          bench.timeout)
@@ -407,7 +407,7 @@ async def _unplug(bench: Bench, spots: Sequence[SpotId], chips: _Chips) -> Row:
         return fail(name, "before the unplug: " + _unsettled(bench, layout, mark))
     mark = bench.seen.mark()
     pulled_at = time.monotonic()
-    await bench.do("unplug")
+    await bench.attempt("unplug")
     try:
         down = await bench.seen.until(lambda: any(k in DOWN for k in kinds_since(bench, mark)),
                                       bench.timeout)

@@ -152,7 +152,7 @@ async def _unplug(bench: Bench, dealer: _Dealer) -> Row:
         return missing
     mark = bench.seen.mark()
     cards = await dealer.deal(5)
-    await bench.do("unplug")
+    await bench.attempt("unplug")
     note = ""
     try:
         if not await bench.seen.until(lambda: any(k in DOWN for k in kinds_since(bench, mark)),
@@ -188,7 +188,7 @@ async def _stall(bench: Bench, dealer: _Dealer) -> Row:
         return missing
     mark = bench.seen.mark()
     silent_at = time.monotonic()
-    await bench.do("set_fault", "silent", value=True)
+    await bench.attempt("set_fault", "silent", value=True)
     try:
         stalled = await bench.seen.until(lambda: "stalled" in kinds_since(bench, mark),
                                          bench.timeout)
@@ -225,8 +225,8 @@ async def _garbage(bench: Bench, dealer: _Dealer) -> Row:
     if missing is not None:
         return missing
     mark = bench.seen.mark()
-    await bench.do("inject", "garbage")
-    await bench.do("set_fault", "garbage", 0.5)
+    await bench.attempt("inject", "garbage")
+    await bench.attempt("set_fault", "garbage", 0.5)
     try:
         cards = await dealer.deal(12)
         read = await _read(bench, mark, len(cards))

@@ -11,6 +11,7 @@ ENTRY_POINTS = """\
 [showdown.shoe]
 kit-shoe = tests.devices.kit_adapters:SHOE
 kit-shoe-drops-a-card = tests.devices.kit_adapters:DROPPING_SHOE
+kit-shoe-never-silent = tests.devices.kit_adapters:NEVER_SILENT
 
 [showdown.rfid]
 kit-sr48 = tests.devices.kit_adapters:CHIPS

@@ -311,6 +311,28 @@ class _NoFaults:
         self.clear, self.unplug, self.plug = inner.clear, inner.unplug, inner.plug
 
 
+class _NeverSilent:
+    """A shoe simulator's controls whose line faults are refused (a line that cannot go
+    silent on demand)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.deal_card, self.unplug, self.plug = inner.deal_card, inner.unplug, inner.plug
+        self.inject = inner.inject
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        raise NotImplementedError("this shoe's simulator switches no line fault")
+
+
+class NeverSilentShoeAdapter(DroppingShoeAdapter):
+    name = "kit-shoe-never-silent"
+    summary = "the project's shoe on a simulator that refuses set_fault (the kit must SKIP)"
+
+    def simulate(self, settings: Any, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = self._real.simulate(settings, context, stack)
+        return Simulation(device=sim.device, simulator=_NeverSilent(sim.simulator))
+
+
 class NoFaultsChipAdapter(ChipKitAdapter):
     name = "kit-sr48-no-faults"
     summary = "the SR-48 on a simulator without fault switches (the kit must SKIP, not PASS)"
@@ -328,3 +350,4 @@ IDS = IdKitAdapter()
 DROPPING_SHOE = DroppingShoeAdapter()
 LOSING_CHIPS = LosingChipAdapter()
 NO_FAULTS = NoFaultsChipAdapter()
+NEVER_SILENT = NeverSilentShoeAdapter()

@@ -104,6 +104,17 @@ def test_a_control_the_simulator_lacks_is_skipped_with_the_reason(
     assert code == 0  # SKIP is allowed; it is never counted a pass
 
 
+def test_a_control_the_simulator_refuses_is_skipped_too(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    code, report = _check(capsys, "--driver", "kit-shoe-never-silent")
+    rows = _rows(report)
+    assert rows["stall"][0] == "SKIP"
+    assert rows["stall"][1].startswith("the simulator refused set_fault silent: this shoe's")
+    assert rows["garbage"][0] == "SKIP"
+    assert rows["deal 52 cards"][0] == "PASS"
+    assert code == 0
+
+
 def test_spots_limits_the_sweep(capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _check(capsys, "--driver", "kit-sr48", "--spots", "16")
     assert code == 0
