@@ -2,12 +2,13 @@
 JSON lines, one object a line.
 
 - the first line says what was recorded: ``{"capture": "showdown-devices", "version": 1,
-  "driver", "role", "transport": "serial" | "tcp", "device": the real device's path or URL,
-  "port_key": the config key that named it, "options": the driver's keys, "recorded_at"}``;
-- then, in time order, ``{"t": seconds since the start, "dir": "rx" | "tx", "hex": ...}``
-  for the bytes the device sent (rx) and the host sent it (tx), and ``{"t", "reading":
-  {...}}`` for what the driver made of them (`describe`: cards, inventories, taps, shoe
-  states, alerts);
+  "driver", "role", "options": the driver's keys as configured, "devices": [{"where": the
+  keys to the device in the options, "device": its path or ``socket://`` URL}, ...],
+  "recorded_at"}``;
+- then ``{"t": seconds since the start, "dev": the device's index, "dir": "rx" | "tx",
+  "hex": ...}`` for the bytes a device sent (rx) and the host sent it (tx), in time order,
+  and ``{"t", "reading": {...}}`` for what the driver made of them (`describe`: cards,
+  inventories, taps, shoe states, alerts);
 - the last line ``{"t", "end": true}``.
 
 The hex keeps the bytes exact for the vendor; the readings let a replay be checked against
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal
 
+from cli.devices.relay import DeviceAt
 from cli.errors import CommandError
 from drivers.adapter import ROLES, Role
 from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus
@@ -31,7 +33,6 @@ __all__ = ["FORMAT", "VERSION", "Capture", "CaptureWriter", "Chunk", "describe",
 
 FORMAT: Final = "showdown-devices"
 VERSION: Final = 1
-Transport = Literal["serial", "tcp"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class Chunk:
     t: float
     dir: Literal["rx", "tx"]  # rx: the device sent them; tx: the host did
     data: bytes
+    dev: int = 0  # which of the capture's devices
 
 
 @dataclass(slots=True)
@@ -49,10 +51,8 @@ class Capture:
 
     driver: str
     role: Role
-    transport: Transport
-    device: str
-    port_key: str
     options: dict[str, Any]
+    devices: list[DeviceAt]
     chunks: list[Chunk] = field(default_factory=list)
     readings: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
     seconds: float = 0.0
@@ -81,16 +81,18 @@ class CaptureWriter:
     def __init__(self, out: IO[str], started: float) -> None:
         self._out, self._started = out, started
 
-    def header(self, *, driver: str, role: Role, transport: Transport, device: str,
-               port_key: str, options: dict[str, Any], recorded_at: str) -> None:
+    def header(self, *, driver: str, role: Role, options: dict[str, Any],
+               devices: list[DeviceAt], recorded_at: str) -> None:
         """The first line."""
         self._line({"capture": FORMAT, "version": VERSION, "driver": driver, "role": role,
-                    "transport": transport, "device": device, "port_key": port_key,
-                    "options": options, "recorded_at": recorded_at})
+                    "options": options,
+                    "devices": [{"where": list(d.where), "device": d.device} for d in devices],
+                    "recorded_at": recorded_at})
 
-    def chunk(self, now: float, direction: Literal["rx", "tx"], data: bytes) -> None:
-        """Bytes that crossed the relay."""
-        self._line({"t": round(now - self._started, 6), "dir": direction, "hex": data.hex()})
+    def chunk(self, now: float, dev: int, direction: Literal["rx", "tx"], data: bytes) -> None:
+        """Bytes that crossed the relay of device ``dev``."""
+        self._line({"t": round(now - self._started, 6), "dev": dev, "dir": direction,
+                    "hex": data.hex()})
 
     def reading(self, now: float, item: object) -> None:
         """What the driver yielded (readings and alerts)."""
@@ -125,14 +127,14 @@ def read_capture(path: Path) -> Capture:
         raise CommandError(f"{path}: capture version {head.get('version')!r}; this release"
                            f" reads version {VERSION}")
     try:
-        role, transport = head["role"], head["transport"]
-        capture = Capture(driver=str(head["driver"]), role=role, transport=transport,
-                          device=str(head["device"]), port_key=str(head["port_key"]),
-                          options=dict(head["options"]))
+        role = head["role"]
+        devices = [DeviceAt(tuple(d["where"]), str(d["device"])) for d in head["devices"]]
+        capture = Capture(driver=str(head["driver"]), role=role, options=dict(head["options"]),
+                          devices=devices)
     except (KeyError, TypeError, ValueError) as exc:
         raise CommandError(f"{path} line 1: the header lacks {exc}") from None
-    if role not in ROLES or transport not in ("serial", "tcp"):
-        raise CommandError(f"{path} line 1: unknown role {role!r} or transport {transport!r}")
+    if role not in ROLES or not devices:
+        raise CommandError(f"{path} line 1: unknown role {role!r}, or no device")
     for number, line in enumerate(lines[1:], start=2):
         obj = _json(path, number, line)
         try:
@@ -140,7 +142,10 @@ def read_capture(path: Path) -> Capture:
             if "hex" in obj:
                 if obj["dir"] not in ("rx", "tx"):
                     raise ValueError(f"dir {obj['dir']!r}")
-                capture.chunks.append(Chunk(t, obj["dir"], bytes.fromhex(obj["hex"])))
+                dev = int(obj.get("dev", 0))
+                if not 0 <= dev < len(devices):
+                    raise ValueError(f"dev {dev}")
+                capture.chunks.append(Chunk(t, obj["dir"], bytes.fromhex(obj["hex"]), dev))
             elif "reading" in obj:
                 capture.readings.append((t, dict(obj["reading"])))
             elif obj.get("end") is True:

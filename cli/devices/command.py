@@ -87,8 +87,11 @@ def register(sub: Any) -> None:
                    help="the serial device's speed (default: the section's baudrate key,"
                         " else 115200)")
     r.add_argument("--port-key", metavar="KEY",
-                   help="the key of the section that holds the device's path or URL (found"
-                        " by itself when only one key does)")
+                   help="record only the device at this key of the section (url,"
+                        " readers[2].host); by default every device the section names")
+    r.add_argument("--tcp-port", type=_positive, default=10001, metavar="N",
+                   help="the TCP port of a device given by host without port (default"
+                        " 10001, the QuasarMX's)")
     r.set_defaults(handler=run_record)
 
 
@@ -186,7 +189,8 @@ def run_record(args: argparse.Namespace) -> int:
     chosen = choose(args.driver, args.role, args.config, kind="hardware")
     try:
         summary = asyncio.run(record(chosen, out=args.out, seconds=args.seconds,
-                                     port_key=args.port_key, baudrate=args.baudrate))
+                                     port_key=args.port_key, baudrate=args.baudrate,
+                                     tcp_port=args.tcp_port))
     except KeyboardInterrupt:  # asyncio.run ended the recording; the file is written
         raise CommandError("recording interrupted; the capture file holds what was"
                            " recorded until then") from None

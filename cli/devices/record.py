@@ -25,7 +25,14 @@ import serial  # type: ignore[import-untyped]  # pyserial ships no type informat
 from cli.devices.capture import CaptureWriter
 from cli.devices.kit import Chosen, settings_of
 from cli.devices.observe import Observer
-from cli.devices.relay import TCP_SCHEMES, Pty, port_key_of, split_tcp
+from cli.devices.relay import (
+    DEFAULT_TCP_PORT,
+    DeviceAt,
+    Pty,
+    devices_in,
+    split_tcp,
+    with_stand_ins,
+)
 from cli.errors import CommandError
 from drivers.adapter import DriverContext
 
@@ -34,12 +41,11 @@ __all__ = ["record"]
 DEFAULT_BAUDRATE = 115200
 
 
-async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | None,
-                 baudrate: int | None = None) -> str:
-    """Record ``seconds`` of the device's traffic to ``out``; a one-line summary."""
-    key = port_key_of(chosen.adapter.name, chosen.options, chosen.place, port_key)
-    device = chosen.place.path(str(chosen.options[key]))
-    tcp = device.startswith(TCP_SCHEMES)
+async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | None = None,
+                 baudrate: int | None = None, tcp_port: int = DEFAULT_TCP_PORT) -> str:
+    """Record ``seconds`` of the devices' traffic to ``out``; a one-line summary."""
+    devices = devices_in(chosen.adapter.name, chosen.options, chosen.place, only=port_key,
+                         tcp_port=tcp_port)
     baud = baudrate or int(chosen.options.get("baudrate", DEFAULT_BAUDRATE))
     counts = {"rx": 0, "tx": 0}
     try:  # owner-only: an ID reader's capture holds card numbers (D313)
@@ -51,20 +57,24 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
         started = time.monotonic()
         writer = CaptureWriter(fh, started)
         writer.header(driver=chosen.adapter.name, role=chosen.role,
-                      transport="tcp" if tcp else "serial", device=device, port_key=key,
-                      options=dict(chosen.options),
+                      options=dict(chosen.options), devices=devices,
                       recorded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
 
-        def log(direction: str, data: bytes) -> None:
-            counts[direction] += len(data)
-            writer.chunk(time.monotonic(), "rx" if direction == "rx" else "tx", data)
+        def logger(dev: int) -> Callable[[str, bytes], None]:
+            def log(direction: str, data: bytes) -> None:
+                counts[direction] += len(data)
+                writer.chunk(time.monotonic(), dev, "rx" if direction == "rx" else "tx", data)
+            return log
 
         async with AsyncExitStack() as stack:
-            if tcp:
-                stand_in = await _tcp_relay(device, log, stack)
-            else:
-                stand_in = _serial_relay(device, baud, log, stack)
-            options = {**chosen.options, key: stand_in}
+            stand_ins: list[tuple[DeviceAt, str]] = []
+            for i, at in enumerate(devices):
+                if at.tcp:
+                    stand_in = await _tcp_relay(at.device, logger(i), stack)
+                else:
+                    stand_in = _serial_relay(at.device, baud, logger(i), stack)
+                stand_ins.append((at, stand_in))
+            options = with_stand_ins(chosen.options, stand_ins)
             settings = settings_of(chosen.adapter, options, chosen.place)
             driver = chosen.adapter.open(settings, DriverContext(name=chosen.role))
             async with Observer(driver) as seen:
@@ -77,7 +87,8 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
         kind = type(s.item).__name__
         kinds[kind] = kinds.get(kind, 0) + 1
     what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
-    return (f"recorded {seconds:g} s of {device}: {counts['rx']} bytes from the device,"
+    where = ", ".join(d.device for d in devices)
+    return (f"recorded {seconds:g} s of {where}: {counts['rx']} bytes from the device,"
             f" {counts['tx']} from the driver; the driver read {what}; written to {out}")
 
 

@@ -1,29 +1,57 @@
-"""What the recorder and the replayer share: which key of the driver's section names the
-device (its serial path or its TCP URL), and the pseudo-terminal a driver opens in the real
-device's place.
+"""What the recorder and the replayer share: where in the driver's section its devices are
+named (a serial path, a ``socket://`` URL, or a table with ``host`` and ``port``; one or
+several, as a table with several chip readers), a copy of the section with stand-ins put in
+their place, and the pseudo-terminal a driver opens in a serial device's place.
 
-The recorder and the replayer stand between the driver and the device at the byte-stream
+The recorder and the replayer stand between the driver and each device at the byte-stream
 level: a serial device is replaced by a pty whose path the driver is given instead of the
-device's, a TCP device (``socket://host:port``, pyserial's URL) by a port on 127.0.0.1. A
-driver that talks to its device another way (the SR-48 through pyusb) names no such key, and
-the kit says so (D312).
+device's, a TCP device by a port on 127.0.0.1. A driver that talks to its device another way
+(the SR-48 through pyusb) names no such device, and the kit says so (D312).
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import os
 import stat
 import tty
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from cli.errors import CommandError
 from drivers.adapter import ConfigPlace
 
-__all__ = ["TCP_SCHEMES", "Pty", "port_key_of", "split_tcp"]
+__all__ = ["DEFAULT_TCP_PORT", "TCP_SCHEMES", "DeviceAt", "Pty", "devices_in", "split_tcp",
+           "with_stand_ins"]
 
 TCP_SCHEMES: Final = ("socket://", "tcp://")
+DEFAULT_TCP_PORT: Final = 10001  # a ``host`` without ``port``: the QuasarMX's own
+
+Where = tuple[str | int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceAt:
+    """One device the section names: where (keys and list indices into the section), and the
+    device (a serial path, or ``socket://host:port``)."""
+
+    where: Where
+    device: str
+
+    @property
+    def tcp(self) -> bool:
+        """Whether the device is reached over TCP."""
+        return self.device.startswith(TCP_SCHEMES)
+
+    @property
+    def name(self) -> str:
+        """Where, as the config's errors say it: ``url``, ``readers[2].host``."""
+        out = ""
+        for part in self.where:
+            out += f"[{part + 1}]" if isinstance(part, int) else f".{part}" if out else part
+        return out
 
 
 def _is_device(value: Any, place: ConfigPlace) -> bool:
@@ -37,27 +65,60 @@ def _is_device(value: Any, place: ConfigPlace) -> bool:
         return False
 
 
-def port_key_of(driver: str, options: Mapping[str, Any], place: ConfigPlace,
-                port_key: str | None) -> str:
-    """The key of the section that names the device the relay stands in for."""
-    if port_key is not None:
-        if port_key not in options:
-            raise CommandError(f"{place.source}: [{place.section}] has no key {port_key!r}")
-        if not _is_device(options[port_key], place):
-            raise CommandError(f"{place.source}: {place.section}.{port_key} = "
-                               f"{options[port_key]!r} is no serial device or socket:// URL")
-        return port_key
-    keys = [k for k, v in options.items() if _is_device(v, place)]
-    if not keys:
+def _walk(value: Any, where: Where, place: ConfigPlace, tcp_port: int,
+          found: list[DeviceAt]) -> None:
+    if isinstance(value, Mapping):
+        host = value.get("host")
+        if isinstance(host, str) and host:
+            port = value.get("port", tcp_port)
+            found.append(DeviceAt((*where, "host"), f"socket://{host}:{port}"))
+        for key, item in value.items():
+            if key != "host":
+                _walk(item, (*where, key), place, tcp_port, found)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _walk(item, (*where, i), place, tcp_port, found)
+    elif where and _is_device(value, place):
+        found.append(DeviceAt(where, place.path(value)))
+
+
+def devices_in(driver: str, options: Mapping[str, Any], place: ConfigPlace, *,
+               only: str | None = None, tcp_port: int = DEFAULT_TCP_PORT) -> list[DeviceAt]:
+    """The devices the section names (``only``: the one at that key); CommandError if none."""
+    found: list[DeviceAt] = []
+    _walk(options, (), place, tcp_port, found)
+    if only is not None:
+        chosen = [d for d in found if only in (d.name, d.where[0])]
+        if not chosen:
+            named = ", ".join(d.name for d in found) or "none"
+            raise CommandError(f"{place.source}: [{place.section}] names no device at {only!r}"
+                               f" (devices at: {named})")
+        return chosen
+    if not found:
         raise CommandError(
             f"nothing to record through: no key of [{place.section}] in {place.source} names"
-            f" a serial device or a socket:// URL; the {driver} driver talks to its device"
-            " another way (a USB device driven through pyusb, such as the SR-48, cannot be"
-            " relayed: capture its USB traffic with usbmon and Wireshark, D312)")
-    if len(keys) > 1:
-        raise CommandError(f"several keys of [{place.section}] name a device"
-                           f" ({', '.join(keys)}): say which with --port-key")
-    return keys[0]
+            f" a serial device, a socket:// URL or a host; the {driver} driver talks to its"
+            " device another way (a USB device driven through pyusb, such as the SR-48,"
+            " cannot be relayed: capture its USB traffic with usbmon and Wireshark, D312)")
+    return found
+
+
+def with_stand_ins(options: Mapping[str, Any], stand_ins: Sequence[tuple[DeviceAt, str]]
+                   ) -> dict[str, Any]:
+    """A copy of the section with each device replaced by its stand-in (a pty's path, or
+    ``socket://127.0.0.1:PORT``: a ``host`` key gets the host, its ``port`` the port)."""
+    out: dict[str, Any] = copy.deepcopy(dict(options))
+    for at, stand_in in stand_ins:
+        parent: Any = out
+        for part in at.where[:-1]:
+            parent = parent[part]
+        last = at.where[-1]
+        if last == "host":
+            host, port = split_tcp(stand_in)
+            parent["host"], parent["port"] = host, port
+        else:
+            parent[last] = stand_in
+    return out
 
 
 def split_tcp(url: str) -> tuple[str, int]:

@@ -25,7 +25,7 @@ from typing import Any
 from cli.devices.capture import Capture, Chunk, describe, read_capture
 from cli.devices.kit import Chosen, settings_of
 from cli.devices.observe import Observer
-from cli.devices.relay import Pty
+from cli.devices.relay import DeviceAt, Pty, with_stand_ins
 from cli.devices.report import Report, Row, fail, ok
 from drivers.adapter import DriverContext
 
@@ -154,37 +154,56 @@ async def check_capture(chosen: Chosen, capture: Capture, *, source: Path,
     """Replay ``capture`` through the driver and check what it reads."""
     adapter = chosen.adapter
     against = f"the capture {source}"
-    key = capture.port_key
+    wait_cap = min(timeout, 1.0)
     async with AsyncExitStack() as stack:
-        player: _Player
-        if capture.transport == "tcp":
-            tcp = _TcpPlayer(min(timeout, 1.0))
-            stand_in = await tcp.start(stack)
-            player = tcp
-        else:
-            pty = _PtyPlayer(min(timeout, 1.0), stack)
-            stand_in, player = pty.pty.path, pty
-        settings = settings_of(adapter, {**chosen.options, key: stand_in}, chosen.place)
+        players: list[_Player] = []
+        stand_ins: list[tuple[DeviceAt, str]] = []
+        for at in capture.devices:
+            if at.tcp:
+                tcp = _TcpPlayer(wait_cap)
+                stand_ins.append((at, await tcp.start(stack)))
+                players.append(tcp)
+            else:
+                pty = _PtyPlayer(wait_cap, stack)
+                stand_ins.append((at, pty.pty.path))
+                players.append(pty)
+        settings = settings_of(adapter, with_stand_ins(chosen.options, stand_ins), chosen.place)
         driver = adapter.open(settings, DriverContext(name=adapter.role))
         try:
             async with Observer(driver) as seen:
-                if isinstance(player, _TcpPlayer):
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(player.connected.wait(), timeout)
-                played = await player.play(capture.chunks)
+                played = await asyncio.gather(*(
+                    _play(player, [c for c in capture.chunks if c.dev == i], timeout)
+                    for i, player in enumerate(players)))
                 await seen.pause(_GRACE)
         except Exception as exc:
             return Report(adapter.name, adapter.role, against, [fail(
                 "driver", f"the driver broke: {type(exc).__name__}: {exc}")])
     got = [d for d in (describe(s.item) for s in seen.seen) if d is not None]
-    return Report(adapter.name, adapter.role, against, _rows(capture, played, got))
+    return Report(adapter.name, adapter.role, against, _rows(capture, _total(played), got))
+
+
+async def _play(player: _Player, chunks: list[Chunk], timeout: float) -> Played:
+    if isinstance(player, _TcpPlayer):  # a TCP device plays once the driver connects
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(player.connected.wait(), timeout)
+    return await player.play(chunks)
+
+
+def _total(played: Sequence[Played]) -> Played:
+    return Played(device_bytes=sum(p.device_bytes for p in played),
+                  host_bytes=sum(p.host_bytes for p in played),
+                  recorded_host_bytes=sum(p.recorded_host_bytes for p in played),
+                  unanswered=sum(p.unanswered for p in played),
+                  host_data=b"".join(p.host_data for p in played))
 
 
 def _rows(capture: Capture, played: Played, got: list[dict[str, Any]]) -> list[Row]:
-    rows = [ok("replay", f"{played.device_bytes} device bytes in"
+    devices = f" from {len(capture.devices)} devices" if len(capture.devices) > 1 else ""
+    rows = [ok("replay", f"{played.device_bytes} device bytes{devices} in"
                          f" {sum(c.dir == 'rx' for c in capture.chunks)} chunks over"
                          f" {capture.seconds:.1f} s, as recorded")]
-    recorded_host = b"".join(c.data for c in capture.chunks if c.dir == "tx")
+    recorded_host = b"".join(c.data for dev in range(len(capture.devices))
+                             for c in capture.chunks if c.dir == "tx" and c.dev == dev)
     if played.recorded_host_bytes and not played.host_bytes:
         rows.append(fail("host requests", f"the recording has the driver writing"
                                           f" {played.recorded_host_bytes} bytes; it wrote"

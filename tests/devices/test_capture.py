@@ -70,8 +70,8 @@ def test_a_shoe_recorded_through_the_relay_replays_with_the_same_cards(
     assert "the driver read" in capsys.readouterr().out
     lines = _lines(out)
     assert lines[0]["capture"] == "showdown-devices"
-    assert (lines[0]["driver"], lines[0]["port_key"], lines[0]["device"]) == (
-        "showdown-shoe", "url", shoe.path)
+    assert lines[0]["driver"] == "showdown-shoe"
+    assert lines[0]["devices"] == [{"where": ["url"], "device": shoe.path}]
     assert {x["dir"] for x in lines if "dir" in x} == {"rx", "tx"}  # both directions
     cards = [x["reading"]["card"] for x in lines if x.get("reading", {}).get("kind") == "card"]
     assert cards == dealt
@@ -192,7 +192,7 @@ def test_a_tcp_device_is_recorded_through_a_local_port_and_replayed(
         assert _record(["--driver", "showdown-shoe", "--config", str(config), "--out", str(out),
                         "--seconds", "1"], deal) == 0
     head = _lines(out)[0]
-    assert head["transport"] == "tcp"
+    assert head["devices"] == [{"where": ["url"], "device": f"socket://127.0.0.1:{tcp.port}"}]
     capsys.readouterr()
     assert main(["devices", "check", "--driver", "showdown-shoe", "--capture", str(out),
                  "--json"]) == 0
@@ -216,8 +216,13 @@ def test_a_usb_driver_cannot_be_relayed_and_says_so(
     ("{}\n", "not a capture of `showdown devices record`"),
     ('{"capture": "showdown-devices", "version": 9}\n', "capture version 9"),
     ('{"capture": "showdown-devices", "version": 1, "driver": "kit-shoe", "role": "shoe",'
-     ' "transport": "serial", "device": "/dev/x", "port_key": "port", "options": {}}\n'
+     ' "options": {}, "devices": [{"where": ["url"], "device": "/dev/x"}]}\n'
      '{"t": 0.1, "dir": "rx", "hex": "zz"}\n', "line 2: not a capture line"),
+    ('{"capture": "showdown-devices", "version": 1, "driver": "kit-shoe", "role": "shoe",'
+     ' "options": {}, "devices": [{"where": ["url"], "device": "/dev/x"}]}\n'
+     '{"t": 0.1, "dev": 3, "dir": "rx", "hex": "00"}\n', "line 2: not a capture line (dev 3)"),
+    ('{"capture": "showdown-devices", "version": 1, "driver": "kit-shoe", "role": "shoe",'
+     ' "options": {}}\n', "line 1: the header lacks 'devices'"),
     ("not json\n", "line 1: not JSON"),
 ])
 def test_a_bad_capture_is_one_line_and_exit_2(
