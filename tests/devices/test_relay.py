@@ -5,6 +5,7 @@ section with stand-ins put in their place."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from cli.errors import CommandError
 from drivers.adapter import ConfigPlace
 
 PLACE = ConfigPlace(source="table.toml", section="rfid", base=Path("/etc/showdown"))
-READERS = {"stall_seconds": 2.0, "readers": [
+READERS: dict[str, Any] = {"stall_seconds": 2.0, "readers": [
     {"url": "/dev/showdown/quasarmx-QMX0001", "antennas": {"1.1": "1/ante"}},
     {"host": "10.0.7.23", "antennas": {"1": "5/ante"}},
     {"host": "10.0.7.24", "port": 4001, "antennas": {"1": "6/ante"}},
