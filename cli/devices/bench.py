@@ -5,7 +5,8 @@ controls that say which one it lacks instead of failing.
 The alert vocabulary a conforming driver uses (docs/protocols/writing-an-adapter.md): it says
 "connected" when it first reaches the device and "reconnected" when it is back; "disconnected"
 (or "lost") when the device goes away, "stalled" when the device is there but silent; noise on
-the line is at most "bad_frame" (or "bad_read" for a reader of text lines), never a reading.
+the line is at most "bad_frame" (or "bad_read" for a reader of text lines, "unreliable_read"
+for a spot left out of a sweep), never a reading.
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ __all__ = ["DOWN", "NOISE", "UP", "Bench", "Figures", "Unsupported", "control", 
 
 UP: Final = frozenset({"connected", "reconnected"})
 DOWN: Final = frozenset({"disconnected", "lost", "not_found", "stalled"})
-NOISE: Final = frozenset({"bad_frame", "bad_read"})
+# Noise said aloud: a frame refused, a line that is no card, a spot whose answer the noise
+# spoiled and that is left out of this sweep (the QuasarMX's "unreliable_read").
+NOISE: Final = frozenset({"bad_frame", "bad_read", "unreliable_read"})
 
 
 @dataclass(slots=True)

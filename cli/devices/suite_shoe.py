@@ -240,7 +240,7 @@ async def _garbage(bench: Bench, dealer: _Dealer) -> Row:
     if bad:
         return fail(name, bad)
     return ok(name, f"noise before half the frames: {len(cards)} cards right,"
-                    f" {sum(k in NOISE for k in kinds)} bad-frame alert(s)")
+                    f" {sum(k in NOISE for k in kinds)} noise alert(s)")
 
 
 def _timing(latencies: list[float]) -> Row:
