@@ -20,11 +20,14 @@ from typing import Any, Final
 from cli.devices.observe import Observer, alert_kinds
 from cli.devices.report import Row, fail, skip
 
-__all__ = ["DOWN", "NOISE", "UP", "Bench", "Figures", "Unsupported", "control", "guard",
+__all__ = ["DOWN", "NOISE", "OUTAGE", "UP", "Bench", "Figures", "Unsupported", "control", "guard",
            "kinds_since", "lacks", "median", "seconds", "unexpected"]
 
 UP: Final = frozenset({"connected", "reconnected"})
 DOWN: Final = frozenset({"disconnected", "lost", "not_found", "stalled"})
+# What a driver may add about an outage: reads the device may have made meanwhile, lost (a
+# device that keeps nothing while it is away says so).
+OUTAGE: Final = frozenset({"reads_lost"})
 # Noise said aloud: a frame refused, a line that is no card, a spot whose answer the noise
 # spoiled and that is left out of this sweep (the QuasarMX's "unreliable_read").
 NOISE: Final = frozenset({"bad_frame", "bad_read", "unreliable_read"})

@@ -29,6 +29,7 @@ from typing import Final
 from cli.devices.bench import (
     DOWN,
     NOISE,
+    OUTAGE,
     UP,
     Bench,
     control,
@@ -384,7 +385,7 @@ async def _stall(bench: Bench, spots: Sequence[SpotId], chips: _Chips) -> Row:
                           " the reader spoke again")
     if await _settle(bench, layout, back) is None:
         return fail(name, "back, but " + _unsettled(bench, layout, back))
-    bad = unexpected(kinds_since(bench, mark), UP | DOWN | NOISE)
+    bad = unexpected(kinds_since(bench, mark), UP | DOWN | NOISE | OUTAGE)
     if bad:
         return fail(name, bad)
     t_up = next(at for at, a in _alerts(bench, back) if a.kind in UP)
@@ -429,7 +430,7 @@ async def _unplug(bench: Bench, spots: Sequence[SpotId], chips: _Chips) -> Row:
     wrong, _ = await _sweeps(bench, layout, settled, count=2)
     if wrong:
         return fail(name, f"after reconnecting, {wrong}")
-    bad = unexpected(kinds_since(bench, mark), UP | DOWN)
+    bad = unexpected(kinds_since(bench, mark), UP | DOWN | OUTAGE)
     if bad:
         return fail(name, bad)
     return ok(name, f"disconnected alert {seconds(t_down - pulled_at)} after the unplug,"

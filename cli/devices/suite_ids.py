@@ -22,6 +22,7 @@ from typing import Final
 from cli.devices.bench import (
     DOWN,
     NOISE,
+    OUTAGE,
     UP,
     Bench,
     control,
@@ -218,7 +219,7 @@ async def _unplug(bench: Bench, tapper: _Tapper) -> Row:
     got = await tapper.tap(number, form)
     if got is None or not _same(got[1], number, form):
         return fail(name, "reconnected, but a tap was not read")
-    bad = unexpected(kinds_since(bench, mark), UP | DOWN)
+    bad = unexpected(kinds_since(bench, mark), UP | DOWN | OUTAGE)
     if bad:
         return fail(name, bad)
     return ok(name, f"disconnected alert {seconds(t_down - pulled)} after the unplug,"

@@ -24,6 +24,7 @@ from typing import Final
 from cli.devices.bench import (
     DOWN,
     NOISE,
+    OUTAGE,
     UP,
     Bench,
     control,
@@ -160,8 +161,10 @@ async def _unplug(bench: Bench, dealer: _Dealer) -> Row:
             return fail(name, f"no disconnected alert in {seconds(bench.timeout)} after the"
                               " unplug")
         try:
-            cards += await dealer.deal(3)  # the shoe keeps reading while its cable is out
+            away = await dealer.deal(3)  # the shoe keeps reading while its cable is out
+            cards += away
         except Exception as exc:
+            away = []
             note = f" (the simulator dealt nothing unplugged: {type(exc).__name__})"
     finally:
         await bench.do("plug")
@@ -172,9 +175,14 @@ async def _unplug(bench: Bench, dealer: _Dealer) -> Row:
     cards += await dealer.deal(4)
     read = await _read(bench, mark, len(cards))
     wrong = _compare(cards, [r for _, r in read])
+    if wrong and away and _compare([c for c in cards if c not in away],
+                                   [r for _, r in read]) is None:
+        return fail(name, f"the {len(away)} cards dealt while the shoe was unplugged"
+                          f" ({', '.join(away)}) were never read: the shoe kept nothing while"
+                          " its cable was out; the others were read once, in order")
     if wrong:
         return fail(name, wrong)
-    bad = unexpected(kinds_since(bench, mark), UP | DOWN)
+    bad = unexpected(kinds_since(bench, mark), UP | DOWN | OUTAGE)
     if bad:
         return fail(name, bad)
     return ok(name, f"{len(cards)} cards dealt around the unplug, each read once, in"
@@ -212,7 +220,7 @@ async def _stall(bench: Bench, dealer: _Dealer) -> Row:
     wrong = _compare(cards, [r for _, r in await _read(bench, after, len(cards))])
     if wrong:
         return fail(name, f"back, but {wrong}")
-    bad = unexpected(kinds_since(bench, mark), UP | DOWN | NOISE)
+    bad = unexpected(kinds_since(bench, mark), UP | DOWN | NOISE | OUTAGE)
     if bad:
         return fail(name, bad)
     return ok(name, f"stalled alert {seconds(t_stall - silent_at)} after the shoe went silent;"
