@@ -39,6 +39,7 @@ from drivers.adapter import DriverContext
 __all__ = ["record"]
 
 DEFAULT_BAUDRATE = 115200
+_GRACE = 0.3  # seconds the driver has, once the relay stops, to read what crossed
 
 
 async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | None = None,
@@ -60,10 +61,15 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
                       options=dict(chosen.options), devices=devices,
                       recorded_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"))
 
-        def logger(dev: int) -> Callable[[str, bytes], None]:
-            def log(direction: str, data: bytes) -> None:
+        relaying = [True]
+
+        def logger(dev: int) -> Callable[[str, bytes], bool]:
+            def log(direction: str, data: bytes) -> bool:
+                if not relaying[0]:
+                    return False  # the recording ended: nothing crosses any more
                 counts[direction] += len(data)
                 writer.chunk(time.monotonic(), dev, "rx" if direction == "rx" else "tx", data)
+                return True
             return log
 
         async with AsyncExitStack() as stack:
@@ -79,6 +85,10 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
             driver = chosen.adapter.open(settings, DriverContext(name=chosen.role))
             async with Observer(driver) as seen:
                 await seen.pause(seconds)
+                # The relay stops first, then the driver is given a moment to read what
+                # crossed: the capture holds exactly the bytes behind the readings it lists.
+                relaying[0] = False
+                await seen.pause(_GRACE)
             for item in seen.seen:
                 writer.reading(item.at, item.item)
         writer.end(time.monotonic())
@@ -92,7 +102,7 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
             f" {counts['tx']} from the driver; the driver read {what}; written to {out}")
 
 
-def _serial_relay(device: str, baudrate: int, log: Callable[[str, bytes], None],
+def _serial_relay(device: str, baudrate: int, log: Callable[[str, bytes], bool],
                   stack: AsyncExitStack) -> str:
     """Relay between the real serial device and a pty; the pty's path."""
     try:
@@ -109,8 +119,7 @@ def _serial_relay(device: str, baudrate: int, log: Callable[[str, bytes], None],
             data = os.read(pty.master, 4096)
         except OSError:  # no driver holds the pty just now
             return
-        if data:
-            log("tx", data)
+        if data and log("tx", data):
             with contextlib.suppress(OSError, serial.SerialException):
                 port.write(data)
 
@@ -120,8 +129,7 @@ def _serial_relay(device: str, baudrate: int, log: Callable[[str, bytes], None],
         except (OSError, serial.SerialException):  # the device went away: stop relaying it
             loop.remove_reader(port.fileno())
             return
-        if data:
-            log("rx", data)
+        if data and log("rx", data):
             with contextlib.suppress(OSError):
                 os.write(pty.master, data)
 
@@ -137,7 +145,7 @@ def _remove_reader(loop: asyncio.AbstractEventLoop, port: Any) -> None:
         loop.remove_reader(port.fileno())
 
 
-async def _tcp_relay(device: str, log: Callable[[str, bytes], None],
+async def _tcp_relay(device: str, log: Callable[[str, bytes], bool],
                      stack: AsyncExitStack) -> str:
     """Relay between the real TCP device and a local port; the local URL."""
     host, port = split_tcp(device)
@@ -147,9 +155,9 @@ async def _tcp_relay(device: str, log: Callable[[str, bytes], None],
                    direction: str) -> None:
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while data := await reader.read(4096):
-                log(direction, data)
-                writer.write(data)
-                await writer.drain()
+                if log(direction, data):
+                    writer.write(data)
+                    await writer.drain()
         writer.close()
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -229,20 +229,40 @@ def _rows(capture: Capture, played: Played, got: list[dict[str, Any]]) -> list[R
     return rows
 
 
+def _stream(reading: dict[str, Any]) -> str:
+    """The sequence a reading belongs to: a spot's inventories keep their order, but two
+    readers' inventories interleave as their timing falls; cards and taps are one sequence."""
+    if reading["kind"] == "inventory":
+        return f"seat {reading['seat']} {reading['spot']}"
+    return "the device"
+
+
 def _compare_readings(want: list[dict[str, Any]], read: list[dict[str, Any]]) -> Row:
     name = "readings"
+    streams: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
+    for side, readings in ((0, want), (1, read)):
+        for r in readings:
+            streams.setdefault(_stream(r), ([], []))[side].append(r)
+    for stream, (wanted, got) in streams.items():
+        wrong = _first_difference(wanted, got)
+        if wrong:
+            return fail(name, wrong if stream == "the device" else f"{stream}: {wrong}")
+    kinds = Counter(r["kind"] for r in read)
+    what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
+    return ok(name, f"the driver read what was read when recorded: {what}")
+
+
+def _first_difference(want: list[dict[str, Any]], read: list[dict[str, Any]]) -> str | None:
     if read == want:
-        kinds = Counter(r["kind"] for r in read)
-        what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
-        return ok(name, f"the driver read what was read when recorded: {what}")
+        return None
     for i, (a, b) in enumerate(zip(want, read, strict=False)):
         if a != b:
-            return fail(name, f"reading {i + 1}: recorded {_word(a)}, read {_word(b)}")
+            return f"reading {i + 1}: recorded {_word(a)}, read {_word(b)}"
     if len(read) < len(want):
-        return fail(name, f"{len(want) - len(read)} of {len(want)} recorded readings were not"
-                          f" read (the first: {_word(want[len(read)])})")
-    return fail(name, f"{len(read) - len(want)} readings beyond the {len(want)} recorded"
-                      f" (the first: {_word(read[len(want)])})")
+        return (f"{len(want) - len(read)} of {len(want)} recorded readings were not read"
+                f" (the first: {_word(want[len(read)])})")
+    return (f"{len(read) - len(want)} readings beyond the {len(want)} recorded (the first:"
+            f" {_word(read[len(want)])})")
 
 
 def _word(reading: dict[str, Any]) -> str:
