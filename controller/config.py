@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from controller.console_config import ConsoleConfig, parse_console
+from drivers.adapter import ConfigPlace, DeviceAdapter, Role
+from drivers.registry import DriverLookupError, find_adapter
 from game.errors import ConfigError
 from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
@@ -23,30 +25,35 @@ __all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "JournalConfig", "Mqtt
            "SimConfig", "TableConfig", "read_table_config"]
 
 T = TypeVar("T")
-DeviceKind = Literal["hardware", "sim", "manual"]
-IdReaderKind = Literal["hardware", "sim", "none"]
-_ID_READER_KINDS: tuple[IdReaderKind, ...] = ("hardware", "sim", "none")
+DeviceKind = Literal["hardware", "sim", "manual", "none"]
+_KINDS: Mapping[Role, tuple[DeviceKind, ...]] = {
+    "shoe": ("hardware", "sim", "manual"),
+    "rfid": ("hardware", "sim", "manual"),
+    "id_reader": ("hardware", "sim", "none"),
+}
+# The driver a section names when it names none: the project's own.
+DEFAULT_DRIVERS: Mapping[Role, str] = {
+    "shoe": "showdown-shoe", "rfid": "sr48", "id_reader": "serial-lines",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DeviceConfig:
-    """One device: real hardware, the simulator, or manual entry by the dealer."""
+    """One device of the table: its kind (a real device, the driver on its simulator, manual
+    entry by the dealer, or none: an ID reader), the driver chosen by name
+    (`drivers.adapter`), and that driver's settings read from its keys of the section."""
 
     kind: DeviceKind
-    url: str | None = None  # shoe: any pyserial URL or device path
-    baudrate: int = 115_200
-    vid: int = 0x1209  # RFID reader USB ids (placeholders: set the reader's real ids)
-    pid: int = 0x0001
-    stall_seconds: float = 3.0
+    driver: str = ""
+    settings: Any = None  # the adapter's own settings object (None: manual or none)
+    adapter: DeviceAdapter | None = field(default=None, compare=False, repr=False)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class IdReaderConfig:
-    """The ID reader (rewards and employee cards): real, simulated, or none (the default)."""
+IdReaderConfig = DeviceConfig  # the ID reader's section reads as any other device's
 
-    kind: IdReaderKind = "none"
-    port: str | None = None  # hardware: a pyserial URL or /dev/serial/by-id path
-    baudrate: int = 9600  # a USB CDC reader ignores it; an RS-232 one needs it right
+
+def _no_id_reader() -> DeviceConfig:
+    return DeviceConfig(kind="none")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -132,7 +139,7 @@ class TableConfig:
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
     journal_settings: JournalConfig = field(default_factory=JournalConfig)
     sim: SimConfig | None = None
-    id_reader: IdReaderConfig = field(default_factory=IdReaderConfig)
+    id_reader: DeviceConfig = field(default_factory=_no_id_reader)
     deal: Mapping[str, Any] = field(default_factory=dict)
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
@@ -162,6 +169,17 @@ class _Reader:
         if unknown:
             raise ConfigError(self.source, f"{name}.{unknown[0]}",
                               f"unknown key (known: {', '.join(sorted(keys))})")
+        return value
+
+    def device_section(self, name: str, *, required: bool = True) -> dict[str, Any]:
+        """A device's section: its keys are the driver's, checked once the driver is known."""
+        value = self.data.get(name)
+        if value is None:
+            if required:
+                raise ConfigError(self.source, f"[{name}]", "section missing")
+            return {}
+        if not isinstance(value, dict):
+            raise ConfigError(self.source, name, "must be a table")
         return value
 
     def get(self, sec: str, d: Mapping[str, Any], key: str, kind: type[T], default: T | None = None,
@@ -196,41 +214,34 @@ def _ident(value: str) -> str | None:
     return None if ok else "use lower-case letters, digits and '-'"
 
 
-def _device(r: _Reader, name: str, d: dict[str, Any]) -> DeviceConfig:
-    kinds = ("hardware", "sim", "manual")
-    kind = r.get(name, d, "kind", str, check=lambda v: None if v in kinds
-                 else f"must be one of {', '.join(kinds)}")
-    url = r.get(name, d, "url", str, "") or None
-    if name == "shoe" and kind == "hardware" and url is None:
-        raise ConfigError(r.source, "shoe.url", "a hardware shoe needs its serial port URL")
-    return DeviceConfig(
-        kind=kind,  # type: ignore[arg-type]
-        url=url,
-        baudrate=r.get(name, d, "baudrate", int, 115_200,
-                       check=lambda v: None if v > 0 else "must be positive"),
-        vid=r.get(name, d, "vid", int, 0x1209, check=lambda v: None if 0 <= v <= 0xFFFF
-                  else "must be 0..0xFFFF"),
-        pid=r.get(name, d, "pid", int, 0x0001, check=lambda v: None if 0 <= v <= 0xFFFF
-                  else "must be 0..0xFFFF"),
-        stall_seconds=r.get(name, d, "stall_seconds", float, 3.0,
-                            check=lambda v: None if 0.1 <= v <= 60 else "must be 0.1..60"),
-    )
-
-
-def _id_reader(r: _Reader, d: dict[str, Any]) -> IdReaderConfig:
-    kind = r.get("id_reader", d, "kind", str, "none",
-                 check=lambda v: None if v in _ID_READER_KINDS
-                 else f"must be one of {', '.join(_ID_READER_KINDS)}")
-    port = r.get("id_reader", d, "port", str, "") or None
-    if kind == "hardware" and port is None:
-        raise ConfigError(r.source, "id_reader.port",
-                          "a hardware ID reader needs its serial port (pyserial URL or path)")
-    return IdReaderConfig(
-        kind=kind,  # type: ignore[arg-type]
-        port=port,
-        baudrate=r.get("id_reader", d, "baudrate", int, 9600,
-                       check=lambda v: None if v > 0 else "must be positive"),
-    )
+def _device(r: _Reader, role: Role, d: Mapping[str, Any]) -> DeviceConfig:
+    """A device section: ``kind``, ``driver`` (default: the project's own) and the driver's
+    keys, read and checked by the driver's adapter."""
+    kinds = _KINDS[role]
+    kind = r.get(role, d, "kind", str, "none" if role == "id_reader" else None,
+                 check=lambda v: None if v in kinds else f"must be one of {', '.join(kinds)}")
+    driver = r.get(role, d, "driver", str, DEFAULT_DRIVERS[role])
+    if kind == "none":
+        extra = sorted(set(d) - {"kind", "driver"})
+        if extra:  # keys left from a reader taken out: harmless, but say so rather than guess
+            raise ConfigError(r.source, f"{role}.{extra[0]}",
+                              "the section says kind = \"none\": remove the reader's keys or"
+                              " set its kind")
+        return DeviceConfig(kind="none", driver=driver)
+    try:
+        adapter = find_adapter(role, driver)
+    except DriverLookupError as exc:
+        raise ConfigError(r.source, f"{role}.driver", str(exc)) from None
+    unknown = sorted(set(d) - {"kind", "driver"} - set(adapter.keys))
+    if unknown:
+        known = ", ".join(sorted({"kind", "driver", *adapter.keys}))
+        raise ConfigError(r.source, f"{role}.{unknown[0]}",
+                          f"unknown key for the {driver} driver (known: {known})")
+    options = {k: v for k, v in d.items() if k not in ("kind", "driver")}
+    place = ConfigPlace(source=r.source, section=role, base=r.base, kind=kind)
+    settings = adapter.configure(options, place)
+    return DeviceConfig(kind=kind, driver=driver, settings=settings,  # type: ignore[arg-type]
+                        adapter=adapter)
 
 
 def _mqtt(r: _Reader, m: dict[str, Any]) -> MqttConfig:
@@ -306,11 +317,9 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
                   required=False)
     lg = r.section("log", {"format", "level"}, required=False)
     jn = r.section("journal", {"checkpoints", "checkpoint_every", "rotate"}, required=False)
-    dev = {"kind", "url", "baudrate", "vid", "pid", "stall_seconds"}
-    shoe, rfid = _device(r, "shoe", r.section("shoe", dev)), _device(r, "rfid",
-                                                                     r.section("rfid", dev))
-    id_reader = _id_reader(r, r.section("id_reader", {"kind", "port", "baudrate"},
-                                        required=False))
+    shoe = _device(r, "shoe", r.device_section("shoe"))
+    rfid = _device(r, "rfid", r.device_section("rfid"))
+    id_reader = _device(r, "id_reader", r.device_section("id_reader", required=False))
     sim = None
     if "sim" in data or "sim" in (shoe.kind, rfid.kind):
         sim = SimConfig(

@@ -1,5 +1,6 @@
-"""The table's composition root: the one place that chooses real, simulated or manual devices
-from the table config (``[shoe] kind``, ``[rfid] kind``, ``[id_reader] kind``) and builds the
+"""The table's composition root: the one place that opens the devices the table config names
+(``[shoe]``, ``[rfid]``, ``[id_reader]``: the driver chosen by name through its adapter,
+`drivers.adapter`, on the real device or on its simulator, or manual entry) and builds the
 daemon with them.
 
 For a simulated table it also makes what the simulation needs: the table's key on first run,
@@ -14,21 +15,18 @@ import asyncio
 import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.app import TableDaemon, run_table
 from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
-from controller.config import TableConfig
+from controller.config import DeviceConfig, TableConfig
 from controller.devices import TableDevices
-from drivers.id_reader import SerialIdReader
+from drivers.adapter import DriverContext
 from drivers.manual import ManualCardReader
 from drivers.manual_chips import ManualChipReader
 from drivers.protocols import CardReader, ChipReader, IdReader
-from drivers.rfid import UsbChipReader
-from drivers.rfid_settings import UsbReaderSettings
-from drivers.shoe import SerialCardReader
 from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
 from game.hand.deal import Target
@@ -43,15 +41,12 @@ from wire.mqtt import MqttError
 from wire.signing import KeyFileError, Signer, load_configured_key, save_private_key
 
 if TYPE_CHECKING:  # the simulators are imported where a simulated table uses them
-    from simulators.id_reader import IdReaderSimulator
-    from simulators.rfid import RfidReaderSimulator
-    from simulators.shoe import ShoeSimulator
     from simulators.table_play import VirtualTable
 
 __all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "SimTiming", "WiredTable",
            "desk_sender", "prepare_sim", "run_configured", "virtual_desk_task",
            "virtual_table_task", "wire_table"]
-SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real one: 200 ms)
+SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real SR-48: 200 ms)
 
 DESK_NAME = "virtual-desk"
 _DESK_PATIENCE_S = 300.0  # how long the virtual desk keeps trying an unreachable broker
@@ -80,9 +75,11 @@ class ConfiguredDevices:
         self.config = config
         self.registry = registry  # a simulated table's chips other than the built-in ones
         self.timing = timing or SimTiming()
-        self.shoe_sim: ShoeSimulator | None = None
-        self.rfid_sim: RfidReaderSimulator | None = None
-        self.id_simulator: IdReaderSimulator | None = None  # tap cards on it (kind = "sim")
+        # The simulators of the devices that are simulated (`drivers.adapter.Simulation`):
+        # the virtual dealer deals, places chips and taps cards on them.
+        self.shoe_sim: Any = None
+        self.rfid_sim: Any = None
+        self.id_simulator: Any = None  # tap cards on it (kind = "sim")
 
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
@@ -99,53 +96,55 @@ class ConfiguredDevices:
         return self.registry or play_registry()
 
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
-        """The shoe, the chip readers and the ID reader (if any): real drivers, or the real
-        drivers on simulators."""
-        return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(registry),
+        """The shoe, the chip readers and the ID reader (if any): each the driver its config
+        names (`drivers.adapter`), on the real device or on its simulator, or manual entry."""
+        return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(stack, registry),
                             ids=self._ids(stack))
+
+    def _context(self, name: str, registry: ChipRegistry | None = None) -> DriverContext:
+        seed = self.config.sim.seed if self.config.sim is not None else 0
+        return DriverContext(name=name, registry=registry, seed=seed,
+                             sim_sweep_ms=self.timing.sweep_ms,
+                             sim_sweep_on_change=self.timing.sweep_on_change)
+
+    def _driver(self, cfg: DeviceConfig, role: str, context: DriverContext,
+                stack: AsyncExitStack) -> tuple[Any, Any]:
+        """The configured driver, and its simulator for a simulated device (else None)."""
+        adapter = cfg.adapter
+        if adapter is None:  # the config reader always sets it for a device it opens
+            raise ConfigError(self.config.source, f"{role}.driver", "no driver")
+        if cfg.kind != "sim":
+            return adapter.open(cfg.settings, context), None
+        simulation = adapter.simulate(cfg.settings, context, stack)
+        if simulation is None:
+            raise ConfigError(self.config.source, f"{role}.kind",
+                              f"the {cfg.driver} driver has no simulator: kind = \"hardware\"")
+        return simulation.device, simulation.simulator
 
     def _shoe(self, stack: AsyncExitStack) -> CardReader:
         cfg = self.config.shoe
         if cfg.kind == "manual":
             return ManualCardReader()
-        if cfg.kind == "sim":
-            from simulators.shoe import ShoeSimulator  # noqa: PLC0415
+        device, self.shoe_sim = self._driver(cfg, "shoe", self._context("shoe"), stack)
+        return device  # type: ignore[no-any-return]
 
-            assert self.config.sim is not None  # config: [shoe] kind = "sim" needs [sim]
-            sim = self.shoe_sim = stack.enter_context(ShoeSimulator(seed=self.config.sim.seed))
-            return SerialCardReader(lambda: sim.path or "", name="sim-shoe",
-                                    stall_timeout=cfg.stall_seconds, ack="on_confirm")
-        return SerialCardReader(cfg.url or "", baudrate=cfg.baudrate,
-                                stall_timeout=cfg.stall_seconds, ack="on_confirm")
-
-    def _rfid(self, registry: ChipRegistry) -> ChipReader:
+    def _rfid(self, stack: AsyncExitStack, registry: ChipRegistry) -> ChipReader:
         cfg = self.config.rfid
         if cfg.kind == "manual":
             return ManualChipReader()
-        settings = UsbReaderSettings(vendor_id=cfg.vid, product_id=cfg.pid,
-                                     stall_timeout=cfg.stall_seconds)
-        if cfg.kind == "sim":
-            from simulators.rfid import RfidReaderSimulator  # noqa: PLC0415
-
-            # the virtual dealer waits on every sweep: wagers, plays, pays, takes, picks up
-            settings = replace(settings, report_interval_ms=self.timing.sweep_ms)
-            self.rfid_sim = RfidReaderSimulator(registry=registry, seat_entries={},
-                                                vendor_id=cfg.vid, product_id=cfg.pid)
-            self.rfid_sim.sweep_on_change = self.timing.sweep_on_change
-            return UsbChipReader(settings, backend=self.rfid_sim.backend)
-        return UsbChipReader(settings)
-
+        # a simulated reader: the virtual dealer waits on every sweep (wagers, plays, pays,
+        # takes, picks up)
+        device, self.rfid_sim = self._driver(cfg, "rfid", self._context("rfid", registry),
+                                             stack)
+        return device  # type: ignore[no-any-return]
 
     def _ids(self, stack: AsyncExitStack) -> IdReader | None:
         cfg = self.config.id_reader
         if cfg.kind == "none":
             return None
-        if cfg.kind == "sim":
-            from simulators.id_reader import IdReaderSimulator  # noqa: PLC0415
-
-            sim = self.id_simulator = stack.enter_context(IdReaderSimulator())
-            return SerialIdReader(lambda: sim.path or "", device_name="sim-id-reader")
-        return SerialIdReader(cfg.port or "", baudrate=cfg.baudrate)
+        device, self.id_simulator = self._driver(cfg, "id_reader",
+                                                 self._context("id-reader"), stack)
+        return device  # type: ignore[no-any-return]
 
 
 class DaemonHandle:

@@ -47,6 +47,14 @@ class ConfigPlace:
     source: str
     section: Role
     base: Path = field(default_factory=Path)
+    # The section's ``kind``: "hardware" (a real device: its address is required), "sim" (the
+    # driver on its simulator) or "manual"/"none" (the keys are checked, nothing is opened).
+    kind: str = "hardware"
+
+    @property
+    def real(self) -> bool:
+        """True when the table opens a real device (``kind = "hardware"``)."""
+        return self.kind == "hardware"
 
     def error(self, key: str, message: str) -> ConfigError:
         """A config error naming ``section.key`` in the file (raise it)."""
@@ -67,6 +75,10 @@ class DriverContext:
     name: str  # the device's name in alerts until the device says its own (e.g. "shoe")
     registry: ChipRegistry | None = None  # the chips in play (chip readers)
     seed: int = 0  # a simulator's seed (a simulated table's ``[sim] seed``)
+    # A simulated chip reader's sweep interval, and whether it also sweeps at once when chips
+    # move (a run at full speed; a real reader only sweeps on its interval).
+    sim_sweep_ms: int = 50
+    sim_sweep_on_change: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

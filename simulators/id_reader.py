@@ -21,6 +21,7 @@ import structlog
 
 from drivers.id_codec import encode_tap
 from drivers.readings import IdForm, masked
+from simulators.faults import Faults
 
 __all__ = ["IdReaderSimulator", "IdReaderSimulatorError"]
 
@@ -38,13 +39,16 @@ class IdReaderSimulator:
     it sends (CR, LF or CRLF); ``stats`` counts lines, raw writes, lost bytes and unplugs.
     """
 
-    def __init__(self, *, ending: bytes = b"\r\n") -> None:
+    def __init__(self, *, ending: bytes = b"\r\n", faults: Faults | None = None) -> None:
         if ending not in (b"\r", b"\n", b"\r\n"):
             raise ValueError(f"ending {ending!r} must be CR, LF or CRLF")
         self.ending = ending
+        # Line faults: "garbage" noise before a tap, "corrupt", "drop", "duplicate" a tap's
+        # line, "silent" a reader that reads nothing (a hung reader).
+        self.faults = faults if faults is not None else Faults()
         self.path: str | None = None
         self.stats: dict[str, int] = dict.fromkeys(
-            ("taps", "raw_writes", "lost_bytes", "unplugs"), 0)
+            ("taps", "taps_lost", "raw_writes", "lost_bytes", "unplugs"), 0)
         self._master: int | None = None
         self._slave: int | None = None
         self._running = False
@@ -82,7 +86,10 @@ class IdReaderSimulator:
         """A card read: its number sent as the reader sends this form (a UID in hex);
         ValueError if the number does not fit the form."""
         line = encode_tap(number, form, ending=self.ending)
-        self._write(line, "taps")
+        chunks = self.faults.outgoing(line, reading=True)
+        self._write(b"", "taps" if chunks else "taps_lost")
+        for chunk in chunks:
+            self._write(chunk, None)
         _log.info("id reader simulator tap", form=form, number=masked(number))
 
     def send_raw(self, data: bytes) -> None:
@@ -107,6 +114,18 @@ class IdReaderSimulator:
             assert self.path is not None
             return self.path
 
+    def plug(self) -> None:
+        """Plug it back in (`replug`), a `drivers.adapter.SimulatedDevice` control."""
+        self.replug()
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        """Switch a line fault of `simulators.faults.Faults` ("garbage", "silent", ...)."""
+        self.faults.set(name, value)
+
+    def inject(self, name: str) -> None:
+        """One fault (`simulators.faults.ONE_SHOT`) on the next tap's line."""
+        self.faults.inject(name)
+
     @property
     def plugged(self) -> bool:
         """Whether the reader is plugged in (its pty open)."""
@@ -118,12 +137,13 @@ class IdReaderSimulator:
         if not self._running:
             raise IdReaderSimulatorError("the simulated ID reader is not running")
 
-    def _write(self, data: bytes, counter: str) -> None:
+    def _write(self, data: bytes, counter: str | None) -> None:
         with self._lock:
             self._need_running()
             if self._master is None:
                 raise IdReaderSimulatorError("the simulated ID reader is unplugged")
-            self.stats[counter] += 1
+            if counter is not None:
+                self.stats[counter] += 1
             view = memoryview(data)
             while view:
                 try:

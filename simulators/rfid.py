@@ -328,6 +328,19 @@ class RfidReaderSimulator:
             self.unplug()
             self.plug()
 
+    def set_fault(self, name: str, value: float | bool) -> None:
+        """Switch a fault of `simulators.faults.Faults` ("silent", "garbage", ...)."""
+        self.faults.set(name, value)
+
+    def inject(self, name: str) -> None:
+        """One fault (`simulators.faults.ONE_SHOT`) on the next frame carrying a reading."""
+        self.faults.inject(name)
+
+    def spots(self) -> list[SpotId]:
+        """The spots the antennas cover now, in antenna order."""
+        with self._cond:
+            return [spot for _, spot in sorted(self._fw.antenna_map.items())]
+
     @property
     def inventory_running(self) -> bool:
         """Whether the emulated firmware is sweeping its antennas."""

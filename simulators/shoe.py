@@ -228,6 +228,25 @@ class ShoeSimulator:
         """Power loss and back: unacknowledged events are lost, a new session starts at read 0."""
         return self._call(self._power_cycle)
 
+    # The controls of `drivers.adapter.SimulatedDevice` (the conformance kit's view).
+
+    def unplug(self) -> None:
+        """The shoe goes away (`disconnect`)."""
+        self.disconnect()
+
+    def plug(self) -> None:
+        """The shoe comes back (`reconnect`, unless it is plugged in already)."""
+        if self.path is None:
+            self.reconnect()
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        """Switch a fault of `simulators.faults.Faults` ("silent", "garbage", ...)."""
+        self.faults.set(name, value)
+
+    def inject(self, name: str) -> None:
+        """One fault (`simulators.faults.ONE_SHOT`) on the next frame carrying a reading."""
+        self.faults.inject(name)
+
     @property
     def state(self) -> ShoeState:
         """The shoe's current state."""

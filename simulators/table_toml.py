@@ -30,11 +30,12 @@ def simulated_table_toml(*, venue: str, table: str, broker: str, tournament: Pat
                          log_format: str = "console", log_level: str = "warning",
                          id_reader: bool = True,
                          acknowledge_with: Sequence[str] | None = None,
-                         stall_seconds: float | None = None) -> str:
+                         stall_seconds: float | None = None, rfid: str = "") -> str:
     """A table config (docs/table-config.md) with simulated devices; relative paths are
     relative to the file; `broker` is "embedded" or "host:port". ``acknowledge_with``
     defaults to the card with an ID reader, else the PIN; ``stall_seconds``: the shoe's and
-    chip reader's stall timeouts (default theirs)."""
+    chip reader's stall timeouts (default theirs); ``rfid``: more lines of the ``[rfid]``
+    section (another chip reader's driver and its keys)."""
     desk = "".join(f"{name} = {_text(key)}\n" for name, key in (desk_keys or {}).items())
     methods = list(acknowledge_with or (["card"] if id_reader else ["pin"]))
     ids = '[id_reader]\nkind = "sim"\n\n' if id_reader else ""
@@ -58,7 +59,7 @@ kind = "sim"
 {stall}
 [rfid]
 kind = "sim"
-{stall}
+{stall}{rfid}
 {ids}[console]
 port = 0
 acknowledge_with = [{", ".join(_text(m) for m in methods)}]

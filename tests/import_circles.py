@@ -11,8 +11,8 @@ import sys
 
 import grimp
 
-PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "controller", "leaderboard",
-            "deploy", "cli", "floor")
+PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "adapters", "controller",
+            "leaderboard", "deploy", "cli", "floor")
 
 
 def import_circles(packages: tuple[str, ...] = PACKAGES) -> list[list[str]]:

@@ -14,8 +14,8 @@ import grimp
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "controller", "leaderboard",
-            "deploy", "cli", "floor")
+PACKAGES = ("game", "wire", "runtime", "drivers", "simulators", "adapters", "controller",
+            "leaderboard", "deploy", "cli", "floor")
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -65,12 +65,15 @@ WRONG = [
     ("leaderboard/app.py", "import floor.run", "leaderboard/ never imports the table's packages"),
     ("drivers/shoe.py", "import controller.config", "drivers/ never import the daemon"),
     ("simulators/shoe.py", "import controller.app", "simulators/ stand in for devices"),
+    ("adapters/sr48.py", "import controller.wiring", "adapters/ join a driver to its simulator"),
+    ("drivers/registry.py", "import simulators.shoe",
+     "only adapters, cli, floor and the table's wiring import simulators/"),
     ("controller/app.py", "import leaderboard.models", "controller/ is the table daemon alone"),
     ("controller/wiring.py", "import floor.run", "controller/ is the table daemon alone"),
     ("controller/table_service.py", "import cli.main", "controller/ is the table daemon alone"),
     ("floor/run.py", "import cli.main", "the floor is a composition"),
     ("controller/app.py", "import simulators.shoe",
-     "only the command line, the floor and the table's wiring import simulators/"),
+     "only adapters, cli, floor and the table's wiring import simulators/"),
     ("wire/topics.py", "import deploy.plan", "only the command line imports deploy/"),
     ("deploy/plan.py", "import controller.app",
      "deploy/ imports of ours only the services' config modules"),

@@ -1,10 +1,11 @@
 """`showdown doctor`'s checks of a table PC: may this table open?
 
 Each check gives a `Finding`: ok, warn (the table may open; look at it) or fail (it may not),
-what was found and what to fix. The machine is reached through `Probes`, so a test points them
-at simulated devices: the shoe simulator's pty is a real serial port, the RFID simulator is a
-pyusb backend, and the clock's "synchronised" flag is a function (the kernel's adjtimex flag,
-the same one every journal event carries).
+what was found and what to fix. Each device is checked by its driver's adapter
+(`drivers.adapter.DeviceAdapter.probe`). The machine is reached through `Probes`, so a test
+points them at simulated devices: the shoe simulator's pty is a real serial port, the RFID
+simulator is a pyusb backend, and the clock's "synchronised" flag is a function (the kernel's
+adjtimex flag, the same one every journal event carries).
 """
 
 from __future__ import annotations
@@ -16,16 +17,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-import serial  # type: ignore[import-untyped]
-import usb.core  # type: ignore[import-untyped]
-import usb.util  # type: ignore[import-untyped]
-
 from controller.chip_registry_files import read_registry
 from controller.clock import system_clock
-from controller.config import TableConfig, read_table_config
+from controller.config import DeviceConfig, TableConfig, read_table_config
 from controller.journal.admin import verify_file
 from game.errors import ConfigError
-from runtime.errors import Unavailable
+from runtime.errors import Unavailable, one_line
 from runtime.settings_files import read_paytables, read_tournament
 from wire.mqtt import MqttError, MqttSettings, connect
 from wire.signing import SigningError, load_private_key
@@ -85,7 +82,8 @@ def check_table(path: Path, probes: Probes | None = None) -> list[Finding]:
         return [Finding("config", FAIL, f"{path}: {exc.strerror or exc}",
                         "give --config FILE, or install the table: `showdown install table`")]
     findings = [Finding("config", OK, f"{path}: table {config.table} at venue {config.venue}")]
-    findings += [_files(config), _shoe(config), _chip_reader(config, probes), _clock(probes),
+    findings += [_files(config), _device(config, "shoe", probes), _device(config, "rfid", probes),
+                 _device(config, "id_reader", probes), _clock(probes),
                  *_broker(config, probes), _key(config, probes), _journal(config),
                  _disk(config, probes)]
     return findings
@@ -112,57 +110,41 @@ def _files(config: TableConfig) -> Finding:
                    f" {config.chips} ({len(registry)} chips) read")
 
 
-def _shoe(config: TableConfig) -> Finding:
-    shoe = config.shoe
-    if shoe.kind == "sim":
-        return Finding("shoe", FAIL, "the shoe is simulated ([shoe] kind = \"sim\")",
-                       "a table in play reads a real shoe: kind = \"hardware\" and its url")
-    if shoe.kind == "manual":
-        return Finding("shoe", WARN, "no shoe: the dealer keys every card",
-                       "only while the shoe is repaired; kind = \"hardware\" when it is back")
-    try:
-        port = serial.serial_for_url(shoe.url, baudrate=shoe.baudrate, timeout=0)
-    except (serial.SerialException, OSError, ValueError) as exc:
-        return Finding("shoe", FAIL, f"cannot open the shoe's port {shoe.url}: {exc}",
-                       "plug the shoe in and check `ls -l /dev/showdown/` (the udev rule names"
-                       " it; docs/operations/doctor.md, shoe)")
-    port.close()
-    return Finding("shoe", OK, f"{shoe.url} opens ({shoe.baudrate} baud)")
+_LABELS: dict[str, str] = {"shoe": "shoe", "rfid": "chip reader", "id_reader": "ID reader"}
+_MANUAL: dict[str, tuple[str, str]] = {
+    "shoe": ("no shoe: the dealer keys every card",
+             "only while the shoe is repaired; kind = \"hardware\" when it is back"),
+    "rfid": ("no chip reader: a supervisor keys every wager", "only while the reader is repaired"),
+}
 
 
-def _chip_reader(config: TableConfig, probes: Probes) -> Finding:
-    rfid = config.rfid
-    ids = f"{rfid.vid:04x}:{rfid.pid:04x}"
-    if rfid.kind == "sim":
-        return Finding("chip reader", FAIL, "the chip reader is simulated ([rfid] kind = \"sim\")",
-                       "a table in play reads real chips: kind = \"hardware\"")
-    if rfid.kind == "manual":
-        return Finding("chip reader", WARN, "no chip reader: a supervisor keys every wager",
-                       "only while the reader is repaired")
-    match: dict[str, Any] = {"idVendor": rfid.vid, "idProduct": rfid.pid}
-    if probes.usb_backend is not None:
-        match["backend"] = probes.usb_backend
+def _device(config: TableConfig, role: str, probes: Probes) -> Finding:
+    """One configured device through its driver's adapter: simulated (a table in play reads
+    real devices), manual, or the driver's probe of the real device (present, readable, and
+    its model and firmware where the protocol reports them)."""
+    cfg: DeviceConfig = getattr(config, role)
+    label = _LABELS[role]
+    driver = f"{cfg.driver} driver"
+    if cfg.kind == "sim":
+        return Finding(label, FAIL, f"the {label} is simulated ([{role}] kind = \"sim\")",
+                       f"a table in play reads a real {label}: kind = \"hardware\"")
+    if cfg.kind == "manual":
+        found, fix = _MANUAL[role]
+        return Finding(label, WARN, found, fix)
+    if cfg.kind == "none":
+        return Finding(label, OK, "none fitted: participants acknowledge without a card")
+    assert cfg.adapter is not None  # the config reader sets it for a device the table opens
+    settings = cfg.settings
+    if probes.usb_backend is not None and hasattr(settings, "backend"):
+        settings = replace(settings, backend=probes.usb_backend)
     try:
-        dev = usb.core.find(**match)
-    except usb.core.NoBackendError:
-        return Finding("chip reader", FAIL, "no USB backend (libusb) on this machine",
-                       "apt-get install libusb-1.0-0")
-    except usb.core.USBError as exc:
-        return Finding("chip reader", FAIL, f"USB enumeration failed: {exc}",
-                       "re-plug the reader; check `lsusb`")
-    if dev is None:
-        return Finding("chip reader", FAIL, f"no chip reader {ids} on USB",
-                       f"plug the reader in; `lsusb` must list {ids} (the [rfid] vid/pid and"
-                       " the udev rule must match the reader)")
-    try:
-        serial_no = usb.util.get_string(dev, dev.iSerialNumber) or "?"
-    except (usb.core.USBError, ValueError, NotImplementedError) as exc:
-        return Finding("chip reader", FAIL, f"reader {ids} found but not readable: {exc}",
-                       "install the udev rule (group showdown; `showdown install table`),"
-                       " then re-plug the reader")
-    finally:
-        usb.util.dispose_resources(dev)
-    return Finding("chip reader", OK, f"reader {ids} serial {serial_no} found and readable")
+        probe = cfg.adapter.probe(settings)
+    except Exception as exc:  # a vendor's probe that fails: say which driver, never a traceback
+        return Finding(label, FAIL, f"the {driver}'s check failed: {one_line(exc)}",
+                       "report it to the driver's vendor; `showdown devices check --driver"
+                       f" {cfg.driver}` runs its conformance kit")
+    status = FAIL if not probe.ok else WARN if probe.warn else OK
+    return Finding(label, status, f"{driver}: {probe.detail}", probe.fix)
 
 
 def clock_finding(probes: Probes) -> Finding:

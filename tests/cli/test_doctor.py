@@ -142,12 +142,15 @@ def rig(tmp_path: Path, broker: Broker) -> Iterator[Rig]:
 def test_a_healthy_simulated_table_may_open(rig: Rig) -> None:
     findings = check_table(rig.config, rig.probes)
     assert [(f.check, f.status) for f in findings] == [
-        ("config", OK), ("files", OK), ("shoe", OK), ("chip reader", OK), ("clock", OK),
-        ("broker", OK), ("key", OK), ("journal", OK), ("disk", OK)]
+        ("config", OK), ("files", OK), ("shoe", OK), ("chip reader", OK), ("ID reader", OK),
+        ("clock", OK), ("broker", OK), ("key", OK), ("journal", OK), ("disk", OK)]
     assert may_open(findings)
     by = {f.check: f for f in findings}
     assert "(TLS) accepts t01" in by["broker"].found
     assert "SIM-SR48-0001" in by["chip reader"].found
+    # Each device is checked by its driver, which asks the device who it is.
+    assert by["shoe"].found.startswith("showdown-shoe driver: ")
+    assert f"serial {rig.shoe.serial}" in by["shoe"].found and "firmware" in by["shoe"].found
 
 
 def test_a_missing_chip_registry_fails_the_files_check(rig: Rig) -> None:
@@ -169,7 +172,7 @@ def test_a_missing_chip_reader_is_named_by_its_usb_id(rig: Rig) -> None:
     rig.rfid.unplug()
     found = rig.findings()
     assert found["chip reader"].status == FAIL
-    assert found["chip reader"].found == "no chip reader 1209:0001 on USB"
+    assert found["chip reader"].found == "sr48 driver: no chip reader 1209:0001 on USB"
     assert "lsusb" in found["chip reader"].fix
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.config import IdReaderConfig, TableConfig, parse_table_config
+from adapters.serial_id import SerialIdSettings
+from controller.config import TableConfig, parse_table_config
 from controller.wiring import ConfiguredDevices
 from drivers.id_reader import SerialIdReader
 from drivers.readings import DeviceAlert, IdTap
@@ -33,15 +34,17 @@ def config(tmp_path: Path, id_reader: object = None) -> TableConfig:
 
 
 def test_without_the_section_there_is_no_id_reader(tmp_path: Path) -> None:
-    assert config(tmp_path).id_reader == IdReaderConfig(kind="none", port=None, baudrate=9600)
+    none = config(tmp_path).id_reader
+    assert (none.kind, none.settings, none.adapter) == ("none", None, None)
     assert config(tmp_path, {}).id_reader.kind == "none"
 
 
 def test_each_kind_is_read(tmp_path: Path) -> None:
     hardware = config(tmp_path, {"kind": "hardware", "port": "/dev/serial/by-id/usb-ids",
                                  "baudrate": 115200}).id_reader
-    assert hardware == IdReaderConfig(kind="hardware", port="/dev/serial/by-id/usb-ids",
-                                      baudrate=115200)
+    assert (hardware.kind, hardware.driver) == ("hardware", "serial-lines")
+    assert hardware.settings == SerialIdSettings(port="/dev/serial/by-id/usb-ids",
+                                                 baudrate=115200)
     assert config(tmp_path, {"kind": "sim"}).id_reader.kind == "sim"
     assert config(tmp_path, {"kind": "none"}).id_reader.kind == "none"
 
@@ -53,12 +56,15 @@ def test_a_simulated_id_reader_makes_no_simulated_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("section", "key", "reason"), [
     ({"kind": "nfc"}, "id_reader.kind", "must be one of hardware, sim, none"),
     ({"kind": "hardware"}, "id_reader.port", "needs its serial port"),
-    ({"kind": "hardware", "port": ""}, "id_reader.port", "needs its serial port"),
-    ({"kind": "sim", "url": "loop://"}, "id_reader.url", "unknown key (known: baudrate, kind,"
-                                                         " port)"),
-    ({"kind": "hardware", "port": 3}, "id_reader.port", "expected str, got int"),
+    ({"kind": "hardware", "port": ""}, "id_reader.port", "expected non-empty text, got text"),
+    ({"kind": "sim", "url": "loop://"}, "id_reader.url",
+     "unknown key for the serial-lines driver (known: baudrate, driver, kind, port)"),
+    ({"kind": "hardware", "port": 3}, "id_reader.port", "expected non-empty text, got an integer"),
     ({"kind": "hardware", "port": "loop://", "baudrate": 0}, "id_reader.baudrate",
-     "must be positive"),
+     "must be >= 1"),
+    ({"kind": "hardware", "driver": "no-such", "port": "loop://"}, "id_reader.driver",
+     "no id_reader driver named 'no-such' is installed (installed: serial-lines"),
+    ({"kind": "none", "port": "loop://"}, "id_reader.port", "kind = \"none\": remove"),
     ("sim", "id_reader", "must be a table"),
 ])
 def test_wrong_values_are_refused_naming_the_key(tmp_path: Path, section: object, key: str,

@@ -65,9 +65,11 @@ def test_the_table_config_is_what_the_daemon_reads(tmp_path: Path) -> None:
     assert (config.venue, config.table, config.mqtt.brokers) == (
         "casino-1", "t03", (("broker.casino.lan", 8883),))
     assert (config.mqtt.username, config.mqtt.password) == ("t03", SECRET)
-    assert (config.rfid.vid, config.rfid.pid) == (0x16C0, 0x27DD)
+    usb = config.rfid.settings.usb
+    assert (usb.vendor_id, usb.product_id) == (0x16C0, 0x27DD)
     assert config.shoe.kind == config.rfid.kind == "hardware"
-    assert config.shoe.url == "/dev/showdown/shoe"
+    assert (config.shoe.driver, config.rfid.driver) == ("showdown-shoe", "sr48")
+    assert config.shoe.settings.url == "/dev/showdown/shoe"
     assert config.mqtt.tls and config.mqtt.ca_file == Path("/etc/showdown/venue-ca.pem")
     assert config.table_key == Path("/etc/showdown/t03.key")
     assert dict(config.desk_keys) == {"desk": "A" * 43 + "="}
