@@ -90,8 +90,8 @@ ALERT_HELP: Final[Mapping[str, str]] = {
     "device_reads_lost": "The shoe was away or silent, and it keeps nothing for later: a card"
                          " dealt meanwhile was not read. Compare the cards on the layout with"
                          " the hand on the screen, key any missing card (Manual card) or"
-                         " correct a misplaced one, then a supervisor clears the fault with a"
-                         " reason.",
+                         " correct a misplaced one (Correct a card), then a supervisor clears"
+                         " the fault with a reason.",
     "deck_suspect": "The deck may be unshuffled, preset or not a full single deck (the alert"
                     " names the test, the cards and the hands): stop dealing from it, count the"
                     " deck, replace it with a freshly shuffled one, then a supervisor clears the"
