@@ -36,6 +36,9 @@ from tests.services import services_required
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "textline-shoe"
 WAIT = 15.0  # a safety net against hangs, not a measurement
+# The install command of docs/protocols/writing-an-adapter.md, run by the soak test (into a
+# folder of its own: --target).
+INSTALL = "python -m pip install --no-deps examples/textline-shoe"
 # What a vendor's adapter may import of showdown: the seam and the plain helpers under it.
 SEAM = ("drivers.adapter", "drivers.adapter_options", "drivers.protocols", "drivers.readings",
         "drivers.errors", "game.poker.cards", "runtime.backoff", "runtime.worker_thread")
@@ -209,10 +212,9 @@ def test_installed_into_a_folder_of_its_own_it_is_found_there_and_reads_cards(
         tmp_path: Path) -> None:
     target = tmp_path / "site"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    build = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
-         str(target), str(EXAMPLE)], capture_output=True, text=True, check=False, env=env,
-        timeout=300)
+    build = subprocess.run([sys.executable, *INSTALL.split()[1:], "--target", str(target)],
+                           capture_output=True, text=True, check=False, env=env, cwd=REPO,
+                           timeout=300)
     if build.returncode != 0 and "setuptools" in build.stderr and not services_required():
         pytest.skip(f"pip cannot build it here (no package index for setuptools?):"
                     f" {build.stderr.strip().splitlines()[-1]}")
