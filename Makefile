@@ -86,6 +86,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/hand_parts.py
 	$(BIN)/python bench/cli_calls.py
 	$(BIN)/python bench/install_size.py
+	$(BIN)/python bench/textline_shoe.py
 
 # The wheel a table PC or the central server installs (docs/operations/deployment.md).
 wheel: $(STAMP)
