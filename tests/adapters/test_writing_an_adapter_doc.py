@@ -29,14 +29,14 @@ NO_KIT = "`showdown devices` (the conformance kit) is not on this branch yet"
 GUARD_S = 120  # a subprocess taking longer is hung (a safety net, not a measurement)
 
 
-def _blocks(language: str) -> list[str]:
-    text = DOC.read_text("utf-8")
+def _blocks(language: str, doc: Path = DOC) -> list[str]:
+    text = doc.read_text("utf-8")
     return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
-def _documented() -> list[str]:
+def _documented(doc: Path = DOC) -> list[str]:
     """Every command of the page's ``sh`` blocks, one a line."""
-    return [line.strip() for block in _blocks("sh") for line in block.splitlines()
+    return [line.strip() for block in _blocks("sh", doc) for line in block.splitlines()
             if line.strip() and not line.strip().startswith("#")]
 
 
@@ -59,6 +59,9 @@ def _showdown(*words: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def test_every_documented_command_is_run_by_a_test() -> None:
     assert sorted(_documented()) == sorted(RUNS)
+    readme = _documented(EXAMPLE / "README.md")  # the example's own page: the same commands
+    assert readme
+    assert set(readme) <= set(RUNS)
 
 
 def test_the_config_example_selects_the_example_adapter(tmp_path: Path) -> None:
