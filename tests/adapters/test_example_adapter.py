@@ -13,6 +13,7 @@ import ast
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 from contextlib import AsyncExitStack
@@ -212,8 +213,12 @@ def test_installed_into_a_folder_of_its_own_it_is_found_there_and_reads_cards(
         tmp_path: Path) -> None:
     target = tmp_path / "site"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    # pip builds in the source folder (build/): a copy, so the checkout stays as it is
+    checkout = tmp_path / "checkout"
+    shutil.copytree(EXAMPLE, checkout / EXAMPLE.relative_to(REPO), ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__"))
     build = subprocess.run([sys.executable, *INSTALL.split()[1:], "--target", str(target)],
-                           capture_output=True, text=True, check=False, env=env, cwd=REPO,
+                           capture_output=True, text=True, check=False, env=env, cwd=checkout,
                            timeout=300)
     if build.returncode != 0 and "setuptools" in build.stderr and not services_required():
         pytest.skip(f"pip cannot build it here (no package index for setuptools?):"
