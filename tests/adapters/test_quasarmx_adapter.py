@@ -5,6 +5,7 @@ read by the real driver, and its probe for `showdown doctor`."""
 from __future__ import annotations
 
 import asyncio
+import tomllib
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ import pytest
 from drivers.adapter import ConfigPlace, DriverContext, SimulatedChips
 from drivers.quasar import QuasarChipReader
 from drivers.quasar_settings import QuasarLink, QuasarSettings
-from drivers.readings import ChipInventory, SpotId
+from drivers.readings import SPOTS, ChipInventory, SpotId
 from drivers.registry import find_adapter
 from game.errors import ConfigError
 from simulators.quasar_table import QuasarTable, ReaderPlan
@@ -137,3 +138,16 @@ def test_probe_of_a_reader_that_is_not_there() -> None:
                               stall_seconds=0.5)
     probe = ADAPTER.probe(settings)
     assert not probe.ok and "127.0.0.1:9" in probe.detail
+
+
+def test_the_documented_42_spot_table_configures() -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "protocols" / "metratec-quasarmx.md"
+    block = doc.read_text().split("```toml\n", 1)[1].split("```", 1)[0]
+    section = dict(tomllib.loads(block)["rfid"])
+    assert (section.pop("kind"), section.pop("driver")) == ("hardware", ADAPTER.name)
+    settings = ADAPTER.configure(section, PLACE)
+    assert len(settings.readers) == 3
+    assert sorted(settings.spots, key=lambda s: (s.seat, s.spot)) == sorted(
+        (SpotId(seat, spot) for seat in range(1, 7) for spot in SPOTS),
+        key=lambda s: (s.seat, s.spot))
+    assert max(settings.readers[0].antennas) == 15  # "4.3": antenna 4, channel 3
