@@ -16,16 +16,53 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from itertools import islice
+from typing import Protocol
 
 from drivers.readings import SPOTS, SpotId
 from game.chips.registry import ChipRegistry
 from simulators.sim_chips import build_sim_registry, make_change, sim_seat_entries
 
-__all__ = ["Felt", "spot_id"]
+__all__ = ["ChipTable", "Felt", "spot_id"]
 
 MoveListener = Callable[[tuple[SpotId, ...]], None]
+
+
+class ChipTable(Protocol):
+    """The table API the virtual dealer moves chips with: a `Felt`, the SR-48 simulator
+    (`simulators.rfid.RfidReaderSimulator`) and a QuasarMX table
+    (`simulators.quasar_table.QuasarTable`) alike."""
+
+    @property
+    def registry(self) -> ChipRegistry: ...
+
+    seat_entries: dict[int, str]
+    owners: dict[bytes, str | None]
+    change_from_float: bool
+
+    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]: ...
+
+    def table(self) -> dict[SpotId, frozenset[bytes]]: ...
+
+    def owner_of(self, uid: bytes) -> str | None: ...
+
+    def chips_of(self, entry: str) -> list[bytes]: ...
+
+    def place(
+        self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
+        float_only: bool = False, clone: bool = False, avoid: Iterable[bytes] = (),
+    ) -> tuple[bytes, ...]: ...
+
+    def remove(
+        self, seat: int, spot: str, uids: Iterable[bytes] | None = None
+    ) -> tuple[bytes, ...]: ...
+
+    def clear_seat(self, seat: int) -> None: ...
+
+    def clear(self) -> None: ...
+
+    def moving(self) -> AbstractContextManager[None]: ...
 
 
 class Felt:

@@ -14,6 +14,8 @@ from drivers.protocols import ChipReader, ChipReading
 from drivers.quasar import QuasarChipReader
 from drivers.quasar_settings import QuasarLink, QuasarSettings, port_of
 from drivers.readings import SPOTS, ChipInventory, DeviceAlert, SpotId
+from simulators.felt import ChipTable
+from simulators.payout import pay_spots
 from simulators.quasar_table import QuasarTable, ReaderPlan
 
 SPEED = 20.0  # the simulators' time model, 20 times faster than a real reader
@@ -255,3 +257,17 @@ def test_settings_refuse_a_spot_under_two_ports() -> None:
     with pytest.raises(Exception, match="one spot under two"):
         QuasarSettings(readers=(QuasarLink(url="/dev/a", antennas={1: spot}),
                                 QuasarLink(host="h", antennas={1: spot})))
+
+
+async def test_a_payout_the_virtual_dealer_makes_is_read_whole(table: QuasarTable) -> None:
+    dealer_table: ChipTable = table  # the virtual dealer's table API, on QuasarMX readers
+    dealer_table.place(1, "ante", 2500)
+    pay_spots(dealer_table, [{"seat": 1, "spot": "ante", "expected": 7500, "result": "win"},
+                             {"seat": 1, "spot": "odds", "expected": 0, "result": "lose"}])
+    paid = table.chips_on(1, "ante")
+    async with driver(table) as reader:
+        it = aiter(reader)
+        seen = await until(it, full_sweeps(table, 1))
+    last = sweeps(seen)[max(sweeps(seen))]
+    assert last[SpotId(1, "ante")] == paid
+    assert sum(c.value_cents for u in paid if (c := table.registry.lookup(u))) == 7500
