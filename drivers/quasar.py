@@ -44,7 +44,7 @@ __all__ = ["QuasarChipReader"]
 _CLOSED: Final = object()
 _T = TypeVar("_T")
 _COUNTERS: Final = (
-    "sweeps", "inventories", "connects", "reconnects", "disconnects", "stalls",
+    "sweeps", "inventories", "resends", "connects", "reconnects", "disconnects", "stalls",
     "connect_failures", "refused", "bad_frames", "bad_answers", "stale_answers",
     "antenna_mismatches", "antenna_faults", "reader_errors", "tag_errors", "skipped_spots",
     "reader_resets", "uid_order", "errors",
@@ -356,7 +356,13 @@ class QuasarChipReader:
         """Send a command and parse its answer; _Retry if the answer is unusable."""
         self._drop_stale(reader)
         await self._write(reader, command)
-        frame = await self._answer(reader, lambda _: True)
+        half = self.settings.stall_seconds / 2
+        try:
+            frame = await self._answer(reader, lambda _: True, wait=half)
+        except _Stalled:  # an answer lost on the line: ask once more before giving up
+            self._counts["resends"] += 1
+            await self._write(reader, command)
+            frame = await self._answer(reader, lambda _: True, wait=half)
         try:
             return parse(frame)
         except qc.QuasarProtocolError as exc:
@@ -366,9 +372,11 @@ class QuasarChipReader:
             raise _Retry(str(exc)) from exc
 
     async def _answer(self, reader: _Reader, wanted: Callable[[qc.Frame], bool], *,
-                      partial: bool = False) -> qc.Frame:
-        """The next answer ``wanted`` accepts; _Retry on a corrupt one, _Stalled on none."""
-        deadline = self._clock() + self.settings.stall_seconds
+                      partial: bool = False, wait: float | None = None) -> qc.Frame:
+        """The next answer ``wanted`` accepts within ``wait`` (default ``stall_seconds``);
+        _Retry on a corrupt one, _Stalled on none."""
+        wait = self.settings.stall_seconds if wait is None else wait
+        deadline = self._clock() + wait
         while True:
             while reader.frames:
                 item = reader.frames.popleft()

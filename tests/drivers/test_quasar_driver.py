@@ -125,24 +125,39 @@ async def test_a_stack_of_twenty_chips_is_read_whole() -> None:
     assert reads and all(i.uids == frozenset(stack) for i in reads)
 
 
-async def test_unplug_is_alerted_once_and_the_reader_comes_back(table: QuasarTable) -> None:
+@pytest.mark.parametrize(("index", "other"), [(0, 1), (1, 0)], ids=["pty", "tcp"])
+async def test_unplug_is_alerted_once_and_the_reader_comes_back(
+    table: QuasarTable, index: int, other: int,
+) -> None:
     async with driver(table) as reader:
         it = aiter(reader)
         await until(it, full_sweeps(table, 1))
-        table.unplug(reader=0)
+        table.unplug(reader=index)
         down = await until(it, lambda s: bool(alerts(s, "disconnected")))
         await asyncio.sleep(0.3)  # several reconnect attempts fail meanwhile
-        table.plug(reader=0)
+        table.plug(reader=index)
         back = await until(it, lambda s: bool(alerts(s, "reconnected")))
         after = await until(it, full_sweeps(table, 1))
         counters = reader.health().counters
     gone = [*down, *back]
     assert len(alerts(gone, "disconnected")) == 1  # once per outage
-    assert alerts(gone, "disconnected")[0].device == "QMX-SIM-0001"
+    assert alerts(gone, "disconnected")[0].device == f"QMX-SIM-000{index + 1}"
     # the other reader kept sweeping through the outage
-    assert any(i.reader == "QMX-SIM-0002" for i in back if isinstance(i, ChipInventory))
+    assert any(i.reader == f"QMX-SIM-000{other + 1}" for i in back
+               if isinstance(i, ChipInventory))
     assert sweeps(after)
     assert counters["reconnects"] == 1 and counters["connect_failures"] >= 1
+
+
+async def test_a_lost_answer_is_asked_again_without_a_stall(table: QuasarTable) -> None:
+    async with driver(table) as reader:
+        it = aiter(reader)
+        await until(it, full_sweeps(table, 1))
+        table.inject("drop", reader=0)
+        seen = await until(it, full_sweeps(table, 2))
+        counters = reader.health().counters
+    assert counters["resends"] == 1
+    assert not alerts(seen, "stalled") and not alerts(seen, "disconnected")
 
 
 async def test_a_silent_reader_is_stalled_and_recovers_when_it_talks(table: QuasarTable) -> None:
