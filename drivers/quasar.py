@@ -47,7 +47,7 @@ _COUNTERS: Final = (
     "sweeps", "inventories", "resends", "connects", "reconnects", "disconnects", "stalls",
     "connect_failures", "refused", "bad_frames", "bad_answers", "stale_answers",
     "antenna_mismatches", "antenna_faults", "reader_errors", "tag_errors", "skipped_spots",
-    "reader_resets", "uid_order", "errors",
+    "reader_resets", "uid_order", "not_iso_uids", "errors",
 )
 _ANTENNA_FAULTS: Final = frozenset({"ARH", "EHF"})  # the antenna (not the reader) is at fault
 
@@ -315,13 +315,14 @@ class QuasarChipReader:
                     self._counts["tag_errors"] += len(answer.tag_errors)
                     raise _Retry(f"{where}: {len(answer.tag_errors)} tag(s) heard but not read"
                                  f" ({', '.join(sorted(set(answer.tag_errors)))})")
+                if not await self._iso_uids(reader, where, answer.uids):
+                    return None
             except _Retry as exc:
                 problem = str(exc)
                 continue
             if port in reader.faulted:
                 reader.faulted.discard(port)
                 await self._alert(reader, "antenna_fault_cleared", f"{where} reads again")
-            await self._check_order(reader, where, answer.uids)
             return answer.uids
         await self._alert_limited(reader, "unreliable_read",
                                   f"{where} not reported this sweep: {problem}")
@@ -340,14 +341,21 @@ class QuasarChipReader:
         await self._alert_limited(reader, "reader_error",
                                   f"{where}: {error.code} ({error.meaning})")
 
-    async def _check_order(self, reader: _Reader, where: str, uids: frozenset[bytes]) -> None:
-        """ISO 15693 UIDs begin with E0: one ending in E0 is a reader set to reverse them."""
-        reversed_ = [u for u in uids if u[0] != 0xE0 and u[-1] == 0xE0]
-        if reversed_:
-            self._counts["uid_order"] += len(reversed_)
+    async def _iso_uids(self, reader: _Reader, where: str, uids: frozenset[bytes]) -> bool:
+        """Whether every UID begins with E0, as ISO 15693 has it (D292). UIDs that end in E0
+        come from a reader set to reverse them: alerted, the spot not reported (False); any
+        other is a damaged answer (_Retry)."""
+        odd = sorted(u for u in uids if u[0] != 0xE0)
+        if not odd:
+            return True
+        if all(u[-1] == 0xE0 for u in odd):
+            self._counts["uid_order"] += len(odd)
             await self._alert_limited(reader, "uid_order",
-                                      f"{where}: UID {reversed_[0].hex().upper()} ends in E0:"
-                                      " the reader reverses UIDs (set it to MSB first)")
+                                      f"{where}: UID {odd[0].hex().upper()} ends in E0: the"
+                                      " reader reverses UIDs (set it to MSB first)")
+            return False
+        self._counts["not_iso_uids"] += 1
+        raise _Retry(f"{where}: UID {odd[0].hex().upper()} does not begin with E0 (ISO 15693)")
 
     # ------------------------------------------------------------------ asking
 

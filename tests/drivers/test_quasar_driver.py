@@ -286,3 +286,19 @@ async def test_a_payout_the_virtual_dealer_makes_is_read_whole(table: QuasarTabl
     last = sweeps(seen)[max(sweeps(seen))]
     assert last[SpotId(1, "ante")] == paid
     assert sum(c.value_cents for u in paid if (c := table.registry.lookup(u))) == 7500
+
+
+@pytest.mark.parametrize(("uid", "kind"), [
+    ("0403020150954FE0", "uid_order"),  # printed least significant byte first
+    ("04E0015095400201", "unreliable_read"),  # not an ISO 15693 UID at all: a damaged answer
+])
+async def test_a_uid_not_beginning_with_e0_is_never_reported(
+    table: QuasarTable, uid: str, kind: str,
+) -> None:
+    table.place(1, "play", uids=[bytes.fromhex(uid)])
+    async with driver(table) as reader:
+        seen = await until(aiter(reader), lambda s: bool(alerts(s, kind)) and len(sweeps(s)) >= 3)
+    assert uid in alerts(seen, kind)[0].detail
+    reported = {spot for sweep in sweeps(seen).values() for spot in sweep}
+    assert SpotId(1, "play") not in reported
+    assert SpotId(1, "ante") in reported
