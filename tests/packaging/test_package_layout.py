@@ -32,7 +32,7 @@ def test_the_package_list_names_every_package_of_the_checkout() -> None:
     listed = set(PROJECT["tool"]["setuptools"]["packages"])
     found = set(find_packages(where=str(REPO), include=[
         "game*", "wire*", "runtime*", "controller*", "drivers*", "simulators*", "leaderboard*",
-        "deploy*", "cli*", "floor*"]))
+        "deploy*", "cli*", "floor*", "adapters*"]))
     assert listed - {"showdown_config", "showdown_systemd"} == found
 
 
