@@ -66,6 +66,9 @@ def register(sub: Any) -> None:
                         " instead of running its simulator")
     c.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"the longest any one step may take (default {DEFAULT_TIMEOUT:g})")
+    c.add_argument("--sim-speed", type=_speed, default=1.0, metavar="X",
+                   help="run a simulator that models its device's timing X times faster"
+                        " (default 1: the timings are the device's)")
     c.add_argument("--json", action="store_true", help="print JSON instead of the table")
     c.set_defaults(handler=run_check)
 
@@ -130,6 +133,16 @@ def _quiet() -> None:
     configure_logging(fmt="console", level="critical")
 
 
+def _speed(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.1 <= value <= 100:
+        raise argparse.ArgumentTypeError("must be 0.1..100")
+    return value
+
+
 def run_list(args: argparse.Namespace) -> int:
     """Print the installed adapters per role."""
     import json  # noqa: PLC0415
@@ -175,7 +188,7 @@ def run_check(args: argparse.Namespace) -> int:
     else:
         chosen = choose(args.driver, role, args.config)
         report = asyncio.run(check_on_simulator(chosen, timeout=args.timeout,
-                                                spots=args.spots))
+                                                spots=args.spots, sim_speed=args.sim_speed))
     print(report.json() if args.json else report.table())
     return 0 if report.passed else EXIT_NOT_CONFORMING
 

@@ -111,13 +111,16 @@ def choose(driver: str, role: Role | None, config: Path | None, *, kind: str = "
 
 
 async def check_on_simulator(chosen: Chosen, *, timeout: float, spots: int | None,
-                             seed: int = 0) -> Report:
-    """Run the role's suite on the driver connected to its simulator."""
+                             seed: int = 0, sim_speed: float = 1.0) -> Report:
+    """Run the role's suite on the driver connected to its simulator (``sim_speed`` times
+    faster than the device, for a simulator that models the device's timing)."""
     adapter = chosen.adapter
     role = adapter.role
     context = DriverContext(name=role, registry=kit_registry() if role == "rfid" else None,
-                            seed=seed)
-    against = "its simulator"
+                            seed=seed, sim_speed=sim_speed)
+    against = "its simulator" + (f" running {sim_speed:g}x the device's speed (the timings"
+                                 " are the simulator's, not the device's)"
+                                 if sim_speed != 1 else "")
     async with AsyncExitStack() as stack:
         try:
             simulation = adapter.simulate(chosen.settings, context, stack)
