@@ -19,7 +19,6 @@ import asyncio
 from pathlib import Path
 from typing import Any, Final
 
-from cli.errors import CommandError
 from drivers.adapter import ROLES, Role
 
 __all__ = ["EXIT_NOT_CONFORMING", "register", "run_check", "run_list", "run_record"]
@@ -200,12 +199,8 @@ def run_record(args: argparse.Namespace) -> int:
 
     _quiet()
     chosen = choose(args.driver, args.role, args.config, kind="hardware")
-    try:
-        summary = asyncio.run(record(chosen, out=args.out, seconds=args.seconds,
-                                     port_key=args.port_key, baudrate=args.baudrate,
-                                     tcp_port=args.tcp_port))
-    except KeyboardInterrupt:  # asyncio.run ended the recording; the file is written
-        raise CommandError("recording interrupted; the capture file holds what was"
-                           " recorded until then") from None
+    summary = asyncio.run(record(chosen, out=args.out, seconds=args.seconds,
+                                 port_key=args.port_key, baudrate=args.baudrate,
+                                 tcp_port=args.tcp_port))
     print(summary)
     return 0

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import datetime as dt
 import os
+import signal
 import time
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -84,7 +85,7 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
             settings = settings_of(chosen.adapter, options, chosen.place)
             driver = chosen.adapter.open(settings, DriverContext(name=chosen.role))
             async with Observer(driver) as seen:
-                await seen.pause(seconds)
+                took = await _until_done(seconds)
                 # The relay stops first, then the driver is given a moment to read what
                 # crossed: the capture holds exactly the bytes behind the readings it lists.
                 relaying[0] = False
@@ -98,8 +99,27 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
         kinds[kind] = kinds.get(kind, 0) + 1
     what = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "nothing"
     where = ", ".join(d.device for d in devices)
-    return (f"recorded {seconds:g} s of {where}: {counts['rx']} bytes from the device,"
+    return (f"recorded {took:.1f} s of {where}: {counts['rx']} bytes from the device,"
             f" {counts['tx']} from the driver; the driver read {what}; written to {out}")
+
+
+async def _until_done(seconds: float) -> float:
+    """Wait ``seconds``, or until Ctrl-C (SIGINT), which ends the recording as its time
+    would: the capture is finished and closed, nothing lost. How long it waited."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    stop = asyncio.Event()
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    except (RuntimeError, ValueError):  # not the main thread (tests): the time alone
+        await asyncio.sleep(seconds)
+        return seconds
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), seconds)
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    return loop.time() - started
 
 
 def _serial_relay(device: str, baudrate: int, log: Callable[[str, bytes], bool],

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -198,6 +201,30 @@ def test_a_tcp_device_is_recorded_through_a_local_port_and_replayed(
                  "--json"]) == 0
     rows = {r["check"]: r for r in json.loads(capsys.readouterr().out)["rows"]}
     assert "5 card" in rows["readings"]["detail"]
+
+
+def test_ctrl_c_ends_a_recording_as_its_time_would(
+        tmp_path: Path, shoe: ShoeSimulator) -> None:
+    assert shoe.path is not None
+    config = _config(tmp_path, "shoe", "showdown-shoe", "url", shoe.path)
+    out = tmp_path / "shoe.capture.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "cli.main", "devices", "record", "--driver",
+                             "showdown-shoe", "--config", str(config), "--out", str(out),
+                             "--seconds", "60"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and (not out.exists() or len(_lines(out)) < 3):
+        time.sleep(0.1)  # recording: the header and the shoe's first frames are written
+    shoe.deal(2)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=20)
+    assert (proc.returncode, stderr) == (0, "")
+    assert stdout.startswith("recorded ")  # ended early, and said what it has
+    assert "2 CardReading" in stdout
+    lines = _lines(out)
+    assert lines[-1]["end"] is True
+    assert len([x for x in lines if x.get("reading", {}).get("kind") == "card"]) == 2
 
 
 def test_a_usb_driver_cannot_be_relayed_and_says_so(
