@@ -110,9 +110,17 @@ def with_stand_ins(options: Mapping[str, Any], stand_ins: Sequence[tuple[DeviceA
     out: dict[str, Any] = copy.deepcopy(dict(options))
     for at, stand_in in stand_ins:
         parent: Any = out
-        for part in at.where[:-1]:
-            parent = parent[part]
+        try:
+            for part in at.where[:-1]:
+                parent = parent[part]
+        except (KeyError, IndexError, TypeError):
+            raise CommandError(f"the driver's keys have no device at {at.name}, where the"
+                               " capture's device was: replay with the capture's own keys"
+                               " (no --config) or a config of the same layout") from None
         last = at.where[-1]
+        if not isinstance(parent, dict) or (last != "host" and last not in parent):
+            raise CommandError(f"the driver's keys have no device at {at.name}, where the"
+                               " capture's device was")
         if last == "host":
             host, port = split_tcp(stand_in)
             parent["host"], parent["port"] = host, port

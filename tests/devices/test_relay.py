@@ -55,3 +55,11 @@ def test_a_section_naming_no_device_says_why() -> None:
         devices_in("sr48", {"vid": 0x1209, "pid": 1}, PLACE)
     with pytest.raises(CommandError, match=r"names no device at 'url' \(devices at: port\)"):
         devices_in("serial-lines", {"port": "/dev/ttyUSB0"}, PLACE, only="url")
+
+
+def test_stand_ins_for_a_section_of_another_layout_are_refused() -> None:
+    at = DeviceAt(("readers", 3, "url"), "/dev/showdown/quasarmx-4")
+    with pytest.raises(CommandError, match=r"no device at readers\[4\]\.url"):
+        with_stand_ins(READERS, [(at, "/dev/pts/9")])
+    with pytest.raises(CommandError, match="no device at url"):
+        with_stand_ins({"port": "/dev/ttyUSB0"}, [(DeviceAt(("url",), "/dev/x"), "/dev/pts/9")])
