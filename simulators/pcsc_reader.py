@@ -1,0 +1,135 @@
+"""A PC/SC ID reader in software, as the conformance kit and a simulated table drive one
+(`drivers.adapter.SimulatedIds`): a private pcscd with vsmartcard's virtual reader
+(`simulators.pcscd_lab.PcscdLab`) and one contactless card on it
+(`simulators.vpcd_card.VpcdCard`).
+
+``tap(uid)`` lays a card with that UID on the reader for ``dwell`` seconds and takes it away
+(taps queue up and play one after the other, on a thread of their own, so `tap` never
+blocks); ``unplug`` stops pcscd (the readers and the service go away, as when pcscd dies or
+the reader's USB is pulled), ``plug`` starts it again on the same port and socket.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from types import TracebackType
+from typing import Final, Self
+
+from drivers.id_codec import problem
+from drivers.readings import IdForm
+from simulators.pcscd_lab import READER_NAME, PcscdLab
+from simulators.vpcd_card import VpcdCard
+
+__all__ = ["CARD_FAULTS", "PcscReaderSimulator"]
+
+CARD_FAULTS: Final = ("unsupported", "garbage", "drop")  # what `set_fault` and `inject` take
+_STOP: Final = object()
+
+
+class PcscReaderSimulator:
+    """pcscd + vpcd + a card; a context manager. ``reader_name`` is the reader to configure
+    (``[id_reader] reader``); ``dwell`` how long a tap holds the card on it (pcscd polls a
+    virtual reader every 0.4 s, so at least about 0.6 s); ``gap`` the time between taps."""
+
+    def __init__(self, *, dwell: float = 0.8, gap: float = 0.6, debug: bool = False) -> None:
+        if dwell <= 0 or gap <= 0:
+            raise ValueError("dwell and gap must be positive")
+        self.dwell, self.gap = dwell, gap
+        self.lab = PcscdLab(debug=debug)
+        self.reader_name = READER_NAME
+        self.card: VpcdCard | None = None
+        self._taps: queue.SimpleQueue[str | object] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self.stats: dict[str, int] = dict.fromkeys(("taps", "unplugs"), 0)
+
+    def start(self) -> Self:
+        """Start pcscd and the tapping thread."""
+        self.lab.start()
+        self.card = VpcdCard("04000000", port=self.lab.port)
+        self._thread = threading.Thread(target=self._play, daemon=True, name="pcsc-taps")
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Take the card away, stop the thread and pcscd."""
+        if self._thread is not None:
+            self._taps.put(_STOP)
+            self._thread.join(timeout=5.0)
+            self._thread = None
+        if self.card is not None:
+            self.card.withdraw()
+        self.lab.stop()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    # ------------------------------------------------------------------ SimulatedIds
+
+    def tap(self, number: str, form: IdForm = "uid") -> None:
+        """Lay a card with this UID (hex) on the reader; ValueError for anything but a UID
+        (a PC/SC reader reads no magstripe and no printed number)."""
+        if form != "uid":
+            raise ValueError(f"a PC/SC reader reads a card's UID, not a {form} number")
+        uid = number.upper()
+        if (why := problem(uid, "uid")) is not None:
+            raise ValueError(why)
+        self._idle.clear()
+        self._taps.put(uid)
+        self.stats["taps"] += 1
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until every tap given has been played (True), or the timeout."""
+        return self._idle.wait(timeout)
+
+    def unplug(self) -> None:
+        """pcscd goes away (the service and its readers)."""
+        if self.card is not None:
+            self.card.withdraw()
+        self.lab.stop()
+        self.stats["unplugs"] += 1
+
+    def plug(self) -> None:
+        """pcscd comes back, with the same reader."""
+        self.lab.start()
+
+    def set_fault(self, name: str, value: float | bool) -> None:
+        """Switch a card fault: ``unsupported`` (GET DATA answered 6A 81), ``garbage`` (one
+        byte and no status word), ``drop`` (the card leaves instead of answering)."""
+        card = self._need_card()
+        if name not in CARD_FAULTS:
+            raise ValueError(f"unknown fault {name!r}; faults are {', '.join(CARD_FAULTS)}")
+        card.faults[name] = bool(value)
+
+    def inject(self, name: str) -> None:
+        """One card fault on the next GET DATA."""
+        self._need_card().once(name)
+
+    def _need_card(self) -> VpcdCard:
+        if self.card is None:
+            raise RuntimeError("the simulated PC/SC reader is not started")
+        return self.card
+
+    def _play(self) -> None:
+        while (uid := self._taps.get()) is not _STOP:
+            card = self._need_card()
+            assert isinstance(uid, str)
+            card.uid = uid
+            try:
+                card.present()
+            except OSError:
+                pass  # pcscd is down (unplugged): the tap goes unseen, as on hardware
+            else:
+                time.sleep(self.dwell)
+                card.withdraw()
+            time.sleep(self.gap)
+            if self._taps.empty():
+                self._idle.set()
