@@ -34,7 +34,7 @@ from drivers.readings import IdTap
 from runtime.backoff import Backoff
 from runtime.worker_thread import WorkerThread
 
-__all__ = ["GET_UID", "PcscIdReader", "load_scard", "reader_list", "uid_from_response"]
+__all__ = ["GET_UID", "PcscIdReader", "load_scard", "reader_list", "survey", "uid_from_response"]
 
 GET_UID: Final = (0xFF, 0xCA, 0x00, 0x00, 0x00)  # PC/SC part 3 GET DATA: the card's UID
 _STATUS_WORDS: Final = {
@@ -271,3 +271,41 @@ class PcscIdReader(IdStream):
             return list(response)
         finally:
             scard.SCardDisconnect(card, scard.SCARD_LEAVE_CARD)
+
+
+def survey(reader: str = "", *, scard: ModuleType | None = None) -> tuple[str, str | None]:
+    """Which reader pcscd would give the driver (`showdown doctor`): ``(name, firmware)``,
+    the firmware when the reader's driver reports it (SCARD_ATTR_VENDOR_IFD_VERSION, None
+    otherwise). Raises what the driver would alert: DeviceLost (pcscd down), DeviceNotFound
+    (no reader, none matching), LibraryMissing."""
+    scard = scard if scard is not None else load_scard()
+    hr, context = scard.SCardEstablishContext(scard.SCARD_SCOPE_USER)
+    _check(scard, hr, "opening a PC/SC context")
+    try:
+        readers = reader_list(scard, context)
+        if not readers:
+            raise DeviceNotFound("no PC/SC reader is connected (pcscd is running and lists"
+                                 " none)")
+        matching = [name for name in readers if reader.casefold() in name.casefold()]
+        if not matching:
+            raise DeviceNotFound(f"no PC/SC reader's name contains {reader!r}; readers: "
+                                 + ", ".join(readers))
+        return matching[0], _firmware(scard, context, matching[0])
+    finally:
+        scard.SCardReleaseContext(context)
+
+
+def _firmware(scard: ModuleType, context: Any, name: str) -> str | None:
+    """The reader's firmware version through a direct connection (no card needed)."""
+    hr, handle, _ = scard.SCardConnect(context, name, scard.SCARD_SHARE_DIRECT, 0)
+    if hr != scard.SCARD_S_SUCCESS:
+        return None
+    try:
+        hr, value = scard.SCardGetAttrib(handle, scard.SCARD_ATTR_VENDOR_IFD_VERSION)
+        if hr != scard.SCARD_S_SUCCESS or len(value) < 4:
+            return None
+        # PC/SC part 3: DWORD 0xMMmmbbbb (major, minor, build), little-endian
+        version = int.from_bytes(bytes(value[:4]), "little")
+        return f"{version >> 24}.{(version >> 16) & 0xFF}.{version & 0xFFFF}"
+    finally:
+        scard.SCardDisconnect(handle, scard.SCARD_LEAVE_CARD)

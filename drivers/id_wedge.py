@@ -75,6 +75,7 @@ class EvdevSource:
         self.grab = grab
         self._evdev = evdev if evdev is not None else load_evdev()
         self._device: Any = None
+        self.device_name: str | None = None  # the name the device reports, once opened
 
     def open(self) -> str:
         """Open the device, check it types keys, grab it."""
@@ -107,6 +108,7 @@ class EvdevSource:
             device.close()
             raise
         self._device = device
+        self.device_name = str(device.name)
         grabbed = "grabbed" if self.grab else "NOT grabbed: keystrokes reach the session too"
         return f"reading {device.name} on {self.path} ({grabbed})"
 

@@ -83,7 +83,10 @@ def _free_port_pair() -> int:
 
 class PcscdLab:
     """A private pcscd with one virtual reader; a context manager. ``stop`` and ``start``
-    again is the reader's middleware going away and coming back (same port, same socket)."""
+    again is the reader's middleware going away and coming back (same port, same socket).
+    One lab runs in a process at a time (its socket's folder is the process's)."""
+
+    _running: PcscdLab | None = None  # the lab whose pcscd runs in this process
 
     def __init__(self, *, port: int | None = None, debug: bool = False) -> None:
         self.port = port if port is not None else 0
@@ -104,6 +107,10 @@ class PcscdLab:
             return self
         if (why := missing()) is not None:
             raise PcscdLabError(why)
+        other = PcscdLab._running
+        if other is not None and other is not self and other.running:
+            raise PcscdLabError("another PC/SC lab already runs in this process (one pcscd"
+                                " socket per process): stop it first")
         current = os.environ.get(_SOCKET_ENV)
         if current is not None and current != str(self.socket_path):
             raise PcscdLabError(f"{_SOCKET_ENV} already points PC/SC clients at {current}")
@@ -138,12 +145,15 @@ class PcscdLab:
                 self.stop()
                 raise PcscdLabError(f"pcscd did not start: {tail.strip() or 'no output'}")
             time.sleep(0.02)
+        PcscdLab._running = self
         _log.info("pcscd lab on", socket=str(self.socket_path), vpcd_port=self.port)
         return self
 
     def stop(self) -> None:
         """Stop pcscd (its clients see the service gone) and remove its config."""
         process, self._process = self._process, None
+        if PcscdLab._running is self:
+            PcscdLab._running = None
         if process is not None and process.poll() is None:
             process.send_signal(signal.SIGTERM)
             try:
