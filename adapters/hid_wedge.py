@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from drivers.adapter import ConfigPlace, DriverContext, Probe, Role, Simulation
+from drivers.adapter_options import Options
 from drivers.errors import DeviceNotFound, LibraryMissing
 from drivers.id_wedge import EvdevSource, GrabRefused, WedgeIdReader
 from drivers.wedge_codec import TYPED, Typed
@@ -34,7 +35,7 @@ _FIX_DEVICE: Final = ("plug the reader in and check its node: ls -l /dev/showdow
 class HidWedgeSettings:
     """The wedge's keys, checked."""
 
-    device: str
+    device: str  # "" when simulated without one
     grab: bool = True
     typed: Typed = "card"
     line_timeout: float = 0.5
@@ -58,28 +59,15 @@ class HidWedgeAdapter:
     }
 
     def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> HidWedgeSettings:
-        """The settings from the section's keys (``place.error`` for a bad or missing one)."""
-        for key in options:
-            if key not in self.keys:
-                raise place.error(key, f"unknown key for driver {self.name!r}; its keys are "
-                                       + ", ".join(self.keys))
-        device = options.get("device")
-        if not isinstance(device, str) or not device.strip():
-            raise place.error("device", "the wedge's event device is required, e.g."
-                                        " \"/dev/showdown/id-wedge\"")
-        grab = options.get("grab", True)
-        if not isinstance(grab, bool):
-            raise place.error("grab", f"must be true or false, not {grab!r}")
-        typed = options.get("typed", "card")
-        if typed not in TYPED:
-            raise place.error("typed", f"must be one of {', '.join(TYPED)}, not {typed!r}")
-        line_timeout = options.get("line_timeout", 0.5)
-        if isinstance(line_timeout, bool) or not isinstance(line_timeout, int | float) \
-                or not 0.05 <= line_timeout <= 10:
-            raise place.error("line_timeout", f"must be seconds from 0.05 to 10, not"
-                                              f" {line_timeout!r}")
-        return HidWedgeSettings(device=place.path(device.strip()), grab=grab, typed=typed,
-                                line_timeout=float(line_timeout))
+        """The settings from the section's keys (``place.error`` for a bad or missing one);
+        a real wedge needs its device."""
+        opts = Options(options, place)
+        device = opts.path("device", required=place.real)
+        typed: Typed = "uid" if opts.text("typed", "card", choices=TYPED) == "uid" else "card"
+        return HidWedgeSettings(device=device or "", grab=opts.flag("grab", True),
+                                typed=typed,
+                                line_timeout=opts.number("line_timeout", 0.5, low=0.05,
+                                                         high=10.0))
 
     def open(self, settings: HidWedgeSettings, context: DriverContext) -> WedgeIdReader:
         """The driver on the real device (LibraryMissing without python-evdev)."""

@@ -19,6 +19,7 @@ from typing import Any, Final
 import structlog
 
 from drivers.adapter import ConfigPlace, DriverContext, Probe, Role, Simulation
+from drivers.adapter_options import Options
 from drivers.errors import DeviceLost, DeviceNotFound, LibraryMissing
 from drivers.id_pcsc import PcscIdReader, survey
 
@@ -47,15 +48,11 @@ class PcscAdapter:
 
     def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> PcscSettings:
         """The settings from the section's keys (``place.error`` for a bad one)."""
-        for key in options:
-            if key not in self.keys:
-                raise place.error(key, f"unknown key for driver {self.name!r}; its keys are "
-                                       + ", ".join(self.keys))
-        reader = options.get("reader", "")
-        if not isinstance(reader, str):
-            raise place.error("reader", f"must be text (part of the reader's name), not"
-                                        f" {reader!r}")
-        return PcscSettings(reader=reader.strip())
+        value = options.get("reader", "")
+        if value == "":  # "" says "the first reader", as an absent key does
+            return PcscSettings(reader="")
+        reader = Options(options, place).text("reader", "")
+        return PcscSettings(reader=(reader or "").strip())
 
     def open(self, settings: PcscSettings, context: DriverContext) -> PcscIdReader:
         """The driver on the machine's pcscd (LibraryMissing without pyscard)."""

@@ -17,11 +17,15 @@ import pytest
 
 from adapters.hid_wedge import HidWedgeSettings
 from adapters.pcsc import PcscAdapter, PcscSettings
+from controller.config import TableConfig, parse_table_config
+from controller.wiring import ConfiguredDevices
 from drivers.adapter import ConfigPlace, DriverContext, SimulatedIds
 from drivers.id_pcsc import PcscIdReader
 from drivers.id_wedge import WedgeIdReader
 from drivers.registry import find_adapter
 from game.errors import ConfigError
+from simulators.table_play import play_registry
+from simulators.wedge import SimulatedWedge
 from tests.drivers.id_support import Seen, numbers, pcsc_reader, ready_pcsc
 
 PLACE = ConfigPlace(source="table.toml", section="id_reader", base=Path("/etc/showdown"))
@@ -45,23 +49,23 @@ def test_the_wedge_keys_are_checked_and_named_in_errors() -> None:
     relative = adapter.configure({"device": "captures/wedge", "grab": False}, PLACE)
     assert relative.device == "/etc/showdown/captures/wedge"
     for options, message in [
-        ({}, "table.toml: id_reader.device: the wedge's event device is required"),
-        ({"device": "/dev/x", "grab": "yes"}, "id_reader.grab: must be true or false"),
+        ({}, "table.toml: id_reader.device: missing"),
+        ({"device": "/dev/x", "grab": "yes"}, "id_reader.grab: expected true or false"),
         ({"device": "/dev/x", "typed": "nfc"}, "id_reader.typed: must be one of card, uid"),
-        ({"device": "/dev/x", "line_timeout": 0}, "id_reader.line_timeout: must be seconds"),
-        ({"device": "/dev/x", "port": "/dev/ttyACM0"}, "id_reader.port: unknown key for"
-                                                        " driver 'hid-wedge'"),
+        ({"device": "/dev/x", "line_timeout": 0}, "id_reader.line_timeout: must be 0.05..10"),
     ]:
         with pytest.raises(ConfigError) as caught:
             adapter.configure(options, PLACE)
         assert message in str(caught.value)
+    simulated = ConfigPlace(source="table.toml", section="id_reader", kind="sim")
+    assert adapter.configure({}, simulated).device == ""  # a simulated wedge needs none
 
 
 def test_the_pcsc_keys_are_checked() -> None:
     adapter = find_adapter("id_reader", "pcsc")
     assert adapter.configure({}, PLACE) == PcscSettings(reader="")
     assert adapter.configure({"reader": " ACR122 "}, PLACE) == PcscSettings(reader="ACR122")
-    with pytest.raises(ConfigError, match=r"id_reader\.reader: must be text"):
+    with pytest.raises(ConfigError, match=r"id_reader\.reader: expected non-empty text"):
         adapter.configure({"reader": 3}, PLACE)
 
 
@@ -146,3 +150,42 @@ def test_the_pcsc_probe_names_the_reader_and_says_when_pcscd_or_the_reader_is_mi
     assert not down.ok
     assert down.detail.startswith("pcscd is not running")
     assert down.fix == "apt-get install pcscd; systemctl enable --now pcscd.socket"
+
+
+def table(tmp_path: Path, id_reader: dict[str, object]) -> TableConfig:
+    """A manual table whose [id_reader] section is this one."""
+    return parse_table_config({
+        "table": {"venue": "v", "id": "t1", "journal": "journal.sqlite"},
+        "keys": {"table_key": "table.key"}, "api": {"socket": "console.sock"},
+        "shoe": {"kind": "manual"}, "rfid": {"kind": "manual"}, "id_reader": id_reader,
+    }, source="table.toml", base=tmp_path)
+
+
+async def test_a_table_config_selects_each_reader_by_its_driver_name(tmp_path: Path) -> None:
+    wedge = table(tmp_path, {"kind": "hardware", "driver": "hid-wedge",
+                             "device": "/dev/showdown/id-wedge", "typed": "uid"})
+    pcsc = table(tmp_path, {"kind": "hardware", "driver": "pcsc", "reader": "ACR122"})
+    async with AsyncExitStack() as stack:
+        assert isinstance(ConfiguredDevices(wedge).open(stack, play_registry()).ids,
+                          WedgeIdReader)
+        opened = ConfiguredDevices(pcsc).open(stack, play_registry()).ids
+        assert isinstance(opened, PcscIdReader)
+        assert opened.reader == "ACR122"
+    with pytest.raises(ConfigError, match="unknown key for the pcsc driver"):
+        table(tmp_path, {"kind": "hardware", "driver": "pcsc", "port": "/dev/ttyACM0"})
+
+
+async def test_a_simulated_table_runs_the_wedge_driver_on_the_simulated_wedge(
+        tmp_path: Path) -> None:
+    devices = ConfiguredDevices(table(tmp_path, {"kind": "sim", "driver": "hid-wedge"}))
+    async with AsyncExitStack() as stack:
+        ids = devices.open(stack, play_registry()).ids
+        wedge = devices.id_simulator
+        assert isinstance(ids, WedgeIdReader)
+        assert isinstance(wedge, SimulatedWedge)
+        async with ids:
+            seen = Seen(ids)
+            await seen.alert("connected")
+            wedge.tap("6012345678901234")
+            taps = await seen.taps_n(1)
+    assert numbers(taps) == [("6012345678901234", "track2")]
