@@ -180,7 +180,7 @@ class PcscIdReader(IdStream):
     async def _watch(self, name: str) -> None:
         scard = self._scard
         state = scard.SCARD_STATE_UNAWARE
-        present = False
+        present, insertions = False, -1
         while True:
             event, atr = await self._worker.call(self._wait_change, name, state)
             if event is None:
@@ -190,7 +190,12 @@ class PcscIdReader(IdStream):
             if event & (scard.SCARD_STATE_UNKNOWN | scard.SCARD_STATE_UNAVAILABLE):
                 raise DeviceLost(f"the reader {name} is gone")
             now = bool(event & scard.SCARD_STATE_PRESENT)
-            if now and not present:
+            # pcsc-lite counts a reader's card events in the state's upper 16 bits: a card
+            # swapped for another between two waits is present both times, counted twice
+            counted = event >> 16
+            swapped = present and now and insertions >= 0 and counted != insertions
+            insertions = counted
+            if now and (not present or swapped):
                 if event & scard.SCARD_STATE_MUTE:
                     self._bad_read(f"a card that does not answer (mute; ATR {bytes(atr).hex()})")
                 else:

@@ -11,6 +11,7 @@ vsmartcard-vpcd locally; fails under CI (tests/drivers/id_support.py).
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -71,6 +72,8 @@ async def test_a_card_laid_on_the_reader_is_its_uid(pcsc: PcscReaderSimulator) -
         pcsc.tap(UID)
         pcsc.tap("deadbeef")
         taps = await seen.taps_n(2)
+        await asyncio.to_thread(pcsc.wait_idle)  # both cards taken away again
+        await asyncio.sleep(0.3)  # more than a poll: a card held is not read twice
         health = reader.health()
     assert connected.detail == f"reading on {pcsc.reader_name}"
     assert numbers(taps) == [(UID, "uid"), ("DEADBEEF", "uid")]
