@@ -2,8 +2,8 @@
 reader, and the keyboard wedge's decoder's cost a swipe.
 
 - serial-lines: `SerialIdReader` on the simulator's pty (`IdReaderSimulator.tap`);
-- hid-wedge: `WedgeIdReader` on a simulated wedge typing at a HID keyboard's 4 ms a key
-  (a track 2 line is 24 keys and Enter, with Shift for the sentinel: about 0.2 s of typing);
+- hid-wedge: `WedgeIdReader` on a simulated wedge typing about 8 ms a character (a track 2
+  line is 26 characters and Enter: about 0.2 s of typing, as a real wedge takes);
 - pcsc: `PcscIdReader` on a private pcscd with vsmartcard's virtual reader, from the card
   laid on the reader (pcscd polls a virtual reader about every 0.4 s; a USB CCID reader
   reports a card by interrupt instead), skipped without pcscd/vpcd/root;
