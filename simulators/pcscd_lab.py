@@ -150,7 +150,7 @@ class PcscdLab:
         return self
 
     def stop(self) -> None:
-        """Stop pcscd (its clients see the service gone) and remove its config."""
+        """Stop pcscd (its clients see the service gone) and remove its files."""
         process, self._process = self._process, None
         if PcscdLab._running is self:
             PcscdLab._running = None
@@ -164,6 +164,8 @@ class PcscdLab:
         if self._conf is not None:
             shutil.rmtree(self._conf, ignore_errors=True)
             self._conf = None
+        if process is not None:  # its socket, pid file and log: made again by `start`
+            shutil.rmtree(socket_dir(), ignore_errors=True)
 
     def __enter__(self) -> Self:
         return self.start()
