@@ -157,7 +157,8 @@ def record_events(source: EventSource, out: TextIO, *, seconds: float | None = N
     source.open()
     written = enters = 0
     try:
-        out.write(format_header(device=device, path=path) + "\n")
+        named = getattr(source, "device_name", None)  # what a real device calls itself
+        out.write(format_header(device=device or named or "", path=path) + "\n")
         deadline = None if seconds is None else time.monotonic() + seconds
         while lines is None or enters < lines:
             left = None if deadline is None else deadline - time.monotonic()
@@ -182,5 +183,4 @@ def record_wedge(path: str, out: TextIO, *, seconds: float | None = None,
     unless ``grab`` is False. DeviceNotFound (GrabRefused) when it cannot be opened;
     `drivers.errors.LibraryMissing` without python-evdev."""
     source = EvdevSource(path, grab=grab)
-    return record_events(source, out, seconds=seconds, lines=lines, path=path,
-                         device=path.rsplit("/", 1)[-1])
+    return record_events(source, out, seconds=seconds, lines=lines, path=path)
