@@ -21,6 +21,7 @@ from drivers.protocols import IdReader
 from runtime.backoff import Backoff
 from simulators.pcsc_reader import PcscReaderSimulator
 from simulators.vpcd_card import answer, contactless_atr
+from tests.drivers import id_support
 from tests.drivers.id_support import Seen, numbers, ready_pcsc
 
 UID = "04A1B2C3D4E5F6"
@@ -152,3 +153,17 @@ async def test_pcscd_not_running_at_start_is_not_found_then_found(
     assert alert.detail == ("pcscd is not running (opening a PC/SC context: Service not"
                             " available (SCARD_E_NO_SERVICE)); start it: systemctl enable"
                             " --now pcscd.socket")
+
+
+def test_without_pcscd_the_pc_sc_tests_skip_locally_and_fail_under_ci(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(id_support, "missing", lambda: "pcscd is not installed (apt-get"
+                                                       " install pcscd)")
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no PC/SC lab here: pcscd is not"
+                                                    " installed"):
+        id_support.need_pcsc()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run the PC/SC tests: pcscd is"
+                                                    " not installed"):
+        id_support.need_pcsc()
