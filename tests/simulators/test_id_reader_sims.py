@@ -61,10 +61,10 @@ def test_faults_drop_silence_and_delay_a_tap() -> None:
     wedge.tap("33333333", "plain")
     assert wedge.read(0.2) == []
     wedge.set_fault("silent", False)
-    wedge.set_fault("delay", 0.3)
+    wedge.set_fault("delay", 1.0)
     wedge.tap("44444444", "plain")
-    assert wedge.read(0.1) == []  # held back
-    assert lines(typed(wedge)) == [("44444444", "plain")]
+    assert wedge.read(0.05) == []  # held back
+    assert lines(typed(wedge, wait=5.0)) == [("44444444", "plain")]
 
 
 def test_unplug_loses_what_was_not_typed_and_refuses_opening_until_plugged() -> None:
