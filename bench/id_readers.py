@@ -96,7 +96,7 @@ async def pcsc(taps: int) -> Series | str:
     if (why := missing()) is not None:
         return why
     series = Series("pcsc")
-    with PcscReaderSimulator(dwell=0.6, gap=0.1) as sim:
+    with PcscReaderSimulator(gap=0.5) as sim:
         reader = PcscIdReader(sim.reader_name, device_name="bench", poll=0.25,
                               backoff=_backoff())
         await tap_to_reading(reader, sim.tap, [f"04A1B2C3D4{i:04X}" for i in range(taps)],

@@ -3,9 +3,10 @@
 (`simulators.pcscd_lab.PcscdLab`) and one contactless card on it
 (`simulators.vpcd_card.VpcdCard`).
 
-``tap(uid)`` lays a card with that UID on the reader for ``dwell`` seconds and takes it away
-(taps queue up and play one after the other, on a thread of their own, so `tap` never
-blocks); ``unplug`` stops pcscd (the readers and the service go away, as when pcscd dies or
+``tap(uid)`` lays a card with that UID on the reader and takes it away once the reader has
+asked it for its UID (as a patron lifts the card at the beep), or after ``dwell`` seconds if
+nobody asks (taps queue up and play one after the other, on a thread of their own, so `tap`
+never blocks); ``unplug`` stops pcscd (the readers and the service go away, as when pcscd dies or
 the reader's USB is pulled), ``plug`` starts it again on the same port and socket.
 """
 
@@ -30,13 +31,16 @@ _STOP: Final = object()
 
 class PcscReaderSimulator:
     """pcscd + vpcd + a card; a context manager. ``reader_name`` is the reader to configure
-    (``[id_reader] reader``); ``dwell`` how long a tap holds the card on it (pcscd polls a
-    virtual reader every 0.4 s, so at least about 0.6 s); ``gap`` the time between taps."""
+    (``[id_reader] reader``); ``dwell`` the longest a tap holds the card on a reader that does
+    not ask for its UID; ``hold`` how long it stays after being asked; ``gap`` the time
+    between taps (pcscd polls a virtual reader about every 0.4 s: a gap shorter than that may
+    go unseen, as a card swapped too quickly)."""
 
-    def __init__(self, *, dwell: float = 0.8, gap: float = 0.6, debug: bool = False) -> None:
-        if dwell <= 0 or gap <= 0:
-            raise ValueError("dwell and gap must be positive")
-        self.dwell, self.gap = dwell, gap
+    def __init__(self, *, dwell: float = 5.0, hold: float = 0.1, gap: float = 0.6,
+                 debug: bool = False) -> None:
+        if dwell <= 0 or gap <= 0 or hold < 0:
+            raise ValueError("dwell and gap must be positive, hold not negative")
+        self.dwell, self.hold, self.gap = dwell, hold, gap
         self.lab = PcscdLab(debug=debug)
         self.reader_name = READER_NAME
         self.card: VpcdCard | None = None
@@ -128,7 +132,8 @@ class PcscReaderSimulator:
             except OSError:
                 pass  # pcscd is down (unplugged): the tap goes unseen, as on hardware
             else:
-                time.sleep(self.dwell)
+                if card.asked.wait(self.dwell):
+                    time.sleep(self.hold)
                 card.withdraw()
             time.sleep(self.gap)
             if self._taps.empty():

@@ -96,6 +96,7 @@ class VpcdCard:
         self.faults: dict[str, bool] = dict.fromkeys(("unsupported", "garbage", "drop"), False)
         self._once: list[str] = []
         self.stats: dict[str, int] = dict.fromkeys(("presented", "atr", "apdus", "get_data"), 0)
+        self.asked = threading.Event()  # set when GET DATA came since the card was presented
 
     @staticmethod
     def _check_uid(uid: str) -> bytes:
@@ -137,6 +138,7 @@ class VpcdCard:
             sock = socket.create_connection((self.host, self.port), timeout=2.0)
             sock.settimeout(None)
             self._sock = sock
+            self.asked.clear()
             self.stats["presented"] += 1
             self._thread = threading.Thread(target=self._serve, args=(sock,), daemon=True,
                                             name=f"vpcd-card[{self.port}]")
@@ -186,6 +188,7 @@ class VpcdCard:
         if message[:2] != b"\xff\xca":
             return answer(message, self._uid)
         self.stats["get_data"] += 1
+        self.asked.set()
         with self._lock:
             fault = self._once.pop(0) if self._once else None
         if fault == "drop" or self.faults["drop"]:

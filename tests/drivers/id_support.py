@@ -73,7 +73,7 @@ def need_pcsc() -> None:
 def pcsc_reader() -> PcscReaderSimulator:
     """The process's simulated PC/SC reader, started at the first call (stopped at exit)."""
     need_pcsc()
-    simulator = PcscReaderSimulator(dwell=0.7, gap=0.5).start()
+    simulator = PcscReaderSimulator(gap=0.5).start()
     atexit.register(simulator.stop)
     return simulator
 
