@@ -53,6 +53,7 @@ _READER_GONE: Final = ("SCARD_E_UNKNOWN_READER", "SCARD_E_READER_UNAVAILABLE",
                        "SCARD_E_NO_READERS_AVAILABLE")
 _CARD_GONE: Final = ("SCARD_W_REMOVED_CARD", "SCARD_E_NO_SMARTCARD", "SCARD_W_RESET_CARD",
                      "SCARD_W_UNPOWERED_CARD")
+_REFUSED: Final = "SCARD_W_SECURITY_VIOLATION"  # "Access denied"
 _FIX_SERVICE: Final = "start it: systemctl enable --now pcscd.socket"
 
 
@@ -91,7 +92,7 @@ def reader_list(scard: ModuleType, context: Any) -> list[str]:
 
 
 def _name(scard: ModuleType, hr: int) -> str:
-    for name in (*_SERVICE_GONE, *_READER_GONE, *_CARD_GONE, "SCARD_E_TIMEOUT",
+    for name in (*_SERVICE_GONE, *_READER_GONE, *_CARD_GONE, _REFUSED, "SCARD_E_TIMEOUT",
                  "SCARD_E_SHARING_VIOLATION", "SCARD_W_UNRESPONSIVE_CARD",
                  "SCARD_E_PROTO_MISMATCH", "SCARD_E_NOT_TRANSACTED"):
         if getattr(scard, name, None) == hr:
@@ -109,6 +110,9 @@ def _check(scard: ModuleType, hr: int, doing: str) -> None:
         raise DeviceLost(f"pcscd is not running ({message}); {_FIX_SERVICE}")
     if name in _READER_GONE:
         raise DeviceLost(f"the reader is gone ({message})")
+    if name == _REFUSED:  # a pcscd shutting down says so too
+        raise DeviceLost(f"pcscd refused access ({message}): it is stopping, or its polkit"
+                         " policy denies this user (docs/operations/id-readers.md)")
     raise DriverError(message)
 
 

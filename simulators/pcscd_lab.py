@@ -8,7 +8,8 @@ So that it never clashes with the machine's own pcscd, the lab runs pcscd in a p
 namespace (``unshare --mount``) where a folder of its own is bind-mounted on ``/run/pcscd``,
 and points this process's PC/SC clients at the socket in that folder through
 ``PCSCLITE_CSOCK_NAME``. The client library reads that variable once per process, at its
-first call, so a process has one lab folder (`socket_dir`) and one lab at a time. Needs root
+first call, so a process has one lab folder (`socket_dir`) and one lab at a time (a child
+process that inherited its parent lab's variable starts its own lab over it). Needs root
 (a mount namespace), ``pcscd`` and ``vsmartcard-vpcd``: `missing` says what is not there.
 
 The virtual reader listens on a free TCP port of its own (ifd-vpcd opens the configured port
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -39,6 +41,8 @@ VPCD_DRIVER: Final = Path("/usr/lib/pcsc/drivers/serial/libifdvpcd.so")
 READER_NAME: Final = "Virtual PCD 00 00"  # the reader of the lab's first slot, as pcscd names it
 _SOCKET_ENV: Final = "PCSCLITE_CSOCK_NAME"
 _RUN_DIR: Final = "/run/pcscd"
+# Another process's lab socket (a parent's, inherited by a child process): not this one's.
+_LAB_SOCKET: Final = re.compile(r".*/showdown-pcscd-\d+/pcscd\.comm")
 
 
 class PcscdLabError(RuntimeError):
@@ -112,7 +116,8 @@ class PcscdLab:
             raise PcscdLabError("another PC/SC lab already runs in this process (one pcscd"
                                 " socket per process): stop it first")
         current = os.environ.get(_SOCKET_ENV)
-        if current is not None and current != str(self.socket_path):
+        inherited = current is not None and _LAB_SOCKET.fullmatch(current) is not None
+        if current is not None and current != str(self.socket_path) and not inherited:
             raise PcscdLabError(f"{_SOCKET_ENV} already points PC/SC clients at {current}")
         if not self.port:
             self.port = _free_port_pair()

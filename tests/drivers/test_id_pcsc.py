@@ -125,7 +125,8 @@ async def test_pcscd_stopped_is_lost_and_started_again_is_reconnected(
         pcsc.tap(UID)
         taps = await seen.taps_n(1)
         health = reader.health()
-    assert lost.detail.startswith("pcscd is not running")
+    # as pcscd stops, its last answer is "not running" or, racing its shutdown, "refused"
+    assert lost.detail.startswith(("pcscd is not running", "pcscd refused access"))
     assert back.detail == f"reading on {pcsc.reader_name}"
     assert numbers(taps) == [(UID, "uid")]
     assert health.counters["reconnects"] == 1
