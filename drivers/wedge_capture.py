@@ -14,6 +14,9 @@ The format is JSON lines: a header, then one event a line, as the kernel gave it
 (linux/input-event-codes.h). `read_capture` also reads the text ``evtest`` prints for a
 device (``Event: time 1733400000.123456, type 1 (EV_KEY), code 3 (KEY_2), value 1`` and its
 ``SYN_REPORT`` separator lines), so a technician's ``evtest`` log replays as it is.
+
+A capture holds every key typed, so the card numbers swiped in full: record test cards only,
+and keep the file as card data.
 """
 
 from __future__ import annotations
