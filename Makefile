@@ -4,7 +4,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # What each target installs (pyproject's extras): the demo only `demo`; tests and lint every
 # extra (`all`) and their tools; bench also the other evaluators.
-CKSUM := $(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+# The example vendor adapter (examples/textline-shoe) is installed beside showdown, editable:
+# `showdown devices check --driver text-line` works in a developer's venv, and its tests run.
+EXAMPLE := examples/textline-shoe
+CKSUM := $(shell cat pyproject.toml $(EXAMPLE)/pyproject.toml | cksum | cut -d' ' -f1)
 STAMP := $(VENV)/.installed-$(CKSUM)
 DEMO_STAMP := $(VENV)/.demo-$(CKSUM)
 BENCH_STAMP := $(VENV)/.bench-$(CKSUM)
@@ -32,9 +35,10 @@ define new_venv
 	$(BIN)/python -m pip install --quiet --upgrade pip
 endef
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
 	$(new_venv)
 	$(BIN)/python -m pip install --quiet -e '.[all,test,lint]'
+	$(BIN)/python -m pip install --quiet --no-deps -e $(EXAMPLE)
 	@rm -f $(VENV)/.installed-* $(VENV)/.demo-*
 	@touch $@ $(DEMO_STAMP)
 
@@ -67,7 +71,8 @@ test-soak: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mypy game wire runtime controller drivers simulators adapters leaderboard deploy cli floor
+	$(BIN)/mypy game wire runtime controller drivers simulators adapters leaderboard deploy cli floor \
+		$(EXAMPLE)/src/showdown_textline_shoe
 	$(BIN)/lint-imports --no-cache --no-logo
 
 bench: $(BENCH_STAMP)
@@ -81,6 +86,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/hand_parts.py
 	$(BIN)/python bench/cli_calls.py
 	$(BIN)/python bench/install_size.py
+	$(BIN)/python bench/textline_shoe.py
 
 # The wheel a table PC or the central server installs (docs/operations/deployment.md).
 wheel: $(STAMP)

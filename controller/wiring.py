@@ -60,11 +60,15 @@ DealerTask = Callable[[TableDaemon], Coroutine[Any, Any, None]]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimTiming:
-    """How a simulated table's chip reader reports: its sweep interval, and whether it also
-    sweeps at once when chips move (a run at full speed; a real reader only sweeps)."""
+    """How a simulated table's chip reader reports: its sweep interval, whether it also sweeps
+    at once when chips move (a run at full speed; a real reader only sweeps), and how much
+    faster than the real reader a simulator that models its timing runs."""
 
     sweep_ms: int = SIM_SWEEP_MS
     sweep_on_change: bool = False
+    # How many times faster than the real device a simulator that models the device's timing
+    # runs (a QuasarMX's sweep: about 1 s for 4 antennas of 20 chips at 1.0).
+    speed: float = 1.0
 
 
 class ConfiguredDevices:
@@ -105,7 +109,8 @@ class ConfiguredDevices:
         seed = self.config.sim.seed if self.config.sim is not None else 0
         return DriverContext(name=name, registry=registry, seed=seed,
                              sim_sweep_ms=self.timing.sweep_ms,
-                             sim_sweep_on_change=self.timing.sweep_on_change)
+                             sim_sweep_on_change=self.timing.sweep_on_change,
+                             sim_speed=self.timing.speed)
 
     def _driver(self, cfg: DeviceConfig, role: str, context: DriverContext,
                 stack: AsyncExitStack) -> tuple[Any, Any]:

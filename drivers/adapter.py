@@ -79,6 +79,9 @@ class DriverContext:
     # move (a run at full speed; a real reader only sweeps on its interval).
     sim_sweep_ms: int = 50
     sim_sweep_on_change: bool = False
+    # How many times faster than the real device a simulator that models the device's timing
+    # runs (1: faithful, a technician's rehearsal; a virtual dealer's table runs faster).
+    sim_speed: float = 1.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

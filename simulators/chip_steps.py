@@ -23,7 +23,7 @@ from typing import Any, Final, Protocol
 
 from drivers.protocols import TableHandle
 from game.wagers.settle import WAGERS
-from simulators.rfid import RfidReaderSimulator
+from simulators.felt import ChipTable
 
 __all__ = ["SPOT_LIMIT", "PaidSpots", "issue_stacks", "return_chips", "sync_owners"]
 
@@ -37,11 +37,15 @@ class VirtualTable(Protocol):
     buttons, a wait for what the table shows, and the counters and faults of the float."""
 
     table: TableHandle
-    chips: RfidReaderSimulator
     stacks_issued: int
     reconciled: dict[str, int]
     pocket_chips: int
     fault_log: list[str]
+
+    @property
+    def chips(self) -> ChipTable:
+        """The simulated reader(s) the dealer lays chips on."""
+        ...
 
     async def until(self, what: str, check: Callable[[Mapping[str, Any]], bool]) -> None:
         """Wait until the table's status passes ``check`` (``what`` names it in a timeout)."""
@@ -98,7 +102,7 @@ async def issue_stacks(vt: VirtualTable) -> None:
 class PaidSpots:
     """The spots of one payout: what they held at settlement, to note what the payout moved."""
 
-    def __init__(self, sim: RfidReaderSimulator, spots: list[Mapping[str, Any]],
+    def __init__(self, sim: ChipTable, spots: list[Mapping[str, Any]],
                  holders: Callable[[], Mapping[bytes, str]]) -> None:
         self.sim = sim
         self.holders = holders

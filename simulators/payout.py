@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from simulators.rfid import RfidReaderSimulator
+from simulators.felt import ChipTable
 
 __all__ = ["Overpaid", "only_over_left", "overpay_seen", "pay_spots"]
 
@@ -28,7 +28,7 @@ class Overpaid:
     cents: int
 
 
-def _value(sim: RfidReaderSimulator, uids: frozenset[bytes]) -> int:
+def _value(sim: ChipTable, uids: frozenset[bytes]) -> int:
     """Cents of the value chips among ``uids`` (markers and unknown chips count nothing)."""
     registry = sim.registry
     total = 0
@@ -39,7 +39,7 @@ def _value(sim: RfidReaderSimulator, uids: frozenset[bytes]) -> int:
     return total
 
 
-def _spare_chip(sim: RfidReaderSimulator, taken: set[bytes]) -> tuple[bytes, int]:
+def _spare_chip(sim: ChipTable, taken: set[bytes]) -> tuple[bytes, int]:
     """The float's smallest free chip (one chip too many), not one just taken."""
     on_table = {u for uids in sim.table().values() for u in uids}
     free = [c for c in sim.registry if c.chip_set == sim.registry.chip_set
@@ -50,7 +50,7 @@ def _spare_chip(sim: RfidReaderSimulator, taken: set[bytes]) -> tuple[bytes, int
     return chip.uid, chip.value_cents
 
 
-def pay_spots(sim: RfidReaderSimulator, spots: Sequence[Mapping[str, Any]], *,
+def pay_spots(sim: ChipTable, spots: Sequence[Mapping[str, Any]], *,
               overpay: bool = False) -> Overpaid | None:
     """Make every unpaid spot of a payout view hold its ``expected`` cents; with ``overpay``
     one winning spot gets one chip more. Returns the overpaid chip (None: none was)."""

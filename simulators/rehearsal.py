@@ -22,6 +22,7 @@ from simulators.chip_steps import PaidSpots, sync_owners
 from simulators.decks import FACTORY_ORDER
 from simulators.payout import pay_spots
 from simulators.rehearsal_report import FaultRecord, RunReport, TableMessage
+from simulators.rfid import RfidReaderSimulator
 from simulators.scripted_play import Decks, ScriptError, SeatPlayer
 from simulators.table_faults import FAULTS, FaultSchedule, FaultSpec
 from simulators.table_play import TableStuck, VirtualTable, play_registry
@@ -49,6 +50,7 @@ class RehearsalTable(VirtualTable):
     """The virtual dealer with a fault schedule; `rehearse` plays, `report` says what came."""
 
     card_by_card = True  # its faults come between one card and the next
+    chips: RfidReaderSimulator  # its reader faults (unplug, a hung firmware) are the SR-48's
 
     def __init__(self, *args: Any, schedule: FaultSchedule, messages: MessageFeed,
                  hands: int | None = None, deck_label: str = "shuffled",

@@ -17,14 +17,11 @@ unplug / plug / re-enumeration (the device leaves enumeration and old handles ra
 from __future__ import annotations
 
 import array
-import random
-import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from itertools import islice
 
-from drivers.readings import SPOTS, SpotId
+from drivers.readings import SpotId
 from drivers.rfid_codec import encode_frame
 from drivers.rfid_messages import (
     DEFAULT_PRODUCT_ID,
@@ -51,6 +48,7 @@ from drivers.rfid_messages import (
 )
 from game.chips.registry import ChipRegistry
 from simulators.faults import Faults
+from simulators.felt import Felt
 from simulators.rfid_firmware import ReaderFirmware
 from simulators.rfid_usb import (
     EP_IN,
@@ -66,7 +64,6 @@ from simulators.sim_chips import (
     SIM_CHIP_SET,
     SIM_FOREIGN_SET,
     build_sim_registry,
-    make_change,
     sim_seat_entries,
 )
 
@@ -98,20 +95,15 @@ class RfidReaderSimulator:
         in_transfer: str = "interrupt",
         faults: Faults | None = None,
         seed: int = 0,
+        felt: Felt | None = None,
     ) -> None:
         if in_transfer not in ("interrupt", "bulk"):
             raise ValueError(f"in_transfer is 'interrupt' or 'bulk', got {in_transfer!r}")
-        built = registry is None
-        self.registry = build_sim_registry() if registry is None else registry
-        self.seat_entries = dict(
-            seat_entries if seat_entries is not None else sim_seat_entries() if built else {}
-        )
-        # Who holds each chip now, where the table's float moved it away from the registry's
-        # issued_to (an entry id, or None: back in the float); kept by the virtual dealer.
-        self.owners: dict[bytes, str | None] = {}
-        # When an entry's own chips cannot make an amount, make it with float chips as well
-        # (the virtual dealer colours change); off, such a placement is refused.
-        self.change_from_float = False
+        # The chips on the spots (shared with any other reader on the same table) and the one
+        # lock that guards them and this reader's firmware.
+        self.felt = felt if felt is not None else Felt(
+            registry=registry, seat_entries=seat_entries, seed=seed)
+        self._cond = self.felt.lock
         # Report the antennas of spots whose chips moved at once (as well as sweeping on the
         # report interval), so a run at full speed never waits for the next sweep; the host
         # sees the same changes either way. Off, as a real reader, by default.
@@ -130,123 +122,95 @@ class RfidReaderSimulator:
         self.generation = 0
         self.dropped_on_overflow = 0
         self.frames_sent = 0
-        self._rng = random.Random(seed)
-        self._cond = threading.Condition(threading.RLock())
-        self._table: dict[SpotId, list[bytes]] = {}
-        self._where: dict[bytes, SpotId] = {}
         self._faulted: dict[int, AntennaFaultCode] = {}
         self._changed: set[SpotId] = set()  # spots whose chips moved since the last sweep
-        self._moving = 0  # open `moving()` blocks: their moves are reported when they end
-        self._in_play: dict[int, list[tuple[bytes, str | None]]] | None = None
-        self._place_of: dict[bytes, tuple[int, int, str | None]] = {}  # uid -> value, order
         self._fw = ReaderFirmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
+        self.felt.listen(self._moved, self._settled)
 
-    # ------------------------------------------------------------------ table API
+    # ------------------------------------------------------------------ table API (the felt's)
+
+    @property
+    def registry(self) -> ChipRegistry:
+        """The chips the felt mints wagers from."""
+        return self.felt.registry
+
+    @property
+    def seat_entries(self) -> dict[int, str]:
+        """Which entry sits at each seat (whose chips ``place(seat, ...)`` takes)."""
+        return self.felt.seat_entries
+
+    @seat_entries.setter
+    def seat_entries(self, value: dict[int, str]) -> None:
+        self.felt.seat_entries = value
+
+    @property
+    def owners(self) -> dict[bytes, str | None]:
+        """Who holds each chip the table's float moved (see `Felt.owners`)."""
+        return self.felt.owners
+
+    @owners.setter
+    def owners(self, value: dict[bytes, str | None]) -> None:
+        self.felt.owners = value
+
+    @property
+    def change_from_float(self) -> bool:
+        """Whether an entry's amount may be made with float chips too (`Felt`)."""
+        return self.felt.change_from_float
+
+    @change_from_float.setter
+    def change_from_float(self, value: bool) -> None:
+        self.felt.change_from_float = value
 
     def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
         """The UIDs lying on one betting spot now."""
-        with self._cond:
-            return frozenset(self._table.get(_spot(seat, spot), ()))
+        return self.felt.chips_on(seat, spot)
 
     def table(self) -> dict[SpotId, frozenset[bytes]]:
         """Every spot holding chips, with its UIDs."""
-        with self._cond:
-            return {s: frozenset(u) for s, u in self._table.items() if u}
+        return self.felt.table()
 
     def owner_of(self, uid: bytes) -> str | None:
         """The entry holding this chip now (None: the float)."""
-        if uid in self.owners:
-            return self.owners[uid]
-        chip = self.registry.lookup(uid)
-        return None if chip is None else chip.issued_to
+        return self.felt.owner_of(uid)
 
     def chips_of(self, entry: str) -> list[bytes]:
         """The registered chips `owner_of` gives `entry` (of every chip set), in UID order."""
-        mine = {u for u, owner in self.owners.items() if owner == entry and u in self.registry}
-        mine.update(c.uid for c in self.registry.issued_any(entry) if c.uid not in self.owners)
-        return sorted(mine)
+        return self.felt.chips_of(entry)
 
     def place(
         self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
         float_only: bool = False, clone: bool = False, avoid: Iterable[bytes] = (),
     ) -> tuple[bytes, ...]:
-        """Put chips on a spot: exactly ``cents`` from the seat's chips (with float chips too
-        when they cannot make it and `change_from_float` is on; ``float_only``: from the float
-        alone; never the chips in `avoid`), and/or given UIDs (``clone``: copies of chips
-        that lie elsewhere, same UID)."""
-        where = _spot(seat, spot)
-        with self._cond:
-            chosen = [bytes(u) for u in uids]
-            for uid in chosen:
-                if len(uid) != 8:
-                    raise ValueError(f"a UID is 8 bytes, got {uid.hex()}")
-                if uid in self._where and not clone:
-                    raise ValueError(f"chip {uid.hex().upper()} is already on {self._where[uid]}")
-            if len(set(chosen)) != len(chosen):
-                raise ValueError("the same chip twice")
-            if cents is not None:
-                chosen += self._pick(seat, cents, exclude={*chosen, *avoid},
-                                     float_only=float_only)
-            for uid in chosen:
-                self._table.setdefault(where, []).append(uid)
-                self._where.setdefault(uid, where)  # a clone's original keeps its place
-            self._moved((where,))
-            return tuple(chosen)
+        """Put chips on a spot (`Felt.place`: ``cents`` of the seat's chips and/or UIDs)."""
+        return self.felt.place(seat, spot, cents, uids=uids, float_only=float_only,
+                               clone=clone, avoid=avoid)
 
     def remove(
         self, seat: int, spot: str, uids: Iterable[bytes] | None = None
     ) -> tuple[bytes, ...]:
         """Take chips off a spot (all of them by default); returns the UIDs taken."""
-        where = _spot(seat, spot)
-        with self._cond:
-            here = self._table.get(where, [])
-            taken = list(here) if uids is None else [u for u in uids if u in here]
-            for uid in taken:
-                here.remove(uid)
-                if self._where.get(uid) == where:
-                    del self._where[uid]
-            self._moved((where,))
-            return tuple(taken)
+        return self.felt.remove(seat, spot, uids)
 
     def clear_seat(self, seat: int) -> None:
         """Take every chip off one seat's spots."""
-        with self._cond:
-            spots = [w for w in self._table if w.seat == seat]
-            for where in spots:
-                for uid in self._table.pop(where):
-                    if self._where.get(uid) == where:
-                        del self._where[uid]
-            self._moved(spots)
+        self.felt.clear_seat(seat)
 
     def clear(self) -> None:
         """Take every chip off the table."""
-        with self._cond:
-            spots = list(self._table)
-            self._table.clear()
-            self._where.clear()
-            self._moved(spots)
+        self.felt.clear()
 
     def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
         """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""
-        uids: list[bytes] = []
-        with self._cond:
-            while len(uids) < count:
-                uid = bytes([0xE0, 0x04]) + self._rng.randbytes(6)
-                if uid not in self.registry and uid not in self._where and uid not in uids:
-                    uids.append(uid)
-        return self.place(seat, spot, uids=uids)
+        return self.felt.place_unknown(seat, spot, count)
 
     def place_foreign(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
         """Put ``count`` registered chips of another chip set on a spot."""
-        with self._cond:
-            free = [
-                c.uid for c in self.registry
-                if c.chip_set != self.registry.chip_set and c.uid not in self._where
-            ]
-        if len(free) < count:
-            raise ValueError(f"the registry has only {len(free)} free chips of other chip sets")
-        return self.place(seat, spot, uids=free[:count])
+        return self.felt.place_foreign(seat, spot, count)
+
+    def _pick(self, seat: int, cents: int, *, exclude: set[bytes],
+              float_only: bool = False) -> list[bytes]:
+        return self.felt._pick(seat, cents, exclude=exclude, float_only=float_only)
 
     def antenna_fault(self, antenna: int, code: AntennaFaultCode) -> None:
         """Raise (or with CLEARED, end) a fault on an antenna port; reported at once."""
@@ -257,51 +221,6 @@ class RfidReaderSimulator:
                 self._faulted[antenna] = code
             self._fw.pending_faults.append(AntennaFault(antenna=antenna, code=code))
             self._cond.notify_all()
-
-    def _pick(self, seat: int, cents: int, *, exclude: set[bytes],
-              float_only: bool = False) -> list[bytes]:
-        if cents <= 0:
-            raise ValueError(f"an amount is a positive number of cents, got {cents}")
-        entry = None if float_only else self.seat_entries.get(seat)
-        counts: dict[int, int] | None = None
-        tries = ((entry,), (entry, None)) if self.change_from_float else ((entry,),)
-        if self._in_play is None:  # the set in play's chips by value, in UID order
-            self._in_play, self._place_of = {}, {}
-            for c in self.registry:  # (a registry is fixed)
-                if c.chip_set == self.registry.chip_set:
-                    self._in_play.setdefault(c.value_cents, []).append((c.uid, c.issued_to))
-                    self._place_of[c.uid] = (c.value_cents, len(self._place_of), c.issued_to)
-        owners, where = self.owners, self._where
-        for holders in tries if entry is not None else ((None,),):
-            pool: dict[int, list[bytes]] = {}
-            # only an entry's own chips: look at those alone
-            in_play = self._in_play if None in holders else self._held_by(holders[0])
-            for value, chips in in_play.items():
-                wanted = cents // value  # no amount needs more chips of one value
-                pool[value] = list(islice(
-                    (uid for uid, issued_to in chips
-                     if owners.get(uid, issued_to) in holders and uid not in where
-                     and uid not in exclude), wanted)) if wanted else []
-            counts = make_change(cents, {v: len(u) for v, u in pool.items()})
-            if counts is not None:
-                break
-        if counts is None:
-            whose = f"entry {entry}" if entry else "the unissued float"
-            raise ValueError(f"seat {seat}: cannot make {cents} cents from free chips of {whose}")
-        return [uid for value, n in counts.items() for uid in pool[value][:n]]
-
-    def _held_by(self, holder: str | None) -> dict[int, list[tuple[bytes, str | None]]]:
-        """The chips in play `holder` may hold (owned now, or issued to them and never
-        moved), by value in UID order: what `_pick` would find among them all, faster."""
-        mine = [uid for uid, owner in self.owners.items() if owner == holder]
-        issued = self.registry.issued_to(holder) if holder is not None else ()
-        mine += [c.uid for c in issued if c.uid not in self.owners]
-        found: dict[int, list[tuple[int, bytes, str | None]]] = {}
-        for uid in mine:
-            value, position, issued_to = self._place_of[uid]
-            found.setdefault(value, []).append((position, uid, issued_to))
-        return {value: [(uid, issued) for _, uid, issued in sorted(chips)]
-                for value, chips in found.items()}
 
     # ------------------------------------------------------------------ device life
 
@@ -360,22 +279,19 @@ class RfidReaderSimulator:
         """Several moves made in one go (players laying their wagers): with
         `sweep_on_change`, the antennas report them together when the block ends, as one
         sweep of a real reader would (its own sweeps, every report interval, go on)."""
-        with self._cond:
-            self._moving += 1
-        try:
+        with self.felt.moving():
             yield
-        finally:
-            with self._cond:
-                self._moving -= 1
-                if not self._moving and self._changed:
-                    self._cond.notify_all()
+
+    def _settled(self) -> None:
+        if self._changed:
+            self._cond.notify_all()
 
     def _moved(self, spots: Iterable[SpotId]) -> None:
         """Chips moved on these spots: with `sweep_on_change`, their antennas report now
         (or when the `moving()` block they are in ends)."""
         if self.sweep_on_change and self._fw.running:
             self._changed.update(spots)
-            if not self._moving:
+            if not self.felt.moving_blocks:
                 self._cond.notify_all()
 
     def _alive(self, generation: int) -> None:
@@ -411,7 +327,7 @@ class RfidReaderSimulator:
             fw.next_heartbeat += fw.heartbeat_interval
             if fw.next_heartbeat <= now:
                 fw.next_heartbeat = now + fw.heartbeat_interval
-        if fw.running and self._changed and not self._moving and now < fw.next_sweep:
+        if fw.running and self._changed and not self.felt.moving_blocks and now < fw.next_sweep:
             # What a sweep would add: the host's driver passes on only reports that changed.
             self._sweep(now, only=self._changed)
         if fw.running and now >= fw.next_sweep:
@@ -429,7 +345,7 @@ class RfidReaderSimulator:
             code = self._faulted.get(antenna)
             if code is not None and code is not AntennaFaultCode.OVERFLOW:
                 continue
-            uids = tuple(self._table.get(where, ())[:MAX_CHIPS_PER_REPORT])
+            uids = self.felt.lying(where)[:MAX_CHIPS_PER_REPORT]
             report = Inventory(antenna=antenna, spot=where, cycle=fw.cycle, uids=uids)
             self._emit(report, now, reading=True)
             if self.faults.repeat_reading():
@@ -441,7 +357,7 @@ class RfidReaderSimulator:
         fw = self._fw
         times = [fw.next_heartbeat] if fw.configured else []
         if fw.configured and fw.running:
-            times.append(now if self._changed and not self._moving else fw.next_sweep)
+            times.append(now if self._changed and not self.felt.moving_blocks else fw.next_sweep)
         if fw.out:
             times.append(fw.out[0][0])
         return min(times, default=now + 0.05)
@@ -587,10 +503,3 @@ def _host_type(message: Message) -> int:
     }
     return int(types.get(type(message), 0))
 
-
-def _spot(seat: int, spot: str) -> SpotId:
-    if seat not in range(1, 7):
-        raise ValueError(f"seat must be 1..6, got {seat}")
-    if spot not in SPOTS:
-        raise ValueError(f"unknown spot {spot!r}; spots are {', '.join(SPOTS)}")
-    return SpotId(seat, spot)

@@ -36,10 +36,10 @@ from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS, SeatWagers
 from simulators.chip_steps import PaidSpots, issue_stacks, return_chips, sync_owners
 from simulators.decks import DeckMode, DeckSource
+from simulators.felt import ChipTable
 from simulators.id_reader import IdReaderSimulator
 from simulators.payout import only_over_left, overpay_seen, pay_spots
 from simulators.players import PlayerStyle, VirtualPlayer
-from simulators.rfid import RfidReaderSimulator
 from simulators.scripted_play import Decks, SeatPlayer
 from simulators.shoe import ShoeSimulator, ShoeSimulatorError
 from simulators.staff import StaffCredential, VirtualStaff, patron_proof, seat_hashes, signature_png
@@ -94,7 +94,7 @@ class VirtualTable:
     # one card and the next).
     card_by_card: ClassVar[bool] = False
 
-    def __init__(self, table: TableHandle, *, shoe: ShoeSimulator, chips: RfidReaderSimulator,
+    def __init__(self, table: TableHandle, *, shoe: ShoeSimulator, chips: ChipTable,
                  ids: IdReaderSimulator | None = None, desk: Callable[..., Any] | None = None,
                  seed: int = 2026, stage: str = "qualifying", players: int = 3,
                  heats: int = 1, hand_pause: float = 0.0, timeout: float = 15.0,
@@ -549,7 +549,7 @@ class VirtualTable:
 
     # ---- chips ------------------------------------------------------------------------
 
-    def _place(self, sim: RfidReaderSimulator, seat: int, wagers: SeatWagers) -> _Spots:
+    def _place(self, sim: ChipTable, seat: int, wagers: SeatWagers) -> _Spots:
         out: _Spots = {}
         for spot in WAGERS:
             amount = wagers.amount(spot)
@@ -562,7 +562,7 @@ class VirtualTable:
             out["markers"] = sorted(wagers.markers)
         return out
 
-    async def _decide(self, sim: RfidReaderSimulator, players: Mapping[int, SeatPlayer],
+    async def _decide(self, sim: ChipTable, players: Mapping[int, SeatPlayer],
                       in_hand: list[int], dealt: list[tuple[Target, Card]], decided: set[int],
                       *, street: str, placed: dict[str, _Spots]) -> None:
         board = [c for t, c in dealt if t.kind == "board"]
@@ -573,7 +573,7 @@ class VirtualTable:
             await self.until(f"the {street} Play bets to be seen",
                              lambda s: spots_shown(s) == {k: v for k, v in placed.items() if v})
 
-    def _decide_each(self, sim: RfidReaderSimulator, players: Mapping[int, SeatPlayer],
+    def _decide_each(self, sim: ChipTable, players: Mapping[int, SeatPlayer],
                      in_hand: list[int], dealt: list[tuple[Target, Card]], decided: set[int],
                      *, street: str, placed: dict[str, _Spots], board: list[Card]) -> bool:
         """Each seat still to decide plays or checks; whether a Play bet went down."""

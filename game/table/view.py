@@ -87,6 +87,11 @@ ALERT_HELP: Final[Mapping[str, str]] = {
     "device_fault": "No more bets and settle wait for this device: reconnect it (cable, power);"
                     " if it cannot be fixed, a supervisor clears the fault with a reason and"
                     " goes on by manual entry (Manual card, Manual wager).",
+    "device_reads_lost": "The shoe was away or silent, and it keeps nothing for later: a card"
+                         " dealt meanwhile was not read. Compare the cards on the layout with"
+                         " the hand on the screen, key any missing card (Manual card) or"
+                         " correct a misplaced one (Correct a card), then a supervisor clears"
+                         " the fault with a reason.",
     "deck_suspect": "The deck may be unshuffled, preset or not a full single deck (the alert"
                     " names the test, the cards and the hands): stop dealing from it, count the"
                     " deck, replace it with a freshly shuffled one, then a supervisor clears the"

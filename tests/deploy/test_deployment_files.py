@@ -200,8 +200,8 @@ def test_daemon_imports_and_signs_under_memory_deny_write_execute() -> None:
 # --- udev rules ----------------------------------------------------------------------------
 
 _TOKEN = re.compile(r'\s*([A-Z_]+)(?:\{([^}]+)\})?\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(,|$)')
-_MATCH_KEYS = {"SUBSYSTEM", "ATTRS", "ATTR", "ENV", "KERNELS", "KERNEL"}
-_ASSIGN_KEYS = {"ENV", "SYMLINK", "GROUP", "MODE"}
+_MATCH_KEYS = {"ACTION", "SUBSYSTEM", "ATTRS", "ATTR", "ENV", "KERNELS", "KERNEL"}
+_ASSIGN_KEYS = {"ENV", "SYMLINK", "GROUP", "MODE", "RUN"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +245,8 @@ class Device:
     symlinks: list[str] = field(default_factory=list)
     group: str = "root"
     mode: str = "0600"
+    action: str = "add"
+    runs: list[str] = field(default_factory=list)
 
 
 def apply_rules(rules: list[list[Token]], dev: Device) -> Device:
@@ -262,12 +264,14 @@ def apply_rules(rules: list[list[Token]], dev: Device) -> Device:
                     dev.group = t.value
                 elif t.key == "MODE":
                     dev.mode = t.value
+                elif t.key == "RUN":
+                    dev.runs.append(t.value)
     return dev
 
 
 def _matches(t: Token, dev: Device) -> bool:
     actual = {
-        "SUBSYSTEM": dev.subsystem, "KERNEL": dev.kernel,
+        "ACTION": dev.action, "SUBSYSTEM": dev.subsystem, "KERNEL": dev.kernel,
         "ATTR": dev.attrs.get(str(t.attr)), "ENV": dev.env.get(str(t.attr)),
         "ATTRS": dev.parent_attrs.get(str(t.attr), dev.attrs.get(str(t.attr))),
         "KERNELS": dev.kernel,
@@ -286,7 +290,19 @@ def _usb(vendor: str, product: str, devtype: str = "usb_device") -> Device:
 
 
 def test_rules_parse() -> None:
-    assert len(parse_rules(RULES.read_text())) == 5
+    assert len(parse_rules(RULES.read_text())) == 7
+
+
+def test_a_quasarmx_gets_ftdi_sio_and_a_name_by_its_serial_number() -> None:
+    rules = parse_rules(RULES.read_text())
+    for product in ("b000", "b003"):
+        usb = apply_rules(rules, _usb("0403", product))
+        assert any("ftdi_sio/new_id" in run for run in usb.runs)
+        tty = apply_rules(rules, _tty("0403", product))
+        assert tty.symlinks == ["showdown/quasarmx-$env{ID_SERIAL_SHORT}"]
+        assert (tty.group, tty.mode, tty.env["ID_MM_DEVICE_IGNORE"]) == ("showdown", "0660", "1")
+    assert apply_rules(rules, _usb("0403", "6001")).runs == []  # a shoe's FTDI: untouched
+    assert apply_rules(rules, _tty("0403", "b004")).symlinks == []
 
 
 def test_ftdi_shoe_gets_the_stable_name_and_modemmanager_keeps_off() -> None:

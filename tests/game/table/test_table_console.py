@@ -34,6 +34,7 @@ from game.table.inputs import (
     decode_input,
 )
 from game.table.payout_check import SpotPay
+from game.table.view import alert_help
 from runtime.settings_files import read_paytables, read_tournament
 
 T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
@@ -328,6 +329,35 @@ def test_a_lost_reader_blocks_play_until_it_is_back_or_a_supervisor_clears_it() 
     assert feed.core.device_faults == {}
     assert feed(ClearFault(role="shoe", reason="again", by="S3")).error == (
         "no 'shoe' fault is open")
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_reads_lost_holds_the_hand_until_a_supervisor_has_checked_the_cards() -> None:
+    """A shoe that keeps nothing for later (a text-line shoe, D304) is back after a gap: it
+    says so (reads_lost), and the hand does not settle until a supervisor clears that."""
+    feed = seated(Feed(verify_payouts=False))
+    feed.chips(1, "ante", R25)
+    feed.chips(1, "odds", R25)
+    assert feed(NoMoreBets(by="D12")).ok
+    hand = feed.core.hand
+    assert hand is not None
+    queues = {k: list(v) for k, v in CARDS.items()}
+    while (target := hand.next_target) is not None:
+        kind = target.kind if target.kind in queues else "burn"
+        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.chips(1, "play", R25)
+    for kind in ("disconnected", "reconnected", "reads_lost"):
+        feed(DeviceTrouble(device="/dev/ttyUSB0", kind=kind, detail="the link was down 4.0 s",
+                           role="shoe"))
+    assert feed.core.device_faults == {"shoe": "/dev/ttyUSB0 reads_lost: the link was down"
+                                               " 4.0 s"}
+    assert "a device is down (shoe: /dev/ttyUSB0 reads_lost" in str(
+        feed(SettleHand(by="D12")).error)
+    assert alert_help("device_reads_lost").startswith("The shoe was away or silent")
+    feed.sign_in("S3")
+    assert feed(ClearFault(role="shoe", reason="layout checked against the screen",
+                           by="S3")).ok
+    assert feed(SettleHand(by="D12")).ok
     assert feed.core.status() == feed.replayed().status()
 
 
