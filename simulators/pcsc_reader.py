@@ -23,9 +23,10 @@ from drivers.readings import IdForm
 from simulators.pcscd_lab import READER_NAME, PcscdLab
 from simulators.vpcd_card import VpcdCard
 
-__all__ = ["CARD_FAULTS", "PcscReaderSimulator"]
+__all__ = ["CARD_FAULTS", "ONE_SHOT", "PcscReaderSimulator"]
 
-CARD_FAULTS: Final = ("unsupported", "garbage", "drop")  # what `set_fault` and `inject` take
+CARD_FAULTS: Final = ("unsupported", "garbage", "drop", "silent")  # what `set_fault` takes
+ONE_SHOT: Final = ("unsupported", "garbage", "drop")  # what `inject` takes
 _STOP: Final = object()
 
 
@@ -107,14 +108,17 @@ class PcscReaderSimulator:
 
     def set_fault(self, name: str, value: float | bool) -> None:
         """Switch a card fault: ``unsupported`` (GET DATA answered 6A 81), ``garbage`` (one
-        byte and no status word), ``drop`` (the card leaves instead of answering)."""
+        byte and no status word), ``drop`` (the card leaves instead of answering), ``silent``
+        (the reader never sees the card: no ATR)."""
         card = self._need_card()
         if name not in CARD_FAULTS:
             raise ValueError(f"unknown fault {name!r}; faults are {', '.join(CARD_FAULTS)}")
         card.faults[name] = bool(value)
 
     def inject(self, name: str) -> None:
-        """One card fault on the next GET DATA."""
+        """One card fault (`ONE_SHOT`) on the next GET DATA."""
+        if name not in ONE_SHOT:
+            raise ValueError(f"unknown one-shot fault {name!r}; one of {', '.join(ONE_SHOT)}")
         self._need_card().once(name)
 
     def _need_card(self) -> VpcdCard:
@@ -132,9 +136,12 @@ class PcscReaderSimulator:
             except OSError:
                 pass  # pcscd is down (unplugged): the tap goes unseen, as on hardware
             else:
-                if card.asked.wait(self.dwell):
-                    time.sleep(self.hold)
-                card.withdraw()
+                deadline = time.monotonic() + self.dwell
+                while card.present_now and time.monotonic() < deadline:
+                    if card.asked.wait(0.05):  # asked for its UID: lifted at the beep
+                        time.sleep(self.hold)
+                        break
+                card.withdraw()  # (a card the reader dropped is gone already)
             time.sleep(self.gap)
             if self._taps.empty():
                 self._idle.set()

@@ -83,8 +83,9 @@ class VpcdCard:
 
     ``faults`` (switch at any time): ``unsupported`` answers GET DATA with ``6A 81``,
     ``garbage`` answers it with one byte and no status word, ``drop`` withdraws the card
-    instead of answering (the card leaves the field mid-command). ``drop_next``/``garbage_next``
-    /``unsupported_next`` act on the next GET DATA only.
+    instead of answering (the card leaves the field mid-command), ``silent`` leaves at the
+    reader's first ATR request without answering (a card the reader never sees). `once`
+    applies one of the first three to the next GET DATA only.
     """
 
     def __init__(self, uid: str, *, host: str = "127.0.0.1", port: int = VPCD_PORT) -> None:
@@ -93,7 +94,8 @@ class VpcdCard:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
-        self.faults: dict[str, bool] = dict.fromkeys(("unsupported", "garbage", "drop"), False)
+        self.faults: dict[str, bool] = dict.fromkeys(
+            ("unsupported", "garbage", "drop", "silent"), False)
         self._once: list[str] = []
         self.stats: dict[str, int] = dict.fromkeys(("presented", "atr", "apdus", "get_data"), 0)
         self.asked = threading.Event()  # set when GET DATA came since the card was presented
@@ -125,7 +127,7 @@ class VpcdCard:
 
     def once(self, fault: str) -> None:
         """Apply ``fault`` ("unsupported", "garbage", "drop") to the next GET DATA only."""
-        if fault not in self.faults:
+        if fault not in self.faults or fault == "silent":
             raise ValueError(f"unknown card fault {fault!r}; one of {', '.join(self.faults)}")
         with self._lock:
             self._once.append(fault)
@@ -182,6 +184,8 @@ class VpcdCard:
         if len(message) == 1:  # a control
             if message[0] == CTRL_ATR:
                 self.stats["atr"] += 1
+                if self.faults["silent"]:
+                    return _WITHDRAW  # no ATR, and gone: the reader never sees a card
                 return contactless_atr(len(self._uid))
             return None  # power off/on, reset: nothing to say
         self.stats["apdus"] += 1

@@ -112,6 +112,21 @@ async def test_cards_that_give_no_uid_are_bad_reads_and_the_next_card_reads(
     assert health.counters["bad_reads"] == 3
 
 
+async def test_a_card_the_reader_never_sees_is_no_reading_and_the_next_card_reads(
+        pcsc: PcscReaderSimulator) -> None:
+    async with fast() as reader:
+        seen = Seen(reader)
+        await seen.alert("connected")
+        pcsc.set_fault("silent", True)  # no ATR: vpcd takes the card for absent
+        pcsc.tap(UID)
+        await asyncio.to_thread(pcsc.wait_idle)
+        pcsc.set_fault("silent", False)
+        pcsc.tap("11223344")
+        taps = await seen.taps_n(1)
+    assert numbers(taps) == [("11223344", "uid")]
+    assert seen.alerts("bad_read") == []
+
+
 async def test_pcscd_stopped_is_lost_and_started_again_is_reconnected(
         pcsc: PcscReaderSimulator) -> None:
     async with fast() as reader:

@@ -132,6 +132,13 @@ def test_the_card_speaks_the_vicc_protocol_to_a_listening_reader() -> None:
             assert _send(conn, bytes.fromhex("FFCA000000")) == bytes.fromhex("6A81")
             card.withdraw()
             assert conn.recv(16) == b""  # withdrawn: the reader sees the connection end
+        card.faults["silent"] = True  # laid down again, it leaves without giving its ATR
+        card.present()
+        conn, _ = server.accept()
+        with conn:
+            conn.settimeout(5.0)
+            conn.sendall(struct.pack(">HB", 1, CTRL_ATR))
+            assert conn.recv(16) == b""
     assert card.stats["get_data"] == 2
     assert not card.present_now
     with pytest.raises(ValueError, match="4, 7 or 10 bytes"):
