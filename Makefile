@@ -36,6 +36,7 @@ define new_venv
 endef
 
 $(STAMP): pyproject.toml $(EXAMPLE)/pyproject.toml
+	@sh tools/build-deps.sh
 	$(new_venv)
 	$(BIN)/python -m pip install --quiet -e '.[all,test,lint]'
 	$(BIN)/python -m pip install --quiet --no-deps -e $(EXAMPLE)
@@ -87,6 +88,9 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/cli_calls.py
 	$(BIN)/python bench/install_size.py
 	$(BIN)/python bench/textline_shoe.py
+	$(BIN)/python bench/quasar_sweep.py
+	$(BIN)/python bench/quasar_corruption.py
+	$(BIN)/python bench/id_readers.py
 
 # The wheel a table PC or the central server installs (docs/operations/deployment.md).
 wheel: $(STAMP)

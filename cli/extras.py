@@ -29,6 +29,8 @@ EXTRA_OF: Final[dict[str, str]] = {
     "matplotlib": "reports",
     "psycopg": "postgres",
     "psycopg_binary": "postgres",
+    "evdev": "readers",
+    "smartcard": "readers",
 }
 
 

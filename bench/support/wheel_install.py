@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,9 +44,13 @@ CACHE: Final = Path(tempfile.gettempdir()) / "showdown-wheelhouse"
 # migrations, PostgreSQL's driver.
 EXTRA_ONLY: Final = ("amqtt", "rich", "numpy", "matplotlib", "psycopg", "psycopg-binary",
                      "alembic", "mako", "typer", "pydantic", "psutil", "argon2-cffi",
-                     "websockets", "transitions", "pyyaml", "dacite", "pillow", "tomli-w")
+                     "websockets", "transitions", "pyyaml", "dacite", "pillow", "tomli-w",
+                     "evdev", "pyscard")
 _TIMEOUT: Final = 600
-_RUNTIME_EXTRAS: Final = ("central", "postgres", "demo", "reports")  # what `all` gathers
+_RUNTIME_EXTRAS: Final = ("central", "postgres", "demo", "reports", "readers")  # `all`
+# The ID readers' libraries publish no Linux wheels: the wheelhouse builds them here (python-
+# evdev needs the kernel headers, pyscard swig and libpcsclite-dev: .ci/run installs them).
+_SOURCE_ONLY: Final = ("evdev", "pyscard")
 
 
 class Unreachable(RuntimeError):
@@ -143,11 +148,20 @@ def wheelhouse() -> Path:
         staging = Path(tmp) / "wheels"
         constraints = Path(tmp) / "pins.txt"
         constraints.write_text("\n".join(pins()) + "\n", encoding="utf-8")
+        source = [w for w in wanted if _requirement_name(w) in _SOURCE_ONLY]
+        binary = [w for w in wanted if w not in source]
         run = _pip("download", "--quiet", "--only-binary", ":all:", "-c", str(constraints),
-                   "--dest", str(staging), *wanted)
+                   "--dest", str(staging), *binary)
         if run.returncode != 0:
             last = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
             raise Unreachable(f"pip download failed: {last}")
+        if source:
+            run = _pip("wheel", "--quiet", "--no-deps", "-c", str(constraints),
+                       "--wheel-dir", str(staging), *source)
+            if run.returncode != 0:
+                last = (run.stderr.strip().splitlines() or ["(no message)"])[-1]
+                raise RuntimeError(f"building wheels of {', '.join(source)} failed (they"
+                                   f" need swig, libpcsclite-dev, the kernel headers): {last}")
         (staging / ".complete").touch()
         try:
             staging.rename(house)
@@ -155,6 +169,11 @@ def wheelhouse() -> Path:
             if not (house / ".complete").exists():
                 raise
     return house
+
+
+def _requirement_name(requirement: str) -> str:
+    """The distribution a requirement names ("pyscard>=2.1,<3" -> "pyscard")."""
+    return re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower()
 
 
 def clean_env() -> dict[str, str]:

@@ -63,7 +63,8 @@ def test_a_simulated_id_reader_makes_no_simulated_table(tmp_path: Path) -> None:
     ({"kind": "hardware", "port": "loop://", "baudrate": 0}, "id_reader.baudrate",
      "must be >= 1"),
     ({"kind": "hardware", "driver": "no-such", "port": "loop://"}, "id_reader.driver",
-     "no id_reader driver named 'no-such' is installed (installed: serial-lines"),
+     "no id_reader driver named 'no-such' is installed (installed: hid-wedge, pcsc,"
+     " serial-lines"),
     ({"kind": "none", "port": "loop://"}, "id_reader.port", "kind = \"none\": remove"),
     ("sim", "id_reader", "must be a table"),
 ])

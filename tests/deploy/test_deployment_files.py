@@ -87,7 +87,7 @@ def test_table_unit_runs_the_daemon_with_its_devices() -> None:
     assert one(s, "SupplementaryGroups") == "dialout"
     assert one(s, "PrivateDevices") == "no"
     assert s["DeviceAllow"] == ["char-ttyUSB rw", "char-ttyACM rw", "char-usb_device rw",
-                                "/dev/showdown/shoe rw"]
+                                "/dev/showdown/shoe rw", "char-input r"]
     assert one(s, "RestrictAddressFamilies").split() == [
         "AF_UNIX", "AF_INET", "AF_INET6", "AF_NETLINK"]
 
@@ -290,7 +290,7 @@ def _usb(vendor: str, product: str, devtype: str = "usb_device") -> Device:
 
 
 def test_rules_parse() -> None:
-    assert len(parse_rules(RULES.read_text())) == 6
+    assert len(parse_rules(RULES.read_text())) == 7
 
 
 def test_a_quasarmx_gets_ftdi_sio_and_a_name_by_its_serial_number() -> None:
@@ -327,6 +327,27 @@ def test_chip_reader_placeholder_ids_get_the_showdown_group() -> None:
     # Its interface events are not device nodes: untouched.
     interface = apply_rules(rules, _usb("1209", "0001", devtype="usb_interface"))
     assert (interface.group, interface.symlinks) == ("root", [])
+
+
+def test_a_wedge_marked_by_its_ids_gets_its_name_and_libinput_leaves_it_alone() -> None:
+    text = RULES.read_text()
+    example = next(line for line in text.splitlines() if 'SHOWDOWN_DEVICE}="id-wedge"' in line)
+    assert example.startswith("#SUBSYSTEM")  # shipped commented: the casino puts its ids in
+    marked = text.replace(example, example[1:].replace("xxxx", "0c2e").replace("yyyy", "0b61"))
+    rules = parse_rules(marked)
+    wedge = Device("input", "event7", parent_attrs={"idVendor": "0c2e", "idProduct": "0b61"},
+                   env={"ID_INPUT_KEYBOARD": "1"})
+    out = apply_rules(rules, wedge)
+    assert (out.symlinks, out.group, out.mode) == (["showdown/id-wedge"], "showdown", "0640")
+    assert out.env["LIBINPUT_IGNORE_DEVICE"] == "1"
+    # the same reader's other nodes (its mouse, if any) and other keyboards are left alone
+    for other in (Device("input", "mouse2", parent_attrs={"idVendor": "0c2e",
+                                                          "idProduct": "0b61"}),
+                  Device("input", "event3", parent_attrs={"idVendor": "046d",
+                                                          "idProduct": "c31c"},
+                         env={"ID_INPUT_KEYBOARD": "1"})):
+        untouched = apply_rules(rules, other)
+        assert (untouched.symlinks, untouched.group) == ([], "root")
 
 
 def test_placeholder_is_marked_for_editing() -> None:

@@ -56,9 +56,10 @@ def test_the_shipped_defaults_are_the_config_folder_by_glob() -> None:
 def test_an_extra_is_not_in_the_base_install_and_all_gathers_them() -> None:
     base = " ".join(PROJECT["project"]["dependencies"]).lower()
     extras = PROJECT["project"]["optional-dependencies"]
-    for library in ("amqtt", "rich", "numpy", "matplotlib", "psycopg", "alembic", "tomli"):
+    for library in ("amqtt", "rich", "numpy", "matplotlib", "psycopg", "alembic", "tomli",
+                    "evdev", "pyscard"):
         assert library not in base
-    assert extras["all"] == ["showdown[central,postgres,demo,reports]"]
+    assert extras["all"] == ["showdown[central,postgres,demo,reports,readers]"]
     assert set(EXTRA_OF.values()) <= set(extras)
 
 
