@@ -128,6 +128,12 @@ async def check_on_simulator(chosen: Chosen, *, timeout: float, spots: int | Non
             return Report(adapter.name, role, against, [fail(
                 "simulator", f"{adapter.name}'s simulate() raised {type(exc).__name__}: {exc}")])
         if simulation is None:
+            # An adapter may say why its simulator cannot run here (a service not installed).
+            why = getattr(adapter, "simulation_unavailable", None)
+            reason = why() if callable(why) else None
+            if reason:
+                raise CommandError(f"the {adapter.name} driver's simulator cannot run on this"
+                                   f" machine: {reason}")
             raise CommandError(f"the {adapter.name} driver has no simulator: check it on a"
                                " recording with --capture FILE (`showdown devices record`)")
         try:

@@ -174,12 +174,22 @@ async def _unplug(bench: Bench, dealer: _Dealer) -> Row:
         return fail(name, f"no reconnected alert in {seconds(bench.timeout)} after the plug")
     cards += await dealer.deal(4)
     read = await _read(bench, mark, len(cards))
-    wrong = _compare(cards, [r for _, r in read])
-    if wrong and away and _compare([c for c in cards if c not in away],
-                                   [r for _, r in read]) is None:
-        return fail(name, f"the {len(away)} cards dealt while the shoe was unplugged"
-                          f" ({', '.join(away)}) were never read: the shoe kept nothing while"
-                          " its cable was out; the others were read once, in order")
+    got = [r for _, r in read]
+    wrong = _compare(cards, got)
+    lost = [c for c in cards if c not in {str(r.card) for r in got}]
+    if wrong and lost and _compare([c for c in cards if c not in lost], got) is None:
+        # Nothing doubled or reordered: the cards of the outage never reached the driver.
+        before = [c for c in lost if c not in away]
+        words = [f"{len(lost)} of {len(cards)} cards never read"]
+        if away:
+            gone = [c for c in away if c in lost]
+            words.append(f"{len(gone)} of the {len(away)} dealt while the shoe was unplugged"
+                         + (f" ({', '.join(gone)})" if gone else ""))
+        if before:
+            words.append(f"{len(before)} dealt just before its cable was pulled"
+                         f" ({', '.join(before)})")
+        return fail(name, "; ".join(words) + ": the shoe kept nothing for the host while it"
+                                             " was away; the others were read once, in order")
     if wrong:
         return fail(name, wrong)
     bad = unexpected(kinds_since(bench, mark), UP | DOWN | OUTAGE)
