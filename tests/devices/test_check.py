@@ -25,6 +25,17 @@ def _rows(report: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {r["check"]: (r["status"], r["detail"]) for r in report["rows"]}
 
 
+def _pcsc_unavailable() -> str | None:
+    """Why the PC/SC adapter's simulator (a private pcscd with vsmartcard's virtual reader)
+    cannot run here, or None."""
+    try:
+        from adapters.pcsc import ADAPTER
+    except ImportError as exc:
+        return str(exc)
+    reason: str | None = ADAPTER.simulation_unavailable()
+    return reason
+
+
 SHOE_CHECKS = ["connect", "deal 52 cards", "unplug mid-deal", "stall", "garbage",
                "card to reading"]
 CHIP_CHECKS = ["connect", "full sweep", "chip moved", "stack of 20", "garbage", "stall",
@@ -41,6 +52,9 @@ SR48_REPORTS_CHANGES_ONLY = pytest.mark.xfail(
     pytest.param("sr48", "[rfid]\nstall_seconds = 0.3\n", CHIP_CHECKS,
                  marks=SR48_REPORTS_CHANGES_ONLY),
     ("serial-lines", None, ID_CHECKS),
+    ("hid-wedge", None, ID_CHECKS),
+    pytest.param("pcsc", None, ID_CHECKS, marks=pytest.mark.skipif(
+        _pcsc_unavailable() is not None, reason=f"PC/SC lab: {_pcsc_unavailable()}")),
     ("kit-sr48", None, CHIP_CHECKS),  # the SR-48 driver reporting every spot each sweep
 ])
 def test_each_project_driver_passes_every_check(
@@ -63,6 +77,20 @@ def _quick_shoe(tmp_path: Path) -> str:
     config = tmp_path / "table.toml"
     config.write_text("[shoe]\nstall_seconds = 0.5\n", encoding="utf-8")
     return str(config)
+
+
+def test_the_text_line_shoe_fails_only_the_unplug_and_says_which_cards(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # A shoe that keeps nothing while its cable is out (D304): the kit says so, card by card.
+    pytest.importorskip("showdown_textline_shoe", reason="the example adapter is not installed")
+    code, report = _check(capsys, "--driver", "text-line", "--timeout", "1.5",
+                          "--config", _quick_shoe(tmp_path))
+    rows = _rows(report)
+    assert {c for c, (s, _) in rows.items() if s != "PASS"} == {"unplug mid-deal"}
+    detail = rows["unplug mid-deal"][1]
+    assert "3 of the 3 dealt while the shoe was unplugged" in detail
+    assert detail.endswith("the others were read once, in order")
+    assert code == 1
 
 
 def test_a_shoe_driver_that_drops_a_card_fails_the_deal(
