@@ -28,6 +28,7 @@ __all__ = ["DEFAULT_TCP_PORT", "TCP_SCHEMES", "DeviceAt", "Pty", "devices_in", "
 
 TCP_SCHEMES: Final = ("socket://", "tcp://")
 DEFAULT_TCP_PORT: Final = 10001  # a ``host`` without ``port``: the QuasarMX's own
+_INPUT_MAJOR: Final = 13  # Linux's input devices (/dev/input/event*)
 
 Where = tuple[str | int, ...]
 
@@ -82,11 +83,30 @@ def _walk(value: Any, where: Where, place: ConfigPlace, tcp_port: int,
         found.append(DeviceAt(where, place.path(value)))
 
 
+def _input_device(path: str) -> bool:
+    """Whether ``path`` is a Linux input device (evdev: a keyboard wedge), whose key events
+    are no byte stream."""
+    if os.path.realpath(path).startswith("/dev/input/"):
+        return True
+    try:
+        info = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISCHR(info.st_mode) and os.major(info.st_rdev) == _INPUT_MAJOR
+
+
 def devices_in(driver: str, options: Mapping[str, Any], place: ConfigPlace, *,
                only: str | None = None, tcp_port: int = DEFAULT_TCP_PORT) -> list[DeviceAt]:
-    """The devices the section names (``only``: the one at that key); CommandError if none."""
+    """The devices the section names (``only``: the one at that key); CommandError if none,
+    or if one is an input device."""
     found: list[DeviceAt] = []
     _walk(options, (), place, tcp_port, found)
+    for at in found:
+        if not at.tcp and _input_device(at.device):
+            raise CommandError(
+                f"{place.section}.{at.name} = {at.device} is an input device (a keyboard"
+                f" wedge): its key events are no byte stream to relay; record them for the"
+                " vendor with evemu-record (Debian's evemu-tools)")
     if only is not None:
         chosen = [d for d in found if only in (d.name, d.where[0])]
         if not chosen:
@@ -98,8 +118,9 @@ def devices_in(driver: str, options: Mapping[str, Any], place: ConfigPlace, *,
         raise CommandError(
             f"nothing to record through: no key of [{place.section}] in {place.source} names"
             f" a serial device, a socket:// URL or a host; the {driver} driver talks to its"
-            " device another way (a USB device driven through pyusb, such as the SR-48,"
-            " cannot be relayed: capture its USB traffic with usbmon and Wireshark, D312)")
+            " device another way, which a relay cannot stand in for (a USB device driven"
+            " through pyusb, such as the SR-48, or a PC/SC reader through pcscd): capture its"
+            " USB traffic with usbmon and Wireshark (D312)")
     return found
 
 

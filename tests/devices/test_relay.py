@@ -63,3 +63,8 @@ def test_stand_ins_for_a_section_of_another_layout_are_refused() -> None:
         with_stand_ins(READERS, [(at, "/dev/pts/9")])
     with pytest.raises(CommandError, match="no device at url"):
         with_stand_ins({"port": "/dev/ttyUSB0"}, [(DeviceAt(("url",), "/dev/x"), "/dev/pts/9")])
+
+
+def test_an_input_device_is_no_byte_stream_to_relay() -> None:
+    with pytest.raises(CommandError, match=r"is an input device .* evemu-record"):
+        devices_in("hid-wedge", {"device": "/dev/input/by-id/usb-Acme-event-kbd"}, PLACE)
