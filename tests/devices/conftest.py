@@ -9,7 +9,6 @@ import pytest
 
 ENTRY_POINTS = """\
 [showdown.shoe]
-kit-shoe = tests.devices.kit_adapters:SHOE
 kit-shoe-drops-a-card = tests.devices.kit_adapters:DROPPING_SHOE
 kit-shoe-never-silent = tests.devices.kit_adapters:NEVER_SILENT
 
@@ -19,7 +18,6 @@ kit-sr48-loses-a-chip = tests.devices.kit_adapters:LOSING_CHIPS
 kit-sr48-no-faults = tests.devices.kit_adapters:NO_FAULTS
 
 [showdown.id_reader]
-kit-serial-id = tests.devices.kit_adapters:IDS
 """
 
 

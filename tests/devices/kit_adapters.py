@@ -1,98 +1,24 @@
 # The adapter methods keep the seam's signatures (drivers.adapter.DeviceAdapter).
 # ruff: noqa: ARG002
-"""Adapters the conformance kit's tests run: the project's three drivers joined to their
-simulators with quick timings (as adapters/ will), and deliberately broken ones (a shoe
-driver that drops a card, a chip reader driver that loses one chip of a stack), registered
-by entry point in a throw-away distribution (tests/devices/conftest.py)."""
+"""Adapters the conformance kit's tests run, registered by entry point in a throw-away
+distribution (tests/devices/conftest.py): the SR-48 driver reporting every spot in every
+sweep (``changes_only=False``) on its simulator, and ones made wrong on purpose: a shoe
+driver that drops a card, a chip reader driver that loses one chip of a stack, simulators
+that lack or refuse a control (the kit must SKIP, never PASS)."""
 
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
 from drivers.adapter import ConfigPlace, DriverContext, Probe, Role, Simulation
-from drivers.id_reader import SerialIdReader
 from drivers.readings import SPOTS, CardReading, ChipInventory, SpotId
 from drivers.rfid import UsbChipReader
 from drivers.rfid_settings import UsbReaderSettings
-from drivers.shoe import SerialCardReader
-from runtime.backoff import Backoff
-from simulators.id_reader import IdReaderSimulator
 from simulators.rfid import RfidReaderSimulator
-from simulators.shoe import ShoeSimulator
-
-_GONE = "/nonexistent/kit-device-unplugged"
-
-
-def _quick() -> Backoff:
-    return Backoff(initial=0.02, maximum=0.1)
-
-
-@dataclass(frozen=True)
-class PortSettings:
-    """A serial device's path (or pyserial URL)."""
-
-    port: str = ""
-
-
-class _PortAdapter:
-    keys: Mapping[str, str] = {"port": "the device's serial port or pyserial URL"}
-
-    def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> PortSettings:
-        port = options.get("port", "")
-        if not isinstance(port, str):
-            raise place.error("port", "must be a path or URL")
-        return PortSettings(port=place.path(port) if port else "")
-
-    def probe(self, settings: Any) -> Probe:
-        return Probe(ok=os.path.exists(settings.port), detail=settings.port)
-
-
-class _ShoeControls:
-    """The shoe simulator's `SimulatedShoe` controls (until simulators/shoe.py has them)."""
-
-    def __init__(self, sim: ShoeSimulator) -> None:
-        self.sim = sim
-
-    def deal_card(self, card: Any) -> Any:
-        return self.sim.deal_card(card)
-
-    def unplug(self) -> None:
-        self.sim.disconnect()
-
-    def plug(self) -> None:
-        if self.sim.path is None:
-            self.sim.reconnect()
-
-    def set_fault(self, name: str, value: float | bool) -> None:
-        self.sim.faults.set(name, value)
-
-    def inject(self, name: str) -> None:
-        self.sim.faults.inject(name)
-
-
-class ShoeKitAdapter(_PortAdapter):
-    role: Role = "shoe"
-    name = "kit-shoe"
-    summary = "the project's serial shoe on its simulator (the kit's own test adapter)"
-
-    def open(self, settings: PortSettings, context: DriverContext) -> Any:
-        return SerialCardReader(settings.port, name=context.name, stall_timeout=0.5,
-                                identify_timeout=0.2, backoff=_quick())
-
-    def simulate(self, settings: PortSettings, context: DriverContext,
-                 stack: AsyncExitStack) -> Simulation:
-        sim = ShoeSimulator(seed=context.seed, heartbeat_interval=0.1, rto=0.05, rto_max=0.2)
-        sim.start()
-        stack.callback(sim.stop)
-        device = SerialCardReader(lambda: sim.path or _GONE, name=context.name,
-                                  stall_timeout=0.5, identify_timeout=0.2, backoff=_quick())
-        return Simulation(device=device, simulator=_ShoeControls(sim))
 
 
 class _ChipControls:
@@ -161,49 +87,6 @@ class ChipKitAdapter:
 
     def probe(self, settings: Any) -> Probe:
         return Probe(ok=False, detail="test adapter")
-
-
-class _IdControls:
-    """The ID reader simulator's `SimulatedIds` controls."""
-
-    def __init__(self, sim: IdReaderSimulator) -> None:
-        self.sim = sim
-        self._noise = 0
-
-    def tap(self, number: str, form: Any = "track2") -> None:
-        self.sim.tap(number, form)
-
-    def unplug(self) -> None:
-        self.sim.unplug()
-
-    def plug(self) -> None:
-        self.sim.replug()
-
-    def set_fault(self, name: str, value: float | bool) -> None:
-        raise NotImplementedError("no line faults on this simulator")
-
-    def inject(self, name: str) -> None:
-        if name != "garbage":
-            raise ValueError(f"only garbage, not {name}")
-        self.sim.send_raw(b"\x07#*&%")  # noise with no line end: it runs into the next line
-
-
-class IdKitAdapter(_PortAdapter):
-    role: Role = "id_reader"
-    name = "kit-serial-id"
-    summary = "the serial-lines ID reader on its simulator (the kit's own test adapter)"
-
-    def open(self, settings: PortSettings, context: DriverContext) -> Any:
-        return SerialIdReader(settings.port, device_name=context.name, backoff=_quick())
-
-    def simulate(self, settings: PortSettings, context: DriverContext,
-                 stack: AsyncExitStack) -> Simulation:
-        sim = IdReaderSimulator()
-        sim.start()
-        stack.callback(sim.stop)
-        device = SerialIdReader(lambda: sim.path or _GONE, device_name=context.name,
-                                backoff=_quick(), line_timeout=0.2)
-        return Simulation(device=device, simulator=_IdControls(sim))
 
 
 # ----------------------------------------------------------------------------- broken ones
@@ -344,9 +227,7 @@ class NoFaultsChipAdapter(ChipKitAdapter):
         return Simulation(device=sim.device, simulator=_NoFaults(sim.simulator))
 
 
-SHOE = ShoeKitAdapter()
 CHIPS = ChipKitAdapter()
-IDS = IdKitAdapter()
 DROPPING_SHOE = DroppingShoeAdapter()
 LOSING_CHIPS = LosingChipAdapter()
 NO_FAULTS = NoFaultsChipAdapter()

@@ -89,6 +89,7 @@ def test_a_shoe_recorded_through_the_relay_replays_with_the_same_cards(
     assert "8 card" in rows["readings"]["detail"]
 
 
+@pytest.mark.soak
 def test_a_capture_whose_readings_differ_fails_the_readings_row(
         tmp_path: Path, shoe: ShoeSimulator, capsys: pytest.CaptureFixture[str]) -> None:
     assert shoe.path is not None
@@ -110,6 +111,7 @@ def test_a_capture_whose_readings_differ_fails_the_readings_row(
     assert rows["readings"]["detail"].startswith("reading ")
 
 
+@pytest.mark.soak
 def test_an_id_reader_recorded_replays_its_taps(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with IdReaderSimulator() as sim:
@@ -181,6 +183,7 @@ class _TcpShoe:
             writer.close()
 
 
+@pytest.mark.soak
 def test_a_tcp_device_is_recorded_through_a_local_port_and_replayed(
         tmp_path: Path, shoe: ShoeSimulator, capsys: pytest.CaptureFixture[str]) -> None:
     with _TcpShoe(shoe) as tcp:
@@ -203,6 +206,7 @@ def test_a_tcp_device_is_recorded_through_a_local_port_and_replayed(
     assert "5 card" in rows["readings"]["detail"]
 
 
+@pytest.mark.soak
 def test_ctrl_c_ends_a_recording_as_its_time_would(
         tmp_path: Path, shoe: ShoeSimulator) -> None:
     assert shoe.path is not None
@@ -242,13 +246,13 @@ def test_a_usb_driver_cannot_be_relayed_and_says_so(
     ("", "empty, not a capture"),
     ("{}\n", "not a capture of `showdown devices record`"),
     ('{"capture": "showdown-devices", "version": 9}\n', "capture version 9"),
-    ('{"capture": "showdown-devices", "version": 1, "driver": "kit-shoe", "role": "shoe",'
+    ('{"capture": "showdown-devices", "version": 1, "driver": "showdown-shoe", "role": "shoe",'
      ' "options": {}, "devices": [{"where": ["url"], "device": "/dev/x"}]}\n'
      '{"t": 0.1, "dir": "rx", "hex": "zz"}\n', "line 2: not a capture line"),
-    ('{"capture": "showdown-devices", "version": 1, "driver": "kit-shoe", "role": "shoe",'
+    ('{"capture": "showdown-devices", "version": 1, "driver": "showdown-shoe", "role": "shoe",'
      ' "options": {}, "devices": [{"where": ["url"], "device": "/dev/x"}]}\n'
      '{"t": 0.1, "dev": 3, "dir": "rx", "hex": "00"}\n', "line 2: not a capture line (dev 3)"),
-    ('{"capture": "showdown-devices", "version": 1, "driver": "kit-shoe", "role": "shoe",'
+    ('{"capture": "showdown-devices", "version": 1, "driver": "showdown-shoe", "role": "shoe",'
      ' "options": {}}\n', "line 1: the header lacks 'devices'"),
     ("not json\n", "line 1: not JSON"),
 ])
@@ -256,7 +260,7 @@ def test_a_bad_capture_is_one_line_and_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, says: str) -> None:
     path = tmp_path / "bad.jsonl"
     path.write_text(text, encoding="utf-8")
-    assert main(["devices", "check", "--driver", "kit-shoe", "--capture", str(path)]) == 2
+    assert main(["devices", "check", "--driver", "showdown-shoe", "--capture", str(path)]) == 2
     err = capsys.readouterr().err
     assert says in err
     assert err.count("\n") == 1

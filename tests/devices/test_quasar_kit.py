@@ -71,6 +71,7 @@ def test_a_full_table_passes_at_the_devices_own_speed(
     assert code == 0
 
 
+@pytest.mark.soak
 def test_simulated_readers_recorded_as_real_ones_replay_through_the_driver(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     spots = [SpotId(1, s) for s in SPOTS[:4]] + [SpotId(2, s) for s in SPOTS[:4]]
