@@ -23,7 +23,7 @@ from controller.device_inputs import (
 from controller.table_service import Applied
 from drivers.manual_chips import ManualWager
 from drivers.protocols import CardReader, ChipReader, IdReader, ShoeReading
-from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus
+from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus, SpotId
 from game.table.inputs import DeviceInput
 
 __all__ = ["Submit", "pump_ids", "pump_rfid", "pump_shoe"]
@@ -33,6 +33,7 @@ __all__ = ["Submit", "pump_ids", "pump_rfid", "pump_shoe"]
 Submit: TypeAlias = Callable[[DeviceInput], "asyncio.Future[Applied]"]
 
 _CHIP_BACKLOG = 64  # chip reports waiting for a transaction before the pump waits too
+_UP = frozenset({"connected", "reconnected"})  # a reader's news that it reads again
 
 
 async def pump_shoe(shoe: CardReader, *, submit: Submit,
@@ -91,17 +92,28 @@ async def _confirm_journaled(
 
 async def pump_rfid(rfid: ChipReader, *, submit: Submit, backlog: Callable[[], int]) -> None:
     """Journal the chip reader's reports (a sweep's share transactions) and alerts;
-    ``backlog()``: inputs submitted and not yet taken into a transaction."""
+    ``backlog()``: inputs submitted and not yet taken into a transaction.
+
+    A chip driver reports every spot in every sweep (drivers/adapter.py: a full inventory,
+    never deltas); a report that repeats what its spot last reported changes nothing at the
+    table and is not journaled again. After a reader (re)connects, every spot's first report
+    is journaled afresh (D320)."""
+    last: dict[SpotId, frozenset[bytes]] = {}
     async for reading in rfid:
         if isinstance(reading, ManualWager):
             await submit(wager_keyed(reading))
         elif isinstance(reading, ChipInventory):
+            if last.get(reading.spot) == reading.uids:
+                continue
+            last[reading.spot] = reading.uids
             # Not awaited: a sweep's reports of many spots share one transaction. In the
             # order read; the pump waits only behind a backlog.
             committed = submit(chips_seen(reading))
             if backlog() >= _CHIP_BACKLOG:
                 await committed
         elif isinstance(reading, DeviceAlert):
+            if reading.kind in _UP:
+                last.clear()
             await submit(device_trouble(reading, "rfid"))
 
 

@@ -40,7 +40,9 @@ class UsbReaderSettings:
     command_attempts: int = 3
     keepalive_interval: float = 1.0  # seconds between PINGs
     read_timeout_ms: int = 100  # one USB read; bounds how late a close or stall is noticed
-    changes_only: bool = True  # pass a report on only when the antenna's chips changed
+    # Pass a report on only when the antenna's chips changed. Off: every antenna every sweep, as
+    # the adapter seam promises (drivers/adapter.py); the daemon skips repeats itself (D320).
+    changes_only: bool = False
     alert_interval: float = 5.0  # at most one bad-frame / gap alert per this many seconds
     backoff_initial: float = 0.1
     backoff_max: float = 5.0

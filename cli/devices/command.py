@@ -4,7 +4,7 @@
   it), found through the entry points of `drivers.registry`.
 - ``check --driver NAME``: run the driver through the conformance suite of its role against
   its simulator (or, with ``--capture FILE``, replay a recorded device through it) and print
-  a table of checks; exit 0 when every check passed (SKIP allowed), 1 when one failed.
+  a table of checks; exit 0 when every check passed (SKIP and LIMIT allowed), 1 when one failed.
 - ``record --driver NAME --config TABLE.toml --out FILE``: run the driver on the real device
   through a transparent relay and write both directions of the traffic, timestamped, with
   what the driver read, to a capture file for the vendor and for ``check --capture``.
@@ -52,7 +52,7 @@ def register(sub: Any) -> None:
                     " simulator: connect, unplug and reconnect, stall, garbage on the line,"
                     " full sweeps, a moved chip, a stack of 20, a deal, taps, and the"
                     " timings. With --capture, replay a recorded device through it instead."
-                    " Exit 0 when every check passed (SKIP allowed), 1 when one failed.")
+                    " Exit 0 when every check passed (SKIP and LIMIT allowed), 1 when one failed.")
     _driver_args(c)
     c.add_argument("--config", type=Path, metavar="FILE",
                    help="a table config whose [ROLE] section gives the driver's keys"

@@ -1,6 +1,9 @@
-"""The conformance kit's result: one `Row` per check (name, PASS / FAIL / SKIP, a figure or
-what went wrong), printed as a table or as JSON; `passed` says whether the driver conforms
-(every row PASS or SKIP)."""
+"""The conformance kit's result: one `Row` per check (name, PASS / LIMIT / FAIL / SKIP, a
+figure or what went wrong), printed as a table or as JSON; `passed` says whether the driver
+conforms (every row PASS, LIMIT or SKIP). LIMIT is a guarantee the device cannot give and the
+driver declares when it happens (a text-line shoe's cards dealt while unplugged, alerted
+`reads_lost`): the table then holds the hand for a supervisor (D304), so nothing is lost
+unseen."""
 
 from __future__ import annotations
 
@@ -9,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Report", "Row", "Status", "fail", "ok", "skip"]
+__all__ = ["Report", "Row", "Status", "fail", "limited", "ok", "skip"]
 
-Status = Literal["PASS", "FAIL", "SKIP"]
+Status = Literal["PASS", "LIMIT", "FAIL", "SKIP"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +30,11 @@ class Row:
 def ok(check: str, detail: str) -> Row:
     """A check that passed, with its figure."""
     return Row(check, "PASS", detail)
+
+
+def limited(check: str, detail: str) -> Row:
+    """A guarantee the device cannot give, declared by the driver each time it is broken."""
+    return Row(check, "LIMIT", detail)
 
 
 def fail(check: str, detail: str) -> Row:
@@ -50,7 +58,8 @@ class Report:
 
     @property
     def passed(self) -> bool:
-        """True when no row failed (SKIP rows are allowed) and at least one check passed."""
+        """True when no row failed (LIMIT and SKIP rows are allowed) and at least one check
+        passed."""
         return (any(r.status == "PASS" for r in self.rows)
                 and all(r.status != "FAIL" for r in self.rows))
 
@@ -66,10 +75,15 @@ class Report:
                  f"{'check':{width}}  result  figure or detail",
                  f"{'-' * width}  ------  {'-' * 16}"]
         lines += [f"{r.check:{width}}  {r.status:6}  {r.detail}" for r in self.rows]
-        counts = {s: sum(r.status == s for r in self.rows) for s in ("PASS", "FAIL", "SKIP")}
-        verdict = "conforms" if self.passed else "does NOT conform: " + ", ".join(self.failed())
-        lines += ["", f"{len(self.rows)} checks: {counts['PASS']} pass, {counts['FAIL']} fail,"
-                      f" {counts['SKIP']} skipped; the driver {verdict}"]
+        counts = {s: sum(r.status == s for r in self.rows)
+                  for s in ("PASS", "LIMIT", "FAIL", "SKIP")}
+        limits = [r.check for r in self.rows if r.status == "LIMIT"]
+        verdict = ("does NOT conform: " + ", ".join(self.failed()) if not self.passed
+                   else "conforms, with a declared limit: " + ", ".join(limits) if limits
+                   else "conforms")
+        limit = f", {counts['LIMIT']} declared limit" if counts["LIMIT"] else ""
+        lines += ["", f"{len(self.rows)} checks: {counts['PASS']} pass{limit},"
+                      f" {counts['FAIL']} fail, {counts['SKIP']} skipped; the driver {verdict}"]
         return "\n".join(lines)
 
     def json(self) -> str:

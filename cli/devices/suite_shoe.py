@@ -34,7 +34,7 @@ from cli.devices.bench import (
     seconds,
     unexpected,
 )
-from cli.devices.report import Row, fail, ok, skip
+from cli.devices.report import Row, fail, limited, ok, skip
 from drivers.readings import CardReading, DeviceAlert
 from game.poker.cards import DECK
 
@@ -188,8 +188,11 @@ async def _unplug(bench: Bench, dealer: _Dealer) -> Row:
         if before:
             words.append(f"{len(before)} dealt just before its cable was pulled"
                          f" ({', '.join(before)})")
-        return fail(name, "; ".join(words) + ": the shoe kept nothing for the host while it"
-                                             " was away; the others were read once, in order")
+        said = "; ".join(words) + ": the shoe kept nothing for the host while it was away;" \
+                                  " the others were read once, in order"
+        if "reads_lost" in kinds_since(bench, back):
+            return limited(name, said + ", and the driver declared the gap (reads_lost)")
+        return fail(name, said + ", and the driver never said so (no reads_lost alert)")
     if wrong:
         return fail(name, wrong)
     bad = unexpected(kinds_since(bench, mark), UP | DOWN | OUTAGE)

@@ -11,6 +11,7 @@ ENTRY_POINTS = """\
 [showdown.shoe]
 kit-shoe-drops-a-card = tests.devices.kit_adapters:DROPPING_SHOE
 kit-shoe-never-silent = tests.devices.kit_adapters:NEVER_SILENT
+kit-text-line-silent-loss = tests.devices.kit_adapters:SILENT_LOSS
 
 [showdown.rfid]
 kit-sr48 = tests.devices.kit_adapters:CHIPS

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from drivers.adapter import ConfigPlace, DriverContext, Probe, Role, Simulation
-from drivers.readings import SPOTS, CardReading, ChipInventory, SpotId
+from drivers.readings import SPOTS, CardReading, ChipInventory, DeviceAlert, SpotId
 from drivers.rfid import UsbChipReader
 from drivers.rfid_settings import UsbReaderSettings
 from simulators.rfid import RfidReaderSimulator
@@ -232,3 +232,41 @@ DROPPING_SHOE = DroppingShoeAdapter()
 LOSING_CHIPS = LosingChipAdapter()
 NO_FAULTS = NoFaultsChipAdapter()
 NEVER_SILENT = NeverSilentShoeAdapter()
+
+
+class SilentLossShoeAdapter:
+    """The example text-line shoe (examples/textline-shoe) with a driver that never says it
+    lost the cards of an outage (its reads_lost alerts dropped): the loss is a FAIL, not a
+    declared limit."""
+
+    role: Role = "shoe"
+    name = "kit-text-line-silent-loss"
+    summary = "a text-line shoe driver that hides the cards it lost (broken on purpose)"
+
+    def __init__(self) -> None:
+        from showdown_textline_shoe.adapter import ADAPTER  # type: ignore[import-not-found]
+
+        self._real = ADAPTER
+        self.keys = ADAPTER.keys
+
+    def configure(self, options: Mapping[str, Any], place: ConfigPlace) -> Any:
+        return self._real.configure(options, place)
+
+    def open(self, settings: Any, context: DriverContext) -> Any:
+        return _Filtered(self._real.open(settings, context), _hide_reads_lost)
+
+    def simulate(self, settings: Any, context: DriverContext,
+                 stack: AsyncExitStack) -> Simulation:
+        sim = self._real.simulate(settings, context, stack)
+        return Simulation(device=_Filtered(sim.device, _hide_reads_lost),
+                          simulator=sim.simulator)
+
+    def probe(self, settings: Any) -> Probe:
+        return self._real.probe(settings)
+
+
+def _hide_reads_lost(item: Any) -> Any:
+    return None if isinstance(item, DeviceAlert) and item.kind == "reads_lost" else item
+
+
+SILENT_LOSS = SilentLossShoeAdapter()
