@@ -104,7 +104,7 @@ def test_a_shoe_that_hides_the_cards_it_lost_fails(
 def test_a_chip_driver_that_loses_one_chip_of_a_stack_fails_the_stack(
         capsys: pytest.CaptureFixture[str]) -> None:
     code, report = _check(capsys, "--driver", "kit-sr48-loses-a-chip", "--spots", "4",
-                          "--timeout", "1")
+                          "--timeout", "3")
     rows = _rows(report)
     assert (code, rows["stack of 20"][0]) == (1, "FAIL")
     assert "at most 19" in rows["stack of 20"][1]
@@ -113,14 +113,15 @@ def test_a_chip_driver_that_loses_one_chip_of_a_stack_fails_the_stack(
 
 def test_a_shoe_driver_that_drops_a_card_fails_and_the_table_names_the_check(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["devices", "check", "--driver", "kit-shoe-drops-a-card", "--timeout", "1",
+    # (the kit's waits long enough for a loaded machine: the other rows are not the point)
+    assert main(["devices", "check", "--driver", "kit-shoe-drops-a-card", "--timeout", "3",
                  "--config", _quick_shoe(tmp_path)]) == 1
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("deal 52 cards"))
     assert line.split()[3] == "FAIL"
     assert "card 10 of 52 dealt was" in line
     assert "lost" in line
-    assert out.rstrip().endswith("does NOT conform: deal 52 cards, card to reading")
+    assert "the driver does NOT conform: deal 52 cards" in out.rstrip().splitlines()[-1]
 
 
 def test_a_control_the_simulator_lacks_is_skipped_with_the_reason(
