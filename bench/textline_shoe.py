@@ -1,4 +1,4 @@
-"""The example text-line shoe (examples/textline-shoe, D304): what a damaged line becomes, and a
+"""The example text-line shoe (examples/textline-shoe, D303): what a damaged line becomes, and a
 card's time from the shoe to the table, beside our own shoe protocol's.
 
 1. **Damaged lines.** Every card's line, in every style a reader writes (`codec.STYLES`), is

@@ -97,7 +97,7 @@ async def pump_rfid(rfid: ChipReader, *, submit: Submit, backlog: Callable[[], i
     A chip driver reports every spot in every sweep (drivers/adapter.py: a full inventory,
     never deltas); a report that repeats what its spot last reported changes nothing at the
     table and is not journaled again. After a reader (re)connects, every spot's first report
-    is journaled afresh (D320)."""
+    is journaled afresh (D315)."""
     last: dict[SpotId, frozenset[bytes]] = {}
     async for reading in rfid:
         if isinstance(reading, ManualWager):

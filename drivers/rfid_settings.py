@@ -41,7 +41,7 @@ class UsbReaderSettings:
     keepalive_interval: float = 1.0  # seconds between PINGs
     read_timeout_ms: int = 100  # one USB read; bounds how late a close or stall is noticed
     # Pass a report on only when the antenna's chips changed. Off: every antenna every sweep, as
-    # the adapter seam promises (drivers/adapter.py); the daemon skips repeats itself (D320).
+    # the adapter seam promises (drivers/adapter.py); the daemon skips repeats itself (D315).
     changes_only: bool = False
     alert_interval: float = 5.0  # at most one bad-frame / gap alert per this many seconds
     backoff_initial: float = 0.1

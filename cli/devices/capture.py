@@ -13,7 +13,7 @@ JSON lines, one object a line.
 
 The hex keeps the bytes exact for the vendor; the readings let a replay be checked against
 what the driver read at the time. A capture of an ID reader holds card numbers as they were
-read: keep it as confidential as the patrons' cards (D313).
+read: keep it as confidential as the patrons' cards (D309).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ that writes both directions of the traffic, timestamped, to a capture file
 A serial device: the relay opens the device with pyserial and a pty whose path the driver is
 given in the device's place; each chunk that crosses is logged and passed on unchanged. A
 TCP device (``socket://host:port``): the relay listens on 127.0.0.1 and the driver connects
-there; the relay connects on to the device. Nothing is changed on the way (D311).
+there; the relay connects on to the device. Nothing is changed on the way (D307).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ async def record(chosen: Chosen, *, out: Path, seconds: float, port_key: str | N
                          tcp_port=tcp_port)
     baud = baudrate or int(chosen.options.get("baudrate", DEFAULT_BAUDRATE))
     counts = {"rx": 0, "tx": 0}
-    try:  # owner-only: an ID reader's capture holds card numbers (D313)
+    try:  # owner-only: an ID reader's capture holds card numbers (D309)
         fh = os.fdopen(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
                        encoding="utf-8")
     except OSError as exc:

@@ -6,7 +6,7 @@ their place, and the pseudo-terminal a driver opens in a serial device's place.
 The recorder and the replayer stand between the driver and each device at the byte-stream
 level: a serial device is replaced by a pty whose path the driver is given instead of the
 device's, a TCP device by a port on 127.0.0.1. A driver that talks to its device another way
-(the SR-48 through pyusb) names no such device, and the kit says so (D312).
+(the SR-48 through pyusb) names no such device, and the kit says so (D308).
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ def devices_in(driver: str, options: Mapping[str, Any], place: ConfigPlace, *,
             f" a serial device, a socket:// URL or a host; the {driver} driver talks to its"
             " device another way, which a relay cannot stand in for (a USB device driven"
             " through pyusb, such as the SR-48, or a PC/SC reader through pcscd): capture its"
-            " USB traffic with usbmon and Wireshark (D312)")
+            " USB traffic with usbmon and Wireshark (D308)")
     return found
 
 

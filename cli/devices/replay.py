@@ -7,7 +7,7 @@ recording has the host writing (a request, an acknowledgement), the player waits
 driver has written as many bytes, then plays the device's recorded answer on the recording's
 timing from that moment: a request/response protocol gets each answer after its request.
 The kit then checks that the driver read what was read at the time, with no alert beyond
-those recorded (D311).
+those recorded (D307).
 """
 
 from __future__ import annotations

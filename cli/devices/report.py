@@ -2,7 +2,7 @@
 figure or what went wrong), printed as a table or as JSON; `passed` says whether the driver
 conforms (every row PASS, LIMIT or SKIP). LIMIT is a guarantee the device cannot give and the
 driver declares when it happens (a text-line shoe's cards dealt while unplugged, alerted
-`reads_lost`): the table then holds the hand for a supervisor (D304), so nothing is lost
+`reads_lost`): the table then holds the hand for a supervisor (D303), so nothing is lost
 unseen."""
 
 from __future__ import annotations

@@ -339,7 +339,7 @@ async def _garbage(bench: Bench, spots: Sequence[SpotId], chips: _Chips) -> Row:
     mark = bench.seen.mark()
     await bench.attempt("inject", "garbage")
     await bench.attempt("set_fault", "garbage", 0.5)
-    try:  # a report the noise spoiled may be read again later: right, if late (D315)
+    try:  # a report the noise spoiled may be read again later: right, if late (D311)
         wrong, _ = await _sweeps(bench, layout, mark, every=False)
     finally:
         await bench.do("set_fault", "garbage", 0.0)

@@ -98,7 +98,7 @@ __all__ = ["Decision", "Refused", "TableCore"]
 _GOOD_NEWS: Final = frozenset({"connected", "reconnected"})  # a device alert that is not one
 # A shoe or chip reader down: no hand opens or settles until it is back or a supervisor clears
 # the fault (to go on by manual entry, rule 58). "reads_lost": a reader that keeps nothing for
-# later (a text-line shoe, D304) is back after a gap in which a card may have gone unread: it
+# later (a text-line shoe, D303) is back after a gap in which a card may have gone unread: it
 # stays a fault until a supervisor has checked the layout against the hand and clears it.
 _FAULTS: Final = frozenset({"disconnected", "lost", "stalled", "not_found", "reads_lost"})
 _PLAY_DEVICES: Final = frozenset({"shoe", "rfid"})

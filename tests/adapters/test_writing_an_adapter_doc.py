@@ -141,7 +141,7 @@ def test_devices_check_runs_the_example_through_the_kit(tmp_path: Path) -> None:
         '[shoe]\nkind = "sim"\ndriver = "text-line"\nstall_seconds = 3\n', encoding="utf-8")
     run = _showdown("devices", "check", "--driver", "text-line", "--config", "shoe.toml",
                     cwd=tmp_path)
-    assert run.returncode in (0, 1), run.stderr  # 1: a check failed (D304: cards lost
+    assert run.returncode in (0, 1), run.stderr  # 1: a check failed (D303: cards lost
     rows = {line.split()[0]: line.split() for line in run.stdout.splitlines()  # unplugged)
             if line.split()[:1] and line.split()[0] in ("connect", "deal", "garbage")}
     assert rows["connect"][1] == "PASS"

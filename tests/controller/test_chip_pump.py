@@ -1,7 +1,7 @@
 """The daemon's chip pump (controller.device_pumps.pump_rfid): a chip driver reports every spot
 in every sweep (the adapter seam's promise), and the pump journals a spot's report only when
 it differs from what that spot last reported, and every spot afresh after the reader
-(re)connects (D320)."""
+(re)connects (D315)."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ def test_a_shoe_recorded_through_the_relay_replays_with_the_same_cards(
     cards = [x["reading"]["card"] for x in lines if x.get("reading", {}).get("kind") == "card"]
     assert cards == dealt
     assert lines[-1]["end"] is True
-    assert out.stat().st_mode & 0o777 == 0o600  # for the owner only (D313)
+    assert out.stat().st_mode & 0o777 == 0o600  # for the owner only (D309)
 
     shoe.stop()  # the device is gone: only the capture is left
     assert main(["devices", "check", "--driver", "showdown-shoe", "--capture", str(out),

@@ -76,7 +76,7 @@ def _quick_shoe(tmp_path: Path) -> str:
 @pytest.mark.soak
 def test_the_text_line_shoe_conforms_with_its_declared_limit(
         capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    # A shoe that keeps nothing while its cable is out (D304): the kit says so, card by card,
+    # A shoe that keeps nothing while its cable is out (D303): the kit says so, card by card,
     # and since the driver declares the gap (reads_lost) it is a declared limit, not a fault.
     pytest.importorskip("showdown_textline_shoe", reason="the example adapter is not installed")
     code, report = _check(capsys, "--driver", "text-line", "--timeout", "1.5",

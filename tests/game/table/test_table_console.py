@@ -333,7 +333,7 @@ def test_a_lost_reader_blocks_play_until_it_is_back_or_a_supervisor_clears_it() 
 
 
 def test_reads_lost_holds_the_hand_until_a_supervisor_has_checked_the_cards() -> None:
-    """A shoe that keeps nothing for later (a text-line shoe, D304) is back after a gap: it
+    """A shoe that keeps nothing for later (a text-line shoe, D303) is back after a gap: it
     says so (reads_lost), and the hand does not settle until a supervisor clears that."""
     feed = seated(Feed(verify_payouts=False))
     feed.chips(1, "ante", R25)

@@ -3,7 +3,7 @@ around the sans-I/O `showdown_textline_shoe.codec.LineDecoder`.
 
 The shoe only talks: one line a card, nothing when idle (or, if it is set to, a blank line
 every few seconds). There is no handshake, no acknowledgement, no read counter and no session,
-so what the table is told is what this driver can vouch for, no more (README.md, D304):
+so what the table is told is what this driver can vouch for, no more (README.md, D303):
 
 - `CardReading` for each card line, ``read_index`` counted here (0, 1, 2... for as long as
   the driver runs, across reconnections), ``session`` None (the shoe has none), quality 100
