@@ -91,6 +91,7 @@ bench: $(BENCH_STAMP)
 	$(BIN)/python bench/quasar_sweep.py
 	$(BIN)/python bench/quasar_corruption.py
 	$(BIN)/python bench/id_readers.py
+	$(BIN)/python bench/devices_kit.py
 
 # The wheel a table PC or the central server installs (docs/operations/deployment.md).
 wheel: $(STAMP)
