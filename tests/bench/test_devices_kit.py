@@ -26,7 +26,8 @@ def test_quick_run_prints_a_table_and_a_summary_line_for_each_driver() -> None:
     assert run.returncode in (0, 1), out + run.stderr
     names = [d.name for role in ROLES for d in installed(role)]
     for name in names:
-        assert re.search(rf"^{re.escape(name)}\b.* \| (conforms[^|]*|FAILS [^|]+) \|", out, re.M), name
+        row = rf"^{re.escape(name)}\b.* \| (conforms[^|]*|FAILS [^|]+) \|"
+        assert re.search(row, out, re.M), name
     failing = re.findall(r"^(.+?) +\| FAILS ", out, re.M)
     assert (run.returncode == 1) == bool(failing)
     assert out.rstrip().splitlines()[-1] == ("result: OK" if not failing else
