@@ -16,8 +16,20 @@ import pytest
 import structlog
 
 from runtime import journald
-from runtime.logs import NOISY_LIBRARIES, configure_logging, get_logger, message_text
+from runtime.logs import NOISY_LIBRARIES, get_logger, message_text
+from runtime.logs import configure_logging as _configure_logging
 from tests.runtime.journal_wire import JournalReceiver
+
+
+def configure_logging(**options: Any) -> None:
+    """`runtime.logs.configure_logging`, with stderr announced again as journald's stream
+    first when the `journal` fixture announced it: the stream is fd 2 as the test body sees
+    it (CI once saw fd 2 as another file than at the fixture's setup, and the events went to
+    stdout)."""
+    if journald.JOURNAL_SOCKET_ENV in os.environ:  # the `journal` fixture's socket
+        st = os.fstat(2)
+        os.environ["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"  # monkeypatch restores it
+    _configure_logging(**options)
 
 
 @pytest.fixture(autouse=True)
