@@ -63,10 +63,14 @@ class Sr48:
     def simulate(self, settings: Sr48Settings, context: DriverContext,
                  stack: AsyncExitStack) -> Simulation:
         """The driver on a simulated SR-48 holding ``context.registry``'s chips, reporting
-        every ``context.sim_sweep_ms``."""
+        every ``context.sim_sweep_ms`` (by default the reader's own interval, 200 ms,
+        ``context.sim_speed`` times faster)."""
         from simulators.rfid import RfidReaderSimulator  # noqa: PLC0415
 
-        usb_settings = replace(settings.usb, report_interval_ms=context.sim_sweep_ms)
+        interval = context.sim_sweep_ms
+        if interval is None:
+            interval = max(1, round(settings.usb.report_interval_ms / context.sim_speed))
+        usb_settings = replace(settings.usb, report_interval_ms=interval)
         sim = RfidReaderSimulator(registry=context.registry, seat_entries={},
                                   vendor_id=usb_settings.vendor_id,
                                   product_id=usb_settings.product_id)

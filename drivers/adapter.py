@@ -75,9 +75,10 @@ class DriverContext:
     name: str  # the device's name in alerts until the device says its own (e.g. "shoe")
     registry: ChipRegistry | None = None  # the chips in play (chip readers)
     seed: int = 0  # a simulator's seed (a simulated table's ``[sim] seed``)
-    # A simulated chip reader's sweep interval, and whether it also sweeps at once when chips
-    # move (a run at full speed; a real reader only sweeps on its interval).
-    sim_sweep_ms: int = 50
+    # A simulated chip reader's sweep interval (None: its device's own, `sim_speed` times
+    # faster; a virtual dealer's table asks for a short one), and whether it also sweeps at
+    # once when chips move (a run at full speed; a real reader only sweeps on its interval).
+    sim_sweep_ms: int | None = None
     sim_sweep_on_change: bool = False
     # How many times faster than the real device a simulator that models the device's timing
     # runs (1: faithful, a technician's rehearsal; a virtual dealer's table runs faster).

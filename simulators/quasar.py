@@ -132,6 +132,9 @@ class QuasarSimulator:
         self._master: int | None = None
         self._slave: int | None = None
         self._listener: socket.socket | None = None
+        # While unplugged, the TCP port stays bound but not listening: a connection is refused
+        # (as by an unplugged reader's address), and no other program takes the port meanwhile.
+        self._holder: socket.socket | None = None
         self._client: socket.socket | None = None
         self._wake_r = self._wake_w = -1
         self._thread: threading.Thread | None = None
@@ -197,7 +200,7 @@ class QuasarSimulator:
                 return
             self.plugged = False
             self.stats["unplugs"] += 1
-            self._close()
+            self._close(hold_port=True)
         self._wake()
 
     def plug(self) -> None:
@@ -452,9 +455,11 @@ class QuasarSimulator:
         self._line.clear()
         self._out.clear()
         if self.transport == "tcp":
-            listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            listener.bind((self.host, self.tcp_port))
+            listener, self._holder = self._holder, None
+            if listener is None:
+                listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                listener.bind((self.host, self.tcp_port))
             listener.listen(4)
             listener.setblocking(False)
             self.tcp_port = listener.getsockname()[1]
@@ -472,12 +477,22 @@ class QuasarSimulator:
             tmp.symlink_to(self.path)
             tmp.replace(self.link_path)  # atomic re-point, like udev's by-id links
 
-    def _close(self) -> None:
-        for sock in (self._client, self._listener):
+    def _close(self, *, hold_port: bool = False) -> None:
+        """Close the port; ``hold_port``: keep a TCP port bound, not listening (unplugged)."""
+        for sock in (self._client, self._listener, self._holder):
             if sock is not None:
                 with contextlib.suppress(OSError):
                     sock.close()
-        self._client = self._listener = None
+        self._client = self._listener = self._holder = None
+        if hold_port and self.transport == "tcp" and self.tcp_port:
+            holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                holder.bind((self.host, self.tcp_port))
+            except OSError:  # taken in between: plug binds again (and says so if it cannot)
+                holder.close()
+            else:
+                self._holder = holder
         if self.link_path is not None:
             with contextlib.suppress(FileNotFoundError):
                 self.link_path.unlink()
