@@ -21,7 +21,7 @@ from runtime.settings_files import load_toml
 from wire.mqtt import MqttSettings
 from wire.mqtt_section import Address, parse_brokers, read_credentials
 
-__all__ = ["ApiConfig", "DeviceConfig", "IdReaderConfig", "JournalConfig", "MqttConfig",
+__all__ = ["ApiConfig", "DeviceConfig", "JournalConfig", "MqttConfig",
            "SimConfig", "TableConfig", "read_table_config"]
 
 T = TypeVar("T")
@@ -45,11 +45,8 @@ class DeviceConfig:
 
     kind: DeviceKind
     driver: str = ""
-    settings: Any = None  # the adapter's own settings object (None: manual or none)
+    settings: Any = None  # the adapter's own settings object (None: kind = "none")
     adapter: DeviceAdapter | None = field(default=None, compare=False, repr=False)
-
-
-IdReaderConfig = DeviceConfig  # the ID reader's section reads as any other device's
 
 
 def _no_id_reader() -> DeviceConfig:
