@@ -44,8 +44,8 @@ __all__ = ["QuasarChipReader"]
 _CLOSED: Final = object()
 _T = TypeVar("_T")
 _COUNTERS: Final = (
-    "sweeps", "inventories", "resends", "connects", "reconnects", "disconnects", "stalls",
-    "connect_failures", "refused", "bad_frames", "bad_answers", "stale_answers",
+    "sweeps", "inventories", "resends", "resyncs", "connects", "reconnects", "disconnects",
+    "stalls", "connect_failures", "refused", "bad_frames", "bad_answers", "stale_answers",
     "antenna_mismatches", "antenna_faults", "reader_errors", "tag_errors", "skipped_spots",
     "reader_resets", "uid_order", "not_iso_uids", "errors",
 )
@@ -66,6 +66,14 @@ class _Refused(DriverError):
 
 class _Retry(DeviceProtocolError):
     """This answer is unusable (corrupt, another port's, incomplete): ask again."""
+
+
+def _is_revision(frame: qc.Frame) -> bool:
+    """Whether an answer is REV's (a model and 8 digits)."""
+    try:
+        return isinstance(qc.parse_revision(frame), qc.Revision)
+    except qc.QuasarProtocolError:
+        return False
 
 
 @dataclass(slots=True)
@@ -319,6 +327,7 @@ class QuasarChipReader:
                     return None
             except _Retry as exc:
                 problem = str(exc)
+                await self._resync(reader)
                 continue
             if port in reader.faulted:
                 reader.faulted.discard(port)
@@ -411,6 +420,25 @@ class QuasarChipReader:
             if data:
                 self._last_seen = self._clock()
                 reader.frames.extend(reader.decoder.feed(data))
+
+    async def _resync(self, reader: _Reader) -> None:
+        """After an unusable answer, line the answers up with the commands again: the
+        answer to the command asked may still be on its way (noise can split one answer in
+        two), and taken for the next command's it would put every later answer one behind.
+        Ask REV, whose answer no other command gives, and drop every answer before it."""
+        deadline = self._clock() + self.settings.stall_seconds
+        self._counts["resyncs"] += 1
+        while True:
+            self._drop_stale(reader)
+            await self._write(reader, qc.revision())
+            left = deadline - self._clock()
+            try:
+                await self._answer(reader, _is_revision,
+                                   wait=max(0.05, min(left, self.settings.stall_seconds / 2)))
+                return
+            except (_Retry, _Stalled):  # noise again, or no answer yet: ask once more
+                if self._clock() >= deadline:
+                    raise _Stalled("no answer to REV while lining answers up") from None
 
     def _drop_stale(self, reader: _Reader) -> None:
         """Answers nobody asked for (a duplicate, a late one) go before a new command."""

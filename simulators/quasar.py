@@ -224,6 +224,12 @@ class QuasarSimulator:
         self.faults.inject(name, readings_only=False)
         self._wake()
 
+    def send_raw(self, data: bytes) -> None:
+        """Any bytes on the line now, between answers (noise, a stray line end)."""
+        with self._lock:
+            self._out.append((time.monotonic(), bytes(data)))
+        self._wake()
+
     def antenna_fault(self, port: int, broken: bool = True) -> None:
         """Break a port's antenna (its inventories answer ARH) or mend it."""
         with self._lock:

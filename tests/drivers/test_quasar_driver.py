@@ -302,3 +302,35 @@ async def test_a_uid_not_beginning_with_e0_is_never_reported(
     reported = {spot for sweep in sweeps(seen).values() for spot in sweep}
     assert SpotId(1, "play") not in reported
     assert SpotId(1, "ante") in reported
+
+
+async def test_a_stray_line_end_never_leaves_the_answers_one_behind() -> None:
+    # Noise ending in a CR reads as an answer of its own; taken for the answer to the
+    # command asked, while that command's real answer is still on its way, it could leave
+    # every later answer one behind ("the answer names port 9", "an inventory ends with IVF,
+    # this one 'OK!'": seen in the kit under load, 1 run in 6). After an unusable answer the
+    # driver lines the answers up again (REV, D292): here stray line ends come in the middle
+    # of the sweeps, and once they stop every spot is reported, right. (This run does not
+    # reproduce the loaded machine's timing: bench/devices_kit.py and the kit's soak test
+    # do, at the reader's own speed.)
+    # At the reader's own timing an inventory's answer takes long enough for noise to come
+    # first.
+    with QuasarTable(plans("pty"), speed=1.0) as table:
+        await _one_behind(table)
+
+
+async def _one_behind(table: QuasarTable) -> None:
+    laid = table.place(2, "ante", 2500)
+    async with driver(table) as reader:
+        items = aiter(reader)
+        await until(items, full_sweeps(table, 1))
+        for _ in range(20):
+            for sim in table.readers:
+                sim.send_raw(b"\x07\r")
+            await asyncio.sleep(0.01)
+        after = await until(items, lambda s: len(sweeps(s)) >= 4 and full_sweeps(table, 3)(s))
+        counters = reader.health().counters
+    assert counters["resyncs"] > 0
+    full = {n: got for n, got in sweeps(after).items() if set(got) == set(table.spots())}
+    assert full[max(full)] == {spot: frozenset(laid) if spot == SpotId(2, "ante")
+                               else frozenset() for spot in table.spots()}
