@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType, TracebackType
@@ -21,7 +21,7 @@ from drivers.quasar_settings import QuasarLink
 from drivers.readings import SpotId
 from game.chips.registry import ChipRegistry
 from simulators.faults import Faults
-from simulators.felt import Felt, spot_id
+from simulators.felt import Felt, OnFelt, spot_id
 from simulators.quasar import QuasarSimulator, QuasarTiming, Transport
 
 __all__ = ["QuasarTable", "ReaderPlan"]
@@ -37,7 +37,7 @@ class ReaderPlan:
     tcp_port: int = 0  # 0: a free port
 
 
-class QuasarTable:
+class QuasarTable(OnFelt):
     """Simulated QuasarMX readers on one felt; a context manager (start/stop them all)."""
 
     def __init__(
@@ -144,86 +144,6 @@ class QuasarTable:
                     r.antenna_fault(port, broken)
                     return
         raise ValueError(f"no reader's port covers seat {seat} {spot}")
-
-    # ------------------------------------------------------------------ table API (the felt's)
-
-    @property
-    def registry(self) -> ChipRegistry:
-        """The chips the felt mints wagers from."""
-        return self.felt.registry
-
-    @property
-    def seat_entries(self) -> dict[int, str]:
-        """Which entry sits at each seat."""
-        return self.felt.seat_entries
-
-    @seat_entries.setter
-    def seat_entries(self, value: dict[int, str]) -> None:
-        self.felt.seat_entries = value
-
-    @property
-    def owners(self) -> dict[bytes, str | None]:
-        """Who holds each chip the table's float moved."""
-        return self.felt.owners
-
-    @owners.setter
-    def owners(self, value: dict[bytes, str | None]) -> None:
-        self.felt.owners = value
-
-    @property
-    def change_from_float(self) -> bool:
-        """Whether an entry's amount may be made with float chips too."""
-        return self.felt.change_from_float
-
-    @change_from_float.setter
-    def change_from_float(self, value: bool) -> None:
-        self.felt.change_from_float = value
-
-    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
-        """The UIDs lying on one betting spot now."""
-        return self.felt.chips_on(seat, spot)
-
-    def table(self) -> dict[SpotId, frozenset[bytes]]:
-        """Every spot holding chips, with its UIDs."""
-        return self.felt.table()
-
-    def owner_of(self, uid: bytes) -> str | None:
-        """The entry holding this chip now (None: the float)."""
-        return self.felt.owner_of(uid)
-
-    def chips_of(self, entry: str) -> list[bytes]:
-        """The registered chips `owner_of` gives `entry`, in UID order."""
-        return self.felt.chips_of(entry)
-
-    def place(
-        self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
-        float_only: bool = False, clone: bool = False, avoid: Iterable[bytes] = (),
-    ) -> tuple[bytes, ...]:
-        """Put chips on a spot (`Felt.place`)."""
-        return self.felt.place(seat, spot, cents, uids=uids, float_only=float_only,
-                               clone=clone, avoid=avoid)
-
-    def remove(
-        self, seat: int, spot: str, uids: Iterable[bytes] | None = None
-    ) -> tuple[bytes, ...]:
-        """Take chips off a spot (all of them by default)."""
-        return self.felt.remove(seat, spot, uids)
-
-    def clear_seat(self, seat: int) -> None:
-        """Take every chip off one seat's spots."""
-        self.felt.clear_seat(seat)
-
-    def clear(self) -> None:
-        """Take every chip off the table."""
-        self.felt.clear()
-
-    def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
-        """Put chips the registry does not know on a spot."""
-        return self.felt.place_unknown(seat, spot, count)
-
-    def place_foreign(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
-        """Put registered chips of another chip set on a spot."""
-        return self.felt.place_foreign(seat, spot, count)
 
     @contextlib.contextmanager
     def moving(self) -> Iterator[None]:

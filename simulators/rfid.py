@@ -48,7 +48,7 @@ from drivers.rfid_messages import (
 )
 from game.chips.registry import ChipRegistry
 from simulators.faults import Faults
-from simulators.felt import Felt
+from simulators.felt import Felt, OnFelt
 from simulators.rfid_firmware import ReaderFirmware
 from simulators.rfid_usb import (
     EP_IN,
@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 OUT_QUEUE_BYTES = 16 * 1024
-class RfidReaderSimulator:
+class RfidReaderSimulator(OnFelt):
     """One simulated reader: a table of betting spots, its firmware and its USB presence."""
 
     def __init__(
@@ -127,86 +127,6 @@ class RfidReaderSimulator:
         self._fw = ReaderFirmware(booted_at=time.monotonic())
         self.backend = RfidSimBackend(self)
         self.felt.listen(self._moved, self._settled)
-
-    # ------------------------------------------------------------------ table API (the felt's)
-
-    @property
-    def registry(self) -> ChipRegistry:
-        """The chips the felt mints wagers from."""
-        return self.felt.registry
-
-    @property
-    def seat_entries(self) -> dict[int, str]:
-        """Which entry sits at each seat (whose chips ``place(seat, ...)`` takes)."""
-        return self.felt.seat_entries
-
-    @seat_entries.setter
-    def seat_entries(self, value: dict[int, str]) -> None:
-        self.felt.seat_entries = value
-
-    @property
-    def owners(self) -> dict[bytes, str | None]:
-        """Who holds each chip the table's float moved (see `Felt.owners`)."""
-        return self.felt.owners
-
-    @owners.setter
-    def owners(self, value: dict[bytes, str | None]) -> None:
-        self.felt.owners = value
-
-    @property
-    def change_from_float(self) -> bool:
-        """Whether an entry's amount may be made with float chips too (`Felt`)."""
-        return self.felt.change_from_float
-
-    @change_from_float.setter
-    def change_from_float(self, value: bool) -> None:
-        self.felt.change_from_float = value
-
-    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
-        """The UIDs lying on one betting spot now."""
-        return self.felt.chips_on(seat, spot)
-
-    def table(self) -> dict[SpotId, frozenset[bytes]]:
-        """Every spot holding chips, with its UIDs."""
-        return self.felt.table()
-
-    def owner_of(self, uid: bytes) -> str | None:
-        """The entry holding this chip now (None: the float)."""
-        return self.felt.owner_of(uid)
-
-    def chips_of(self, entry: str) -> list[bytes]:
-        """The registered chips `owner_of` gives `entry` (of every chip set), in UID order."""
-        return self.felt.chips_of(entry)
-
-    def place(
-        self, seat: int, spot: str, cents: int | None = None, *, uids: Iterable[bytes] = (),
-        float_only: bool = False, clone: bool = False, avoid: Iterable[bytes] = (),
-    ) -> tuple[bytes, ...]:
-        """Put chips on a spot (`Felt.place`: ``cents`` of the seat's chips and/or UIDs)."""
-        return self.felt.place(seat, spot, cents, uids=uids, float_only=float_only,
-                               clone=clone, avoid=avoid)
-
-    def remove(
-        self, seat: int, spot: str, uids: Iterable[bytes] | None = None
-    ) -> tuple[bytes, ...]:
-        """Take chips off a spot (all of them by default); returns the UIDs taken."""
-        return self.felt.remove(seat, spot, uids)
-
-    def clear_seat(self, seat: int) -> None:
-        """Take every chip off one seat's spots."""
-        self.felt.clear_seat(seat)
-
-    def clear(self) -> None:
-        """Take every chip off the table."""
-        self.felt.clear()
-
-    def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
-        """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""
-        return self.felt.place_unknown(seat, spot, count)
-
-    def place_foreign(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
-        """Put ``count`` registered chips of another chip set on a spot."""
-        return self.felt.place_foreign(seat, spot, count)
 
     def _pick(self, seat: int, cents: int, *, exclude: set[bytes],
               float_only: bool = False) -> list[bytes]:
