@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from cli.devices.observe import Observer, alert_kinds
-from cli.devices.report import Row, fail, skip
+from cli.devices.report import Row, fail, ok, skip
+from drivers.readings import DeviceAlert
 
-__all__ = ["DOWN", "NOISE", "OUTAGE", "UP", "Bench", "Figures", "Unsupported", "control", "guard",
-           "kinds_since", "lacks", "median", "seconds", "unexpected"]
+__all__ = ["DOWN", "NOISE", "OUTAGE", "UP", "Bench", "Figures", "Unsupported", "connected",
+           "control", "guard", "kinds_since", "lacks", "median", "seconds", "unexpected"]
 
 UP: Final = frozenset({"connected", "reconnected"})
 DOWN: Final = frozenset({"disconnected", "lost", "not_found", "stalled"})
@@ -115,3 +116,19 @@ async def guard(check: str, step: Awaitable[Row]) -> Row:
         return skip(check, str(exc))
     except Exception as exc:
         return fail(check, f"the check broke: {type(exc).__name__}: {exc}")
+
+
+async def connected(bench: Bench) -> Row:
+    """The "connect" row: the driver says the device is connected, and nothing else is
+    wrong (a chip reader's row also waits for its first inventory)."""
+    if not await bench.seen.until(lambda: any(k in UP for k in kinds_since(bench, 0)),
+                                  bench.timeout):
+        kinds = kinds_since(bench, 0)
+        return fail("connect", f"no connected alert in {seconds(bench.timeout)}"
+                    + (f" (alerts: {', '.join(kinds)})" if kinds else "")
+                    + (f"; {bench.seen.ended}" if bench.seen.ended else ""))
+    at = next(s.at for s in bench.seen.since(0, DeviceAlert) if s.item.kind in UP)
+    bad = unexpected(kinds_since(bench, 0), UP)
+    if bad:
+        return fail("connect", bad)
+    return ok("connect", f"connected after {seconds(at - bench.seen.started)}")

@@ -25,6 +25,7 @@ from cli.devices.bench import (
     OUTAGE,
     UP,
     Bench,
+    connected,
     control,
     guard,
     kinds_since,
@@ -73,7 +74,7 @@ def _same(tap: IdTap, number: str, form: IdForm) -> bool:
 
 async def run_ids(bench: Bench) -> list[Row]:
     """Every check of an ID reader, in order."""
-    rows = [await guard("connect", _connect(bench))]
+    rows = [await guard("connect", connected(bench))]
     missing = control("tap", bench.simulator, "tap")
     if missing is not None:
         return [*rows, *(skip(n, missing.detail) for n in (
@@ -88,20 +89,6 @@ async def run_ids(bench: Bench) -> list[Row]:
     rows.append(await guard("unplug and reconnect", _unplug(bench, tapper)))
     rows.append(_timing(tapper))
     return rows
-
-
-async def _connect(bench: Bench) -> Row:
-    if not await bench.seen.until(lambda: any(k in UP for k in kinds_since(bench, 0)),
-                                  bench.timeout):
-        kinds = kinds_since(bench, 0)
-        return fail("connect", f"no connected alert in {seconds(bench.timeout)}"
-                    + (f" (alerts: {', '.join(kinds)})" if kinds else "")
-                    + (f"; {bench.seen.ended}" if bench.seen.ended else ""))
-    at = next(s.at for s in bench.seen.since(0, DeviceAlert) if s.item.kind in UP)
-    bad = unexpected(kinds_since(bench, 0), UP)
-    if bad:
-        return fail("connect", bad)
-    return ok("connect", f"connected after {seconds(at - bench.seen.started)}")
 
 
 async def _tap(bench: Bench, tapper: _Tapper) -> Row:

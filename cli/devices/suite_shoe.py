@@ -27,6 +27,7 @@ from cli.devices.bench import (
     OUTAGE,
     UP,
     Bench,
+    connected,
     control,
     guard,
     kinds_since,
@@ -99,7 +100,7 @@ def _compare(dealt: Sequence[str], read: Sequence[CardReading]) -> str | None:
 
 async def run_shoe(bench: Bench) -> list[Row]:
     """Every check of a card shoe, in order."""
-    rows = [await guard("connect", _connect(bench))]
+    rows = [await guard("connect", connected(bench))]
     missing = control("deal", bench.simulator, "deal_card")
     if missing is not None:
         return [*rows, *(skip(n, missing.detail) for n in (
@@ -112,20 +113,6 @@ async def run_shoe(bench: Bench) -> list[Row]:
     rows.append(await guard("garbage", _garbage(bench, dealer)))
     rows.append(_timing(latencies))
     return rows
-
-
-async def _connect(bench: Bench) -> Row:
-    if not await bench.seen.until(lambda: any(k in UP for k in kinds_since(bench, 0)),
-                                  bench.timeout):
-        kinds = kinds_since(bench, 0)
-        return fail("connect", f"no connected alert in {seconds(bench.timeout)}"
-                    + (f" (alerts: {', '.join(kinds)})" if kinds else "")
-                    + (f"; {bench.seen.ended}" if bench.seen.ended else ""))
-    at = next(s.at for s in bench.seen.since(0, DeviceAlert) if s.item.kind in UP)
-    bad = unexpected(kinds_since(bench, 0), UP)
-    if bad:
-        return fail("connect", bad)
-    return ok("connect", f"connected after {seconds(at - bench.seen.started)}")
 
 
 async def _deal(bench: Bench, dealer: _Dealer, latencies: list[float]) -> Row:
