@@ -41,8 +41,9 @@ def installed(role: Role) -> list[InstalledDriver]:
 
 def find_adapter(role: Role, name: str) -> DeviceAdapter:
     """The adapter registered as ``name`` for ``role``, loaded."""
-    points = [p for p in _points(role) if p.name == name]
-    names = ", ".join(p.name for p in _points(role)) or "none"
+    registered = _points(role)  # one scan of the installed distributions' metadata
+    points = [p for p in registered if p.name == name]
+    names = ", ".join(p.name for p in registered) or "none"
     if not points:
         raise DriverLookupError(f"no {role} driver named {name!r} is installed"
                                 f" (installed: {names})")
