@@ -86,6 +86,8 @@ COMMANDS: dict[str, Command] = {
     "report": Command("cli.report.command",
                       "reports: tables, dealers, heats, economics; simulated score spread",
                       needs=("numpy", "alembic")),
+    "venue": Command("cli.venue",
+                     "a whole venue on one machine for a technician's rehearsal"),
     "install": Command("cli.install",
                        "set up a table PC, the central server or the desk workstation"),
     "doctor": Command("cli.doctor.command", "check a table PC: may this table open?"),

@@ -1,0 +1,175 @@
+"""The rehearsal venue's composition (`showdown venue rehearse`): from a laid-out directory
+(floor.venue_layout) to a running venue. The desk's staff are enrolled (floor.venue_desk),
+then the broker, the central service and each table start as processes of their own
+(floor.venue_run), the manager sends the tables the staff roster, and the addresses and
+the staff's credentials are printed. It runs until one of `signals` arrives, then stops the
+tables, the central service and the broker in that order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from floor.venue_desk import (
+    DeskError,
+    StaffAccount,
+    desk_env,
+    enrol_staff,
+    send_roster,
+    staff_accounts,
+)
+from floor.venue_layout import VenueLayout
+from floor.venue_run import (
+    ChildSpec,
+    VenueProcesses,
+    http_ready,
+    port_ready,
+    python_command,
+    table_ready,
+)
+
+__all__ = ["READY_LINE", "VenueError", "child_specs", "run_venue"]
+
+T = TypeVar("T")
+READY_LINE = "venue ready"  # the line a script (or a test) waits for
+
+
+class VenueError(Exception):
+    """The venue could not start; the message says which part and why."""
+
+
+def child_specs(layout: VenueLayout, *, mosquitto: str | None) -> list[ChildSpec]:
+    """The venue's processes in the order they start: broker, central service, tables."""
+    logs = layout.directory / "logs"
+    port = layout.ports.broker
+    if mosquitto is not None:
+        assert layout.broker.config is not None
+        broker = [mosquitto, "-c", str(layout.broker.config)]
+    else:
+        import sys  # noqa: PLC0415
+
+        broker = [sys.executable, "-m", "floor.venue_broker", str(port)]
+    specs = [
+        ChildSpec("broker", broker, logs / "broker.log", ready=lambda: port_ready(port)),
+        ChildSpec("central", python_command("leaderboard", "serve", "--config",
+                                            str(layout.leaderboard_config)),
+                  logs / "central.log", ready=lambda: http_ready(layout.ports.http)),
+    ]
+    sockets = layout.table_sockets()
+    for table in layout.tables:
+        path = sockets[table]
+        specs.append(ChildSpec(
+            table, python_command("table", "run", "--config", str(layout.table_configs[table])),
+            logs / f"{table}.log", ready=lambda path=path: table_ready(path)))  # type: ignore[misc]
+    return specs
+
+
+def addresses(layout: VenueLayout, *, tls: bool) -> list[str]:
+    """The lines that tell a technician where everything is."""
+    p = layout.ports
+    lines = [f"venue directory: {layout.directory}",
+             f"page:      http://127.0.0.1:{p.http}/",
+             f"desk API:  http://127.0.0.1:{p.http}/api/desk/",
+             f"desk:      showdown desk --config {layout.desk_config} ... (docs/desk-commands.md)",
+             f"broker:    mqtts://127.0.0.1:{p.broker} (TLS, venue CA"
+             f" {layout.broker.ca_file}; per-table ACL)" if tls else
+             f"broker:    mqtt://127.0.0.1:{p.broker} (embedded: NO TLS, NO ACL, anyone may"
+             " connect and publish anywhere)"]
+    for n, table in enumerate(layout.tables):
+        lines.append(f"{table}:       console http://127.0.0.1:{p.consoles[n]}/  bench"
+                     f" http://127.0.0.1:{p.benches[n]}/  config"
+                     f" {layout.table_configs[table]}")
+    lines.append(f"logs:      {layout.directory / 'logs'}/")
+    return lines
+
+
+def credentials(accounts: Sequence[StaffAccount], folder: Path, *, new: bool) -> list[str]:
+    """The staff's credentials (printed once, when they are drawn), else where they are."""
+    if not new:
+        return [f"staff accounts as before: {folder / 'accounts.txt'} (owner-only)"]
+    lines = [f"staff accounts (shown once; kept owner-only in {folder / 'accounts.txt'}):"]
+    for a in accounts:
+        held = [f"passphrase {a.passphrase}" if a.passphrase else "",
+                f"PIN {a.pin}" if a.pin else "", f"card {a.card}" if a.card else ""]
+        lines.append(f"  {a.staff_id:<4} {a.role:<10} {a.name:<15} "
+                     + ", ".join(h for h in held if h))
+    return lines
+
+
+async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable[[str], None],
+                    signals: Sequence[signal.Signals] = (signal.SIGINT, signal.SIGTERM)) -> int:
+    """Start the venue, run it until a signal, stop it: 0 when every child stopped cleanly,
+    1 when one had to be killed or failed as it stopped (each said)."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in signals:
+        loop.add_signal_handler(sig, stop.set)
+    if mosquitto is None:
+        say("WARNING: the embedded broker has NO TLS and NO ACL: any client may connect and"
+            " publish on any table's topics. This rehearses the software, not the venue's"
+            " network security; install Mosquitto (apt-get install mosquitto) for that.")
+    directory = layout.directory
+    fresh = not (directory / "staff" / "accounts.txt").exists()
+    accounts = staff_accounts(directory, layout.tables)
+    env = desk_env(directory, layout.desk_config)
+    processes = VenueProcesses(say)
+    try:
+        say(f"venue: enrolling the desk's staff in {layout.database.split('://')[0]} ...")
+        enrolled = await enrol_staff(directory, env, accounts)
+        if enrolled:
+            say(f"venue: enrolled {', '.join(enrolled)}")
+        say("venue: starting the broker, the central service and "
+            f"{len(layout.tables)} tables ...")
+        problem = await _unless(stop, processes.start(
+            child_specs(layout, mosquitto=mosquitto)))
+        if problem is not None:
+            raise VenueError(problem)
+        if not stop.is_set():
+            answer = await _unless(stop, send_roster(env, accounts))
+            if answer:
+                say(f"venue: {answer.splitlines()[-1]}")
+    except DeskError as exc:
+        await _stop(processes, say)
+        raise VenueError(str(exc)) from None
+    except VenueError:
+        await _stop(processes, say)
+        raise
+    if not stop.is_set():
+        for line in [*addresses(layout, tls=mosquitto is not None),
+                     *credentials(accounts, directory / "staff", new=fresh),
+                     f"{READY_LINE}: Ctrl-C (or SIGTERM) stops it"]:
+            say(line)
+        await stop.wait()
+    say("venue: stopping ...")
+    problems = await _stop(processes, say)
+    for signum in signals:
+        with contextlib.suppress(ValueError, RuntimeError):
+            loop.remove_signal_handler(signum)
+    say("venue: stopped" if not problems else "venue: stopped with problems")
+    return 0 if not problems else 1
+
+
+async def _stop(processes: VenueProcesses, say: Callable[[str], None]) -> list[str]:
+    problems = await processes.stop()
+    for problem in problems:
+        say(f"venue: {problem}")
+    return problems
+
+
+async def _unless(stop: asyncio.Event, work: Coroutine[Any, Any, T]) -> T | None:
+    """`work`'s result, or None as soon as `stop` is set (the work is cancelled)."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return None

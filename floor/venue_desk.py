@@ -1,0 +1,180 @@
+"""The rehearsal venue's desk accounts, made the way a venue makes them (docs/desk-auth.md):
+`showdown desk init` enrols the first manager, who signs in (`showdown desk login`) and enrols
+a clerk, a pit supervisor and a dealer per table (`showdown desk staff add`); once the tables
+are up the manager sends them the roster (`showdown desk staff send`). Each step is the desk's
+own command in a process of its own, with the venue's desk.toml; the manager's session is
+kept in DIR/state, not in the technician's home.
+
+Every secret is drawn with `secrets` and written owner-only (DIR/staff/, 0700; each file
+0600): the passphrase and PIN files are what the commands read (`--passphrase-file`,
+`--pin-file`), and DIR/staff/accounts.txt lists them all for the technician. A second run
+finds the accounts in the database and enrols only those missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+__all__ = [
+    "DeskError",
+    "StaffAccount",
+    "desk_env",
+    "enrol_staff",
+    "send_roster",
+    "staff_accounts",
+]
+
+MANAGER: Final = "M1"
+_TIMEOUT_S: Final = 60.0
+
+
+class DeskError(Exception):
+    """A desk command failed; the message is its own last words."""
+
+
+@dataclass(frozen=True, slots=True)
+class StaffAccount:
+    """One member of the rehearsal's staff and their credentials (None: not held)."""
+
+    staff_id: str
+    name: str
+    role: str
+    passphrase: str | None = None
+    pin: str | None = None
+    card: str | None = None
+
+
+def _digits(n: int) -> str:
+    """`n` random digits, the first not 0."""
+    return str(secrets.randbelow(9) + 1) + "".join(str(secrets.randbelow(10))
+                                                   for _ in range(n - 1))
+
+
+def _drawn(staff_id: str, name: str, role: str) -> StaffAccount:
+    desk = role in ("manager", "clerk", "supervisor")
+    floor = role in ("supervisor", "dealer")
+    return StaffAccount(staff_id=staff_id, name=name, role=role,
+                        passphrase=secrets.token_urlsafe(18) if desk else None,
+                        pin=_digits(6) if floor else None,
+                        card=_digits(16) if floor else None)
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def _secret(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, (value + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def staff_accounts(directory: Path, tables: Sequence[str]) -> list[StaffAccount]:
+    """The rehearsal's staff: the manager M1, the clerk C1, the pit supervisor S1 and a dealer
+    per table (D01 for t01, ...), with the secrets in DIR/staff (drawn and written the first
+    time, read back after)."""
+    folder = directory / "staff"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    wanted = [(MANAGER, "Venue Manager", "manager"), ("C1", "Desk Clerk", "clerk"),
+              ("S1", "Pit Supervisor", "supervisor")]
+    wanted += [(f"D{t[1:]}", f"Dealer {t}", "dealer") for t in tables]
+    accounts = []
+    for staff_id, name, role in wanted:
+        drawn = _drawn(staff_id, name, role)
+        held = {}
+        for what in ("passphrase", "pin", "card"):
+            if getattr(drawn, what) is None:
+                continue
+            path = folder / f"{staff_id}.{what}"
+            value = _read(path)
+            if value is None:
+                value = getattr(drawn, what)
+                _secret(path, value)
+            held[what] = value
+        accounts.append(StaffAccount(staff_id=staff_id, name=name, role=role, **held))
+    lines = ["# The rehearsal venue's staff accounts (written by `showdown venue rehearse`):"
+             " secret, owner-only.", "# staff_id role name: desk passphrase, PIN,"
+             " employee card"]
+    lines += [f"{a.staff_id} {a.role} {a.name!r}: passphrase {a.passphrase or '-'}, PIN"
+              f" {a.pin or '-'}, card {a.card or '-'}" for a in accounts]
+    _secret(folder / "accounts.txt", "\n".join(lines))
+    return accounts
+
+
+def desk_env(directory: Path, desk_config: Path) -> dict[str, str]:
+    """The environment of the venue's own desk commands: its desk.toml, and the manager's
+    session kept in DIR/state."""
+    state = directory / "state"
+    state.mkdir(mode=0o700, exist_ok=True)
+    return {**os.environ, "SHOWDOWN_DESK_CONFIG": str(desk_config),
+            "XDG_STATE_HOME": str(state), "PYTHONUNBUFFERED": "1"}
+
+
+async def _desk(env: dict[str, str], *args: str) -> str:
+    """Run `showdown desk ARGS` and return what it printed; DeskError when it fails."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cli", "desk", *args, env=env, stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), _TIMEOUT_S)
+    except TimeoutError:
+        process.kill()
+        await process.wait()
+        raise DeskError(f"showdown desk {args[0]} did not finish in {_TIMEOUT_S:.0f} s") from None
+    if process.returncode != 0:
+        text = (err or out).decode("utf-8", "replace").strip().splitlines()
+        raise DeskError(f"showdown desk {' '.join(args[:2])}: "
+                        f"{text[-1] if text else f'exit {process.returncode}'}")
+    return out.decode("utf-8", "replace")
+
+
+async def enrol_staff(directory: Path, env: dict[str, str],
+                      accounts: Sequence[StaffAccount]) -> list[str]:
+    """Create the desk's database with its first manager (`desk init`), sign the manager in
+    and enrol every account the database lacks; the ids enrolled now."""
+    staff = directory / "staff"
+    manager = accounts[0]
+    await _desk(env, "init", "--staff-id", manager.staff_id, "--name", manager.name,
+                "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
+    await _desk(env, "login", "--staff-id", manager.staff_id,
+                "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
+    listed = json.loads(await _desk(env, "staff", "list", "--json"))
+    rows = listed if isinstance(listed, list) else listed.get("staff", [])
+    have = {row["staff_id"] for row in rows if isinstance(row, dict)}
+    enrolled = []
+    for a in accounts[1:]:
+        if a.staff_id in have:
+            continue
+        args = ["staff", "add", "--staff-id", a.staff_id, "--name", a.name, "--role", a.role]
+        for what, option in (("passphrase", "--passphrase-file"), ("pin", "--pin-file")):
+            if getattr(a, what) is not None:
+                args += [option, str(staff / f"{a.staff_id}.{what}")]
+        if a.card is not None:
+            args += ["--card", a.card]
+        await _desk(env, *args)
+        enrolled.append(a.staff_id)
+    return enrolled
+
+
+async def send_roster(env: dict[str, str], accounts: Sequence[StaffAccount]) -> str:
+    """The manager sends the staff roster to every enrolled table (`desk staff send`); its
+    answer. Signs in again first: the session may have ended while the tables started."""
+    manager = accounts[0]
+    staff = Path(env["XDG_STATE_HOME"]).parent / "staff"
+    await _desk(env, "login", "--staff-id", manager.staff_id,
+                "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
+    return (await _desk(env, "staff", "send")).strip()
