@@ -96,6 +96,7 @@ def _free_port() -> int:
 
 def _is_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
