@@ -60,6 +60,10 @@ def register(sub: Any) -> None:
     r.add_argument("--broker", choices=("mosquitto", "embedded"), default="mosquitto",
                    help="a private Mosquitto with TLS and ACL (default), or the embedded broker"
                         " (no TLS, no ACL: for a machine without Mosquitto)")
+    r.add_argument("--own-table", action="append", default=[], metavar="TABLE",
+                   help="lay this table out (key, broker account, config) but do not start"
+                        " it: you run it yourself, e.g. with a real device"
+                        " (docs/operations/rehearsal.md); repeatable")
     ports = r.add_argument_group("ports on 127.0.0.1 (default: the last run's while free,"
                                  " else any free port)")
     ports.add_argument("--broker-port", type=int, default=None, metavar="PORT")
@@ -119,6 +123,10 @@ def run_rehearse(args: argparse.Namespace) -> int:
             raise CommandError(f"--dir {directory} is not a directory")
     directory = directory.resolve()
     tables = table_ids(args.tables)
+    unknown = sorted(set(args.own_table) - set(tables))
+    if unknown:
+        raise CommandError(f"--own-table {', '.join(unknown)}: the venue's tables are"
+                           f" {', '.join(tables)}")
     ports = choose_ports(directory, args.tables, broker=args.broker_port, http=args.http_port,
                          console_base=args.console_port, bench_base=args.bench_port)
     if mosquitto is None:
@@ -135,6 +143,7 @@ def run_rehearse(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     try:
         return asyncio.run(run_venue(layout, mosquitto=mosquitto, say=_say,
+                                     own_tables=tuple(args.own_table),
                                      signals=(signal.SIGINT, signal.SIGTERM)))
     except VenueError as exc:
         raise CommandUnavailable(str(exc)) from None

@@ -43,8 +43,10 @@ class VenueError(Exception):
     """The venue could not start; the message says which part and why."""
 
 
-def child_specs(layout: VenueLayout, *, mosquitto: str | None) -> list[ChildSpec]:
-    """The venue's processes in the order they start: broker, central service, tables."""
+def child_specs(layout: VenueLayout, *, mosquitto: str | None,
+                own_tables: Sequence[str] = ()) -> list[ChildSpec]:
+    """The venue's processes in the order they start: broker, central service, tables (but
+    those the technician runs)."""
     logs = layout.directory / "logs"
     port = layout.ports.broker
     if mosquitto is not None:
@@ -62,6 +64,8 @@ def child_specs(layout: VenueLayout, *, mosquitto: str | None) -> list[ChildSpec
     ]
     sockets = layout.table_sockets()
     for table in layout.tables:
+        if table in own_tables:
+            continue
         path = sockets[table]
         specs.append(ChildSpec(
             table, python_command("table", "run", "--config", str(layout.table_configs[table])),
@@ -69,7 +73,7 @@ def child_specs(layout: VenueLayout, *, mosquitto: str | None) -> list[ChildSpec
     return specs
 
 
-def addresses(layout: VenueLayout, *, tls: bool) -> list[str]:
+def addresses(layout: VenueLayout, *, tls: bool, own_tables: Sequence[str] = ()) -> list[str]:
     """The lines that tell a technician where everything is."""
     p = layout.ports
     lines = [f"venue directory: {layout.directory}",
@@ -81,6 +85,12 @@ def addresses(layout: VenueLayout, *, tls: bool) -> list[str]:
              f"broker:    mqtt://127.0.0.1:{p.broker} (embedded: NO TLS, NO ACL, anyone may"
              " connect and publish anywhere)"]
     for n, table in enumerate(layout.tables):
+        if table in own_tables:
+            lines.append(f"{table}:       not started (--own-table): run it yourself with"
+                         f" `showdown table run --config FILE` (its key, account and ports"
+                         f" are in {layout.table_configs[table]}), then send it the roster"
+                         f" with `showdown desk staff send --table {table}`")
+            continue
         lines.append(f"{table}:       console http://127.0.0.1:{p.consoles[n]}/  bench"
                      f" http://127.0.0.1:{p.benches[n]}/  config"
                      f" {layout.table_configs[table]}")
@@ -102,7 +112,8 @@ def credentials(accounts: Sequence[StaffAccount], folder: Path, *, new: bool) ->
 
 
 async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable[[str], None],
-                    signals: Sequence[signal.Signals] = (signal.SIGINT, signal.SIGTERM)) -> int:
+                    signals: Sequence[signal.Signals] = (signal.SIGINT, signal.SIGTERM),
+                    own_tables: Sequence[str] = ()) -> int:
     """Start the venue, run it until a signal, stop it: 0 when every child stopped cleanly,
     1 when one had to be killed or failed as it stopped (each said)."""
     stop = asyncio.Event()
@@ -126,13 +137,14 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
         say("venue: starting the broker, the central service and "
             f"{len(layout.tables)} tables ...")
         problem = await _unless(stop, processes.start(
-            child_specs(layout, mosquitto=mosquitto)))
+            child_specs(layout, mosquitto=mosquitto, own_tables=own_tables)))
         if problem is not None:
             raise VenueError(problem)
         if not stop.is_set():
-            answer = await _unless(stop, send_roster(env, accounts))
-            if answer:
-                say(f"venue: {answer.splitlines()[-1]}")
+            started = [t for t in layout.tables if t not in own_tables]
+            answer = await _unless(stop, send_roster(env, accounts, started))
+            for line in (answer or "").splitlines():
+                say(f"venue: {line}")
     except DeskError as exc:
         await _stop(processes, say)
         raise VenueError(str(exc)) from None
@@ -140,7 +152,7 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
         await _stop(processes, say)
         raise
     if not stop.is_set():
-        for line in [*addresses(layout, tls=mosquitto is not None),
+        for line in [*addresses(layout, tls=mosquitto is not None, own_tables=own_tables),
                      *credentials(accounts, directory / "staff", new=fresh),
                      f"{READY_LINE}: Ctrl-C (or SIGTERM) stops it"]:
             say(line)

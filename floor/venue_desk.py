@@ -170,11 +170,14 @@ async def enrol_staff(directory: Path, env: dict[str, str],
     return enrolled
 
 
-async def send_roster(env: dict[str, str], accounts: Sequence[StaffAccount]) -> str:
-    """The manager sends the staff roster to every enrolled table (`desk staff send`); its
-    answer. Signs in again first: the session may have ended while the tables started."""
+async def send_roster(env: dict[str, str], accounts: Sequence[StaffAccount],
+                      tables: Sequence[str]) -> str:
+    """The manager sends the staff roster to each of `tables` (`desk staff send --table`);
+    their answers, a line each. Signs in again first: the session may have ended while the tables
+    started."""
     manager = accounts[0]
     staff = Path(env["XDG_STATE_HOME"]).parent / "staff"
     await _desk(env, "login", "--staff-id", manager.staff_id,
                 "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
-    return (await _desk(env, "staff", "send")).strip()
+    answers = [(await _desk(env, "staff", "send", "--table", t)).strip() for t in tables]
+    return "\n".join(answers)
