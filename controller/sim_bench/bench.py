@@ -209,7 +209,7 @@ class Bench:
                                         f" {format_rand(have)} in {len(pool)} chips)")
             await self._on_device("rfid", lambda: chips.place(*where, uids=uids))
             return {"ok": True, "chips": len(uids),
-                    "done": f"placed {format_rand(amount)} ({len(uids)} chips) from {whose}"
+                    "done": f"placed {format_rand(amount)} ({_chips(len(uids))}) from {whose}"
                             f" on seat {where[0]} {where[1]}"}
 
     async def take(self, seat: object, spot: object, cents: object = None) -> dict[str, Any]:
@@ -234,7 +234,7 @@ class Bench:
             await self._on_device("rfid", lambda: chips.remove(*where, taken))
             worth = sum(values.get(u, 0) for u in taken)
             return {"ok": True, "chips": len(taken),
-                    "done": f"took {format_rand(worth)} ({len(taken)} chips) off seat"
+                    "done": f"took {format_rand(worth)} ({_chips(len(taken))}) off seat"
                             f" {where[0]} {where[1]}"}
 
     def _spot(self, chips: SimulatedChips, seat: object, spot: object) -> tuple[int, str]:
@@ -315,8 +315,9 @@ class Bench:
                                             f" {', '.join(ONE_SHOT_FAULTS)})")
                 await self._on_device(role, lambda: sim.inject(name), bad_input=True)
                 return {"ok": True, "done": f"{_NAMES[role]}: {name} on the next message"}
-            if isinstance(value, bool) or (isinstance(value, (int, float)) and name != "silent"):
-                setting: float | bool = value
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if (name == "silent" and isinstance(value, bool)) or (name != "silent" and number):
+                setting: float | bool = value  # type: ignore[assignment]
             else:
                 raise BenchRefusal(400, f"fault {name}: the value is"
                                         f" {'true or false' if name == 'silent' else 'a number'}")
@@ -369,6 +370,10 @@ def _active_faults(sim: object) -> list[dict[str, Any]]:
         if value:
             active.append({"name": name, "value": value})
     return active
+
+
+def _chips(n: int) -> str:
+    return f"{n} chip" if n == 1 else f"{n} chips"
 
 
 def _masked(number: str) -> str:
