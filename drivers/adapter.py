@@ -17,16 +17,16 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.readings import IdForm, SpotId
 from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
 
-__all__ = ["ENTRY_POINT_GROUPS", "ROLES", "ConfigPlace", "DeviceAdapter", "DriverContext",
-           "Probe", "Role", "SimulatedChips", "SimulatedDevice", "SimulatedIds",
-           "SimulatedShoe", "Simulation"]
+__all__ = ["ENTRY_POINT_GROUPS", "FAULT_NAMES", "ONE_SHOT_FAULTS", "PROBABILITY_FAULTS", "ROLES",
+           "ConfigPlace", "DeviceAdapter", "DriverContext", "Probe", "Role", "SimulatedChips",
+           "SimulatedDevice", "SimulatedIds", "SimulatedShoe", "Simulation"]
 
 Role = Literal["shoe", "rfid", "id_reader"]  # the table config's section for the device
 ROLES: tuple[Role, ...] = ("shoe", "rfid", "id_reader")
@@ -98,6 +98,14 @@ class Probe:
     warn: bool = False  # ok but worth a look (manual entry, an old firmware)
 
 
+# The faults every simulator switches (`SimulatedDevice.set_fault`) and the one-shot faults
+# it puts on its next message (`SimulatedDevice.inject`); `simulators.faults` implements them.
+ONE_SHOT_FAULTS: Final = ("corrupt", "drop", "duplicate", "garbage", "repeat", "drop_incoming")
+PROBABILITY_FAULTS: Final = ("corrupt", "drop", "duplicate", "garbage", "drop_incoming",
+                             "repeat")
+FAULT_NAMES: Final = (*PROBABILITY_FAULTS, "delay", "silent")
+
+
 @runtime_checkable
 class SimulatedDevice(Protocol):
     """The controls every simulator gives the conformance kit (and a technician)."""
@@ -135,6 +143,10 @@ class SimulatedChips(SimulatedDevice, Protocol):
 
     def spots(self) -> Sequence[SpotId]:
         """The spots its antennas cover, in antenna order."""
+        ...
+
+    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
+        """The UIDs lying on one spot now."""
         ...
 
     def place(self, seat: int, spot: str, cents: int | None = None, *,
