@@ -60,7 +60,7 @@ def test_each_table_config_is_read_by_the_daemons_reader(venue) -> None:  # type
 
 def test_the_table_config_names_no_virtual_desk_or_dealer(venue) -> None:  # type: ignore[no-untyped-def]
     text = venue.table_configs["t01"].read_text()
-    assert "virtual" not in text and "[sim]" not in text
+    assert "virtual_desk" not in text and "virtual_dealer" not in text and "[sim]" not in text
     assert "[bench]" in text
 
 

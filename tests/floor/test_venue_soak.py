@@ -1,0 +1,184 @@
+"""`showdown venue rehearse` as a technician runs it (soak: it starts a whole venue, twice):
+separate processes, its addresses printed and answering, each table connected through TLS
+with its own account and holding the desk's roster, a child killed with SIGKILL started
+again, SIGTERM (then SIGINT on the second run) stopping everything with exit 0 and nothing
+left running; the second run on the same directory reuses the keys and the accounts."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import services
+
+pytestmark = pytest.mark.soak
+
+READY_S = 180.0  # guards against a hang only
+
+
+def _mosquitto() -> None:
+    if shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/sbin"):
+        return
+    reason = "the mosquitto binary is not installed (apt-get install mosquitto)"
+    if services.services_required():
+        pytest.fail(reason, pytrace=False)
+    pytest.skip(reason)
+
+
+class Venue:
+    """The venue's process and every line it printed (read by a thread)."""
+
+    def __init__(self, directory: Path, *args: str) -> None:
+        self.directory = directory
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cli", "venue", "rehearse", "--dir", str(directory), *args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def until(self, pattern: str, timeout: float = READY_S) -> re.Match[str]:
+        """The first printed line matching `pattern` (waits for it)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.lines):
+                found = re.search(pattern, line)
+                if found:
+                    return found
+            if self.process.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.2)
+        raise AssertionError(f"no line matches {pattern!r}:\n" + "\n".join(self.lines))
+
+    def stop(self, how: signal.Signals) -> int:
+        self.process.send_signal(how)
+        code = self.process.wait(timeout=120)
+        self._reader.join(timeout=10)
+        return code
+
+
+@pytest.fixture
+def venue_dir(tmp_path: Path) -> Iterator[Path]:
+    _mosquitto()
+    directory = tmp_path / "rehearsal"
+    yield directory
+    for pid in _children(directory):  # a failed test leaves nothing behind
+        os.kill(pid, signal.SIGKILL)
+
+
+def _children(directory: Path) -> list[int]:
+    """The processes whose command line names the venue's directory (but the venue's own)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if str(directory) in cmdline and "venue rehearse" not in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def _pid_of(directory: Path, needle: str) -> int:
+    for pid in _children(directory):
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        if needle in cmdline:
+            return pid
+    raise AssertionError(f"no process runs {needle}")
+
+
+def _get(url: str) -> tuple[int, str]:
+    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 - our own 127.0.0.1
+        return answer.status, answer.read().decode()
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_the_venue_runs_restarts_and_stops_as_processes(venue_dir: Path) -> None:
+    venue = Venue(venue_dir, "--tables", "2")
+    try:
+        venue.until(r"^venue ready")
+        text = "\n".join(venue.lines)
+        page = int(venue.until(r"^page: +http://127\.0\.0\.1:(\d+)/").group(1))
+        broker = int(venue.until(r"^broker: +mqtts://127\.0\.0\.1:(\d+) \(TLS").group(1))
+        tables = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+            r"^(t0\d): +console http://127\.0\.0\.1:(\d+)/  bench http://127\.0\.0\.1:(\d+)/",
+            text, re.MULTILINE)}
+        assert set(tables) == {"t01", "t02"}
+        assert re.search(r"^  S1 +supervisor +Pit Supervisor +passphrase \S{12,}, PIN \d{6},"
+                         r" card \d{16}$", text, re.MULTILINE)
+        assert "staff roster version" in text and "sent to table t02" in text
+        assert _get(f"http://127.0.0.1:{page}/healthz")[0] == 200
+        for table, (console, bench) in tables.items():
+            assert _get(f"http://127.0.0.1:{console}/")[0] == 200
+            status, state = _get(f"http://127.0.0.1:{bench}/api/state")
+            assert status == 200 and f'"table": "{table}"' in state.replace('":"', '": "')
+        # every process a process of its own; the tables' link is TLS with their accounts:
+        # the broker saw no clear-text connection (the issue's "wrong version number")
+        for needle in ("mosquitto -c", "leaderboard serve", "t01/table.toml",
+                       "t02/table.toml"):
+            _pid_of(venue_dir, needle)
+        broker_log = (venue_dir / "logs/broker.log").read_text()
+        assert "wrong version number" not in broker_log
+        assert re.search(r"New client connected from 127\.0\.0\.1:\d+ as t01 .*u't01'",
+                         broker_log), broker_log[-2000:]
+
+        # SIGKILL a table and the central service: both are started again
+        os.kill(_pid_of(venue_dir, "t01/table.toml"), signal.SIGKILL)
+        os.kill(_pid_of(venue_dir, "leaderboard serve"), signal.SIGKILL)
+        venue.until(r"^venue: t01 was killed by SIGKILL; restarting in 2 s$")
+        venue.until(r"^venue: central was killed by SIGKILL; restarting in 2 s$")
+        venue.until(r"^venue: t01 restarted \(pid \d+\)$")
+        venue.until(r"^venue: central restarted \(pid \d+\)$")
+        assert _get(f"http://127.0.0.1:{page}/healthz")[0] == 200
+        assert _get(f"http://127.0.0.1:{tables['t01'][1]}/api/state")[0] == 200
+
+        assert venue.stop(signal.SIGTERM) == 0
+        venue.until(r"^venue: stopped$")
+        stops = [line for line in venue.lines if re.match(r"^venue: \S+ stopped$", line)]
+        assert stops == ["venue: t02 stopped", "venue: t01 stopped", "venue: central stopped",
+                         "venue: broker stopped"]
+        assert _children(venue_dir) == []
+        for port in (page, broker, *(p for pair in tables.values() for p in pair)):
+            assert not _listening(port), port
+    finally:
+        if venue.process.poll() is None:
+            venue.process.kill()
+
+    # the same directory again: keys, accounts and database kept; Ctrl-C stops it
+    keys = (venue_dir / "keys/tables.pub").read_text()
+    again = Venue(venue_dir, "--tables", "2")
+    try:
+        again.until(r"^venue ready")
+        assert f"staff accounts as before: {venue_dir / 'staff/accounts.txt'} (owner-only)" \
+            in again.lines
+        assert not any("passphrase" in line for line in again.lines)
+        assert (venue_dir / "keys/tables.pub").read_text() == keys
+        assert again.stop(signal.SIGINT) == 0
+        assert _children(venue_dir) == []
+    finally:
+        if again.process.poll() is None:
+            again.process.kill()
