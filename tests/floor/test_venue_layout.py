@@ -17,6 +17,7 @@ from controller.config import read_table_config
 from deploy import broker_config as bc
 from floor.venue_desk import staff_accounts
 from floor.venue_layout import (
+    VenueLayout,
     VenuePorts,
     choose_ports,
     lay_out,
@@ -36,12 +37,12 @@ def _ports(tables: int = 2) -> VenuePorts:
 
 
 @pytest.fixture
-def venue(tmp_path: Path):  # type: ignore[no-untyped-def]
+def venue(tmp_path: Path) -> VenueLayout:
     broker = mosquitto_files(tmp_path, venue="rehearsal", tables=TABLES, port=18883)
     return lay_out(tmp_path, tables=TABLES, ports=_ports(), database=None, broker=broker)
 
 
-def test_each_table_config_is_read_by_the_daemons_reader(venue) -> None:  # type: ignore[no-untyped-def]
+def test_each_table_config_is_read_by_the_daemons_reader(venue: VenueLayout) -> None:
     for n, table in enumerate(TABLES):
         config = read_table_config(venue.table_configs[table])
         assert config.table == table and config.venue == "rehearsal"
@@ -58,13 +59,13 @@ def test_each_table_config_is_read_by_the_daemons_reader(venue) -> None:  # type
         assert set(config.desk_keys) == {"desk", "leaderboard"}
 
 
-def test_the_table_config_names_no_virtual_desk_or_dealer(venue) -> None:  # type: ignore[no-untyped-def]
+def test_the_table_config_names_no_virtual_desk_or_dealer(venue: VenueLayout) -> None:
     text = venue.table_configs["t01"].read_text()
     assert "virtual_desk" not in text and "virtual_dealer" not in text and "[sim]" not in text
     assert "[bench]" in text
 
 
-def test_the_central_and_desk_configs_are_read_by_their_readers(venue) -> None:  # type: ignore[no-untyped-def]
+def test_the_central_and_desk_configs_are_read_by_their_readers(venue: VenueLayout) -> None:
     central = read_leaderboard_config(venue.leaderboard_config)
     assert central.http.port == 18080 and central.http.desk_api
     assert central.database == f"sqlite:///{venue.directory / 'leaderboard.sqlite3'}"
@@ -76,7 +77,7 @@ def test_the_central_and_desk_configs_are_read_by_their_readers(venue) -> None: 
 
 
 def test_the_tournament_passes_check_config_and_takes_buy_ins_today(
-        venue, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+        venue: VenueLayout, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check-config", "--tournament", str(venue.tournament)]) == 0
     capsys.readouterr()
     settings = read_tournament(venue.tournament)
@@ -123,7 +124,7 @@ def test_a_second_run_keeps_the_keys_passwords_and_database(tmp_path: Path) -> N
         "t01", "t02", "t03"}
 
 
-def test_secrets_are_owner_only(venue) -> None:  # type: ignore[no-untyped-def]
+def test_secrets_are_owner_only(venue: VenueLayout) -> None:
     accounts = staff_accounts(venue.directory, TABLES)
     assert [a.staff_id for a in accounts] == ["M1", "C1", "S1", "D01", "D02"]
     assert [a.role for a in accounts] == ["manager", "clerk", "supervisor", "dealer", "dealer"]
@@ -160,7 +161,7 @@ def test_the_embedded_brokers_tables_speak_plain_mqtt(tmp_path: Path) -> None:
     assert not config.mqtt.tls and config.mqtt.username == "t02"
 
 
-def test_mosquittos_config_is_the_venues_generator_output(venue) -> None:  # type: ignore[no-untyped-def]
+def test_mosquittos_config_is_the_venues_generator_output(venue: VenueLayout) -> None:
     conf = (venue.directory / "broker/mosquitto.conf").read_text()
     assert "allow_anonymous false" in conf and "listener 18883 127.0.0.1" in conf
     assert f"cafile {venue.broker.ca_file}" in conf

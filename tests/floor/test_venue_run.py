@@ -22,10 +22,10 @@ import aiomqtt
 import pytest
 
 from cli.venue_broker import mosquitto_files
-from wire.mqtt_section import read_credentials
 from floor.venue_layout import BrokerFiles, VenuePorts, choose_ports
-from floor.venue_run import Child, ChildSpec, VenueProcesses, port_ready
+from floor.venue_run import ChildSpec, VenueProcesses, port_ready
 from tests import services
+from wire.mqtt_section import read_credentials
 
 BASE = "showdown/v1/rehearsal"
 GUARD_S = 10.0  # guards against a hang only
