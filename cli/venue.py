@@ -66,7 +66,8 @@ def register(sub: Any) -> None:
                         " (docs/operations/rehearsal.md); repeatable")
     ports = r.add_argument_group("ports on 127.0.0.1 (default: the last run's while free,"
                                  " else any free port)")
-    ports.add_argument("--broker-port", type=int, default=None, metavar="PORT")
+    ports.add_argument("--broker-port", type=int, default=None, metavar="PORT",
+                       help="the broker (TLS with Mosquitto)")
     ports.add_argument("--http-port", type=int, default=None, metavar="PORT",
                        help="the page and the desk API")
     ports.add_argument("--console-port", type=int, default=None, metavar="PORT",
