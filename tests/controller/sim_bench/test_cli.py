@@ -80,6 +80,6 @@ def test_the_config_gives_the_address(tmp_path: Path) -> None:
     on = bench_config(tmp_path, bench="enabled = true\nport = 1\n")
     done = _bench("--config", str(on), "state")
     assert done.returncode == 69 and "no bench answers at http://127.0.0.1:1/" in done.stderr
-    (tmp_path / "broken.toml").write_text("[table]\n")
+    (tmp_path / "broken.toml").write_text("[table\n")
     done = _bench("--config", str(tmp_path / "broken.toml"), "state")
     assert done.returncode == 2 and "broken.toml" in done.stderr
