@@ -91,7 +91,7 @@ def _wait_for_bench(port: int, daemon: subprocess.Popen[bytes]) -> None:
     while True:
         assert daemon.poll() is None, "the daemon stopped"
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state",  # noqa: S310
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state",
                                         timeout=2):
                 return
         except OSError:
