@@ -109,11 +109,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _url_of(config_path: Path) -> str:
-    """The bench's address from the table's config."""
-    from controller.config import read_table_config  # noqa: PLC0415
+    """The bench's address from the table config's [bench] (read alone: the daemon that
+    serves the bench has checked the rest)."""
+    from controller.bench_config import parse_bench  # noqa: PLC0415
+    from runtime.settings_files import load_toml  # noqa: PLC0415
 
-    config = read_table_config(config_path)
-    bench = config.bench
+    data = load_toml(config_path)
+    bench = parse_bench(data.get("bench"), source=str(config_path), simulated=True)
     if not bench.enabled:
         raise CommandUnavailable(f"{config_path}: no bench: [bench] enabled = true is not set"
                                  " (docs/operations/bench.md)")

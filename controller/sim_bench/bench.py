@@ -4,9 +4,10 @@ action checked first and refused with a specific reason (`BenchRefusal`, nothing
 - the shoe deals a chosen card, or the next card of the bench's own shuffle of the cards not
   yet dealt in this hand; a card already dealt in the hand is refused;
 - chips are placed on a spot from the seat's stack (the chips the table's float says the
-  seated entry holds, off the felt) or from the tray (float chips: a starting stack, a
-  payout), the values chosen as a dealer counts them; taken off a spot all at once or by
-  amount, back to whoever holds them;
+  seated entry holds, off the felt; with change from the tray when its own chips cannot make
+  the amount, as the simulated dealer colours change) or from the tray (float chips: a
+  starting stack, a payout), the values chosen as a dealer counts them; taken off a spot all
+  at once or by amount, back to whoever holds them;
 - a rewards or employee card is tapped on the ID reader;
 - each device is unplugged and plugged back, and given the faults its simulator offers.
 
@@ -197,16 +198,26 @@ class Bench:
                                         " (the float: a starting stack, a payout)")
             on_felt = {u for w in chips.spots() for u in chips.chips_on(w.seat, w.spot)}
             values = self._values()
+            tray = self._held(None, on_felt)
             if source == "stack":
                 entry = self._entry(where[0])
                 pool, whose = self._held(entry, on_felt), f"seat {where[0]}'s stack"
+                have = sum(values[u] for u in pool)
+                if have < amount:
+                    raise BenchRefusal(409, f"{whose} holds {format_rand(have)}: it cannot"
+                                            f" wager {format_rand(amount)}")
+                uids = choose_chips(amount, ((u, values[u]) for u in pool))
+                if uids is None:  # the dealer colours change from the tray, as the
+                    # simulated dealer does (the table counts float chips for any seat)
+                    uids = choose_chips(amount, ((u, values[u]) for u in pool + tray))
+                    whose += " with change from the tray"
             else:
-                pool, whose = self._held(None, on_felt), "the tray"
-            uids = choose_chips(amount, ((u, values[u]) for u in pool))
+                pool, whose = tray, "the tray"
+                uids = choose_chips(amount, ((u, values[u]) for u in pool))
             if uids is None:
                 have = sum(values[u] for u in pool)
                 raise BenchRefusal(409, f"{whose} cannot make {format_rand(amount)} (it holds"
-                                        f" {format_rand(have)} in {len(pool)} chips)")
+                                        f" {format_rand(have)} in {_chips(len(pool))})")
             await self._on_device("rfid", lambda: chips.place(*where, uids=uids))
             return {"ok": True, "chips": len(uids),
                     "done": f"placed {format_rand(amount)} ({_chips(len(uids))}) from {whose}"
