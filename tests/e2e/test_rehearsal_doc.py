@@ -5,19 +5,22 @@ The doc marks its command blocks with `<!-- rehearsal: NAME -->` before each fen
 block: `setup` (git clone, which this checkout stands for, and `make venv`, run here in the
 checkout), `venue` (the venue, in a terminal of its own: started in the background from a
 fresh directory holding only a `.venv` link to the checkout's), `desk` (run by one `bash -e`,
-so its shell variables carry from line to line; every line a process of its own). The venue
-then runs with the entry seated at t01; a SIGKILL of t01 and of the central service must
-lose and double nothing; Ctrl-C (SIGINT) must stop it with exit 0 and nothing left running.
-
-The bench part of the issue's "done when" (Playwright, Debian's chromium: one entry's 10
-hands played through t01's bench page with its console open, paid and taken on the
-simulated reader, the participant tapping the rewards card, the score on the central page)
-is `test_the_heat_is_played_on_the_bench_page`, which needs the bench's hand play
-(controller/sim_bench) and is marked below while it is not written.
+so its shell variables carry from line to line; every line a process of its own). With the
+entry seated at t01, a person plays its heat as the doc's section 3 says, in Debian's chromium
+(Playwright): t01's bench page and its console side by side, the dealer D01 signed in with the
+PIN the venue drew, each hand's chips placed, the cards dealt, the payout paid and taken on the
+simulated reader, all on the bench page, the console's buttons pressed; after the 5th hand t01
+and the central service are killed with SIGKILL and the venue starts them again; after the
+10th the participant acknowledges on the player's view by tapping the rewards card on the
+bench. The score reaches the central page, and the central database holds each of the 10
+hands and the score once, with no gap in t01's messages. Ctrl-C (SIGINT) must then stop the
+venue with exit 0 and nothing left running. Without chromium or Playwright it skips.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import re
 import shutil
@@ -26,18 +29,33 @@ import sqlite3
 import subprocess
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from controller.local_api import call
+from game.money import format_rand
 from tests import services
+from tests.controller.console.test_console_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    WAIT_MS,
+    _playwright_or_skip,
+    banner_text,
+)
 
 pytestmark = pytest.mark.soak
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs/operations/rehearsal.md"
 READY_S = 240.0  # guards against a hang only
+HANDS = 10  # a qualifying entry's hands (the shipped settings)
+KILL_AFTER = 5  # t01 and the central service are killed after this hand
+CARD = "6009123412341234"  # the participant's rewards card, as the doc registers it
 _BLOCK = re.compile(r"<!-- rehearsal: (\w+) -->\s*\n```sh\n(.*?)\n```", re.DOTALL)
 
 
@@ -186,15 +204,32 @@ def test_the_rehearsal_docs_commands_run_verbatim(
             assert time.monotonic() < deadline, text
             time.sleep(0.5)
 
-        # SIGKILL t01 and the central service: restarted, nothing lost or doubled
+        # section 3: the heat on the bench page with the console open (t01 and the central
+        # service killed with SIGKILL after hand KILL_AFTER), the participant's card tap
+        _playwright_or_skip()
+        ports = {name: int(venue.until(rf"^{name}: +console http://127\.0\.0\.1:(\d+)/"
+                                       ).group(1)) for name in ("t01",)}
+        page_port = int(venue.until(r"^page: +http://127\.0\.0\.1:(\d+)/").group(1))
+        heat = Heat(work=work, venue=venue, console=ports["t01"], bench=bench,
+                    entry=entry.group(1), pin=(directory / "staff/D01.pin").read_text().strip())
+        asyncio.run(heat.play())
+
+        # section 4: the score on the page; in the database every hand and the score once
+        standings = _json(f"http://127.0.0.1:{page_port}/api/standings")
+        assert heat.score is not None and format_rand(heat.score) in json.dumps(standings)
         database = directory / "leaderboard.sqlite3"
-        before = _rows(database, "SELECT count(*) FROM entries")
-        os.kill(_pid_of("rehearsal/t01/table.toml", work), signal.SIGKILL)
-        os.kill(_pid_of("leaderboard serve", work), signal.SIGKILL)
-        venue.until(r"^venue: t01 restarted")
-        venue.until(r"^venue: central restarted")
-        assert f"seat 1: {entry.group(1)} chips R2,000.00" in seated()  # from its journal
-        assert _rows(database, "SELECT count(*) FROM entries") == before == [(1,)]
+        assert _rows(database, "SELECT count(*), count(DISTINCT hand_id) FROM hands"
+                     " WHERE table_id = 't01' AND status = 'settled'") == [(HANDS, HANDS)]
+        assert _rows(database, "SELECT entry_id, score_cents, hands, ack_method FROM scores"
+                     ) == [(entry.group(1), heat.score, HANDS, "card")]
+        assert _rows(database, "SELECT count(*) FROM entries") == [(1,)]
+        [(contiguous, highest, gaps)] = _rows(
+            database, "SELECT contiguous_seq, highest_seq, gaps FROM table_progress"
+            " WHERE table_id = 't01'")
+        assert contiguous == highest and json.loads(str(gaps)) == []
+        assert _rows(database, "SELECT count(*), count(DISTINCT seq) FROM messages"
+                     " WHERE table_id = 't01'") == [(highest, highest)]
+        assert heat.restarts == ["t01", "central"]
 
         # Ctrl-C in the venue's terminal
         venue.process.send_signal(signal.SIGINT)
@@ -203,17 +238,195 @@ def test_the_rehearsal_docs_commands_run_verbatim(
         assert [p for p in _processes_naming(work)
                 if os.path.exists(f"/proc/{p}") and os.readlink(f"/proc/{p}/cwd") == str(work)
                 ] == []
-        print(f"rehearsal: venue ready {ready_s:.0f} s after start;"
-              f" whole run {time.monotonic() - started:.0f} s")
+        print(f"rehearsal: venue ready {ready_s:.0f} s after start; heat played in"
+              f" {heat.seconds:.0f} s; whole run {time.monotonic() - started:.0f} s")
     finally:
         if venue.process.poll() is None:
             venue.process.kill()
 
 
-@pytest.mark.skip(reason="BENCH PART NOT WRITTEN YET (issue 31 done-when): play one entry's 10"
-                  " hands through t01's bench page in chromium with the console open, pay and"
-                  " take on the simulated reader, tap the rewards card to acknowledge, see the"
-                  " score on the central page, SIGKILL t01 and the central service mid-heat"
-                  " and find every hand and the score once; needs the bench's hand play")
-def test_the_heat_is_played_on_the_bench_page() -> None:
-    raise AssertionError("not written")
+
+
+def _json(url: str) -> Any:
+    with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 - our own 127.0.0.1
+        return json.loads(answer.read())
+
+
+class Heat:
+    """A person at t01's bench page and console, in one chromium: the heat's hands."""
+
+    def __init__(self, *, work: Path, venue: Background, console: int, bench: int, entry: str,
+                 pin: str) -> None:
+        self.work, self.venue, self.entry, self.pin = work, venue, entry, pin
+        self.console_url = f"http://127.0.0.1:{console}"
+        self.bench_url = f"http://127.0.0.1:{bench}"
+        self.socket = work / "rehearsal/t01/console.sock"
+        self.score: int | None = None
+        self.restarts: list[str] = []
+        self.seconds = 0.0
+        self.problems: list[str] = []
+
+    async def status(self) -> dict[str, Any]:
+        answer = await call(self.socket, {"action": "status"}, timeout=10)
+        detail: dict[str, Any] = answer["detail"]
+        return detail
+
+    async def until(self, what: str, test: Any, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                status = await self.status()
+                if test(status):
+                    return status
+            except (OSError, TimeoutError, KeyError):
+                status = {}
+            if time.monotonic() > deadline:
+                raise AssertionError(f"t01 never showed {what}: {status}")
+            await asyncio.sleep(0.2)
+
+    def spots(self, status: dict[str, Any]) -> dict[str, int]:
+        """What the table reads on seat 1's spots."""
+        lying = (status.get("spots") or {}).get("1") or {}
+        return {str(k): int(v) for k, v in lying.items() if int(v)}
+
+    async def play(self) -> None:
+        started = time.monotonic()
+        async_playwright = _playwright_or_skip()
+        async with async_playwright() as p:
+            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                pages = []
+                for name in ("bench", "console", "player"):
+                    context = await browser.new_context(viewport=VIEWPORT)
+                    page = await context.new_page()
+                    page.on("pageerror", lambda e, n=name: self.problems.append(
+                        f"{n} page error: {e}"))
+                    pages.append(page)
+                self.bench, self.console, self.player = pages
+                await self.open_pages()
+                await self.starting_stack()
+                for hand in range(1, HANDS + 1):
+                    await self.hand(hand)
+                    if hand == KILL_AFTER:
+                        await self.kill_and_restart()
+                await self.acknowledge()
+            finally:
+                await browser.close()
+        self.seconds = time.monotonic() - started
+        assert self.problems == []
+
+    async def open_pages(self) -> None:
+        await self.console.goto(f"{self.console_url}/")
+        await self.console.wait_for_selector("#live.on", timeout=WAIT_MS)
+        await self.console.click("#sign-in-open")
+        await self.console.fill("#staff-id", "D01")
+        for digit in self.pin:
+            await self.console.click(
+                f'.keypad[data-keypad-for="staff-pin"] [data-key="{digit}"]')
+        await self.console.click("#sign-in-pin")
+        await self.console.wait_for_function(
+            "() => document.getElementById('me').textContent.includes('D01')", timeout=WAIT_MS)
+        await self.bench.goto(f"{self.bench_url}/")
+        await self.bench.wait_for_selector('#chip-seat option[value="1"]', state="attached",
+                                           timeout=WAIT_MS)
+
+    async def press(self, button: str) -> str:
+        page = self.bench
+        await page.evaluate("document.getElementById('answer').textContent = ''")
+        await page.click(button)
+        await page.wait_for_function(
+            "() => document.getElementById('answer').textContent !== ''", timeout=WAIT_MS)
+        text = str(await page.inner_text("#answer"))
+        assert await page.get_attribute("#answer", "class") == "ok", text
+        return text
+
+    async def chips(self, spot: str, amount: str | None = None) -> None:
+        await self.bench.select_option("#chip-seat", "1")
+        await self.bench.select_option("#chip-spot", spot)
+        await self.bench.fill("#chip-amount", amount or "")
+
+    async def console_action(self, action: str, words: str) -> None:
+        await self.console.click(f'#actions [data-action="{action}"]')
+        if action == "issue_chips":
+            await self.console.select_option("#ask-seat", "1")
+            await self.console.click("#ask-ok")
+        await banner_text(self.console, "good", words)
+
+    async def starting_stack(self) -> None:
+        await self.chips("ante", "R2,000")
+        await self.press("#place-tray")
+        await self.until("the stack on the ante", lambda s: self.spots(s) == {"ante": 200_000})
+        await self.console_action("issue_chips", "chips issued")
+        await self.press("#take-all")
+        await self.until("the stack picked up", lambda s: self.spots(s) == {})
+
+    async def hand(self, number: int) -> None:
+        for spot in ("ante", "odds"):
+            await self.chips(spot, "R25")
+            await self.press("#place-stack")
+        await self.until(f"hand {number}'s wagers",
+                         lambda s: self.spots(s) == {"ante": 2_500, "odds": 2_500})
+        await self.console_action("no_more_bets", "no more bets")
+        status = await self.status()
+        while (status.get("hand") or {}).get("next_target") is not None:
+            read = int(status["hand"]["cards_read"])
+            await self.press("#deal-next")
+            status = await self.until(f"card {read + 1}", lambda s, r=read: int(
+                (s.get("hand") or {}).get("cards_read") or 0) > r)
+        await self.chips("play", "R25")
+        await self.press("#place-stack")
+        await self.until("the play", lambda s: self.spots(s).get("play") == 2_500)
+        await self.console_action("settle", "settled")
+        status = await self.until("the payout", lambda s: s.get("payout") is not None)
+        for line in status["payout"]["spots"]:
+            spot, expected = str(line["spot"]), int(line["expected"])
+            held = self.spots(await self.status()).get(spot, 0)
+            if expected == 0 and held:
+                await self.chips(spot)
+                await self.press("#take-all")
+            elif expected > held:
+                await self.chips(spot, format_rand(expected - held))
+                await self.press("#place-tray")
+            elif expected < held:
+                await self.chips(spot, format_rand(held - expected))
+                await self.press("#take-amount")
+        await self.until("the payout verified", lambda s: s.get("payout") is None)
+        # the winnings and what is left go back to the player's stack
+        for spot in list(self.spots(await self.status())):
+            await self.chips(spot)
+            await self.press("#take-all")
+        await self.until(f"hand {number} done", lambda s: (s.get("seats") or {}).get(
+            "1", {}).get("hands_played") == number and self.spots(s) == {})
+
+    async def kill_and_restart(self) -> None:
+        """SIGKILL t01 and the central service between hands; the venue starts them again."""
+        for needle in ("rehearsal/t01/table.toml", "leaderboard serve"):
+            os.kill(_pid_of(needle, self.work), signal.SIGKILL)
+        for name in ("t01", "central"):
+            await asyncio.to_thread(self.venue.until, rf"^venue: {name} restarted", 120)
+            self.restarts.append(name)
+        await self.until("t01 back", lambda s: bool((s.get("mqtt") or {}).get("connected")))
+        await self.open_pages()  # the pages of the restarted daemon; the dealer signs in again
+
+    async def acknowledge(self) -> None:
+        """The participant presses Acknowledge and taps the rewards card on the bench."""
+        await self.until("the score", lambda s: self.entry in (
+            s.get("unacknowledged_scores") or []))
+        await self.player.goto(f"{self.console_url}/player")
+        await self.player.wait_for_selector(f'#scores [data-entry="{self.entry}"]',
+                                            timeout=WAIT_MS)
+        await self.player.click(f'[data-ack="{self.entry}"]')
+        await self.player.wait_for_function(
+            "() => document.getElementById('ack').dataset.waiting === '1'", timeout=WAIT_MS)
+        await self.bench.fill("#tap-number", CARD)
+        await self.press("#tap")
+        await banner_text(self.player, "good", "score acknowledged")
+        await self.until("the score acknowledged", lambda s: self.entry not in (
+            s.get("unacknowledged_scores") or []))
+        database = self.work / "rehearsal/leaderboard.sqlite3"
+        deadline = time.monotonic() + 60
+        while not (rows := _rows(database, "SELECT score_cents FROM scores WHERE ack_method"
+                                 " = 'card'")):
+            assert time.monotonic() < deadline, "the acknowledgement never reached the centre"
+            await asyncio.sleep(0.5)
+        self.score = int(str(rows[0][0]))
