@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import re
 import shutil
 import signal
@@ -38,6 +39,7 @@ import pytest
 
 from controller.local_api import call
 from game.money import format_rand
+from game.poker.cards import DECK
 from tests import services
 from tests.controller.console.test_console_browser import (
     CHROMIUM,
@@ -324,8 +326,14 @@ class Heat:
             await self.console.click(
                 f'.keypad[data-keypad-for="staff-pin"] [data-key="{digit}"]')
         await self.console.click("#sign-in-pin")
-        await self.console.wait_for_function(
-            "() => document.getElementById('me').textContent.includes('D01')", timeout=WAIT_MS)
+        try:
+            await self.console.wait_for_function(
+                "() => document.getElementById('me').textContent.includes('Dealer t01')",
+                timeout=WAIT_MS)
+        except Exception as exc:
+            banner = await self.console.inner_text("#banner")
+            me = await self.console.inner_text("#me")
+            raise AssertionError(f"D01 not signed in: {me!r}; banner {banner!r}") from exc
         await self.bench.goto(f"{self.bench_url}/")
         await self.bench.wait_for_selector('#chip-seat option[value="1"]', state="attached",
                                            timeout=WAIT_MS)
@@ -350,7 +358,12 @@ class Heat:
         if action == "issue_chips":
             await self.console.select_option("#ask-seat", "1")
             await self.console.click("#ask-ok")
-        await banner_text(self.console, "good", words)
+        try:
+            await banner_text(self.console, "good", words)
+        except Exception as exc:
+            banner = await self.console.inner_text("#banner")
+            raise AssertionError(f"{action}: the console says {banner!r};"
+                                 f" t01: {await self.status()}") from exc
 
     async def starting_stack(self) -> None:
         await self.chips("ante", "R2,000")
@@ -367,20 +380,26 @@ class Heat:
         await self.until(f"hand {number}'s wagers",
                          lambda s: self.spots(s) == {"ante": 2_500, "odds": 2_500})
         await self.console_action("no_more_bets", "no more bets")
+        # each card chosen on the bench's card picker from a deck the person shuffled (not
+        # "Deal the next card": the bench's own shuffle starts again when the table restarts,
+        # and the table's deck check holds a deck that repeats a run)
+        deck = [str(c) for c in DECK]
+        random.SystemRandom().shuffle(deck)
         status = await self.status()
         while (status.get("hand") or {}).get("next_target") is not None:
             read = int(status["hand"]["cards_read"])
-            await self.press("#deal-next")
+            await self.press(f'#card-picker [data-card="{deck.pop()}"]')
             status = await self.until(f"card {read + 1}", lambda s, r=read: int(
                 (s.get("hand") or {}).get("cards_read") or 0) > r)
         await self.chips("play", "R25")
         await self.press("#place-stack")
         await self.until("the play", lambda s: self.spots(s).get("play") == 2_500)
         await self.console_action("settle", "settled")
-        status = await self.until("the payout", lambda s: s.get("payout") is not None)
-        for line in status["payout"]["spots"]:
-            spot, expected = str(line["spot"]), int(line["expected"])
-            held = self.spots(await self.status()).get(spot, 0)
+        # the payout the readers must verify (none left when every spot holds what it must)
+        status = await self.until("the hand settled", lambda s: s.get("payout") is not None
+                                  or s.get("hand") is None)
+        for line in (status.get("payout") or {}).get("spots", []):
+            spot, expected, held = str(line["spot"]), int(line["expected"]), int(line["held"])
             if expected == 0 and held:
                 await self.chips(spot)
                 await self.press("#take-all")
@@ -395,8 +414,9 @@ class Heat:
         for spot in list(self.spots(await self.status())):
             await self.chips(spot)
             await self.press("#take-all")
-        await self.until(f"hand {number} done", lambda s: (s.get("seats") or {}).get(
-            "1", {}).get("hands_played") == number and self.spots(s) == {})
+        if number < HANDS:
+            await self.until(f"hand {number} done", lambda s: (s.get("seats") or {}).get(
+                "1", {}).get("hands_played") == number and self.spots(s) == {})
 
     async def kill_and_restart(self) -> None:
         """SIGKILL t01 and the central service between hands; the venue starts them again."""
@@ -416,6 +436,7 @@ class Heat:
         await self.player.wait_for_selector(f'#scores [data-entry="{self.entry}"]',
                                             timeout=WAIT_MS)
         await self.player.click(f'[data-ack="{self.entry}"]')
+        await self.player.click("#ack-ok")  # "tap your rewards card": the screen waits
         await self.player.wait_for_function(
             "() => document.getElementById('ack').dataset.waiting === '1'", timeout=WAIT_MS)
         await self.bench.fill("#tap-number", CARD)
