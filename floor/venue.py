@@ -134,8 +134,9 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
         enrolled = await enrol_staff(directory, env, accounts)
         if enrolled:
             say(f"venue: enrolled {', '.join(enrolled)}")
+        count = len(layout.tables) - len(own_tables)
         say("venue: starting the broker, the central service and "
-            f"{len(layout.tables)} tables ...")
+            f"{count} table{'s' if count != 1 else ''} ...")
         problem = await _unless(stop, processes.start(
             child_specs(layout, mosquitto=mosquitto, own_tables=own_tables)))
         if problem is not None:
