@@ -290,7 +290,25 @@ async def run_configured(config: TableConfig) -> int:
             wired, desk))
     if config.bench.enabled:
         tasks.append(bench_task(wired))
-    return await run_table(wired.daemon, extra=_together(tasks))
+    try:
+        return await run_table(wired.daemon, extra=_together(tasks))
+    except ExceptionGroup as group:  # a screen that cannot listen (its port taken): say so
+        config_error = _first_config_error(group)
+        if config_error is None:
+            raise
+        raise config_error from None
+
+
+def _first_config_error(group: BaseExceptionGroup[Any]) -> ConfigError | None:
+    """The ConfigError in a task group's failure, however deep (None: none)."""
+    for exc in group.exceptions:
+        if isinstance(exc, ConfigError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_config_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 def _together(tasks: Sequence[DealerTask]) -> DealerTask | None:
