@@ -266,15 +266,13 @@ class WiredTable:
 
 def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
                notify: Notifier | None = None,
-               extra_desk_keys: Mapping[str, str] | None = None,
                registry: ChipRegistry | None = None,
                timing: SimTiming | None = None) -> WiredTable:
     """The table daemon with the devices its config names (``registry``: a simulated
     table's chips when its config names no registry file; `timing`: a simulated chip
     reader's)."""
     devices = ConfiguredDevices(config, registry=registry, timing=timing)
-    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
-                         extra_desk_keys=extra_desk_keys)
+    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify)
     return WiredTable(daemon=daemon, devices=devices)
 
 
