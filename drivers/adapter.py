@@ -26,7 +26,8 @@ from game.errors import ConfigError
 
 __all__ = ["ENTRY_POINT_GROUPS", "FAULT_NAMES", "ONE_SHOT_FAULTS", "PROBABILITY_FAULTS", "ROLES",
            "ConfigPlace", "DeviceAdapter", "DriverContext", "Probe", "Role", "SimulatedChips",
-           "SimulatedDevice", "SimulatedIds", "SimulatedShoe", "Simulation"]
+           "SimulatedDevice", "SimulatedIds", "SimulatedShoe", "SimulatedShoeStates",
+           "SimulatedUnknownChips", "Simulation"]
 
 Role = Literal["shoe", "rfid", "id_reader"]  # the table config's section for the device
 ROLES: tuple[Role, ...] = ("shoe", "rfid", "id_reader")
@@ -160,6 +161,29 @@ class SimulatedChips(SimulatedDevice, Protocol):
 
     def clear(self) -> None:
         """Take every chip off the table."""
+        ...
+
+
+@runtime_checkable
+class SimulatedShoeStates(Protocol):
+    """A simulated shoe that also puts itself in a state (jam, cover open, empty, ready) and
+    loses power (optional: the technician's bench offers them when the simulator has them)."""
+
+    def set_state(self, state: Any) -> None:
+        """Report this state ("jam", "cover_open", "empty", "ready")."""
+        ...
+
+    def power_cycle(self) -> Any:
+        """Power lost and back: unacknowledged events lost, a new session."""
+        ...
+
+
+@runtime_checkable
+class SimulatedUnknownChips(Protocol):
+    """A simulated chip table that also lays chips the registry does not know (optional)."""
+
+    def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
+        """Put ``count`` unregistered chips on a spot."""
         ...
 
 

@@ -60,6 +60,15 @@ async def test_each_action_answers_in_one_line_with_its_exit_code(tmp_path: Path
         state = json.loads(done.stdout)
         assert state["table"] == table.daemon.config.table
         assert state["devices"]["id_reader"]["plugged"] is True
+        done = await run("shoe-state", "jam")
+        assert (done.returncode, done.stdout) == (0, "the shoe reports jam\n")
+        done = await run("shoe-state", "ready")
+        assert done.returncode == 0
+        done = await run("unknown-chip", "2", "odds")
+        assert (done.returncode, done.stdout) == (
+            0, "laid 1 chip the registry does not know on seat 2 odds\n")
+        done = await run("power-cycle")
+        assert (done.returncode, done.stdout) == (0, "the shoe lost power and came back\n")
         done = await run("place", "1", "ante", "R2.5O")
         assert done.returncode == 2 and "AMOUNT:" in done.stderr  # a usage error, no request
 
