@@ -28,6 +28,7 @@ from typing import Any
 
 from cli.errors import CommandError
 from cli.main import build_parser
+from deploy.database import postgres_setup_command
 from deploy.execute import Executor, InstallError, Outcome
 from deploy.plan import (
     CentralRequest,
@@ -279,10 +280,12 @@ def run_install(args: argparse.Namespace) -> int:
     except InstallError as exc:
         raise CommandError(str(exc)) from None
     changed = sum(o.changed for o in outcomes)
+    database = postgres_setup_command(args.database) if args.role == "central" and \
+        args.database else None
     if args.json:
         print(json.dumps({
             "role": args.role, "root": str(root), "dry_run": args.dry_run,
-            "changed": changed,
+            "changed": changed, "database_setup": database,
             "steps": [{**step_json(o.step), "state": _state(o, args.dry_run),
                        "notes": list(o.notes)} for o in outcomes],
         }, indent=2))
@@ -296,6 +299,11 @@ def run_install(args: argparse.Namespace) -> int:
         print(f"{args.role}: nothing to change; all {len(outcomes)} steps already so")
     else:
         print(f"{args.role}: {verb} {changed} of {len(outcomes)} steps")
+    if database is not None:
+        print("the database: PostgreSQL's administrator creates the service's role and database"
+              " once (then let it sign in: pg_hba.conf, or its password in the"
+              " service's .pgpass):")
+        print(f"    {database}")
     return 0
 
 

@@ -168,11 +168,14 @@ class Executor:
                 line = self._signer(key).public_key.enrolment_line() + "\n"
                 return self._file_is(step.path, line, 0o644)
             case VenueCa():
-                return self.target(step.cert).is_file() and self.target(step.key).is_file()
+                cert = self.target(step.cert)
+                return cert.is_file() and self.target(step.key).is_file() and all(
+                    self._file_is(c, cert.read_text("ascii"), 0o644) for c in step.copies)
             case Certificate():
                 cert = self.target(step.cert)
                 # A certificate is reissued when its CA or its names no longer match.
-                return cert.is_file() and self.target(step.key).is_file() and \
+                key = self.target(step.key)
+                return cert.is_file() and key.is_file() and _mode(key) == step.key_mode and \
                     certs.verifies(cert, self.target(step.ca_cert)) and \
                     certs.names_of(cert) == set(step.names)
             case BrokerFiles():
@@ -226,14 +229,22 @@ class Executor:
                 line = self._signer(self.target(step.key)).public_key.enrolment_line()
                 self._write(step.path, line + "\n", 0o644)
             case VenueCa():
-                self._certificates(lambda: certs.make_ca(
-                    self.target(step.key), self.target(step.cert), name=step.name,
-                    days=step.days))
+                if not (self.target(step.cert).is_file() and self.target(step.key).is_file()):
+                    self._certificates(lambda: certs.make_ca(
+                        self.target(step.key), self.target(step.cert), name=step.name,
+                        days=step.days))
+                for copy in step.copies:
+                    self._write(copy, self.target(step.cert).read_text("ascii"), 0o644)
             case Certificate():
-                self._certificates(lambda: certs.make_server_certificate(
-                    cert=self.target(step.cert), key=self.target(step.key),
-                    ca_cert=self.target(step.ca_cert), ca_key=self.target(step.ca_key),
-                    common_name=step.common_name, names=step.names, days=step.days))
+                cert, key = self.target(step.cert), self.target(step.key)
+                if not (cert.is_file() and key.is_file() and
+                        certs.verifies(cert, self.target(step.ca_cert)) and
+                        certs.names_of(cert) == set(step.names)):
+                    self._certificates(lambda: certs.make_server_certificate(
+                        cert=cert, key=key, ca_cert=self.target(step.ca_cert),
+                        ca_key=self.target(step.ca_key), common_name=step.common_name,
+                        names=step.names, days=step.days))
+                os.chmod(key, step.key_mode)
             case BrokerFiles():
                 self._broker_files(step)
 
@@ -378,7 +389,7 @@ def _touched(steps: Sequence[Step]) -> Iterator[str]:
             case KeyPair():
                 yield from (step.path, step.path + ".pub")
             case VenueCa():
-                yield from (step.key, step.cert)
+                yield from (step.key, step.cert, *step.copies)
             case Certificate():
                 yield from (step.cert, step.key, step.ca_cert, step.ca_key)
             case BrokerFiles():

@@ -307,14 +307,14 @@ def test_a_dry_run_of_central_on_a_fresh_machine_checks_what_the_real_run_makes(
             "--root", str(central))
     dry = showdown(*args, "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert dry.stdout.splitlines()[-1] == "central: would change 25 of 25 steps"
+    assert dry.stdout.splitlines()[-1] == "central: would change 27 of 27 steps"
     assert list(central.iterdir()) == []  # nothing written, not even the scratch copy
     real = showdown(*args)
     assert real.returncode == 0, real.stderr
     assert _steps(dry.stdout) == _steps(real.stdout)
     # once installed, the dry run checks against the machine as it is: nothing to change
     again = showdown(*args, "--dry-run")
-    assert again.stdout.splitlines()[-1] == "central: nothing to change; all 25 steps already so"
+    assert again.stdout.splitlines()[-1] == "central: nothing to change; all 27 steps already so"
 
 
 def test_a_dry_run_refuses_what_the_real_run_refuses_naming_the_machines_paths(
