@@ -353,6 +353,11 @@ def test_the_command_says_may_not_open_in_play_and_may_open_for_a_rehearsal(rig:
         " --rehearsal before opening")
     report = json.loads(_doctor("--rehearsal", "--json", "--config", str(rig.config)).stdout)
     assert report["may_open"] is True and report["rehearsal"] is True
+    # docs/operations/doctor.md quotes the lines the command prints
+    doc = " ".join((REPO / "docs/operations/doctor.md").read_text().split())
+    assert f"``{rehearsal.stdout.splitlines()[-1]}`` (exit 0)" in doc
+    shoe = next(ln for ln in rehearsal.stdout.splitlines() if ln.startswith("WARN  shoe"))
+    assert f"`{shoe[len('WARN  shoe         '):]}`" in doc
 
 
 def test_a_rehearsal_still_fails_what_a_rehearsal_needs_too(rig: Rig) -> None:
@@ -364,3 +369,5 @@ def test_a_rehearsal_still_fails_what_a_rehearsal_needs_too(rig: Rig) -> None:
     assert "FAIL  broker" in done.stdout
     assert done.stdout.splitlines()[-1] == (
         "the table may NOT open for a rehearsal: fix every FAIL above")
+    doc = " ".join((REPO / "docs/operations/doctor.md").read_text().split())
+    assert f"`{done.stdout.splitlines()[-1]}` (exit 1)" in doc
