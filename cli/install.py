@@ -5,7 +5,7 @@ workstation from production templates, idempotently.
         [--broker mqtt1.casino.lan:8883 --broker mqtt2.casino.lan:8883]
     showdown install central --venue casino-1 --tables t01,t02 --enrol t01.pub --enrol t02.pub \\
         --broker-host broker.casino.lan --http-host 10.20.0.5
-    showdown install desk --venue casino-1 --db postgresql+psycopg://desk@db/showdown \\
+    showdown install desk --venue casino-1 --db postgresql+psycopg://showdown@db/showdown \\
         --broker mqtt1.casino.lan:8883,mqtt2.casino.lan:8883 --api-url https://10.20.0.5:8443/ \\
         --ca venue-ca.pem --credentials desk.toml [--screen-url https://10.20.0.5:8443/?kiosk=1]
 
