@@ -351,8 +351,6 @@ def test_the_command_says_may_not_open_in_play_and_may_open_for_a_rehearsal(rig:
     assert rehearsal.stdout.splitlines()[-1] == (
         "the table may open for a rehearsal, not for play: run `showdown doctor` without"
         " --rehearsal before opening")
-    report = json.loads(_doctor("--rehearsal", "--json", "--config", str(rig.config)).stdout)
-    assert report["may_open"] is True and report["rehearsal"] is True
     # docs/operations/doctor.md quotes the lines the command prints
     doc = " ".join((REPO / "docs/operations/doctor.md").read_text().split())
     assert f"``{rehearsal.stdout.splitlines()[-1]}`` (exit 0)" in doc

@@ -47,6 +47,7 @@ def test_the_table_checks_run_without_the_central_service_or_any_extra() -> None
     assert "Traceback" not in done.stderr and "optional extra" not in done.stderr, done.stderr
     assert done.returncode == 1  # the embedded demo broker and a missing key: real findings
     report = json.loads(done.stdout)
+    assert report["rehearsal"] is True
     checks = [f["check"] for f in report["findings"]]
     assert checks == ["config", "files", "shoe", "chip reader", "ID reader", "clock", "broker",
                       "key", "journal", "disk"]
