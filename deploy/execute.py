@@ -408,7 +408,7 @@ def _copy_in(source: Path, dest: Path) -> None:
     if source.is_symlink() or not source.exists():
         return
     dest.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(PermissionError):
+    with contextlib.suppress(PermissionError, shutil.Error):  # shutil.Error: copytree's
         if source.is_dir():
             shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
         else:
