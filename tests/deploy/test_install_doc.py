@@ -1,5 +1,5 @@
 """docs/operations/install.md's `showdown install` commands, run as written in the page's
-order (under `--root`, one folder per machine; the working folder is the technician's USB
+order (under `--root`, one folder per machine; `broker config --out` under the central's; the working folder is the technician's USB
 key, holding the files the page says to carry): each dry run succeeds on its machine as it is,
 changes nothing and lists the steps the real run then takes; the PostgreSQL command the page
 shows is the one the install prints. (The `psql` command itself runs against a real
@@ -58,6 +58,31 @@ def _listed(out: str) -> list[str]:
     return [ln.split("] ", 1)[1] for ln in out.splitlines() if re.match(r" *\d+\. \[", ln)]
 
 
+def _passwd(root: Path) -> dict[str, str]:
+    text = (root / "etc/mosquitto/showdown/passwd").read_text()
+    return dict(ln.split(":", 1) for ln in text.splitlines())
+
+
+def _rotate(command: str, central: list[str], root: Path, usb: Path) -> None:
+    """A leaked password (the page's t03): `broker config --rotate` in the central's broker
+    folder, then the central's install again installs the new hash alone."""
+    creds = root / "etc/showdown/broker/credentials"
+    before, old = _passwd(root), (creds / "t03.toml").read_text()
+    done = showdown(*shlex.split(command.replace(
+        "--out /etc/showdown/broker", f"--out {root}/etc/showdown/broker"))[1:])
+    assert done.returncode == 0, done.stderr
+    assert (creds / "t03.toml").read_text() != old
+    central = [*(w for w in central if w != "--dry-run"), "--dry-run"]
+    dry, real = _run(central, root, usb)
+    assert "[would change] broker config" in dry and "[changed] broker config" in real
+    after = _passwd(root)
+    assert after["t03"] != before["t03"]
+    assert {k: v for k, v in after.items() if k != "t03"} == \
+        {k: v for k, v in before.items() if k != "t03"}
+    again, _ = _run(central, root, usb)  # its dry run, then the real run: nothing to do
+    assert again.splitlines()[-1].startswith("central: nothing to change")
+
+
 def _carry(source: Path, usb: Path, name: str | None = None) -> None:
     shutil.copyfile(source, usb / (name or source.name))
 
@@ -94,6 +119,8 @@ def test_every_install_command_of_the_page_runs_in_its_order(tmp_path: Path) -> 
     dry_pg, _ = _run(shlex.split(central_pg), machine["central-pg"], usb)
     assert dry_pg.splitlines()[-1].strip() == psql  # what the page shows is what it prints
     etc = machine["central"] / "etc/showdown"
+    _rotate(next(c for c in _commands(text) if c.startswith("showdown broker config ")),
+            shlex.split(central), machine["central"], usb)
     _carry(etc / "venue-ca.pem", usb)
     _carry(etc / "broker/credentials/t03.toml", usb)
     _carry(etc / "broker/credentials/desk.toml", usb)
