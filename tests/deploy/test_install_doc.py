@@ -1,9 +1,11 @@
-"""docs/operations/install.md's `showdown install` commands, run as written in the page's
-order (under `--root`, one folder per machine; `broker config --out` under the central's; the working folder is the technician's USB
-key, holding the files the page says to carry): each dry run succeeds on its machine as it is,
-changes nothing and lists the steps the real run then takes; the PostgreSQL command the page
-shows is the one the install prints. (The `psql` command itself runs against a real
-PostgreSQL in tests/deploy/test_install_services.py; apt-get and systemctl are the machine's.)
+"""docs/operations/install.md's `showdown install` and `showdown broker config` commands, run
+as written in the page's order (under `--root`, one folder per machine; `broker config --out`
+under the central's; the working folder is the technician's USB key, holding the files the
+page says to carry): each dry run succeeds on its machine as it is, changes nothing and lists
+the steps the real run then takes; the PostgreSQL command the page shows is the one the install
+prints. (The `psql` command itself runs against a real PostgreSQL in
+tests/deploy/test_install_services.py; apt-get and systemctl are the machine's; `showdown desk
+init` is docs/desk-auth.md's.)
 """
 
 from __future__ import annotations
