@@ -5,7 +5,7 @@ page says to carry): each dry run succeeds on its machine as it is, changes noth
 the steps the real run then takes; the PostgreSQL command the page shows is the one the install
 prints. (The `psql` command itself runs against a real PostgreSQL in
 tests/deploy/test_install_services.py; apt-get and systemctl are the machine's; `showdown desk
-init` is docs/desk-auth.md's.)
+init` runs in tests/cli/test_desk.py.)
 """
 
 from __future__ import annotations
