@@ -41,6 +41,7 @@ from deploy.plan import (
 from deploy.sources import read_templates
 from deploy.steps import Step, describe, step_json
 from drivers.rfid_messages import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID
+from runtime.config_paths import config_database_url
 from runtime.settings_files import read_text
 from wire.mqtt_section import MAX_BROKERS, parse_address
 from wire.signing import KeyFormatError, parse_public_key
@@ -235,8 +236,15 @@ def _central_plan(args: argparse.Namespace) -> list[Step]:
         broker_names=tuple(dict.fromkeys([args.broker_host, *args.broker_name])),
         http_host=args.http_host, http_port=args.http_port,
         http_names=tuple(dict.fromkeys(args.http_name or [args.http_host])),
-        **({"database": args.database} if args.database else {}))
+        **({"database": _db_url(args.database)} if args.database else {}))
     return plan_central(req, read_templates())
+
+
+def _db_url(url: str) -> str:
+    """A ``--db`` URL as the installed config must hold it: a relative SQLite file made
+    absolute against the working directory the command was run in (the config file would
+    read it against /etc/showdown, D480)."""
+    return config_database_url(url, Path.cwd())
 
 
 def _desk_plan(args: argparse.Namespace) -> list[Step]:
@@ -245,7 +253,7 @@ def _desk_plan(args: argparse.Namespace) -> list[Step]:
         raise CommandError(f"--credentials {args.credentials} are not the desk's (username"
                            " 'desk' with a password)")
     return plan_desk(DeskRequest(
-        venue=_ident("venue", args.venue), database=args.database,
+        venue=_ident("venue", args.venue), database=_db_url(args.database),
         brokers=_brokers(args.broker) or _no_broker(), api_url=args.api_url,
         ca_pem=read_text(args.ca), ca_source=str(args.ca),
         credentials=read_text(args.credentials), credentials_source=str(args.credentials),

@@ -336,3 +336,23 @@ def test_a_dry_run_refuses_what_the_real_run_refuses_naming_the_machines_paths(
     assert dry.returncode == real.returncode == 2
     assert dry.stderr == real.stderr
     assert f"cannot load {central}/etc/showdown/tls/desk-api.pem with" in dry.stderr
+
+
+def test_a_relative_db_is_installed_as_the_file_it_named(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--db sqlite:///var/lb.sqlite3` names a file under the working directory; the installed
+    config reads paths against /etc/showdown (D480), so the install writes it absolute."""
+    table, central = tmp_path / "table", tmp_path / "central"
+    for d in (table, central):
+        d.mkdir()
+    assert showdown(*TABLE, "--root", str(table)).returncode == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    done = showdown("install", "central", "--venue", "casino-1", "--tables", "t03",
+                    "--enrol", str(table / "etc/showdown/enrolment/t03.pub"),
+                    "--broker-host", "broker.casino.lan", "--db", "sqlite:///var/lb.sqlite3",
+                    "--root", str(central))
+    assert done.returncode == 0, done.stderr
+    config = read_leaderboard_config(central / "etc/showdown/leaderboard.toml")
+    assert config.database == f"sqlite:///{work}/var/lb.sqlite3"
