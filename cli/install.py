@@ -230,13 +230,14 @@ def _central_plan(args: argparse.Namespace) -> list[Step]:
         raise CommandError(f"--enrol holds {', '.join(unknown)}, not in --tables")
     if not 1 <= args.http_port <= 65535:
         raise CommandError(f"--http-port must be 1..65535, got {args.http_port}")
+    database: dict[str, Any] = {"database": _db_url(args.database)} if args.database else {}
     req = CentralRequest(
         venue=_ident("venue", args.venue), tables=tables, enrolled=enrolled,
         broker_host=args.broker_host,
         broker_names=tuple(dict.fromkeys([args.broker_host, *args.broker_name])),
         http_host=args.http_host, http_port=args.http_port,
         http_names=tuple(dict.fromkeys(args.http_name or [args.http_host])),
-        **({"database": _db_url(args.database)} if args.database else {}))
+        **database)
     return plan_central(req, read_templates())
 
 
