@@ -23,6 +23,7 @@ from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.readings import IdForm, SpotId
 from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
+from runtime.config_paths import config_path
 
 __all__ = ["ENTRY_POINT_GROUPS", "FAULT_NAMES", "ONE_SHOT_FAULTS", "PROBABILITY_FAULTS", "ROLES",
            "ConfigPlace", "DeviceAdapter", "DriverContext", "Probe", "Role", "SimulatedChips",
@@ -62,11 +63,12 @@ class ConfigPlace:
         return ConfigError(self.source, f"{self.section}.{key}", message)
 
     def path(self, value: str) -> str:
-        """A device path or URL as given, a relative file path resolved against the config's
-        folder (a pyserial URL such as ``socket://`` or ``rfc2217://`` is left as it is)."""
-        if "://" in value or value.startswith("/"):
+        """A device path or URL: a pyserial URL (``socket://``, ``rfc2217://``) as given, a
+        path as `runtime.config_paths.config_path` reads it (relative to the config's folder,
+        ``~`` expanded; a symlink is followed when the device is opened, not here)."""
+        if "://" in value:
             return value
-        return str((self.base / value).resolve())
+        return str(config_path(value, self.base))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
