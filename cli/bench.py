@@ -7,6 +7,7 @@ the same actions as the bench page, on a running simulated table's bench API.
     showdown bench --config FILE take 1 ante [R25]
     showdown bench --config FILE tap 6009123412341234 [--form track2]
     showdown bench --config FILE unplug shoe | plug shoe | fault rfid silent true
+    showdown bench --config FILE shoe-state jam | power-cycle | unknown-chip 1 ante
 
 Prints the bench's answer in one line. Exit 0 done, 2 a bad argument or config, 3 refused
 by the bench (its reason printed), 69 no bench answers. Only the standard library's HTTP
@@ -79,6 +80,20 @@ def register(sub: Any) -> None:
                      " --form uid)")
     tap.add_argument("--form", choices=("track2", "uid", "plain"), default="track2",
                      help="how the reader sends it (default track2)")
+    state = actions.add_parser("shoe-state", help="put the simulated shoe in a state",
+                               description="The shoe reports STATE: jam, cover_open, empty,"
+                               " or ready (cleared).")
+    state.add_argument("state", choices=("jam", "cover_open", "empty", "ready"),
+                       help="the shoe's state")
+    actions.add_parser("power-cycle", help="the simulated shoe loses power and comes back",
+                       description="The shoe loses power and comes back: what it had not"
+                       " sent is lost and a new session starts.")
+    odd = actions.add_parser("unknown-chip", help="lay chips the registry does not know",
+                             description="Lay COUNT chips the chip registry does not know on"
+                             " the seat's spot.")
+    odd.add_argument("seat", type=int, metavar="SEAT", help="the seat, 1-6")
+    odd.add_argument("spot", metavar="SPOT", help="the spot, e.g. ante")
+    odd.add_argument("--count", type=int, default=1, help="how many chips (1-20; default 1)")
     for name, words in (("unplug", "unplug a simulated device"),
                         ("plug", "plug a simulated device back in")):
         one = actions.add_parser(name, help=words, description=words.capitalize() + ".")
@@ -146,6 +161,12 @@ def _request(args: argparse.Namespace) -> tuple[str, dict[str, Any] | None]:
         return "api/chips/take", body
     if action == "tap":
         return "api/ids/tap", {"number": args.number, "form": args.form}
+    if action == "shoe-state":
+        return "api/shoe/state", {"state": args.state}
+    if action == "power-cycle":
+        return "api/shoe/power", {}
+    if action == "unknown-chip":
+        return "api/chips/unknown", {"seat": args.seat, "spot": args.spot, "count": args.count}
     if action in ("unplug", "plug"):
         return f"api/{args.device}/{action}", {}
     body = {"name": args.name}

@@ -96,11 +96,9 @@ class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: TableConfig, *, devices: DeviceSource,
-                 clock: ClockSource = system_clock, notify: Notifier | None = None,
-                 extra_desk_keys: Mapping[str, str] | None = None) -> None:
+                 clock: ClockSource = system_clock, notify: Notifier | None = None) -> None:
         self.config = config
         self.device_source = devices
-        self.extra_desk_keys = dict(extra_desk_keys or {})
         self.clock = clock
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
@@ -403,7 +401,7 @@ class TableDaemon:
         cfg = self.config
         service, registry = self._load()
         signer = self._table_signer()
-        keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
+        keyring = KeyRing.from_mapping(cfg.desk_keys)  # only the keys the config enrols
         self.writer = JournalWriter(f"journal-{cfg.table}")  # a new thread for every run
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)

@@ -17,6 +17,7 @@ from controller.console_config import ConsoleConfig, parse_console
 from drivers.adapter import ConfigPlace, DeviceAdapter, Role
 from drivers.registry import DriverLookupError, find_adapter
 from game.errors import ConfigError
+from runtime.config_paths import config_path
 from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
 from wire.mqtt import MqttSettings
@@ -207,10 +208,8 @@ class _Reader:
              ) -> Path | None:
         if key not in d and not required:
             return None
-        text = self.get(sec, d, key, str)
-        p = Path(text).expanduser()
-        return p if p.is_absolute() else self.base / p  # base is absolute; no resolve():
-        # a symlink loop is reported by whoever opens the file, naming its key
+        # No resolve(): a symlink loop is reported by whoever opens the file, naming its key.
+        return config_path(self.get(sec, d, key, str), self.base)
 
 
 def _ident(value: str) -> str | None:

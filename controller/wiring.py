@@ -266,15 +266,13 @@ class WiredTable:
 
 def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
                notify: Notifier | None = None,
-               extra_desk_keys: Mapping[str, str] | None = None,
                registry: ChipRegistry | None = None,
                timing: SimTiming | None = None) -> WiredTable:
     """The table daemon with the devices its config names (``registry``: a simulated
     table's chips when its config names no registry file; `timing`: a simulated chip
     reader's)."""
     devices = ConfiguredDevices(config, registry=registry, timing=timing)
-    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
-                         extra_desk_keys=extra_desk_keys)
+    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify)
     return WiredTable(daemon=daemon, devices=devices)
 
 
@@ -290,7 +288,25 @@ async def run_configured(config: TableConfig) -> int:
             wired, desk))
     if config.bench.enabled:
         tasks.append(bench_task(wired))
-    return await run_table(wired.daemon, extra=_together(tasks))
+    try:
+        return await run_table(wired.daemon, extra=_together(tasks))
+    except ExceptionGroup as group:  # a screen that cannot listen (its port taken): say so
+        config_error = _first_config_error(group)
+        if config_error is None:
+            raise
+        raise config_error from None
+
+
+def _first_config_error(group: BaseExceptionGroup[Any]) -> ConfigError | None:
+    """The ConfigError in a task group's failure, however deep (None: none)."""
+    for exc in group.exceptions:
+        if isinstance(exc, ConfigError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_config_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
 def _together(tasks: Sequence[DealerTask]) -> DealerTask | None:

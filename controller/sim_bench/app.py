@@ -47,7 +47,17 @@ def _table_actions(bench: Bench) -> dict[str, Action]:
     async def tap(body: dict[str, Any]) -> dict[str, Any]:
         return await bench.tap(body.get("number"), body.get("form", "track2"))
 
-    return {"shoe/deal": deal, "chips/place": place, "chips/take": take, "ids/tap": tap}
+    async def state(body: dict[str, Any]) -> dict[str, Any]:
+        return await bench.shoe_state(body.get("state"))
+
+    async def power(_: dict[str, Any]) -> dict[str, Any]:
+        return await bench.power_cycle()
+
+    async def unknown(body: dict[str, Any]) -> dict[str, Any]:
+        return await bench.unknown_chip(body.get("seat"), body.get("spot"), body.get("count", 1))
+
+    return {"shoe/deal": deal, "chips/place": place, "chips/take": take, "ids/tap": tap,
+            "shoe/state": state, "shoe/power": power, "chips/unknown": unknown}
 
 
 def _device_actions(bench: Bench, role: str) -> dict[str, Action]:

@@ -31,6 +31,8 @@ from drivers.adapter import (
     SimulatedDevice,
     SimulatedIds,
     SimulatedShoe,
+    SimulatedShoeStates,
+    SimulatedUnknownChips,
 )
 from drivers.readings import SPOTS
 from game.chips.registry import ChipRegistry
@@ -38,9 +40,11 @@ from game.errors import InvalidCard
 from game.money import format_rand
 from game.poker.cards import DECK, Card, parse_card
 
-__all__ = ["DEVICES", "ID_FORMS", "Bench", "BenchDevices", "BenchRefusal", "BenchTable"]
+__all__ = ["DEVICES", "ID_FORMS", "SHOE_STATES", "Bench", "BenchDevices", "BenchRefusal",
+           "BenchTable"]
 
 DEVICES: Final = ("shoe", "rfid", "id_reader")
+SHOE_STATES: Final = ("jam", "cover_open", "empty", "ready")
 ID_FORMS: Final = ("track2", "uid", "plain")
 _NAMES: Final = {"shoe": "the shoe", "rfid": "the chip reader", "id_reader": "the ID reader"}
 _T = TypeVar("_T")
@@ -170,6 +174,26 @@ class Bench:
             self._dealt.append(chosen)
             return {"ok": True, "done": f"the shoe dealt {chosen}", "card": chosen}
 
+    async def shoe_state(self, state: object) -> dict[str, Any]:
+        """Put the shoe in a state: jammed, cover open, empty, or ready again."""
+        async with self._lock:
+            shoe = self._need("shoe", self.devices.shoe)
+            if not isinstance(state, str) or state not in SHOE_STATES:
+                raise BenchRefusal(400, f"state: one of {', '.join(SHOE_STATES)}")
+            if not isinstance(shoe, SimulatedShoeStates):
+                raise BenchRefusal(409, "this simulated shoe has no states to put it in")
+            await self._on_device("shoe", lambda: shoe.set_state(state))
+            return {"ok": True, "done": f"the shoe reports {state.replace('_', ' ')}"}
+
+    async def power_cycle(self) -> dict[str, Any]:
+        """The shoe loses power and comes back (what it had not sent is lost)."""
+        async with self._lock:
+            shoe = self._need("shoe", self.devices.shoe)
+            if not isinstance(shoe, SimulatedShoeStates):
+                raise BenchRefusal(409, "this simulated shoe cannot lose power")
+            await self._on_device("shoe", shoe.power_cycle)
+            return {"ok": True, "done": "the shoe lost power and came back"}
+
     def _cards_this_hand(self) -> list[str]:
         """The hand's cards as the daemon read them, and those the bench dealt since."""
         hand = (self.table.status().get("hand") or {}).get("hand_id")
@@ -247,6 +271,21 @@ class Bench:
             return {"ok": True, "chips": len(taken),
                     "done": f"took {format_rand(worth)} ({_chips(len(taken))}) off seat"
                             f" {where[0]} {where[1]}"}
+
+    async def unknown_chip(self, seat: object, spot: object, count: object = 1
+                           ) -> dict[str, Any]:
+        """Lay chips the registry does not know on a spot (a chip from elsewhere)."""
+        async with self._lock:
+            chips = self._need("rfid", self.devices.rfid)
+            where = self._spot(chips, seat, spot)
+            if not isinstance(count, int) or isinstance(count, bool) or not 1 <= count <= 20:
+                raise BenchRefusal(400, "count: 1 to 20 chips")
+            if not isinstance(chips, SimulatedUnknownChips):
+                raise BenchRefusal(409, "this simulated chip reader cannot lay unknown chips")
+            n = count
+            await self._on_device("rfid", lambda: chips.place_unknown(*where, n))
+            return {"ok": True, "done": f"laid {_chips(n)} the registry does not know on seat"
+                                        f" {where[0]} {where[1]}"}
 
     def _spot(self, chips: SimulatedChips, seat: object, spot: object) -> tuple[int, str]:
         if isinstance(seat, str) and seat.isdigit():

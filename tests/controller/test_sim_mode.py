@@ -151,7 +151,8 @@ async def test_simulated_devices_start_no_desk_and_send_nothing(tmp_path: Path) 
         text = simulated_table_toml(
             venue="quiet", table="t01", broker=f"127.0.0.1:{broker.port}",
             tournament=REPO / "config" / "tournament.toml",
-            paytables=REPO / "config" / "paytables.toml", socket=tmp_path / "console.sock")
+            paytables=REPO / "config" / "paytables.toml", socket=tmp_path / "console.sock",
+            log_level="info")
         assert "virtual_desk" not in text and "[keys.desk]" not in text
         config = tmp_path / "table.toml"
         config.write_text(text)
@@ -191,6 +192,7 @@ async def test_simulated_devices_start_no_desk_and_send_nothing(tmp_path: Path) 
     assert state.get("heat") is None and state.get("roster_version") is None
     assert state.get("seats") in ({}, None)
     assert b"virtual desk" not in output and b"virtual dealer" not in output
+    assert b"console serving" in output and b"bench serving" not in output  # no [bench]
     after = sorted(p.name for p in tmp_path.iterdir())
     assert not [n for n in after if n.endswith(".key") and n not in before]  # no key made
     assert read_table_config(config).desk_keys == {}  # nothing enrolled

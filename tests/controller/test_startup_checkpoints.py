@@ -147,7 +147,8 @@ def reference(directory: Path) -> Any:
     copy = directory / "reference"
     copy.mkdir()
     shutil.copy(directory / "journal.sqlite", copy / "journal.sqlite")
-    shutil.copy(directory / "table.key", copy / "table.key")
+    for key in ("table.key", "desk.key"):  # the config names the virtual desk's key
+        shutil.copy(directory / key, copy / key)
     text = (directory / "table.toml").read_text().replace(str(directory / "console.sock"),
                                                           str(copy / "console.sock"))
     (copy / "table.toml").write_text(text)

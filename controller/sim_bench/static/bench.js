@@ -164,6 +164,10 @@ function wire() {
     if (value !== null) act("chips/take", {...chipTarget(), cents: value});
   });
   $("take-all").addEventListener("click", () => act("chips/take", chipTarget()));
+  $("unknown-chip").addEventListener("click", () => act("chips/unknown", chipTarget()));
+  document.querySelectorAll("[data-shoe-state]").forEach((b) =>
+    b.addEventListener("click", () => act("shoe/state", {state: b.dataset.shoeState})));
+  $("power-cycle").addEventListener("click", () => act("shoe/power", {}));
   $("tap").addEventListener("click", () => act("ids/tap", {
     number: $("tap-number").value, form: $("tap-form").value}));
   $("unplug").addEventListener("click", () => act($("fault-device").value + "/unplug"));

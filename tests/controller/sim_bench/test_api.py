@@ -200,3 +200,39 @@ async def test_another_client_gets_403_and_a_device_not_simulated_409(tmp_path: 
         assert "the bench does not serve 10.0.0.9" in refused.json()["error"]
         allowed = await asgi_call(app, "GET", "/", client=("127.0.0.1", 5000))
         assert allowed.status == 200 and b"Technician's bench" in allowed.body
+
+
+async def test_a_jammed_shoe_a_power_cut_and_an_unknown_chip(tmp_path: Path) -> None:
+    async with bench_table(tmp_path) as bench:
+        table = bench.table
+        await table.open_heat((1,))
+        status, answer = await bench.post("/api/shoe/state", {"state": "jam"})
+        assert (status, answer["done"]) == (200, "the shoe reports jam")
+        status, answer = await bench.post("/api/shoe/deal", {"card": "Ks"})
+        assert status == 409 and answer["error"].startswith("the shoe refused:"), answer
+        status, answer = await bench.post("/api/shoe/state", {"state": "melted"})
+        assert status == 400 and answer["error"] == "state: one of jam, cover_open, empty, ready"
+        status, _ = await bench.post("/api/shoe/state", {"state": "ready"})
+        assert status == 200
+        status, answer = await bench.post("/api/shoe/deal", {"card": "Ks"})
+        assert status == 200, answer
+        status, answer = await bench.post("/api/shoe/power")
+        assert (status, answer["done"]) == (200, "the shoe lost power and came back")
+
+        journal = table.daemon.journal
+        assert journal is not None
+
+        def alerted(kind: str) -> bool:
+            return any(m.type == "alert" and m.body.get("kind") == kind
+                       for m in journal.messages(1))
+
+        assert not alerted("unknown_chip")
+        status, answer = await bench.post("/api/chips/unknown", {"seat": 1, "spot": "ante"})
+        assert (status, answer["done"]) == (
+            200, "laid 1 chip the registry does not know on seat 1 ante"), answer
+        await table.until("the unknown chip's alert", lambda _: alerted("unknown_chip"))
+        await table.until("the power cut, as the table sees it",
+                          lambda _: alerted("device_session_changed"))
+        status, answer = await bench.post("/api/chips/unknown", {"seat": 1, "spot": "ante",
+                                                                 "count": 0})
+        assert status == 400 and answer["error"] == "count: 1 to 20 chips"

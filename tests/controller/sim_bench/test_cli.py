@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -59,6 +60,15 @@ async def test_each_action_answers_in_one_line_with_its_exit_code(tmp_path: Path
         state = json.loads(done.stdout)
         assert state["table"] == table.daemon.config.table
         assert state["devices"]["id_reader"]["plugged"] is True
+        done = await run("shoe-state", "jam")
+        assert (done.returncode, done.stdout) == (0, "the shoe reports jam\n")
+        done = await run("shoe-state", "ready")
+        assert done.returncode == 0
+        done = await run("unknown-chip", "2", "odds")
+        assert (done.returncode, done.stdout) == (
+            0, "laid 1 chip the registry does not know on seat 2 odds\n")
+        done = await run("power-cycle")
+        assert (done.returncode, done.stdout) == (0, "the shoe lost power and came back\n")
         done = await run("place", "1", "ante", "R2.5O")
         assert done.returncode == 2 and "AMOUNT:" in done.stderr  # a usage error, no request
 
@@ -83,3 +93,16 @@ def test_the_config_gives_the_address(tmp_path: Path) -> None:
     (tmp_path / "broken.toml").write_text("[table\n")
     done = _bench("--config", str(tmp_path / "broken.toml"), "state")
     assert done.returncode == 2 and "broken.toml" in done.stderr
+
+
+def test_a_bench_port_taken_stops_the_daemon_naming_the_key(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = bench_config(tmp_path, bench=f"enabled = true\nport = {port}\n")
+        done = subprocess.run([sys.executable, "-m", "cli", "table", "run", "--config",
+                               str(config)], cwd=REPO, capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"bench.bind/bench.port: cannot listen on 127.0.0.1:{port}" in done.stderr
