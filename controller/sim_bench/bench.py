@@ -106,7 +106,6 @@ class Bench:
         self._plugged: dict[str, bool] = dict.fromkeys(DEVICES, True)
         self._hand: object = ()  # the hand the bench's cards were dealt in
         self._dealt: list[str] = []
-        self._shuffles = 0
 
     # ---- reading ----------------------------------------------------------------------
 
@@ -199,13 +198,16 @@ class Bench:
         hand = (self.table.status().get("hand") or {}).get("hand_id")
         if hand != self._hand:
             self._hand, self._dealt = hand, []
-            self._shuffles += 1
         read = list(self.table.hand_cards()) if hand is not None else []
         return read + [c for c in self._dealt if c not in read]
 
     def _deck(self) -> list[Card]:
+        """The hand's shuffle: seeded by the simulators' seed and the hand's id, so a table
+        that restarts mid-heat deals each hand a new order (a counter that restarts with the
+        process would deal an earlier hand's order again: the table holds the heat with a
+        repeated-run deck alert) and the same run replays the same cards."""
         deck = list(DECK)
-        random.Random(f"{self.devices.seed}:{self._shuffles}").shuffle(deck)
+        random.Random(f"{self.devices.seed}:{self._hand}").shuffle(deck)
         return deck
 
     # ---- chips --------------------------------------------------------------------------

@@ -273,6 +273,10 @@ class Heat:
         detail: dict[str, Any] = answer["detail"]
         return detail
 
+    async def bench_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = await asyncio.to_thread(_json, f"{self.bench_url}/api/state")
+        return state
+
     async def until(self, what: str, test: Any, timeout: float = 60) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while True:
@@ -380,15 +384,22 @@ class Heat:
         await self.until(f"hand {number}'s wagers",
                          lambda s: self.spots(s) == {"ante": 2_500, "odds": 2_500})
         await self.console_action("no_more_bets", "no more bets")
-        # each card chosen on the bench's card picker from a deck the person shuffled (not
-        # "Deal the next card": the bench's own shuffle starts again when the table restarts,
-        # and the table's deck check holds a deck that repeats a run)
+        # hands dealt with "Deal the next card" (the bench's shuffle, seeded by the hand: the
+        # first hand after the SIGKILL gets a new order, not hand 1's again, which the deck
+        # check would hold as a repeated run), but hands 2 and 4 with cards chosen on the card
+        # picker from a deck the person shuffled
         deck = [str(c) for c in DECK]
         random.SystemRandom().shuffle(deck)
         status = await self.status()
         while (status.get("hand") or {}).get("next_target") is not None:
             read = int(status["hand"]["cards_read"])
-            await self.press(f'#card-picker [data-card="{deck.pop()}"]')
+            dealt = set((await self.bench_state())["devices"]["shoe"]["dealt"])
+            if number not in (2, 4):
+                await self.press("#deal-next")
+            else:
+                card = next(c for c in deck if c not in dealt)
+                deck.remove(card)
+                await self.press(f'#card-picker [data-card="{card}"]')
             status = await self.until(f"card {read + 1}", lambda s, r=read: int(
                 (s.get("hand") or {}).get("cards_read") or 0) > r)
         await self.chips("play", "R25")
