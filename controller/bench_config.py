@@ -5,11 +5,10 @@ docs/table-config.md ("[bench]")."""
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from typing import Any, Final
 
-from game.errors import ConfigError
+from controller.listen_config import Listen, SectionReader
 
 __all__ = ["BenchConfig", "parse_bench"]
 
@@ -26,49 +25,17 @@ class BenchConfig:
     allowed_clients: tuple[str, ...] = ("127.0.0.1", "::1")
 
 
-def _ip(value: object) -> bool:
-    try:
-        ipaddress.ip_address(str(value))
-    except ValueError:
-        return False
-    return True
-
-
 def parse_bench(data: Any, *, source: str, simulated: bool) -> BenchConfig:
     """Read a ``[bench]`` table (absent: no bench); ``simulated``: whether any of the table's
     devices is simulated (a bench without one is a ConfigError naming bench.enabled)."""
     if data is None:
         return BenchConfig()
-    if not isinstance(data, dict):
-        raise ConfigError(source, "bench", "must be a table")
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise ConfigError(source, f"bench.{unknown[0]}",
-                          f"unknown key (known: {', '.join(sorted(_KEYS))})")
+    r = SectionReader(data, source=source, section="bench", known=_KEYS)
     d = BenchConfig()
-
-    def get(key: str, kind: type, default: Any) -> Any:
-        value = data.get(key, default)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ConfigError(source, f"bench.{key}",
-                              f"expected {kind.__name__}, got {type(value).__name__}")
-        return value
-
-    enabled = get("enabled", bool, d.enabled)
-    bind = get("bind", str, d.bind)
-    if not _ip(bind):
-        raise ConfigError(source, "bench.bind", f"must be an IP address, got {bind!r}")
-    port = get("port", int, d.port)
-    if not 0 <= port <= 65535:
-        raise ConfigError(source, "bench.port", "must be 0..65535")
-    clients = get("allowed_clients", list, list(d.allowed_clients))
-    bad = [c for c in clients if not _ip(c)]
-    if bad or not clients:
-        raise ConfigError(source, "bench.allowed_clients",
-                          f"must be a non-empty list of IP addresses (bad: {bad[:1]})")
+    enabled = r.get("enabled", bool, d.enabled)
+    where = r.listen(Listen(d.bind, d.port, d.allowed_clients))
     if enabled and not simulated:
-        raise ConfigError(source, "bench.enabled",
-                          'the bench drives simulated devices, and no device of this table'
-                          ' has kind = "sim"')
-    return BenchConfig(enabled=enabled, bind=bind, port=port,
-                       allowed_clients=tuple(str(c) for c in clients))
+        raise r.error("enabled", 'the bench drives simulated devices, and no device of this'
+                      ' table has kind = "sim"')
+    return BenchConfig(enabled=enabled, bind=where.bind, port=where.port,
+                       allowed_clients=where.allowed_clients)

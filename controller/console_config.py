@@ -5,11 +5,11 @@ staff sessions and lock-outs. Documented in docs/table-config.md ("[console]").
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from controller.listen_config import Listen, SectionReader
 from game.errors import ConfigError
 from runtime.config_paths import config_path
 
@@ -39,46 +39,14 @@ class ConsoleConfig:
     signatures: Path | None = None  # where drawn signatures are kept (default: by the journal)
 
 
-def _ip(value: object) -> str | None:
-    try:
-        ipaddress.ip_address(str(value))
-    except ValueError:
-        return None
-    return str(value)
-
-
 def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
     """Read a ``[console]`` table (absent: the defaults); ConfigError names the key."""
     if data is None:
         return ConsoleConfig()
-    if not isinstance(data, dict):
-        raise ConfigError(source, "console", "must be a table")
-    unknown = sorted(set(data) - _KEYS)
-    if unknown:
-        raise ConfigError(source, f"console.{unknown[0]}",
-                          f"unknown key (known: {', '.join(sorted(_KEYS))})")
+    r = SectionReader(data, source=source, section="console", known=_KEYS)
+    get = r.get
     d = ConsoleConfig()
-
-    def get(key: str, kind: type, default: Any) -> Any:
-        value = data.get(key, default)
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise ConfigError(source, f"console.{key}",
-                              f"expected {kind.__name__}, got {type(value).__name__}")
-        return value
-
-    bind = get("bind", str, d.bind)
-    if _ip(bind) is None:
-        raise ConfigError(source, "console.bind", f"must be an IP address, got {bind!r}")
-    port = get("port", int, d.port)
-    if not 0 <= port <= 65535:
-        raise ConfigError(source, "console.port", "must be 0..65535")
-    clients = get("allowed_clients", list, list(d.allowed_clients))
-    bad = [c for c in clients if _ip(c) is None]
-    if bad or not clients:
-        raise ConfigError(source, "console.allowed_clients",
-                          f"must be a non-empty list of IP addresses (bad: {bad[:1]})")
+    where = r.listen(Listen(d.bind, d.port, d.allowed_clients))
     methods = get("acknowledge_with", list, list(d.acknowledge_with))
     wrong = [m for m in methods if m not in ACK_METHODS]
     if wrong or not methods or len(set(methods)) != len(methods):
@@ -97,7 +65,7 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
     if "signatures" in data:
         signatures = config_path(get("signatures", str, ""), base)
     return ConsoleConfig(
-        enabled=get("enabled", bool, d.enabled), bind=bind, port=port,
-        allowed_clients=tuple(str(c) for c in clients), acknowledge_with=tuple(methods),
+        enabled=get("enabled", bool, d.enabled), bind=where.bind, port=where.port,
+        allowed_clients=where.allowed_clients, acknowledge_with=tuple(methods),
         verify_payouts=get("verify_payouts", bool, d.verify_payouts), tap_seconds=tap,
         signatures=signatures, **numbers)

@@ -1,19 +1,21 @@
 """Serving a web app inside a service's own event loop: a listening socket that names the
 setting when it cannot bind, and a uvicorn server that leaves SIGTERM to the service. Used by
-the central service's page and desk API and by the table's console.
+the central service's page and desk API and by the table's console and bench.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import uvicorn
 
 from game.errors import ConfigError
 
-__all__ = ["InLoopServer", "listen"]
+__all__ = ["InLoopServer", "listen", "serve_until_cancelled"]
 
 
 class InLoopServer(uvicorn.Server):
@@ -43,3 +45,22 @@ def listen(host: str, port: int, *, source: str, key: str, backlog: int = 128
     sock.listen(backlog)
     sock.setblocking(False)
     return sock
+
+
+async def serve_until_cancelled(app: Any, sock: socket.socket, *, name: str, grace_s: float,
+                                on_stop: Callable[[], None] | None = None) -> None:
+    """Serve ``app`` on ``sock`` in this loop until the task is cancelled; then ``on_stop``
+    (to end event streams), and open requests get ``grace_s`` before the socket closes."""
+    server = InLoopServer(uvicorn.Config(app, log_config=None, access_log=False,
+                                         lifespan="off", server_header=False,
+                                         timeout_graceful_shutdown=max(1, int(grace_s))))
+    task = asyncio.create_task(server.serve(sockets=[sock]), name=name)
+    try:
+        await asyncio.shield(task)
+    finally:
+        if on_stop is not None:
+            on_stop()
+        server.should_exit = True
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.wait_for(task, grace_s + 2)
+        sock.close()

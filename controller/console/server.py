@@ -9,19 +9,15 @@ own logging is left to the service's structlog set-up; the console logs through
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import socket
 from collections.abc import Callable
 from typing import Final
 
-import uvicorn
-
 from controller.console.app import create_console_app
 from controller.console_config import ConsoleConfig
 from controller.ports import ConsoleTable
-from runtime.http_serving import InLoopServer
 from runtime.http_serving import listen as listen_on
+from runtime.http_serving import serve_until_cancelled
 from runtime.logs import get_logger
 
 __all__ = ["listen", "serve_console"]
@@ -44,19 +40,11 @@ async def serve_console(daemon: ConsoleTable, config: ConsoleConfig, *,
     port = int(sock.getsockname()[1])
     if on_port is not None:
         on_port(port)
-    server = InLoopServer(uvicorn.Config(console.app, log_config=None, access_log=False,
-                                    lifespan="off", timeout_graceful_shutdown=int(_GRACE_S),
-                                    server_header=False))
     host = f"[{config.bind}]" if ":" in config.bind else config.bind
     _log.info("console serving", url=f"http://{host}:{port}/")
-    task = asyncio.create_task(server.serve(sockets=[sock]),
-                               name=f"table[{daemon.config.table}].console.http")
     try:
-        await asyncio.shield(task)
+        await serve_until_cancelled(console.app, sock, grace_s=_GRACE_S,
+                                    name=f"table[{daemon.config.table}].console.http",
+                                    on_stop=console.closing.set)
     finally:
-        console.closing.set()
-        server.should_exit = True
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(task, _GRACE_S + 2)
-        sock.close()
         _log.info("console stopped", port=port)

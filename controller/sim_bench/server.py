@@ -4,18 +4,14 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
-
-import uvicorn
 
 from controller.bench_config import BenchConfig
 from controller.sim_bench.app import create_bench_app
 from controller.sim_bench.bench import Bench, BenchDevices
-from runtime.http_serving import InLoopServer
 from runtime.http_serving import listen as listen_on
+from runtime.http_serving import serve_until_cancelled
 from runtime.logs import get_logger
 
 if TYPE_CHECKING:
@@ -71,18 +67,10 @@ async def serve_bench(daemon: TableDaemon, devices: BenchDevices, config: BenchC
     port = int(sock.getsockname()[1])
     if on_port is not None:
         on_port(port)
-    server = InLoopServer(uvicorn.Config(bench.app, log_config=None, access_log=False,
-                                         lifespan="off", timeout_graceful_shutdown=1,
-                                         server_header=False))
     host = f"[{config.bind}]" if ":" in config.bind else config.bind
     _log.info("bench serving", url=f"http://{host}:{port}/")
-    task = asyncio.create_task(server.serve(sockets=[sock]),
-                               name=f"table[{daemon.config.table}].bench.http")
     try:
-        await asyncio.shield(task)
+        await serve_until_cancelled(bench.app, sock, grace_s=_GRACE_S,
+                                    name=f"table[{daemon.config.table}].bench.http")
     finally:
-        server.should_exit = True
-        with contextlib.suppress(Exception, asyncio.CancelledError):
-            await asyncio.wait_for(task, _GRACE_S + 2)
-        sock.close()
         _log.info("bench stopped", port=port)
