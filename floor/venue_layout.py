@@ -210,10 +210,7 @@ def rehearsal_tournament(today: date | None = None, *, days: int = 2,
 def _table_toml(layout_dir: Path, venue: str, table: str, n: int, ports: VenuePorts, *,
                 broker: BrokerFiles, desk_keys: Mapping[str, str]) -> str:
     tdir = layout_dir / table
-    mqtt: dict[str, Any] = {"broker": f"127.0.0.1:{ports.broker}",
-                            "credentials_file": str(broker.credentials[table])}
-    if broker.tls and broker.ca_file is not None:
-        mqtt |= {"tls": True, "ca_file": str(broker.ca_file)}
+    mqtt = _mqtt_section(ports, broker, table)
     document: dict[str, dict[str, Any]] = {
         "table": {"venue": venue, "id": table, "journal": str(tdir / "journal.sqlite")},
         "files": {"tournament": str(layout_dir / "tournament.toml")},
@@ -237,12 +234,19 @@ def _table_toml(layout_dir: Path, venue: str, table: str, n: int, ports: VenuePo
     return header + _toml(document)
 
 
-def _leaderboard_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,
-                      broker: BrokerFiles) -> str:
+def _mqtt_section(ports: VenuePorts, broker: BrokerFiles, user: str) -> dict[str, Any]:
+    """The ``[mqtt]`` section of a venue service's config: the broker, its own credentials
+    and, on Mosquitto, TLS with the venue CA."""
     mqtt: dict[str, Any] = {"broker": f"127.0.0.1:{ports.broker}",
-                            "credentials_file": str(broker.credentials["leaderboard"])}
+                            "credentials_file": str(broker.credentials[user])}
     if broker.tls and broker.ca_file is not None:
         mqtt |= {"tls": True, "ca_file": str(broker.ca_file)}
+    return mqtt
+
+
+def _leaderboard_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,
+                      broker: BrokerFiles) -> str:
+    mqtt = _mqtt_section(ports, broker, "leaderboard")
     keys = layout_dir / "keys"
     document: dict[str, dict[str, Any]] = {
         "service": {"venue": venue, "database": database,
@@ -262,10 +266,7 @@ def _leaderboard_toml(layout_dir: Path, venue: str, ports: VenuePorts, database:
 
 def _desk_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,
                broker: BrokerFiles) -> str:
-    mqtt: dict[str, Any] = {"broker": f"127.0.0.1:{ports.broker}",
-                            "credentials_file": str(broker.credentials["desk"])}
-    if broker.tls and broker.ca_file is not None:
-        mqtt |= {"tls": True, "ca_file": str(broker.ca_file)}
+    mqtt = _mqtt_section(ports, broker, "desk")
     document: dict[str, dict[str, Any]] = {
         "desk": {"database": database, "venue": venue,
                  "signing_key": str(layout_dir / "keys" / "desk.key"),
