@@ -164,7 +164,7 @@ def register(sub: Any) -> None:
     _place_actions(add)
     _prize_actions(add)
     _staff_actions(add, common, sending)
-    _console_actions(add, common)
+    _console_actions(add, common, sending)
     desk_identity.add_actions(add, common)
     desk_commands.register(add)  # commands, check-tables
 
@@ -266,14 +266,17 @@ def _staff_actions(add: _Add, common: argparse.ArgumentParser,
     a.set_defaults(handler=console.run_staff_send)
 
 
-def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
+def _console_actions(add: _Add, common: argparse.ArgumentParser,
+                     sending: argparse.ArgumentParser) -> None:
     patron = add("patron", "a patron's proof at the table (rewards card, PIN)", group=True)
     patron_actions = patron.add_subparsers(dest="patron_action", metavar="PATRON_ACTION",
                                            required=True)
     a = patron_actions.add_parser(
-        "credentials", parents=[common], help="record a patron's rewards card and/or PIN",
+        "credentials", parents=[common, sending],
+        help="record a patron's rewards card and/or PIN",
         description="record a patron's rewards card and/or PIN (kept only as hashes); entries"
-        " seated from now on carry them to the table")
+        " seated from now on carry them to the table, and a table where an entry of theirs"
+        " is seated or waits for acknowledgement is sent them at once (signed)")
     a.add_argument("--patron", metavar="ID", required=True)
     a.add_argument("--rewards-card", metavar="NUMBER", default=None)
     _pin_options(a, "the participant's")

@@ -156,17 +156,30 @@ def run_staff_send(args: argparse.Namespace) -> int:
 def run_patron_credentials(args: argparse.Namespace) -> int:
     """Record a patron's rewards card and/or PIN (hashed), for the entries seated next."""
     pin = act.read_pin(args, "the participant's")
+    settings = act.tournament_settings(args)
     with act.desk_session(args, "patron.credentials") as (s, actor):
-        patron = desk.set_patron_credentials(s, act.clock, actor=actor,
-                                             patron_id=args.patron,
-                                             rewards_card=args.rewards_card, pin=pin,
-                                             why=args.why)
+        done = desk.set_patron_credentials(s, act.clock, actor=actor,
+                                           patron_id=args.patron,
+                                           rewards_card=args.rewards_card, pin=pin,
+                                           why=args.why, card_forms=settings.card_forms)
+    patron = done.patron
+    for n, command in enumerate(done.commands):
+        try:
+            act.send_command(args, command)
+        except CommandError as exc:
+            unsent = ", ".join(f"{c.table} (seq {c.seq})" for c in done.commands[n:])
+            raise exc.reworded(f"{exc}; not sent: {unsent}") from None
     data = {"patron_id": patron.patron_id, "card": patron.card_hash is not None,
-            "pin": patron.pin_hash is not None}
+            "pin": patron.pin_hash is not None,
+            "sent": [{"table": c.table, "seq": c.seq, "entry_id": c.args["entry_id"]}
+                     for c in done.commands]}
     held = " and ".join(w for w, h in (("rewards card", data["card"]), ("PIN", data["pin"]))
                         if h)
-    act.show(args, data, [f"patron {patron.patron_id}: {held or 'nothing'} recorded for the"
-                          " table (entries seated from now on carry it)"])
+    lines = [f"patron {patron.patron_id}: {held or 'nothing'} recorded for the table"
+             " (entries seated from now on carry it)"]
+    lines += [f"sent to table {c.table} for entry {c.args['entry_id']} (seq {c.seq})"
+              for c in done.commands]
+    act.show(args, data, lines)
     return 0
 
 

@@ -408,7 +408,7 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
     assert (registered["card"], registered["pin"]) == (True, True)
     pid = registered["patron_id"]
     code, out, _ = run("register", "--name", "R Card", "--id-kind", "rewards_card",
-                       "--id-number", "RC778899", "--birth-date", "1970-01-01")
+                       "--id-number", "6099000077889900", "--birth-date", "1970-01-01")
     assert code == 0 and out.endswith("(rewards card recorded for the table)\n")
     code, out, err = run("patron", "credentials", "--patron", pid, "--rewards-card",
                          "5555 7777")

@@ -107,7 +107,7 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     pid = body["patron_id"]
     status, body = await api.call("POST", f"/patrons/{pid}/credentials",
                                   {"pin": "1357"})
-    assert (status, body) == (200, {"patron_id": pid, "card": True, "pin": True})
+    assert (status, body) == (200, {"patron_id": pid, "card": True, "pin": True, "sent": []})
     entry = (await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"}))[1]
     await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying"})
     status, _ = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
