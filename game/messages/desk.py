@@ -21,9 +21,9 @@ __all__ = [
     "AckScore",
     "CloseHeat",
     "CorrectHand",
-    "Credentials",
     "DeskOrder",
     "OpenHeat",
+    "ParticipantProofs",
     "Resend",
     "Seat",
     "StaffRoster",
@@ -101,13 +101,13 @@ def _proof_hashes(name: str, r: BodyReader) -> dict[str, str | None]:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Credentials:
+class ParticipantProofs:
     """The participant's proofs changed at the desk after seating (D461): they replace the
     ones the ``seat`` command carried, for an entry seated at the table or with a score
     waiting for acknowledgement there. Both hashes are the patron's current ones (None: none
     on record)."""
 
-    NAME: ClassVar[str] = "credentials"
+    NAME: ClassVar[str] = "participant_proofs"
     entry_id: str
     card_hash: str | None = None
     pin_hash: str | None = None
@@ -118,7 +118,7 @@ class Credentials:
                 "pin_hash": self.pin_hash}
 
     @classmethod
-    def decode(cls, body: Mapping[str, Any]) -> Credentials:
+    def decode(cls, body: Mapping[str, Any]) -> ParticipantProofs:
         """Read the arguments (MessageError naming the field if one is bad)."""
         r = BodyReader(cls.NAME, body)
         return cls(entry_id=r.text("entry_id", 40), **_proof_hashes(cls.NAME, r))
@@ -250,10 +250,10 @@ class CorrectHand:
 
 
 TableCommand = (OpenHeat | Seat | Unseat | VoidHand | CloseHeat | AckScore | Resend
-                | StaffRoster | CorrectHand | Credentials)
+                | StaffRoster | CorrectHand | ParticipantProofs)
 COMMANDS: dict[str, type[TableCommand]] = {
     c.NAME: c for c in (OpenHeat, Seat, Unseat, VoidHand, CloseHeat, AckScore, Resend,
-                        StaffRoster, CorrectHand, Credentials)}
+                        StaffRoster, CorrectHand, ParticipantProofs)}
 
 
 def command_body(*, table: str | None, name: str, command_id: str | None,

@@ -32,9 +32,9 @@ from game.messages.desk import (
     AckScore,
     CloseHeat,
     CorrectHand,
-    Credentials,
     DeskOrder,
     OpenHeat,
+    ParticipantProofs,
     Resend,
     Seat,
     TableCommand,
@@ -418,7 +418,7 @@ class TableCore:
             case StaffRoster():
                 self.staff.take_roster(command)
                 return {"roster_version": command.version, "staff": len(command.members)}
-            case Credentials():
+            case ParticipantProofs():
                 return self._credentials(command)
         session = self._session()
         if isinstance(command, Unseat | CloseHeat | CorrectHand) and session.hand is not None:
@@ -450,7 +450,7 @@ class TableCore:
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 
-    def _credentials(self, command: Credentials) -> dict[str, Any]:
+    def _credentials(self, command: ParticipantProofs) -> dict[str, Any]:
         """Replace a seated (or scored, unacknowledged) entry's proofs with the desk's new
         ones (D461); any other entry is refused: the table holds no proofs for it."""
         seating = self.proofs.get(command.entry_id)

@@ -13,7 +13,7 @@ from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
 from game.card_forms import CARD_FORMS, CardForm
-from game.messages.desk import Credentials
+from game.messages.desk import ParticipantProofs
 from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
@@ -213,7 +213,7 @@ def _screen_name(session: Session, raw: str) -> str:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CredentialsSet:
-    """A patron's proofs recorded, and the ``credentials`` commands that carry them to every
+    """A patron's proofs recorded, and the ``participant_proofs`` commands that carry them to every
     table where an entry they play is seated or has a score waiting for acknowledgement."""
 
     patron: Patron
@@ -246,7 +246,7 @@ def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, pa
                            card_forms: tuple[CardForm, ...] = CARD_FORMS) -> CredentialsSet:
     """Record a patron's rewards card and/or PIN (hashed; each replaces the one before;
     the card checked against ``card_forms``, the venue's readers'); entries seated from now
-    on carry them to the table, and a ``credentials`` command is recorded for each table
+    on carry them to the table, and a ``participant_proofs`` command is recorded for each table
     already holding an entry of theirs (D461), to send."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
@@ -258,7 +258,7 @@ def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, pa
                       detail={"patron_id": patron.patron_id, **proof}, why=why)
     commands = []
     for entry_id, table in _waiting_tables(session, patron.patron_id):
-        command = Credentials(entry_id=entry_id, card_hash=patron.card_hash,
+        command = ParticipantProofs(entry_id=entry_id, card_hash=patron.card_hash,
                               pin_hash=patron.pin_hash)
         sent = write_audit(session, now, actor, CREDENTIALS_SENT, detail={
             "table": table, "command": command.NAME, "args": command.args(),

@@ -1,5 +1,5 @@
 """A rewards card changed at the desk after seating reaches the table (issue 31 item 5, D461):
-the desk records a signed ``credentials`` command for the table where the entry sits, the
+the desk records a signed ``participant_proofs`` command for the table where the entry sits, the
 table journals and applies it, and the participant acknowledges with the new card (the old
 one refused). Desk side: the real desk functions on a database; table side: a running
 daemon, the commands' bodies ingested as the MQTT link hands over verified desk commands
@@ -66,7 +66,7 @@ async def test_a_card_changed_after_seating_acknowledges_at_the_table(tmp_path: 
                                                   patron_id=patron.patron_id,
                                                   rewards_card=SWAPPED)
             assert [(c.table, c.command, c.args["entry_id"]) for c in swapped.commands] == [
-                (tid, "credentials", entry)]
+                (tid, "participant_proofs", entry)]
             await deliver(table, swapped.commands[0])
             dealer = await table.sign_in(DEALER)
             for _ in range(HANDS):
@@ -92,14 +92,14 @@ async def test_a_card_changed_after_seating_acknowledges_at_the_table(tmp_path: 
             assert (await request).json()["ok"] is True
             # The table holds proofs only for entries seated there or waiting for acknowledgement.
             refused = await table.daemon.ingest("desk", {
-                "command": "credentials", "signer": "test-desk", "command_seq": 77,
+                "command": "participant_proofs", "signer": "test-desk", "command_seq": 77,
                 "entry_id": entry, "card_hash": None, "pin_hash": None})
             assert not refused.ok
             assert f"entry {entry} is not seated at this table" in str(refused.error)
             journal = table.daemon.journal
             assert journal is not None
             journaled = [r.payload for r in journal.records()
-                         if r.kind == "desk" and r.payload.get("command") == "credentials"]
+                         if r.kind == "desk" and r.payload.get("command") == "participant_proofs"]
             assert [p["entry_id"] for p in journaled] == [entry] * 3  # the refused one too
             acks = [m.body for m in journal.messages(1) if m.type == ScoreAcknowledged.TYPE]
             assert [(a["entry_id"], a["method"]) for a in acks] == [(entry, "card")]
