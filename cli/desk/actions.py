@@ -417,7 +417,8 @@ def run_seat(args: argparse.Namespace) -> int:
     make_sender(args)
     with desk_session(args, "entry.seat") as (s, actor):
         seating = desk.seat_entry(s, settings, clock, actor=actor, entry_id=args.entry,
-                                  table=args.table, seat=args.seat, why=args.why)
+                                  table=args.table, seat=args.seat, why=args.why,
+                                  names=desk_config(args).names)
     send_command(args, seating.command)
     show(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
                            f" {seating.seat}, heat {seating.heat_id} (seq {seating.command.seq})"])

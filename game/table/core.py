@@ -618,12 +618,14 @@ class TableCore:
             self.chips.losses_taken(hand.settlement, entries)
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
+            seated = self.proofs.get(ended.entry_id)
             score = ScoreRecorded(
                 entry_id=ended.entry_id, stage=session.rules.stage.value,
                 heat_id=self.heat_id, table=self.table_id, seat=ended.seat,
                 score=ended.score_cents, hands=ended.hands_played, status=ended.status.value,
                 markers_forfeited=ended.markers_forfeited, last_hand_id=ended.hand_id,
-                at=format_ts(at))
+                at=format_ts(at), entry_code=None if seated is None else seated.entry_code,
+                name=None if seated is None else seated.name)
             self.unacknowledged[ended.entry_id] = score
             out.append(score)
         self._fed = {}

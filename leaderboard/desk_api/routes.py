@@ -67,6 +67,7 @@ from starlette.routing import BaseRoute, Route
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
 from leaderboard import desk
+from leaderboard.config import NameMode
 from leaderboard.desk import (
     NotFound,
     Place,
@@ -154,6 +155,7 @@ class _DeskApi:
         self.settings = settings
         self.sender = sender
         self.clock = clock
+        self.names: NameMode = "entry_code"
 
     def _authorised(self, request: Request, action: str) -> str:
         """The signed-in person's staff id, when their session may take ``action``."""
@@ -284,7 +286,8 @@ class _DeskApi:
     def seat(self, s: Session, b: Body, _: Request) -> Result:
         seating = desk.seat_entry(s, self.settings, self.clock, actor=b.actor,
                                   entry_id=b.text("entry_id"), table=b.text("table"),
-                                  seat=b.optional_integer("seat"), why=b.optional_text("why"))
+                                  seat=b.optional_integer("seat"), why=b.optional_text("why"),
+                                  names=self.names)
         return Result({"entry_id": seating.entry_id, "table": seating.table,
                         "seat": seating.seat, "heat_id": seating.heat_id,
                         "player": seating.player, "seq": seating.command.seq},
@@ -393,11 +396,14 @@ class _DeskApi:
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
                 clock: WallClock, *, policy: AuthPolicy | None = None,
-                answer_wait: float | None = None) -> list[BaseRoute]:
+                answer_wait: float | None = None,
+                names: NameMode = "entry_code") -> list[BaseRoute]:
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
-    `answer_wait`: how long an action waits for the tables' verdicts (None: not at all)."""
+    `answer_wait`: how long an action waits for the tables' verdicts (None: not at all);
+    ``names``: the page's name style, which the seat data carries (D463)."""
     api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
+    api.names = names
     cmds = CommandsApi()
     c = ConsoleApi(settings, clock)
     i = IdentityApi(settings, clock)

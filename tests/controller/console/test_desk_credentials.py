@@ -1,7 +1,9 @@
 """A rewards card changed at the desk after seating reaches the table (issue 31 item 5, D461):
 the desk records a signed ``participant_proofs`` command for the table where the entry sits, the
 table journals and applies it, and the participant acknowledges with the new card (the old
-one refused). Desk side: the real desk functions on a database; table side: a running
+one refused); and what people see of the entry (D462, D463) travels in the signed seat data:
+its short code and the player's name on the console, the player view and the slip, the slip's
+times in the venue's zone. Desk side: the real desk functions on a database; table side: a running
 daemon, the commands' bodies ingested as the MQTT link hands over verified desk commands
 (the level the seat tests use), the cards tapped on the ID reader simulator.
 """
@@ -11,14 +13,16 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from sqlalchemy.orm import Session
 
 from controller.console.app import create_console_app
+from controller.console.views import local_time
 from game.tournament.entries import Stage
 from leaderboard import desk
 from leaderboard.desk import DeskCommand
-from leaderboard.models import Score
+from leaderboard.models import Entry, Score
 from tests.controller.console.support import (
     DEALER,
     HANDS,
@@ -53,14 +57,23 @@ async def test_a_card_changed_after_seating_acknowledges_at_the_table(tmp_path: 
             tid = table.daemon.config.table
             patron = desk.register_patron(session, s, clock, actor="desk-1", name="Lindiwe Zulu",
                                           id_kind="id_document", id_number="8001015009087",
-                                          birth_date="1980-01-01", rewards_card=OLD)
+                                          birth_date="1980-01-01", rewards_card=OLD,
+                                          name_consent=True)
             entry = buy(session, clock, patron.patron_id)
             await table.desk("staff_roster", **{k: v for k, v in roster_body().items()
                                                 if k not in ("command", "signer")})
             await deliver(table, desk.open_heat(session, s, clock, actor="desk-1", table=tid,
                                                 stage=Stage.QUALIFYING))
-            await deliver(table, desk.seat_entry(session, s, clock, actor="desk-1",
-                                                 entry_id=entry, table=tid, seat=1).command)
+            seated = desk.seat_entry(session, s, clock, actor="desk-1", entry_id=entry,
+                                     table=tid, seat=1, names="first_name_initial").command
+            code = session.get(Entry, entry).entry_code  # type: ignore[union-attr]
+            assert code and seated.args["entry_code"] == code
+            assert seated.args["name"] == "Lindiwe Z."  # the page's style, with her consent
+            await deliver(table, seated)
+            app = create_console_app(table.daemon, table.daemon.config.console).app
+            view = (await asgi_call(app, "GET", "/api/view")).json()["view"]
+            assert [(x["entry_id"], x["entry_code"], x["name"]) for x in view["seats"]] == [
+                (entry, code, "Lindiwe Z.")]
             # Changed once while seated, once more after the score was recorded.
             swapped = desk.set_patron_credentials(session, clock, actor="desk-1",
                                                   patron_id=patron.patron_id,
@@ -79,7 +92,8 @@ async def test_a_card_changed_after_seating_acknowledges_at_the_table(tmp_path: 
             assert [c.table for c in changed.commands] == [tid]
             await deliver(table, changed.commands[0])
 
-            app = create_console_app(table.daemon, table.daemon.config.console).app
+            view = (await asgi_call(app, "GET", "/api/view")).json()["view"]
+            assert [(x["entry_id"], x["entry_code"]) for x in view["scores"]] == [(entry, code)]
             body = json.dumps({"action": "acknowledge", "entry_id": entry, "wait": 5}).encode()
             for card, form in ((OLD, "track2"), (SWAPPED, "track2")):
                 request = asyncio.ensure_future(asgi_call(app, "POST", "/api/action",
@@ -96,6 +110,11 @@ async def test_a_card_changed_after_seating_acknowledges_at_the_table(tmp_path: 
                 "entry_id": entry, "card_hash": None, "pin_hash": None})
             assert not refused.ok
             assert f"entry {entry} is not seated at this table" in str(refused.error)
+            # The slip: the code and the name as the desk sent them, the venue's local time.
+            slip = (await asgi_call(app, "GET", f"/slip/{entry}")).body.decode()
+            assert f'<tr class="entry"><th>Entry</th><td>{code}</td></tr>' in slip
+            assert '<tr class="player"><th>Player</th><td>Lindiwe Z.</td></tr>' in slip
+            assert " SAST</td>" in slip and " UTC" not in slip
             journal = table.daemon.journal
             assert journal is not None
             journaled = [r.payload for r in journal.records()
@@ -126,3 +145,11 @@ async def _tap_when_waiting_form(table: ConsoleTable, number: str, form: str) ->
             break
         await asyncio.sleep(0.005)
     table.ids.tap(number, "uid")
+
+
+def test_the_slip_prints_times_in_the_venues_zone() -> None:
+    sast = ZoneInfo("Africa/Johannesburg")
+    assert local_time("2026-07-03T12:05:09.250+00:00", sast) == "2026-07-03 14:05:09 SAST"
+    assert local_time("2026-07-03T12:05:09Z", ZoneInfo("Europe/London")) == \
+        "2026-07-03 13:05:09 BST"
+    assert local_time(None, sast) == "-"
