@@ -317,9 +317,9 @@ def run_buy(args: argparse.Namespace) -> int:
     show(args, {"entry_id": entry.entry_id, "code": entry.entry_code,
                 "heat_day": entry.heat_day, "buy_in_cents": entry.buy_in_cents,
                 "payment": entry.payment},
-           [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
+           [f"entry {entry.entry_code} for the heat of {entry.heat_day}"
             f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment});"
-            f" on the leaderboard as {entry.entry_code}"])
+            f" entry id {entry.entry_id}"])
     return 0
 
 
@@ -328,8 +328,9 @@ def run_refund(args: argparse.Namespace) -> int:
     with desk_session(args, "entry.refund") as (s, actor):
         entry = desk.refund_entry(s, clock, actor=actor, entry_id=args.entry,
                                   why=args.why)
-    show(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
-           [f"entry {entry.entry_id} refunded: pay the patron"
+    show(args, {"entry_id": entry.entry_id, "code": entry.entry_code,
+                "refund_cents": entry.buy_in_cents},
+           [f"entry {entry.entry_code or entry.entry_id} refunded: pay the patron"
             f" {format_rand(entry.buy_in_cents)}"])
     return 0
 
@@ -420,7 +421,7 @@ def run_seat(args: argparse.Namespace) -> int:
                                   table=args.table, seat=args.seat, why=args.why,
                                   names=desk_config(args).names)
     send_command(args, seating.command)
-    show(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
+    show(args, seating, [f"entry {seating.entry_code} seated at table {seating.table} seat"
                            f" {seating.seat}, heat {seating.heat_id} (seq {seating.command.seq})"])
     return 0
 

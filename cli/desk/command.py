@@ -298,6 +298,14 @@ def _console_actions(add: _Add, common: argparse.ArgumentParser,
     screen.add_argument("--no-screen-name", action="store_true",
                         help="take the patron's screen name away")
     a.set_defaults(handler=console.run_patron_display)
+    a = patron_actions.add_parser(
+        "show", parents=[common], help="a patron's record: their entries, each one's score"
+        " and how it was acknowledged",
+        description="show a patron's record: standing, documents, and each entry they hold by"
+        " its code and id, where it stands (seated, scored, the score, acknowledged by card,"
+        " PIN or signature and when, disputed, voided)")
+    a.add_argument("--patron", metavar="ID", required=True)
+    a.set_defaults(handler=console.run_patron_show)
 
     a = add("acknowledge", "acknowledge an entry's recorded score at the desk: the table that"
             " recorded it is told", send=True)

@@ -19,6 +19,7 @@ from leaderboard import desk
 from leaderboard.desk import DisputeView, PayoutCheckView, StaffView
 from leaderboard.desk.auth import may_set_passphrase
 from leaderboard.desk.passphrases import MIN_PASSPHRASE
+from leaderboard.desk.patron_record import patron_record
 
 __all__ = [
     "read_passphrase",
@@ -180,6 +181,21 @@ def run_patron_credentials(args: argparse.Namespace) -> int:
     lines += [f"sent to table {c.table} for entry {c.args['entry_id']} (seq {c.seq})"
               for c in done.commands]
     act.show(args, data, lines)
+    return 0
+
+
+def run_patron_show(args: argparse.Namespace) -> int:
+    """Print a patron's record: each entry by code and id, and where it stands (D464)."""
+    settings = act.tournament_settings(args)
+    with act.desk_session(args, "patron.show") as (s, _actor):
+        record = patron_record(s, settings, args.patron)
+    lines = [f"patron {record['patron_id']}: {record['name']} ({record['standing']});"
+             f" documents: {', '.join(record['documents']) or 'none'}; for the table:"
+             f" {'rewards card' if record['card'] else 'no rewards card'},"
+             f" {'PIN' if record['pin'] else 'no PIN'}"]
+    lines += [f"  {e['code']} [{e['entry_id']}] {e['stage']}: {e['summary']}"
+              for e in record["entries"]] or ["  no entries"]
+    act.show(args, record, lines)
     return 0
 
 

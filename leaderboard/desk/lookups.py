@@ -3,6 +3,7 @@ tournament day of a moment."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from typing import Final
 
@@ -28,6 +29,7 @@ __all__ = [
 
 PLAYED: Final = (SEATED, WITHDRAWN)  # a withdrawn entry left before its last hand (D55)
 REGISTERED: Final = "registered"
+_CODE: Final = re.compile(r"[0-9A-Z]{2}-[0-9A-Z]{3,10}")  # an entry code, leaderboard.display_names
 
 
 def get_patron(session: Session, patron_id: str) -> Patron:
@@ -39,11 +41,22 @@ def get_patron(session: Session, patron_id: str) -> Patron:
 
 
 def get_entry(session: Session, entry_id: str) -> Entry:
-    """An entry, or NotFound."""
-    entry = session.get(Entry, str(entry_id).strip())
-    if entry is None:
-        raise NotFound(f"no entry {entry_id!r}")
-    return entry
+    """An entry by its id or by the short code people see (D462: "K7-42F", when one entry
+    has it; a qualifying entry and its places share a code), or NotFound."""
+    text = str(entry_id).strip()
+    entry = session.get(Entry, text)
+    if entry is not None:
+        return entry
+    if _CODE.fullmatch(text.upper()):
+        found = session.scalars(select(Entry).where(Entry.entry_code == text.upper())
+                                .order_by(Entry.entry_id)).all()
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise NotFound(f"entry code {text.upper()} is entries"
+                           f" {', '.join(f'{e.entry_id} ({e.stage})' for e in found)}:"
+                           " give the entry id")
+    raise NotFound(f"no entry {entry_id!r}")
 
 
 def stage_of(entry: Entry) -> Stage:

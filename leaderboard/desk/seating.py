@@ -164,7 +164,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     sent = record_command(session, row, table, command, undo=before)
     session.commit()
     return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
-                   player=player_id, command=sent)
+                   player=player_id, command=sent, entry_code=command.entry_code)
 
 
 def unseat_entry(session: Session, clock: WallClock, *, actor: str, entry_id: str,

@@ -75,6 +75,7 @@ from leaderboard.desk import (
     ScoreRuling,
 )
 from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
+from leaderboard.desk.patron_record import patron_record
 from leaderboard.desk.permissions import PERMISSIONS
 from leaderboard.desk.policy import AuthPolicy
 from leaderboard.desk.sender import CommandSender
@@ -229,15 +230,16 @@ class _DeskApi:
                       status=201)
 
     def patron(self, s: Session, b: Body, _: Request) -> Result:
+        """The patron's record: each entry with where it stands in the central records (its
+        score and how it was acknowledged, D464)."""
         patron = desk.get_patron(s, b.path_text("patron_id"))
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
-        return Result({"patron_id": patron.patron_id, "name": patron.name,
-                        "id_kind": patron.id_kind, "standing": patron.standing,
-                        "standing_reason": patron.standing_reason,
-                        "documents": [d.kind for d in patron.documents],
-                        "entries": [_entry(e) for e in entries],
-                        "disputes": entry_disputes(s, [e.entry_id for e in entries])})
+        record = patron_record(s, self.settings, patron.patron_id)
+        progress = {p["entry_id"]: p for p in record["entries"]}
+        return Result({**record,
+                       "entries": [{**_entry(e), **progress[e.entry_id]} for e in entries],
+                       "disputes": entry_disputes(s, [e.entry_id for e in entries])})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
         if b.given("patron_id"):

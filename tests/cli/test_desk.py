@@ -141,7 +141,8 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     seat = run.json("seat", "--entry", entry["entry_id"], "--table", "t01", "--seat", "6")
     assert (seat["seat"], seat["heat_id"], seat["player"]) == (6, heat["args"]["heat_id"], pid)
     assert [c.command for c in run.sender.commands] == ["open_heat", "seat"]
-    assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6}
+    assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6,
+                                           "entry_code": entry["code"]}  # the code (D462)
     code, _, err = run("close-heat", "--table", "t01")
     assert code == EXIT_REFUSED and "entries still seated" in err
     resent = run.json("resend", str(seat["command"]["seq"]))
@@ -163,7 +164,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     code, _, err = run("refund", "--entry", first["entry_id"])
     assert code == EXIT_ERROR and "say why the entry is refunded (--why)" in err
     code, out, _ = run("refund", "--entry", first["entry_id"], "--why", "bought twice")
-    assert (code, out) == (0, f"entry {first['entry_id']} refunded: pay the patron R100.00\n")
+    assert (code, out) == (0, f"entry {first['code']} refunded: pay the patron R100.00\n")
     heat = run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     run.json("seat", "--entry", second["entry_id"], "--table", "t01", "--seat", "2")
     code, out, err = run("table-fault", "--table", "t01", "--why", "shoe jammed")

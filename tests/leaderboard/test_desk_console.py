@@ -243,7 +243,7 @@ def test_seating_carries_the_players_hashes_a_proxys_own(
         assert secret_matches(card, getattr(seat, "card_hash", "") or "")
         assert secret_matches(pin, getattr(seat, "pin_hash", "") or "")
     assert not secret_matches("AAAA1111", str(by_proxy.args["card_hash"]))
-    assert set(plain.args) == {"entry_id", "seat"}  # no proof recorded: none sent
+    assert set(plain.args) == {"entry_id", "seat", "entry_code"}  # no proof recorded: none sent
 
 
 # ---- acknowledgement at the desk, disputes, payout checks -------------------------------------
