@@ -476,3 +476,48 @@ def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
     assert len(run.json("payouts")) == 2
     audit = [a["action"] for a in run.json("audit", "--limit", "2")]
     assert audit == ["score.dispute_resolved", "score.ack_sent"]
+
+
+def test_identities_line_up_on_the_command_line(run: Desk) -> None:
+    """Issue 31 item 5 at the desk's command line: a card no reader produces refused with
+    the reason (exit 2, nothing stored), a card changed after seating sent to the table
+    (D461), the entry shown by its code, and the patron record with the score and how it
+    was acknowledged (D464)."""
+    code, _, err = run("register", *ADULT, "--rewards-card", "RC-100001")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert "field 'rewards_card': RC-100001: a rewards card reads as 8 to 19 digits or a hex" \
+        " UID" in err
+    assert "this venue's readers produce swiped card numbers (track 2)" in err
+    pid = run.json("register", *ADULT, "--rewards-card", "6012 3456 7890 1234")["patron_id"]
+    run.clock.now = local(2026, 7, 4, 0, 0)
+    entry = run.json("buy", "--patron", pid, "--payment", "cash")
+    run.json("open-heat", "--table", "t01", "--stage", "qualifying")
+    code, out, err = run("seat", "--entry", entry["code"], "--table", "t01", "--seat", "4")
+    assert code == 0, err  # the code names the entry too
+    assert out.startswith(f"entry {entry['code']} seated at table t01 seat 4")
+    assert entry["entry_id"] not in out
+
+    code, out, err = run("patron", "credentials", "--patron", pid, "--rewards-card",
+                         "04A1B2C3D4E5F6")
+    assert code == 0, err
+    sent = run.sender.commands[-1]
+    assert (sent.table, sent.command, sent.args["entry_id"]) == (
+        "t01", "participant_proofs", entry["entry_id"])
+    assert secret_matches("04A1B2C3D4E5F6", sent.args["card_hash"])
+    assert f"sent to table t01 for entry {entry['entry_id']} (seq {sent.seq})" in out
+
+    record = run.json("patron", "show", "--patron", pid)
+    assert [(e["code"], e["state"], e["score"]) for e in record["entries"]] == [
+        (entry["code"], "seated", None)]
+    with migrated(run.db) as engine, Session(engine) as s:
+        add_score(s, entry["entry_id"], 12_500, stage="qualifying",
+                  acknowledged=local(2026, 7, 3, 23, 40), recorded=local(2026, 7, 3, 23, 35))
+    record = run.json("patron", "show", "--patron", pid)
+    shown = record["entries"][0]
+    assert (shown["state"], shown["score"]["score"], shown["score"]["ack_method"],
+            shown["score"]["acknowledged_local"]) == ("acknowledged", "R125.00", "card",
+                                                      "2026-07-03 23:40")
+    code, out, _ = run("patron", "show", "--patron", pid)
+    assert code == 0
+    assert (f"  {entry['code']} [{entry['entry_id']}] qualifying: scored R125.00 in 10 hands"
+            " at table t01; acknowledged by rewards card at 2026-07-03 23:40") in out
