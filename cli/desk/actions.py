@@ -40,6 +40,7 @@ from leaderboard.db import database_answers, shown
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk.command_log import mark_sent
+from leaderboard.desk.lookups import entry_codes
 from leaderboard.desk.sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import in_force, read_list
 from runtime.errors import one_line
@@ -269,14 +270,15 @@ def run_import_list(args: argparse.Namespace) -> int:
         result, found = desk.import_and_rescreen(
             s, settings, clock, actor=actor, kind=args.kind, rows=rows,
             source=args.source, source_date=args.date)
+        codes = entry_codes(s, [*found.refunded, *found.seated])
     lines = [f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
              f" {result.source_date}" + (f" (replaces {result.replaced} rows)"
                                          if result.replaced else ""),
              f"screened {found.checked} registered patrons again"]
     lines += [f"patron {p} REFUSED: the list names a document of theirs" for p in found.refused]
     lines += [f"hold {h} opened: a possible match for a supervisor" for h in found.held]
-    lines += [f"entry {e} refunded: pay the patron" for e in found.refunded]
-    lines += [f"entry {e} is seated now: its patron is refused or held (a supervisor"
+    lines += [f"entry {codes[e]} refunded: pay the patron" for e in found.refunded]
+    lines += [f"entry {codes[e]} is seated now: its patron is refused or held (a supervisor"
               " decides)" for e in found.seated]
     show(args, {"import": result, "rescreen": found}, lines)
     return 0
@@ -341,7 +343,8 @@ def run_void_score(args: argparse.Namespace) -> int:
     with desk_session(args, "score.void") as (s, actor):
         ruling = desk.void_score(s, settings, clock, actor=actor, entry_id=args.entry,
                                  why=args.why)
-    show(args, ruling, [f"entry {ruling.entry_id} score voided:"
+        code = entry_codes(s, [ruling.entry_id])[ruling.entry_id]
+    show(args, ruling, [f"entry {code} score voided:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} no"
                           " longer counts"])
     return 0
@@ -357,8 +360,9 @@ def run_correct_score(args: argparse.Namespace) -> int:
     with desk_session(args, "score.correct") as (s, actor):
         ruling = desk.correct_score(s, settings, clock, actor=actor,
                                     entry_id=args.entry, score_cents=score_cents, why=args.why)
+        code = entry_codes(s, [ruling.entry_id])[ruling.entry_id]
     assert ruling.counted_cents is not None  # a correction always counts a figure
-    show(args, ruling, [f"entry {ruling.entry_id} score corrected:"
+    show(args, ruling, [f"entry {code} score corrected:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} now"
                           f" counts {format_rand(ruling.counted_cents)}"])
     return 0
@@ -369,10 +373,11 @@ def run_table_fault(args: argparse.Namespace) -> int:
     make_sender(args)
     with desk_session(args, "table.fault") as (s, actor):
         fault = desk.table_fault(s, clock, actor=actor, table=args.table, why=args.why)
+        codes = entry_codes(s, [*fault.refunded, *fault.released])
     recorded = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
-    recorded += [f"entry {e} refunded: pay the patron {format_rand(c)}"
+    recorded += [f"entry {codes[e]} refunded: pay the patron {format_rand(c)}"
                  for e, c in fault.refunded.items()]
-    recorded += [f"place {e} freed: seat it again (it is played from the start)"
+    recorded += [f"place {codes[e]} freed: seat it again (it is played from the start)"
                  for e in fault.released]
     if not args.json:  # what the desk recorded shows even if the table cannot be told
         show(args, fault, recorded)
@@ -432,8 +437,9 @@ def run_unseat(args: argparse.Namespace) -> int:
     with desk_session(args, "entry.unseat") as (s, actor):
         command = desk.unseat_entry(s, clock, actor=actor, entry_id=args.entry,
                                     why=args.why)
+        code = entry_codes(s, [command.args["entry_id"]])[command.args["entry_id"]]
     send_command(args, command)
-    show(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
+    show(args, command, [f"entry {code} to leave table {command.table}"
                            f" seat {command.args['seat']} (seq {command.seq}); it is withdrawn"
                            " once the table confirms"])
     return 0

@@ -4,6 +4,7 @@ tournament day of a moment."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Final
 
@@ -19,6 +20,7 @@ from leaderboard.projections import SEATED, WITHDRAWN
 __all__ = [
     "PLAYED",
     "REGISTERED",
+    "entry_codes",
     "get_entry",
     "get_patron",
     "has_score",
@@ -57,6 +59,15 @@ def get_entry(session: Session, entry_id: str) -> Entry:
                            f" {', '.join(f'{e.entry_id} ({e.stage})' for e in found)}:"
                            " give the entry id")
     raise NotFound(f"no entry {entry_id!r}")
+
+
+def entry_codes(session: Session, entry_ids: Iterable[str]) -> dict[str, str]:
+    """Entry id -> the short code people see (D462), for these entries (the id itself for
+    an entry stored without a code, or none with that id)."""
+    ids = list(dict.fromkeys(entry_ids))
+    found = dict(session.execute(select(Entry.entry_id, Entry.entry_code)
+                                 .where(Entry.entry_id.in_(ids))).all()) if ids else {}
+    return {i: found.get(i) or i for i in ids}
 
 
 def stage_of(entry: Entry) -> Stage:

@@ -152,7 +152,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     assert code == EXIT_ERROR and "say why the entry leaves (--why)" in err
     assert err.count("\n") == 1
     code, out, _ = run("unseat", "--entry", entry["entry_id"], "--why", "patron left")
-    assert code == 0 and out.startswith(f"entry {entry['entry_id']} to leave table t01 seat 6")
+    assert code == 0 and out.startswith(f"entry {entry['code']} to leave table t01 seat 6")
     assert run.sender.commands[-1].command == "unseat"
     assert run.sender.commands[-1].args == {"seat": 6, "entry_id": entry["entry_id"],
                                             "reason": "patron left"}
@@ -172,7 +172,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     lines = out.splitlines()
     assert lines[:2] == [
         f"table t01 out of service; heat {heat['args']['heat_id']} closed at the desk",
-        f"entry {second['entry_id']} refunded: pay the patron R100.00"]
+        f"entry {second['code']} refunded: pay the patron R100.00"]
     unseat, close = run.sender.commands[-2:]
     assert (unseat.command, close.command) == ("unseat", "close_heat")
     assert lines[2] == (f"the table is sent 2 commands (seq {unseat.seq}, {close.seq}); it"
@@ -186,7 +186,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     run.sender = _Unreachable()  # type: ignore[assignment]
     code, out, err = run("table-fault", "--table", "t02", "--why", "power")
     assert code == EXIT_UNAVAILABLE  # the broker did not answer: try again
-    assert f"entry {third['entry_id']} refunded: pay the patron R100.00" in out
+    assert f"entry {third['code']} refunded: pay the patron R100.00" in out
     assert err.startswith("showdown desk: error: table t02 is out of service at the desk, but"
                           " the table was not told: ")
     assert err.count("\n") == 1 and "; unsent seq " in err
@@ -194,8 +194,8 @@ def test_refund_and_table_fault(run: Desk) -> None:
 
 def test_void_and_correct_a_score(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    voided, corrected, unscored = (run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
-                                   for _ in range(3))
+    bought = [run.json("buy", "--patron", pid, "--payment", "cash") for _ in range(3)]
+    voided, corrected, unscored = (b["entry_id"] for b in bought)
     recorded = local(2026, 7, 3, 15, 0)
     with migrated(run.db) as engine, Session(engine) as s:
         add_score(s, voided, 225_000, stage="qualifying", recorded=recorded,
@@ -208,8 +208,8 @@ def test_void_and_correct_a_score(run: Desk) -> None:
     assert (code, out, err.count("\n")) == (EXIT_ERROR, "", 1)
     assert "say why the score is voided (--why)" in err
     code, out, err = run("void-score", "--entry", voided, "--why", "dispute upheld: misdeal")
-    assert (code, out) == (0, f"entry {voided} score voided: R2,250.00 from t09 no longer"
-                              " counts\n"), err
+    assert (code, out) == (0, f"entry {bought[0]['code']} score voided: R2,250.00 from t09"
+                              " no longer counts\n"), err
     code, _, err = run("void-score", "--entry", voided, "--why", "again")
     assert code == EXIT_REFUSED and err.count("\n") == 1
     assert f"entry {voided}'s score is voided" in err
@@ -232,7 +232,7 @@ def test_void_and_correct_a_score(run: Desk) -> None:
                       "why": "dispute upheld: chips miscounted"}
     code, out, err = run("correct-score", "--entry", corrected, "--score", "1200.50",
                          "--why", "recounted")
-    assert (code, out) == (0, f"entry {corrected} score corrected: R2,250.00 from t09 now"
+    assert (code, out) == (0, f"entry {bought[1]['code']} score corrected: R2,250.00 from t09 now"
                               " counts R1,200.50\n"), err
 
     code, _, err = run("void-score", "--entry", unscored, "--why", "no such score")
