@@ -290,9 +290,9 @@ class _DeskApi:
                                   entry_id=b.text("entry_id"), table=b.text("table"),
                                   seat=b.optional_integer("seat"), why=b.optional_text("why"),
                                   names=self.names)
-        return Result({"entry_id": seating.entry_id, "table": seating.table,
-                        "seat": seating.seat, "heat_id": seating.heat_id,
-                        "player": seating.player, "seq": seating.command.seq},
+        return Result({"entry_id": seating.entry_id, "code": seating.entry_code,
+                       "table": seating.table, "seat": seating.seat, "heat_id": seating.heat_id,
+                       "player": seating.player, "seq": seating.command.seq},
                        (seating.command,), 201)
 
     def unseat(self, s: Session, b: Body, _: Request) -> Result:

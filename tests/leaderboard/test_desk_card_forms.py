@@ -6,6 +6,7 @@ the desk is stored in the form the table's driver reports a tap of it, so the ta
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -14,11 +15,17 @@ from sqlalchemy.orm import Session
 from drivers.id_codec import encode_tap, parse_line
 from drivers.readings import IdForm, IdTap
 from game.card_forms import CardForm, read_card
+from game.errors import ConfigError
 from game.staff import secret_matches
+from game.tournament.schema import ConfigErrors
 from leaderboard import desk
 from leaderboard.desk import DeskError
+from leaderboard.desk.config import parse_desk_config
 from leaderboard.models import Patron, PatronDocument
+from runtime.settings_files import read_tournament
 from tests.leaderboard.desk_helpers import FakeClock, register, settings
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def tapped(number: str, form: IdForm) -> str:
@@ -86,3 +93,24 @@ def test_the_venue_setting_narrows_the_forms(session: Session, clock: FakeClock)
     with pytest.raises(ValueError, match="a chip UID is not read"):
         read_card("04A1B2C3D4E5F6", swipe_only)
     assert read_card("6012 3456 7890 1234", swipe_only) == "6012345678901234"
+
+
+def test_the_settings_are_checked_naming_the_file_and_key(tmp_path: Path) -> None:
+    shipped = (REPO / "config" / "tournament.toml").read_text(encoding="utf-8")
+    assert 'card_forms = ["track2", "plain", "uid"]' in shipped
+    bad = tmp_path / "tournament.toml"
+    bad.write_text(shipped.replace('card_forms = ["track2", "plain", "uid"]',
+                                   'card_forms = ["track2", "barcode"]'), encoding="utf-8")
+    with pytest.raises(ConfigErrors, match=r"venue\.card_forms: list the forms the venue's card"
+                                           r" readers produce"):
+        read_tournament(bad)
+    older = tmp_path / "older.toml"  # written before the key: every form
+    older.write_text(shipped.replace('card_forms = ["track2", "plain", "uid"]', ""),
+                     encoding="utf-8")
+    assert read_tournament(older).card_forms == ("track2", "uid", "plain")
+    with pytest.raises(ConfigError, match=r"desk\.names: 'full' is not one of entry_code,"):
+        parse_desk_config({"desk": {"database": "sqlite:///x.db", "names": "full"}},
+                          source="desk.toml", base=tmp_path)
+    assert parse_desk_config({"desk": {"database": "sqlite:///x.db",
+                                       "names": "screen_name"}},
+                             source="desk.toml", base=tmp_path).names == "screen_name"
