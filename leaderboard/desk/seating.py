@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
@@ -12,7 +12,6 @@ from game.messages.desk import Seat, Unseat
 from game.messages.table import EntrySeated
 from game.tournament.entries import Stage
 from game.tournament.schema import MAX_SEATS, TournamentSettings
-from leaderboard.config import NameMode
 from leaderboard.desk.action import (
     begin_action,
     desk_now,
@@ -33,11 +32,13 @@ from leaderboard.desk.lookups import (
     stage_of,
 )
 from leaderboard.desk.values import DeskCommand, Seating
-from leaderboard.display_names import entry_code
+from leaderboard.display_names import display_name, entry_code
 from leaderboard.models import Entry
 from leaderboard.projections import REFUNDED, SEATED, WITHDRAWN
-from leaderboard.standings.rows import display_name
 from runtime.clocks import WallClock
+
+if TYPE_CHECKING:  # leaderboard.config imports the desk's policy: no import at run time
+    from leaderboard.config import NameMode
 
 
 def shown_code(entry: Entry) -> str:
