@@ -32,7 +32,7 @@ from cli.errors import CommandError
 from controller.config import parse_table_config
 from game.money import format_rand
 from runtime.settings_files import default_paytables_path, default_tournament_path
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import desk_key_file, simulated_table_toml, table_key_file
 from wire.envelope import EnvelopeError, verify_envelope
 from wire.messages import (
     Alert,
@@ -161,18 +161,23 @@ async def _table_demo(home: Path, args: argparse.Namespace, doc: dict[str, Any],
     import tomllib  # noqa: PLC0415
 
     from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
-    from controller.wiring import prepare_sim  # noqa: PLC0415
+    from controller.wiring import desk_signer  # noqa: PLC0415
 
     async with EmbeddedBroker() as broker:
+        # The demo names its virtual desk and dealer: it makes the table's key and the
+        # desk's in its folder and enrols the desk's in the config it writes.
+        table_key_file(home, "t01")
+        desk_key, desk_keys = desk_key_file(home)
         text = simulated_table_toml(
             venue="demo", table="t01", broker=f"127.0.0.1:{broker.port}",
             tournament=tournament.resolve(), paytables=paytables.resolve(),
             seed=args.seed, players=args.players, stage=args.stage, heats=args.heats,
-            hand_pause=args.pause, log_format="json")
+            hand_pause=args.pause, log_format="json", desk_keys=desk_keys,
+            desk_key=desk_key.name, virtual_dealer=True)
         path = home / "table.toml"
         path.write_text(text)
         config = parse_table_config(tomllib.loads(text), source=str(path), base=home)
-        prepared = prepare_sim(config)  # the table's key among it
+        prepared = desk_signer(config)
         keyring = KeyRing([load_private_key(config.table_key).public_key])
         watcher = _Watcher(keyring)
         watch = asyncio.create_task(watcher.watch(broker.port, config))
@@ -291,15 +296,15 @@ async def _run_floor(plan: Any, linger: float | None, doc: dict[str, Any]) -> in
 
 
 async def _demo(config: Any, args: argparse.Namespace, doc: dict[str, Any], *,
-                prepared: tuple[dict[str, str], Signer], watcher: _Watcher,
+                prepared: Signer, watcher: _Watcher,
                 port: int) -> int:
     from controller.app import TableDaemon  # noqa: PLC0415
     from controller.wiring import virtual_table_task, wire_table  # noqa: PLC0415
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level="warning", table=config.table)
-    desk_keys, desk = prepared
-    wired = wire_table(config, extra_desk_keys=desk_keys)
+    desk = prepared
+    wired = wire_table(config)
     daemon = wired.daemon
     stop = asyncio.Event()
     dealer = virtual_table_task(wired, desk)

@@ -5,7 +5,7 @@ workstation from production templates, idempotently.
         [--broker mqtt1.casino.lan:8883 --broker mqtt2.casino.lan:8883]
     showdown install central --venue casino-1 --tables t01,t02 --enrol t01.pub --enrol t02.pub \\
         --broker-host broker.casino.lan --http-host 10.20.0.5
-    showdown install desk --venue casino-1 --db postgresql+psycopg://desk@db/showdown \\
+    showdown install desk --venue casino-1 --db postgresql+psycopg://showdown@db/showdown \\
         --broker mqtt1.casino.lan:8883,mqtt2.casino.lan:8883 --api-url https://10.20.0.5:8443/ \\
         --ca venue-ca.pem --credentials desk.toml [--screen-url https://10.20.0.5:8443/?kiosk=1]
 
@@ -28,6 +28,7 @@ from typing import Any
 
 from cli.errors import CommandError
 from cli.main import build_parser
+from deploy.database import postgres_setup_command
 from deploy.execute import Executor, InstallError, Outcome
 from deploy.plan import (
     CentralRequest,
@@ -40,6 +41,7 @@ from deploy.plan import (
 from deploy.sources import read_templates
 from deploy.steps import Step, describe, step_json
 from drivers.rfid_messages import DEFAULT_PRODUCT_ID, DEFAULT_VENDOR_ID
+from runtime.config_paths import config_database_url
 from runtime.settings_files import read_text
 from wire.mqtt_section import MAX_BROKERS, parse_address
 from wire.signing import KeyFormatError, parse_public_key
@@ -228,14 +230,22 @@ def _central_plan(args: argparse.Namespace) -> list[Step]:
         raise CommandError(f"--enrol holds {', '.join(unknown)}, not in --tables")
     if not 1 <= args.http_port <= 65535:
         raise CommandError(f"--http-port must be 1..65535, got {args.http_port}")
+    database: dict[str, Any] = {"database": _db_url(args.database)} if args.database else {}
     req = CentralRequest(
         venue=_ident("venue", args.venue), tables=tables, enrolled=enrolled,
         broker_host=args.broker_host,
         broker_names=tuple(dict.fromkeys([args.broker_host, *args.broker_name])),
         http_host=args.http_host, http_port=args.http_port,
         http_names=tuple(dict.fromkeys(args.http_name or [args.http_host])),
-        **({"database": args.database} if args.database else {}))
+        **database)
     return plan_central(req, read_templates())
+
+
+def _db_url(url: str) -> str:
+    """A ``--db`` URL as the installed config must hold it: a relative SQLite file made
+    absolute against the working directory the command was run in (the config file would
+    read it against /etc/showdown, D480)."""
+    return config_database_url(url, Path.cwd())
 
 
 def _desk_plan(args: argparse.Namespace) -> list[Step]:
@@ -244,7 +254,7 @@ def _desk_plan(args: argparse.Namespace) -> list[Step]:
         raise CommandError(f"--credentials {args.credentials} are not the desk's (username"
                            " 'desk' with a password)")
     return plan_desk(DeskRequest(
-        venue=_ident("venue", args.venue), database=args.database,
+        venue=_ident("venue", args.venue), database=_db_url(args.database),
         brokers=_brokers(args.broker) or _no_broker(), api_url=args.api_url,
         ca_pem=read_text(args.ca), ca_source=str(args.ca),
         credentials=read_text(args.credentials), credentials_source=str(args.credentials),
@@ -279,10 +289,12 @@ def run_install(args: argparse.Namespace) -> int:
     except InstallError as exc:
         raise CommandError(str(exc)) from None
     changed = sum(o.changed for o in outcomes)
+    database = postgres_setup_command(args.database) if args.role == "central" and \
+        args.database else None
     if args.json:
         print(json.dumps({
             "role": args.role, "root": str(root), "dry_run": args.dry_run,
-            "changed": changed,
+            "changed": changed, "database_setup": database,
             "steps": [{**step_json(o.step), "state": _state(o, args.dry_run),
                        "notes": list(o.notes)} for o in outcomes],
         }, indent=2))
@@ -296,6 +308,11 @@ def run_install(args: argparse.Namespace) -> int:
         print(f"{args.role}: nothing to change; all {len(outcomes)} steps already so")
     else:
         print(f"{args.role}: {verb} {changed} of {len(outcomes)} steps")
+    if database is not None:
+        print("the database: PostgreSQL's administrator creates the service's role and database"
+              " once (then let it sign in: pg_hba.conf, or its password in the"
+              " service's .pgpass):")
+        print(f"    {database}")
     return 0
 
 

@@ -77,6 +77,9 @@ COMMANDS: dict[str, Command] = {
                        "verify a table's journal, clear its faults, or replace a damaged one"),
     "table": Command("cli.table",
                      "the table daemon: run it, see its status, press console buttons"),
+    "bench": Command("cli.bench",
+                     "drive a simulated table's devices: deal, place and take chips, tap cards,"
+                     " unplug, faults"),
     "leaderboard": Command(
         "cli.leaderboard",
         "the central service: scores from every table, standings, the page"),

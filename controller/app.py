@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine, Mapping
@@ -43,6 +44,7 @@ from controller.mqtt_link import MqttLink, TableIdentity
 from controller.startup import fold_shoe_reads, start_journal
 from controller.table_service import Applied, TableService
 from game.chips.registry import ChipRegistry
+from game.errors import ConfigError
 from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
 from game.table.inputs import DeviceInput, TableInput, encode_input
@@ -94,11 +96,9 @@ class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: TableConfig, *, devices: DeviceSource,
-                 clock: ClockSource = system_clock, notify: Notifier | None = None,
-                 extra_desk_keys: Mapping[str, str] | None = None) -> None:
+                 clock: ClockSource = system_clock, notify: Notifier | None = None) -> None:
         self.config = config
         self.device_source = devices
-        self.extra_desk_keys = dict(extra_desk_keys or {})
         self.clock = clock
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
@@ -115,6 +115,7 @@ class TableDaemon:
         self.gate: ConsoleGate | None = None
         self.version = 0  # counts applied inputs: the screens wait on it
         self.console_port: int | None = None  # the console's port, once it listens
+        self.bench_port: int | None = None  # the technician's bench's, once it listens
         self._waiters: set[asyncio.Future[None]] = set()  # `changed` callers, until an input
         self._lock = asyncio.Lock()
         self._log = _log.bind(table=config.table)
@@ -163,6 +164,11 @@ class TableDaemon:
     def _table_signer(self) -> Signer:
         if self._signer is None:
             cfg = self.config
+            if not os.path.lexists(cfg.table_key):  # never made here (decision D400)
+                raise ConfigError(cfg.source, "keys.table_key",
+                                  f"{cfg.table_key} does not exist: make it with `showdown keys"
+                                  f" generate --out {cfg.table_key} --name {cfg.table}` and"
+                                  " enrol its public key at the leaderboard")
             self._signer = load_configured_key(cfg.table_key, source=cfg.source,
                                                key="keys.table_key")
         return self._signer
@@ -395,7 +401,7 @@ class TableDaemon:
         cfg = self.config
         service, registry = self._load()
         signer = self._table_signer()
-        keyring = KeyRing.from_mapping({**cfg.desk_keys, **self.extra_desk_keys})
+        keyring = KeyRing.from_mapping(cfg.desk_keys)  # only the keys the config enrols
         self.writer = JournalWriter(f"journal-{cfg.table}")  # a new thread for every run
         async with AsyncExitStack() as stack:
             self.journal = journal = self._open_journal(service)
@@ -485,6 +491,10 @@ class TableDaemon:
 
     def _console_listening(self, port: int) -> None:
         self.console_port = port
+
+    def bench_listening(self, port: int) -> None:
+        """The technician's bench listens on this port (`controller.sim_bench`)."""
+        self.bench_port = port
 
     def _status_extra(self) -> Mapping[str, Any]:
         return {"state": "error" if self.faults else "online", "faults": list(self.faults),

@@ -12,14 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from controller.bench_config import BenchConfig, parse_bench
 from controller.console_config import ConsoleConfig, parse_console
 from drivers.adapter import ConfigPlace, DeviceAdapter, Role
 from drivers.registry import DriverLookupError, find_adapter
 from game.errors import ConfigError
+from runtime.config_paths import config_path
 from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
 from wire.mqtt import MqttSettings
 from wire.mqtt_section import Address, parse_brokers, read_credentials
+from wire.signing import load_configured_key
 
 __all__ = ["ApiConfig", "DeviceConfig", "JournalConfig", "MqttConfig",
            "SimConfig", "TableConfig", "read_table_config"]
@@ -104,10 +107,14 @@ class ApiConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimConfig:
-    """A simulated table: virtual dealer and players, seeded."""
+    """A simulated table (a `[sim]` section, or a device of kind "sim"): the simulators'
+    seed, and the virtual desk and dealer only when named (`virtual_desk`, `virtual_dealer`:
+    both off by default; decision D400)."""
 
     seed: int = 2026
-    virtual_dealer: bool = True
+    virtual_desk: bool = False  # a virtual desk sends the roster, opens heats, seats players
+    virtual_dealer: bool = False  # and a virtual dealer plays the hands (needs virtual_desk)
+    desk_key: Path | None = None  # the virtual desk's private key (enrolled in [keys.desk])
     players: int = 3
     stage: str = "qualifying"
     heats: int = 1  # how many heats the virtual desk runs before the dealer stops
@@ -134,6 +141,7 @@ class TableConfig:
     mqtt: MqttConfig
     api: ApiConfig
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
+    bench: BenchConfig = field(default_factory=BenchConfig)
     journal_settings: JournalConfig = field(default_factory=JournalConfig)
     sim: SimConfig | None = None
     id_reader: DeviceConfig = field(default_factory=_no_id_reader)
@@ -200,10 +208,8 @@ class _Reader:
              ) -> Path | None:
         if key not in d and not required:
             return None
-        text = self.get(sec, d, key, str)
-        p = Path(text).expanduser()
-        return p if p.is_absolute() else self.base / p  # base is absolute; no resolve():
-        # a symlink loop is reported by whoever opens the file, naming its key
+        # No resolve(): a symlink loop is reported by whoever opens the file, naming its key.
+        return config_path(self.get(sec, d, key, str), self.base)
 
 
 def _ident(value: str) -> str | None:
@@ -292,11 +298,41 @@ def _mqtt(r: _Reader, m: dict[str, Any]) -> MqttConfig:
     )
 
 
+def _virtual(r: _Reader, s: Mapping[str, Any], desk: Mapping[str, Any]) -> dict[str, Any]:
+    """[sim] virtual_desk, virtual_dealer and desk_key: nothing virtual unless named; the
+    virtual desk signs with the key file `desk_key` names, enrolled under [keys.desk]."""
+    virtual_desk = r.get("sim", s, "virtual_desk", bool, False)
+    virtual_dealer = r.get("sim", s, "virtual_dealer", bool, False)
+    if virtual_dealer and not virtual_desk:
+        raise ConfigError(r.source, "sim.virtual_dealer",
+                          "the virtual dealer plays at a heat the virtual desk opens: set"
+                          " sim.virtual_desk = true (and sim.desk_key)")
+    desk_key = r.path("sim", s, "desk_key", required=False)
+    if desk_key is None:
+        if virtual_desk:
+            raise ConfigError(r.source, "sim.desk_key",
+                              "missing: virtual_desk = true needs the virtual desk's private"
+                              " key file (`showdown keys generate --out FILE --name"
+                              " virtual-desk`), its public key enrolled under [keys.desk]")
+        return {"virtual_desk": False, "virtual_dealer": False, "desk_key": None}
+    if not virtual_desk:
+        raise ConfigError(r.source, "sim.desk_key",
+                          "given without sim.virtual_desk = true (remove it, or name the"
+                          " virtual desk)")
+    signer = load_configured_key(desk_key, source=r.source, key="sim.desk_key")
+    public = signer.public_key.base64
+    if desk.get(signer.key_id) != public:
+        raise ConfigError(r.source, "sim.desk_key",
+                          f"the public key of {desk_key} is not enrolled under [keys.desk]:"
+                          f' add {signer.key_id} = "{public}"')
+    return {"virtual_desk": True, "virtual_dealer": virtual_dealer, "desk_key": desk_key}
+
+
 def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> TableConfig:
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
     top = set(data) - {"table", "files", "shoe", "rfid", "id_reader", "mqtt", "keys", "api",
-                       "sim", "deal", "log", "console", "journal"}
+                       "sim", "deal", "log", "console", "journal", "bench"}
     if top:
         raise ConfigError(source, sorted(top)[0], "unknown section")
     t = r.section("table", {"venue", "id", "journal"})
@@ -310,8 +346,8 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
                            "password_file", "tls", "ca_file", "cert_file", "key_file"},
                   required=False)
     a = r.section("api", {"socket"})
-    s = r.section("sim", {"seed", "virtual_dealer", "players", "stage", "heats", "hand_pause"},
-                  required=False)
+    s = r.section("sim", {"seed", "virtual_desk", "virtual_dealer", "desk_key", "players",
+                          "stage", "heats", "hand_pause"}, required=False)
     lg = r.section("log", {"format", "level"}, required=False)
     jn = r.section("journal", {"checkpoints", "checkpoint_every", "rotate"}, required=False)
     shoe = _device(r, "shoe", r.device_section("shoe"))
@@ -321,7 +357,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     if "sim" in data or "sim" in (shoe.kind, rfid.kind):
         sim = SimConfig(
             seed=r.get("sim", s, "seed", int, 2026),
-            virtual_dealer=r.get("sim", s, "virtual_dealer", bool, True),
+            **_virtual(r, s, desk),
             players=r.get("sim", s, "players", int, 3, check=lambda v: None if 1 <= v <= 6
                           else "must be 1..6"),
             stage=r.get("sim", s, "stage", str, "qualifying",
@@ -355,6 +391,8 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         mqtt=_mqtt(r, m),
         api=ApiConfig(socket=r.path("api", a, "socket")),  # type: ignore[arg-type]
         console=parse_console(data.get("console"), source=source, base=base),
+        bench=parse_bench(data.get("bench"), source=source, simulated="sim" in (
+            shoe.kind, rfid.kind, id_reader.kind)),
         journal_settings=JournalConfig(
             checkpoints=r.get("journal", jn, "checkpoints", bool, True),
             checkpoint_every=r.get("journal", jn, "checkpoint_every", int, 500,

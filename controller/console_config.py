@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from game.errors import ConfigError
+from runtime.config_paths import config_path
 
 __all__ = ["ACK_METHODS", "ConsoleConfig", "parse_console"]
 
@@ -94,8 +95,7 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
         raise ConfigError(source, "console.tap_seconds", "must be 1..300")
     signatures = None
     if "signatures" in data:
-        p = Path(get("signatures", str, "")).expanduser()
-        signatures = p if p.is_absolute() else base / p
+        signatures = config_path(get("signatures", str, ""), base)
     return ConsoleConfig(
         enabled=get("enabled", bool, d.enabled), bind=bind, port=port,
         allowed_clients=tuple(str(c) for c in clients), acknowledge_with=tuple(methods),

@@ -3,16 +3,17 @@
 `drivers.adapter`, on the real device or on its simulator, or manual entry) and builds the
 daemon with them.
 
-For a simulated table it also makes what the simulation needs: the table's key on first run,
-a virtual desk with a fresh key, and the virtual dealer that plays at the daemon through a
-`drivers.protocols.TableHandle` and typed handles to its own simulated devices. Only this
-module, the command line (`cli`) and the simulated floor (`floor`) import `simulators/`.
+For a simulated table it also starts what the config names, and nothing else: the
+technician's bench (``[bench]``), the virtual desk with the key ``[sim] desk_key`` names, and
+the virtual dealer that plays at the daemon through a `drivers.protocols.TableHandle` and
+typed handles to its own simulated devices (decision D400). It never makes or enrols a key.
+Only this module, the command line (`cli`) and the simulated floor (`floor`) import
+`simulators/`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -38,17 +39,16 @@ from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
 from simulators.table_stuck import TableStuck
 from wire.mqtt import MqttError
-from wire.signing import KeyFileError, Signer, load_configured_key, save_private_key
+from wire.signing import Signer, load_configured_key
 
 if TYPE_CHECKING:  # the simulators are imported where a simulated table uses them
     from simulators.table_play import VirtualTable
 
-__all__ = ["DESK_NAME", "ConfiguredDevices", "DaemonHandle", "SimTiming", "WiredTable",
-           "desk_sender", "prepare_sim", "run_configured", "virtual_desk_task",
+__all__ = ["ConfiguredDevices", "DaemonHandle", "SimTiming", "WiredTable", "bench_task",
+           "desk_sender", "desk_signer", "run_configured", "virtual_desk_task",
            "virtual_table_task", "wire_table"]
 SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real SR-48: 200 ms)
 
-DESK_NAME = "virtual-desk"
 _DESK_PATIENCE_S = 300.0  # how long the virtual desk keeps trying an unreachable broker
 # (a clustered broker that lost a node took 143 s to take connections again on a loaded
 # machine: the desk clerk keeps trying through that, as the daemon does)
@@ -84,6 +84,7 @@ class ConfiguredDevices:
         self.shoe_sim: Any = None
         self.rfid_sim: Any = None
         self.id_simulator: Any = None  # tap cards on it (kind = "sim")
+        self.registry_in_play: ChipRegistry | None = None  # the registry the readers use
 
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
@@ -102,6 +103,7 @@ class ConfiguredDevices:
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
         """The shoe, the chip readers and the ID reader (if any): each the driver its config
         names (`drivers.adapter`), on the real device or on its simulator, or manual entry."""
+        self.registry_in_play = registry
         return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(stack, registry),
                             ids=self._ids(stack))
 
@@ -264,44 +266,94 @@ class WiredTable:
 
 def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
                notify: Notifier | None = None,
-               extra_desk_keys: Mapping[str, str] | None = None,
                registry: ChipRegistry | None = None,
                timing: SimTiming | None = None) -> WiredTable:
     """The table daemon with the devices its config names (``registry``: a simulated
     table's chips when its config names no registry file; `timing`: a simulated chip
     reader's)."""
     devices = ConfiguredDevices(config, registry=registry, timing=timing)
-    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
-                         extra_desk_keys=extra_desk_keys)
+    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify)
     return WiredTable(daemon=daemon, devices=devices)
 
 
 async def run_configured(config: TableConfig) -> int:
-    """`showdown table run`: the daemon until SIGTERM, with its virtual dealer if simulated."""
-    if config.sim is None:
-        return await run_table(wire_table(config).daemon)
-    desk_keys, desk = prepare_sim(config)
-    wired = wire_table(config, extra_desk_keys=desk_keys)
-    extra = (virtual_table_task if config.sim.virtual_dealer else virtual_desk_task)(wired, desk)
-    return await run_table(wired.daemon, extra=extra)
+    """`showdown table run`: the daemon until SIGTERM; with the technician's bench when
+    ``[bench] enabled``, and the virtual desk (and dealer) only when ``[sim]`` names them."""
+    wired = wire_table(config)
+    tasks: list[DealerTask] = []
+    sim = config.sim
+    if sim is not None and sim.virtual_desk:
+        desk = desk_signer(config)
+        tasks.append((virtual_table_task if sim.virtual_dealer else virtual_desk_task)(
+            wired, desk))
+    if config.bench.enabled:
+        tasks.append(bench_task(wired))
+    try:
+        return await run_table(wired.daemon, extra=_together(tasks))
+    except ExceptionGroup as group:  # a screen that cannot listen (its port taken): say so
+        config_error = _first_config_error(group)
+        if config_error is None:
+            raise
+        raise config_error from None
 
 
-# ---- a simulated table: its key, its virtual desk and dealer --------------------------
+def _first_config_error(group: BaseExceptionGroup[Any]) -> ConfigError | None:
+    """The ConfigError in a task group's failure, however deep (None: none)."""
+    for exc in group.exceptions:
+        if isinstance(exc, ConfigError):
+            return exc
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first_config_error(exc)
+            if found is not None:
+                return found
+    return None
 
 
-def prepare_sim(config: TableConfig) -> tuple[dict[str, str], Signer]:
-    """Make the table's key if this simulated table has none; a desk key for this run."""
-    if not os.path.lexists(config.table_key):  # a dangling or looping link is not "none"
-        config.table_key.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            save_private_key(Signer.generate(config.table), config.table_key)
-        except (KeyFileError, OSError) as exc:
-            raise ConfigError(config.source, "keys.table_key", one_line(exc)) from None
-        _log.info("simulated table: made a table key", path=str(config.table_key))
-    # Refuse a key file with loose permissions (or none at all) now.
-    load_configured_key(config.table_key, source=config.source, key="keys.table_key")
-    desk = Signer.generate(DESK_NAME)
-    return {DESK_NAME: desk.public_key.base64}, desk
+def _together(tasks: Sequence[DealerTask]) -> DealerTask | None:
+    """The daemon's extra tasks as one (None: none)."""
+    if not tasks:
+        return None
+    if len(tasks) == 1:
+        return tasks[0]
+
+    async def run(daemon: TableDaemon) -> None:
+        async with asyncio.TaskGroup() as tg:
+            for task in tasks:
+                tg.create_task(task(daemon))
+
+    return run
+
+
+def bench_task(wired: WiredTable) -> DealerTask:
+    """The technician's bench (controller.sim_bench) on the table's simulated devices,
+    served beside the console while the daemon runs."""
+    from controller.sim_bench import BenchDevices, serve_bench  # noqa: PLC0415
+
+    devices = wired.devices
+
+    async def run(daemon: TableDaemon) -> None:
+        sim = daemon.config.sim
+        bench = BenchDevices(shoe=devices.shoe_sim, rfid=devices.rfid_sim,
+                             id_reader=devices.id_simulator, registry=devices.registry_in_play,
+                             seed=0 if sim is None else sim.seed)
+        await serve_bench(daemon, bench, daemon.config.bench, on_port=daemon.bench_listening)
+
+    return run
+
+
+# ---- a simulated table: its virtual desk and dealer, when its config names them ---------
+
+
+def desk_signer(config: TableConfig) -> Signer:
+    """The virtual desk's key: the file ``[sim] desk_key`` names (enrolled under
+    [keys.desk], checked when the config was read). Nothing here makes a key: the table's
+    and the desk's keys are made beforehand (`showdown keys generate`, or the composer that
+    writes the config)."""
+    sim = config.sim
+    if sim is None or sim.desk_key is None:
+        raise ConfigError(config.source, "sim.desk_key",
+                          "missing: the virtual desk needs its key file")
+    return load_configured_key(sim.desk_key, source=config.source, key="sim.desk_key")
 
 
 def desk_sender(daemon: TableDaemon, desk_signer: Signer, *,
@@ -315,8 +367,9 @@ def desk_sender(daemon: TableDaemon, desk_signer: Signer, *,
         raise TableStuck("the table has no MQTT link")
     from simulators.desk import VirtualDesk  # noqa: PLC0415
 
+    # The table's own broker settings: its TLS, CA, client certificate and credentials.
     desk = VirtualDesk(host=link.settings.host, port=link.settings.port,
-                       venue=config.venue, signer=desk_signer)
+                       venue=config.venue, signer=desk_signer, settings=link.settings)
 
     async def send(command: str, **body: Any) -> None:
         # The broker away (restarting, a network cut): try again, as a desk clerk would;

@@ -16,7 +16,8 @@ import pwd
 import shutil
 import stat
 import subprocess
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +72,7 @@ class Executor:
         self._broker = broker_runner
         self._notes: list[str] = []
         self._planned: dict[str, str] = {}
+        self.checked: dict[str, tuple[str, ...]] | None = None  # a rehearsal's config notes
 
     # ---- public --------------------------------------------------------------------------
 
@@ -83,11 +85,15 @@ class Executor:
         outcomes = []
         # A config is checked against the files its plan writes (a dry run writes none).
         self._planned = {s.path: s.content for s in steps if isinstance(s, File)}
+        rehearsed: dict[str, tuple[str, ...]] = {}
+        if self.dry_run and any(isinstance(s, File) and s.validate and not self._is_done(s)
+                                for s in steps):
+            rehearsed = self._rehearse(steps)
         for step in steps:
             self._notes = []
             changed = not self._is_done(step)
             if changed and self.dry_run and isinstance(step, File) and step.validate:
-                self._validated(step)
+                self._notes += rehearsed.get(step.path, ())
             if changed and not self.dry_run:
                 self._apply(step)
             if not self.dry_run:
@@ -96,6 +102,30 @@ class Executor:
         if not self.dry_run and self.system:
             self._reload(outcomes)
         return outcomes
+
+    def _rehearse(self, steps: Sequence[Step]) -> dict[str, tuple[str, ...]]:
+        """A dry run's check of each config it would write: the whole plan carried out for
+        real in a scratch copy of the root's files, so each config is read with the keys,
+        certificates and credentials the real run would have made by then (D440). Returns
+        each checked config's notes; a config the reader refuses stops the dry run naming the
+        paths as the real run would."""
+        with tempfile.TemporaryDirectory(prefix="showdown-dry-run-") as scratch:
+            shadow_root = Path(scratch)
+            for path in _touched(steps):
+                _copy_in(self.target(path), shadow_root / path.lstrip("/"))
+            shadow = Executor(shadow_root, broker_runner=self._broker)
+            shadow.checked = {}
+            try:
+                shadow.run(steps)
+            except InstallError as exc:
+                raise InstallError(self._as_root(str(exc), shadow_root)) from None
+            return {path: tuple(self._as_root(n, shadow_root) for n in notes)
+                    for path, notes in shadow.checked.items()}
+
+    def _as_root(self, text: str, shadow_root: Path) -> str:
+        """``text`` with the scratch root's paths written as this root's."""
+        mine = "" if self.system else str(self.root)
+        return text.replace(str(shadow_root), mine)
 
     # ---- checks --------------------------------------------------------------------------
 
@@ -138,11 +168,14 @@ class Executor:
                 line = self._signer(key).public_key.enrolment_line() + "\n"
                 return self._file_is(step.path, line, 0o644)
             case VenueCa():
-                return self.target(step.cert).is_file() and self.target(step.key).is_file()
+                cert = self.target(step.cert)
+                return cert.is_file() and self.target(step.key).is_file() and all(
+                    self._file_is(c, cert.read_text("ascii"), 0o644) for c in step.copies)
             case Certificate():
                 cert = self.target(step.cert)
                 # A certificate is reissued when its CA or its names no longer match.
-                return cert.is_file() and self.target(step.key).is_file() and \
+                key = self.target(step.key)
+                return cert.is_file() and key.is_file() and _mode(key) == step.key_mode and \
                     certs.verifies(cert, self.target(step.ca_cert)) and \
                     certs.names_of(cert) == set(step.names)
             case BrokerFiles():
@@ -196,14 +229,22 @@ class Executor:
                 line = self._signer(self.target(step.key)).public_key.enrolment_line()
                 self._write(step.path, line + "\n", 0o644)
             case VenueCa():
-                self._certificates(lambda: certs.make_ca(
-                    self.target(step.key), self.target(step.cert), name=step.name,
-                    days=step.days))
+                if not (self.target(step.cert).is_file() and self.target(step.key).is_file()):
+                    self._certificates(lambda: certs.make_ca(
+                        self.target(step.key), self.target(step.cert), name=step.name,
+                        days=step.days))
+                for copy in step.copies:
+                    self._write(copy, self.target(step.cert).read_text("ascii"), 0o644)
             case Certificate():
-                self._certificates(lambda: certs.make_server_certificate(
-                    cert=self.target(step.cert), key=self.target(step.key),
-                    ca_cert=self.target(step.ca_cert), ca_key=self.target(step.ca_key),
-                    common_name=step.common_name, names=step.names, days=step.days))
+                cert, key = self.target(step.cert), self.target(step.key)
+                if not (cert.is_file() and key.is_file() and
+                        certs.verifies(cert, self.target(step.ca_cert)) and
+                        certs.names_of(cert) == set(step.names)):
+                    self._certificates(lambda: certs.make_server_certificate(
+                        cert=cert, key=key, ca_cert=self.target(step.ca_cert),
+                        ca_key=self.target(step.ca_key), common_name=step.common_name,
+                        names=step.names, days=step.days))
+                os.chmod(key, step.key_mode)
             case BrokerFiles():
                 self._broker_files(step)
 
@@ -223,6 +264,8 @@ class Executor:
             raise InstallError(f"{step.path}: {exc.key}: {exc.reason} (the rendered"
                                " config fails its own reader; it was not written)") from None
         self._notes += notes
+        if self.checked is not None:
+            self.checked[step.path] = tuple(notes)
 
     def _key_pair(self, step: KeyPair) -> None:
         key, pub = self.target(step.path), self.target(step.path + ".pub")
@@ -335,6 +378,41 @@ class Executor:
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no message"])[-1]
             raise InstallError(f"{' '.join(argv)} failed: {last}")
+
+
+def _touched(steps: Sequence[Step]) -> Iterator[str]:
+    """Every machine path a step reads or makes (a dry run's scratch copy starts from these)."""
+    for step in steps:
+        match step:
+            case SystemUsers() | File() | EnrolmentFile():
+                yield step.path
+            case KeyPair():
+                yield from (step.path, step.path + ".pub")
+            case VenueCa():
+                yield from (step.key, step.cert, *step.copies)
+            case Certificate():
+                yield from (step.cert, step.key, step.ca_cert, step.ca_key)
+            case BrokerFiles():
+                yield from (step.out, step.install_dir, "/etc/showdown/mqtt-leaderboard.toml")
+            case Directory():
+                pass  # made empty in the copy by the step itself
+            case EnableUnit():
+                pass
+    # The files a config opens that no step makes (a table's credentials installed earlier).
+    yield from ("/etc/showdown/mqtt-table.toml", "/etc/showdown/mqtt-desk.toml")
+
+
+def _copy_in(source: Path, dest: Path) -> None:
+    """Copy a file or folder of the root into the scratch copy, keeping modes; what this
+    process may not read is left out (the rehearsal then makes its own, as a first run)."""
+    if source.is_symlink() or not source.exists():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(PermissionError, shutil.Error):  # shutil.Error: copytree's
+        if source.is_dir():
+            shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copy2(source, dest)
 
 
 def _owned_by(path: Path, owner: str, group: str) -> bool:

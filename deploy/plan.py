@@ -25,8 +25,8 @@ from deploy.steps import (
     VenueCa,
 )
 
-__all__ = ["CentralRequest", "DeskRequest", "TableRequest", "Templates", "plan_central",
-           "plan_desk", "plan_table", "render_udev_rules"]
+__all__ = ["MOSQUITTO_DROP_IN", "CentralRequest", "DeskRequest", "TableRequest", "Templates",
+           "mosquitto_drop_in", "plan_central", "plan_desk", "plan_table", "render_udev_rules"]
 
 USER = "showdown"
 ETC = "/etc/showdown"
@@ -40,6 +40,7 @@ TABLE_CREDENTIALS = f"{ETC}/mqtt-table.toml"  # the table template's [mqtt] cred
 _RULE_READER = 'ATTR{idVendor}=="1209", ATTR{idProduct}=="0001"'
 _RULE_SHOE = 'ATTRS{idVendor}=="0403", ATTRS{idProduct}=="6001"'
 _SCREEN_URL = "@SCREEN_URL@"
+MOSQUITTO_DROP_IN = f"{UNITS}/mosquitto.service.d/showdown.conf"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,10 +174,22 @@ def plan_table(req: TableRequest, t: Templates) -> list[Step]:
     return steps
 
 
+def mosquitto_drop_in(conf: str) -> str:
+    """Debian's mosquitto.service run on the venue's complete configuration ``conf`` instead
+    of /etc/mosquitto/mosquitto.conf (a conf.d file cannot do it: both set
+    persistence_location, which Mosquitto refuses twice)."""
+    return ("# Written by `showdown install central`: Mosquitto on the venue's configuration"
+            " (D442).\n"
+            "[Service]\nExecStart=\n"
+            f"ExecStart=/usr/sbin/mosquitto -c {conf}\n"
+            "Restart=always\nRestartSec=2s\n")
+
+
 def plan_central(req: CentralRequest, t: Templates) -> list[Step]:
     """Every step that makes the venue's central server: CA, broker, leaderboard service."""
     ca_key = f"{ETC}/ca/venue-ca.key"
     broker_dir = "/etc/mosquitto/showdown"
+    broker_ca = f"{broker_dir}/venue-ca.pem"
     tls = f"{ETC}/tls"
     config = Template(t.leaderboard).substitute(
         venue=req.venue, database=req.database, http_host=req.http_host,
@@ -186,15 +199,21 @@ def plan_central(req: CentralRequest, t: Templates) -> list[Step]:
     steps = _common(t)
     steps += [
         Directory(path=f"{ETC}/ca", mode=0o700),
-        VenueCa(key=ca_key, cert=CA_CERT, name=f"{req.venue} showdown CA"),
+        # Mosquitto reads its files as user mosquitto, which cannot enter /etc/showdown
+        # (root:showdown 0750): the broker's copy of the CA is in its own folder (D442).
         Directory(path=broker_dir, group="mosquitto", mode=0o750),
+        VenueCa(key=ca_key, cert=CA_CERT, name=f"{req.venue} showdown CA",
+                copies=(broker_ca,)),
         Certificate(cert=f"{broker_dir}/broker.pem", key=f"{broker_dir}/broker.key",
                     ca_cert=CA_CERT, ca_key=ca_key, common_name=req.broker_host,
-                    names=req.broker_names, group="mosquitto"),
+                    names=req.broker_names, group="mosquitto", key_mode=0o640),
         Directory(path=f"{ETC}/broker", mode=0o700),
         BrokerFiles(out=f"{ETC}/broker", install_dir=broker_dir, venue=req.venue,
-                    tables=req.tables, host=req.broker_host, cafile=CA_CERT,
+                    tables=req.tables, host=req.broker_host, cafile=broker_ca,
                     certfile=f"{broker_dir}/broker.pem", keyfile=f"{broker_dir}/broker.key"),
+        Directory(path=f"{UNITS}/mosquitto.service.d"),
+        File(path=MOSQUITTO_DROP_IN, content=mosquitto_drop_in(f"{broker_dir}/mosquitto.conf"),
+             what="Mosquitto's systemd drop-in (runs the broker on the venue's configuration)"),
         Directory(path=tls, owner="root", group=USER, mode=0o750),
         Certificate(cert=f"{tls}/desk-api.pem", key=f"{tls}/desk-api.key", ca_cert=CA_CERT,
                     ca_key=ca_key, common_name=req.http_names[0], names=req.http_names,

@@ -97,12 +97,15 @@ class EnrolmentFile:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VenueCa:
-    """The venue's certificate authority: an ECDSA P-256 key (0600) and a self-signed CA."""
+    """The venue's certificate authority: an ECDSA P-256 key (0600) and a self-signed CA,
+    with copies of the certificate (public, 0644) where a service that cannot read
+    /etc/showdown needs it (Mosquitto)."""
 
     key: str
     cert: str
     name: str
     days: int = 3650
+    copies: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -118,6 +121,7 @@ class Certificate:
     owner: str = "root"
     group: str = "root"
     days: int = 825
+    key_mode: int = 0o600  # 0640 where the key's group reads it (Mosquitto, D442)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,8 +167,10 @@ def describe(step: Step) -> str:
         case EnrolmentFile(path=path, key=key):
             return (f"enrolment file {path} (the public key line of {key}; carry it to the"
                     " machines that enrol it)")
-        case VenueCa(cert=cert, key=key, name=name):
-            return f"venue CA {name!r}: certificate {cert}, key {key} (0600; keep a copy offline)"
+        case VenueCa(cert=cert, key=key, name=name, copies=copies):
+            also = "".join(f", a copy in {c}" for c in copies)
+            return (f"venue CA {name!r}: certificate {cert}{also}, key {key} (0600; keep a"
+                    " copy offline)")
         case Certificate(cert=cert, key=key, common_name=cn, names=names):
             return f"certificate {cert} for {cn} ({', '.join(names)}), key {key}, signed by" \
                 " the venue CA"

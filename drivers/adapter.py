@@ -17,16 +17,18 @@ from collections.abc import Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from drivers.protocols import CardReader, ChipReader, IdReader
 from drivers.readings import IdForm, SpotId
 from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
+from runtime.config_paths import config_path
 
-__all__ = ["ENTRY_POINT_GROUPS", "ROLES", "ConfigPlace", "DeviceAdapter", "DriverContext",
-           "Probe", "Role", "SimulatedChips", "SimulatedDevice", "SimulatedIds",
-           "SimulatedShoe", "Simulation"]
+__all__ = ["ENTRY_POINT_GROUPS", "FAULT_NAMES", "ONE_SHOT_FAULTS", "PROBABILITY_FAULTS", "ROLES",
+           "ConfigPlace", "DeviceAdapter", "DriverContext", "Probe", "Role", "SimulatedChips",
+           "SimulatedDevice", "SimulatedIds", "SimulatedShoe", "SimulatedShoeStates",
+           "SimulatedUnknownChips", "Simulation"]
 
 Role = Literal["shoe", "rfid", "id_reader"]  # the table config's section for the device
 ROLES: tuple[Role, ...] = ("shoe", "rfid", "id_reader")
@@ -61,11 +63,12 @@ class ConfigPlace:
         return ConfigError(self.source, f"{self.section}.{key}", message)
 
     def path(self, value: str) -> str:
-        """A device path or URL as given, a relative file path resolved against the config's
-        folder (a pyserial URL such as ``socket://`` or ``rfc2217://`` is left as it is)."""
-        if "://" in value or value.startswith("/"):
+        """A device path or URL: a pyserial URL (``socket://``, ``rfc2217://``) as given, a
+        path as `runtime.config_paths.config_path` reads it (relative to the config's folder,
+        ``~`` expanded; a symlink is followed when the device is opened, not here)."""
+        if "://" in value:
             return value
-        return str((self.base / value).resolve())
+        return str(config_path(value, self.base))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +99,14 @@ class Probe:
     model: str | None = None
     firmware: str | None = None
     warn: bool = False  # ok but worth a look (manual entry, an old firmware)
+
+
+# The faults every simulator switches (`SimulatedDevice.set_fault`) and the one-shot faults
+# it puts on its next message (`SimulatedDevice.inject`); `simulators.faults` implements them.
+ONE_SHOT_FAULTS: Final = ("corrupt", "drop", "duplicate", "garbage", "repeat", "drop_incoming")
+PROBABILITY_FAULTS: Final = ("corrupt", "drop", "duplicate", "garbage", "drop_incoming",
+                             "repeat")
+FAULT_NAMES: Final = (*PROBABILITY_FAULTS, "delay", "silent")
 
 
 @runtime_checkable
@@ -137,6 +148,10 @@ class SimulatedChips(SimulatedDevice, Protocol):
         """The spots its antennas cover, in antenna order."""
         ...
 
+    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
+        """The UIDs lying on one spot now."""
+        ...
+
     def place(self, seat: int, spot: str, cents: int | None = None, *,
               uids: Any = ()) -> tuple[bytes, ...]:
         """Put chips (these UIDs, or ``cents`` of the seat's chips) on a spot."""
@@ -148,6 +163,29 @@ class SimulatedChips(SimulatedDevice, Protocol):
 
     def clear(self) -> None:
         """Take every chip off the table."""
+        ...
+
+
+@runtime_checkable
+class SimulatedShoeStates(Protocol):
+    """A simulated shoe that also puts itself in a state (jam, cover open, empty, ready) and
+    loses power (optional: the technician's bench offers them when the simulator has them)."""
+
+    def set_state(self, state: Any) -> None:
+        """Report this state ("jam", "cover_open", "empty", "ready")."""
+        ...
+
+    def power_cycle(self) -> Any:
+        """Power lost and back: unacknowledged events lost, a new session."""
+        ...
+
+
+@runtime_checkable
+class SimulatedUnknownChips(Protocol):
+    """A simulated chip table that also lays chips the registry does not know (optional)."""
+
+    def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
+        """Put ``count`` unregistered chips on a spot."""
         ...
 
 

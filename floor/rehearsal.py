@@ -7,7 +7,7 @@ The real daemon (controller.wiring, on the machine's own clock: a rehearsal runs
 PC it rehearses) with the real shoe driver on a simulated shoe (a pty), the real chip reader
 driver on the simulated reader (a pyusb backend), its journal and its broker (embedded, or
 the one given), played by the virtual dealer (simulators.rehearsal) and the table's virtual
-desk (controller.wiring: the same desk `showdown table run` gives a simulated table) with the
+desk (controller.wiring: the desk `showdown table run` starts when `[sim]` names it) with the
 deck, the players' scripts and the faults the plan names (floor.plan.RehearsalPlan, made from
 floor.rehearsal_config). At the end: a report of the hands, every fault and the alert the
 table raised for it, how it was put right, and anything unexpected
@@ -34,7 +34,7 @@ from controller.wiring import (
     DaemonHandle,
     WiredTable,
     desk_sender,
-    prepare_sim,
+    desk_signer,
     virtual_desk_task,
     wire_table,
 )
@@ -48,7 +48,7 @@ from simulators.rehearsal import RehearsalTable, rehearsal_registry
 from simulators.rehearsal_report import RunReport, TableMessage
 from simulators.scripted_play import Decks, ScriptedDeck, ScriptedPlayer, SeatPlayer
 from simulators.table_faults import FaultSchedule
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import desk_key_file, simulated_table_toml, table_key_file
 
 __all__ = ["RehearsalError", "fault_schedule", "rehearse_table"]
 
@@ -107,11 +107,16 @@ def _table_config(plan: RehearsalPlan) -> TableConfig:
             raise ConfigError(cfg.source, f"table.{name}", f"no such file {given}")
     assert plan.tournament_file is not None
     assert plan.paytables_file is not None
+    # The rehearsal names its virtual desk: it makes the table's key and the desk's (kept in
+    # a reused --dir) and enrols the desk's in the config it writes.
+    table_key_file(plan.directory, plan.table)
+    desk_key, desk_keys = desk_key_file(plan.directory)
     text = simulated_table_toml(
         venue=plan.venue, table=plan.table, broker=plan.broker or "embedded",
         tournament=plan.tournament_file.resolve(), paytables=plan.paytables_file.resolve(),
         socket=api, seed=plan.seed, players=plan.players, stage=cfg.stage, heats=cfg.heats,
-        hand_pause=cfg.pause, virtual_dealer=cfg.virtual_dealer, log_level=cfg.log_level,
+        hand_pause=cfg.pause, desk_keys=desk_keys, desk_key=desk_key.name,
+        virtual_dealer=cfg.virtual_dealer, log_level=cfg.log_level,
         acknowledge_with=cfg.acknowledge_with, stall_seconds=cfg.stall_seconds)
     path = plan.directory / "table.toml"
     path.write_text(text, encoding="utf-8")
@@ -129,8 +134,8 @@ async def rehearse_table(cfg: SimTableConfig, *, seed: int, duration: float | No
     if announce is not None:
         announce(f"simulate table: {plan.venue}/{plan.table} in {table_config.journal.parent};"
                  f" seed {seed}; deck {cfg.deck}; faults: {', '.join(cfg.faults) or 'none'}")
-    desk_keys, desk = prepare_sim(table_config)
-    wired = wire_table(table_config, extra_desk_keys=desk_keys, registry=rehearsal_registry())
+    desk = desk_signer(table_config)
+    wired = wire_table(table_config, registry=rehearsal_registry())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

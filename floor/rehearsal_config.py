@@ -17,6 +17,7 @@ from typing import Any, Final, Literal
 from game.errors import ConfigError, GameError
 from game.money import parse_rand
 from game.poker.cards import Card, parse_cards
+from runtime.config_paths import config_path
 from runtime.settings_files import default_paytables_path, default_tournament_path
 from simulators.decks import DECK_MODES
 from simulators.scripted_play import DECISIONS, HandScript
@@ -120,8 +121,7 @@ class _Reader:
         text = self.get(d, sec, key, str, None)
         if text is None:
             return default
-        p = Path(text).expanduser()
-        return p if p.is_absolute() else self.base / p
+        return config_path(text, self.base)
 
     def amount(self, value: Any, key: str) -> int:
         if isinstance(value, int) and not isinstance(value, bool):

@@ -51,7 +51,7 @@ _SUBSCRIBED_WAIT_S: Final = 60.0
 def wire(path: Path, clock: FloorClock, timing: SimTiming | None = None) -> WiredTable:
     """The table daemon its config file names, on the floor's clock."""
     config = parse_table_config(tomllib.loads(path.read_text("utf-8")), source=str(path),
-                                base=path.parent)
+                                base=path.resolve().parent)
     return wire_table(config, clock=clock.reading, timing=timing)
 
 

@@ -2,8 +2,8 @@
 
 Every error is a `ConfigError` naming the file, the key and what was expected; unknown
 sections and keys are refused, so a typo never falls back to a default silently. Relative
-paths are relative to the config file (a relative SQLite URL is relative to the working
-directory, as SQLAlchemy reads it). The format is documented in docs/leaderboard.md.
+paths, a relative SQLite URL and the default database among them, are relative to the config
+file (`runtime.config_paths`). The format is documented in docs/leaderboard.md.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from game.errors import ConfigError
 from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
+from runtime.config_paths import config_database_url, config_path
 from runtime.settings_files import load_toml
 from wire.mqtt_section import Address, parse_brokers, read_credentials
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
@@ -39,7 +40,7 @@ T = TypeVar("T")
 NameMode = Literal["entry_code", "first_name_initial", "screen_name"]
 NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_code", "first_name_initial", "screen_name")
 _OLD_NAME_MODES: Final[Mapping[str, NameMode]] = {"entry_id": "entry_code"}  # before issue 16
-DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"
+DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"  # beside the config file (D480)
 # The shared desk token is gone (issue 13): a config still naming it is told what replaces it.
 _SIGN_IN_PER_PERSON: Final = (
     "the shared desk token is gone: every desk person signs in with their own staff account"
@@ -194,9 +195,8 @@ class _Reader:
         text = self.optional_text(sec, d, key)
         if text is None:
             return None
-        p = Path(text).expanduser()
-        return p if p.is_absolute() else self.base / p  # no resolve(): a symlink loop is
-        # reported when the file is opened, naming its key
+        return config_path(text, self.base)  # no resolve(): a symlink loop is reported
+        # when the file is opened, naming its key
 
 
 def _kind_name(kind: type) -> str:
@@ -338,10 +338,11 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         validate_root(root)
     except TopicError as exc:
         raise r.fail("service.topic_root", str(exc)) from None
-    database = r.get("service", s, "database", str, DEFAULT_DATABASE,
-                     check=lambda v: None if "://" in v else
-                     'a SQLAlchemy URL such as "sqlite:////var/lib/showdown-leaderboard/'
-                     'leaderboard.sqlite3" or "postgresql+psycopg://user@host/db"')
+    database = config_database_url(r.get(
+        "service", s, "database", str, DEFAULT_DATABASE,
+        check=lambda v: None if "://" in v else
+        'a SQLAlchemy URL such as "sqlite:////var/lib/showdown-leaderboard/'
+        'leaderboard.sqlite3" or "postgresql+psycopg://user@host/db"'), base)
     mqtt = _mqtt(r, m, venue)
     signing_key = r.path("keys", k, "signing_key")
     if signing_key is None:

@@ -3,6 +3,7 @@ exactly as the registration desk of the central service will."""
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -19,8 +20,12 @@ __all__ = ["VirtualDesk"]
 class VirtualDesk:
     """Publishes desk commands (QoS 1) signed with the desk's key; `seq` rises per command."""
 
-    def __init__(self, *, host: str, port: int, venue: str, signer: Signer) -> None:
+    def __init__(self, *, host: str, port: int, venue: str, signer: Signer,
+                 settings: MqttSettings | None = None) -> None:
+        """``settings``: how to connect besides the address (the table's TLS, CA, client
+        certificate and credentials); none: plain MQTT without credentials."""
         self.host, self.port, self.venue, self.signer = host, port, venue, signer
+        self.settings = settings or MqttSettings(host=host, port=port)
         self._seq = time.time_ns() // 1_000_000  # ms: unique and rising across runs
 
     async def send(self, table: str, command: str, **body: Any) -> int:
@@ -36,6 +41,7 @@ class VirtualDesk:
                         wall=datetime.now(UTC), type=order.name, body=order.encode(),
                         boot="virtual-desk", mono=time.monotonic_ns(), signer=self.signer)
         topic = TableTopics(self.venue, table).cmd
-        await publish_once(MqttSettings(host=self.host, port=self.port), topic,
+        where = dataclasses.replace(self.settings, host=self.host, port=self.port, failover=())
+        await publish_once(where, topic,
                            envelope.encode(), qos=1, client_id=f"{self.signer.key_id}-{self._seq}")
         return self._seq

@@ -14,13 +14,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Final
 
+from drivers.adapter import FAULT_NAMES, ONE_SHOT_FAULTS, PROBABILITY_FAULTS
+
 __all__ = ["FAULT_NAMES", "ONE_SHOT", "Faults"]
 
 # One-shot faults that `inject` accepts; each acts on one outgoing frame (``lose_incoming`` on
 # one incoming frame, ``repeat`` on one reading).
-ONE_SHOT: Final = ("corrupt", "drop", "duplicate", "garbage", "repeat", "drop_incoming")
-_PROBABILITIES: Final = ("corrupt", "drop", "duplicate", "garbage", "drop_incoming", "repeat")
-FAULT_NAMES: Final = (*_PROBABILITIES, "delay", "silent")
+# (the names are the simulated devices' protocol's: drivers.adapter)
+ONE_SHOT: Final = ONE_SHOT_FAULTS
+_PROBABILITIES: Final = PROBABILITY_FAULTS
 
 
 @dataclass(slots=True, eq=False)

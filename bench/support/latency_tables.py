@@ -25,7 +25,7 @@ class BenchTable:
 def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int = 1
                ) -> BenchTable:
     """Write a config (and the table key, 0600) for a simulated table on `broker`."""
-    from simulators.table_toml import simulated_table_toml  # noqa: PLC0415
+    from simulators.table_toml import desk_key_file, simulated_table_toml  # noqa: PLC0415
     from wire.signing import Signer, save_private_key  # noqa: PLC0415
 
     token = secrets.token_hex(3)
@@ -34,10 +34,11 @@ def make_table(scratch: Path, broker: str, *, virtual_dealer: bool, heats: int =
     signer = Signer.generate(table)
     save_private_key(signer, where / "table.key")
     path = where / "table.toml"
+    desk_key, desk_keys = desk_key_file(where)  # the virtual desk (and dealer), named
     path.write_text(simulated_table_toml(
         venue=venue, table=table, broker=broker, tournament=TOURNAMENT, paytables=PAYTABLES,
-        seed=SEED, players=PLAYERS, heats=heats, virtual_dealer=virtual_dealer,
-        log_format="json"))
+        seed=SEED, players=PLAYERS, heats=heats, desk_keys=desk_keys, desk_key=desk_key.name,
+        virtual_dealer=virtual_dealer, log_format="json"))
     return BenchTable(dir=where, venue=venue, table=table, config_path=path,
                       public_key=signer.public_key.base64)
 

@@ -38,9 +38,9 @@ from controller.config import read_table_config
 from controller.journal import Journal, is_own_kind
 from controller.journal.checkpoints import read_heads, write_checkpoint
 from controller.startup import ShoeReads, checkpoint_body, fold_shoe_reads
-from controller.wiring import prepare_sim, wire_table
+from controller.wiring import wire_table
 from game.table.snapshot import SNAPSHOT_VERSION, is_safe_point, take_snapshot
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import desk_key_file, simulated_table_toml, table_key_file
 from wire.signing import load_private_key
 
 __all__ = ["CACHE", "VERSION", "Built", "build_journal", "table_config"]
@@ -71,10 +71,13 @@ class Built:
 def table_config(directory: Path, *, checkpoints: bool, heats: int, every: int = 500) -> Path:
     """A simulated table's config in `directory` (journal, key, socket there)."""
     path = directory / f"table-{'on' if checkpoints else 'off'}-{heats}.toml"
+    table_key_file(directory, "t01")  # the table's key (never made by the daemon)
+    desk_key, desk_keys = desk_key_file(directory)  # the virtual desk and dealer, named
     text = simulated_table_toml(
         venue="bench", table="t01", broker="embedded", tournament=REPO / "config" /
         "tournament.toml", paytables=REPO / "config" / "paytables.toml",
-        socket=directory / "console.sock", heats=heats, log_format="json", log_level="info")
+        socket=directory / "console.sock", heats=heats, desk_keys=desk_keys,
+        desk_key=desk_key.name, virtual_dealer=True, log_format="json", log_level="info")
     path.write_text(text + f"""
 [journal]
 checkpoints = {str(checkpoints).lower()}
@@ -214,7 +217,6 @@ def made_records(path: Path) -> int:
 def _append_all(work: Path, records: int, prefix: list[Input], heats: list[list[Input]]
                 ) -> tuple[Path, int]:
     config = read_table_config(table_config(work, checkpoints=True, heats=0))
-    prepare_sim(config)
     signer = load_private_key(config.table_key)
     service = wire_table(config).daemon._load()[0]
     fake = FakeClockSource(start=datetime(2026, 11, 2, 9, 0, tzinfo=UTC), boot_id="bench",

@@ -3,6 +3,7 @@ the clock, the broker (a real CONNECT with the configured credentials and TLS), 
 key against its enrolment, the journal's integrity and the free disk space.
 
     showdown doctor [--config /etc/showdown/table.toml] [--enrolled tables.pub] [--json]
+    showdown doctor --rehearsal [--config ...]
     showdown doctor --central [--config /etc/showdown/leaderboard.toml] [--json]
     showdown doctor --desk [--config /etc/showdown/desk.toml] [--json]
 
@@ -11,7 +12,9 @@ migrated), the broker with the service's credentials, its key, the HTTPS certifi
 and disk.
 
 Each finding is ok, warn or fail, with what was found and what to fix
-(docs/operations/doctor.md). Exit 0: the table may open; 1: it may not.
+(docs/operations/doctor.md). Exit 0: the table may open; 1: it may not. With --rehearsal,
+simulated devices and a clock that is not synchronised are warnings, and a pass says the table
+may open for a rehearsal, not for play (D441).
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ def register(sub: Any) -> None:
                         f" service's, default {DEFAULT_CENTRAL_CONFIG})")
     p.add_argument("--enrolled", type=Path, default=None, metavar="FILE",
                    help="a copy of the central server's tables.pub to compare the key with")
+    p.add_argument("--rehearsal", action="store_true",
+                   help="a rehearsal, not play: simulated devices and a clock that is not"
+                        " synchronised are warnings, not failures")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.set_defaults(handler=run_doctor)
 
@@ -56,7 +62,7 @@ def register(sub: Any) -> None:
 def run_doctor(args: argparse.Namespace) -> int:
     """Run every check; print the findings; 0 if the table may open (the service may run),
     else 1."""
-    probes = Probes(enrolled=args.enrolled)
+    probes = Probes(enrolled=args.enrolled, rehearsal=args.rehearsal)
     if args.central:
         config = args.config or DEFAULT_CENTRAL_CONFIG
         # The central server's and the desk's checks need the central extra (its database
@@ -75,8 +81,10 @@ def run_doctor(args: argparse.Namespace) -> int:
     ok = may_open(findings)
     subject = ("the central service may run" if args.central else
                "the desk may work" if args.desk else "the table may open")
+    if args.rehearsal:
+        subject += " for a rehearsal"
     if args.json:
-        print(json.dumps({"config": str(config), "may_open": ok,
+        print(json.dumps({"config": str(config), "may_open": ok, "rehearsal": args.rehearsal,
                           "findings": [{"check": f.check, "status": f.status, "found": f.found,
                                         "fix": f.fix} for f in findings]}, indent=2))
     else:
@@ -84,5 +92,9 @@ def run_doctor(args: argparse.Namespace) -> int:
             print(f"{_MARK[f.status]}  {f.check:12} {f.found}")
             if f.fix and f.status != "ok":
                 print(f"      {'':12} fix: {f.fix}")
-        print(subject if ok else subject.replace(" may ", " may NOT ") + ": fix every FAIL above")
+        verdict = (subject if ok else
+                   subject.replace(" may ", " may NOT ") + ": fix every FAIL above")
+        if ok and args.rehearsal:
+            verdict += ", not for play: run `showdown doctor` without --rehearsal before opening"
+        print(verdict)
     return 0 if ok else EXIT_MAY_NOT_OPEN

@@ -62,6 +62,9 @@ class Probes:
     fail_below_bytes: int = 1 * GIB  # free space on the journal's file system
     warn_below_bytes: int = 5 * GIB
     enrolled: Path | None = None  # a copy of the central's tables.pub, if given
+    # A rehearsal (`doctor --rehearsal`, D441): simulated devices and a clock that is not
+    # synchronised are warnings, not reasons not to open; everything else is as in play.
+    rehearsal: bool = False
 
 
 def may_open(findings: list[Finding]) -> bool:
@@ -126,8 +129,11 @@ def _device(config: TableConfig, role: str, probes: Probes) -> Finding:
     label = _LABELS[role]
     driver = f"{cfg.driver} driver"
     if cfg.kind == "sim":
-        return Finding(label, FAIL, f"the {label} is simulated ([{role}] kind = \"sim\")",
-                       f"a table in play reads a real {label}: kind = \"hardware\"")
+        found = f"the {label} is simulated ([{role}] kind = \"sim\")"
+        fix = f"a table in play reads a real {label}: kind = \"hardware\""
+        if probes.rehearsal:
+            return Finding(label, WARN, f"{found}: a rehearsal only", fix)
+        return Finding(label, FAIL, found, fix)
     if cfg.kind == "manual":
         found, fix = _MANUAL[role]
         return Finding(label, WARN, found, fix)
@@ -172,9 +178,12 @@ def _clock(probes: Probes) -> Finding:
         return Finding("clock", WARN, "cannot tell whether the clock is synchronised",
                        "check `timedatectl` (System clock synchronized: yes)")
     if not synced:
-        return Finding("clock", FAIL, "the system clock is not synchronised (NTP)",
-                       "every event carries the wall time: start systemd-timesyncd and wait"
-                       " for `timedatectl` to say synchronized: yes")
+        fix = ("every event carries the wall time: start systemd-timesyncd and wait for"
+               " `timedatectl` to say synchronized: yes")
+        if probes.rehearsal:
+            return Finding("clock", WARN, "the system clock is not synchronised (NTP):"
+                           " a rehearsal's times are not evidence", fix)
+        return Finding("clock", FAIL, "the system clock is not synchronised (NTP)", fix)
     return Finding("clock", OK, "the system clock is synchronised (NTP)")
 
 

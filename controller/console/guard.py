@@ -70,9 +70,13 @@ def _host_name(host: str) -> str:
 class ClientGuard:
     """Refuses requests from elsewhere and cross-site requests; adds the security headers."""
 
-    def __init__(self, app: ASGIApp, *, allowed: Iterable[str]) -> None:
+    def __init__(self, app: ASGIApp, *, allowed: Iterable[str], service: str = "console",
+                 serves: str = "only the table's own screens") -> None:
+        """``service``: the config section named in a refusal (the console, the bench);
+        ``serves``: who it is for."""
         self.app = app
         self.allowed = {a for a in (_address(x) for x in allowed) if a is not None}
+        self.service, self.serves = service, serves
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -98,21 +102,22 @@ class ClientGuard:
         address = None if not client else _address(str(client[0]))
         if address is None or address not in self.allowed:
             who = client[0] if client else "an unknown address"
-            return Refusal(403, f"the console does not serve {who}: only the table's own"
-                                " screens (console.allowed_clients) may use it")
+            return Refusal(403, f"the {self.service} does not serve {who}: {self.serves}"
+                                f" ({self.service}.allowed_clients) may use it")
         headers = {k.decode("latin-1").lower(): v.decode("latin-1")
                    for k, v in scope.get("headers", [])}
         host = headers.get("host", "")
         name = _host_name(host)
         if name != "localhost" and _address(name) is None:
-            return Refusal(421, f"the console answers to its address, not to the name"
+            return Refusal(421, f"the {self.service} answers to its address, not to the name"
                                 f" {name[:60]!r}")
         origin = headers.get("origin")
         if origin is not None and origin != f"http://{host}":
             return Refusal(403, f"a request from another site ({origin[:80]}) is refused:"
-                                " use the console's own pages")
+                                f" use the {self.service}'s own pages")
         if headers.get("sec-fetch-site") == "cross-site":
-            return Refusal(403, "a cross-site request is refused: use the console's own pages")
+            return Refusal(403, f"a cross-site request is refused: use the {self.service}'s own"
+                                " pages")
         return None
 
 

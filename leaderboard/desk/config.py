@@ -6,8 +6,8 @@ its own arguments (docs/desk-config.md).
 Found by ``--config FILE``, else ``$SHOWDOWN_DESK_CONFIG``, else the repository's
 ``config/desk.toml`` (development defaults). Validated when read: every error is one
 `ConfigError` naming the file and the key; unknown sections and keys are refused. Relative
-paths are relative to the file (a relative SQLite URL to the working directory, as
-SQLAlchemy reads it).
+paths, a relative SQLite URL among them, are relative to the file (`runtime.config_paths`);
+so are those of the credentials file it names, to that file.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from sqlalchemy.exc import ArgumentError
 from game.errors import ConfigError
 from leaderboard.config import NAME_MODES, NameMode, is_loopback
 from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
+from runtime.config_paths import config_database_url, config_path
 from runtime.settings_files import load_toml, shipped_or_configured
 from wire.mqtt import MqttSettings
 from wire.mqtt_section import Address, parse_brokers
@@ -114,8 +115,7 @@ class _Reader:
         text = self.text(key)
         if text is None:
             return None
-        path = Path(text).expanduser()
-        path = path if path.is_absolute() else (self.base / path).resolve()
+        path = config_path(text, self.base)
         if must_exist and not path.is_file():
             raise self.fail(key, f"no such file {path}")
         return path
@@ -131,7 +131,7 @@ def _database(r: _Reader) -> str:
         make_url(url)
     except ArgumentError:
         raise r.fail("desk.database", f"{url!r} is not a database URL") from None
-    return url
+    return config_database_url(url, r.base)
 
 
 def _brokers(r: _Reader, creds: Mapping[str, Any]) -> tuple[Address, ...]:
@@ -161,6 +161,9 @@ def _credentials(r: _Reader) -> dict[str, Any]:
     if not isinstance(table, dict) or set(data) != {"mqtt"} or set(table) - _CREDENTIALS:
         raise r.fail("mqtt.credentials_file", f"{path} must hold one [mqtt] table (as"
                      " `showdown broker config` writes it)")
+    for name in ("ca_file", "cert_file", "key_file"):  # relative to the credentials file
+        if isinstance(table.get(name), str):
+            table[name] = str(config_path(table[name], path.parent))
     return table
 
 

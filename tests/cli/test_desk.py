@@ -319,9 +319,14 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
 
 def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    # The shipped development config: var/leaderboard.sqlite under the working directory.
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("SHOWDOWN_DESK_CONFIG", raising=False)
+    # The shipped development config (a copy in a checkout of its own): its relative SQLite URL
+    # is ../var/leaderboard.sqlite beside the config folder, wherever the command runs (D480).
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "desk.toml").write_text(
+        (Path(__file__).resolve().parents[2] / "config" / "desk.toml").read_text())
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(tmp_path / "config" / "desk.toml"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     assert main(["desk", "audit"]) == EXIT_ERROR
     assert "no such SQLite file" in capsys.readouterr().err
@@ -330,6 +335,7 @@ def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["desk", "init", "--staff-id", "M1", "--name", "M. One", "--passphrase-file",
                  str(tmp_path / "pass")]) == 0
     assert (tmp_path / "var" / "leaderboard.sqlite").is_file()
+    assert list((tmp_path / "elsewhere").iterdir()) == []
     capsys.readouterr()
     assert main(["desk", "audit", "--db", "not a url"]) == EXIT_ERROR
     assert "is not a database URL" in capsys.readouterr().err

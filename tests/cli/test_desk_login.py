@@ -16,6 +16,7 @@ from cli.errors import EXIT_ERROR, EXIT_REFUSED
 from cli.main import main
 from leaderboard.db import alembic_config, head_revisions, make_engine
 from leaderboard.models import AuditEntry, Patron
+from runtime import settings_files
 from tests.cli.test_desk import ADULT, Desk
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import migrated
@@ -176,8 +177,15 @@ def test_the_config_is_found_by_flag_then_environment_then_the_shipped_file(
     assert main(["desk", "lists", "--config", str(flag)]) == EXIT_ERROR
     assert f"sqlite:///{tmp_path / 'flag.sqlite'}: no such SQLite" in capsys.readouterr().err
     monkeypatch.delenv("SHOWDOWN_DESK_CONFIG")
-    assert main(["desk", "lists"]) == EXIT_ERROR  # config/desk.toml: var/leaderboard.sqlite
-    assert "sqlite:///var/leaderboard.sqlite: no such SQLite" in capsys.readouterr().err
+    # The shipped config/desk.toml (a copy, so the checkout's var/ is left alone): its
+    # ../var/leaderboard.sqlite is beside the config folder, not under the working directory.
+    shipped = tmp_path / "checkout" / "config"
+    shipped.mkdir(parents=True)
+    (shipped / "desk.toml").write_text((REPO / "config" / "desk.toml").read_text())
+    monkeypatch.setattr(settings_files, "shipped_dir", lambda: shipped)
+    assert main(["desk", "lists"]) == EXIT_ERROR
+    where = shipped / ".." / "var" / "leaderboard.sqlite"
+    assert f"sqlite:///{where}: no such SQLite" in capsys.readouterr().err
     for name in ("desk.toml", "desk.production.toml"):  # the shipped files are valid
         from leaderboard.desk.config import read_desk_config
 

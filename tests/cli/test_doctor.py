@@ -307,3 +307,65 @@ def test_a_wrong_password_is_no_node_down(rig: Rig, broker: Broker) -> None:
     assert refused.status == FAIL and "not authori" in refused.found.lower()
     assert {f.status for f in findings if f.check.startswith("broker")} == {FAIL}
     assert not may_open(findings)
+
+
+def _simulated(rig: Rig) -> None:
+    """The rig's table on simulated devices (a rehearsal), everything else as in play."""
+    text = rig.config.read_text()
+    start, end = text.index("[shoe]"), text.index("[mqtt]")
+    rig.config.write_text(text[:start] + '[shoe]\nkind = "sim"\n[rfid]\nkind = "sim"\n'
+                          + text[end:])
+
+
+def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cli", "doctor", *args], capture_output=True,
+                          text=True, cwd=REPO, check=False, timeout=60)
+
+
+def test_a_rehearsal_warns_of_simulated_devices_and_the_clock_and_may_open(rig: Rig) -> None:
+    _simulated(rig)
+    probes = replace(rig.probes, clock_synced=lambda: False)
+    in_play = {f.check: f for f in check_table(rig.config, probes)}
+    assert {c: f.status for c, f in in_play.items() if f.status != OK} == {
+        "shoe": FAIL, "chip reader": FAIL, "clock": FAIL}
+    rehearsal = {f.check: f for f in check_table(rig.config, replace(probes, rehearsal=True))}
+    assert {c: f.status for c, f in rehearsal.items() if f.status != OK} == {
+        "shoe": WARN, "chip reader": WARN, "clock": WARN}
+    assert rehearsal["shoe"].found == (
+        'the shoe is simulated ([shoe] kind = "sim"): a rehearsal only')
+    assert "not evidence" in rehearsal["clock"].found
+    assert may_open(list(rehearsal.values())) and not may_open(list(in_play.values()))
+
+
+def test_the_command_says_may_not_open_in_play_and_may_open_for_a_rehearsal(rig: Rig) -> None:
+    _simulated(rig)
+    in_play = _doctor("--config", str(rig.config))
+    assert in_play.returncode == 1, in_play.stdout + in_play.stderr
+    assert "FAIL  shoe         the shoe is simulated" in in_play.stdout
+    assert in_play.stdout.splitlines()[-1] == "the table may NOT open: fix every FAIL above"
+    rehearsal = _doctor("--rehearsal", "--config", str(rig.config))
+    assert rehearsal.returncode == 0, rehearsal.stdout + rehearsal.stderr
+    assert "WARN  shoe         the shoe is simulated" in rehearsal.stdout
+    assert "WARN  chip reader  the chip reader is simulated" in rehearsal.stdout
+    assert "FAIL" not in rehearsal.stdout  # the machine's clock, synchronised or not
+    assert rehearsal.stdout.splitlines()[-1] == (
+        "the table may open for a rehearsal, not for play: run `showdown doctor` without"
+        " --rehearsal before opening")
+    # docs/operations/doctor.md quotes the lines the command prints
+    doc = " ".join((REPO / "docs/operations/doctor.md").read_text().split())
+    assert f"``{rehearsal.stdout.splitlines()[-1]}`` (exit 0)" in doc
+    shoe = next(ln for ln in rehearsal.stdout.splitlines() if ln.startswith("WARN  shoe"))
+    assert f"`{shoe[len('WARN  shoe         '):]}`" in doc
+
+
+def test_a_rehearsal_still_fails_what_a_rehearsal_needs_too(rig: Rig) -> None:
+    # The same broker, TLS, credentials and key as in play: a wrong password still stops it.
+    _simulated(rig)
+    (rig.dir / "mqtt.password").write_text(rig.passwords["desk"] + "\n")
+    done = _doctor("--rehearsal", "--config", str(rig.config))
+    assert done.returncode == 1
+    assert "FAIL  broker" in done.stdout
+    assert done.stdout.splitlines()[-1] == (
+        "the table may NOT open for a rehearsal: fix every FAIL above")
+    doc = " ".join((REPO / "docs/operations/doctor.md").read_text().split())
+    assert f"`{done.stdout.splitlines()[-1]}` (exit 1)" in doc

@@ -33,7 +33,7 @@ from controller.journal.checkpoints import (
 from controller.startup import Started, fold_shoe_reads, start_journal
 from controller.wiring import wire_table
 from game.table.snapshot import SNAPSHOT_VERSION, take_snapshot
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import desk_key_file, simulated_table_toml
 from tests.controller.journal.support import raw, tamper
 from wire.signing import Signer, load_private_key, save_private_key
 
@@ -66,10 +66,12 @@ class Log:
 def _config(directory: Path, *, tournament: Path = REPO / "config" / "tournament.toml",
             heats: int = 1) -> Path:
     path = directory / "table.toml"
+    desk_key, desk_keys = desk_key_file(directory)  # the virtual desk and dealer, named
     text = simulated_table_toml(
         venue="cp", table="t01", broker="embedded", tournament=tournament,
         paytables=REPO / "config" / "paytables.toml", socket=directory / "console.sock",
-        heats=heats, log_format="json", log_level="info")
+        heats=heats, desk_keys=desk_keys, desk_key=desk_key.name, virtual_dealer=True,
+        log_format="json", log_level="info")
     path.write_text(text + "\n[journal]\ncheckpoint_every = 40\n")
     return path
 
@@ -145,7 +147,8 @@ def reference(directory: Path) -> Any:
     copy = directory / "reference"
     copy.mkdir()
     shutil.copy(directory / "journal.sqlite", copy / "journal.sqlite")
-    shutil.copy(directory / "table.key", copy / "table.key")
+    for key in ("table.key", "desk.key"):  # the config names the virtual desk's key
+        shutil.copy(directory / key, copy / key)
     text = (directory / "table.toml").read_text().replace(str(directory / "console.sock"),
                                                           str(copy / "console.sock"))
     (copy / "table.toml").write_text(text)

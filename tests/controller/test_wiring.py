@@ -21,7 +21,6 @@ from controller.config import TableConfig, parse_table_config
 from controller.embedded_broker import EmbeddedBroker
 from controller.wiring import (
     ConfiguredDevices,
-    prepare_sim,
     virtual_table_task,
     wire_table,
 )
@@ -113,8 +112,8 @@ async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
                                                                 ) -> None:
     port = _unused_port()
     table = make_table(tmp_path, short_dir, f"127.0.0.1:{port}")
-    desk_keys, desk = prepare_sim(table.config)
-    wired = wire_table(table.config, extra_desk_keys=desk_keys)
+    desk = table.desk  # the desk key the test enrolled in the config
+    wired = wire_table(table.config)
     daemon = wired.daemon
     dealer = virtual_table_task(wired, desk, subscribed_wait_s=SUBSCRIBED_WAIT_S)
     finished = asyncio.Event()

@@ -286,3 +286,73 @@ def test_a_dry_run_checks_the_config_with_the_credentials_it_would_install(
         " /etc/showdown/mqtt-table.toml: unknown key mqtt.colour (the rendered config"
         " fails its own reader; it was not written)"]
     assert list(table_root.iterdir()) == []
+
+
+def _steps(out: str) -> list[str]:
+    """Each step line of the listing without its state, in order."""
+    return [ln.split("] ", 1)[1] for ln in out.splitlines() if ln[:5].strip().endswith(".")]
+
+
+def test_a_dry_run_of_central_on_a_fresh_machine_checks_what_the_real_run_makes(
+        tmp_path: Path) -> None:
+    # The leaderboard config names the desk API's certificate, which the same run makes: a
+    # dry run on a fresh machine used to stop at "http.tls_cert_file: no such file".
+    table, central = tmp_path / "table", tmp_path / "central"
+    table.mkdir()
+    central.mkdir()
+    assert showdown(*TABLE, "--root", str(table)).returncode == 0
+    enrol = table / "etc/showdown/enrolment/t03.pub"
+    args = ("install", "central", "--venue", "casino-1", "--tables", "t03,t04", "--enrol",
+            str(enrol), "--broker-host", "broker.casino.lan", "--http-host", "10.20.0.5",
+            "--root", str(central))
+    dry = showdown(*args, "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.splitlines()[-1] == "central: would change 27 of 27 steps"
+    assert list(central.iterdir()) == []  # nothing written, not even the scratch copy
+    real = showdown(*args)
+    assert real.returncode == 0, real.stderr
+    assert _steps(dry.stdout) == _steps(real.stdout)
+    # once installed, the dry run checks against the machine as it is: nothing to change
+    again = showdown(*args, "--dry-run")
+    assert again.stdout.splitlines()[-1] == "central: nothing to change; all 27 steps already so"
+
+
+def test_a_dry_run_refuses_what_the_real_run_refuses_naming_the_machines_paths(
+        tmp_path: Path) -> None:
+    # The desk API's certificate already there but unreadable as a key pair: the rehearsal
+    # keeps it (it verifies) and the reader refuses the pair, as the real run's would.
+    table, central = tmp_path / "table", tmp_path / "central"
+    table.mkdir()
+    central.mkdir()
+    assert showdown(*TABLE, "--root", str(table)).returncode == 0
+    enrol = table / "etc/showdown/enrolment/t03.pub"
+    assert _central(central, enrol).returncode == 0
+    key = central / "etc/showdown/tls/desk-api.key"
+    other = central / "etc/mosquitto/showdown/broker.key"
+    key.write_bytes(other.read_bytes())  # a key of another certificate
+    (central / "etc/showdown/leaderboard.toml").write_text("# edited by hand\n")
+    dry = showdown(*_central(central, enrol).args[1:], "--dry-run")
+    real = showdown(*_central(central, enrol).args[1:])
+    assert dry.returncode == real.returncode == 2
+    assert dry.stderr == real.stderr
+    assert f"cannot load {central}/etc/showdown/tls/desk-api.pem with" in dry.stderr
+
+
+def test_a_relative_db_is_installed_as_the_file_it_named(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--db sqlite:///var/lb.sqlite3` names a file under the working directory; the installed
+    config reads paths against /etc/showdown (D480), so the install writes it absolute."""
+    table, central = tmp_path / "table", tmp_path / "central"
+    for d in (table, central):
+        d.mkdir()
+    assert showdown(*TABLE, "--root", str(table)).returncode == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    done = showdown("install", "central", "--venue", "casino-1", "--tables", "t03",
+                    "--enrol", str(table / "etc/showdown/enrolment/t03.pub"),
+                    "--broker-host", "broker.casino.lan", "--db", "sqlite:///var/lb.sqlite3",
+                    "--root", str(central))
+    assert done.returncode == 0, done.stderr
+    config = read_leaderboard_config(central / "etc/showdown/leaderboard.toml")
+    assert config.database == f"sqlite:///{work}/var/lb.sqlite3"

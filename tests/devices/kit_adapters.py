@@ -37,6 +37,9 @@ class _ChipControls:
     def remove(self, seat: int, spot: str, uids: Any = None) -> tuple[bytes, ...]:
         return self.sim.remove(seat, spot, uids)
 
+    def chips_on(self, seat: int, spot: str) -> frozenset[bytes]:
+        return self.sim.chips_on(seat, spot)
+
     def clear(self) -> None:
         self.sim.clear()
 

@@ -26,7 +26,7 @@ from controller.app import TableDaemon
 from controller.config import read_table_config
 from controller.device_pumps import pump_shoe
 from controller.journal import Journal
-from controller.wiring import ConfiguredDevices, prepare_sim, wire_table
+from controller.wiring import ConfiguredDevices, wire_table
 from drivers.protocols import ShoeReading
 from drivers.readings import CardReading, DeviceAlert, ShoeState, ShoeStatus
 from drivers.shoe import SerialCardReader
@@ -44,6 +44,7 @@ from game.poker.cards import Card, parse_card, parse_cards
 from runtime.backoff import Backoff
 from runtime.logs import get_logger
 from simulators.shoe import ShoeSimulator
+from wire.signing import Signer, save_private_key
 
 REPO = Path(__file__).resolve().parents[2]
 FAST: dict[str, Any] = {"stall_timeout": 0.4, "identify_timeout": 0.2, "identify_attempts": 2,
@@ -437,7 +438,8 @@ async def run_pump(tmp_path: Path, shoe: object, until: Callable[[TableDaemon], 
                    faults: tuple[str, ...] = ()) -> None:
     """One life of the daemon's shoe pump on the table's journal, until ``until`` holds."""
     config = read_table_config(daemon_config(tmp_path))
-    prepare_sim(config)  # the table's key: start-up checks the journal's signed heads with it
+    if not config.table_key.exists():  # start-up checks the journal's signed heads with it
+        save_private_key(Signer.generate(config.table), config.table_key)
     daemon = wire_table(config).daemon
     service, _ = daemon._load()
     daemon.journal = daemon._open_journal(service)

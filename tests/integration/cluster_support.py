@@ -17,7 +17,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import desk_key_file, simulated_table_toml
 from tests.integration.daemon_support import PAYTABLES, REPO, TOURNAMENT
 from wire.signing import Signer, save_private_key
 
@@ -57,10 +57,12 @@ def table_config(directory: Path, *, venue: str, table: str, brokers: list[str],
     directory.mkdir(parents=True, exist_ok=True)
     signer = Signer.generate(table)
     save_private_key(signer, directory / "table.key")
+    desk_key, desk_keys = desk_key_file(directory)  # the virtual desk, named and enrolled
     text = simulated_table_toml(
         venue=venue, table=table, broker="embedded", tournament=tournament, paytables=PAYTABLES,
         socket=directory / "console.sock", seed=2026, heats=heats, hand_pause=hand_pause,
-        virtual_dealer=True, log_format="json", log_level="info")
+        desk_keys=desk_keys, desk_key=desk_key.name, virtual_dealer=True, log_format="json",
+        log_level="info")
     text = text.replace('broker = "embedded"', _brokers(brokers))
     path = directory / "table.toml"
     path.write_text(text)

@@ -126,7 +126,8 @@ class CrashTable:
         # holds its public key before the first message.
         self.table_signer = Signer.generate(self.table)
         save_private_key(self.table_signer, self.table_key)
-        self.desk_signer = Signer.generate(DESK_KEY_ID)
+        self.desk_signer = Signer.generate(DESK_KEY_ID)  # the virtual desk's, named below
+        save_private_key(self.desk_signer, self.root / "var" / "desk.key")
 
     @property
     def config(self) -> Path:
@@ -169,7 +170,8 @@ class CrashTable:
             # No ID reader: participants acknowledge by PIN; the console on any free port.
             "console": {"acknowledge_with": ["pin"], "port": 0},
             "sim": {"seed": seed, "players": self.players, "stage": "qualifying",
-                    "heats": heats},
+                    "heats": heats, "virtual_desk": True, "virtual_dealer": True,
+                    "desk_key": str(self.root / "var" / "desk.key")},
             "log": {"format": "json", "level": "info"},
         }
         self.config.write_text(tomli_w.dumps(doc), encoding="utf-8")

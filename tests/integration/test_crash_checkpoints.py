@@ -41,7 +41,7 @@ from controller.journal.store import CREATE_HOOK_ENV as CREATE_HOOK
 from controller.startup import start_journal
 from controller.wiring import wire_table
 from game.table.snapshot import take_snapshot
-from simulators.table_toml import simulated_table_toml
+from simulators.table_toml import desk_key_file, simulated_table_toml
 from tests.integration.crash_support import daemon_status
 from wire.signing import Signer, load_private_key, save_private_key
 
@@ -66,9 +66,11 @@ class Table:
         self.log = directory / "daemon.log"
 
     def write_config(self, *, heats: int, rotate: str = "month") -> None:
+        desk_key, desk_keys = desk_key_file(self.dir)  # the virtual desk, named
         text = simulated_table_toml(
             venue="crash-cp", table="t01", broker="embedded", tournament=self.tournament,
             paytables=REPO / "config" / "paytables.toml", socket=self.socket, heats=heats,
+            desk_keys=desk_keys, desk_key=desk_key.name, virtual_dealer=True,
             log_format="json", log_level="info")
         self.config.write_text(
             text + f'\n[journal]\ncheckpoint_every = 30\nrotate = "{rotate}"\n')

@@ -1,5 +1,5 @@
 """A fault at a simulated table never ends its daemon (issue 14 §2): the daemon's own virtual
-dealer (what `showdown table run` starts for a `[sim]` table) meets a jammed shoe, and the
+dealer (what `showdown table run` starts when `[sim]` names it) meets a jammed shoe, and the
 virtual desk is there without the virtual dealer.
 
 The reported crash ("internal error: ExceptionGroup" from `showdown table run`): the shoe
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from controller.app import TableDaemon
 from controller.journal import Journal
-from controller.wiring import prepare_sim, virtual_desk_task, virtual_table_task, wire_table
+from controller.wiring import virtual_desk_task, virtual_table_task, wire_table
 from tests.integration.daemon_support import GUARD_S, make_table
 
 SUBSCRIBED_WAIT_S = 0.3
@@ -35,8 +35,8 @@ async def _run_until(daemon: TableDaemon, task: object, done: asyncio.Event) -> 
 async def test_a_jammed_shoe_is_cleared_by_the_virtual_dealer_and_the_daemon_plays_on(
         tmp_path: Path, short_dir: Path) -> None:
     table = make_table(tmp_path, short_dir, "embedded", players=1, seed=11)
-    desk_keys, desk = prepare_sim(table.config)
-    wired = wire_table(table.config, extra_desk_keys=desk_keys)
+    desk = table.desk  # the desk key the test enrolled in the table's config
+    wired = wire_table(table.config)
     dealer = virtual_table_task(wired, desk, subscribed_wait_s=SUBSCRIBED_WAIT_S)
     finished = asyncio.Event()
     after: dict[str, object] = {}
@@ -64,8 +64,8 @@ async def test_a_jammed_shoe_is_cleared_by_the_virtual_dealer_and_the_daemon_pla
 async def test_the_virtual_desk_seats_a_heat_without_the_virtual_dealer(
         tmp_path: Path, short_dir: Path) -> None:
     table = make_table(tmp_path, short_dir, "embedded", players=2)
-    desk_keys, desk = prepare_sim(table.config)
-    wired = wire_table(table.config, extra_desk_keys=desk_keys)
+    desk = table.desk  # the desk key the test enrolled in the table's config
+    wired = wire_table(table.config)
     said: list[str] = []  # what the desk tells the technician (also in the log)
     task = virtual_desk_task(wired, desk, subscribed_wait_s=SUBSCRIBED_WAIT_S,
                              on_ready=said.append)

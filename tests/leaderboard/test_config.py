@@ -52,7 +52,8 @@ def refusal(tmp_path: Path, text: str) -> ConfigError:
 def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     config = read_leaderboard_config(write(tmp_path, MINIMAL))
     assert config.venue == "casino-1"
-    assert config.database == DEFAULT_DATABASE
+    assert DEFAULT_DATABASE == "sqlite:///leaderboard.sqlite3"
+    assert config.database == f"sqlite:///{tmp_path}/leaderboard.sqlite3"  # beside the file
     assert config.tournament is None
     assert config.topic_root == "showdown/v1"
     assert (config.mqtt.host, config.mqtt.port) == ("127.0.0.1", 1883)

@@ -130,6 +130,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         "logs": ("python", "-c", _LOGS),
         "install": ("install", "table", "--venue", "casino-1", "--table", "t03", "--broker",
                     "broker.casino.lan:8883", "--root", str(cwd), "--dry-run"),
+        "doctor": ("doctor", "--rehearsal", "--json", "--config",
+                   str(done.site / "showdown_config" / "table-sim.toml")),
+        "doctor-central": ("doctor", "--central"),
     })
     print(f"\nsite-packages of a table install: {done.table_size_mb:.1f} MB (no .pyc);"
           f" built, installed and run in {time.monotonic() - started:.0f} s")
@@ -203,6 +206,22 @@ def test_install_plans_a_table_from_the_shipped_templates(installed: Installed) 
     assert "unit /etc/systemd/system/showdown-table.service" in out
     assert out.rstrip().endswith("table: would change 13 of 13 steps")
     assert not any(installed.venv.root.parent.joinpath("elsewhere").rglob("table.toml"))
+
+
+def test_doctor_checks_a_table_on_a_table_install(installed: Installed) -> None:
+    # The wheel with no extra, as a table PC has it: every table check runs (the simulated
+    # demo config fails on its embedded broker and missing key, real findings, exit 1).
+    run = installed.table["doctor"]
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert run.stderr == ""
+    report = json.loads(run.stdout)
+    assert [f["check"] for f in report["findings"]] == [
+        "config", "files", "shoe", "chip reader", "ID reader", "clock", "broker", "key",
+        "journal", "disk"]
+    assert {f["check"]: f["status"] for f in report["findings"]}["shoe"] == "warn"
+    assert _one_line_error(installed.table["doctor-central"]) == (
+        "showdown doctor: error: this needs the optional extra 'central' (alembic is not"
+        " installed): pip install 'showdown[central]'")
 
 
 def test_a_heat_plays_on_a_table_install(installed: Installed) -> None:

@@ -33,6 +33,7 @@ import pytest
 
 from tests.fixtures.services import require_service
 from tests.runtime.journal_wire import JournalReceiver
+from wire.signing import Signer, load_private_key, save_private_key
 
 REPO = Path(__file__).resolve().parents[2]
 DOC = REPO / "docs" / "operations" / "deployment.md"
@@ -81,7 +82,18 @@ def _config(folder: Path, broker: str) -> Path:
         shutil.copy(REPO / "config" / name, folder / name)
     text = (REPO / "config" / "table-sim.toml").read_text()
     text = text.replace('broker = "embedded"', f'broker = "{broker}"')
-    text = text.replace("port = 8080", "port = 0").replace("../var/t01/", "var/")
+    text = text.replace("port = 8080", "port = 0").replace("port = 8091", "port = 0")
+    text = text.replace("../var/t01/", "var/")
+    # The keys its comments say to make, and the virtual desk and dealer it names then.
+    (folder / "var").mkdir(exist_ok=True)
+    if not (folder / "var" / "table.key").exists():
+        save_private_key(Signer.generate("t01"), folder / "var" / "table.key")
+        save_private_key(Signer.generate("virtual-desk"), folder / "var" / "desk.key")
+    desk = load_private_key(folder / "var" / "desk.key").public_key.base64
+    text = text.replace("[keys.desk]\n", f'[keys.desk]\nvirtual-desk = "{desk}"\n')
+    for line in ("virtual_desk = true", 'desk_key = "var/desk.key"', "virtual_dealer = true"):
+        assert f"# {line}\n" in text, line
+        text = text.replace(f"# {line}\n", f"{line}\n")
     assert 'broker = "embedded"' not in text or broker == "embedded"
     path = folder / f"table-{len(list(folder.glob('table-*.toml')))}.toml"
     path.write_text(text)
