@@ -22,18 +22,16 @@ from dataclasses import dataclass
 from typing import Final
 
 from drivers.readings import IdForm, IdTap
+from game.card_forms import card_problem
 
 __all__ = ["ID_FORMS", "MAX_LINE", "BadIdRead", "IdLineDecoder", "encode_tap", "parse_line",
            "problem"]
 
 MAX_LINE: Final = 128  # bytes in a line, its line end not counted
 ID_FORMS: Final[tuple[IdForm, ...]] = ("track2", "uid", "plain")
-PAN_DIGITS: Final = range(8, 20)  # ISO/IEC 7812: a card number has 8..19 digits
-UID_HEX_DIGITS: Final = (8, 14, 20)  # ISO/IEC 14443 UIDs: 4, 7 or 10 bytes
 _CR, _LF = 0x0D, 0x0A
 _BLANKS: Final = b" \t"
 _TRACK2_CHARS: Final = frozenset(b"0123456789:;<=>?")  # the track 2 character set (0x30..0x3F)
-_HEX: Final = frozenset("0123456789ABCDEF")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -48,18 +46,9 @@ class BadIdRead:
 
 def problem(number: str, form: IdForm) -> str | None:
     """Why ``number`` cannot be an ID of this form (None when it can): the shared rule the
-    decoder applies and `encode_tap` checks."""
-    if form == "uid":
-        if len(number) not in UID_HEX_DIGITS:
-            return f"a UID has 8, 14 or 20 hex digits, this one {len(number)}"
-        if not set(number) <= _HEX:
-            return "a UID is upper-case hex digits only"
-        return None
-    if not number.isascii() or not number.isdigit():
-        return "a card number is digits only"
-    if len(number) not in PAN_DIGITS:
-        return f"a card number has 8..19 digits, this one {len(number)}"
-    return None
+    decoder applies, `encode_tap` checks and the desk registers a card by
+    (game.card_forms)."""
+    return card_problem(number, form)
 
 
 def encode_tap(number: str, form: IdForm = "track2", *, rest: str = "3012101",

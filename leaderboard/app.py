@@ -316,7 +316,8 @@ class LeaderboardService:
 
         return list(desk_routes(engine, settings, link, self.clock,
                                 policy=self.config.desk_auth,
-                                answer_wait=float(self.config.http.desk_answer_wait_s)))
+                                answer_wait=float(self.config.http.desk_answer_wait_s),
+                                names=self.config.page.names))
 
     async def run(self, stop: asyncio.Event) -> int:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""

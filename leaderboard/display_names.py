@@ -26,6 +26,7 @@ __all__ = [
     "ScreenNameError",
     "check_screen_name",
     "code_base",
+    "display_name",
     "entry_code",
     "first_name_initial",
     "screen_name_key",
@@ -80,6 +81,18 @@ def first_name_initial(full_name: str) -> str:
     if len(parts) == 1:
         return parts[0]
     return f"{parts[0]} {parts[-1][0].upper()}."
+
+
+def display_name(names: str, *, full_name: str, consent: bool,
+                 screen_name: str | None) -> str | None:
+    """How the page names a patron under the house setting ``names`` (leaderboard.config
+    NameMode), None for "by their entry code": first name and initial only with their
+    consent, the screen name only when they chose one."""
+    if names == "first_name_initial" and consent:
+        return first_name_initial(full_name) or None
+    if names == "screen_name":
+        return screen_name or None
+    return None
 
 
 def screen_name_key(name: str) -> str:

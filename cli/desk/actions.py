@@ -40,6 +40,7 @@ from leaderboard.db import database_answers, shown
 from leaderboard.desk import DeskCommand, Place, PrizeView
 from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk.command_log import mark_sent
+from leaderboard.desk.lookups import entry_codes
 from leaderboard.desk.sender import CommandSender, DeskSender, SendError
 from leaderboard.eligibility import in_force, read_list
 from runtime.errors import one_line
@@ -269,14 +270,15 @@ def run_import_list(args: argparse.Namespace) -> int:
         result, found = desk.import_and_rescreen(
             s, settings, clock, actor=actor, kind=args.kind, rows=rows,
             source=args.source, source_date=args.date)
+        codes = entry_codes(s, [*found.refunded, *found.seated])
     lines = [f"imported {result.rows} rows: {result.kind} list from {result.source} dated"
              f" {result.source_date}" + (f" (replaces {result.replaced} rows)"
                                          if result.replaced else ""),
              f"screened {found.checked} registered patrons again"]
     lines += [f"patron {p} REFUSED: the list names a document of theirs" for p in found.refused]
     lines += [f"hold {h} opened: a possible match for a supervisor" for h in found.held]
-    lines += [f"entry {e} refunded: pay the patron" for e in found.refunded]
-    lines += [f"entry {e} is seated now: its patron is refused or held (a supervisor"
+    lines += [f"entry {codes[e]} refunded: pay the patron" for e in found.refunded]
+    lines += [f"entry {codes[e]} is seated now: its patron is refused or held (a supervisor"
               " decides)" for e in found.seated]
     show(args, {"import": result, "rescreen": found}, lines)
     return 0
@@ -317,9 +319,9 @@ def run_buy(args: argparse.Namespace) -> int:
     show(args, {"entry_id": entry.entry_id, "code": entry.entry_code,
                 "heat_day": entry.heat_day, "buy_in_cents": entry.buy_in_cents,
                 "payment": entry.payment},
-           [f"entry {entry.entry_id} for the heat of {entry.heat_day}"
+           [f"entry {entry.entry_code} for the heat of {entry.heat_day}"
             f" ({format_rand(entry.buy_in_cents)}, paid in {entry.payment});"
-            f" on the leaderboard as {entry.entry_code}"])
+            f" entry id {entry.entry_id}"])
     return 0
 
 
@@ -328,8 +330,9 @@ def run_refund(args: argparse.Namespace) -> int:
     with desk_session(args, "entry.refund") as (s, actor):
         entry = desk.refund_entry(s, clock, actor=actor, entry_id=args.entry,
                                   why=args.why)
-    show(args, {"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
-           [f"entry {entry.entry_id} refunded: pay the patron"
+    show(args, {"entry_id": entry.entry_id, "code": entry.entry_code,
+                "refund_cents": entry.buy_in_cents},
+           [f"entry {entry.entry_code or entry.entry_id} refunded: pay the patron"
             f" {format_rand(entry.buy_in_cents)}"])
     return 0
 
@@ -340,7 +343,8 @@ def run_void_score(args: argparse.Namespace) -> int:
     with desk_session(args, "score.void") as (s, actor):
         ruling = desk.void_score(s, settings, clock, actor=actor, entry_id=args.entry,
                                  why=args.why)
-    show(args, ruling, [f"entry {ruling.entry_id} score voided:"
+        code = entry_codes(s, [ruling.entry_id])[ruling.entry_id]
+    show(args, ruling, [f"entry {code} score voided:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} no"
                           " longer counts"])
     return 0
@@ -356,8 +360,9 @@ def run_correct_score(args: argparse.Namespace) -> int:
     with desk_session(args, "score.correct") as (s, actor):
         ruling = desk.correct_score(s, settings, clock, actor=actor,
                                     entry_id=args.entry, score_cents=score_cents, why=args.why)
+        code = entry_codes(s, [ruling.entry_id])[ruling.entry_id]
     assert ruling.counted_cents is not None  # a correction always counts a figure
-    show(args, ruling, [f"entry {ruling.entry_id} score corrected:"
+    show(args, ruling, [f"entry {code} score corrected:"
                           f" {format_rand(ruling.recorded_cents)} from {ruling.table} now"
                           f" counts {format_rand(ruling.counted_cents)}"])
     return 0
@@ -368,10 +373,11 @@ def run_table_fault(args: argparse.Namespace) -> int:
     make_sender(args)
     with desk_session(args, "table.fault") as (s, actor):
         fault = desk.table_fault(s, clock, actor=actor, table=args.table, why=args.why)
+        codes = entry_codes(s, [*fault.refunded, *fault.released])
     recorded = [f"table {fault.table} out of service; heat {fault.heat_id} closed at the desk"]
-    recorded += [f"entry {e} refunded: pay the patron {format_rand(c)}"
+    recorded += [f"entry {codes[e]} refunded: pay the patron {format_rand(c)}"
                  for e, c in fault.refunded.items()]
-    recorded += [f"place {e} freed: seat it again (it is played from the start)"
+    recorded += [f"place {codes[e]} freed: seat it again (it is played from the start)"
                  for e in fault.released]
     if not args.json:  # what the desk recorded shows even if the table cannot be told
         show(args, fault, recorded)
@@ -417,9 +423,10 @@ def run_seat(args: argparse.Namespace) -> int:
     make_sender(args)
     with desk_session(args, "entry.seat") as (s, actor):
         seating = desk.seat_entry(s, settings, clock, actor=actor, entry_id=args.entry,
-                                  table=args.table, seat=args.seat, why=args.why)
+                                  table=args.table, seat=args.seat, why=args.why,
+                                  names=desk_config(args).names)
     send_command(args, seating.command)
-    show(args, seating, [f"entry {seating.entry_id} seated at table {seating.table} seat"
+    show(args, seating, [f"entry {seating.entry_code} seated at table {seating.table} seat"
                            f" {seating.seat}, heat {seating.heat_id} (seq {seating.command.seq})"])
     return 0
 
@@ -430,8 +437,9 @@ def run_unseat(args: argparse.Namespace) -> int:
     with desk_session(args, "entry.unseat") as (s, actor):
         command = desk.unseat_entry(s, clock, actor=actor, entry_id=args.entry,
                                     why=args.why)
+        code = entry_codes(s, [command.args["entry_id"]])[command.args["entry_id"]]
     send_command(args, command)
-    show(args, command, [f"entry {command.args['entry_id']} to leave table {command.table}"
+    show(args, command, [f"entry {code} to leave table {command.table}"
                            f" seat {command.args['seat']} (seq {command.seq}); it is withdrawn"
                            " once the table confirms"])
     return 0

@@ -164,7 +164,7 @@ def register(sub: Any) -> None:
     _place_actions(add)
     _prize_actions(add)
     _staff_actions(add, common, sending)
-    _console_actions(add, common)
+    _console_actions(add, common, sending)
     desk_identity.add_actions(add, common)
     desk_commands.register(add)  # commands, check-tables
 
@@ -266,14 +266,17 @@ def _staff_actions(add: _Add, common: argparse.ArgumentParser,
     a.set_defaults(handler=console.run_staff_send)
 
 
-def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
+def _console_actions(add: _Add, common: argparse.ArgumentParser,
+                     sending: argparse.ArgumentParser) -> None:
     patron = add("patron", "a patron's proof at the table (rewards card, PIN)", group=True)
     patron_actions = patron.add_subparsers(dest="patron_action", metavar="PATRON_ACTION",
                                            required=True)
     a = patron_actions.add_parser(
-        "credentials", parents=[common], help="record a patron's rewards card and/or PIN",
+        "credentials", parents=[common, sending],
+        help="record a patron's rewards card and/or PIN",
         description="record a patron's rewards card and/or PIN (kept only as hashes); entries"
-        " seated from now on carry them to the table")
+        " seated from now on carry them to the table, and a table where an entry of theirs"
+        " is seated or waits for acknowledgement is sent them at once (signed)")
     a.add_argument("--patron", metavar="ID", required=True)
     a.add_argument("--rewards-card", metavar="NUMBER", default=None)
     _pin_options(a, "the participant's")
@@ -295,6 +298,14 @@ def _console_actions(add: _Add, common: argparse.ArgumentParser) -> None:
     screen.add_argument("--no-screen-name", action="store_true",
                         help="take the patron's screen name away")
     a.set_defaults(handler=console.run_patron_display)
+    a = patron_actions.add_parser(
+        "show", parents=[common], help="a patron's record: their entries, each one's score"
+        " and how it was acknowledged",
+        description="show a patron's record: standing, documents, and each entry they hold by"
+        " its code and id, where it stands (seated, scored, the score, acknowledged by card,"
+        " PIN or signature and when, disputed, voided)")
+    a.add_argument("--patron", metavar="ID", required=True)
+    a.set_defaults(handler=console.run_patron_show)
 
     a = add("acknowledge", "acknowledge an entry's recorded score at the desk: the table that"
             " recorded it is told", send=True)

@@ -19,6 +19,7 @@ from leaderboard import desk
 from leaderboard.desk import DisputeView, PayoutCheckView, StaffView
 from leaderboard.desk.auth import may_set_passphrase
 from leaderboard.desk.passphrases import MIN_PASSPHRASE
+from leaderboard.desk.patron_record import patron_record
 
 __all__ = [
     "read_passphrase",
@@ -156,17 +157,45 @@ def run_staff_send(args: argparse.Namespace) -> int:
 def run_patron_credentials(args: argparse.Namespace) -> int:
     """Record a patron's rewards card and/or PIN (hashed), for the entries seated next."""
     pin = act.read_pin(args, "the participant's")
+    settings = act.tournament_settings(args)
     with act.desk_session(args, "patron.credentials") as (s, actor):
-        patron = desk.set_patron_credentials(s, act.clock, actor=actor,
-                                             patron_id=args.patron,
-                                             rewards_card=args.rewards_card, pin=pin,
-                                             why=args.why)
+        done = desk.set_patron_credentials(s, act.clock, actor=actor,
+                                           patron_id=args.patron,
+                                           rewards_card=args.rewards_card, pin=pin,
+                                           why=args.why, card_forms=settings.card_forms)
+    patron = done.patron
+    for n, command in enumerate(done.commands):
+        try:
+            act.send_command(args, command)
+        except CommandError as exc:
+            unsent = ", ".join(f"{c.table} (seq {c.seq})" for c in done.commands[n:])
+            raise exc.reworded(f"{exc}; not sent: {unsent}") from None
     data = {"patron_id": patron.patron_id, "card": patron.card_hash is not None,
-            "pin": patron.pin_hash is not None}
+            "pin": patron.pin_hash is not None,
+            "sent": [{"table": c.table, "seq": c.seq, "entry_id": c.args["entry_id"]}
+                     for c in done.commands]}
     held = " and ".join(w for w, h in (("rewards card", data["card"]), ("PIN", data["pin"]))
                         if h)
-    act.show(args, data, [f"patron {patron.patron_id}: {held or 'nothing'} recorded for the"
-                          " table (entries seated from now on carry it)"])
+    lines = [f"patron {patron.patron_id}: {held or 'nothing'} recorded for the table"
+             " (entries seated from now on carry it)"]
+    lines += [f"sent to table {c.table} for entry {c.args['entry_id']} (seq {c.seq})"
+              for c in done.commands]
+    act.show(args, data, lines)
+    return 0
+
+
+def run_patron_show(args: argparse.Namespace) -> int:
+    """Print a patron's record: each entry by code and id, and where it stands (D464)."""
+    settings = act.tournament_settings(args)
+    with act.desk_session(args, "patron.show") as (s, _actor):
+        record = patron_record(s, settings, args.patron)
+    lines = [f"patron {record['patron_id']}: {record['name']} ({record['standing']});"
+             f" documents: {', '.join(record['documents']) or 'none'}; for the table:"
+             f" {'rewards card' if record['card'] else 'no rewards card'},"
+             f" {'PIN' if record['pin'] else 'no PIN'}"]
+    lines += [f"  {e['code']} [{e['entry_id']}] {e['stage']}: {e['summary']}"
+              for e in record["entries"]] or ["  no entries"]
+    act.show(args, record, lines)
     return 0
 
 

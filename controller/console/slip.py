@@ -1,4 +1,5 @@
-"""The printable score slip (``GET /slip/{entry_id}``): entry, score in rand, hands, time,
+"""The printable score slip (``GET /slip/{entry_id}``): the entry's short code and the player's
+name as the desk sent them (D462, D463), score in rand, hands, time in the venue's zone,
 table, stage and heat, how the score was acknowledged, and the verification code (the SHA-256
 of the signed ``score.recorded`` message, `wire.verification`) for the casino's paper trail.
 
@@ -33,17 +34,19 @@ def _row(label: str, value: str, cls: str = "") -> str:
 def slip_page(slip: Slip) -> str:
     """The slip's HTML."""
     if slip.acknowledged:
-        ack = f"{slip.acknowledged.replace('+', ' + ')} at {local_time(slip.acknowledged_at)}"
+        ack = (f"{slip.acknowledged.replace('+', ' + ')} at"
+               f" {local_time(slip.acknowledged_at, slip.tz)}")
     elif slip.disputed is not None:
         ack = f"DISPUTED: {slip.disputed}"
     else:
         ack = "not yet acknowledged"
     rows = "".join([
-        _row("Entry", slip.entry_id, "entry"),
+        _row("Entry", slip.entry_code or slip.entry_id, "entry"),
+        *([_row("Player", slip.name, "player")] if slip.name else []),
         _row("Score", slip.score, "score"),
         _row("Hands", str(slip.hands)),
         _row("Status", slip.status.replace("_", " ")),
-        _row("Time", local_time(slip.at)),
+        _row("Time", local_time(slip.at, slip.tz)),
         _row("Table", slip.table + ("" if slip.seat is None else f", seat {slip.seat}")),
         _row("Stage / heat", f"{slip.stage} / {slip.heat_id}"),
         _row("Acknowledged", ack, "ack"),
@@ -52,7 +55,7 @@ def slip_page(slip: Slip) -> str:
     if slip.problems:
         warning = ('<p class="slip-warning">The journal reports a problem with this record: '
                    + escape("; ".join(slip.problems)) + "</p>\n")
-    return (_HEAD.format(title=escape(f"Score slip {slip.entry_id}"))
+    return (_HEAD.format(title=escape(f"Score slip {slip.entry_code or slip.entry_id}"))
             + '<main class="slip">\n<h1>Heads Up Poker Showdown</h1>\n<h2>Score slip</h2>\n'
             + f'<table class="slip-facts">\n{rows}</table>\n{warning}'
             + '<section class="verify"><h3>Verification code</h3>\n'

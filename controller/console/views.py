@@ -12,7 +12,7 @@ import asyncio
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final
 
 from controller.ports import ConsoleTable
@@ -34,6 +34,9 @@ class Slip:
     entry_id: str
     table: str
     seat: int | None
+    entry_code: str | None  # the short display code the desk sent (D462)
+    name: str | None  # the player's name as the desk sent it (the page's style, D463)
+    tz: tzinfo  # the venue's time zone (the tournament's venue.timezone): the slip's times
     stage: str
     heat_id: str
     score_cents: int
@@ -135,10 +138,13 @@ class ConsoleViews:
         if dispute is not None and acks and acks[-1].seq > dispute.seq:
             dispute = None
         code = verification_code(self.daemon.config.table, score.seq, score.type, body)
+        service = self.daemon.service
+        tz = UTC if service is None else service.core.settings.tz
         cents = int(body.get("score", 0))
         return Slip(
             entry_id=entry_id, table=str(body.get("table") or self.daemon.config.table),
-            seat=body.get("seat"), stage=str(body.get("stage", "")),
+            seat=body.get("seat"), entry_code=_text(body.get("entry_code")),
+            name=_text(body.get("name")), tz=tz, stage=str(body.get("stage", "")),
             heat_id=str(body.get("heat_id", "")), score_cents=cents, score=format_rand(cents),
             hands=int(body.get("hands", 0)), status=str(body.get("status", "")),
             at=body.get("at"), seq=score.seq, code=code, code_grouped=grouped(code),
@@ -149,11 +155,19 @@ class ConsoleViews:
             problems=tuple(score.problems))
 
 
-def local_time(stamp: str | None) -> str:
-    """An RFC 3339 stamp as the slip prints it (UTC, to the second)."""
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def local_time(stamp: str | None, tz: tzinfo = UTC) -> str:
+    """An RFC 3339 stamp as the slip prints it: in the venue's time zone ``tz``, to the
+    second, with the zone's abbreviation ("2026-07-03 14:05:09 SAST")."""
     if not stamp:
         return "-"
     try:
-        return datetime.fromisoformat(stamp).strftime("%Y-%m-%d %H:%M:%S UTC")
+        moment = datetime.fromisoformat(stamp)
     except ValueError:
         return stamp
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S %Z")

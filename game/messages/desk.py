@@ -23,6 +23,7 @@ __all__ = [
     "CorrectHand",
     "DeskOrder",
     "OpenHeat",
+    "ParticipantProofs",
     "Resend",
     "Seat",
     "StaffRoster",
@@ -63,28 +64,64 @@ class Seat:
     # of the patron's rewards card number and PIN); never a name or an ID number.
     card_hash: str | None = None
     pin_hash: str | None = None
+    # What people see of the entry (D462, D463): its short display code ("K7-42F", the
+    # page's) and the player's name as the page shows it (first name and initial, a screen
+    # name, or none); the table shows these on the console, the player view and the slip.
+    entry_code: str | None = None
+    name: str | None = None
 
     def args(self) -> dict[str, Any]:
-        """The command's arguments in its body (the hashes only when the desk has them)."""
+        """The command's arguments in its body (each optional one only when the desk has it)."""
         out: dict[str, Any] = {"entry_id": self.entry_id, "seat": self.seat}
-        if self.card_hash is not None:
-            out["card_hash"] = self.card_hash
-        if self.pin_hash is not None:
-            out["pin_hash"] = self.pin_hash
+        for name in ("card_hash", "pin_hash", "entry_code", "name"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
         return out
 
     @classmethod
     def decode(cls, body: Mapping[str, Any]) -> Seat:
         """Read the arguments (MessageError naming the field if one is bad)."""
         r = BodyReader(cls.NAME, body)
-        hashes = {}
-        for name in ("card_hash", "pin_hash"):
-            value = r.opt_text(name, 200)
-            problem = None if value is None else check_hash(value)
-            if problem is not None:
-                raise MessageError(cls.NAME, name, problem, value)
-            hashes[name] = value
-        return cls(entry_id=r.text("entry_id", 40), seat=r.count("seat"), **hashes)
+        return cls(entry_id=r.text("entry_id", 40), seat=r.count("seat"),
+                   **_proof_hashes(cls.NAME, r), entry_code=r.opt_text("entry_code", 16),
+                   name=r.opt_text("name", 120))
+
+
+def _proof_hashes(name: str, r: BodyReader) -> dict[str, str | None]:
+    """The participant's proof hashes of a command, each checked (MessageError naming it)."""
+    hashes = {}
+    for field in ("card_hash", "pin_hash"):
+        value = r.opt_text(field, 200)
+        problem = None if value is None else check_hash(value)
+        if problem is not None:
+            raise MessageError(name, field, problem, value)
+        hashes[field] = value
+    return hashes
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ParticipantProofs:
+    """The participant's proofs changed at the desk after seating (D461): they replace the
+    ones the ``seat`` command carried, for an entry seated at the table or with a score
+    waiting for acknowledgement there. Both hashes are the patron's current ones (None: none
+    on record)."""
+
+    NAME: ClassVar[str] = "participant_proofs"
+    entry_id: str
+    card_hash: str | None = None
+    pin_hash: str | None = None
+
+    def args(self) -> dict[str, Any]:
+        """The command's arguments in its body."""
+        return {"entry_id": self.entry_id, "card_hash": self.card_hash,
+                "pin_hash": self.pin_hash}
+
+    @classmethod
+    def decode(cls, body: Mapping[str, Any]) -> ParticipantProofs:
+        """Read the arguments (MessageError naming the field if one is bad)."""
+        r = BodyReader(cls.NAME, body)
+        return cls(entry_id=r.text("entry_id", 40), **_proof_hashes(cls.NAME, r))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,10 +250,10 @@ class CorrectHand:
 
 
 TableCommand = (OpenHeat | Seat | Unseat | VoidHand | CloseHeat | AckScore | Resend
-                | StaffRoster | CorrectHand)
+                | StaffRoster | CorrectHand | ParticipantProofs)
 COMMANDS: dict[str, type[TableCommand]] = {
     c.NAME: c for c in (OpenHeat, Seat, Unseat, VoidHand, CloseHeat, AckScore, Resend,
-                        StaffRoster, CorrectHand)}
+                        StaffRoster, CorrectHand, ParticipantProofs)}
 
 
 def command_body(*, table: str | None, name: str, command_id: str | None,

@@ -256,14 +256,23 @@ class ScoreRecorded:
     markers_forfeited: int | None = None
     last_hand_id: str | None = None
     at: str | None = None
+    # What the seat command said people see (D462, D463): the entry's short code and the
+    # player's name in the page's style; for the slip (absent when the desk sent none).
+    entry_code: str | None = None
+    name: str | None = None
 
     def encode(self) -> dict[str, Any]:
-        """The JSON body."""
-        return {"entry_id": self.entry_id, "stage": self.stage, "heat_id": self.heat_id,
-                "table": self.table, "seat": self.seat, "score": self.score,
-                "hands": self.hands, "status": self.status,
-                "markers_forfeited": self.markers_forfeited, "last_hand_id": self.last_hand_id,
-                "at": self.at}
+        """The JSON body (the code and name only when known)."""
+        out = {"entry_id": self.entry_id, "stage": self.stage, "heat_id": self.heat_id,
+               "table": self.table, "seat": self.seat, "score": self.score,
+               "hands": self.hands, "status": self.status,
+               "markers_forfeited": self.markers_forfeited, "last_hand_id": self.last_hand_id,
+               "at": self.at}
+        if self.entry_code is not None:
+            out["entry_code"] = self.entry_code
+        if self.name is not None:
+            out["name"] = self.name
+        return out
 
     @classmethod
     def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> ScoreRecorded:
@@ -276,7 +285,8 @@ class ScoreRecorded:
         return cls(entry_id=entry_id, stage=stage, heat_id=heat_id, table=table,
                    seat=r.opt_count("seat"), score=score, hands=hands, status=status,
                    markers_forfeited=r.raw("markers_forfeited"),
-                   last_hand_id=r.raw("last_hand_id"), at=r.raw("at"))
+                   last_hand_id=r.raw("last_hand_id"), at=r.raw("at"),
+                   entry_code=r.opt_text("entry_code", 16), name=r.opt_text("name", 120))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -34,6 +34,7 @@ from game.messages.desk import (
     CorrectHand,
     DeskOrder,
     OpenHeat,
+    ParticipantProofs,
     Resend,
     Seat,
     TableCommand,
@@ -417,6 +418,8 @@ class TableCore:
             case StaffRoster():
                 self.staff.take_roster(command)
                 return {"roster_version": command.version, "staff": len(command.members)}
+            case ParticipantProofs():
+                return self._credentials(command)
         session = self._session()
         if isinstance(command, Unseat | CloseHeat | CorrectHand) and session.hand is not None:
             return self._hold(order, session)
@@ -446,6 +449,18 @@ class TableCore:
         self.chips.seated(entry.entry_id, command.seat, self._to_chips(at, out))
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
+
+    def _credentials(self, command: ParticipantProofs) -> dict[str, Any]:
+        """Replace a seated (or scored, unacknowledged) entry's proofs with the desk's new
+        ones (D461); any other entry is refused: the table holds no proofs for it."""
+        seating = self.proofs.get(command.entry_id)
+        if seating is None:
+            raise Refused(f"entry {command.entry_id} is not seated at this table and has no"
+                          " score waiting for acknowledgement here")
+        self.proofs[command.entry_id] = replace(seating, card_hash=command.card_hash,
+                                                pin_hash=command.pin_hash)
+        return {"entry_id": command.entry_id, "card": command.card_hash is not None,
+                "pin": command.pin_hash is not None}
 
     def _unseat(self, command: Unseat, signer: str | None, at: datetime, out: Out) -> None:
         del signer
@@ -603,12 +618,14 @@ class TableCore:
             self.chips.losses_taken(hand.settlement, entries)
         for ended in session.close_hand():
             self.spots.clear_seat(ended.seat)
+            seated = self.proofs.get(ended.entry_id)
             score = ScoreRecorded(
                 entry_id=ended.entry_id, stage=session.rules.stage.value,
                 heat_id=self.heat_id, table=self.table_id, seat=ended.seat,
                 score=ended.score_cents, hands=ended.hands_played, status=ended.status.value,
                 markers_forfeited=ended.markers_forfeited, last_hand_id=ended.hand_id,
-                at=format_ts(at))
+                at=format_ts(at), entry_code=None if seated is None else seated.entry_code,
+                name=None if seated is None else seated.name)
             self.unacknowledged[ended.entry_id] = score
             out.append(score)
         self._fed = {}

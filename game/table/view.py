@@ -191,6 +191,24 @@ def _hand(core: TableCore, hand: Hand) -> dict[str, Any]:
     }
 
 
+def entry_labels(core: TableCore) -> dict[str, dict[str, str | None]]:
+    """Entry id -> what people see of it (D462): its short code and the player's name, as
+    the desk's seat command gave them, for entries seated or waiting for acknowledgement."""
+    out: dict[str, dict[str, str | None]] = {
+        e: {"entry_code": s.entry_code, "name": s.name}
+        for e, s in core.unacknowledged.items()}
+    for entry_id, seated in core.proofs.items():
+        out[entry_id] = {"entry_code": seated.entry_code, "name": seated.name}
+    return out
+
+
+def _label(labels: Mapping[str, Mapping[str, str | None]], entry_id: Any) -> dict[str, Any]:
+    """The code and name fields shown beside an entry id (None when the desk sent none)."""
+    found = labels.get(entry_id) if isinstance(entry_id, str) else None
+    return {"entry_code": None if found is None else found.get("entry_code"),
+            "name": None if found is None else found.get("name")}
+
+
 def _seats(core: TableCore, now: datetime) -> list[dict[str, Any]]:
     session = core.session
     if session is None:
@@ -199,6 +217,7 @@ def _seats(core: TableCore, now: datetime) -> list[dict[str, Any]]:
     decisions = {} if hand is None else _decisions(hand)
     placed = () if hand is None else hand.cards()
     out = []
+    labels = entry_labels(core)
     for seat, entry in sorted(session.seats.items()):
         read, _ = core.spots.wagers(seat, entry.entry_id, report=False)
         keyed = [w for w in WAGERS if core.spots.keyed(seat, w)]
@@ -207,6 +226,7 @@ def _seats(core: TableCore, now: datetime) -> list[dict[str, Any]]:
         out.append({
             "seat": seat,
             "entry_id": entry.entry_id,
+            **_label(labels, entry.entry_id),
             "chips": money(entry.balance_cents),
             "hands_played": entry.hands_played,
             "hands_total": entry.hands_required,
@@ -236,7 +256,8 @@ def _to_settle(result: str, stake: int, net: int) -> dict[str, Any]:
             "text": f"push: leave {format_rand(stake)}" if stake else "push"}
 
 
-def _settlement(record: Mapping[str, Any]) -> dict[str, Any] | None:
+def _settlement(record: Mapping[str, Any],
+                labels: Mapping[str, Mapping[str, str | None]]) -> dict[str, Any] | None:
     block = record.get("settlement")
     if not isinstance(block, Mapping):
         return None
@@ -252,6 +273,7 @@ def _settlement(record: Mapping[str, Any]) -> dict[str, Any] | None:
                            "marker": bool(r.get("marker")),
                            **_to_settle(str(r.get("result")), stake, net)})
         seats.append({"seat": s.get("seat"), "entry_id": entries.get(s.get("seat")),
+                      **_label(labels, entries.get(s.get("seat"))),
                       "hand": s.get("hand"), "outcome": s.get("outcome"),
                       "net": money(int(s.get("net", 0))), "wagers": wagers})
     dealer = block.get("dealer", {})
@@ -276,7 +298,8 @@ def _payout(core: TableCore) -> dict[str, Any] | None:
     return {"hand_id": view["hand_id"], "complete": view["complete"], "spots": spots}
 
 
-def _recall(record: Mapping[str, Any]) -> dict[str, Any]:
+def _recall(record: Mapping[str, Any],
+            labels: Mapping[str, Mapping[str, str | None]]) -> dict[str, Any]:
     nets = record.get("nets", {})
     return {
         "hand_id": record.get("hand_id"),
@@ -286,6 +309,7 @@ def _recall(record: Mapping[str, Any]) -> dict[str, Any]:
         "dealer": list(record.get("dealer", ())),
         "burns": list(record.get("burns", ())),
         "seats": [{"seat": s.get("seat"), "entry_id": s.get("entry_id"),
+                   **_label(labels, s.get("entry_id")),
                    "hole": list(s.get("hole", ())),
                    "net": money(int(nets.get(str(s.get("seat")), 0)))}
                   for s in record.get("seats", ())],
@@ -295,7 +319,8 @@ def _recall(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _scores(core: TableCore) -> list[dict[str, Any]]:
-    return [{"entry_id": entry_id, "seat": s.seat, "score": money(s.score), "hands": s.hands,
+    return [{"entry_id": entry_id, "entry_code": s.entry_code, "name": s.name,
+             "seat": s.seat, "score": money(s.score), "hands": s.hands,
              "status": s.status, "stage": s.stage, "heat_id": s.heat_id, "at": s.at,
              "disputed": entry_id in core.disputed, "note": core.disputed.get(entry_id)}
             for entry_id, s in sorted(core.unacknowledged.items())]
@@ -369,7 +394,8 @@ def screen_view(core: TableCore, *, now: datetime,
     hand_view = None if hand is None else _hand(core, hand)
     # The core closes a finished hand at once: until the next opens, the screens show how the
     # last one settled (what to pay and take per spot).
-    settlement = _settlement(last) if hand is None and last is not None else None
+    labels = entry_labels(core)
+    settlement = _settlement(last, labels) if hand is None and last is not None else None
     alerts = (_device_faults(core) + ([] if hand_view is None else list(hand_view["alerts"]))
               + _notices(core, notices))
     return {
@@ -388,7 +414,7 @@ def screen_view(core: TableCore, *, now: datetime,
         "scores": _scores(core),
         "staff": core.staff.view(),
         "roster": core.staff.roster is not None,
-        "recall": [_recall(r) for r in core.recent],
+        "recall": [_recall(r, labels) for r in core.recent],
         "held_commands": [held_view(h) for h in core.held],
         "chips": core.chips.view(session),
         "hands_opened": core.hands_opened,

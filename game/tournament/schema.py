@@ -16,6 +16,7 @@ from datetime import date, datetime, time, tzinfo
 from fractions import Fraction
 from typing import Any, Final, Literal
 
+from game.card_forms import CARD_FORMS, CardForm
 from game.errors import ConfigError
 from game.money import InvalidAmount, format_rand, parse_percent, parse_rand
 from game.tournament.entries import UNUSED_MARKER_RULES, Stage, StageRules, UnusedMarkers
@@ -109,6 +110,8 @@ class TournamentSettings:
     prizes: PrizeSettings
     acknowledged_only: bool
     tie_rule: TieRule
+    # The forms the venue's rewards-card readers produce (venue.card_forms; D460).
+    card_forms: tuple[CardForm, ...] = CARD_FORMS
 
     def stage(self, stage: Stage) -> StageSettings:
         """The settings of one stage."""
@@ -234,6 +237,14 @@ def _moment(value: object) -> datetime:
     return value
 
 
+def _card_forms(value: object) -> tuple[CardForm, ...]:
+    if (not isinstance(value, list) or not value
+            or any(v not in CARD_FORMS for v in value) or len(set(value)) != len(value)):
+        raise _Bad(f"list the forms the venue's card readers produce, one or more of"
+                   f" {list(CARD_FORMS)!r} each once, not {value!r}")
+    return tuple(f for f in CARD_FORMS if f in value)
+
+
 def _side_bets(value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or sorted(map(str, value)) != sorted(SIDE_BETS):
         raise _Bad(
@@ -248,7 +259,7 @@ _PREFLOP: Final = "rules.md §0 item 7: Play is 3x preflop, 2x on the flop, 1x a
 _AFFORD: Final = "rules.md §0 item 9: chips must cover Ante, Odds, side bets and a 1x Play"
 _STAGE_KEYS: Final = {"hands": _whole(1), "starting_chips": _rand, "markers": _whole(0)}
 _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
-    "venue": {"name": _text, "timezone": _text},
+    "venue": {"name": _text, "timezone": _text, "card_forms": _card_forms},
     "money": {
         "currency": _choice("ZAR", why="amounts are shown in rand"), "buy_in": _rand,
         "denomination": _rand,
@@ -281,6 +292,10 @@ _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
     },
     "scores": {"acknowledged_only": _flag, "tie_rule": _choice(*TIE_RULES)},
 }
+
+# The one key a file may leave out (D460): files written before it existed mean the forms
+# every ID reader driver produces.
+_OPTIONAL: Final[dict[str, object]] = {"venue.card_forms": CARD_FORMS}
 
 
 class _Reader:
@@ -317,6 +332,9 @@ class _Reader:
                 self.fail(f"{name}.{key}", f"unknown key (known: {', '.join(spec)})")
         for key, parse in spec.items():
             path = f"{name}.{key}"
+            if key not in table and path in _OPTIONAL:
+                self.values[path] = _OPTIONAL[path]
+                continue
             if key not in table:
                 self.fail(path, "missing: every setting must be stated in the file")
                 continue
@@ -592,4 +610,5 @@ def _build(r: _Reader) -> TournamentSettings:
             claim_days=r["prizes.claim_days"],
         ),
         acknowledged_only=r["scores.acknowledged_only"], tie_rule=r["scores.tie_rule"],
+        card_forms=r["venue.card_forms"],
     )

@@ -60,6 +60,7 @@ from leaderboard.desk.lineups import (
 )
 from leaderboard.desk.lookups import get_entry, get_patron
 from leaderboard.desk.patrons import (
+    CredentialsSet,
     check_person,
     register_patron,
     set_patron_credentials,
@@ -101,6 +102,7 @@ __all__ = [
     "FINAL_HEAT",
     "PAYMENT_METHODS",
     "Conflict",
+    "CredentialsSet",
     "DeskCommand",
     "DeskError",
     "DisputeView",

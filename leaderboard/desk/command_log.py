@@ -22,7 +22,7 @@ from typing import Any, Final
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
-from game.messages.desk import AckScore, Resend, Seat, TableCommand, Unseat
+from game.messages.desk import AckScore, ParticipantProofs, Resend, Seat, TableCommand, Unseat
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
@@ -131,7 +131,7 @@ def command_views(session: Session, *, state: str | None = None, pending: bool =
                   entry: str | None = None, limit: int = 200) -> list[CommandView]:
     """The desk's commands, newest first: all, those in one ``state``, the ``pending`` ones
     (no final answer: recorded, sent, send_failed, held), of one ``table``, these ``seqs``,
-    or those naming one ``entry`` (its seatings and unseatings)."""
+    or those naming one ``entry`` (its seatings, unseatings, acknowledgements and proofs)."""
     if state is not None and state not in STATES:
         raise DeskError(f"state {state!r} is not one of {', '.join(STATES)}")
     query = (select(DeskCommandRecord, AuditEntry)
@@ -145,7 +145,8 @@ def command_views(session: Session, *, state: str | None = None, pending: bool =
     if seqs is not None:
         query = query.where(DeskCommandRecord.seq.in_(list(seqs)))
     if entry is not None:  # the audit's entry_id, written for every command naming an entry
-        query = query.where(DeskCommandRecord.command.in_((Seat.NAME, Unseat.NAME, AckScore.NAME)))
+        query = query.where(DeskCommandRecord.command.in_(
+            (Seat.NAME, Unseat.NAME, AckScore.NAME, ParticipantProofs.NAME)))
     rows = session.execute(query.order_by(DeskCommandRecord.seq.desc())
                            .limit(None if entry is not None else limit)).all()
     if entry is not None:

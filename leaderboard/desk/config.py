@@ -23,7 +23,7 @@ from sqlalchemy import make_url
 from sqlalchemy.exc import ArgumentError
 
 from game.errors import ConfigError
-from leaderboard.config import is_loopback
+from leaderboard.config import NAME_MODES, NameMode, is_loopback
 from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.config_paths import config_database_url, config_path
 from runtime.settings_files import load_toml, shipped_or_configured
@@ -36,7 +36,7 @@ __all__ = ["DESK_CONFIG_ENV", "DeskConfig", "default_desk_config_path", "read_de
 DESK_CONFIG_ENV: Final = "SHOWDOWN_DESK_CONFIG"
 _SECTIONS: Final[dict[str, set[str]]] = {
     "desk": {"database", "venue", "topic_root", "tournament", "signing_key", "api_url",
-             "api_ca_file"},
+             "api_ca_file", "names"},
     "mqtt": {"broker", "brokers", "credentials_file", "username", "password_file", "tls",
              "ca_file"},
     "auth": set(AUTH_KEYS),
@@ -65,6 +65,7 @@ class DeskConfig:
     api_url: str | None = None  # the central service's desk API (https off the loopback)
     api_ca_file: Path | None = None  # the venue CA its certificate must chain to
     failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
+    names: NameMode = "entry_code"  # the page's name style, for the seat data (D463)
 
     def mqtt(self) -> MqttSettings:
         """The broker settings the desk's sender connects with (every node, in order)."""
@@ -222,6 +223,10 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
         ca_file = Path(creds["ca_file"])
     tls = r.flag("mqtt.tls")
     api_url, api_ca = _api(r)
+    names = r.text("desk.names") or "entry_code"
+    if names not in NAME_MODES:
+        raise r.fail("desk.names", f"{names!r} is not one of {', '.join(NAME_MODES)} (the"
+                     " leaderboard service's [page] names)")
     return DeskConfig(
         source=source, database=_database(r), venue=venue, topic_root=root,
         tournament=r.path("desk.tournament"),
@@ -230,7 +235,7 @@ def parse_desk_config(data: Mapping[str, Any], *, source: str, base: Path) -> De
         tls=bool(creds.get("tls", False)) if tls is None else tls, ca_file=ca_file,
         failover=tuple(failover),
         auth=parse_auth_policy(r.tables["auth"], source=source, section="auth"),
-        api_url=api_url, api_ca_file=api_ca)
+        api_url=api_url, api_ca_file=api_ca, names=names)
 
 
 def default_desk_config_path() -> Path:

@@ -9,11 +9,13 @@ import re
 import secrets
 from typing import Final
 
+from game.card_forms import CARD_FORMS, CardForm, read_card
 from game.staff import hash_secret
 from leaderboard.desk.errors import DeskError
 from leaderboard.eligibility import normalize_id
 
-__all__ = ["SALT_BYTES", "card_number", "hashed", "new_card_salt", "pin_number", "salt_bytes"]
+__all__ = ["SALT_BYTES", "card_number", "hashed", "new_card_salt", "pin_number",
+           "rewards_card_number", "salt_bytes"]
 
 SALT_BYTES: Final = 16
 _PIN: Final = re.compile(r"[0-9]{4,8}")
@@ -33,6 +35,17 @@ def card_number(number: str, whose: str) -> str:
         return normalize_id(str(number))
     except ValueError:
         raise DeskError(f"{whose} card number must be 4 to 64 letters and digits") from None
+
+
+def rewards_card_number(number: str, forms: tuple[CardForm, ...] = CARD_FORMS, *,
+                        field: str = "rewards_card") -> str:
+    """A rewards card in the form the table's reader reports a tap of it (the digits, or
+    the UID in upper-case hex: game.card_forms), or DeskError saying why this venue's
+    readers (``forms``, tournament.toml ``[venue] card_forms``) can never read it."""
+    try:
+        return read_card(str(number), forms)
+    except ValueError as exc:
+        raise DeskError(f"field {field!r}: {exc}") from None
 
 
 def hashed(secret: str) -> str:

@@ -10,6 +10,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from game.card_forms import CARD_FORMS, CardForm
 from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
@@ -18,6 +19,7 @@ from leaderboard.desk.action import (
     refuse,
     write_audit,
 )
+from leaderboard.desk.credentials import rewards_card_number
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.lookups import get_patron
 from leaderboard.eligibility import ID_KINDS, as_utc, check, normalize_id
@@ -27,10 +29,14 @@ from runtime.clocks import WallClock
 __all__ = ["add_document", "document_number", "holder_of", "store_documents"]
 
 
-def document_number(kind: str, number: str) -> str:
-    """A document's number normalised, its kind checked; DeskError saying what is wrong."""
+def document_number(kind: str, number: str,
+                    card_forms: tuple[CardForm, ...] = CARD_FORMS) -> str:
+    """A document's number normalised, its kind checked (a rewards card against the forms
+    the venue's readers produce, ``card_forms``); DeskError saying what is wrong."""
     if kind not in ID_KINDS:
         raise DeskError(f"unknown document kind {kind!r} (one of {', '.join(ID_KINDS)})")
+    if kind == "rewards_card":
+        return rewards_card_number(number, card_forms, field="number")
     try:
         return normalize_id(str(number))
     except ValueError as exc:
@@ -63,7 +69,7 @@ def add_document(session: Session, settings: TournamentSettings, clock: WallCloc
     actor = begin_action(session, actor)
     now = desk_now(clock)
     patron = get_patron(session, patron_id)
-    value = document_number(kind, number)
+    value = document_number(kind, number, settings.card_forms)
     holder = holder_of(session, value)
     if holder == patron.patron_id:
         raise Conflict(f"{kind} {value} is already on file for patron {holder}")

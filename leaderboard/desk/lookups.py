@@ -3,6 +3,8 @@ tournament day of a moment."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from datetime import date, datetime
 from typing import Final
 
@@ -18,6 +20,7 @@ from leaderboard.projections import SEATED, WITHDRAWN
 __all__ = [
     "PLAYED",
     "REGISTERED",
+    "entry_codes",
     "get_entry",
     "get_patron",
     "has_score",
@@ -28,6 +31,7 @@ __all__ = [
 
 PLAYED: Final = (SEATED, WITHDRAWN)  # a withdrawn entry left before its last hand (D55)
 REGISTERED: Final = "registered"
+_CODE: Final = re.compile(r"[0-9A-Z]{2}-[0-9A-Z]{3,10}")  # an entry code, leaderboard.display_names
 
 
 def get_patron(session: Session, patron_id: str) -> Patron:
@@ -39,11 +43,31 @@ def get_patron(session: Session, patron_id: str) -> Patron:
 
 
 def get_entry(session: Session, entry_id: str) -> Entry:
-    """An entry, or NotFound."""
-    entry = session.get(Entry, str(entry_id).strip())
-    if entry is None:
-        raise NotFound(f"no entry {entry_id!r}")
-    return entry
+    """An entry by its id or by the short code people see (D462: "K7-42F", when one entry
+    has it; a qualifying entry and its places share a code), or NotFound."""
+    text = str(entry_id).strip()
+    entry = session.get(Entry, text)
+    if entry is not None:
+        return entry
+    if _CODE.fullmatch(text.upper()):
+        found = session.scalars(select(Entry).where(Entry.entry_code == text.upper())
+                                .order_by(Entry.entry_id)).all()
+        if len(found) == 1:
+            return found[0]
+        if found:
+            raise NotFound(f"entry code {text.upper()} is entries"
+                           f" {', '.join(f'{e.entry_id} ({e.stage})' for e in found)}:"
+                           " give the entry id")
+    raise NotFound(f"no entry {entry_id!r}")
+
+
+def entry_codes(session: Session, entry_ids: Iterable[str]) -> dict[str, str]:
+    """Entry id -> the short code people see (D462), for these entries (the id itself for
+    an entry stored without a code, or none with that id)."""
+    ids = list(dict.fromkeys(entry_ids))
+    found = dict(session.execute(select(Entry.entry_id, Entry.entry_code)
+                                 .where(Entry.entry_id.in_(ids))).all()) if ids else {}
+    return {i: found.get(i) or i for i in ids}
 
 
 def stage_of(entry: Entry) -> Stage:

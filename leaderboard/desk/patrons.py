@@ -5,12 +5,15 @@ kept only as hashes). A possible list match by name holds the registration for a
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Final
 
-from sqlalchemy import select
+from sqlalchemy import and_, or_, select
 from sqlalchemy.orm import Session
 
+from game.card_forms import CARD_FORMS, CardForm
+from game.messages.desk import ParticipantProofs
 from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import (
     begin_action,
@@ -19,12 +22,14 @@ from leaderboard.desk.action import (
     refuse,
     write_audit,
 )
-from leaderboard.desk.credentials import card_number, hashed, pin_number
+from leaderboard.desk.command_log import record_command
+from leaderboard.desk.credentials import hashed, pin_number, rewards_card_number
 from leaderboard.desk.documents import document_number, holder_of, store_documents
 from leaderboard.desk.errors import Conflict, DeskError
 from leaderboard.desk.holds import CLEAR, open_hold
 from leaderboard.desk.ids import new_id
 from leaderboard.desk.lookups import get_patron, local_day
+from leaderboard.desk.values import DeskCommand
 from leaderboard.display_names import check_screen_name as _check_screen_name
 from leaderboard.display_names import screen_name_key
 from leaderboard.eligibility import (
@@ -36,11 +41,13 @@ from leaderboard.eligibility import (
     normalize_id,
     record_refusal,
 )
-from leaderboard.models import Patron
+from leaderboard.models import Entry, Patron, Score
+from leaderboard.projections import SEATED
 from runtime.clocks import WallClock
 
 _MAX_AGE: Final = 130
 REWARDS_CARD: Final = "rewards_card"
+CREDENTIALS_SENT: Final = "patron.credentials_sent"  # the audit action of each command
 
 
 def _birth_date(value: date | str) -> date:
@@ -88,14 +95,16 @@ def check_person(session: Session, settings: TournamentSettings, clock: WallCloc
     return verdict
 
 
-def _proof(patron: Patron, *, rewards_card: str | None, pin: str | None) -> dict[str, bool]:
+def _proof(patron: Patron, *, rewards_card: str | None, pin: str | None,
+           forms: tuple[CardForm, ...]) -> dict[str, bool]:
     """Set the patron's card and PIN hashes from what is given (a patron registered by
-    rewards card has that card by default); what was set (only that), for the audit."""
+    rewards card has that card by default); what was set (only that), for the audit. The
+    card is hashed in the form a reader's tap of it has (game.card_forms), so it matches."""
     card = rewards_card
     if card is None and patron.card_hash is None and patron.id_kind == REWARDS_CARD:
         card = patron.id_number
     if card is not None:
-        patron.card_hash = hashed(card_number(card, "the rewards"))
+        patron.card_hash = hashed(rewards_card_number(card, forms))
     if pin is not None:
         patron.pin_hash = hashed(pin_number(pin, "the participant's"))
     return {name: True for name, given in (("card", card), ("pin", pin)) if given is not None}
@@ -122,10 +131,13 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     now = desk_now(clock)
     if id_kind not in ID_KINDS:
         raise DeskError(f"unknown document kind {id_kind!r} (one of {', '.join(ID_KINDS)})")
+    forms = settings.card_forms
+    if id_kind == REWARDS_CARD:  # a card that can never be tapped is no rewards card
+        id_number = rewards_card_number(id_number, forms, field="id_number")
     person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
     documents = [(id_kind, person.id_number)]
     if rewards_card is not None:
-        card = card_number(rewards_card, "the rewards")
+        card = rewards_card_number(rewards_card, forms)
         if card != person.id_number:
             documents.append((REWARDS_CARD, document_number(REWARDS_CARD, card)))
     if pin is not None:
@@ -149,7 +161,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
                     id_number=person.id_number, birth_date=person.birth_date,
                     created_at=as_utc(now), standing=CLEAR, name_consent=name_consent,
                     screen_name=shown, screen_name_key=screen_name_key(shown) if shown else None)
-    proof = _proof(patron, rewards_card=rewards_card, pin=pin)
+    proof = _proof(patron, rewards_card=rewards_card, pin=pin, forms=forms)
     display = {**({"name_consent": True} if name_consent else {}),  # only what was given
                **({"screen_name": shown} if shown else {})}
 
@@ -199,21 +211,62 @@ def _screen_name(session: Session, raw: str) -> str:
     return name
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CredentialsSet:
+    """A patron's proofs recorded, and the ``participant_proofs`` commands that carry them to every
+    table where an entry they play is seated or has a score waiting for acknowledgement."""
+
+    patron: Patron
+    commands: tuple[DeskCommand, ...]
+
+
+def _waiting_tables(session: Session, patron_id: str) -> list[tuple[str, str]]:
+    """(entry id, table) of every entry the patron plays whose table holds its proofs: seated
+    there and not yet acknowledged (nor voided)."""
+    rows = session.execute(
+        select(Entry, Score).outerjoin(Score, Score.entry_id == Entry.entry_id)
+        .where(Entry.status == SEATED, Entry.table_id.is_not(None),
+               or_(Entry.played_by == patron_id,
+                   and_(Entry.played_by.is_(None), Entry.patron_id == patron_id)))
+        .order_by(Entry.entry_id)).all()
+    out: list[tuple[str, str]] = []
+    for row in rows:
+        entry: Entry = row[0]
+        score: Score | None = row[1]  # the outer join: None when no score yet
+        if score is None:
+            out.append((entry.entry_id, str(entry.table_id)))
+        elif score.acknowledged_at is None and score.voided_at is None:
+            out.append((entry.entry_id, score.table_id))
+    return out
+
+
 def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, patron_id: str,
                            rewards_card: str | None = None, pin: str | None = None,
-                           why: str | None = None) -> Patron:
-    """Record a patron's rewards card and/or PIN (hashed; each replaces the one before);
-    entries seated from now on carry them to the table."""
+                           why: str | None = None,
+                           card_forms: tuple[CardForm, ...] = CARD_FORMS) -> CredentialsSet:
+    """Record a patron's rewards card and/or PIN (hashed; each replaces the one before;
+    the card checked against ``card_forms``, the venue's readers'); entries seated from now
+    on carry them to the table, and a ``participant_proofs`` command is recorded for each table
+    already holding an entry of theirs (D461), to send."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     patron = get_patron(session, patron_id)
     if rewards_card is None and pin is None:
         raise DeskError("give a rewards card number or a PIN (or both)")
-    proof = _proof(patron, rewards_card=rewards_card, pin=pin)
-    write_audit(session, now, actor, "patron.credentials",
-                detail={"patron_id": patron.patron_id, **proof}, why=why)
+    proof = _proof(patron, rewards_card=rewards_card, pin=pin, forms=card_forms)
+    row = write_audit(session, now, actor, "patron.credentials",
+                      detail={"patron_id": patron.patron_id, **proof}, why=why)
+    commands = []
+    for entry_id, table in _waiting_tables(session, patron.patron_id):
+        command = ParticipantProofs(entry_id=entry_id, card_hash=patron.card_hash,
+                              pin_hash=patron.pin_hash)
+        sent = write_audit(session, now, actor, CREDENTIALS_SENT, detail={
+            "table": table, "command": command.NAME, "args": command.args(),
+            "entry_id": entry_id, "patron_id": patron.patron_id, "credentials": row.id,
+            **proof}, why=why)
+        commands.append(record_command(session, sent, table, command))
     session.commit()
-    return patron
+    return CredentialsSet(patron=patron, commands=tuple(commands))
 
 
 def set_patron_display(session: Session, clock: WallClock, *, actor: str, patron_id: str,

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
@@ -32,9 +32,19 @@ from leaderboard.desk.lookups import (
     stage_of,
 )
 from leaderboard.desk.values import DeskCommand, Seating
+from leaderboard.display_names import display_name, entry_code
 from leaderboard.models import Entry
 from leaderboard.projections import REFUNDED, SEATED, WITHDRAWN
 from runtime.clocks import WallClock
+
+if TYPE_CHECKING:  # leaderboard.config imports the desk's policy: no import at run time
+    from leaderboard.config import NameMode
+
+
+def shown_code(entry: Entry) -> str:
+    """The entry's short display code (stored when the entry was; derived for an entry stored
+    before codes were)."""
+    return entry.entry_code or entry_code(entry.entry_id)
 
 
 def _seat_for(session: Session, settings: TournamentSettings, now: datetime, *,
@@ -97,7 +107,7 @@ def _check_player(session: Session, *, entry: Entry, stage: Stage, player_id: st
 
 def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock, *, actor: str,
                entry_id: str, table: str, seat: int | None = None,
-               why: str | None = None) -> Seating:
+               why: str | None = None, names: NameMode = "entry_code") -> Seating:
     """Seat an entry at a table: eligibility is checked again (rules 1-3) for whoever plays
     it, and the `seat` command is recorded and returned for sending, with the hashes of the
     player's rewards card and PIN when the desk has them (what the table checks the score's
@@ -107,6 +117,10 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     heat day; a semi-final place takes the heat and seat chosen for it (rule 27), a Final
     place its drawn seat (rule 40). A person plays one entry at a time, and one place per
     semi-final or Final.
+
+    The command carries what people see of the entry (D462, D463): its short code, and the
+    player's name in the page's style ``names`` (none when the page shows entry codes only,
+    or the player has not agreed to be named).
     """
     actor = begin_action(session, actor)
     now = desk_now(clock)
@@ -139,7 +153,10 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     # The player's proof for acknowledging the score at the table (a proxy's own): hashes
     # only, and never a name or document number.
     command = Seat(entry_id=entry.entry_id, seat=seat, card_hash=player.card_hash,
-                   pin_hash=player.pin_hash)
+                   pin_hash=player.pin_hash, entry_code=shown_code(entry),
+                   name=display_name(names, full_name=player.name,
+                                     consent=player.name_consent,
+                                     screen_name=player.screen_name))
     args = command.args()
     row = write_audit(session, now, actor, EntrySeated.TYPE, detail={
         "table": table, "command": command.NAME, "args": args, "heat_id": heat_id,
@@ -148,7 +165,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     sent = record_command(session, row, table, command, undo=before)
     session.commit()
     return Seating(entry_id=entry.entry_id, table=table, seat=seat, heat_id=heat_id,
-                   player=player_id, command=sent)
+                   player=player_id, command=sent, entry_code=command.entry_code)
 
 
 def unseat_entry(session: Session, clock: WallClock, *, actor: str, entry_id: str,

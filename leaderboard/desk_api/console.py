@@ -112,12 +112,15 @@ class ConsoleApi:
 
     def credentials(self, s: Session, b: Body, _: Request) -> Result:
         """Record a patron's rewards card and/or PIN (hashed)."""
-        patron = desk.set_patron_credentials(
+        done = desk.set_patron_credentials(
             s, self.clock, actor=b.actor, patron_id=b.path_text("patron_id"),
             rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"),
-            why=b.optional_text("why"))
+            why=b.optional_text("why"), card_forms=self.settings.card_forms)
+        patron = done.patron
         return Result({"patron_id": patron.patron_id, "card": patron.card_hash is not None,
-                       "pin": patron.pin_hash is not None})
+                       "pin": patron.pin_hash is not None,
+                       "sent": [{"table": c.table, "seq": c.seq, "entry_id": c.args["entry_id"]}
+                                for c in done.commands]}, done.commands)
 
     def acknowledge(self, s: Session, b: Body, _: Request) -> Result:
         """Send a score's acknowledgement taken at the desk to its table."""

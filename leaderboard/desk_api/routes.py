@@ -67,6 +67,7 @@ from starlette.routing import BaseRoute, Route
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
 from leaderboard import desk
+from leaderboard.config import NameMode
 from leaderboard.desk import (
     NotFound,
     Place,
@@ -74,6 +75,7 @@ from leaderboard.desk import (
     ScoreRuling,
 )
 from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
+from leaderboard.desk.patron_record import patron_record
 from leaderboard.desk.permissions import PERMISSIONS
 from leaderboard.desk.policy import AuthPolicy
 from leaderboard.desk.sender import CommandSender
@@ -154,6 +156,7 @@ class _DeskApi:
         self.settings = settings
         self.sender = sender
         self.clock = clock
+        self.names: NameMode = "entry_code"
 
     def _authorised(self, request: Request, action: str) -> str:
         """The signed-in person's staff id, when their session may take ``action``."""
@@ -227,15 +230,16 @@ class _DeskApi:
                       status=201)
 
     def patron(self, s: Session, b: Body, _: Request) -> Result:
+        """The patron's record: each entry with where it stands in the central records (its
+        score and how it was acknowledged, D464)."""
         patron = desk.get_patron(s, b.path_text("patron_id"))
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
-        return Result({"patron_id": patron.patron_id, "name": patron.name,
-                        "id_kind": patron.id_kind, "standing": patron.standing,
-                        "standing_reason": patron.standing_reason,
-                        "documents": [d.kind for d in patron.documents],
-                        "entries": [_entry(e) for e in entries],
-                        "disputes": entry_disputes(s, [e.entry_id for e in entries])})
+        record = patron_record(s, self.settings, patron.patron_id)
+        progress = {p["entry_id"]: p for p in record["entries"]}
+        return Result({**record,
+                       "entries": [{**_entry(e), **progress[e.entry_id]} for e in entries],
+                       "disputes": entry_disputes(s, [e.entry_id for e in entries])})
 
     def check(self, s: Session, b: Body, _: Request) -> Result:
         if b.given("patron_id"):
@@ -284,10 +288,11 @@ class _DeskApi:
     def seat(self, s: Session, b: Body, _: Request) -> Result:
         seating = desk.seat_entry(s, self.settings, self.clock, actor=b.actor,
                                   entry_id=b.text("entry_id"), table=b.text("table"),
-                                  seat=b.optional_integer("seat"), why=b.optional_text("why"))
-        return Result({"entry_id": seating.entry_id, "table": seating.table,
-                        "seat": seating.seat, "heat_id": seating.heat_id,
-                        "player": seating.player, "seq": seating.command.seq},
+                                  seat=b.optional_integer("seat"), why=b.optional_text("why"),
+                                  names=self.names)
+        return Result({"entry_id": seating.entry_id, "code": seating.entry_code,
+                       "table": seating.table, "seat": seating.seat, "heat_id": seating.heat_id,
+                       "player": seating.player, "seq": seating.command.seq},
                        (seating.command,), 201)
 
     def unseat(self, s: Session, b: Body, _: Request) -> Result:
@@ -393,11 +398,14 @@ class _DeskApi:
 
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
                 clock: WallClock, *, policy: AuthPolicy | None = None,
-                answer_wait: float | None = None) -> list[BaseRoute]:
+                answer_wait: float | None = None,
+                names: NameMode = "entry_code") -> list[BaseRoute]:
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
-    `answer_wait`: how long an action waits for the tables' verdicts (None: not at all)."""
+    `answer_wait`: how long an action waits for the tables' verdicts (None: not at all);
+    ``names``: the page's name style, which the seat data carries (D463)."""
     api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
+    api.names = names
     cmds = CommandsApi()
     c = ConsoleApi(settings, clock)
     i = IdentityApi(settings, clock)

@@ -201,7 +201,7 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
         _t("card", 200), WHY, path_fields=(_t("staff_id", _ID),)),
     _op("credentials", "POST", "/patrons/{patron_id}/credentials",
         "Record a patron's rewards card and/or PIN", _t("rewards_card", 200, required=False),
-        _t("pin", 64, required=False), WHY, path_fields=(_PATRON,)),
+        _t("pin", 64, required=False), WHY, path_fields=(_PATRON,), sends=True),
     _op("acknowledge", "POST", "/acknowledgements", "A score's acknowledgement at the desk",
         _ENTRY, _t("method", 32), WHY, created=True, sends=True),
     _op("disputes", "GET", "/disputes", "The disputes", _flag("open"),

@@ -30,7 +30,7 @@ from game.tournament.standings import (
     weekly_leaderboard,
 )
 from leaderboard.config import NameMode
-from leaderboard.display_names import first_name_initial
+from leaderboard.display_names import display_name
 from leaderboard.models import Dispute, Entry, Patron, Score
 from leaderboard.projections import UNPAID_STATUSES
 
@@ -144,17 +144,6 @@ def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def display_name(names: NameMode, *, full_name: str, consent: bool,
-                 screen_name: str | None) -> str | None:
-    """How the page names a patron under the house setting, None for "by their entry code":
-    first name and initial only with their consent, the screen name only when they chose one."""
-    if names == "first_name_initial" and consent:
-        return first_name_initial(full_name) or None
-    if names == "screen_name":
-        return screen_name or None
-    return None
 
 
 def shown_names(session: Session, names: NameMode,

@@ -332,7 +332,9 @@ class _Builder:
             "semi_final": self.lineup(Stage.SEMI_FINAL, semi.board),
             "final": self.lineup(Stage.FINAL, final),
             "excluded_total": excluded_total,
-            "excluded": [{"entry_id": x.entry_id, "table": x.table, "stage": x.stage,
+            "excluded": [{"entry_id": x.entry_id,
+                          "code": self.snapshot.codes.get(x.entry_id) or entry_code(x.entry_id),
+                          "table": x.table, "stage": x.stage,
                           **_money(x.score_cents), "reason": x.reason}
                          for x in excluded],
         }

@@ -141,7 +141,8 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     seat = run.json("seat", "--entry", entry["entry_id"], "--table", "t01", "--seat", "6")
     assert (seat["seat"], seat["heat_id"], seat["player"]) == (6, heat["args"]["heat_id"], pid)
     assert [c.command for c in run.sender.commands] == ["open_heat", "seat"]
-    assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6}
+    assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6,
+                                           "entry_code": entry["code"]}  # the code (D462)
     code, _, err = run("close-heat", "--table", "t01")
     assert code == EXIT_REFUSED and "entries still seated" in err
     resent = run.json("resend", str(seat["command"]["seq"]))
@@ -151,7 +152,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     assert code == EXIT_ERROR and "say why the entry leaves (--why)" in err
     assert err.count("\n") == 1
     code, out, _ = run("unseat", "--entry", entry["entry_id"], "--why", "patron left")
-    assert code == 0 and out.startswith(f"entry {entry['entry_id']} to leave table t01 seat 6")
+    assert code == 0 and out.startswith(f"entry {entry['code']} to leave table t01 seat 6")
     assert run.sender.commands[-1].command == "unseat"
     assert run.sender.commands[-1].args == {"seat": 6, "entry_id": entry["entry_id"],
                                             "reason": "patron left"}
@@ -163,7 +164,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     code, _, err = run("refund", "--entry", first["entry_id"])
     assert code == EXIT_ERROR and "say why the entry is refunded (--why)" in err
     code, out, _ = run("refund", "--entry", first["entry_id"], "--why", "bought twice")
-    assert (code, out) == (0, f"entry {first['entry_id']} refunded: pay the patron R100.00\n")
+    assert (code, out) == (0, f"entry {first['code']} refunded: pay the patron R100.00\n")
     heat = run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     run.json("seat", "--entry", second["entry_id"], "--table", "t01", "--seat", "2")
     code, out, err = run("table-fault", "--table", "t01", "--why", "shoe jammed")
@@ -171,7 +172,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     lines = out.splitlines()
     assert lines[:2] == [
         f"table t01 out of service; heat {heat['args']['heat_id']} closed at the desk",
-        f"entry {second['entry_id']} refunded: pay the patron R100.00"]
+        f"entry {second['code']} refunded: pay the patron R100.00"]
     unseat, close = run.sender.commands[-2:]
     assert (unseat.command, close.command) == ("unseat", "close_heat")
     assert lines[2] == (f"the table is sent 2 commands (seq {unseat.seq}, {close.seq}); it"
@@ -185,7 +186,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     run.sender = _Unreachable()  # type: ignore[assignment]
     code, out, err = run("table-fault", "--table", "t02", "--why", "power")
     assert code == EXIT_UNAVAILABLE  # the broker did not answer: try again
-    assert f"entry {third['entry_id']} refunded: pay the patron R100.00" in out
+    assert f"entry {third['code']} refunded: pay the patron R100.00" in out
     assert err.startswith("showdown desk: error: table t02 is out of service at the desk, but"
                           " the table was not told: ")
     assert err.count("\n") == 1 and "; unsent seq " in err
@@ -193,8 +194,8 @@ def test_refund_and_table_fault(run: Desk) -> None:
 
 def test_void_and_correct_a_score(run: Desk) -> None:
     pid = run.json("register", *ADULT)["patron_id"]
-    voided, corrected, unscored = (run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
-                                   for _ in range(3))
+    bought = [run.json("buy", "--patron", pid, "--payment", "cash") for _ in range(3)]
+    voided, corrected, unscored = (b["entry_id"] for b in bought)
     recorded = local(2026, 7, 3, 15, 0)
     with migrated(run.db) as engine, Session(engine) as s:
         add_score(s, voided, 225_000, stage="qualifying", recorded=recorded,
@@ -207,8 +208,8 @@ def test_void_and_correct_a_score(run: Desk) -> None:
     assert (code, out, err.count("\n")) == (EXIT_ERROR, "", 1)
     assert "say why the score is voided (--why)" in err
     code, out, err = run("void-score", "--entry", voided, "--why", "dispute upheld: misdeal")
-    assert (code, out) == (0, f"entry {voided} score voided: R2,250.00 from t09 no longer"
-                              " counts\n"), err
+    assert (code, out) == (0, f"entry {bought[0]['code']} score voided: R2,250.00 from t09"
+                              " no longer counts\n"), err
     code, _, err = run("void-score", "--entry", voided, "--why", "again")
     assert code == EXIT_REFUSED and err.count("\n") == 1
     assert f"entry {voided}'s score is voided" in err
@@ -231,7 +232,7 @@ def test_void_and_correct_a_score(run: Desk) -> None:
                       "why": "dispute upheld: chips miscounted"}
     code, out, err = run("correct-score", "--entry", corrected, "--score", "1200.50",
                          "--why", "recounted")
-    assert (code, out) == (0, f"entry {corrected} score corrected: R2,250.00 from t09 now"
+    assert (code, out) == (0, f"entry {bought[1]['code']} score corrected: R2,250.00 from t09 now"
                               " counts R1,200.50\n"), err
 
     code, _, err = run("void-score", "--entry", unscored, "--why", "no such score")
@@ -414,7 +415,7 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
     assert (registered["card"], registered["pin"]) == (True, True)
     pid = registered["patron_id"]
     code, out, _ = run("register", "--name", "R Card", "--id-kind", "rewards_card",
-                       "--id-number", "RC778899", "--birth-date", "1970-01-01")
+                       "--id-number", "6099000077889900", "--birth-date", "1970-01-01")
     assert code == 0 and out.endswith("(rewards card recorded for the table)\n")
     code, out, err = run("patron", "credentials", "--patron", pid, "--rewards-card",
                          "5555 7777")
@@ -481,3 +482,48 @@ def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
     assert len(run.json("payouts")) == 2
     audit = [a["action"] for a in run.json("audit", "--limit", "2")]
     assert audit == ["score.dispute_resolved", "score.ack_sent"]
+
+
+def test_identities_line_up_on_the_command_line(run: Desk) -> None:
+    """Issue 31 item 5 at the desk's command line: a card no reader produces refused with
+    the reason (exit 2, nothing stored), a card changed after seating sent to the table
+    (D461), the entry shown by its code, and the patron record with the score and how it
+    was acknowledged (D464)."""
+    code, _, err = run("register", *ADULT, "--rewards-card", "RC-100001")
+    assert code == EXIT_ERROR and err.count("\n") == 1
+    assert "field 'rewards_card': RC-100001: a rewards card reads as 8 to 19 digits or a hex" \
+        " UID" in err
+    assert "this venue's readers produce swiped card numbers (track 2)" in err
+    pid = run.json("register", *ADULT, "--rewards-card", "6012 3456 7890 1234")["patron_id"]
+    run.clock.now = local(2026, 7, 4, 0, 0)
+    entry = run.json("buy", "--patron", pid, "--payment", "cash")
+    run.json("open-heat", "--table", "t01", "--stage", "qualifying")
+    code, out, err = run("seat", "--entry", entry["code"], "--table", "t01", "--seat", "4")
+    assert code == 0, err  # the code names the entry too
+    assert out.startswith(f"entry {entry['code']} seated at table t01 seat 4")
+    assert entry["entry_id"] not in out
+
+    code, out, err = run("patron", "credentials", "--patron", pid, "--rewards-card",
+                         "04A1B2C3D4E5F6")
+    assert code == 0, err
+    sent = run.sender.commands[-1]
+    assert (sent.table, sent.command, sent.args["entry_id"]) == (
+        "t01", "participant_proofs", entry["entry_id"])
+    assert secret_matches("04A1B2C3D4E5F6", sent.args["card_hash"])
+    assert f"sent to table t01 for entry {entry['entry_id']} (seq {sent.seq})" in out
+
+    record = run.json("patron", "show", "--patron", pid)
+    assert [(e["code"], e["state"], e["score"]) for e in record["entries"]] == [
+        (entry["code"], "seated", None)]
+    with migrated(run.db) as engine, Session(engine) as s:
+        add_score(s, entry["entry_id"], 12_500, stage="qualifying",
+                  acknowledged=local(2026, 7, 3, 23, 40), recorded=local(2026, 7, 3, 23, 35))
+    record = run.json("patron", "show", "--patron", pid)
+    shown = record["entries"][0]
+    assert (shown["state"], shown["score"]["score"], shown["score"]["ack_method"],
+            shown["score"]["acknowledged_local"]) == ("acknowledged", "R125.00", "card",
+                                                      "2026-07-03 23:40")
+    code, out, _ = run("patron", "show", "--patron", pid)
+    assert code == 0
+    assert (f"  {entry['code']} [{entry['entry_id']}] qualifying: scored R125.00 in 10 hands"
+            " at table t01; acknowledged by rewards card at 2026-07-03 23:40") in out

@@ -16,6 +16,7 @@ from cli.errors import EXIT_ERROR
 from cli.main import main
 from controller.embedded_broker import EmbeddedBroker
 from leaderboard.db import make_engine
+from leaderboard.display_names import entry_code
 from tests.fixtures.services import Database, MqttBroker
 from tests.leaderboard.support import seed_field, write_config
 from wire.signing import Signer
@@ -37,8 +38,10 @@ def test_standings_text_and_json(database_url: Database, capsys: pytest.CaptureF
     text = capsys.readouterr().out
     lines = text.splitlines()
     assert "Qualifying" in lines[0]
-    first = next(line for line in lines if "E-1a07c2" in line)
-    assert first.split()[:3] == ["1", "E-1a07c2", "R5,125.00"]
+    code = entry_code("E-1a07c2")  # the page's short code, not the entry id (D462)
+    first = next(line for line in lines if code in line)
+    assert first.split()[:3] == ["1", code, "R5,125.00"]
+    assert "E-1a07c2" not in text
     assert "---- top 12 advance ----" in text
     assert "... and 1 more" in text
     assert "awaiting acknowledgement: 1" in text
@@ -50,6 +53,8 @@ def test_standings_text_and_json(database_url: Database, capsys: pytest.CaptureF
                  "--tournament", TOURNAMENT, "--json", "--at", AT]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["board"]["counted"] == 14
+    assert (doc["board"]["rows"][0]["entry_id"], doc["board"]["rows"][0]["code"]) == (
+        "E-1a07c2", code)  # the JSON keeps the id and adds the code
     assert doc["pools"]["entries"] == 15
     assert doc["generated_local"] == "2026-07-08 22:00"
 

@@ -179,9 +179,9 @@ def test_registration_and_an_update_record_the_participants_proof_as_hashes(
 ) -> None:
     s = settings()
     by_card = desk.register_patron(session, s, clock, actor="desk-1", name="R Card",
-                                   id_kind="rewards_card", id_number="RC-778899",
+                                   id_kind="rewards_card", id_number="6099-0000-7788-99",
                                    birth_date="1980-01-01")
-    assert by_card.card_hash is not None and secret_matches("RC778899", by_card.card_hash)
+    assert by_card.card_hash is not None and secret_matches("60990000778899", by_card.card_hash)
     assert by_card.pin_hash is None
     by_id = desk.register_patron(session, s, clock, actor="desk-1", name="I Document",
                                  id_kind="id_document", id_number="8001015009087",
@@ -243,7 +243,7 @@ def test_seating_carries_the_players_hashes_a_proxys_own(
         assert secret_matches(card, getattr(seat, "card_hash", "") or "")
         assert secret_matches(pin, getattr(seat, "pin_hash", "") or "")
     assert not secret_matches("AAAA1111", str(by_proxy.args["card_hash"]))
-    assert set(plain.args) == {"entry_id", "seat"}  # no proof recorded: none sent
+    assert set(plain.args) == {"entry_id", "seat", "entry_code"}  # no proof recorded: none sent
 
 
 # ---- acknowledgement at the desk, disputes, payout checks -------------------------------------

@@ -55,7 +55,7 @@ def test_refused_on_her_id_then_a_rewards_card_in_her_name_is_held_and_not_sold(
     import_list(session, clock, LISTED)
     with pytest.raises(Refused, match="self-exclusion"):
         register(session, clock, ID_NUMBER, name="Thandi Mokoena")
-    patron = register_by_card(session, clock, "RC-7700-1234", "THANDI  mokoena")
+    patron = register_by_card(session, clock, "6099-7700-1234", "THANDI  mokoena")
     assert patron.standing == "held"
     hold = session.scalars(select(IdentityHold)).one()
     assert (hold.patron_id, hold.context, hold.decision) == (patron.patron_id, "registration",
@@ -73,15 +73,15 @@ def test_refused_on_her_id_then_a_rewards_card_in_her_name_is_held_and_not_sold(
 def test_a_different_birth_date_or_name_is_no_match_and_a_list_without_dates_matches_names(
         session: Session, clock: FakeClock) -> None:
     import_list(session, clock, LISTED)
-    other_day = register_by_card(session, clock, "RC1001", "Thandi Mokoena",
+    other_day = register_by_card(session, clock, "60990000001001", "Thandi Mokoena",
                                  born=date(1981, 5, 17))
-    other_name = register_by_card(session, clock, "RC1002", "Thandeka Mokoena")
+    other_name = register_by_card(session, clock, "60990000001002", "Thandeka Mokoena")
     assert (other_day.standing, other_name.standing) == ("clear", "clear")
     import_list(session, clock, "id_number,name\nX99887766,Sipho van der Merwe\n",
                 kind="excluded", source="court")
-    undated = register_by_card(session, clock, "RC1003", "Van Der Merwe, Sipho",
+    undated = register_by_card(session, clock, "60990000001003", "Van Der Merwe, Sipho",
                                born=date(1990, 1, 2))
-    initials = register_by_card(session, clock, "RC1004", "S. van der Merwe",
+    initials = register_by_card(session, clock, "60990000001004", "S. van der Merwe",
                                 born=date(1970, 3, 4))
     assert (undated.standing, initials.standing) == ("held", "held")
     how = [h.matches[0]["how"] for h in session.scalars(
@@ -95,7 +95,7 @@ def test_a_different_birth_date_or_name_is_no_match_and_a_list_without_dates_mat
 def test_a_supervisor_approves_a_hold_with_a_reason_and_the_patron_plays(
         session: Session, clock: FakeClock) -> None:
     import_list(session, clock, LISTED)
-    patron = register_by_card(session, clock, "RC5500", "Thandi Mokoena")
+    patron = register_by_card(session, clock, "60990000005500", "Thandi Mokoena")
     hold_id = session.scalars(select(IdentityHold.id)).one()
     dealer = supervisor(session, clock, "D1", role="dealer")
     with pytest.raises(NotPermitted, match="supervisor's decision; D1 is a dealer"):
@@ -125,7 +125,7 @@ def test_a_supervisor_approves_a_hold_with_a_reason_and_the_patron_plays(
 
 def test_a_supervisor_refuses_a_hold_the_patron_is_refused_and_unplayed_entries_refunded(
         session: Session, clock: FakeClock) -> None:
-    patron = register_by_card(session, clock, "RC5501", "Thandi Mokoena")
+    patron = register_by_card(session, clock, "60990000005501", "Thandi Mokoena")
     entry = buy(session, clock, patron.patron_id)
     found = import_list(session, clock, LISTED)
     assert found.checked == 1 and len(found.held) == 1 and found.refused == ()

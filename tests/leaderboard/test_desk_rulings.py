@@ -150,11 +150,12 @@ def test_every_desk_action_is_audited(session: Session, clock: FakeClock) -> Non
     rows = session.scalars(select(AuditEntry)).all()
     assert all(r.actor == "desk-1" and r.at is not None for r in rows
                if r.action != "list.imported")
-    # Nothing identifying a patron is in a table command.
+    # Nothing identifying a patron is in a table command (the entry's code, D462, names the
+    # entry; a name only where the page shows names, D463).
     seated = [r for r in rows if r.action == "entry.seated"]
-    assert all(set(r.detail["args"]) == {"entry_id", "seat"} for r in seated)
+    assert all(set(r.detail["args"]) == {"entry_id", "seat", "entry_code"} for r in seated)
     why = desk.register_patron(session, settings(), clock, actor="desk-9", name="W",
-                               id_kind="rewards_card", id_number="RC-000123",
+                               id_kind="rewards_card", id_number="6099-0000-0000-0123",
                                birth_date=date(1970, 1, 1), why="walk-in at the final")
     last = session.scalars(select(AuditEntry).order_by(AuditEntry.id.desc()).limit(1)).one()
     # Registered by rewards card: that card is what the participant taps at the table

@@ -52,10 +52,13 @@ def test_seat_sends_a_command_and_refuses_taken_seats(session: Session, clock: F
                               seat=3)
     cmd = seating.command
     assert (cmd.table, cmd.command, dict(cmd.args)) == ("t01", "seat",
-                                                       {"entry_id": e1, "seat": 3})
+                                                       {"entry_id": e1, "seat": 3,
+                                                        "entry_code": seating.entry_code})
+    assert seating.entry_code == session.get(Entry, e1).entry_code  # type: ignore[union-attr]
     assert cmd.seq > opened.seq
     assert cmd.body("desk-a") == {"table": "t01", "command": "seat",
-                                  "command_id": f"desk-a-{cmd.seq}", "entry_id": e1, "seat": 3}
+                                  "command_id": f"desk-a-{cmd.seq}", "entry_id": e1, "seat": 3,
+                                  "entry_code": seating.entry_code}
     row = command_audit(session, cmd.seq)
     assert row is not None and row.action == "entry.seated" and row.detail["player"] == a
     entry = session.get(Entry, e1)

@@ -226,7 +226,7 @@ async def test_a_disputed_score_shows_as_disputed_until_resolved(
     rows = {r["entry_id"]: r for r in doc["board"]["rows"]}
     assert (rows["E1"]["disputed"], rows["E1"]["acknowledged"]) == (True, False)
     assert (rows["E2"]["disputed"], rows["E2"]["acknowledged"]) == (False, True)
-    line = next(x for x in format_text(doc).splitlines() if " E1 " in x)
+    line = next(x for x in format_text(doc).splitlines() if f" {rows['E1']['code']} " in x)
     assert line.split()[-3:] == ["disputed", "prize", "R24.00"]
 
     with Session(engine, expire_on_commit=False) as s:

@@ -35,6 +35,12 @@
     return sign + "R" + units + "." + String(abs % 100).padStart(2, "0");
   }
 
+  // An entry as people see it (D462): its short code (the page's) and the player's name when
+  // the desk sent them; the entry id only when it sent neither.
+  function entryLabel(x) {
+    const code = (x && x.entry_code) || (x && x.entry_id) || "";
+    return x && x.name ? code + " · " + x.name : code;
+  }
   function shown(amount) { return amount && amount.rand ? amount.rand : rand(amount && amount.cents); }
 
   /* "R1,234.50", "1234.5", "25" -> cents (an integer), or null: no floating point. */
@@ -185,7 +191,7 @@
   const bannerNode = $("banner");
   if (bannerNode) bannerNode.addEventListener("click", () => bannerNode.classList.add("hidden"));
   document.querySelectorAll("[data-print]").forEach((b) => b.addEventListener("click", () => window.print()));
-  window.Showdown = { $, el, clear, rand, shown, parseRand, cardNode, ago, banner, post, act,
+  window.Showdown = { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
     openOverlay, closeOverlay, keypads, connect, render, state, pages, SUITS, RED, SPOTS };
   document.addEventListener("DOMContentLoaded", () => {
     const mine = pages[page];

@@ -4,7 +4,7 @@
 
 (function () {
   const S = window.Showdown;
-  const { $, el, clear, rand, shown, parseRand, cardNode, ago, banner, post, act,
+  const { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
     openOverlay, closeOverlay, keypads, connect, render, state, SUITS, RED, SPOTS } = S;
 
   // ---- the dealer's screen ----------------------------------------------------------------
@@ -38,7 +38,7 @@
     const waiting = $("waiting-scores"); clear(waiting);
     if (!v.scores || !v.scores.length) waiting.textContent = "None.";
     (v.scores || []).forEach((s) => waiting.appendChild(el("div", "score-line" + (s.disputed ? " bad" : ""),
-      s.entry_id + " · " + shown(s.score) + " · " + s.hands + " hands" + (s.disputed ? " · DISPUTED: " + s.note : ""))));
+      entryLabel(s) + " · " + shown(s.score) + " · " + s.hands + " hands" + (s.disputed ? " · DISPUTED: " + s.note : ""))));
     const can = hand ? hand.can : {};
     document.querySelectorAll("#actions [data-action]").forEach((b) => {
       const a = b.dataset.action;
@@ -59,7 +59,7 @@
       card.dataset.seat = String(s.seat);
       const head = el("div", "seat-head");
       head.appendChild(el("span", "seat-no", "Seat " + s.seat));
-      head.appendChild(el("span", "entry", s.entry_id));
+      head.appendChild(el("span", "entry", entryLabel(s)));
       card.appendChild(head);
       card.appendChild(el("div", "chips", shown(s.chips)));
       const facts = el("div", "facts");
@@ -275,7 +275,7 @@
   /* A dealer or supervisor disputes one seat's result in a settled hand (hand.disputed); a
      supervisor rules on it at the desk (docs/disputes.md). */
   async function disputeHand(r) {
-    const seats = (r.seats || []).map((s) => [String(s.seat), "Seat " + s.seat + " (" + s.entry_id + ") " + shown(s.net)]);
+    const seats = (r.seats || []).map((s) => [String(s.seat), "Seat " + s.seat + " (" + entryLabel(s) + ") " + shown(s.net)]);
     const got = await ask("Dispute hand " + r.hand_id, "Raise a dispute for a supervisor's ruling; the hand's record is kept as it is.", [
       { name: "seat", label: "Seat", type: "select", options: seats },
       { name: "reason", label: "What is wrong", quick: ["paid short", "paid over", "misdealt"] }]);
@@ -285,7 +285,7 @@
   }
 
   function seatOptions(v) {
-    return (v.seats || []).map((s) => [String(s.seat), "Seat " + s.seat + " (" + s.entry_id + ")"]);
+    return (v.seats || []).map((s) => [String(s.seat), "Seat " + s.seat + " (" + entryLabel(s) + ")"]);
   }
 
   async function action(name) {

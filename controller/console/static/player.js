@@ -4,7 +4,7 @@
 
 (function () {
   const S = window.Showdown;
-  const { $, el, clear, rand, shown, parseRand, cardNode, ago, banner, post, act,
+  const { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
     openOverlay, closeOverlay, keypads, connect, render, state, SUITS, RED, SPOTS } = S;
 
   // ---- the participant's view ------------------------------------------------------------
@@ -16,7 +16,7 @@
     (v.scores || []).forEach((s) => {
       const card = el("article", "score-card" + (s.disputed ? " disputed" : ""));
       card.dataset.entry = s.entry_id;
-      card.appendChild(el("div", "entry", "Entry " + s.entry_id + (s.seat ? " · seat " + s.seat : "")));
+      card.appendChild(el("div", "entry", "Entry " + entryLabel(s) + (s.seat ? " · seat " + s.seat : "")));
       card.appendChild(el("div", "big-score", shown(s.score)));
       card.appendChild(el("div", "facts", s.hands + " hands · " + s.status.replace(/_/g, " ")));
       if (s.disputed) card.appendChild(el("div", "bad", "Disputed: " + s.note + " (a supervisor will come)"));
@@ -33,7 +33,7 @@
     acknowledged.forEach((a) => {
       const card = el("article", "score-card done-card");
       card.dataset.entry = a.entry_id;
-      card.appendChild(el("div", "entry", "Entry " + a.entry_id + ": score acknowledged, " + a.score));
+      card.appendChild(el("div", "entry", "Entry " + entryLabel(a) + ": score acknowledged, " + a.score));
       const link = el("a", "button", "Print your score slip");
       link.href = "/slip/" + encodeURIComponent(a.entry_id);
       link.dataset.slip = a.entry_id;
@@ -46,7 +46,7 @@
       const card = el("article", "player-seat");
       card.dataset.seat = String(s.seat);
       card.appendChild(el("div", "seat-no", "Seat " + s.seat));
-      card.appendChild(el("div", "entry", s.entry_id));
+      card.appendChild(el("div", "entry", entryLabel(s)));
       card.appendChild(el("div", "chips", shown(s.chips)));
       card.appendChild(el("div", "facts", s.hands_left + " hands left of " + s.hands_total));
       if (s.markers_total) card.appendChild(el("div", "facts", s.markers_left + " bonus markers left"));
@@ -61,7 +61,7 @@
 
   function openAck(score) {
     current = score;
-    $("ack-score").textContent = score.entry_id + ": " + shown(score.score);
+    $("ack-score").textContent = entryLabel(score) + ": " + shown(score.score);
     const m = methods();
     $("ack-card").classList.toggle("hidden", m.indexOf("card") < 0);
     $("ack-pin").classList.toggle("hidden", m.indexOf("pin") < 0);
@@ -73,7 +73,7 @@
 
   function openDispute(score) {
     current = score;
-    $("dispute-score").textContent = score.entry_id + ": " + shown(score.score);
+    $("dispute-score").textContent = entryLabel(score) + ": " + shown(score.score);
     $("dispute-note").value = "";
     openOverlay("dispute");
   }
@@ -124,7 +124,7 @@
     $("ack-pin-input").value = "";
     if (answer.ok) {
       closeOverlay("ack");
-      acknowledged.unshift({ entry_id: score.entry_id, score: shown(score.score) });
+      acknowledged.unshift({ entry_id: score.entry_id, entry_code: score.entry_code, name: score.name, score: shown(score.score) });
       render();
     }
   }

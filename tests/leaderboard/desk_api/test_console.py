@@ -15,9 +15,10 @@ from sqlalchemy.orm import Session
 from controller.table_service import TableService
 from game.chips.registry import Chip, ChipRegistry
 from game.hand.deal import DEFAULT_DEAL
+from game.staff import secret_matches
 from leaderboard.desk import DeskCommand
 from leaderboard.desk.sender import RecordingSender
-from leaderboard.models import AuditEntry, Dispute, Patron, PayoutCheck, StaffRecord
+from leaderboard.models import AuditEntry, Dispute, Patron, PayoutCheck, Score, StaffRecord
 from runtime.settings_files import read_paytables
 from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, settings
@@ -107,7 +108,7 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     pid = body["patron_id"]
     status, body = await api.call("POST", f"/patrons/{pid}/credentials",
                                   {"pin": "1357"})
-    assert (status, body) == (200, {"patron_id": pid, "card": True, "pin": True})
+    assert (status, body) == (200, {"patron_id": pid, "card": True, "pin": True, "sent": []})
     entry = (await api.call("POST", "/entries", {"patron_id": pid, "payment": "cash"}))[1]
     await api.call("POST", "/heats", {"table": "t01", "stage": "qualifying"})
     status, _ = await api.call("POST", "/seatings", {"entry_id": entry["entry_id"],
@@ -121,6 +122,21 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     assert {"card_hash", "pin_hash"} <= set(seat.args)
     assert "5555" not in json.dumps(dict(seat.args)) and "1357" not in json.dumps(
         dict(seat.args))
+    # A card changed after seating goes to the table, signed, and replaces the seat's (D461).
+    status, body = await api.call("POST", f"/patrons/{pid}/credentials",
+                                  {"rewards_card": "6012 3456 7890 1234"})
+    changed = sender.commands[-1]
+    assert (status, body["sent"]) == (200, [{"table": "t01", "seq": changed.seq,
+                                             "entry_id": entry["entry_id"]}])
+    assert changed.command == "participant_proofs"
+    applied = apply_at(table, sender, changed, clock)
+    assert applied.ok, applied.error
+    proof = table.core.proofs[entry["entry_id"]]
+    assert secret_matches("6012345678901234", proof.card_hash or "")
+    assert secret_matches("1357", proof.pin_hash or "") and proof.seat == 2
+    status, body = await api.call("GET", f"/patrons/{pid}")
+    assert [(e["code"], e["state"], e["score"]) for e in body["entries"]] == [
+        (entry["code"], "seated", None)]
 
     with Session(engine) as s:
         add_score(s, entry["entry_id"], 23_450, stage="qualifying", acknowledged=None,
@@ -136,6 +152,18 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     # This table has played no hand for the entry: it reads the command and says so.
     applied = apply_at(table, sender, ack, clock)
     assert not applied.ok and "no unacknowledged score" in str(applied.error)
+    # Once the central records have the acknowledgement, the patron's record says so (D464).
+    with Session(engine) as s:
+        score = s.get(Score, entry["entry_id"])
+        assert score is not None
+        score.acknowledged_at = local(2026, 7, 3, 15, 5).astimezone(UTC)  # as ingest stores
+        score.ack_method = "desk_id_check"
+        s.commit()
+    status, body = await api.call("GET", f"/patrons/{pid}")
+    shown = body["entries"][0]
+    assert (shown["state"], shown["status"], shown["score"]["score"],
+            shown["score"]["ack_method_text"], shown["score"]["acknowledged_local"]) == (
+        "acknowledged", "seated", "R234.50", "ID checked at the desk", "2026-07-03 15:05")
 
 
 async def test_disputes_and_payout_checks_over_http(
@@ -173,6 +201,10 @@ async def test_disputes_and_payout_checks_over_http(
     ("POST", "/staff/roster", {"table": "t 1"}, 400, "table"),
     ("POST", "/patrons/P-none/credentials", {"pin": "1234"}, 404,
      "no patron 'P-none'"),
+    ("POST", "/patrons", {"name": "Thabo Mokoena", "id_kind": "id_document",
+                          "id_number": "8001015009087", "birth_date": "1980-01-01",
+                          "rewards_card": "RC-100001"}, 400,
+     "field 'rewards_card': RC-100001: a rewards card reads as 8 to 19 digits or a hex UID"),
     ("POST", "/patrons/P-none/credentials", {"pin": "12x4"}, 404,
      "no patron"),
     ("POST", "/acknowledgements", {"entry_id": "E-none", "method": "desk_id_check"}, 404,

@@ -23,7 +23,7 @@ from wire.signing import KeyRing, Signer
 from wire.topics import TableTopics
 
 DESK = Signer.from_seed("desk-a", bytes(range(32)))
-PERSON = {"name": "Thandi Mokoena", "id_kind": "rewards_card", "id_number": "RC-4400-1",
+PERSON = {"name": "Thandi Mokoena", "id_kind": "rewards_card", "id_number": "6099 4400 0001",
           "birth_date": "1980-05-17"}
 LIST = {"kind": "self_exclusion", "source": "NRGP", "source_date": "2026-07-01",
         "csv": "id_number,name,birth_date\n8005175009087,MOKOENA Thandi,1980-05-17\n"}
@@ -107,7 +107,7 @@ async def test_a_disqualified_seated_entry_is_unseated_at_its_table_through_the_
                                      topic_root=unique_topic), venue="gold-reef", signer=DESK)
     api = Api(engine, clock, sender)
     cheat = (await api.call("POST", "/patrons", {**PERSON, "name": "Cheat One"}))[1]["patron_id"]
-    honest = (await api.call("POST", "/patrons", {**PERSON, "id_number": "RC-4400-2",
+    honest = (await api.call("POST", "/patrons", {**PERSON, "id_number": "6099 4400 0002",
                                                   "name": "Honest Two"}))[1]["patron_id"]
 
     async def buy(patron: str) -> str:

@@ -76,7 +76,7 @@ async def test_register_check_and_refusals(engine: Engine, clock: FakeClock) -> 
     assert (status, body) == (200, {"patron_id": pid, "name": "Thabo Mokoena",
                                     "id_kind": "id_document", "standing": "clear",
                                     "standing_reason": None, "documents": ["id_document"],
-                                    "entries": [],
+                                    "card": False, "pin": False, "entries": [],
                                     "disputes": []})
     assert (await api.call("GET", "/patrons/P-none"))[0] == 404
     status, body = await api.call("POST", "/patrons", ADULT)
@@ -143,7 +143,8 @@ async def test_buy_seat_and_signed_commands(engine: Engine, clock: FakeClock) ->
         "gold-reef", "desk-a", "seat", seat["seq"])
     assert verified.body == {"table": "t01", "command": "seat",
                              "command_id": f"desk-a-{seat['seq']}",
-                             "entry_id": entry["entry_id"], "seat": 2}
+                             "entry_id": entry["entry_id"], "seat": 2,
+                             "entry_code": entry["code"]}
     status, body = await api.call("GET", "/audit?limit=2")
     assert status == 200
     assert [a["action"] for a in body["audit"]] == ["entry.seated", "heat.opened"]
