@@ -110,7 +110,8 @@ def _status(args: argparse.Namespace) -> int:
           f"hands opened {status.get('hands_opened')}, alerts {status.get('alerts')}, "
           f"inputs {status.get('inputs')}")
     for seat, info in sorted(status.get("seats", {}).items()):
-        print(f"  seat {seat}: {info['entry_id']} chips {format_rand(info['balance'])}, "
+        shown = info.get("entry_code") or info["entry_id"]  # the code people see (D462)
+        print(f"  seat {seat}: {shown} chips {format_rand(info['balance'])}, "
               f"{info['hands_played']} hands")
     for person in status.get("staff", []):
         print(f"  signed in: {person['staff_id']} ({person['role']}) {person['name']}")

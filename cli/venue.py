@@ -64,6 +64,12 @@ def register(sub: Any) -> None:
                    help="lay this table out (key, broker account, config) but do not start"
                         " it: you run it yourself, e.g. with a real device"
                         " (docs/operations/rehearsal.md); repeatable")
+    r.add_argument("--patrons", type=int, default=0, metavar="N",
+                   help="on a new venue, the pit supervisor S1 registers N made-up patrons"
+                        " (0 to 6 per table; default 0: you do it at the desk), sells each"
+                        " an entry, opens a qualifying heat and seats them, t01 seat 1 first;"
+                        " each with the desk's own commands, in S1's name; their rewards"
+                        " cards are printed")
     ports = r.add_argument_group("ports on 127.0.0.1 (default: the last run's while free,"
                                  " else any free port)")
     ports.add_argument("--broker-port", type=int, default=None, metavar="PORT",
@@ -89,6 +95,10 @@ def _mosquitto() -> str:
 def _check(args: argparse.Namespace) -> None:
     if not 1 <= args.tables <= 20:
         raise CommandError(f"--tables must be 1 to 20, got {args.tables}")
+    seats = 6 * (args.tables - len(set(args.own_table)))
+    if not 0 <= args.patrons <= seats:
+        raise CommandError(f"--patrons must be 0 to {seats} (6 a started table), got"
+                           f" {args.patrons}")
     for name in ("broker_port", "http_port", "console_port", "bench_port"):
         value = getattr(args, name)
         if value is not None and not 1024 <= value <= 65535 - args.tables:
@@ -145,6 +155,7 @@ def run_rehearse(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(run_venue(layout, mosquitto=mosquitto, say=_say,
                                      own_tables=tuple(args.own_table),
+                                     patrons=args.patrons,
                                      signals=(signal.SIGINT, signal.SIGTERM)))
     except VenueError as exc:
         raise CommandUnavailable(str(exc)) from None

@@ -12,14 +12,17 @@ import asyncio
 import contextlib
 import signal
 from collections.abc import Callable, Coroutine, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 
 from floor.venue_desk import (
     DeskError,
+    SeatedPatron,
     StaffAccount,
     desk_env,
     enrol_staff,
+    seat_patrons,
     send_roster,
     staff_accounts,
 )
@@ -113,9 +116,10 @@ def credentials(accounts: Sequence[StaffAccount], folder: Path, *, new: bool) ->
 
 async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable[[str], None],
                     signals: Sequence[signal.Signals] = (signal.SIGINT, signal.SIGTERM),
-                    own_tables: Sequence[str] = ()) -> int:
+                    own_tables: Sequence[str] = (), patrons: int = 0) -> int:
     """Start the venue, run it until a signal, stop it: 0 when every child stopped cleanly,
-    1 when one had to be killed or failed as it stopped (each said)."""
+    1 when one had to be killed or failed as it stopped (each said). ``patrons``: made-up
+    patrons the pit supervisor registers and seats on a new venue's first run."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in signals:
@@ -146,6 +150,10 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
             answer = await _unless(stop, send_roster(env, accounts, started))
             for line in (answer or "").splitlines():
                 say(f"venue: {line}")
+            if patrons and not stop.is_set():
+                for line in await _patrons(directory, env, accounts, started, patrons,
+                                           fresh=fresh):
+                    say(line)
     except DeskError as exc:
         await _stop(processes, say)
         raise VenueError(str(exc)) from None
@@ -165,6 +173,24 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
             loop.remove_signal_handler(signum)
     say("venue: stopped" if not problems else "venue: stopped with problems")
     return 0 if not problems else 1
+
+
+async def _patrons(directory: Path, env: dict[str, str], accounts: Sequence[StaffAccount],
+                   tables: Sequence[str], count: int, *, fresh: bool) -> list[str]:
+    """Seat ``count`` made-up patrons on a new venue; on a later run, where they are."""
+    listing = directory / "patrons.txt"
+    if not fresh:
+        return [f"patrons: seated on this venue's first run ({listing}); none added"]
+    seated = await seat_patrons(env, accounts, tables, count, today=date.today())
+    lines = [_patron_line(p) for p in seated]
+    listing.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return ["patrons (registered, bought and seated by S1; tap the card on the bench to"
+            " acknowledge a score):", *(f"  {line}" for line in lines)]
+
+
+def _patron_line(p: SeatedPatron) -> str:
+    return (f"{p.table} seat {p.seat}: {p.code} {p.name}, rewards card {p.card}"
+            f" (entry {p.entry_id})")
 
 
 async def _stop(processes: VenueProcesses, say: Callable[[str], None]) -> list[str]:

@@ -16,23 +16,31 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import secrets
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
+
+from simulators.patrons import make_patrons
 
 __all__ = [
+    "PATRON_SEED",
     "DeskError",
+    "SeatedPatron",
     "StaffAccount",
     "desk_env",
     "enrol_staff",
+    "seat_patrons",
     "send_roster",
     "staff_accounts",
 ]
 
 MANAGER: Final = "M1"
+PATRON_SEED: Final = 2026  # the made-up patrons' names, birth dates and cards (--patrons)
 _TIMEOUT_S: Final = 60.0
 
 
@@ -50,6 +58,18 @@ class StaffAccount:
     passphrase: str | None = None
     pin: str | None = None
     card: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatedPatron:
+    """A made-up patron the venue registered and seated (``--patrons``)."""
+
+    name: str
+    card: str  # the rewards card to tap on the bench
+    entry_id: str
+    code: str  # the entry's short code, as every screen shows it
+    table: str
+    seat: int
 
 
 def _digits(n: int) -> str:
@@ -181,3 +201,39 @@ async def send_roster(env: dict[str, str], accounts: Sequence[StaffAccount],
                 "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
     answers = [(await _desk(env, "staff", "send", "--table", t)).strip() for t in tables]
     return "\n".join(answers)
+
+
+async def _desk_json(env: dict[str, str], *args: str) -> Any:
+    return json.loads(await _desk(env, *args, "--json"))
+
+
+async def seat_patrons(env: dict[str, str], accounts: Sequence[StaffAccount],
+                       tables: Sequence[str], count: int, *, today: date) -> list[SeatedPatron]:
+    """The pit supervisor registers ``count`` made-up adult patrons (seeded by PATRON_SEED),
+    sells each an entry, opens a qualifying heat at each table needed and seats them, the
+    i-th at ``tables[i % len(tables)]``, seat ``i // len(tables) + 1``: each a desk command of
+    its own, in the supervisor's name."""
+    supervisor = next(a for a in accounts if a.role == "supervisor")
+    staff = Path(env["XDG_STATE_HOME"]).parent / "staff"
+    await _desk(env, "login", "--staff-id", supervisor.staff_id,
+                "--passphrase-file", str(staff / f"{supervisor.staff_id}.passphrase"))
+    people = make_patrons(count, rng=random.Random(PATRON_SEED), today=today, under_age=0)
+    opened: set[str] = set()
+    seated = []
+    for i, person in enumerate(people):
+        table, seat = tables[i % len(tables)], i // len(tables) + 1
+        patron = await _desk_json(env, "register", "--name", person.name, "--id-kind",
+                                  person.id_kind, "--id-number", person.id_number,
+                                  "--birth-date", person.birth_date.isoformat(),
+                                  "--consent-name")
+        entry = await _desk_json(env, "buy", "--patron", str(patron["patron_id"]),
+                                 "--payment", "cash")
+        if table not in opened:
+            await _desk(env, "open-heat", "--table", table, "--stage", "qualifying")
+            opened.add(table)
+        await _desk(env, "seat", "--entry", str(entry["entry_id"]), "--table", table,
+                    "--seat", str(seat))
+        seated.append(SeatedPatron(name=person.name, card=person.id_number,
+                                   entry_id=str(entry["entry_id"]), code=str(entry["code"]),
+                                   table=table, seat=seat))
+    return seated

@@ -256,7 +256,7 @@ def _leaderboard_toml(layout_dir: Path, venue: str, ports: VenuePorts, database:
                  "tables_file": str(keys / "tables.pub")},
         "http": {"host": "127.0.0.1", "port": ports.http, "desk_api": True,
                  "desk_answer_wait_s": 3},
-        "page": {"rows": 20, "names": "entry_code", "stale_after_s": 300},
+        "page": {"rows": 20, "names": "first_name_initial", "stale_after_s": 300},
         "log": {"format": "console", "level": "info"},
     }
     header = ("# The rehearsal venue's central service: page, desk API, ingest. Written by"
@@ -271,7 +271,9 @@ def _desk_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,
         "desk": {"database": database, "venue": venue,
                  "signing_key": str(layout_dir / "keys" / "desk.key"),
                  "tournament": str(layout_dir / "tournament.toml"),
-                 "api_url": f"http://127.0.0.1:{ports.http}/"},
+                 "api_url": f"http://127.0.0.1:{ports.http}/",
+                 # the page's name style in the seat data: the slip's name (D463)
+                 "names": "first_name_initial"},
         "mqtt": mqtt,
     }
     header = ("# The rehearsal venue's registration desk: `showdown desk --config THIS ...`."

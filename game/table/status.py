@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from game.chips.spot_book import SpotBook
 from game.decks.check import DeckWatch
 from game.hand import Hand
-from game.messages.desk import DeskOrder
+from game.messages.desk import DeskOrder, Seat
 from game.messages.table import ScoreRecorded
 from game.table.chip_duties import TableChips
 from game.table.payout_check import PayoutCheck
@@ -61,6 +61,8 @@ class TableState(Protocol):
     def held(self) -> Sequence[DeskOrder]: ...
     @property
     def last_hand_at(self) -> Mapping[str, str]: ...
+    @property
+    def proofs(self) -> Mapping[str, Seat]: ...
 
 
 def core_status(core: TableState) -> dict[str, Any]:
@@ -101,7 +103,10 @@ class StatusView(Mapping[str, Any]):
 
 def _seats(core: TableState) -> dict[str, Any]:
     session = core.session
+    seatings = core.proofs
     return {str(s): {"entry_id": e.entry_id, "balance": e.balance_cents,
+                     "entry_code": (seatings[e.entry_id].entry_code
+                                    if e.entry_id in seatings else None),
                      "hands_played": e.hands_played, "markers_left": e.markers_left,
                      "last_hand_at": core.last_hand_at.get(e.entry_id)}
             for s, e in sorted(session.seats.items())} if session else {}

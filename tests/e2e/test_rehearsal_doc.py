@@ -28,6 +28,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.request
@@ -73,12 +74,13 @@ def doc_blocks() -> dict[str, list[str]]:
 
 def test_the_doc_has_the_blocks_this_test_runs() -> None:
     blocks = doc_blocks()
-    assert set(blocks) == {"setup", "venue", "desk"}
+    assert set(blocks) == {"setup", "venue", "desk", "quick"}
     assert blocks["setup"][-1] == "make venv"
     assert len(blocks["venue"]) == 1 and "showdown venue rehearse" in blocks["venue"][0]
     # the number of commands a technician types, as the doc's timing section says
     assert len(blocks["setup"]) + len(blocks["venue"]) == 3
     assert len(blocks["desk"]) == 5
+    assert len(blocks["quick"]) == 1 and "--patrons 1" in blocks["quick"][0]
 
 
 class Background:
@@ -144,7 +146,10 @@ def technician(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
         if services.services_required():
             pytest.fail(reason, pytrace=False)
         pytest.skip(reason)
-    work = tmp_path / "showdown"
+    # a short folder: the tables' console sockets must fit a Unix socket path (~107 bytes),
+    # and pytest-xdist's tmp_path is long
+    short = Path(tempfile.mkdtemp(prefix="sd-"))
+    work = short / "showdown"
     work.mkdir()
     (work / ".venv").symlink_to(ROOT / ".venv")
     home = tmp_path / "home"
@@ -158,6 +163,7 @@ def technician(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
                 os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    shutil.rmtree(short, ignore_errors=True)
 
 
 def _rows(database: Path, sql: str) -> list[tuple[object, ...]]:
@@ -191,9 +197,13 @@ def test_the_rehearsal_docs_commands_run_verbatim(
         assert desk.returncode == 0, desk.stdout + desk.stderr
         assert re.search(r"^signed in as S1 \(Pit Supervisor, supervisor\)", desk.stdout,
                          re.MULTILINE), desk.stdout
-        entry = re.search(r"^entry (E-[0-9a-f]+) seated at table t01 seat 1", desk.stdout,
-                          re.MULTILINE)
-        assert entry is not None, desk.stdout + desk.stderr
+        # the desk names the entry by its short code (D462); its id is the doc's $E
+        seat_line = re.search(r"^entry (\S+) seated at table t01 seat 1", desk.stdout,
+                              re.MULTILINE)
+        entry = re.search(r"^\+ E=(E-[0-9a-f]+)$", desk.stderr, re.MULTILINE)
+        assert seat_line is not None and entry is not None, desk.stdout + desk.stderr
+        code = seat_line.group(1)
+        assert code != entry.group(1)
 
         def seated() -> str:
             status = subprocess.run(
@@ -202,7 +212,7 @@ def test_the_rehearsal_docs_commands_run_verbatim(
             return status.stdout
 
         deadline = time.monotonic() + 60
-        while f"seat 1: {entry.group(1)} chips R2,000.00" not in (text := seated()):
+        while f"seat 1: {code} chips R2,000.00" not in (text := seated()):
             assert time.monotonic() < deadline, text
             time.sleep(0.5)
 
@@ -462,3 +472,29 @@ class Heat:
             assert time.monotonic() < deadline, "the acknowledgement never reached the centre"
             await asyncio.sleep(0.5)
         self.score = int(str(rows[0][0]))
+
+
+def test_the_quick_path_seats_a_patron_to_play(technician: tuple[Path, dict[str, str]]) -> None:
+    """The doc's three-command path: its venue command, verbatim, seats one made-up patron at
+    t01 seat 1 with a rewards card the readers produce; the table holds the entry (its code)
+    with its starting stack; Ctrl-C stops it with exit 0."""
+    work, env = technician
+    venue = Background(doc_blocks()["quick"][0], work, env)
+    try:
+        found = venue.until(r"^  t01 seat 1: (\S+) (.+), rewards card (\d{8,19}) \(entry"
+                            r" (E-[0-9a-f]+)\)$", READY_S)
+        venue.until(r"^venue ready", READY_S)
+        deadline = time.monotonic() + 60
+        while True:
+            status = subprocess.run(
+                [".venv/bin/showdown", "table", "status", "--config", "rehearsal/t01/table.toml"],
+                cwd=work, env=env, capture_output=True, text=True, timeout=60, check=False)
+            if f"seat 1: {found.group(1)} chips R2,000.00" in status.stdout:
+                break
+            assert time.monotonic() < deadline, status.stdout + status.stderr
+            time.sleep(0.5)
+        venue.process.send_signal(signal.SIGINT)
+        assert venue.process.wait(timeout=120) == 0
+    finally:
+        if venue.process.poll() is None:
+            venue.process.kill()

@@ -11,6 +11,7 @@ import re
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -182,3 +183,40 @@ def test_the_venue_runs_restarts_and_stops_as_processes(venue_dir: Path) -> None
     finally:
         if again.process.poll() is None:
             again.process.kill()
+
+
+def test_patrons_are_seated_on_the_first_run_only(venue_dir: Path) -> None:
+    """`--patrons 2` on one table: the pit supervisor registers, sells and seats two made-up
+    patrons with the desk's own commands; the table holds both (their codes), the central
+    database both entries, the desk's audit names S1; a second run seats nobody again."""
+    venue = Venue(venue_dir, "--tables", "1", "--patrons", "2")
+    try:
+        venue.until(r"^venue ready")
+        seated = [venue.until(rf"^  t01 seat {n}: (\S+) (.+), rewards card (\d+) \(entry"
+                              rf" (E-[0-9a-f]+)\)$") for n in (1, 2)]
+        listing = (venue_dir / "patrons.txt").read_text().splitlines()
+        assert [line.split(": ", 1)[0] for line in listing] == ["t01 seat 1", "t01 seat 2"]
+        config = str(venue_dir / "t01" / "table.toml")
+        deadline = time.monotonic() + 60
+        while True:
+            status = subprocess.run([sys.executable, "-m", "cli", "table", "status", "--config",
+                                     config], capture_output=True, text=True, check=False)
+            if all(f"seat {n}: {m.group(1)} chips R2,000.00" in status.stdout
+                   for n, m in ((1, seated[0]), (2, seated[1]))):
+                break
+            assert time.monotonic() < deadline, status.stdout + status.stderr
+            time.sleep(0.5)
+        with sqlite3.connect(venue_dir / "leaderboard.sqlite3") as db:
+            entries = sorted(r[0] for r in db.execute("SELECT entry_id FROM entries"))
+            actors = {r[0] for r in db.execute(
+                "SELECT actor FROM audit WHERE action LIKE '%seat%'")}
+        assert entries == sorted(m.group(4) for m in seated)
+        assert actors == {"S1"}, actors
+        assert venue.stop(signal.SIGTERM) == 0
+        again = Venue(venue_dir, "--tables", "1", "--patrons", "2")
+        again.until(r"^patrons: seated on this venue's first run .*; none added$")
+        again.until(r"^venue ready")
+        assert again.stop(signal.SIGINT) == 0
+    finally:
+        if venue.process.poll() is None:
+            venue.process.kill()
