@@ -244,7 +244,7 @@ def _central_plan(args: argparse.Namespace) -> list[Step]:
 def _db_url(url: str) -> str:
     """A ``--db`` URL as the installed config must hold it: a relative SQLite file made
     absolute against the working directory the command was run in (the config file would
-    read it against /etc/showdown, D480)."""
+    read it against /etc/showdown, D334)."""
     return config_database_url(url, Path.cwd())
 
 

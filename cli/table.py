@@ -110,7 +110,7 @@ def _status(args: argparse.Namespace) -> int:
           f"hands opened {status.get('hands_opened')}, alerts {status.get('alerts')}, "
           f"inputs {status.get('inputs')}")
     for seat, info in sorted(status.get("seats", {}).items()):
-        shown = info.get("entry_code") or info["entry_id"]  # the code people see (D462)
+        shown = info.get("entry_code") or info["entry_id"]  # the code people see (D331)
         print(f"  seat {seat}: {shown} chips {format_rand(info['balance'])}, "
               f"{info['hands_played']} hands")
     for person in status.get("staff", []):

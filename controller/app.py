@@ -164,7 +164,7 @@ class TableDaemon:
     def _table_signer(self) -> Signer:
         if self._signer is None:
             cfg = self.config
-            if not os.path.lexists(cfg.table_key):  # never made here (decision D400)
+            if not os.path.lexists(cfg.table_key):  # never made here (decision D317)
                 raise ConfigError(cfg.source, "keys.table_key",
                                   f"{cfg.table_key} does not exist: make it with `showdown keys"
                                   f" generate --out {cfg.table_key} --name {cfg.table}` and"

@@ -109,7 +109,7 @@ class ApiConfig:
 class SimConfig:
     """A simulated table (a `[sim]` section, or a device of kind "sim"): the simulators'
     seed, and the virtual desk and dealer only when named (`virtual_desk`, `virtual_dealer`:
-    both off by default; decision D400)."""
+    both off by default; decision D317)."""
 
     seed: int = 2026
     virtual_desk: bool = False  # a virtual desk sends the roster, opens heats, seats players

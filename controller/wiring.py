@@ -6,7 +6,7 @@ daemon with them.
 For a simulated table it also starts what the config names, and nothing else: the
 technician's bench (``[bench]``), the virtual desk with the key ``[sim] desk_key`` names, and
 the virtual dealer that plays at the daemon through a `drivers.protocols.TableHandle` and
-typed handles to its own simulated devices (decision D400). It never makes or enrols a key.
+typed handles to its own simulated devices (decision D317). It never makes or enrols a key.
 Only this module, the command line (`cli`) and the simulated floor (`floor`) import
 `simulators/`.
 """

@@ -1,5 +1,5 @@
 """The PostgreSQL role and database of the central service, as one command for the database's
-administrator (a casino's DBA may own PostgreSQL, so the installer prints it; D443)."""
+administrator (a casino's DBA may own PostgreSQL, so the installer prints it; D327)."""
 
 from __future__ import annotations
 

@@ -106,7 +106,7 @@ class Executor:
     def _rehearse(self, steps: Sequence[Step]) -> dict[str, tuple[str, ...]]:
         """A dry run's check of each config it would write: the whole plan carried out for
         real in a scratch copy of the root's files, so each config is read with the keys,
-        certificates and credentials the real run would have made by then (D440). Returns
+        certificates and credentials the real run would have made by then (D324). Returns
         each checked config's notes; a config the reader refuses stops the dry run naming the
         paths as the real run would."""
         with tempfile.TemporaryDirectory(prefix="showdown-dry-run-") as scratch:

@@ -179,7 +179,7 @@ def mosquitto_drop_in(conf: str) -> str:
     of /etc/mosquitto/mosquitto.conf (a conf.d file cannot do it: both set
     persistence_location, which Mosquitto refuses twice)."""
     return ("# Written by `showdown install central`: Mosquitto on the venue's configuration"
-            " (D442).\n"
+            " (D326).\n"
             "[Service]\nExecStart=\n"
             f"ExecStart=/usr/sbin/mosquitto -c {conf}\n"
             "Restart=always\nRestartSec=2s\n")
@@ -200,7 +200,7 @@ def plan_central(req: CentralRequest, t: Templates) -> list[Step]:
     steps += [
         Directory(path=f"{ETC}/ca", mode=0o700),
         # Mosquitto reads its files as user mosquitto, which cannot enter /etc/showdown
-        # (root:showdown 0750): the broker's copy of the CA is in its own folder (D442).
+        # (root:showdown 0750): the broker's copy of the CA is in its own folder (D326).
         Directory(path=broker_dir, group="mosquitto", mode=0o750),
         VenueCa(key=ca_key, cert=CA_CERT, name=f"{req.venue} showdown CA",
                 copies=(broker_ca,)),

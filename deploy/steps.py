@@ -121,7 +121,7 @@ class Certificate:
     owner: str = "root"
     group: str = "root"
     days: int = 825
-    key_mode: int = 0o600  # 0640 where the key's group reads it (Mosquitto, D442)
+    key_mode: int = 0o600  # 0640 where the key's group reads it (Mosquitto, D326)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

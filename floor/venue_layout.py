@@ -187,7 +187,7 @@ def rehearsal_tournament(today: date | None = None, *, days: int = 2,
                          shipped: Path | None = None) -> tuple[str, ZoneInfo]:
     """The shipped tournament settings with a calendar for a rehearsal: qualifying heats
     every day from `today` for `days` days, each open 00:00:00 to 23:59:59 in the venue's
-    time zone (decision D421; None: today there), the semi-final and Final the day after.
+    time zone (decision D320; None: today there), the semi-final and Final the day after.
     The text and the zone."""
     source = default_tournament_path() if shipped is None else shipped
     data: dict[str, dict[str, Any]] = tomllib.loads(source.read_text(encoding="utf-8"))
@@ -272,7 +272,7 @@ def _desk_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,
                  "signing_key": str(layout_dir / "keys" / "desk.key"),
                  "tournament": str(layout_dir / "tournament.toml"),
                  "api_url": f"http://127.0.0.1:{ports.http}/",
-                 # the page's name style in the seat data: the slip's name (D463)
+                 # the page's name style in the seat data: the slip's name (D332)
                  "names": "first_name_initial"},
         "mqtt": mqtt,
     }

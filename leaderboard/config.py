@@ -40,7 +40,7 @@ T = TypeVar("T")
 NameMode = Literal["entry_code", "first_name_initial", "screen_name"]
 NAME_MODES: Final[tuple[NameMode, ...]] = ("entry_code", "first_name_initial", "screen_name")
 _OLD_NAME_MODES: Final[Mapping[str, NameMode]] = {"entry_id": "entry_code"}  # before issue 16
-DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"  # beside the config file (D480)
+DEFAULT_DATABASE: Final = "sqlite:///leaderboard.sqlite3"  # beside the config file (D334)
 # The shared desk token is gone (issue 13): a config still naming it is told what replaces it.
 _SIGN_IN_PER_PERSON: Final = (
     "the shared desk token is gone: every desk person signs in with their own staff account"

@@ -41,6 +41,6 @@ def make_patrons(count: int, *, rng: random.Random, today: date,
         years = 17 if i >= count else rng.randint(19, 70)
         born = today - timedelta(days=round(years * 365.25) + rng.randint(1, 300))
         people.append(SimPatron(name=name, id_kind="rewards_card",
-                                id_number=f"6099{rng.randrange(10**9, 10**10)}",  # D460
+                                id_number=f"6099{rng.randrange(10**9, 10**10)}",  # D329
                                 birth_date=born))
     return people

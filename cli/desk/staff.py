@@ -185,7 +185,7 @@ def run_patron_credentials(args: argparse.Namespace) -> int:
 
 
 def run_patron_show(args: argparse.Namespace) -> int:
-    """Print a patron's record: each entry by code and id, and where it stands (D464)."""
+    """Print a patron's record: each entry by code and id, and where it stands (D333)."""
     settings = act.tournament_settings(args)
     with act.desk_session(args, "patron.show") as (s, _actor):
         record = patron_record(s, settings, args.patron)

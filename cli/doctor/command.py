@@ -14,7 +14,7 @@ and disk.
 Each finding is ok, warn or fail, with what was found and what to fix
 (docs/operations/doctor.md). Exit 0: the table may open; 1: it may not. With --rehearsal,
 simulated devices and a clock that is not synchronised are warnings, and a pass says the table
-may open for a rehearsal, not for play (D441).
+may open for a rehearsal, not for play (D325).
 """
 
 from __future__ import annotations

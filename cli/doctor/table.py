@@ -62,7 +62,7 @@ class Probes:
     fail_below_bytes: int = 1 * GIB  # free space on the journal's file system
     warn_below_bytes: int = 5 * GIB
     enrolled: Path | None = None  # a copy of the central's tables.pub, if given
-    # A rehearsal (`doctor --rehearsal`, D441): simulated devices and a clock that is not
+    # A rehearsal (`doctor --rehearsal`, D325): simulated devices and a clock that is not
     # synchronised are warnings, not reasons not to open; everything else is as in play.
     rehearsal: bool = False
 

@@ -1,5 +1,5 @@
 """The printable score slip (``GET /slip/{entry_id}``): the entry's short code and the player's
-name as the desk sent them (D462, D463), score in rand, hands, time in the venue's zone,
+name as the desk sent them (D331, D332), score in rand, hands, time in the venue's zone,
 table, stage and heat, how the score was acknowledged, and the verification code (the SHA-256
 of the signed ``score.recorded`` message, `wire.verification`) for the casino's paper trail.
 

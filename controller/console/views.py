@@ -34,8 +34,8 @@ class Slip:
     entry_id: str
     table: str
     seat: int | None
-    entry_code: str | None  # the short display code the desk sent (D462)
-    name: str | None  # the player's name as the desk sent it (the page's style, D463)
+    entry_code: str | None  # the short display code the desk sent (D331)
+    name: str | None  # the player's name as the desk sent it (the page's style, D332)
     tz: tzinfo  # the venue's time zone (the tournament's venue.timezone): the slip's times
     stage: str
     heat_id: str

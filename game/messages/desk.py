@@ -64,7 +64,7 @@ class Seat:
     # of the patron's rewards card number and PIN); never a name or an ID number.
     card_hash: str | None = None
     pin_hash: str | None = None
-    # What people see of the entry (D462, D463): its short display code ("K7-42F", the
+    # What people see of the entry (D331, D332): its short display code ("K7-42F", the
     # page's) and the player's name as the page shows it (first name and initial, a screen
     # name, or none); the table shows these on the console, the player view and the slip.
     entry_code: str | None = None
@@ -102,7 +102,7 @@ def _proof_hashes(name: str, r: BodyReader) -> dict[str, str | None]:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParticipantProofs:
-    """The participant's proofs changed at the desk after seating (D461): they replace the
+    """The participant's proofs changed at the desk after seating (D330): they replace the
     ones the ``seat`` command carried, for an entry seated at the table or with a score
     waiting for acknowledgement there. Both hashes are the patron's current ones (None: none
     on record)."""

@@ -256,7 +256,7 @@ class ScoreRecorded:
     markers_forfeited: int | None = None
     last_hand_id: str | None = None
     at: str | None = None
-    # What the seat command said people see (D462, D463): the entry's short code and the
+    # What the seat command said people see (D331, D332): the entry's short code and the
     # player's name in the page's style; for the slip (absent when the desk sent none).
     entry_code: str | None = None
     name: str | None = None

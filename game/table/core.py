@@ -452,7 +452,7 @@ class TableCore:
 
     def _credentials(self, command: ParticipantProofs) -> dict[str, Any]:
         """Replace a seated (or scored, unacknowledged) entry's proofs with the desk's new
-        ones (D461); any other entry is refused: the table holds no proofs for it."""
+        ones (D330); any other entry is refused: the table holds no proofs for it."""
         seating = self.proofs.get(command.entry_id)
         if seating is None:
             raise Refused(f"entry {command.entry_id} is not seated at this table and has no"

@@ -192,7 +192,7 @@ def _hand(core: TableCore, hand: Hand) -> dict[str, Any]:
 
 
 def entry_labels(core: TableCore) -> dict[str, dict[str, str | None]]:
-    """Entry id -> what people see of it (D462): its short code and the player's name, as
+    """Entry id -> what people see of it (D331): its short code and the player's name, as
     the desk's seat command gave them, for entries seated or waiting for acknowledgement."""
     out: dict[str, dict[str, str | None]] = {
         e: {"entry_code": s.entry_code, "name": s.name}

@@ -110,7 +110,7 @@ class TournamentSettings:
     prizes: PrizeSettings
     acknowledged_only: bool
     tie_rule: TieRule
-    # The forms the venue's rewards-card readers produce (venue.card_forms; D460).
+    # The forms the venue's rewards-card readers produce (venue.card_forms; D329).
     card_forms: tuple[CardForm, ...] = CARD_FORMS
 
     def stage(self, stage: Stage) -> StageSettings:
@@ -293,7 +293,7 @@ _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
     "scores": {"acknowledged_only": _flag, "tie_rule": _choice(*TIE_RULES)},
 }
 
-# The one key a file may leave out (D460): files written before it existed mean the forms
+# The one key a file may leave out (D329): files written before it existed mean the forms
 # every ID reader driver produces.
 _OPTIONAL: Final[dict[str, object]] = {"venue.card_forms": CARD_FORMS}
 

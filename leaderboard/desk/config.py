@@ -65,7 +65,7 @@ class DeskConfig:
     api_url: str | None = None  # the central service's desk API (https off the loopback)
     api_ca_file: Path | None = None  # the venue CA its certificate must chain to
     failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
-    names: NameMode = "entry_code"  # the page's name style, for the seat data (D463)
+    names: NameMode = "entry_code"  # the page's name style, for the seat data (D332)
 
     def mqtt(self) -> MqttSettings:
         """The broker settings the desk's sender connects with (every node, in order)."""

@@ -43,7 +43,7 @@ def get_patron(session: Session, patron_id: str) -> Patron:
 
 
 def get_entry(session: Session, entry_id: str) -> Entry:
-    """An entry by its id or by the short code people see (D462: "K7-42F", when one entry
+    """An entry by its id or by the short code people see (D331: "K7-42F", when one entry
     has it; a qualifying entry and its places share a code), or NotFound."""
     text = str(entry_id).strip()
     entry = session.get(Entry, text)
@@ -62,7 +62,7 @@ def get_entry(session: Session, entry_id: str) -> Entry:
 
 
 def entry_codes(session: Session, entry_ids: Iterable[str]) -> dict[str, str]:
-    """Entry id -> the short code people see (D462), for these entries (the id itself for
+    """Entry id -> the short code people see (D331), for these entries (the id itself for
     an entry stored without a code, or none with that id)."""
     ids = list(dict.fromkeys(entry_ids))
     found = dict(session.execute(select(Entry.entry_id, Entry.entry_code)

@@ -2,7 +2,7 @@
 show`): who they are, their standing and documents' kinds, and each entry they hold with its
 short code and where it stands in the central records: seated, its score recorded (the
 score, hands, table), acknowledged by card, PIN, signature or at the desk and when, disputed,
-voided or corrected (D464). A detail view: entry ids beside the codes.
+voided or corrected (D333). A detail view: entry ids beside the codes.
 """
 
 from __future__ import annotations

@@ -247,7 +247,7 @@ def set_patron_credentials(session: Session, clock: WallClock, *, actor: str, pa
     """Record a patron's rewards card and/or PIN (hashed; each replaces the one before;
     the card checked against ``card_forms``, the venue's readers'); entries seated from now
     on carry them to the table, and a ``participant_proofs`` command is recorded for each table
-    already holding an entry of theirs (D461), to send."""
+    already holding an entry of theirs (D330), to send."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     patron = get_patron(session, patron_id)

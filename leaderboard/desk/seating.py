@@ -118,7 +118,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     place its drawn seat (rule 40). A person plays one entry at a time, and one place per
     semi-final or Final.
 
-    The command carries what people see of the entry (D462, D463): its short code, and the
+    The command carries what people see of the entry (D331, D332): its short code, and the
     player's name in the page's style ``names`` (none when the page shows entry codes only,
     or the player has not agreed to be named).
     """

@@ -52,7 +52,7 @@ class Seating:
     heat_id: str
     player: str  # the patron who plays: the holder or a proxy
     command: DeskCommand
-    entry_code: str | None = None  # the short code people see (D462)
+    entry_code: str | None = None  # the short code people see (D331)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -231,7 +231,7 @@ class _DeskApi:
 
     def patron(self, s: Session, b: Body, _: Request) -> Result:
         """The patron's record: each entry with where it stands in the central records (its
-        score and how it was acknowledged, D464)."""
+        score and how it was acknowledged, D333)."""
         patron = desk.get_patron(s, b.path_text("patron_id"))
         entries = s.scalars(select(Entry).where(Entry.patron_id == patron.patron_id)
                             .order_by(Entry.bought_at, Entry.entry_id)).all()
@@ -403,7 +403,7 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
     `answer_wait`: how long an action waits for the tables' verdicts (None: not at all);
-    ``names``: the page's name style, which the seat data carries (D463)."""
+    ``names``: the page's name style, which the seat data carries (D332)."""
     api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
     api.names = names
     cmds = CommandsApi()

@@ -15,7 +15,7 @@ def _ack_text(row: Mapping[str, Any]) -> str:
 
 
 def _code(row: Mapping[str, Any]) -> str:
-    """An entry as people see it (D462): its short code; the id only where none is known."""
+    """An entry as people see it (D331): its short code; the id only where none is known."""
     return str(row.get("code") or row["entry_id"])
 
 

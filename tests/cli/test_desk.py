@@ -142,7 +142,7 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     assert (seat["seat"], seat["heat_id"], seat["player"]) == (6, heat["args"]["heat_id"], pid)
     assert [c.command for c in run.sender.commands] == ["open_heat", "seat"]
     assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6,
-                                           "entry_code": entry["code"]}  # the code (D462)
+                                           "entry_code": entry["code"]}  # the code (D331)
     code, _, err = run("close-heat", "--table", "t01")
     assert code == EXIT_REFUSED and "entries still seated" in err
     resent = run.json("resend", str(seat["command"]["seq"]))
@@ -320,7 +320,7 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
 def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     # The shipped development config (a copy in a checkout of its own): its relative SQLite URL
-    # is ../var/leaderboard.sqlite beside the config folder, wherever the command runs (D480).
+    # is ../var/leaderboard.sqlite beside the config folder, wherever the command runs (D334).
     (tmp_path / "config").mkdir()
     (tmp_path / "config" / "desk.toml").write_text(
         (Path(__file__).resolve().parents[2] / "config" / "desk.toml").read_text())
@@ -487,8 +487,8 @@ def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
 def test_identities_line_up_on_the_command_line(run: Desk) -> None:
     """Issue 31 item 5 at the desk's command line: a card no reader produces refused with
     the reason (exit 2, nothing stored), a card changed after seating sent to the table
-    (D461), the entry shown by its code, and the patron record with the score and how it
-    was acknowledged (D464)."""
+    (D330), the entry shown by its code, and the patron record with the score and how it
+    was acknowledged (D333)."""
     code, _, err = run("register", *ADULT, "--rewards-card", "RC-100001")
     assert code == EXIT_ERROR and err.count("\n") == 1
     assert "field 'rewards_card': RC-100001: a rewards card reads as 8 to 19 digits or a hex" \

@@ -1,4 +1,4 @@
-"""Simulator mode without surprises (issue 31, decision D400): simulated devices start nothing
+"""Simulator mode without surprises (issue 31, decision D317): simulated devices start nothing
 virtual; `[sim] virtual_desk` / `virtual_dealer` name the virtual desk and dealer; the virtual
 desk signs with the key `[sim] desk_key` names, enrolled under `[keys.desk]` by whoever wrote
 the config; the daemon never makes a key; the virtual desk connects with the table's own

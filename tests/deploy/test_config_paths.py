@@ -1,6 +1,6 @@
 """The configs `showdown install` writes name their neighbours by relative paths (desk.key,
 venue-ca.pem, mqtt-desk.toml): installed under a root and read from another working directory,
-each is found beside the config, as on the finished machine (D480)."""
+each is found beside the config, as on the finished machine (D334)."""
 
 from __future__ import annotations
 

@@ -341,7 +341,7 @@ def test_a_dry_run_refuses_what_the_real_run_refuses_naming_the_machines_paths(
 def test_a_relative_db_is_installed_as_the_file_it_named(tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """`--db sqlite:///var/lb.sqlite3` names a file under the working directory; the installed
-    config reads paths against /etc/showdown (D480), so the install writes it absolute."""
+    config reads paths against /etc/showdown (D334), so the install writes it absolute."""
     table, central = tmp_path / "table", tmp_path / "central"
     for d in (table, central):
         d.mkdir()

@@ -197,7 +197,7 @@ def test_the_rehearsal_docs_commands_run_verbatim(
         assert desk.returncode == 0, desk.stdout + desk.stderr
         assert re.search(r"^signed in as S1 \(Pit Supervisor, supervisor\)", desk.stdout,
                          re.MULTILINE), desk.stdout
-        # the desk names the entry by its short code (D462); its id is the doc's $E
+        # the desk names the entry by its short code (D331); its id is the doc's $E
         seat_line = re.search(r"^entry (\S+) seated at table t01 seat 1", desk.stdout,
                               re.MULTILINE)
         entry = re.search(r"^\+ E=(E-[0-9a-f]+)$", desk.stderr, re.MULTILINE)

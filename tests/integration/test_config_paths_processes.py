@@ -1,5 +1,5 @@
 """The services started from another working directory (as systemd starts them from /) keep
-every file beside the config that names it (issue 31, D480): the table daemon's journal,
+every file beside the config that names it (issue 31, D334): the table daemon's journal,
 socket and key, and a shoe configured as `url = "shoe"` found next to the config and read; the
 leaderboard service's default database next to its config. Nothing lands in the working
 directory."""
@@ -124,7 +124,7 @@ def test_the_leaderboard_creates_its_default_database_beside_its_config(
     table = Signer.generate("t01").public_key
     (etc / "tables.pub").write_text(f"t01 {table.base64}\n")
     shutil.copy(TOURNAMENT, etc / "tournament.toml")
-    # No database key: the default sqlite:///leaderboard.sqlite3 (D480). The broker is a free
+    # No database key: the default sqlite:///leaderboard.sqlite3 (D334). The broker is a free
     # port nobody listens on: the service creates its database, serves, and keeps trying it.
     (etc / "leaderboard.toml").write_text(
         f'[service]\nvenue = "paths"\ntournament = "tournament.toml"\n\n'

@@ -38,7 +38,7 @@ def test_standings_text_and_json(database_url: Database, capsys: pytest.CaptureF
     text = capsys.readouterr().out
     lines = text.splitlines()
     assert "Qualifying" in lines[0]
-    code = entry_code("E-1a07c2")  # the page's short code, not the entry id (D462)
+    code = entry_code("E-1a07c2")  # the page's short code, not the entry id (D331)
     first = next(line for line in lines if code in line)
     assert first.split()[:3] == ["1", code, "R5,125.00"]
     assert "E-1a07c2" not in text

@@ -1,7 +1,7 @@
 """Every path of the leaderboard's and the desk's config files is relative to the file, never to
 the working directory: key files, TLS files, the credentials file (its own files relative to
 it), the tournament settings and the database: a relative SQLite URL, and the leaderboard's
-default `sqlite:///leaderboard.sqlite3` beside its config (D480). Each test reads the file from
+default `sqlite:///leaderboard.sqlite3` beside its config (D334). Each test reads the file from
 another working directory."""
 
 from __future__ import annotations

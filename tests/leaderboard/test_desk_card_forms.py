@@ -1,5 +1,5 @@
 """The rewards card checked against the forms the venue's readers produce (issue 31 item 5,
-D460): a card no reader can produce is refused with the reason, and a card registered at
+D329): a card no reader can produce is refused with the reason, and a card registered at
 the desk is stored in the form the table's driver reports a tap of it, so the tap matches.
 """
 

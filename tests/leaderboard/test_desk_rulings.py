@@ -150,8 +150,8 @@ def test_every_desk_action_is_audited(session: Session, clock: FakeClock) -> Non
     rows = session.scalars(select(AuditEntry)).all()
     assert all(r.actor == "desk-1" and r.at is not None for r in rows
                if r.action != "list.imported")
-    # Nothing identifying a patron is in a table command (the entry's code, D462, names the
-    # entry; a name only where the page shows names, D463).
+    # Nothing identifying a patron is in a table command (the entry's code, D331, names the
+    # entry; a name only where the page shows names, D332).
     seated = [r for r in rows if r.action == "entry.seated"]
     assert all(set(r.detail["args"]) == {"entry_id", "seat", "entry_code"} for r in seated)
     why = desk.register_patron(session, settings(), clock, actor="desk-9", name="W",

@@ -185,7 +185,7 @@ def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
     assert (shown["name_consent"], shown["screen_name"]) == (True, "Lucky Thabo")
     code, out, err = run("buy", "--patron", shown["patron_id"], "--payment", "cash")
     assert code == 0, err
-    entry_id = out.rstrip().split()[-1]  # the line names the entry by its code (D462)
+    entry_id = out.rstrip().split()[-1]  # the line names the entry by its code (D331)
     assert out.startswith(f"entry {entry_code(entry_id)} for the heat of")
     assert out.rstrip().endswith(f"entry id {entry_id}")
     code, out, err = run("patron", "display", "--patron", shown["patron_id"],

@@ -35,7 +35,7 @@
     return sign + "R" + units + "." + String(abs % 100).padStart(2, "0");
   }
 
-  // An entry as people see it (D462): its short code (the page's) and the player's name when
+  // An entry as people see it (D331): its short code (the page's) and the player's name when
   // the desk sent them; the entry id only when it sent neither.
   function entryLabel(x) {
     const code = (x && x.entry_code) || (x && x.entry_id) || "";

@@ -1,7 +1,7 @@
-"""A rewards card changed at the desk after seating reaches the table (issue 31 item 5, D461):
+"""A rewards card changed at the desk after seating reaches the table (issue 31 item 5, D330):
 the desk records a signed ``participant_proofs`` command for the table where the entry sits, the
 table journals and applies it, and the participant acknowledges with the new card (the old
-one refused); and what people see of the entry (D462, D463) travels in the signed seat data:
+one refused); and what people see of the entry (D331, D332) travels in the signed seat data:
 its short code and the player's name on the console, the player view and the slip, the slip's
 times in the venue's zone. Desk side: the real desk functions on a database; table side: a running
 daemon, the commands' bodies ingested as the MQTT link hands over verified desk commands

@@ -122,7 +122,7 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     assert {"card_hash", "pin_hash"} <= set(seat.args)
     assert "5555" not in json.dumps(dict(seat.args)) and "1357" not in json.dumps(
         dict(seat.args))
-    # A card changed after seating goes to the table, signed, and replaces the seat's (D461).
+    # A card changed after seating goes to the table, signed, and replaces the seat's (D330).
     status, body = await api.call("POST", f"/patrons/{pid}/credentials",
                                   {"rewards_card": "6012 3456 7890 1234"})
     changed = sender.commands[-1]
@@ -152,7 +152,7 @@ async def test_credentials_seating_and_a_desk_acknowledgement(
     # This table has played no hand for the entry: it reads the command and says so.
     applied = apply_at(table, sender, ack, clock)
     assert not applied.ok and "no unacknowledged score" in str(applied.error)
-    # Once the central records have the acknowledgement, the patron's record says so (D464).
+    # Once the central records have the acknowledgement, the patron's record says so (D333).
     with Session(engine) as s:
         score = s.get(Score, entry["entry_id"])
         assert score is not None
