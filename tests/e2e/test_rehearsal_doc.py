@@ -74,13 +74,14 @@ def doc_blocks() -> dict[str, list[str]]:
 
 def test_the_doc_has_the_blocks_this_test_runs() -> None:
     blocks = doc_blocks()
-    assert set(blocks) == {"setup", "venue", "desk", "quick"}
+    assert set(blocks) == {"setup", "venue", "desk", "quick", "own"}
     assert blocks["setup"][-1] == "make venv"
     assert len(blocks["venue"]) == 1 and "showdown venue rehearse" in blocks["venue"][0]
     # the number of commands a technician types, as the doc's timing section says
     assert len(blocks["setup"]) + len(blocks["venue"]) == 3
     assert len(blocks["desk"]) == 5
     assert len(blocks["quick"]) == 1 and "--patrons 1" in blocks["quick"][0]
+    assert len(blocks["own"]) == 4 and "--own-table t02" in blocks["own"][0]
 
 
 class Background:
@@ -498,3 +499,66 @@ def test_the_quick_path_seats_a_patron_to_play(technician: tuple[Path, dict[str,
     finally:
         if venue.process.poll() is None:
             venue.process.kill()
+
+
+def test_a_table_with_a_real_device_runs_beside_the_venue(
+        technician: tuple[Path, dict[str, str]]) -> None:
+    """The doc's "real device" commands, verbatim, with `showdown simulate shoe` on a
+    pseudo-terminal standing in for the shoe (as the doc says): the venue leaves t02 to the
+    technician; t02 runs from its copied config with kind = "hardware" (the real shoe driver
+    on the pty), connects through the venue's TLS broker with its own account, reads the
+    shoe, and takes the roster a signed-in supervisor sends it."""
+    work, env = technician
+    blocks = doc_blocks()
+    own = blocks["own"]
+    venue = Background(own[0], work, env)
+    table: Background | None = None
+    shoe = None
+    try:
+        venue.until(r"^venue ready", READY_S)
+        assert venue.until(r"^t02: +not started \(--own-table\)")
+        subprocess.run(["bash", "-e", "-c", own[1]], cwd=work, env=env, check=True, timeout=60)
+        shoe = subprocess.Popen([".venv/bin/showdown", "simulate", "shoe", "--link",
+                                 "rehearsal/shoe"], cwd=work, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not (work / "rehearsal/shoe").exists():
+            assert time.monotonic() < deadline and shoe.poll() is None, "no simulated shoe"
+            time.sleep(0.2)
+        hardware = work / "rehearsal/t02/hardware.toml"
+        text = hardware.read_text()
+        assert '[shoe]\nkind = "sim"\n' in text
+        hardware.write_text(text.replace('[shoe]\nkind = "sim"\n', '[shoe]\nkind = "hardware"\n'
+                                         'driver = "showdown-shoe"\nurl = "../shoe"\n'
+                                         'baudrate = 115200\n'))
+        table = Background(own[2], work, env)
+
+        def status() -> dict[str, Any]:
+            done = subprocess.run([".venv/bin/showdown", "table", "status", "--json", "--config",
+                                   "rehearsal/t02/hardware.toml"], cwd=work, env=env,
+                                  capture_output=True, text=True, timeout=60, check=False)
+            return dict(json.loads(done.stdout)) if done.returncode == 0 else {}
+
+        deadline = time.monotonic() + 120
+        while (found := status()).get("roster_version") is None or found.get("device_faults"):
+            if found and found.get("roster_version") is None and not found.get("device_faults"):
+                # the table runs on its real shoe: a supervisor sends it the roster
+                login = subprocess.run(["bash", "-e", "-c", blocks["desk"][0]], cwd=work,
+                                       env=env, capture_output=True, text=True, timeout=60,
+                                       check=False)
+                assert login.returncode == 0, login.stdout + login.stderr
+                sent = subprocess.run(["bash", "-e", "-c", own[3]], cwd=work, env=env,
+                                      capture_output=True, text=True, timeout=60, check=False)
+                assert sent.returncode == 0, sent.stdout + sent.stderr
+            assert time.monotonic() < deadline, (found, table.lines[-20:])
+            time.sleep(1)
+        assert found["table"] == "t02" and found["device_faults"] in ({}, [])
+        table.process.send_signal(signal.SIGTERM)
+        assert table.process.wait(timeout=60) == 0
+        venue.process.send_signal(signal.SIGINT)
+        assert venue.process.wait(timeout=120) == 0
+    finally:
+        for process in (table.process if table else None, venue.process,
+                        shoe):
+            if process is not None and process.poll() is None:
+                process.kill()
