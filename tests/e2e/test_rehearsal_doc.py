@@ -29,7 +29,6 @@ import signal
 import sqlite3
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -50,6 +49,7 @@ from tests.controller.console.test_console_browser import (
     _playwright_or_skip,
     banner_text,
 )
+from tests.printed_lines import PrintedLines
 
 pytestmark = pytest.mark.soak
 
@@ -84,32 +84,17 @@ def test_the_doc_has_the_blocks_this_test_runs() -> None:
     assert len(blocks["own"]) == 4 and "--own-table t02" in blocks["own"][0]
 
 
-class Background:
+class Background(PrintedLines):
     """A command line run by the shell in the background, every line it printed kept."""
 
     def __init__(self, command: str, cwd: Path, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=cwd, env=env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                        text=True)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
+        super().__init__(subprocess.Popen(["bash", "-c", f"exec {command}"], cwd=cwd, env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                          text=True))
 
     def until(self, pattern: str, timeout: float = READY_S) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                if found := re.search(pattern, line):
-                    return found
-            if self.process.poll() is not None and not self._reader.is_alive():
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"no line matches {pattern!r}:\n" + "\n".join(self.lines))
+        """The first printed line matching ``pattern``."""
+        return super().until(pattern, timeout)
 
 
 def _processes_naming(directory: Path) -> list[int]:

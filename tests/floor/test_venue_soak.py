@@ -14,7 +14,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests import services
+from tests.printed_lines import PrintedLines
 
 pytestmark = pytest.mark.soak
 
@@ -38,41 +38,24 @@ def _mosquitto() -> None:
     pytest.skip(reason)
 
 
-class Venue:
+class Venue(PrintedLines):
     """The venue's process and every line it printed (read by a thread)."""
 
     def __init__(self, directory: Path, *args: str) -> None:
         self.directory = directory
-        self.process = subprocess.Popen(
+        super().__init__(subprocess.Popen(
             [sys.executable, "-m", "cli", "venue", "rehearse", "--dir", str(directory), *args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line.rstrip("\n"))
+            env={**os.environ, "PYTHONUNBUFFERED": "1"}))
 
     def until(self, pattern: str, timeout: float = READY_S) -> re.Match[str]:
-        """The first printed line matching `pattern` (waits for it)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in list(self.lines):
-                found = re.search(pattern, line)
-                if found:
-                    return found
-            if self.process.poll() is not None and not self._reader.is_alive():
-                break
-            time.sleep(0.2)
-        raise AssertionError(f"no line matches {pattern!r}:\n" + "\n".join(self.lines))
+        """The first printed line matching ``pattern`` (waits for it)."""
+        return super().until(pattern, timeout)
 
     def stop(self, how: signal.Signals) -> int:
         self.process.send_signal(how)
         code = self.process.wait(timeout=120)
-        self._reader.join(timeout=10)
+        self.join(timeout=10)
         return code
 
 
