@@ -8,6 +8,7 @@ With SHOWDOWN_REQUIRE_SERVICES=1 (CI) a missing service fails the run instead of
 from __future__ import annotations
 
 import os
+import shutil
 from functools import cache
 from urllib.parse import urlsplit
 
@@ -17,6 +18,7 @@ __all__ = [
     "MOSQUITTO",
     "POSTGRES",
     "POSTGRES_URL",
+    "mosquitto_binary",
     "mosquitto_up",
     "postgres_up",
     "services_required",
@@ -53,3 +55,17 @@ if __name__ == "__main__":
     print(f"services: Mosquitto {MOSQUITTO[0]}:{MOSQUITTO[1]} {state[mosquitto_up()]}; "
           f"PostgreSQL {POSTGRES[0]}:{POSTGRES[1]} {state[postgres_up()]}"
           + ("; required (SHOWDOWN_REQUIRE_SERVICES)" if services_required() else ""))
+
+
+def mosquitto_binary() -> str:
+    """The mosquitto program, for a test that starts a private broker; skips the test when it
+    is not installed, and fails it under SHOWDOWN_REQUIRE_SERVICES (CI)."""
+    import pytest
+
+    path = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/sbin")
+    if path is None:
+        reason = "the mosquitto binary is not installed (apt-get install mosquitto)"
+        if services_required():
+            pytest.fail(f"{reason} (SHOWDOWN_REQUIRE_SERVICES is set)", pytrace=False)
+        pytest.skip(reason)
+    return path

@@ -127,11 +127,7 @@ def _pid_of(needle: str, cwd: Path) -> int:
 @pytest.fixture
 def technician(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
     """A fresh working directory with the checkout's .venv, and a home of its own."""
-    if not (shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/sbin")):
-        reason = "the mosquitto binary is not installed (apt-get install mosquitto)"
-        if services.services_required():
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
+    services.mosquitto_binary()
     # a short folder: the tables' console sockets must fit a Unix socket path (~107 bytes),
     # and pytest-xdist's tmp_path is long
     short = Path(tempfile.mkdtemp(prefix="sd-"))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
 import signal
 import ssl
 import sys
@@ -30,15 +29,6 @@ from wire.mqtt_section import read_credentials
 BASE = "showdown/v1/rehearsal"
 GUARD_S = 10.0  # guards against a hang only
 
-
-def _mosquitto() -> str:
-    path = shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/sbin")
-    if path is None:
-        reason = "the mosquitto binary is not installed (apt-get install mosquitto)"
-        if services.services_required():
-            pytest.fail(f"{reason} (SHOWDOWN_REQUIRE_SERVICES is set)", pytrace=False)
-        pytest.skip(reason)
-    return path
 
 
 @dataclass
@@ -62,7 +52,7 @@ class Venue:
 
 @pytest.fixture
 async def venue(tmp_path: Path) -> AsyncIterator[Venue]:
-    binary = _mosquitto()
+    binary = services.mosquitto_binary()
     ports = choose_ports(tmp_path, 2)
     files = mosquitto_files(tmp_path, venue="rehearsal", tables=("t01", "t02"),
                             port=ports.broker)

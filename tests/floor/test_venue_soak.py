@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import socket
 import sqlite3
@@ -28,14 +27,6 @@ pytestmark = pytest.mark.soak
 
 READY_S = 180.0  # guards against a hang only
 
-
-def _mosquitto() -> None:
-    if shutil.which("mosquitto") or shutil.which("mosquitto", path="/usr/sbin:/sbin"):
-        return
-    reason = "the mosquitto binary is not installed (apt-get install mosquitto)"
-    if services.services_required():
-        pytest.fail(reason, pytrace=False)
-    pytest.skip(reason)
 
 
 class Venue(PrintedLines):
@@ -61,7 +52,7 @@ class Venue(PrintedLines):
 
 @pytest.fixture
 def venue_dir(tmp_path: Path) -> Iterator[Path]:
-    _mosquitto()
+    services.mosquitto_binary()
     directory = tmp_path / "rehearsal"
     yield directory
     for pid in _children(directory):  # a failed test leaves nothing behind
