@@ -111,6 +111,7 @@ class Bench:
 
     def state(self) -> dict[str, Any]:
         """The simulated devices as the bench page shows them."""
+        status = self.table.status()
         devices: dict[str, Any] = {}
         for role in DEVICES:
             sim = self._device(role)
@@ -123,14 +124,14 @@ class Bench:
         if self.devices.shoe is not None:
             devices["shoe"]["dealt"] = self._cards_this_hand()
         if self.devices.rfid is not None:
-            devices["rfid"].update(self._chips_view(self.devices.rfid))
-        status = self.table.status()
+            devices["rfid"].update(self._chips_view(self.devices.rfid, status))
         hand = status.get("hand") or {}
         return {"ok": True, "table": self.table.table_id, "console": self.table.console_url(),
                 "heat": status.get("heat"), "hand": hand.get("hand_id"),
                 "phase": hand.get("phase"), "devices": devices}
 
-    def _chips_view(self, chips: SimulatedChips) -> dict[str, Any]:
+    def _chips_view(self, chips: SimulatedChips, status: Mapping[str, Any]
+                    ) -> dict[str, Any]:
         values = self._values()
         lying: dict[str, int] = {}
         on_felt: set[bytes] = set()
@@ -140,7 +141,7 @@ class Bench:
             if uids:
                 lying[f"{where.seat}/{where.spot}"] = sum(values.get(u, 0) for u in uids)
         seats = {}
-        for seat, info in sorted((self.table.status().get("seats") or {}).items()):
+        for seat, info in sorted((status.get("seats") or {}).items()):
             entry = str(info["entry_id"])
             seats[seat] = {"entry_id": entry, "stack": sum(
                 values[u] for u in self._held(entry, on_felt))}
