@@ -4,7 +4,7 @@ score slip, live updates and the one action endpoint, all in front of `TableDaem
     GET  /                 the dealer's screen (static/dealer.html)
     GET  /player           the participant's view (static/player.html)
     GET  /slip/{entry_id}  the printable score slip (404 page when this table has no score)
-    GET  /static/{file}    console.js, dealer.js, player.js, console.css (no external assets:
+    GET  /static/{file}    the scripts and stylesheet in static/ (no external assets:
                            the table is offline)
     GET  /events           server-sent events: ``event: view`` with {"me", "view"} at once and
                            each time an input is applied; ``: keep-alive`` every 15 s
@@ -53,10 +53,9 @@ COOKIE: Final = "showdown_session"
 KEEPALIVE_SECONDS: Final = 15.0
 PARTICIPANT_ACTIONS: Final = frozenset({"acknowledge", "dispute", "cancel_tap"})
 STATIC: Final = Path(__file__).resolve().parent / "static"
-_FILES: Final = {"console.js": "text/javascript; charset=utf-8",
-                 "dealer.js": "text/javascript; charset=utf-8",
-                 "player.js": "text/javascript; charset=utf-8",
-                 "console.css": "text/css; charset=utf-8"}
+_TYPES: Final = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+# Every script and stylesheet in static/ (read once at start; nothing else is served from disk)
+_FILES: Final = {p.name: _TYPES[p.suffix] for p in sorted(STATIC.iterdir()) if p.suffix in _TYPES}
 _PIN_FIELDS: Final = ("staff_id", "pin")
 _log = get_logger("showdown.console")
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -87,9 +86,28 @@ def _get(url: str) -> tuple[int, str]:
         return answer.status, answer.read().decode()
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _venue_listens_on(directory: Path, port: int) -> bool:
+    """Whether a process naming the venue's directory listens on ``port``: read from the
+    kernel's socket tables, because a connect test is fooled by another test's server taking
+    the freed port, or by a loopback connect to a free ephemeral port meeting itself."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            if str(directory) not in cmdline:
+                continue
+            if any(os.readlink(fd) in inodes for fd in (entry / "fd").iterdir()):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def test_the_venue_runs_restarts_and_stops_as_processes(venue_dir: Path) -> None:
@@ -138,7 +156,7 @@ def test_the_venue_runs_restarts_and_stops_as_processes(venue_dir: Path) -> None
                          "venue: broker stopped"]
         assert _children(venue_dir) == []
         for port in (page, broker, *(p for pair in tables.values() for p in pair)):
-            assert not _listening(port), port
+            assert not _venue_listens_on(venue_dir, port), port
     finally:
         if venue.process.poll() is None:
             venue.process.kill()

@@ -184,7 +184,13 @@
     }
     const mine = pages[page];
     if (mine) mine.render(v);
+    (extras[page] || []).forEach((x) => x.render(v));
   }
+
+  /* A part of a page kept in a script of its own (rulings.js, lockouts.js, ...): its init runs
+     after the page's, its render after the page's on every view. */
+  const extras = {};
+  function extend(name, part) { (extras[name] = extras[name] || []).push(part); }
 
   // ---- start ---------------------------------------------------------------------------
 
@@ -192,11 +198,12 @@
   if (bannerNode) bannerNode.addEventListener("click", () => bannerNode.classList.add("hidden"));
   document.querySelectorAll("[data-print]").forEach((b) => b.addEventListener("click", () => window.print()));
   window.Showdown = { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
-    openOverlay, closeOverlay, keypads, connect, render, state, pages, SUITS, RED, SPOTS };
+    openOverlay, closeOverlay, keypads, connect, render, state, pages, extend, SUITS, RED, SPOTS };
   document.addEventListener("DOMContentLoaded", () => {
     const mine = pages[page];
     if (!mine) return;
     mine.init();
+    (extras[page] || []).forEach((x) => x.init());
     refresh();
     connect();
   });

@@ -374,4 +374,5 @@
   }
 
   S.pages.dealer = { init: init, render: renderDealer };
+  Object.assign(S, { ask: ask, cardPicker: cardPicker, seatOptions: seatOptions });
 })();
