@@ -47,6 +47,7 @@ from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
 from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence
 from game.staff import ACTIONS, LockoutPolicy
+from game.table.console_fields import FieldRefused, check_console_fields
 from game.table.inputs import DeviceInput, TableInput, encode_input
 from runtime.event_loop import loop_name
 from runtime.logs import get_logger
@@ -295,7 +296,8 @@ class TableDaemon:
 
         Staff actions need a live session (``session``: the token sign-in gave); the record
         names the session's person, never a name the request claims. The token and any PIN
-        are never journaled.
+        are never journaled. A bad field is refused before anything is journaled, with
+        ``field`` naming it (game.table.console_fields).
         """
         action = request.get("action")
         if not isinstance(action, str):
@@ -315,6 +317,9 @@ class TableDaemon:
                                           " sign in first"}
         fields = {k: v for k, v in request.items()
                   if k not in ("session", "pin", "id", "by", "action")}
+        refused = await self.read_state(lambda: self._door(action, fields))
+        if refused is not None:  # a bad field: refused at the door, nothing journaled (D420)
+            return {"ok": False, "error": str(refused), "field": refused.field}
         if action == "manual_card":
             applied = await self.ingest("card", {"card": fields.get("card"), "source": "manual",
                                                  "device": f"manual:{found.staff_id}",
@@ -327,6 +332,17 @@ class TableDaemon:
             applied = await self.ingest("dealer", {**fields, "action": action,
                                                    "by": found.staff_id})
         return applied.answer()
+
+    def _door(self, action: str, fields: Mapping[str, Any]) -> FieldRefused | None:
+        """A staff action's fields checked against the table before anything is journaled
+        (game.table.console_fields); the refusal, or None."""
+        if self.service is None:
+            return None
+        try:
+            check_console_fields(action, fields, self.service.core)
+        except FieldRefused as refused:
+            return refused
+        return None
 
     async def read_state(self, read: Callable[[], _T]) -> _T:
         """Run ``read`` (a read of the table's state, for the screens) between inputs, never

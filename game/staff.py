@@ -51,10 +51,12 @@ ACTIONS: Final = frozenset({
     "resolve_alert", "manual_card", "manual_wager", "payout_override", "clear_fault",
     "dispute_hand",
     "issue_chips", "return_chips",
+    "resolve_alerts", "rule_hand",
 })
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",
     "payout_override", "clear_fault",
+    "resolve_alerts", "rule_hand",  # several alerts in one act; a settled hand ruled (D421)
 })
 
 _SCHEME: Final = "scrypt"

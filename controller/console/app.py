@@ -21,7 +21,11 @@ Origin; security headers). A request the table answered is HTTP 200 with ``{"ok"
 "detail"?}``: a refusal by the table (a dealer's void, a wrong PIN) is ``ok: false`` with its
 reason, journaled as the table journals it. A request the console could not take (bad JSON,
 too large, wrong content type, unknown action, no valid session, another client) is 4xx with
-the reason, and nothing reaches the table.
+the reason, and nothing reaches the table. So is a staff action with a bad field (an amount
+not in whole cents or not in the smallest chip, a seat, spot, card, position, alert or hand
+that does not exist here, a field the action does not take): 400 with ``{"ok": false,
+"error": "amount: R0.125 is not a whole number of cents", "field": "amount"}``, checked by
+the daemon against the table before anything is journaled (game.table.console_fields).
 """
 
 from __future__ import annotations
@@ -61,6 +65,10 @@ _log = get_logger("showdown.console")
 
 
 def _answer(answer: Mapping[str, Any]) -> JSONResponse:
+    if not answer.get("ok") and isinstance(answer.get("field"), str):
+        # refused at the door for a bad field: nothing reached the table (D420)
+        return JSONResponse({"ok": False, "error": answer.get("error"),
+                             "field": answer["field"]}, status_code=400)
     body = {k: v for k, v in answer.items() if k in ("ok", "error", "detail")}
     if isinstance(body.get("detail"), Mapping):
         body["detail"] = {k: v for k, v in body["detail"].items() if k != "session"}

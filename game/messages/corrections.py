@@ -11,11 +11,12 @@ from typing import Any, ClassVar, Final
 
 from game.messages.fields import BodyReader, MessageError
 
-__all__ = ["HAND_RULINGS", "HandCorrected", "HandDisputed", "signed_cents"]
+__all__ = ["HAND_RULINGS", "MADE_AT", "HandCorrected", "HandDisputed", "signed_cents"]
 
 # What a ruling on a settled hand does: the hand counts for nobody, or the seat's net changes.
 HAND_RULINGS: Final = ("hand_voided", "hand_corrected")
 _STAFF_ROLES: Final = ("dealer", "supervisor")
+MADE_AT: Final = ("table",)  # where a ruling was made, when not by the desk's command
 _MAX_CENTS: Final = 2**63 - 1
 
 
@@ -79,10 +80,11 @@ class HandCorrected:
     hands_played: int  # the entry's hands after the ruling (a voided hand no longer counts)
     markers_returned: tuple[str, ...] = ()
     dispute_id: int | None = None
-    by: str | None = None  # who signed the desk's command
+    by: str | None = None  # who signed the desk's command, or the supervisor at the table
     reason: str = ""
     heat_id: str | None = None
     at: str | None = None
+    made_at: str | None = None  # "table": a supervisor ruled at the table's console (D421)
 
     @property
     def moved_cents(self) -> int:
@@ -97,7 +99,8 @@ class HandCorrected:
                 "balance_after": self.balance_after, "hands_played": self.hands_played,
                 "markers_returned": list(self.markers_returned),
                 "dispute_id": self.dispute_id, "by": self.by, "reason": self.reason,
-                "heat_id": self.heat_id, "at": self.at}
+                "heat_id": self.heat_id, "at": self.at,
+                **({} if self.made_at is None else {"made_at": self.made_at})}
 
     @classmethod
     def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> HandCorrected:
@@ -117,4 +120,11 @@ class HandCorrected:
                    hands_played=r.count("hands_played"), markers_returned=tuple(markers),
                    dispute_id=r.opt_seq("dispute_id"), by=r.opt_text("by", 200),
                    reason=r.opt_text("reason", 1000) or "", heat_id=r.opt_text("heat_id", 64),
-                   at=r.opt_text("at", 40))
+                   at=r.opt_text("at", 40), made_at=_made_at(r))
+
+
+def _made_at(r: BodyReader) -> str | None:
+    where = r.raw("made_at")
+    if where is not None and where not in MADE_AT:
+        raise MessageError(r.type, "made_at", f"must be one of {list(MADE_AT)}", where)
+    return where if isinstance(where, str) else None

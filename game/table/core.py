@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Mapping
+from copy import deepcopy
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final, Literal
@@ -75,8 +76,10 @@ from game.table.inputs import (
     PayoutCheckPressed,
     PayoutOverride,
     ResolveAlert,
+    ResolveAlerts,
     ReturnChips,
     RevealHand,
+    RuleHand,
     SettleHand,
     ShoeReported,
     StaffChange,
@@ -298,6 +301,8 @@ class TableCore:
                                    detail=f"cleared by {given.by}: {given.reason}",
                                    at=format_ts(at)))
             return {"cleared": given.role}
+        if isinstance(given, RuleHand):
+            return self._rule_hand(given, at, out)
         if isinstance(given, NoMoreBets | SettleHand) and self.device_faults:
             faults = "; ".join(f"{role}: {why}" for role, why in sorted(self.device_faults.items()))
             raise Refused(f"a device is down ({faults}): reconnect it, or a supervisor clears"
@@ -328,13 +333,25 @@ class TableCore:
                 hand.void(given.reason, by=given.by, at=at)
             case CorrectCard():
                 hand.correct_card(given.position, given.card, given.reason, by=given.by, at=at)
-            case ResolveAlert():
-                hand.resolve_alert(given.alert_id, given.reason, by=given.by, at=at)
+            case ResolveAlert() | ResolveAlerts():
+                _resolve(hand, given, at)
             case _:  # pragma: no cover - decode_input gives only the actions above
                 raise Refused(f"unknown dealer action {given!r}")
         self._hand_alerts(hand, before, out, at)
         self._close_if_ended(out, at)
         return {"hand_id": hand.hand_id, "phase": hand.phase.value}
+
+    def _rule_hand(self, given: RuleHand, at: datetime, out: Out) -> dict[str, Any]:
+        """A supervisor's ruling on a settled hand at the table (D421): between hands only,
+        then the desk's path (`HandLedger.correct`) with the supervisor named."""
+        session = self._session()
+        if session.hand is not None:
+            raise Refused(f"hand {session.hand.hand_id} is in progress: rule on a settled"
+                          " hand between hands")
+        corrected, notice = self.ledger.rule(given, session=session, at=format_ts(at))
+        out.extend((corrected, notice))
+        return {"hand_id": corrected.hand_id, "entry_id": corrected.entry_id,
+                "ruling": corrected.ruling, "moved": corrected.moved_cents}
 
     # ---- the payout check (D72) ---------------------------------------------------------
 
@@ -656,7 +673,28 @@ _ACTION_NAMES: Final[Mapping[type, str]] = {
     VoidByDealer: "void", CorrectCard: "correct_card", ResolveAlert: "resolve_alert",
     PayoutCheckPressed: "payout_check", PayoutOverride: "payout_override",
     ClearFault: "clear_fault", IssueChips: "issue_chips", ReturnChips: "return_chips",
+    ResolveAlerts: "resolve_alerts", RuleHand: "rule_hand",
 }
+
+
+def _resolve(hand: Hand, given: ResolveAlert | ResolveAlerts, at: datetime) -> None:
+    """Resolve one alert, or several as one act: those tried first on a copy of the hand, so
+    one that cannot be resolved (not open, or not fixed yet) refuses them all, naming it."""
+    if isinstance(given, ResolveAlert):
+        hand.resolve_alert(given.alert_id, given.reason, by=given.by, at=at)
+        return
+    trial, blocked = deepcopy(hand), []
+    for alert_id in given.alert_ids:
+        try:
+            trial.resolve_alert(alert_id, given.reason, by=given.by, at=at)
+        except GameError as exc:
+            blocked.append((alert_id, reason_of(exc)))
+    if blocked:
+        ids = ", ".join(str(i) for i, _ in blocked)
+        raise Refused(f"alert_ids: {ids} cannot be resolved ({blocked[0][1]}); none was"
+                      " resolved")
+    for alert_id in given.alert_ids:
+        hand.resolve_alert(alert_id, given.reason, by=given.by, at=at)
 
 
 def _result(order: DeskOrder, *, accepted: bool, reason: str | None,

@@ -6,8 +6,10 @@ dispute of one (``hand.disputed``), and a supervisor's ruling applied as a corre
 A ruling concerns one entry's result in the hand (the entry that disputed it): ``void``
 takes the hand's net back and gives back the markers it used, and the hand no longer counts
 among the entry's hands (it plays one more, as for a hand voided before settlement);
-``correct`` makes the hand count the ruled net instead. Pure: the table core
-(game.table.core) keeps one `HandLedger` per heat and calls it.
+``correct`` makes the hand count the ruled net instead. The ruling comes from the desk (a
+signed `CorrectHand`) or from a supervisor at the table's console (`RuleHand`, D421): the
+same checks, the same correcting record, which then says ``made_at: "table"``. Pure: the
+table core (game.table.core) keeps one `HandLedger` per heat and calls it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from game.messages.corrections import HandCorrected, HandDisputed
 from game.messages.desk import CorrectHand
 from game.messages.table import Alert
 from game.money import format_rand
-from game.table.inputs import DisputeHand
+from game.table.inputs import DisputeHand, RuleHand
 from game.table.people import TableStaff
 from game.table.session import TableSession
 from game.tournament.entries import Entry
@@ -66,6 +68,29 @@ class HandLedger:
                 settled_net=result.net_cents, net=result.net_cents,
                 markers_used=result.markers_used)
             self._order.setdefault(entry_id, []).append(hand_id)
+
+    def results(self, hand_id: str) -> tuple[PlayedHand, ...]:
+        """Each entry's result in one settled hand of the heat, by seat (none: not one)."""
+        return tuple(sorted((p for (h, _), p in self._played.items() if h == hand_id),
+                            key=lambda p: p.seat))
+
+    def rule(self, given: RuleHand, *, session: TableSession,
+             at: str) -> tuple[HandCorrected, Alert]:
+        """A supervisor's ruling made at the table on the result of the entry that played
+        ``given.seat`` in the hand: the desk's ruling path (`correct`), naming the supervisor."""
+        played = self.results(given.hand_id)
+        if not played:
+            raise IllegalAction(f"hand {given.hand_id} is not a settled hand of this table's"
+                                " heat")
+        chosen = [p for p in played if p.seat == given.seat]
+        if not chosen:
+            seats = ", ".join(f"seat {p.seat} ({p.entry_id})" for p in played)
+            raise IllegalAction(f"seat {given.seat} did not play hand {given.hand_id}; it was"
+                                f" played by {seats}")
+        command = CorrectHand(hand_id=given.hand_id, entry_id=chosen[0].entry_id,
+                              ruling=given.ruling, reason=given.reason, net=given.net)
+        corrected, notice = self.correct(command, by=given.by, session=session, at=at)
+        return replace(corrected, made_at="table"), replace(notice, source="console")
 
     def dispute(self, given: DisputeHand, *, staff: TableStaff, at: str) -> HandDisputed:
         """A dealer's or supervisor's dispute of one entry's result in a settled hand."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from game.chips.registry import format_uid, parse_uid
 from game.errors import GameError
@@ -41,8 +41,10 @@ __all__ = [
     "PayoutCheckPressed",
     "PayoutOverride",
     "ResolveAlert",
+    "ResolveAlerts",
     "ReturnChips",
     "RevealHand",
+    "RuleHand",
     "SettleHand",
     "ShoeReported",
     "StaffChange",
@@ -222,6 +224,28 @@ class ResolveAlert:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ResolveAlerts:
+    """Several open alerts of the hand resolved in one act, with one reason: all or none."""
+
+    alert_ids: tuple[int, ...]
+    reason: str
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleHand:
+    """A supervisor's ruling at the table on one seat's result in a settled hand of the open
+    heat: ``void`` it, or ``correct`` it to ``net`` (the desk's `CorrectHand`, made here)."""
+
+    hand_id: str
+    seat: int
+    ruling: Literal["void", "correct"]
+    reason: str
+    net: int | None = None  # the corrected net, cents (``correct`` only)
+    by: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DisputeHand:
     """A dealer or supervisor disputes one entry's result in a settled hand (by seat or entry)."""
 
@@ -260,8 +284,8 @@ class Unreadable:
 
 DeviceInput = CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
-                | ResolveAlert | PayoutCheckPressed | PayoutOverride | ClearFault | DisputeHand
-                | IssueChips | ReturnChips)
+                | ResolveAlert | ResolveAlerts | PayoutCheckPressed | PayoutOverride | ClearFault
+                | DisputeHand | IssueChips | ReturnChips | RuleHand)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
               | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
 
@@ -328,6 +352,47 @@ def _trouble(p: Mapping[str, Any]) -> DeviceTrouble:
                          role=None if role is None else str(role))
 
 
+MAX_ALERTS_AT_ONCE: Final = 100  # alerts one `resolve_alerts` may name
+
+
+def _resolve_alerts(p: Mapping[str, Any]) -> ResolveAlerts:
+    ids = p["alert_ids"]
+    if not isinstance(ids, list | tuple) or not ids:
+        raise ValueError("alert_ids: name the alerts to resolve, as a list of alert ids")
+    if len(ids) > MAX_ALERTS_AT_ONCE:
+        raise ValueError(f"alert_ids: {len(ids)} alerts at once; at most {MAX_ALERTS_AT_ONCE}")
+    bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, int) or i < 0]
+    if bad:
+        raise ValueError(f"alert_ids: {bad[0]!r} is not an alert id")
+    if len(set(ids)) != len(ids):
+        twice = sorted({i for i in ids if ids.count(i) > 1})
+        raise ValueError(f"alert_ids: alert {twice[0]} is named twice")
+    return ResolveAlerts(alert_ids=tuple(ids), reason=_reason(p), by=_by(p))
+
+
+_RULINGS: Final[dict[str, Literal["void", "correct"]]] = {"void": "void", "correct": "correct"}
+
+
+def _rule_hand(p: Mapping[str, Any]) -> RuleHand:
+    hand_id, seat = p["hand_id"], p["seat"]
+    if not isinstance(hand_id, str) or not hand_id.strip():
+        raise ValueError("hand_id: name the settled hand")
+    if isinstance(seat, bool) or not isinstance(seat, int):
+        raise ValueError(f"seat: {seat!r} is not a seat number")
+    ruling = _RULINGS.get(p["ruling"]) if isinstance(p["ruling"], str) else None
+    if ruling is None:
+        raise ValueError(f"ruling: {p['ruling']!r} is not a ruling; void or correct")
+    net = p.get("net")
+    if ruling == "correct":
+        if isinstance(net, bool) or not isinstance(net, int):
+            raise ValueError(f"net: {net!r} is not a whole number of cents (a corrected hand"
+                             " needs the net it counts for)")
+    elif net is not None:
+        raise ValueError("net: a voided hand counts nothing; send a net only to correct")
+    return RuleHand(hand_id=hand_id.strip(), seat=seat, ruling=ruling, reason=_reason(p),
+                    net=net, by=_by(p))
+
+
 _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
     "acknowledge": lambda p: Acknowledge(entry_id=str(p["entry_id"]),
                                          method=str(p.get("method", "card_tap")), by=_by(p)),
@@ -344,6 +409,8 @@ _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
                                           reason=str(p["reason"]), by=_by(p)),
     "resolve_alert": lambda p: ResolveAlert(alert_id=int(p["alert_id"]), reason=str(p["reason"]),
                                             by=_by(p)),
+    "resolve_alerts": _resolve_alerts,
+    "rule_hand": _rule_hand,
     "dispute_hand": lambda p: DisputeHand(
         hand_id=str(p["hand_id"]), claim=_reason(p),
         seat=None if p.get("seat") is None else int(p["seat"]),
