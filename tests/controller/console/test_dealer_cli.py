@@ -66,7 +66,7 @@ async def test_a_dealer_disputes_a_settled_hand_from_the_cli(
         unknown = await asyncio.to_thread(main, [*base, "--hand", "nope", "--seat", "1",
                                                  "--why", "paid short"])
         assert unknown != 0
-        assert "hand nope is not a settled hand of this table's heat" in capsys.readouterr().err
+        assert "hand_id: nope is not a settled hand of this table's heat" in capsys.readouterr().err
         assert await asyncio.to_thread(main, [*base, "--hand", hand_id, "--seat", "1",
                                               "--why", "paid short"]) == 0
         [raised] = [m.body for m in journal.messages(1) if m.type == "hand.disputed"]
