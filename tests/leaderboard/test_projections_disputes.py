@@ -82,3 +82,26 @@ def test_a_bad_body_is_refused_by_name(engine: sa.Engine, kind: str, body: dict[
     [(reason, detail)] = [(r.reason, r.detail) for r in result.refused]
     assert reason == MALFORMED_BODY and f"field {field!r}" in detail
     assert rows(engine) == ([], [])
+
+
+# A supervisor's ruling made at the table's console (rule_hand): the same correcting record,
+# naming the supervisor, with no desk dispute behind it, saying where it was made.
+AT_TABLE = {**CORRECTED, "dispute_id": None, "by": "S-0007", "made_at": "table",
+            "ruling": "hand_voided", "counted_net": 0, "balance_after": 200_000}
+
+
+async def test_a_ruling_made_at_the_table_is_stored_like_the_desks(engine: sa.Engine) -> None:
+    ingest = Ingestor(engine, venue=VENUE, clock=FakeClock(), topic_root=ROOT, resend_after_s=0)
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    results = await ingest.handle_batch([t01.message("hand.corrected", CORRECTED),
+                                         t01.message("hand.corrected", AT_TABLE)])
+    assert [(r.outcome, r.changes) for r in results] == [("stored", ("hand.corrected",))] * 2
+    with engine.connect() as c:
+        stored = [(r.seq, r.ruling, r.balance_after, r.dispute_id, r.by, r.reason)
+                  for r in c.execute(sa.select(HandCorrection).order_by(HandCorrection.seq))]
+    assert stored == [(1, "hand_corrected", 210_000, 7, "desk-a", "trips pay 3 to 1"),
+                      (2, "hand_voided", 200_000, None, "S-0007", "trips pay 3 to 1")]
+    with engine.begin() as connection:
+        bad = project(connection, sealed("hand.corrected", {**AT_TABLE, "made_at": "bar"}, 9))
+    assert [r.reason for r in bad.refused] == [MALFORMED_BODY]
