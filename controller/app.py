@@ -317,6 +317,10 @@ class TableDaemon:
                                           " sign in first"}
         fields = {k: v for k, v in request.items()
                   if k not in ("session", "pin", "id", "by", "action")}
+        if action == "rule_hand" and not self.config.console.rule_at_table:
+            return {"ok": False, "field": "action",
+                    "error": "action: this house rules on settled hands at the desk only"
+                             " ([console] rule_at_table = false)"}
         refused = await self.read_state(lambda: self._door(action, fields))
         if refused is not None:  # a bad field: refused at the door, nothing journaled (D420)
             return {"ok": False, "error": str(refused), "field": refused.field}

@@ -19,6 +19,7 @@ ACK_METHODS: Final = ("card", "pin", "signature")
 _KEYS: Final = frozenset({
     "enabled", "bind", "port", "allowed_clients", "acknowledge_with", "verify_payouts",
     "session_minutes", "lockout_failures", "lockout_minutes", "tap_seconds", "signatures",
+    "rule_at_table",
 })
 
 
@@ -37,6 +38,7 @@ class ConsoleConfig:
     lockout_minutes: int = 5
     tap_seconds: float = 30.0  # how long the console waits for a card tap
     signatures: Path | None = None  # where drawn signatures are kept (default: by the journal)
+    rule_at_table: bool = True  # a supervisor may void or correct a settled hand here (D421)
 
 
 def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
@@ -68,4 +70,5 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
         enabled=get("enabled", bool, d.enabled), bind=where.bind, port=where.port,
         allowed_clients=where.allowed_clients, acknowledge_with=tuple(methods),
         verify_payouts=get("verify_payouts", bool, d.verify_payouts), tap_seconds=tap,
-        signatures=signatures, **numbers)
+        signatures=signatures, rule_at_table=get("rule_at_table", bool, d.rule_at_table),
+        **numbers)

@@ -205,8 +205,9 @@ def _read_count(count: int) -> Callable[[Mapping[str, Any]], bool]:
 @contextlib.asynccontextmanager
 async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("pin",),
                         allowed: Sequence[str] = ("127.0.0.1", "::1"),
-                        hands: int = HANDS) -> AsyncIterator[ConsoleTable]:
-    """A running daemon with its console listening on 127.0.0.1 (a free port)."""
+                        hands: int = HANDS, console: str = "") -> AsyncIterator[ConsoleTable]:
+    """A running daemon with its console listening on 127.0.0.1 (a free port); ``console``:
+    more ``[console]`` lines of TOML."""
     from wire.signing import Signer, save_private_key
 
     table = f"t-{secrets.token_hex(3)}"
@@ -220,7 +221,7 @@ async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("p
     clients = ", ".join(json.dumps(a) for a in allowed)
     text = text.replace("[console]\nport = 0\n",
                         f"[console]\nport = 0\nallowed_clients = [{clients}]\n"
-                        "tap_seconds = 5.0\n")
+                        "tap_seconds = 5.0\n" + console)
     path = tmp_path / "table.toml"
     path.write_text(text, encoding="utf-8")
     notify = RecordingNotify()

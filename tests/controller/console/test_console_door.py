@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from controller.console_config import parse_console
+from game.errors import ConfigError
 from game.hand.events import AlertResolved
 from game.messages.corrections import HandCorrected
 from tests.controller.console.support import (
@@ -234,3 +238,27 @@ async def test_a_supervisor_voids_a_settled_hand_at_the_table(tmp_path: Path) ->
                              ruling="void", reason="twice")
         assert again.status == 200 and again.body == {
             "ok": False, "error": f"hand {hand_id} was already voided for entry E-H1-1"}
+
+
+async def test_a_house_that_rules_at_the_desk_only_refuses_rule_hand_at_the_door(
+        tmp_path: Path) -> None:
+    async with console_table(tmp_path, console="rule_at_table = false\n") as table:
+        await table.open_heat((1, 2))
+        await table.play_hand(await table.sign_in(DEALER))
+        assert table.daemon.service is not None
+        hand_id = table.daemon.service.core.recent[0]["hand_id"]
+        cookie = await signed_in(table, SUPERVISOR)
+        before = _unchanged(table)
+        reply = await action(table, cookie, "rule_hand", hand_id=hand_id, seat=1,
+                             ruling="void", reason="misdeal")
+        assert (reply.status, reply.body["field"]) == (400, "action")
+        assert "rules on settled hands at the desk only" in reply.body["error"]
+        assert _unchanged(table) == before
+
+
+def test_rule_at_table_is_a_yes_or_no_setting(tmp_path: Path) -> None:
+    assert parse_console(None, source="t", base=tmp_path).rule_at_table is True
+    assert parse_console({"rule_at_table": False}, source="t",
+                         base=tmp_path).rule_at_table is False
+    with pytest.raises(ConfigError, match="rule_at_table"):
+        parse_console({"rule_at_table": "no"}, source="t", base=tmp_path)
