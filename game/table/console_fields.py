@@ -25,7 +25,8 @@ from game.table.core import TableCore
 from game.table.inputs import MAX_ALERTS_AT_ONCE
 from game.wagers.settle import SIDE_BETS, WAGERS
 
-__all__ = ["MAX_REASON", "FieldRefused", "check_console_fields", "smallest_chip_cents"]
+__all__ = ["CHECKED_ACTIONS", "MAX_REASON", "FieldRefused", "check_console_fields",
+           "smallest_chip_cents"]
 
 MAX_REASON: Final = 1000  # characters of a reason or a claim
 
@@ -304,3 +305,4 @@ _CHECKS: Final[dict[str, tuple[frozenset[str], Check]]] = {
     "dispute_hand": (frozenset({"hand_id", "seat", "entry_id", "reason"}), _dispute_hand),
     "rule_hand": (frozenset({"hand_id", "seat", "ruling", "net", "reason"}), _rule_hand),
 }
+CHECKED_ACTIONS: Final = frozenset(_CHECKS)  # the staff actions whose fields are listed here

@@ -131,6 +131,7 @@ async def test_every_field_family_is_refused_at_the_door_and_nothing_is_journale
         cookie = await signed_in(table, SUPERVISOR)
         local_session = await table.sign_in(SUPERVISOR)  # the local API's own session
         before, status = _unchanged(table), table.status()
+        version = table.daemon.version  # the devices are idle: only our requests could move it
         for name, fields, field, words in DOOR_CASES:
             reply = await action(table, cookie, name, **fields)
             assert reply.status == 400, (name, fields, reply)
@@ -138,6 +139,7 @@ async def test_every_field_family_is_refused_at_the_door_and_nothing_is_journale
             assert reply.body["error"].startswith(f"{field}: "), reply
             assert words in reply.body["error"], (name, reply.body)
         assert _unchanged(table) == before
+        assert table.daemon.version == version
         assert table.status()["spots"] == status["spots"]
         # the local API (the technicians' socket) goes through the same door
         local = await table.daemon.on_console({"action": "manual_wager", "seat": 9,

@@ -13,6 +13,7 @@ from game.messages.table import HandSettled
 from game.poker.cards import parse_card
 from game.staff import ACTIONS, LockoutPolicy
 from game.table.console_fields import (
+    CHECKED_ACTIONS,
     FieldRefused,
     check_console_fields,
     smallest_chip_cents,
@@ -170,7 +171,5 @@ def test_positions_and_alerts_of_the_hand_in_play() -> None:
 
 
 def test_every_staff_action_of_the_console_is_checked_at_the_door() -> None:
-    from game.table.console_fields import _CHECKS
-
-    assert set(_CHECKS) <= ACTIONS
-    assert {"manual_wager", "manual_card", "resolve_alerts", "rule_hand"} <= set(_CHECKS)
+    assert CHECKED_ACTIONS <= ACTIONS
+    assert {"manual_wager", "manual_card", "resolve_alerts", "rule_hand"} <= CHECKED_ACTIONS
