@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from cli.arguments import add_renamed, rand_amount
 from cli.errors import CommandError, CommandRefused
-from game.money import format_rand
+from game.money import InvalidAmount, format_rand, parse_rand
 from game.staff import ACTIONS
 from game.words import spoken
 from runtime.errors import Unavailable
@@ -46,8 +46,8 @@ def register(sub: Any) -> None:
     d.add_argument("--pin-file", type=Path,
                    help="read the PIN from this file (else $SHOWDOWN_PIN, else a prompt)")
     add_renamed(d, "--why", was="--reason", dest="reason", metavar="TEXT",
-                help="why, in words (void, resolve_alert, correct_card, payout_override; the"
-                     " claim of dispute_hand)")
+                help="why, in words (void, resolve_alert(s), correct_card, payout_override,"
+                     " rule_hand; the claim of dispute_hand)")
     d.add_argument("--alert-id", type=int, help="alert to resolve")
     d.add_argument("--position", type=int, help="card position to correct (0-based)")
     d.add_argument("--card", help="card, e.g. Ah")
@@ -57,8 +57,16 @@ def register(sub: Any) -> None:
     d.add_argument("--amount", type=rand_amount, metavar="AMOUNT",
                    help="amount in rand, e.g. 25, R137.50 or 1,250 (manual_wager)")
     d.add_argument("--hand", dest="hand_id", help="the settled hand disputed (dispute_hand,"
-                   " with --seat or --entry and the claim as --reason)")
+                   " with --seat or --entry and the claim as --reason) or ruled on"
+                   " (rule_hand, with --seat and --ruling)")
     d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed")
+    d.add_argument("--alert-ids", metavar="ID,ID,...",
+                   help="alerts resolved in one act (resolve_alerts), e.g. 3,4,7")
+    d.add_argument("--ruling", choices=["void", "correct"],
+                   help="rule_hand: void the settled hand for --seat, or correct its net")
+    d.add_argument("--net", metavar="AMOUNT",
+                   help="rule_hand --ruling correct: the seat's corrected net for the hand,"
+                        " e.g. R100, or --net=-R25 for a loss")
     d.add_argument("--json", action="store_true", help="print the table's answer as JSON")
     d.set_defaults(handler=_dealer)
 
@@ -166,6 +174,12 @@ def _dealer(args: argparse.Namespace) -> int:
         request["alert_id"] = args.alert_id
     if args.position is not None:
         request["position"] = args.position
+    if args.alert_ids is not None:
+        request["alert_ids"] = _ids(args.alert_ids)
+    if args.ruling is not None:
+        request["ruling"] = args.ruling
+    if args.net is not None:
+        request["net"] = _signed_rand(args.net)
     signed = _ask(args, {"action": "sign_in", "staff_id": args.staff, "pin": _pin(args)})
     if not signed.get("ok"):
         raise CommandRefused(f"sign-in refused: {signed.get('error')}")
@@ -184,6 +198,25 @@ def _dealer(args: argparse.Namespace) -> int:
     for key, value in sorted(detail.items()):
         print(f"  {spoken(key)}: {_shown(key, value)}")
     return 0
+
+
+def _ids(text: str) -> list[int]:
+    """``--alert-ids 3,4,7`` as alert ids (a usage error names the option)."""
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise CommandError(f"--alert-ids: {text!r} is not a list of alert ids, e.g."
+                           " 3,4,7") from None
+
+
+def _signed_rand(text: str) -> int:
+    """``--net R100`` or ``--net=-R25`` as signed cents (a usage error names the option)."""
+    negative = text.strip().startswith("-")
+    try:
+        cents = parse_rand(text.strip().removeprefix("-"))
+    except InvalidAmount as exc:
+        raise CommandError(f"--net: {exc}") from None
+    return -cents if negative else cents
 
 
 def _shown(key: str, value: object) -> str:

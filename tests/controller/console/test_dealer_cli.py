@@ -10,7 +10,7 @@ import pytest
 
 from cli.errors import EXIT_REFUSED
 from cli.main import main
-from tests.controller.console.support import DEALER, console_table
+from tests.controller.console.support import DEALER, SUPERVISOR, console_table
 
 
 async def test_the_dealer_cli_acts_under_the_persons_own_credential(
@@ -73,3 +73,29 @@ async def test_a_dealer_disputes_a_settled_hand_from_the_cli(
     assert (raised["hand_id"], raised["entry_id"], raised["by"], raised["role"],
             raised["claim"]) == (hand_id, entries[0], DEALER["staff_id"], "dealer",
                                  "paid short")
+
+
+async def test_a_supervisor_corrects_a_settled_hand_from_the_cli(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async with console_table(tmp_path) as table:
+        entries = await table.open_heat((1,))
+        await table.play_hand(await table.sign_in(DEALER), (1,))
+        sock = str(table.daemon.config.api.socket)
+        pin = tmp_path / "pin"
+        pin.write_text(SUPERVISOR["pin"] + "\n")
+        journal = table.daemon.journal
+        assert journal is not None
+        [settled] = [m.body for m in journal.messages(1) if m.type == "hand.settled"]
+        base = ["table", "dealer", "rule_hand", "--socket", sock, "--staff-id",
+                SUPERVISOR["staff_id"], "--pin-file", str(pin), "--hand", settled["hand_id"],
+                "--seat", "1", "--why", "odds paid short"]
+        bad = await asyncio.to_thread(main, [*base, "--ruling", "correct", "--net", "R1.5x"])
+        assert bad != 0 and "--net:" in capsys.readouterr().err
+        missing = await asyncio.to_thread(main, [*base, "--ruling", "correct"])
+        assert missing == EXIT_REFUSED
+        assert "net: missing" in capsys.readouterr().err
+        assert await asyncio.to_thread(main, [*base, "--ruling", "correct",
+                                              "--net=-R25"]) == 0
+        [corrected] = [m.body for m in journal.messages(1) if m.type == "hand.corrected"]
+    assert (corrected["entry_id"], corrected["counted_net"], corrected["by"],
+            corrected["made_at"]) == (entries[0], -2_500, SUPERVISOR["staff_id"], "table")
