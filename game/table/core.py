@@ -683,7 +683,8 @@ def _resolve(hand: Hand, given: ResolveAlert | ResolveAlerts, at: datetime) -> N
     if isinstance(given, ResolveAlert):
         hand.resolve_alert(given.alert_id, given.reason, by=given.by, at=at)
         return
-    trial, blocked = deepcopy(hand), []
+    trial = deepcopy(hand, {id(hand.paytables): hand.paytables})  # the paytables are shared
+    blocked: list[tuple[int, str]] = []
     for alert_id in given.alert_ids:
         try:
             trial.resolve_alert(alert_id, given.reason, by=given.by, at=at)
