@@ -43,7 +43,7 @@ class Table:
             deal=DEFAULT_DEAL, registry=ChipRegistry([Chip(uid=b"\xe0" * 8, value_cents=2_500,
                                                            chip_set="house")],
                                                      chip_set="house"),
-            lockout=LockoutPolicy(failures=3))
+            lockout=LockoutPolicy(free=3))
         self.now = T0
         self.journal: list[tuple[str, dict[str, Any]]] = []
         self.gate = ConsoleGate(config=ConsoleConfig(**console), core=lambda: self.service.core,
