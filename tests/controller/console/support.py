@@ -42,6 +42,9 @@ DEALER = {"staff_id": "D-0042", "name": "Dana Dealer", "role": "dealer", "pin": 
           "card": "6099000000000042"}
 SUPERVISOR = {"staff_id": "S-0007", "name": "Sam Supervisor", "role": "supervisor",
               "pin": "7777", "card": "6099000000000007"}
+# On the roster only where a test sends it (`roster_body(people=...)`): a floor manager.
+MANAGER = {"staff_id": "M-0003", "name": "Mo Manager", "role": "manager", "pin": "3141",
+           "card": "6099000000000003"}
 PLAYER_PIN = {1: "2468", 2: "1357", 3: "9999"}
 PLAYER_CARD = {1: "6012345678900001", 2: "6012345678900002", 3: "6012345678900003"}
 HANDS = 2  # per entry in these tests' qualifying stage
