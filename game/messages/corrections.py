@@ -15,7 +15,7 @@ __all__ = ["HAND_RULINGS", "HandCorrected", "HandDisputed", "signed_cents"]
 
 # What a ruling on a settled hand does: the hand counts for nobody, or the seat's net changes.
 HAND_RULINGS: Final = ("hand_voided", "hand_corrected")
-_STAFF_ROLES: Final = ("dealer", "supervisor")
+_STAFF_ROLES: Final = ("dealer", "supervisor", "manager")  # game.staff.ROLES
 _MAX_CENTS: Final = 2**63 - 1
 
 

@@ -90,7 +90,7 @@ def test_dealers_may_run_the_game_and_only_supervisors_the_rest() -> None:
 
 def test_a_manager_may_all_a_supervisor_may_and_lift_a_sign_in_back_off() -> None:
     assert all(may("manager", a) for a in ACTIONS)
-    assert may("manager", "unlock_staff") and MANAGER_ONLY == {"unlock_staff"}
+    assert may("manager", "unlock_staff") and {"unlock_staff"} == MANAGER_ONLY
     assert not may("supervisor", "unlock_staff") and not may("dealer", "unlock_staff")
     supervisor = StaffMember(staff_id="S1", name="S", role="supervisor")
     assert refusal(supervisor, "unlock_staff") == (

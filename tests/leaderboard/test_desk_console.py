@@ -133,10 +133,11 @@ def test_a_manager_is_sent_to_the_tables_as_a_manager_and_a_clerk_not_at_all(
     session: Session, clock: FakeClock
 ) -> None:
     enrol_two(session, clock)
+    phrase = "a desk phrase of " + "words " * 3
     desk.enrol_staff(session, clock, actor="desk-1", staff_id="M1", name="Mpho Ndlovu",
-                     role="manager", pin="55443322", desk_passphrase="a floor manager's phrase")
+                     role="manager", pin="55443322", desk_passphrase=phrase)
     desk.enrol_staff(session, clock, actor="desk-1", staff_id="C1", name="Cara Clerk",
-                     role="clerk", desk_passphrase="a desk clerk's own phrase")
+                     role="clerk", desk_passphrase=phrase)
     enroll(session.get_bind(), FakeTable("t01"))  # type: ignore[arg-type]
     [command] = desk.send_roster(session, clock, actor="desk-1")
     roster = roster_at_table(command)

@@ -38,7 +38,7 @@ JSON = {"content-type": "application/json"}
 S = SUPERVISOR["staff_id"]
 
 
-async def call(table: ConsoleTable, method: str, path: str, terminal: str,
+async def call(table: ConsoleTable, method: str, path: str, terminal: str, *,
                body: Mapping[str, Any] | None = None, token: str | None = None) -> Answer:
     """One request from ``terminal`` to the daemon's console app."""
     app = create_console_app(table.daemon, table.daemon.config.console).app
@@ -53,7 +53,7 @@ async def sign_in(table: ConsoleTable, terminal: str, person: Mapping[str, str],
                   pin: str | None = None) -> tuple[dict[str, Any], str | None]:
     """A PIN sign-in from ``terminal``: the answer and the session cookie it set."""
     answer = await call(table, "POST", "/api/sign-in", terminal,
-                        {"staff_id": person["staff_id"], "pin": pin or person["pin"]})
+                        body={"staff_id": person["staff_id"], "pin": pin or person["pin"]})
     assert answer.status == 200, answer
     cookie = answer.headers.get("set-cookie", "")
     token = cookie.split(";")[0].partition("=")[2] if cookie.startswith(COOKIE) else None
@@ -127,13 +127,13 @@ async def test_a_stranger_at_one_terminal_cannot_keep_a_supervisor_out_and_a_man
         _, supervisor = await sign_in(table, B, SUPERVISOR)
         lift = {"action": "unlock_staff", "staff_id": S, "terminal": A,
                 "reason": "S showed their badge; the guesser was escorted out"}
-        refused = (await call(table, "POST", "/api/action", B, lift, supervisor)).json()
+        refused = (await call(table, "POST", "/api/action", B, body=lift, token=supervisor)).json()
         assert refused == {"ok": False, "error": (
             f"'unlock_staff' is a manager's action; {S} is signed in as supervisor: call a"
             " manager to sign in")}
         signed, manager = await sign_in(table, B, MANAGER)
         assert signed["detail"]["role"] == "manager"
-        lifted = (await call(table, "POST", "/api/action", B, lift, manager)).json()
+        lifted = (await call(table, "POST", "/api/action", B, body=lift, token=manager)).json()
         assert lifted["ok"], lifted
         record = staff_records(table)[-1]
         assert record == {"event": "unlocked", "method": "console", "by": MANAGER["staff_id"],
@@ -145,7 +145,7 @@ async def test_a_stranger_at_one_terminal_cannot_keep_a_supervisor_out_and_a_man
         view = (await call(table, "GET", "/api/view", B, token=manager)).json()["view"]
         assert view["lockouts"] == []
         # nothing is locked any more: a second lift is refused with the reason
-        again = (await call(table, "POST", "/api/action", B, lift, manager)).json()
+        again = (await call(table, "POST", "/api/action", B, body=lift, token=manager)).json()
         assert again == {"ok": False, "error": f"nothing is locked for {S} at {A}: no sign-in"
                                                " back-off is on record there"}
         # and S signs in at A at once
@@ -160,10 +160,10 @@ async def test_a_dealer_cannot_lift_a_back_off_and_a_lift_needs_a_session(
         for _ in range(2):
             await sign_in(table, A, SUPERVISOR, pin="0000")
         lift = {"action": "unlock_staff", "staff_id": S, "reason": "let them in"}
-        nobody = await call(table, "POST", "/api/action", B, lift)
+        nobody = await call(table, "POST", "/api/action", B, body=lift)
         assert nobody.status == 401 and "needs a signed-in" in nobody.json()["error"]
         _, dealer = await sign_in(table, B, DEALER)
-        answer = (await call(table, "POST", "/api/action", B, lift, dealer)).json()
+        answer = (await call(table, "POST", "/api/action", B, body=lift, token=dealer)).json()
         assert answer == {"ok": False, "error": (
             f"'unlock_staff' is a manager's action; {DEALER['staff_id']} is signed in as"
             " dealer: call a manager to sign in")}
