@@ -18,6 +18,7 @@ from typing import Any
 
 from controller.clock import FakeClockSource
 from controller.console.app import COOKIE, create_console_app
+from game.messages.console import StaffEvent
 from tests.controller.console.support import (
     DEALER,
     MANAGER,
@@ -67,10 +68,14 @@ def staff_records(table: ConsoleTable) -> list[dict[str, Any]]:
 
 
 def staff_messages(table: ConsoleTable) -> list[dict[str, Any]]:
-    """The staff.session messages the table published, oldest first."""
+    """The staff.session messages the table published, oldest first (each one a message the
+    central service reads: decoded as it decodes them)."""
     assert table.daemon.journal is not None
-    found = table.daemon.journal.latest_messages(["staff.session"], 200)
-    return [dict(m.body) for m in found if m.body is not None]
+    found = table.daemon.journal.latest_messages([StaffEvent.TYPE], 200)
+    bodies = [dict(m.body) for m in found if m.body is not None]
+    for body in bodies:
+        StaffEvent.decode(body)
+    return bodies
 
 
 async def send_roster_with_manager(table: ConsoleTable) -> None:
