@@ -166,6 +166,8 @@ def may(role: str, action: str) -> bool:
 def refusal(member: StaffMember | None, action: str) -> str | None:
     """Why ``member`` may not take ``action`` (None: allowed)."""
     if member is None:
+        if action in MANAGER_ONLY:
+            return f"{action!r} needs a signed-in manager"
         return f"{action!r} needs a signed-in dealer or supervisor"
     if not member.active:
         return f"{member.staff_id}'s credential is disabled"

@@ -92,6 +92,7 @@ def test_a_manager_may_all_a_supervisor_may_and_lift_a_sign_in_back_off() -> Non
     assert all(may("manager", a) for a in ACTIONS)
     assert may("manager", "unlock_staff") and {"unlock_staff"} == MANAGER_ONLY
     assert not may("supervisor", "unlock_staff") and not may("dealer", "unlock_staff")
+    assert refusal(None, "unlock_staff") == "'unlock_staff' needs a signed-in manager"
     supervisor = StaffMember(staff_id="S1", name="S", role="supervisor")
     assert refusal(supervisor, "unlock_staff") == (
         "'unlock_staff' is a manager's action; S1 is signed in as supervisor: call a manager"
