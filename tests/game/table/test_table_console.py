@@ -35,6 +35,8 @@ from game.table.inputs import (
     decode_input,
 )
 from game.table.payout_check import SpotPay
+from game.table.snapshot import restore_snapshot, take_snapshot
+from game.table.snapshot_fields import SnapshotError
 from game.table.view import alert_help
 from runtime.settings_files import read_paytables, read_tournament
 
@@ -259,6 +261,26 @@ def test_sign_ins_are_recorded_and_repeated_failures_back_off_that_terminal_only
     assert [(m.event, m.role) for m in out.messages if isinstance(m, StaffEvent)] == [
         ("signed_out", "dealer")]
     assert feed(NoMoreBets(by="D12")).error == "D12 is not signed in at this table"
+
+
+def test_a_checkpoint_keeps_each_terminals_count_and_refuses_a_bad_one() -> None:
+    feed = seated(Feed())
+    for terminal, staff_id in (("10.0.0.5", "S3"), ("10.0.0.5", None), ("::1", None)):
+        for _ in range(3):
+            feed(StaffChange(event="sign_in_failed", method="pin", staff_id=staff_id,
+                             detail="wrong PIN", terminal=terminal))
+    state = take_snapshot(feed.core)
+    assert state["staff"]["failures"] == [
+        ["10.0.0.5", None, 3, (feed.now - timedelta(seconds=3)).isoformat()],
+        ["10.0.0.5", "S3", 3, (feed.now - timedelta(seconds=6)).isoformat()],
+        ["::1", None, 3, feed.now.isoformat()]]
+    fresh = feed._new()
+    restore_snapshot(fresh, state)
+    assert fresh.staff.backed_off(feed.now) == feed.core.staff.backed_off(feed.now)
+    assert len(fresh.staff.backed_off(feed.now)) == 3
+    state["staff"]["failures"][0][2] = 0
+    with pytest.raises(SnapshotError, match=r"failures\[0\]\[2\]: 0 is out of range 1"):
+        restore_snapshot(feed._new(), state)
 
 
 def test_a_record_from_before_terminals_replays_as_one_terminal() -> None:
