@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
                    help="read the PIN from this file (else $SHOWDOWN_PIN, else a prompt)")
     add_renamed(d, "--why", was="--reason", dest="reason", metavar="TEXT",
                 help="why, in words (void, resolve_alert(s), correct_card, payout_override,"
-                     " rule_hand; the claim of dispute_hand)")
+                     " rule_hand, unlock_staff; the claim of dispute_hand)")
     d.add_argument("--alert-id", type=int, help="alert to resolve")
     d.add_argument("--position", type=int, help="card position to correct (0-based)")
     d.add_argument("--card", help="card, e.g. Ah")
@@ -67,6 +67,11 @@ def register(sub: Any) -> None:
     d.add_argument("--net", metavar="AMOUNT",
                    help="rule_hand --ruling correct: the seat's corrected net for the hand,"
                         " e.g. R100, or --net=-R25 for a loss")
+    d.add_argument("--lift-for", dest="lift_for", metavar="ID",
+                   help="unlock_staff (a manager's): the staff id whose sign-in wait to lift,"
+                        " with --why")
+    d.add_argument("--terminal", help="unlock_staff: the terminal (a console client's"
+                   " address) whose wait to lift; without it, every terminal's")
     d.add_argument("--json", action="store_true", help="print the table's answer as JSON")
     d.set_defaults(handler=_dealer)
 
@@ -180,6 +185,10 @@ def _dealer(args: argparse.Namespace) -> int:
         request["ruling"] = args.ruling
     if args.net is not None:
         request["net"] = _signed_rand(args.net)
+    if args.action == "unlock_staff":
+        request["staff_id"] = args.lift_for
+        if args.terminal is not None:
+            request["terminal"] = args.terminal
     signed = _ask(args, {"action": "sign_in", "staff_id": args.staff, "pin": _pin(args)})
     if not signed.get("ok"):
         raise CommandRefused(f"sign-in refused: {signed.get('error')}")

@@ -22,7 +22,6 @@ import sys
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -30,7 +29,7 @@ from controller.checkpointing import Checkpointer
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
-from controller.console_gate import GATE_ACTIONS, ConsoleGate
+from controller.console_gate import GATE_ACTIONS, LOCAL_TERMINAL, ConsoleGate
 from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
 from controller.devices import DeviceSource, TableDevices
 from controller.journal import Journal
@@ -46,7 +45,7 @@ from controller.table_service import Applied, TableService
 from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
 from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence
-from game.staff import ACTIONS, LockoutPolicy
+from game.staff import ACTIONS
 from game.table.console_fields import FieldRefused, check_console_fields
 from game.table.inputs import DeviceInput, TableInput, encode_input
 from runtime.event_loop import loop_name
@@ -139,8 +138,7 @@ class TableDaemon:
             else DEFAULT_DEAL
         registry = self.device_source.chip_registry()
         console = cfg.console
-        lockout = LockoutPolicy(failures=console.lockout_failures,
-                                lock=timedelta(minutes=console.lockout_minutes))
+        lockout = console.backoff()
         service = TableService(table_id=cfg.table, settings=settings, paytables=paytables,
                                deal=deal, registry=registry, marker_set=cfg.marker_set,
                                verify_payouts=console.verify_payouts, lockout=lockout)
@@ -291,13 +289,16 @@ class TableDaemon:
                 self._waiters.discard(waiter)
         return self.version
 
-    async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+    async def on_console(self, request: Mapping[str, Any], *,
+                         terminal: str = LOCAL_TERMINAL) -> Mapping[str, Any]:
         """A request from the dealer's or participant's console (screens, local API).
 
         Staff actions need a live session (``session``: the token sign-in gave); the record
         names the session's person, never a name the request claims. The token and any PIN
         are never journaled. A bad field is refused before anything is journaled, with
-        ``field`` naming it (game.table.console_fields).
+        ``field`` naming it (game.table.console_fields). ``terminal``: the console client's
+        address (a sign-in's back-off is kept per terminal); the local API's callers are one
+        terminal.
         """
         action = request.get("action")
         if not isinstance(action, str):
@@ -310,7 +311,7 @@ class TableDaemon:
             return {"ok": False, "error": "the table is in the error state: "
                                           + "; ".join(self.faults or ["not started"])}
         if action in GATE_ACTIONS:
-            return dict(await self.gate.handle(action, request))
+            return dict(await self.gate.handle(action, request, terminal=terminal))
         found = None if self.gate is None else await self.gate.session(request.get("session"))
         if found is None:
             return {"ok": False, "error": f"{action!r} needs a signed-in dealer or supervisor:"

@@ -2,8 +2,11 @@
 
 Staff sign in with their staff id and PIN or by tapping their employee card on the table's ID
 reader; the gate checks the secret against the roster the desk sent (slow salted hashes, in a
-worker thread), journals the outcome (never the secret) through the daemon's one way in, and
-hands the console a random session token. Every later staff action carries the token; the
+worker thread), journals the outcome (never the secret) with the terminal it came from through
+the daemon's one way in, and hands the console a random session token. Repeated failures from
+one terminal for one staff id make that terminal wait before the next try (the back-off,
+D440; the same person signs in at another terminal); a manager may lift a wait
+(``unlock_staff``, journaled). Every later staff action carries the token; the
 daemon puts the token's person in the record. A participant acknowledges a score with the
 proofs the house configures (``[console] acknowledge_with``): a tap of the rewards card the
 desk named at seating, a PIN, a signature drawn on the screen (kept on disk, its SHA-256
@@ -19,6 +22,7 @@ import asyncio
 import base64
 import binascii
 import hashlib
+import math
 import os
 import secrets
 from collections.abc import Awaitable, Callable, Mapping
@@ -34,14 +38,16 @@ from game.staff import StaffMember, is_simulator_hash, secret_matches
 from game.table.core import TableCore
 from runtime.logs import get_logger
 
-__all__ = ["GATE_ACTIONS", "ConsoleGate", "Session"]
+__all__ = ["GATE_ACTIONS", "LOCAL_TERMINAL", "ConsoleGate", "Session"]
 
 _log = get_logger("showdown.console")
 _SIMULATOR_ONLY: Final = ("was hashed at the simulator's KDF cost, which a table with a real"
                           " device refuses: enrol it again at the desk")
 
 GATE_ACTIONS: Final = frozenset({"sign_in", "sign_out", "whoami", "acknowledge", "dispute",
-                                 "cancel_tap"})
+                                 "cancel_tap", "unlock_staff"})
+LOCAL_TERMINAL: Final = "local socket"  # sign-ins through the technicians' local API
+_MAX_TERMINAL: Final = 80
 MAX_SIGNATURE_BYTES: Final = 256 * 1024
 _PNG: Final = b"\x89PNG\r\n\x1a\n"
 _MIN_SIGNATURE_BYTES: Final = 200  # a blank canvas compresses to less
@@ -141,8 +147,11 @@ class ConsoleGate:
 
     # ---- the gate's actions ---------------------------------------------------------------
 
-    async def handle(self, action: str, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        """Answer one of GATE_ACTIONS."""
+    async def handle(self, action: str, request: Mapping[str, Any], *,
+                     terminal: str = LOCAL_TERMINAL) -> Mapping[str, Any]:
+        """Answer one of GATE_ACTIONS; ``terminal``: where the request came from (the
+        console client's address; the technicians' local socket otherwise), never a field
+        of the request."""
         core = self._core()
         if core is None:
             return _error("the table is not running")
@@ -162,12 +171,32 @@ class ConsoleGate:
             await self._end(found, "signed out")
             return {"ok": True, "detail": {"signed_out": found.staff_id}}
         if action == "sign_in":
-            return await self._sign_in(core, request)
+            return await self._sign_in(core, request, terminal[:_MAX_TERMINAL])
+        if action == "unlock_staff":
+            return await self._unlock(request)
         if action == "dispute":
             return await self._participant(core, request, dispute=True)
         return await self._participant(core, request, dispute=False)
 
-    async def _sign_in(self, core: TableCore, request: Mapping[str, Any]) -> Mapping[str, Any]:
+    async def _wait_refused(self, core: TableCore, terminal: str, staff_id: str | None,
+                            method: str, now: datetime) -> Mapping[str, Any] | None:
+        """The refusal of an attempt made while its terminal must wait for this id (the
+        attempt journaled, not counted); None when it may be tried now."""
+        until = core.staff.wait_until(terminal, staff_id, now)
+        if until is None:
+            return None
+        wait = max(1, math.ceil((until - now).total_seconds()))
+        who = staff_id if staff_id is not None else "unknown staff ids and cards"
+        await self._ingest("staff", {
+            "event": "sign_in_failed", "method": method, "staff_id": staff_id,
+            "terminal": terminal, "waited": True,
+            "detail": f"refused unchecked: this terminal must wait {wait} s for {who}"})
+        return _error(f"too many failed sign-ins from this screen for {who}: wait {wait} s"
+                      f" and try again (until {until:%H:%M:%S} UTC), sign in at another"
+                      " screen, or a manager can lift the wait")
+
+    async def _sign_in(self, core: TableCore, request: Mapping[str, Any],
+                       terminal: str) -> Mapping[str, Any]:
         roster = core.staff.roster
         if roster is None:
             return _error("no staff roster has reached this table yet: the desk sends it"
@@ -182,25 +211,28 @@ class ConsoleGate:
             if not isinstance(pin, str) or not pin:
                 return _error("give your PIN")
             staff_id = staff_id.strip()
-            until = core.staff.locked_until(staff_id, now)
-            if until is not None:
-                return _error(f"{staff_id} is locked after repeated failed sign-ins until"
-                              f" {until:%H:%M:%S} UTC; a supervisor can help")
             member = roster.member(staff_id)
+            key = None if member is None else member.staff_id  # unknown ids: the terminal's
+            refused = await self._wait_refused(core, terminal, key, "pin", now)
+            if refused is not None:
+                return refused
             good = (member is not None and member.active and member.pin_hash is not None
                     and await self._matches(pin, member.pin_hash))
             if not good:
                 known = member is not None
                 await self._ingest("staff", {
-                    "event": "sign_in_failed", "method": "pin",
+                    "event": "sign_in_failed", "method": "pin", "terminal": terminal,
                     "staff_id": staff_id if known else None,
                     "detail": (f"the PIN {_SIMULATOR_ONLY}" if known and member and member.active
                                and member.pin_hash and self._refuses(member.pin_hash)
                                else "wrong PIN" if known and member and member.active else
                                "credential disabled" if known else
                                f"unknown staff id {staff_id[:40]!r}")})
-                return _error("wrong staff id or PIN")
+                return _error("wrong staff id or PIN" + self._waits(core, terminal, key))
         else:
+            refused = await self._wait_refused(core, terminal, None, "card", now)
+            if refused is not None:
+                return refused
             tap = await self._wait_tap("staff sign-in", request.get("wait"))
             if tap is None:
                 return _error("no card was tapped in time")
@@ -208,23 +240,60 @@ class ConsoleGate:
             member = None if key is None else roster.by_card_key(key)
             if member is None or not member.active:
                 await self._ingest("staff", {
-                    "event": "sign_in_failed", "method": "card",
+                    "event": "sign_in_failed", "method": "card", "terminal": terminal,
                     "staff_id": None if member is None else member.staff_id,
                     "detail": f"card {masked(tap.number)} "
                               + ("is not an enrolled employee card" if member is None
                                  else "belongs to a disabled credential")})
-                return _error("this card is not an enrolled employee card")
-            until = core.staff.locked_until(member.staff_id, now)
-            if until is not None:
-                return _error(f"{member.staff_id} is locked until {until:%H:%M:%S} UTC")
+                return _error("this card is not an enrolled employee card"
+                              + self._waits(core, terminal, None))
         assert member is not None
         await self._ingest("staff", {"event": "signed_in", "staff_id": member.staff_id,
-                                     "method": method, "detail": ""})
+                                     "method": method, "terminal": terminal, "detail": ""})
         token = secrets.token_urlsafe(32)
         found = Session(token=token, staff_id=member.staff_id, name=member.name,
                         role=member.role, method=method, last_used=now)
         self.sessions[token] = found
         return {"ok": True, "detail": {"session": token, **_who(found)}}
+
+    def _waits(self, core: TableCore, terminal: str, staff_id: str | None) -> str:
+        """What a failure left this terminal to wait, as the refusal's end ("" if nothing)."""
+        now = self._now()
+        until = core.staff.wait_until(terminal, staff_id, now)
+        if until is None:
+            return ""
+        wait = max(1, math.ceil((until - now).total_seconds()))
+        return (f"; too many failed sign-ins from this screen: the next attempt waits"
+                f" {wait} s")
+
+    async def _unlock(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A manager lifts a sign-in back-off: journaled under the session's person (the
+        table refuses anyone but a manager, and a lift where nothing is backed off)."""
+        found = await self.session(request.get("session"))
+        if found is None:
+            return _error("'unlock_staff' needs a signed-in manager: sign in first")
+        staff_id, terminal, reason = (request.get("staff_id"), request.get("terminal"),
+                                      request.get("reason"))
+        if staff_id is not None and (not isinstance(staff_id, str) or not staff_id.strip()
+                                     or len(staff_id) > 40):
+            return _error("staff_id: give the staff id whose sign-in wait to lift (text of"
+                          " at most 40 characters; null: unknown ids and cards)")
+        if terminal is not None and (not isinstance(terminal, str)
+                                     or len(terminal) > _MAX_TERMINAL):
+            return _error(f"terminal: give the terminal's address (at most {_MAX_TERMINAL}"
+                          " characters), or leave it out for every terminal")
+        if staff_id is None and terminal is None:
+            return _error("staff_id: name the staff id, or give the terminal whose unknown-id"
+                          " and card wait to lift")
+        if not isinstance(reason, str) or not reason.strip():
+            return _error("reason: say why the wait is lifted (a reason is required)")
+        if len(reason) > 1000:
+            return _error("reason: at most 1000 characters")
+        applied = await self._ingest("staff", {
+            "event": "unlocked", "method": "console", "by": found.staff_id,
+            "staff_id": None if staff_id is None else staff_id.strip(),
+            "terminal": terminal, "detail": reason.strip()})
+        return applied.answer()
 
     def _refuses(self, stored: str) -> bool:
         """True when this table refuses the credential for its cost: hashed at the

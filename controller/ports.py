@@ -90,8 +90,9 @@ class ConsoleTable(_Inputs, Protocol):
         """The devices, once opened (their health is shown)."""
         ...
 
-    async def on_console(self, request: Mapping[str, Any]) -> Mapping[str, Any]:
-        """A request from a console; the table's answer."""
+    async def on_console(self, request: Mapping[str, Any], *,
+                         terminal: str = ...) -> Mapping[str, Any]:
+        """A request from a console (``terminal``: the client's address); the answer."""
         ...
 
     async def read_state(self, read: Callable[[], _T]) -> _T:

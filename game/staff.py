@@ -1,6 +1,6 @@
 """Who may act at a table: the staff roster the desk sends, the secrets (PINs and card
-numbers) kept only as slow salted hashes, which role may do what, and when repeated failed
-sign-ins lock a credential.
+numbers) kept only as slow salted hashes, which role may do what, and how long a terminal must
+wait after repeated failed sign-ins (the back-off, per terminal and staff id).
 
 Pure: hashing is the standard library's scrypt, times come in as arguments, and a salt is
 passed in by whoever enrols (the desk draws it with `secrets`). The same hash form serves a
@@ -24,9 +24,11 @@ from game.messages.fields import BodyReader, MessageError
 __all__ = [
     "ACTIONS",
     "HOUSE_COST",
+    "MANAGER_ONLY",
     "ROLES",
     "SIMULATOR_COST",
     "SUPERVISOR_ONLY",
+    "BackOff",
     "CredentialError",
     "KdfCost",
     "Lockout",
@@ -42,15 +44,15 @@ __all__ = [
     "secret_matches",
 ]
 
-Role = Literal["dealer", "supervisor"]
-ROLES: Final[tuple[Role, ...]] = ("dealer", "supervisor")
+Role = Literal["dealer", "supervisor", "manager"]
+ROLES: Final[tuple[Role, ...]] = ("dealer", "supervisor", "manager")
 
 # Every console action a person can take, and the ones a dealer may not (issue 12, §3).
 ACTIONS: Final = frozenset({
     "no_more_bets", "settle", "reveal", "payout_check", "void", "correct_card",
     "resolve_alert", "manual_card", "manual_wager", "payout_override", "clear_fault",
     "dispute_hand",
-    "issue_chips", "return_chips",
+    "issue_chips", "return_chips", "unlock_staff",
     "resolve_alerts", "rule_hand",
 })
 SUPERVISOR_ONLY: Final = frozenset({
@@ -58,6 +60,8 @@ SUPERVISOR_ONLY: Final = frozenset({
     "payout_override", "clear_fault",
     "resolve_alerts", "rule_hand",  # several alerts in one act; a settled hand ruled (D421)
 })
+# A manager may do all a supervisor may, and these (D441).
+MANAGER_ONLY: Final = frozenset({"unlock_staff"})
 
 _SCHEME: Final = "scrypt"
 _MAX_SECRET: Final = 64
@@ -156,16 +160,23 @@ def may(role: str, action: str) -> bool:
     """True when a person of ``role`` may take ``action`` at the console."""
     if action not in ACTIONS or role not in ROLES:
         return False
-    return role == "supervisor" or action not in SUPERVISOR_ONLY
+    if action in MANAGER_ONLY:
+        return role == "manager"
+    return role != "dealer" or action not in SUPERVISOR_ONLY
 
 
 def refusal(member: StaffMember | None, action: str) -> str | None:
     """Why ``member`` may not take ``action`` (None: allowed)."""
     if member is None:
+        if action in MANAGER_ONLY:
+            return f"{action!r} needs a signed-in manager"
         return f"{action!r} needs a signed-in dealer or supervisor"
     if not member.active:
         return f"{member.staff_id}'s credential is disabled"
     if not may(member.role, action):
+        if action in MANAGER_ONLY:
+            return (f"{action!r} is a manager's action; {member.staff_id} is signed in as"
+                    f" {member.role}: call a manager to sign in")
         if action in SUPERVISOR_ONLY:
             return (f"{action!r} is a supervisor's action; {member.staff_id} is signed in as"
                     f" {member.role}: call a supervisor to sign in")
@@ -175,7 +186,7 @@ def refusal(member: StaffMember | None, action: str) -> str | None:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StaffMember:
-    """One dealer or supervisor as the desk enrolled them (secrets only as hashes)."""
+    """One dealer, supervisor or manager as the desk enrolled them (secrets only as hashes)."""
 
     staff_id: str
     name: str
@@ -260,41 +271,104 @@ class StaffRoster:
                     None)
 
 
+_MAX_DOUBLINGS: Final = 30  # 2**30 first delays: far past any cap (no overflow)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LockoutPolicy:
-    """``failures`` failed sign-ins within ``window`` lock the credential for ``lock``."""
+    """The sign-in back-off (D440): after ``free`` failed sign-ins from one terminal for one
+    staff id, each further attempt there waits ``first``, doubled for every further failure,
+    never more than ``cap``; a count with no failure for ``forget`` starts again at zero."""
 
-    failures: int = 5
-    window: timedelta = timedelta(minutes=10)
-    lock: timedelta = timedelta(minutes=5)
+    free: int = 3
+    first: timedelta = timedelta(seconds=30)
+    cap: timedelta = timedelta(minutes=15)
+    forget: timedelta = timedelta(hours=1)
+
+    def delay(self, failures: int) -> timedelta:
+        """How long the next attempt waits after ``failures`` failures in a row."""
+        if failures < self.free:
+            return timedelta(0)
+        doublings: int = min(failures - self.free, _MAX_DOUBLINGS)
+        return min(self.cap, self.first * (1 << doublings))
+
+
+BackOffKey = tuple[str, str | None]  # (terminal, staff id; None: an unknown id or card)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BackOff:
+    """One terminal's failures for one staff id (None: unknown ids and wrong cards there)."""
+
+    terminal: str
+    staff_id: str | None
+    failures: int
+    last: datetime  # the last failure
+    wait_until: datetime | None  # when the next attempt may be made (None: no wait)
+
+    def view(self) -> dict[str, Any]:
+        """The back-off as the screen lists it."""
+        return {"staff_id": self.staff_id, "terminal": self.terminal,
+                "failures": self.failures,
+                "wait_until": None if self.wait_until is None else self.wait_until.isoformat()}
 
 
 @dataclass(slots=True)
 class Lockout:
-    """Failed sign-ins per staff id (from the journal), and whether one is locked now."""
+    """Failed sign-ins per (terminal, staff id), rebuilt from the journal, and how long the
+    next attempt from a terminal for an id must wait (deterministic: times are arguments)."""
 
     policy: LockoutPolicy = field(default_factory=LockoutPolicy)
-    _failures: dict[str, list[datetime]] = field(default_factory=dict)
+    _failures: dict[BackOffKey, tuple[int, datetime]] = field(default_factory=dict)
 
-    def failed(self, staff_id: str, at: datetime) -> bool:
-        """Record a failure; True when it locks the credential."""
-        recent = [t for t in self._failures.get(staff_id, []) if at - t < self.policy.window]
-        recent.append(at)
-        self._failures[staff_id] = recent
-        return len(recent) >= self.policy.failures
-
-    def succeeded(self, staff_id: str) -> None:
-        """A good sign-in clears the count."""
-        self._failures.pop(staff_id, None)
-
-    def locked_until(self, staff_id: str, at: datetime) -> datetime | None:
-        """When the credential unlocks, if it is locked at ``at``."""
-        recent = [t for t in self._failures.get(staff_id, []) if at - t < self.policy.window]
-        if len(recent) < self.policy.failures:
+    def _count(self, key: BackOffKey, at: datetime) -> tuple[int, datetime] | None:
+        found = self._failures.get(key)
+        if found is not None and at - found[1] >= self.policy.forget:
             return None
-        until = recent[-1] + self.policy.lock
+        return found
+
+    def failed(self, terminal: str, staff_id: str | None, at: datetime) -> BackOff:
+        """Record a failure; the back-off it leaves (``wait_until`` None: no wait yet)."""
+        key = (terminal, staff_id)
+        found = self._count(key, at)
+        failures = 1 if found is None else found[0] + 1
+        self._failures[key] = (failures, at)
+        return self._back_off(key, failures, at)
+
+    def _back_off(self, key: BackOffKey, failures: int, last: datetime) -> BackOff:
+        delay = self.policy.delay(failures)
+        return BackOff(terminal=key[0], staff_id=key[1], failures=failures, last=last,
+                       wait_until=last + delay if delay else None)
+
+    def succeeded(self, terminal: str, staff_id: str) -> None:
+        """A good sign-in clears that terminal's count for the id and for unknown ids."""
+        self._failures.pop((terminal, staff_id), None)
+        self._failures.pop((terminal, None), None)
+
+    def wait_until(self, terminal: str, staff_id: str | None, at: datetime) -> datetime | None:
+        """When an attempt from ``terminal`` for ``staff_id`` may be made, if later than
+        ``at`` (None: it may be made now)."""
+        found = self._count((terminal, staff_id), at)
+        if found is None:
+            return None
+        until = found[1] + self.policy.delay(found[0])
         return until if at < until else None
 
-    def known(self) -> Iterable[str]:
-        """Staff ids with failures on record."""
+    def backed_off(self, at: datetime) -> list[BackOff]:
+        """Every count that has reached the back-off at ``at`` (by staff id, terminal)."""
+        out = [self._back_off(key, n, last) for key, (n, last) in self._failures.items()
+               if n >= self.policy.free and self._count(key, at) is not None]
+        return sorted(out, key=lambda b: (b.staff_id or "", b.terminal))
+
+    def lift(self, staff_id: str | None, terminal: str | None, at: datetime) -> list[BackOff]:
+        """Clear the back-offs of ``staff_id`` (at ``terminal``; None: every terminal); the
+        ones cleared (empty: nothing was backed off)."""
+        lifted = [b for b in self.backed_off(at) if b.staff_id == staff_id
+                  and (terminal is None or b.terminal == terminal)]
+        for b in lifted:
+            del self._failures[(b.terminal, b.staff_id)]
+        return lifted
+
+    def known(self) -> Iterable[BackOffKey]:
+        """The (terminal, staff id) keys with failures on record."""
         return tuple(self._failures)

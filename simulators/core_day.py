@@ -108,7 +108,7 @@ def new_core(*, verify_payouts: bool = True) -> TableCore:
     """A table core as the daemon builds it at start-up."""
     return TableCore(table_id="T01", settings=SETTINGS, paytables=PAYTABLES, deal=DEFAULT_DEAL,
                      registry=REGISTRY, verify_payouts=verify_payouts,
-                     lockout=LockoutPolicy(failures=3))
+                     lockout=LockoutPolicy(free=3))
 
 
 class Floor:

@@ -217,7 +217,7 @@ def _pin_options(a: argparse.ArgumentParser, whose: str) -> None:
 
 def _staff_actions(add: _Add, common: argparse.ArgumentParser,
                    sending: argparse.ArgumentParser) -> None:
-    staff = add("staff", "enrol the dealers and supervisors who sign in at the tables'"
+    staff = add("staff", "enrol the dealers, supervisors and managers who sign in at the tables'"
                 " consoles (PINs and cards kept only as hashes) and send the roster",
                 group=True)
     staff_actions = staff.add_subparsers(dest="staff_action", metavar="STAFF_ACTION",

@@ -103,6 +103,17 @@ def _settings(doc: Mapping[str, Any]) -> TournamentSettings:
     return parse_tournament(data, source, tz=tz)
 
 
+def _backoff(given: Mapping[str, Any]) -> LockoutPolicy:
+    """The sign-in back-off of the bundle's table (a bundle from before the back-off, with
+    the fixed lock-out's settings: the default back-off; sign-ins decide no hand)."""
+    if "free" not in given:
+        return LockoutPolicy()
+    return LockoutPolicy(free=int(given["free"]),
+                         first=timedelta(seconds=int(given["first_seconds"])),
+                         cap=timedelta(seconds=int(given["max_seconds"])),
+                         forget=timedelta(minutes=int(given["forget_minutes"])))
+
+
 def build_core(table: str, context: Mapping[str, Any]) -> TableCore:
     """The table's core as the daemon built it, from the bundle's context."""
     try:
@@ -120,8 +131,7 @@ def build_core(table: str, context: Mapping[str, Any]) -> TableCore:
         core = TableCore(table_id=table, settings=settings, paytables=paytables, deal=deal,
                          registry=registry, marker_set=str(context["marker_set"]),
                          verify_payouts=bool(context["verify_payouts"]),
-                         lockout=LockoutPolicy(failures=int(lockout["failures"]),
-                                               lock=timedelta(minutes=int(lockout["minutes"]))))
+                         lockout=_backoff(lockout))
     except (KeyError, TypeError, ValueError, tomllib.TOMLDecodeError) as e:
         raise CommandError(f"the bundle's context is not usable: {type(e).__name__}: {e}") from e
     core.hands_opened = int(context.get("hands_before") or 0)

@@ -11,7 +11,8 @@ score slip, live updates and the one action endpoint, all in front of `TableDaem
     GET  /api/view         the same {"me", "view"} once
     POST /api/sign-in      {"staff_id", "pin"} or {"method": "card", "wait": s}: sets the
                            session cookie (HttpOnly, SameSite=Strict); the token is never in
-                           an answer
+                           an answer. Failures back off per client address (the terminal)
+                           and staff id (D440)
     POST /api/sign-out     ends this screen's session and clears the cookie
     POST /api/action       {"action", ...}: a staff action (with the cookie's session) or a
                            participant's acknowledge / dispute / cancel_tap
@@ -135,7 +136,10 @@ class ConsoleApp:
 
     async def _framed(self, token: str | None) -> tuple[int, bytes]:
         version, view = await self.views.encoded()
-        me = json.dumps(self.views.me(token)).encode()
+        who = self.views.me(token)
+        me = json.dumps(who).encode()
+        if who is not None:
+            view = self.views.staff_view(version, view)
         return version, b'{"me":' + me + b',"view":' + view + b"}"
 
     async def view(self, request: Request) -> Response:
@@ -184,7 +188,9 @@ class ConsoleApp:
                                    "wait": body.get("wait")}
         else:
             ask = {"action": "sign_in", **{k: body.get(k) for k in _PIN_FIELDS}}
-        answer = await self.daemon.on_console(ask)
+        client = request.client
+        terminal = client.host if client is not None else "unknown client"
+        answer = await self.daemon.on_console(ask, terminal=terminal)
         if not answer.get("ok"):
             return _answer(answer)
         token = str(dict(answer.get("detail") or {}).get("session", ""))

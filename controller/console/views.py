@@ -59,6 +59,7 @@ class ConsoleViews:
     def __init__(self, daemon: ConsoleTable) -> None:
         self.daemon = daemon
         self._cached: tuple[int, bytes] | None = None
+        self._lockouts: tuple[int, bytes] = (-1, b"[]")
 
     def _document(self) -> dict[str, Any]:
         daemon = self.daemon
@@ -71,6 +72,7 @@ class ConsoleViews:
                 notices = [m.body for m in daemon.journal.latest_messages([Alert.TYPE], _NOTICES)
                            if m.body is not None]
             doc.update(screen_view(service.core, now=now, notices=notices))
+            doc["lockouts"] = service.core.staff.backed_off(now)
         doc.update({
             "version": daemon.version,
             "state": "error" if daemon.faults else "running",
@@ -98,9 +100,20 @@ class ConsoleViews:
         if cached is not None and cached[0] == self.daemon.version:
             return cached
         doc = await self.daemon.read_state(self._document)
+        lockouts = doc.pop("lockouts", [])
         data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         self._cached = (int(doc["version"]), data)
+        self._lockouts = (int(doc["version"]), json.dumps(lockouts).encode("utf-8"))
         return self._cached
+
+    def staff_view(self, version: int, data: bytes) -> bytes:
+        """The document of ``version`` for a signed-in screen: with the sign-in back-offs in
+        force (``lockouts``: staff_id, terminal, failures, wait_until), which the
+        participant's view never carries."""
+        seen, lockouts = self._lockouts
+        if seen != version or not data.endswith(b"}"):
+            return data
+        return data[:-1] + b',"lockouts":' + lockouts + b"}"
 
     def me(self, token: str | None) -> dict[str, Any] | None:
         """The signed-in person of a session token, without touching the session (the idle

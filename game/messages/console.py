@@ -17,7 +17,7 @@ __all__ = ["PAYOUT_OUTCOMES", "STAFF_EVENTS", "PayoutChecked", "PayoutLine", "Sc
            "StaffEvent"]
 
 PAYOUT_OUTCOMES: Final = ("verified", "overridden")
-STAFF_EVENTS: Final = ("signed_in", "signed_out", "sign_in_failed", "locked")
+STAFF_EVENTS: Final = ("signed_in", "signed_out", "sign_in_failed", "locked", "unlocked")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -110,7 +110,8 @@ class PayoutChecked:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StaffEvent:
-    """A dealer or supervisor signed in or out at the table, failed to, or was locked out."""
+    """Staff signed in or out at the table, failed to, had to wait (``locked``: a sign-in
+    back-off, D440), or a manager lifted a wait (``unlocked``, D441)."""
 
     TYPE: ClassVar[str] = "staff.session"
     event: str

@@ -15,8 +15,8 @@ __all__ = ["HAND_RULINGS", "MADE_AT", "HandCorrected", "HandDisputed", "signed_c
 
 # What a ruling on a settled hand does: the hand counts for nobody, or the seat's net changes.
 HAND_RULINGS: Final = ("hand_voided", "hand_corrected")
-_STAFF_ROLES: Final = ("dealer", "supervisor")
 MADE_AT: Final = ("table",)  # where a ruling was made, when not by the desk's command
+_STAFF_ROLES: Final = ("dealer", "supervisor", "manager")  # game.staff.ROLES
 _MAX_CENTS: Final = 2**63 - 1
 
 

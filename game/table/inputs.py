@@ -142,13 +142,21 @@ class Dispute:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StaffChange:
-    """A dealer or supervisor signed in or out at the console, or failed to (the daemon checked
-    the PIN or card before journaling; the secret itself is never journaled)."""
+    """A dealer, supervisor or manager signed in or out at the console, or failed to (the
+    daemon checked the PIN or card before journaling; the secret itself is never journaled),
+    or a manager (``by``) lifted a sign-in back-off ("unlocked", the reason in ``detail``).
 
-    event: Literal["signed_in", "signed_out", "sign_in_failed"]
+    ``terminal`` is the console client's address the attempt came from (None in records from
+    before terminals: one terminal, ""); ``waited``: an attempt refused unchecked because the
+    terminal had to wait (recorded, not counted)."""
+
+    event: Literal["signed_in", "signed_out", "sign_in_failed", "unlocked"]
     method: str
     staff_id: str | None = None
     detail: str = ""
+    terminal: str | None = None
+    waited: bool = False
+    by: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -447,18 +455,24 @@ def _participant(p: Mapping[str, Any]) -> Acknowledge | Dispute:
     raise ValueError(f"unknown participant action {action!r}")
 
 
-_STAFF_EVENTS: dict[str, Literal["signed_in", "signed_out", "sign_in_failed"]] = {
-    "signed_in": "signed_in", "signed_out": "signed_out", "sign_in_failed": "sign_in_failed"}
+_STAFF_EVENTS: dict[str, Literal["signed_in", "signed_out", "sign_in_failed", "unlocked"]] = {
+    "signed_in": "signed_in", "signed_out": "signed_out", "sign_in_failed": "sign_in_failed",
+    "unlocked": "unlocked"}
 
 
 def _staff(p: Mapping[str, Any]) -> StaffChange:
     event = _STAFF_EVENTS.get(str(p["event"]))
     if event is None:
         raise ValueError(f"unknown staff event {p['event']!r}")
-    staff_id = p.get("staff_id")
+    staff_id, terminal, by = p.get("staff_id"), p.get("terminal"), p.get("by")
+    if event == "unlocked" and (not isinstance(p.get("detail"), str)
+                                or not p["detail"].strip()):
+        raise ValueError("lifting a sign-in back-off needs a reason")
     return StaffChange(event=event, method=str(p["method"]),
                        staff_id=None if staff_id is None else str(staff_id),
-                       detail=str(p.get("detail", "")))
+                       detail=str(p.get("detail", "")),
+                       terminal=None if terminal is None else str(terminal),
+                       waited=p.get("waited") is True, by=None if by is None else str(by))
 
 
 _READERS: dict[str, Callable[[Mapping[str, Any]], TableInput]] = {

@@ -11,6 +11,7 @@ staff member not on the roster) and raises SnapshotError naming the field.
 from __future__ import annotations
 
 from collections import deque
+from datetime import datetime
 from typing import Any, Final
 
 from game.chips.float import ChipFloat, Reconciliation
@@ -215,12 +216,15 @@ def load_spots(node: Node, spots: SpotBook) -> None:
 
 
 def staff_state(staff: TableStaff) -> dict[str, Any]:
-    """The roster, who is signed in, and the failed sign-ins on record."""
+    """The roster, who is signed in, and the failed sign-ins on record: [terminal, staff id
+    (None: unknown ids and cards), failures in a row, the last one's time]."""
     failures = staff.lockout._failures
     return {
         "roster": None if staff.roster is None else staff.roster.args(),
         "signed_in": sorted(staff.signed_in),
-        "failures": [[s, [t.isoformat() for t in times]] for s, times in failures.items()],
+        "failures": [[t, s, n, last.isoformat()]
+                     for (t, s), (n, last) in sorted(failures.items(),
+                                                     key=lambda kv: (kv[0][0], kv[0][1] or ""))],
     }
 
 
@@ -245,18 +249,16 @@ def load_staff(node: Node, staff: TableStaff) -> None:
         signed_in[staff_id] = member
     if sorted(signed_in) != f["signed_in"].value:
         raise f["signed_in"].fail("must list distinct staff ids in order")
-    failures = {}
+    failures: dict[tuple[str, str | None], tuple[int, datetime]] = {}
     for item in f["failures"].array():
-        pair = item.array()
-        if len(pair) != 2:
-            raise item.fail("must be [staff id, [times]]")
-        staff_id, times = pair[0].text(), pair[1]
-        if staff_id in failures:
-            raise item.fail(f"staff {staff_id!r} is listed twice")
-        moments = [n.moment() for n in times.array()]
-        if moments != sorted(moments):
-            raise times.fail("failed sign-ins must be in time order")
-        failures[staff_id] = moments
+        row = item.array()
+        if len(row) != 4:
+            raise item.fail("must be [terminal, staff id or null, failures, last failure]")
+        terminal, count = row[0].text(empty=True), row[2].number(low=1)
+        key = (terminal, row[1].opt_text())
+        if key in failures:
+            raise item.fail(f"terminal {key[0]!r}, staff {key[1]!r} is listed twice")
+        failures[key] = (count, row[3].moment())
     staff.roster = roster
     staff.signed_in = signed_in
     staff.lockout._failures = failures

@@ -1,10 +1,11 @@
-"""Staff enrolment: the dealers and supervisors who sign in at the tables' consoles, their PIN
-and employee card kept only as game.staff hashes, and the roster the tables are sent; and the
-clerks, supervisors and managers who sign in at the desk, their desk passphrase kept only as a
-hash too (leaderboard.desk.passphrases; their sessions: leaderboard.desk.auth).
+"""Staff enrolment: the dealers, supervisors and managers who sign in at the tables' consoles,
+their PIN and employee card kept only as game.staff hashes, and the roster the tables are
+sent; and the clerks, supervisors and managers who sign in at the desk, their desk passphrase
+kept only as a hash too (leaderboard.desk.passphrases; their sessions: leaderboard.desk.auth).
 
-The roster carries dealers and supervisors, and managers as supervisors (a manager may stand
-in on the floor); clerks work only the desk and are not sent.
+The roster carries dealers, supervisors and managers, each under their own role (a manager
+may do at a table all a supervisor may, and lift a sign-in back-off: D441); clerks work only
+the desk and are not sent.
 
 Every change (enrol, disable, enable, a new PIN or card) raises the roster's version, a
 rising integer: a table takes a roster only when it is newer than the one it holds, and says
@@ -293,8 +294,9 @@ def roster(session: Session) -> StaffRoster:
 
 
 def _table_role(role: str) -> Role:
-    """A member's role at a table: a manager acts there as a supervisor; clerks are not sent."""
-    return "supervisor" if role == "manager" else cast(Role, role)
+    """A member's role at a table: dealer, supervisor or manager (a manager may do there all a
+    supervisor may, and lift a sign-in back-off: D441); clerks are not sent."""
+    return cast(Role, role)
 
 
 def _tables(session: Session, table: str | None) -> Sequence[str]:

@@ -43,7 +43,7 @@ class Table:
             deal=DEFAULT_DEAL, registry=ChipRegistry([Chip(uid=b"\xe0" * 8, value_cents=2_500,
                                                            chip_set="house")],
                                                      chip_set="house"),
-            lockout=LockoutPolicy(failures=3))
+            lockout=LockoutPolicy(free=3))
         self.now = T0
         self.journal: list[tuple[str, dict[str, Any]]] = []
         self.gate = ConsoleGate(config=ConsoleConfig(**console), core=lambda: self.service.core,
@@ -93,20 +93,85 @@ async def test_a_pin_sign_in_gives_a_session_and_journals_no_secret(tmp_path: Pa
     assert again == {"ok": False, "error": "not signed in"}  # a replayed token is dead
 
 
-async def test_wrong_pins_are_journaled_and_lock_the_credential(tmp_path: Path) -> None:
+async def test_wrong_pins_back_off_that_terminal_for_that_id_and_say_how_long(
+        tmp_path: Path) -> None:
     table = await ready(tmp_path)
-    for _ in range(3):
-        wrong = await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "0000"})
+    gate = table.gate
+    for _ in range(2):
+        wrong = await gate.handle("sign_in", {"staff_id": "S3", "pin": "0000"}, terminal="A")
         assert wrong == {"ok": False, "error": "wrong staff id or PIN"}
-    locked = await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"})
-    assert not locked["ok"] and "locked after repeated failed sign-ins" in locked["error"]
-    events = [p["event"] for k, p in table.journal if k == "staff"]
-    assert events == ["sign_in_failed"] * 3
-    unknown = await table.gate.handle("sign_in", {"staff_id": "X9", "pin": "1"})
-    assert unknown == {"ok": False, "error": "wrong staff id or PIN"}
+    third = await gate.handle("sign_in", {"staff_id": "S3", "pin": "0000"}, terminal="A")
+    assert third["error"] == ("wrong staff id or PIN; too many failed sign-ins from this"
+                              " screen: the next attempt waits 30 s")
+    # the right PIN at that terminal waits too (unchecked, recorded, not counted) ...
+    waits = await gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"}, terminal="A")
+    assert not waits["ok"] and waits["error"].startswith(
+        "too many failed sign-ins from this screen for S3: wait 30 s and try again")
+    assert table.journal[-1][1] == {
+        "event": "sign_in_failed", "method": "pin", "staff_id": "S3", "terminal": "A",
+        "waited": True, "detail": "refused unchecked: this terminal must wait 30 s for S3"}
+    assert [p["terminal"] for k, p in table.journal if k == "staff"] == ["A"] * 4
+    # ... while the same person signs in at another terminal
+    elsewhere = await gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"}, terminal="B")
+    assert elsewhere["ok"], elsewhere
+    # unknown ids count against the terminal, not against a real id
+    for _ in range(3):
+        unknown = await gate.handle("sign_in", {"staff_id": "X9", "pin": "1"}, terminal="C")
+    assert unknown["error"].startswith("wrong staff id or PIN; too many failed sign-ins")
     assert table.journal[-1][1]["detail"] == "unknown staff id 'X9'"
-    table.now += timedelta(minutes=6)
-    assert (await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"}))["ok"]
+    assert table.journal[-1][1]["staff_id"] is None
+    assert (await gate.handle("sign_in", {"staff_id": "D12", "pin": "4821"},
+                              terminal="C"))["ok"]
+    # once waited, the next failure waits twice as long; a good sign-in clears the count
+    table.now += timedelta(seconds=30)
+    fourth = await gate.handle("sign_in", {"staff_id": "S3", "pin": "0000"}, terminal="A")
+    assert fourth["error"].endswith("the next attempt waits 60 s")
+    table.now += timedelta(seconds=60)
+    assert (await gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"},
+                              terminal="A"))["ok"]
+    assert table.service.core.staff.backed_off(table.now) == []
+
+
+async def test_wrong_cards_back_off_the_terminal_before_the_next_tap(tmp_path: Path) -> None:
+    table = await ready(tmp_path)
+
+    async def tap(number: str) -> Mapping[str, Any]:
+        pending = asyncio.create_task(table.gate.handle("sign_in", {"method": "card"},
+                                                        terminal="A"))
+        while table.gate.waiting_for is None:
+            await asyncio.sleep(0.01)
+        table.gate.offer_tap(IdTap(number=number, form="uid", device="ids", at_mono=0.0))
+        return await pending
+
+    for _ in range(3):
+        wrong = await tap("04FFFFFFFFFFFF")
+    assert wrong["error"] == ("this card is not an enrolled employee card; too many failed"
+                              " sign-ins from this screen: the next attempt waits 30 s")
+    assert [p["terminal"] for k, p in table.journal if k == "staff"] == ["A"] * 3
+    refused = await table.gate.handle("sign_in", {"method": "card"}, terminal="A")
+    assert "for unknown staff ids and cards: wait" in refused["error"]
+    assert table.gate.waiting_for is None  # refused before waiting for a tap
+    # a PIN sign-in at that terminal is not held up by the wrong cards
+    assert (await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"},
+                                    terminal="A"))["ok"]
+
+
+@pytest.mark.parametrize(("request_", "error"), [
+    ({"staff_id": 7, "reason": "r"}, "staff_id: give the staff id"),
+    ({"staff_id": "S3", "terminal": ["A"], "reason": "r"}, "terminal: give the terminal"),
+    ({"reason": "r"}, "staff_id: name the staff id"),
+    ({"staff_id": "S3"}, "reason: say why"),
+    ({"staff_id": "S3", "reason": "  "}, "reason: say why"),
+])
+async def test_a_malformed_lift_is_refused_naming_the_field(
+        tmp_path: Path, request_: dict[str, Any], error: str) -> None:
+    table = await ready(tmp_path)
+    token = (await table.gate.handle("sign_in", {"staff_id": "S3", "pin": "9034"}))[
+        "detail"]["session"]
+    before = len(table.journal)
+    answer = await table.gate.handle("unlock_staff", {"session": token, **request_})
+    assert not answer["ok"] and answer["error"].startswith(error)
+    assert len(table.journal) == before
 
 
 @pytest.mark.parametrize(("request_", "error"), [

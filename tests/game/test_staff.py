@@ -1,15 +1,22 @@
-"""Staff credentials: slow salted hashes, the roster the desk sends, who may do what."""
+"""Staff credentials: slow salted hashes, the roster the desk sends, who may do what, and the
+sign-in back-off per terminal and staff id."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from game.messages.fields import MessageError
 from game.staff import (
+    ACTIONS,
     HOUSE_COST,
+    MANAGER_ONLY,
     SIMULATOR_COST,
     SUPERVISOR_ONLY,
     KdfCost,
+    Lockout,
+    LockoutPolicy,
     StaffMember,
     StaffRoster,
     check_hash,
@@ -79,6 +86,78 @@ def test_dealers_may_run_the_game_and_only_supervisors_the_rest() -> None:
     assert "supervisor's action" in str(refusal(dealer, "void"))
     disabled = StaffMember(staff_id="D2", name="D", role="supervisor", active=False)
     assert refusal(disabled, "void") == "D2's credential is disabled"
+
+
+def test_a_manager_may_all_a_supervisor_may_and_lift_a_sign_in_back_off() -> None:
+    assert all(may("manager", a) for a in ACTIONS)
+    assert may("manager", "unlock_staff") and {"unlock_staff"} == MANAGER_ONLY
+    assert not may("supervisor", "unlock_staff") and not may("dealer", "unlock_staff")
+    assert refusal(None, "unlock_staff") == "'unlock_staff' needs a signed-in manager"
+    supervisor = StaffMember(staff_id="S1", name="S", role="supervisor")
+    assert refusal(supervisor, "unlock_staff") == (
+        "'unlock_staff' is a manager's action; S1 is signed in as supervisor: call a manager"
+        " to sign in")
+    roster = StaffRoster(version=1, members=(
+        StaffMember(staff_id="M1", name="M", role="manager"),))
+    assert StaffRoster.decode(roster.args()) == roster
+
+
+T0 = datetime(2026, 7, 3, 11, 0, tzinfo=UTC)
+POLICY = LockoutPolicy(free=3, first=timedelta(seconds=30), cap=timedelta(minutes=4),
+                       forget=timedelta(hours=1))
+
+
+def test_the_back_off_doubles_after_the_free_failures_up_to_its_cap() -> None:
+    waits = [POLICY.delay(n).total_seconds() for n in range(8)]
+    assert waits == [0, 0, 0, 30, 60, 120, 240, 240]
+    assert POLICY.delay(10_000) == timedelta(minutes=4)  # no overflow, the cap
+
+
+def test_failures_back_off_one_terminal_for_one_id_and_a_good_sign_in_clears_them() -> None:
+    lock = Lockout(POLICY)
+    at = T0
+    for n in range(1, 3):
+        assert lock.failed("A", "S1", at).wait_until is None and n < 3
+    third = lock.failed("A", "S1", at)
+    assert (third.failures, third.wait_until) == (3, at + timedelta(seconds=30))
+    assert lock.wait_until("A", "S1", at + timedelta(seconds=29)) == at + timedelta(seconds=30)
+    assert lock.wait_until("A", "S1", at + timedelta(seconds=30)) is None  # waited
+    assert lock.wait_until("B", "S1", at) is None  # the same id at another terminal
+    assert lock.wait_until("A", "S2", at) is None and lock.wait_until("A", None, at) is None
+    later = at + timedelta(seconds=31)
+    assert lock.failed("A", "S1", later).wait_until == later + timedelta(seconds=60)
+    assert [(b.staff_id, b.terminal, b.failures) for b in lock.backed_off(later)] == [
+        ("S1", "A", 4)]
+    lock.succeeded("A", "S1")
+    assert lock.wait_until("A", "S1", later) is None and lock.backed_off(later) == []
+
+
+def test_wrong_cards_and_unknown_ids_back_off_the_terminal_and_a_quiet_hour_forgets() -> None:
+    lock = Lockout(POLICY)
+    for _ in range(3):
+        lock.failed("A", None, T0)
+    assert lock.wait_until("A", None, T0) is not None
+    assert lock.wait_until("A", "S1", T0) is None  # a real id's PIN is not held up
+    quiet = T0 + timedelta(hours=1)
+    assert lock.backed_off(quiet) == [] and lock.wait_until("A", None, quiet) is None
+    assert lock.failed("A", None, quiet).failures == 1  # a fresh count
+    for _ in range(2):
+        lock.failed("A", None, quiet)
+    lock.succeeded("A", "S9")  # anyone's good sign-in at the terminal clears its count
+    assert lock.wait_until("A", None, quiet) is None
+
+
+def test_a_lift_clears_the_back_offs_of_an_id_at_one_or_every_terminal() -> None:
+    lock = Lockout(POLICY)
+    for terminal in ("A", "B"):
+        for _ in range(3):
+            lock.failed(terminal, "S1", T0)
+    lock.failed("C", "S1", T0)  # one failure: no back-off to lift
+    assert lock.lift("S2", None, T0) == []
+    assert [b.terminal for b in lock.lift("S1", "A", T0)] == ["A"]
+    assert lock.lift("S1", "A", T0) == [] and lock.lift("S1", "C", T0) == []
+    assert [b.terminal for b in lock.lift("S1", None, T0)] == ["B"]
+    assert lock.wait_until("B", "S1", T0) is None and set(lock.known()) == {("C", "S1")}
 
 
 def test_a_roster_round_trips_and_finds_a_member_by_card() -> None:

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from game.messages.desk import DeskOrder, StaffRoster
-from game.staff import secret_matches
+from game.staff import refusal, secret_matches
 from game.table.people import NotAllowed, TableStaff
 from game.tournament.entries import Stage
 from leaderboard import desk
@@ -127,6 +127,28 @@ def test_the_roster_a_table_reads_has_no_raw_secret_and_finds_a_tapped_card(
     assert desk.recorded_command(session, commands[0].seq) == commands[0]
     one = desk.send_roster(session, clock, actor="desk-1", table="t02")
     assert [(c.table, c.args["version"]) for c in one] == [("t02", 3)]
+
+
+def test_a_manager_is_sent_to_the_tables_as_a_manager_and_a_clerk_not_at_all(
+    session: Session, clock: FakeClock
+) -> None:
+    enrol_two(session, clock)
+    phrase = "a desk phrase of " + "words " * 3
+    desk.enrol_staff(session, clock, actor="desk-1", staff_id="M1", name="Mpho Ndlovu",
+                     role="manager", pin="55443322", desk_passphrase=phrase)
+    desk.enrol_staff(session, clock, actor="desk-1", staff_id="C1", name="Cara Clerk",
+                     role="clerk", desk_passphrase=phrase)
+    enroll(session.get_bind(), FakeTable("t01"))  # type: ignore[arg-type]
+    [command] = desk.send_roster(session, clock, actor="desk-1")
+    roster = roster_at_table(command)
+    assert [(m.staff_id, m.role) for m in roster.members] == [
+        ("D12", "dealer"), ("M1", "manager"), ("S1", "supervisor")]
+    # the table takes it, and the manager may lift a sign-in back-off there
+    table = TableStaff()
+    table.take_roster(roster)
+    manager = table.member("M1")
+    assert manager is not None and refusal(manager, "unlock_staff") is None
+    assert refusal(manager, "void") is None
 
 
 def test_bad_staff_input_is_refused_and_changes_nothing(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.app import TableDaemon
+from controller.clock import ClockSource, system_clock
 from controller.config import read_table_config
 from controller.wiring import ConfiguredDevices, wire_table
 from game.poker.cards import DECK, Card
@@ -41,6 +42,9 @@ DEALER = {"staff_id": "D-0042", "name": "Dana Dealer", "role": "dealer", "pin": 
           "card": "6099000000000042"}
 SUPERVISOR = {"staff_id": "S-0007", "name": "Sam Supervisor", "role": "supervisor",
               "pin": "7777", "card": "6099000000000007"}
+# On the roster only where a test sends it (`roster_body(people=...)`): a floor manager.
+MANAGER = {"staff_id": "M-0003", "name": "Mo Manager", "role": "manager", "pin": "3141",
+           "card": "6099000000000003"}
 PLAYER_PIN = {1: "2468", 2: "1357", 3: "9999"}
 PLAYER_CARD = {1: "6012345678900001", 2: "6012345678900002", 3: "6012345678900003"}
 HANDS = 2  # per entry in these tests' qualifying stage
@@ -56,13 +60,14 @@ def short_tournament(tmp_path: Path, hands: int = HANDS) -> Path:
     return path
 
 
-def roster_body(version: int = 1) -> dict[str, Any]:
-    """A staff_roster desk command with the test dealer and supervisor."""
+def roster_body(version: int = 1, *,
+                people: Sequence[Mapping[str, str]] = (DEALER, SUPERVISOR)) -> dict[str, Any]:
+    """A staff_roster desk command with the test dealer and supervisor (or ``people``)."""
     card_salt = base64.urlsafe_b64decode(CARD_SALT + "=" * (-len(CARD_SALT) % 4))
     members = [{"staff_id": p["staff_id"], "name": p["name"], "role": p["role"],
                 "pin_hash": hash_secret(p["pin"], SALT),
                 "card_hash": hash_secret(p["card"], card_salt), "active": True}
-               for p in (DEALER, SUPERVISOR)]
+               for p in people]
     return {"command": "staff_roster", "signer": DESK, "version": version,
             "card_salt": CARD_SALT, "members": members}
 
@@ -205,11 +210,18 @@ def _read_count(count: int) -> Callable[[Mapping[str, Any]], bool]:
 @contextlib.asynccontextmanager
 async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("pin",),
                         allowed: Sequence[str] = ("127.0.0.1", "::1"),
-                        hands: int = HANDS, console: str = "") -> AsyncIterator[ConsoleTable]:
+                        hands: int = HANDS, clock: ClockSource = system_clock,
+                        console: str = "") -> AsyncIterator[ConsoleTable]:
     """A running daemon with its console listening on 127.0.0.1 (a free port); ``console``:
-    more ``[console]`` lines of TOML."""
+    more ``[console]`` lines. Run again on the same ``tmp_path``, it is the same table with
+    the same journal (a restart)."""
     from wire.signing import Signer, save_private_key
 
+    path = tmp_path / "table.toml"
+    if path.exists():
+        async with _running(path, tmp_path, clock) as again:
+            yield again
+        return
     table = f"t-{secrets.token_hex(3)}"
     save_private_key(Signer.generate(table), tmp_path / "table.key")
     text = simulated_table_toml(
@@ -221,11 +233,18 @@ async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("p
     clients = ", ".join(json.dumps(a) for a in allowed)
     text = text.replace("[console]\nport = 0\n",
                         f"[console]\nport = 0\nallowed_clients = [{clients}]\n"
-                        "tap_seconds = 5.0\n" + console)
-    path = tmp_path / "table.toml"
+                        f"tap_seconds = 5.0\n{console}")
     path.write_text(text, encoding="utf-8")
+    async with _running(path, tmp_path, clock) as ready:
+        yield ready
+
+
+@contextlib.asynccontextmanager
+async def _running(path: Path, tmp_path: Path, clock: ClockSource
+                   ) -> AsyncIterator[ConsoleTable]:
+    """The daemon of the table config at ``path``, running with its console listening."""
     notify = RecordingNotify()
-    wired = wire_table(read_table_config(path), notify=notify)
+    wired = wire_table(read_table_config(path), notify=notify, clock=clock)
     notify.daemon = wired.daemon
     async with running(wired.daemon):
         deadline = time.monotonic() + GUARD_S

@@ -1,5 +1,6 @@
 """`showdown table dealer ACTION --staff ID`: the technicians' console on the local API socket
-signs in under the person's own PIN, takes the action, and signs out; the record names them."""
+signs in under the person's own PIN, takes the action, and signs out; the record names them
+(a manager's `unlock_staff --lift-for ID` too)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,13 @@ import pytest
 
 from cli.errors import EXIT_REFUSED
 from cli.main import main
-from tests.controller.console.support import DEALER, SUPERVISOR, console_table
+from tests.controller.console.support import (
+    DEALER,
+    MANAGER,
+    SUPERVISOR,
+    console_table,
+    roster_body,
+)
 
 
 async def test_the_dealer_cli_acts_under_the_persons_own_credential(
@@ -99,3 +106,35 @@ async def test_a_supervisor_corrects_a_settled_hand_from_the_cli(
         [corrected] = [m.body for m in journal.messages(1) if m.type == "hand.corrected"]
     assert (corrected["entry_id"], corrected["counted_net"], corrected["by"],
             corrected["made_at"]) == (entries[0], -2_500, SUPERVISOR["staff_id"], "table")
+
+
+async def test_a_manager_lifts_a_sign_in_wait_from_the_cli(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    async with console_table(tmp_path) as table:
+        await table.open_heat((1,))
+        await table.desk("staff_roster", **{k: v for k, v in roster_body(
+            2, people=(DEALER, SUPERVISOR, MANAGER)).items() if k not in ("command", "signer")})
+        sock = str(table.daemon.config.api.socket)
+        for pin in ("0000", "1111", "2222"):  # at the local socket: its one terminal
+            wrong = await table.daemon.on_console({"action": "sign_in", "pin": pin,
+                                                   "staff_id": SUPERVISOR["staff_id"]})
+        assert wrong["error"].endswith("the next attempt waits 30 s")
+        pin = tmp_path / "pin"
+        pin.write_text(MANAGER["pin"] + "\n")
+        base = ["table", "dealer", "unlock_staff", "--socket", sock, "--staff-id",
+                MANAGER["staff_id"], "--pin-file", str(pin), "--lift-for",
+                SUPERVISOR["staff_id"]]
+        assert await asyncio.to_thread(main, [*base, "--terminal", "10.1.1.1", "--why",
+                                              "typo"]) == EXIT_REFUSED
+        assert (f"nothing is locked for {SUPERVISOR['staff_id']} at 10.1.1.1"
+                in capsys.readouterr().err)
+        assert await asyncio.to_thread(main, [*base, "--why", "badge checked"]) == 0
+        assert "unlock staff: done" in capsys.readouterr().out
+        journal = table.daemon.journal
+        assert journal is not None
+        [lift] = [r.payload for r in journal.records() if r.kind == "staff"
+                  and r.payload["event"] == "unlocked" and r.payload.get("terminal") is None]
+        assert (lift["by"], lift["staff_id"], lift["detail"]) == (
+            MANAGER["staff_id"], SUPERVISOR["staff_id"], "badge checked")
+        assert (await table.daemon.on_console({"action": "sign_in", "pin": SUPERVISOR["pin"],
+                                               "staff_id": SUPERVISOR["staff_id"]}))["ok"]

@@ -1,4 +1,4 @@
-"""The table core's console rules: staff on the roster, sign-ins and lock-outs, who may do
+"""The table core's console rules: staff on the roster, sign-ins and their back-off, who may do
 what, the payout checked by the chip readers, acknowledgements with proof and disputes."""
 
 from __future__ import annotations
@@ -29,11 +29,14 @@ from game.table.inputs import (
     SettleHand,
     StaffChange,
     TableInput,
+    Unreadable,
     VoidByDealer,
     WagerKeyed,
     decode_input,
 )
 from game.table.payout_check import SpotPay
+from game.table.snapshot import restore_snapshot, take_snapshot
+from game.table.snapshot_fields import SnapshotError
 from game.table.view import alert_help
 from runtime.settings_files import read_paytables, read_tournament
 
@@ -72,7 +75,7 @@ class Feed:
                                  for i in range(400)], chip_set="house")
         return TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
                          deal=DEFAULT_DEAL, registry=registry, verify_payouts=self.verify,
-                         lockout=LockoutPolicy(failures=3))
+                         lockout=LockoutPolicy(free=3))
 
     def __call__(self, given: TableInput, *, seconds: int = 1) -> Decision:
         self.now += timedelta(seconds=seconds)
@@ -220,24 +223,111 @@ def test_supervisor_only_actions_are_refused_to_a_dealer_and_to_nobody() -> None
     assert feed(VoidByDealer(reason="misdeal", by="S3")).ok
 
 
-def test_sign_ins_are_recorded_and_repeated_failures_lock_the_credential() -> None:
+def test_sign_ins_are_recorded_and_repeated_failures_back_off_that_terminal_only() -> None:
     feed = seated(Feed())
-    for _ in range(2):
+
+    def fail(terminal: str | None = "10.0.0.5", **more: Any) -> list[str]:
         failed = feed(StaffChange(event="sign_in_failed", method="pin", staff_id="S3",
-                                  detail="wrong PIN"))
-        assert [m.event for m in failed.messages if isinstance(m, StaffEvent)] == [
-            "sign_in_failed"]
+                                  detail="wrong PIN", terminal=terminal, **more))
+        return [m.event for m in failed.messages if isinstance(m, StaffEvent)]
+
+    assert fail() == fail() == ["sign_in_failed"]
     third = feed(StaffChange(event="sign_in_failed", method="pin", staff_id="S3",
-                             detail="wrong PIN"))
-    assert [m.event for m in third.messages if isinstance(m, StaffEvent)] == [
-        "sign_in_failed", "locked"]
-    assert feed.core.staff.locked_until("S3", feed.now) == feed.now + timedelta(minutes=5)
-    assert feed.core.staff.locked_until("S3", feed.now + timedelta(minutes=6)) is None
-    assert feed.replayed().staff.locked_until("S3", feed.now) is not None
+                             detail="wrong PIN", terminal="10.0.0.5"))
+    events = [m for m in third.messages if isinstance(m, StaffEvent)]
+    assert [m.event for m in events] == ["sign_in_failed", "locked"]
+    assert "at 10.0.0.5" in events[0].detail
+    assert "3 failed sign-ins at 10.0.0.5: the next attempt there waits 30 s" in (
+        events[1].detail)
+    assert feed.core.staff.wait_until("10.0.0.5", "S3", feed.now) == feed.now + timedelta(
+        seconds=30)
+    assert feed.core.staff.wait_until("10.0.0.9", "S3", feed.now) is None  # another screen
+    assert feed.core.staff.wait_until("10.0.0.5", "D12", feed.now) is None  # another id
+    # an attempt refused unchecked during the wait is recorded, not counted
+    assert fail(waited=True) == ["sign_in_failed"]
+    assert feed.core.staff.backed_off(feed.now)[0]["failures"] == 3
+    assert feed.replayed().staff.wait_until("10.0.0.5", "S3", feed.now) is not None
+    assert feed.core.staff.backed_off(feed.now) == [
+        {"staff_id": "S3", "terminal": "10.0.0.5", "failures": 3,
+         "wait_until": (feed.now - timedelta(seconds=1) + timedelta(seconds=30)).isoformat()}]
+    # a good sign-in at another terminal leaves it; one at that terminal clears its count
+    assert feed(StaffChange(event="signed_in", method="card", staff_id="S3",
+                            terminal="10.0.0.9")).ok
+    assert len(feed.core.staff.backed_off(feed.now)) == 1
+    assert feed(StaffChange(event="signed_in", method="pin", staff_id="S3",
+                            terminal="10.0.0.5")).ok
+    assert feed.core.staff.backed_off(feed.now) == []
     out = feed(StaffChange(event="signed_out", method="pin", staff_id="D12"))
     assert [(m.event, m.role) for m in out.messages if isinstance(m, StaffEvent)] == [
         ("signed_out", "dealer")]
     assert feed(NoMoreBets(by="D12")).error == "D12 is not signed in at this table"
+
+
+def test_a_checkpoint_keeps_each_terminals_count_and_refuses_a_bad_one() -> None:
+    feed = seated(Feed())
+    for terminal, staff_id in (("10.0.0.5", "S3"), ("10.0.0.5", None), ("::1", None)):
+        for _ in range(3):
+            feed(StaffChange(event="sign_in_failed", method="pin", staff_id=staff_id,
+                             detail="wrong PIN", terminal=terminal))
+    state = take_snapshot(feed.core)
+    assert state["staff"]["failures"] == [
+        ["10.0.0.5", None, 3, (feed.now - timedelta(seconds=3)).isoformat()],
+        ["10.0.0.5", "S3", 3, (feed.now - timedelta(seconds=6)).isoformat()],
+        ["::1", None, 3, feed.now.isoformat()]]
+    fresh = feed._new()
+    restore_snapshot(fresh, state)
+    assert fresh.staff.backed_off(feed.now) == feed.core.staff.backed_off(feed.now)
+    assert len(fresh.staff.backed_off(feed.now)) == 3
+    state["staff"]["failures"][0][2] = 0
+    with pytest.raises(SnapshotError, match=r"failures\[0\]\[2\]: 0 is out of range 1"):
+        restore_snapshot(feed._new(), state)
+
+
+def test_a_record_from_before_terminals_replays_as_one_terminal() -> None:
+    feed = seated(Feed())
+    old = decode_input("staff", {"event": "sign_in_failed", "method": "pin", "staff_id": "S3",
+                                 "detail": "wrong PIN"})
+    assert isinstance(old, StaffChange) and old.terminal is None and not old.waited
+    for _ in range(3):
+        feed(old)
+    assert feed.core.staff.wait_until("", "S3", feed.now) is not None
+
+
+def test_only_a_signed_in_manager_lifts_a_back_off_and_only_one_in_force() -> None:
+    roster = StaffRoster(version=2, card_salt=None, members=(*ROSTER.members, StaffMember(
+        staff_id="M1", name="Mpho Manager", role="manager", pin_hash=hash_secret("1111", SALT))))
+    feed = seated(Feed())
+    assert feed(DeskOrder(command=roster, signer="desk", command_seq=9)).ok
+    for terminal in ("10.0.0.5", "10.0.0.6", "10.0.0.6", "10.0.0.6", "10.0.0.5", "10.0.0.5"):
+        feed(StaffChange(event="sign_in_failed", method="pin", staff_id="S3",
+                         detail="wrong PIN", terminal=terminal))
+    lift = StaffChange(event="unlocked", method="console", staff_id="S3",
+                       terminal="10.0.0.5", by="M1", detail="S3 is who they say")
+    assert feed(lift).error == "M1 is not signed in at this table"
+    feed.sign_in("S3")  # at no terminal ("" : the records before terminals)
+    refused = feed(StaffChange(event="unlocked", method="console", staff_id="S3",
+                               terminal="10.0.0.5", by="S3", detail="mine"))
+    assert refused.error == ("'unlock_staff' is a manager's action; S3 is signed in as"
+                             " supervisor: call a manager to sign in")
+    feed.sign_in("M1")
+    lifted = feed(lift)
+    assert lifted.ok, lifted.error
+    [event] = [m for m in lifted.messages if isinstance(m, StaffEvent)]
+    assert (event.event, event.staff_id) == ("unlocked", "S3")
+    assert event.detail == "back-off lifted by M1 at 10.0.0.5: S3 is who they say"
+    assert [b["terminal"] for b in feed.core.staff.backed_off(feed.now)] == ["10.0.0.6"]
+    again = feed(lift)
+    assert again.error == ("nothing is locked for S3 at 10.0.0.5: no sign-in back-off is on"
+                           " record there")
+    # no terminal: every terminal's back-off for the id
+    assert feed(StaffChange(event="unlocked", method="console", staff_id="S3", by="M1",
+                            detail="cleared everywhere")).ok
+    assert feed.core.staff.backed_off(feed.now) == []
+    assert feed.replayed().staff.backed_off(feed.now) == []
+    # a lift without a reason is not a record the table reads
+    assert isinstance(decode_input("staff", {"event": "unlocked", "method": "console",
+                                             "staff_id": "S3", "by": "M1", "detail": " "}),
+                      Unreadable)
 
 
 def test_a_roster_must_be_newer_and_drops_people_no_longer_on_it() -> None:

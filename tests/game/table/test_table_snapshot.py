@@ -141,16 +141,16 @@ def test_a_snapshot_of_another_version_is_refused_before_its_fields(version: Any
 @pytest.mark.parametrize(("make", "field"), [
     (lambda: TableCore(table_id="t08", settings=SETTINGS, paytables=PAYTABLES,
                        deal=DEFAULT_DEAL, registry=_registry(), verify_payouts=True,
-                       lockout=LockoutPolicy(failures=3)), "table_id"),
+                       lockout=LockoutPolicy(free=3)), "table_id"),
     (lambda: TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
                        deal=DEFAULT_DEAL, registry=_registry(extra=True), verify_payouts=True,
-                       lockout=LockoutPolicy(failures=3)), "registry"),
+                       lockout=LockoutPolicy(free=3)), "registry"),
     (lambda: TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
                        deal=DEFAULT_DEAL, registry=_registry(), verify_payouts=False,
-                       lockout=LockoutPolicy(failures=3)), "verify_payouts"),
+                       lockout=LockoutPolicy(free=3)), "verify_payouts"),
     (lambda: TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
                        deal=DEFAULT_DEAL, registry=_registry(), verify_payouts=True,
-                       lockout=LockoutPolicy(failures=5)), "lockout"),
+                       lockout=LockoutPolicy(free=5)), "lockout"),
 ])
 def test_a_snapshot_taken_under_another_configuration_is_refused(make: Any, field: str) -> None:
     _, state = played()

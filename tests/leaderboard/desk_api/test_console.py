@@ -61,7 +61,7 @@ def apply_at(table: TableService, sender: RecordingSender, command: DeskCommand,
 async def test_staff_are_enrolled_listed_and_their_roster_applied_by_a_table(
     engine: Engine, clock: FakeClock, sender: RecordingSender
 ) -> None:
-    api = Api(engine, clock, sender)  # desk-1, a manager: roster version 1, sent as supervisor
+    api = Api(engine, clock, sender)  # desk-1, a manager: roster version 1, sent as manager
     status, body = await api.call("POST", "/staff", DEALER)
     assert status == 201
     assert (body["staff_id"], body["pin"], body["card"], body["roster_version"]) == (
@@ -88,7 +88,7 @@ async def test_staff_are_enrolled_listed_and_their_roster_applied_by_a_table(
     assert applied.ok, applied.error
     assert dict(applied.detail) == {"roster_version": 5, "staff": 3}
     assert [(m["staff_id"], m["role"]) for m in command.args["members"]] == [
-        ("D12", "dealer"), ("S1", "supervisor"), ("desk-1", "supervisor")]
+        ("D12", "dealer"), ("S1", "supervisor"), ("desk-1", "manager")]
     # The same version again: recorded and sent, and the table says why it refuses it.
     status, _ = await api.call("POST", "/staff/roster", {"table": "t01"})
     assert status == 201
