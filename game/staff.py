@@ -51,6 +51,7 @@ ACTIONS: Final = frozenset({
     "resolve_alert", "manual_card", "manual_wager", "payout_override", "clear_fault",
     "dispute_hand",
     "issue_chips", "return_chips",
+    "print_slip",  # a score slip on the receipt printer (journaled; controller.slip_printing)
 })
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",
