@@ -70,7 +70,10 @@ class PrinterConfig:
 
 
 def _escpos_installed() -> bool:
-    return importlib.util.find_spec("escpos") is not None
+    try:
+        return importlib.util.find_spec("escpos") is not None
+    except (ImportError, ValueError):  # present but cannot be imported
+        return False
 
 
 def parse_printer(data: Any, *, source: str, base: Path) -> PrinterConfig:

@@ -205,8 +205,9 @@ def _read_count(count: int) -> Callable[[Mapping[str, Any]], bool]:
 @contextlib.asynccontextmanager
 async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("pin",),
                         allowed: Sequence[str] = ("127.0.0.1", "::1"),
-                        hands: int = HANDS) -> AsyncIterator[ConsoleTable]:
-    """A running daemon with its console listening on 127.0.0.1 (a free port)."""
+                        hands: int = HANDS, printer: str = "") -> AsyncIterator[ConsoleTable]:
+    """A running daemon with its console listening on 127.0.0.1 (a free port); ``printer``:
+    the keys of a ``[printer]`` section (none: no receipt printer)."""
     from wire.signing import Signer, save_private_key
 
     table = f"t-{secrets.token_hex(3)}"
@@ -221,6 +222,8 @@ async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("p
     text = text.replace("[console]\nport = 0\n",
                         f"[console]\nport = 0\nallowed_clients = [{clients}]\n"
                         "tap_seconds = 5.0\n")
+    if printer:
+        text += f"\n[printer]\n{printer}\n"
     path = tmp_path / "table.toml"
     path.write_text(text, encoding="utf-8")
     notify = RecordingNotify()
