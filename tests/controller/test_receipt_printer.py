@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import numpy as np
@@ -30,16 +32,17 @@ CODE = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 SAST = ZoneInfo("Africa/Johannesburg")
 
 
-def a_slip(**changes: object) -> Slip:
-    """A slip as the journal gives it: a name with a letter outside ASCII, times in UTC."""
-    fields: dict[str, object] = dict(
-        entry_id="E-H1-1", table="t-0a1b2c", seat=1, entry_code="K7-42F", name="Zoë M.",
-        tz=SAST, stage="qualifying", heat_id="H1", score_cents=190_000, score="R1,900.00",
-        hands=2, status="complete", at="2026-07-03T12:05:09.250+00:00", seq=42, code=CODE,
-        code_grouped=grouped(CODE), acknowledged="pin", acknowledged_at="2026-07-03T12:06:00Z",
-        disputed=None)
-    fields.update(changes)
-    return Slip(**fields)  # type: ignore[arg-type]
+# A slip as the journal gives it: a name with a letter outside ASCII, times in UTC.
+SLIP = Slip(entry_id="E-H1-1", table="t-0a1b2c", seat=1, entry_code="K7-42F", name="Zoë M.",
+            tz=SAST, stage="qualifying", heat_id="H1", score_cents=190_000, score="R1,900.00",
+            hands=2, status="complete", at="2026-07-03T12:05:09.250+00:00", seq=42, code=CODE,
+            code_grouped=grouped(CODE), acknowledged="pin",
+            acknowledged_at="2026-07-03T12:06:00Z", disputed=None)
+
+
+def a_slip(**changes: Any) -> Slip:
+    """The slip, with ``changes``."""
+    return replace(SLIP, **changes)
 
 
 @pytest.fixture(name="printer")

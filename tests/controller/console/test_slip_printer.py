@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from controller.console.app import COOKIE
-from controller.slip_layout import qr_payload
 from controller.console.views import ConsoleViews
+from controller.slip_layout import qr_payload
 from game.staff import hash_secret
 from tests.controller.console.support import (
     DEALER,
@@ -75,7 +75,7 @@ async def sign_in(table: ConsoleTable, person: Mapping[str, str]) -> str:
     status, headers, answer = await http(table, "POST", "/api/sign-in",
                                          {"staff_id": person["staff_id"], "pin": person["pin"]})
     assert status == 200 and answer["ok"], answer
-    return headers["set-cookie"].split(";", 1)[0].split("=", 1)[1]
+    return str(headers["set-cookie"].split(";", 1)[0].split("=", 1)[1])
 
 
 async def scores_recorded(table: ConsoleTable) -> list[str]:
