@@ -28,6 +28,14 @@ from tests.controller.console.support import (
     console_table,
     roster_body,
 )
+from tests.controller.console.test_console_browser import (
+    SHOTS,
+    WAIT_MS,
+    banner_text,
+    browser_page,
+    shot,
+    sign_in_on_page,
+)
 from tests.controller.escpos_decoder import decode_escpos
 
 PRINTER = 'kind = "sim"\ncapture = "slips.bin"\ntimeout = 1\nprint_on_acknowledge = true'
@@ -213,3 +221,38 @@ async def test_a_table_without_a_printer_refuses_print_and_journals_nothing(
         assert slip_records(table) == []
         status, _, offered = await http(table, "GET", "/api/slips")
         assert offered == {"printer": {"kind": "none", "auto": False}, "slips": []}
+
+
+async def test_the_dealers_print_button_tells_the_truth_in_the_browser(tmp_path: Path) -> None:
+    problems: list[str] = []
+    async with console_table(tmp_path, printer=PRINTER) as table, \
+            browser_page(problems) as page:
+        sim = table.devices.printer_sim
+        assert sim is not None
+        _, second = await scores_recorded(table)
+        await page.goto(f"{table.url}/")
+        await page.wait_for_selector("#live.on", timeout=WAIT_MS)
+        await sign_in_on_page(page, DEALER)
+        button = f'#print-slips [data-print-slip="{second}"]'
+        await page.wait_for_selector(button, timeout=WAIT_MS)
+        assert "Receipt printer: sim (simulated)" in await page.inner_text("#printer-note")
+        box = await page.locator(button).bounding_box()
+        assert box is not None and box["height"] >= 48  # a touch target
+        # Printed: a green banner, and the slip came out.
+        await page.click(button)
+        assert "Slip printed for K7-42F" in await banner_text(page, "good", "Slip printed")
+        assert len(sim.wait_for_jobs(1)) == 1
+        await page.wait_for_function(
+            "e => document.querySelector(`[data-entry='${e}'] .slip-printed`)"
+            "?.textContent.startsWith('printed ')", arg=second, timeout=WAIT_MS)
+        # Out of paper: a red banner with the table's reason, never a green one.
+        sim.paper = "out"
+        await page.click(button)
+        text = await banner_text(page, "bad", "NOT printed")
+        assert "the slip for K7-42F was NOT printed" in text and "out of paper" in text
+        await shot(page, "slip-not-printed")
+        panel = await page.locator("#print-slips").screenshot(
+            path=str(SHOTS / "console-slip-panel.png"))
+        assert panel[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(sim.jobs) == 1
+    assert problems == []
