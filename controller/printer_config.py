@@ -106,9 +106,11 @@ def parse_printer(data: Any, *, source: str, base: Path) -> PrinterConfig:
         raise r.error("columns", "must be 24..64 characters")
     own: dict[str, Any] = {}
     if kind == "escpos-serial":
-        own["device"] = r.get("device", str, "")
-        if not own["device"]:
+        device = r.get("device", str, "")
+        if not device:
             raise r.error("device", 'missing: the printer\'s serial port ("/dev/ttyUSB1")')
+        # a path relative to the config file's folder (D334); a pyserial URL as it is
+        own["device"] = device if "://" in device else str(config_path(device, base))
         own["baudrate"] = r.get("baudrate", int, d.baudrate)
         if own["baudrate"] not in _BAUDRATES:
             raise r.error("baudrate", f"must be one of {', '.join(map(str, _BAUDRATES))}")

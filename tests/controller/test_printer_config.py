@@ -49,6 +49,8 @@ def test_each_kind_is_read_with_its_keys(tmp_path: Path) -> None:
     assert (net.host, net.port, net.timeout, net.columns, net.print_on_acknowledge) == (
         "10.1.4.20", 9100, 3.0, 48, True)
     assert net.check_status is True and net.describe() == "escpos-network (10.1.4.20:9100)"
+    relative = config(tmp_path, {"kind": "escpos-serial", "device": "dev/printer"}).printer
+    assert relative.device == str(tmp_path.absolute() / "dev" / "printer")  # D334
     sim = config(tmp_path, {"kind": "sim", "capture": "slips.bin"}).printer
     assert sim.capture == tmp_path.absolute() / "slips.bin"
     assert sim.print_on_acknowledge is False  # nothing prints by itself unless configured
