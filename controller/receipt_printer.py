@@ -7,7 +7,8 @@ python-escpos (the optional extra ``printer``; decision D481).
   printer's own command (``GS ( k``: no image is rendered on the table PC), feed and cut.
 - `EscposPrinter`: one job at a time, each on a fresh connection (a printer switched off and
   on again between slips is found again): open, ask its status (``DLE EOT 1`` online, ``DLE
-  EOT 4`` paper) when ``check_status``, send the job, close. Blocking: the daemon calls it in a
+  EOT 4`` paper; no answer in ``timeout`` is a refusal too) when ``check_status``, send the
+  job, close. Blocking: the daemon calls it in a
   worker thread, and every wait is bounded by ``[printer] timeout``.
 - `PrinterError`: why a slip was not printed, in words for the dealer's banner ("the printer
   is out of paper", "the printer at 10.1.4.20:9100 did not answer: ..."). Nothing of python-
@@ -35,6 +36,8 @@ __all__ = ["QR_MODULE_DOTS", "EscposPrinter", "PrinterError", "ReceiptPrinter",
 
 QR_MODULE_DOTS: Final = 6  # printer dots a QR module: about 27 mm for a version-6 code
 _LABEL: Final = 13  # the labels' column on the receipt
+_OFFLINE: Final = 0x08  # DLE EOT 1, bit 3: offline
+_PAPER_END: Final = 0x60  # DLE EOT 4, bits 5 and 6: the paper-end sensor
 
 
 class PrinterError(Exception):
@@ -159,11 +162,35 @@ class EscposPrinter:
         finally:
             _close(device)
 
+    def _status(self, device: Any, query: bytes) -> int | None:
+        """The printer's one status byte for ``query`` (None: no answer in time). On a serial
+        line one byte is read as soon as it comes (python-escpos reads 16, waiting out the
+        whole timeout every time)."""
+        try:
+            if self.config.kind == "escpos-serial":
+                device._raw(query)  # python-escpos's way to send bytes as they are
+                answer = bytes(device.device.read(1))
+            else:
+                answer = bytes(device.query_status(query))
+        except TimeoutError:
+            return None
+        return answer[0] if answer else None
+
     def _check(self, device: Any, where: str) -> None:
-        if not device.is_online():
+        from escpos.constants import RT_STATUS_ONLINE, RT_STATUS_PAPER  # noqa: PLC0415
+
+        mute = (f"{where} did not answer its status request within {self.config.timeout:g} s"
+                " (switched off, or wired one way: [printer] check_status = false)")
+        online = self._status(device, RT_STATUS_ONLINE)
+        if online is None:
+            raise PrinterError(mute)
+        if online & _OFFLINE:
             raise PrinterError(f"{where} is offline (its cover is open, or it is in error):"
                                " the slip was not printed")
-        if device.paper_status() == 0:
+        paper = self._status(device, RT_STATUS_PAPER)
+        if paper is None:
+            raise PrinterError(mute)
+        if paper & _PAPER_END == _PAPER_END:
             raise PrinterError(f"{where} is out of paper: load a roll and print again")
 
     def close(self) -> None:

@@ -1,7 +1,9 @@
-"""A simulated ESC/POS receipt printer on the network, as a real one listens (a TCP port, 9100 on
-a real printer; a free port of 127.0.0.1 here): the table's real driver
-(`controller.receipt_printer.EscposPrinter`, python-escpos's ``Network``) opens it through the
-same socket calls it uses for a real printer.
+"""A simulated ESC/POS receipt printer, on the network as a real one listens (a TCP port, 9100
+on a real printer; a free port of 127.0.0.1 here: `start`) or on a serial line (a pseudo-
+terminal: `start_serial`): the table's real driver (`controller.receipt_printer.EscposPrinter`,
+python-escpos's ``Network`` or ``Serial`` with pyserial) opens it through the same socket or
+tty calls it uses for a real printer. On the network a job is what one connection sent; on the
+serial line a job ends with its cut (``GS V``).
 
 It answers the real-time status requests (``DLE EOT 1``: online or not; ``DLE EOT 4``: the
 paper sensor) as the printer's state says, keeps every job's bytes (`jobs`) and appends them to
@@ -18,15 +20,19 @@ cover open), `answers` False (a printer that never answers a status request), an
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import socket
 import socketserver
 import threading
+import tty
 from pathlib import Path
 from typing import Final, Literal
 
 __all__ = ["PrinterModel", "SimReceiptPrinter"]
 
 DLE_EOT: Final = b"\x10\x04"
+CUT: Final = b"\x1dV"
 # Status bytes (ESC/POS): bits 1 and 4 are always set; bit 3 offline; paper sensor bits 2-3
 # near end, bits 5-6 paper end.
 _BASE: Final = 0x12
@@ -77,6 +83,17 @@ class PrinterModel:
             self.printed.notify_all()
         return data
 
+    def cut_jobs(self, data: bytes) -> tuple[list[bytes], bytes]:
+        """The jobs in ``data`` that end with a cut, and the bytes after the last one."""
+        jobs: list[bytes] = []
+        at = data.find(CUT)
+        while at != -1 and at + 2 < len(data):
+            end = at + 3 + (1 if data[at + 2] in (65, 66) else 0)
+            jobs.append(data[:end])
+            data = data[end:]
+            at = data.find(CUT)
+        return jobs, data
+
     def wait_for_jobs(self, count: int, timeout: float = 30.0) -> list[bytes]:
         """The jobs once there are ``count`` (fewer if ``timeout`` seconds pass first)."""
         with self.printed:
@@ -92,6 +109,9 @@ class SimReceiptPrinter(PrinterModel):
         self.capture = capture
         self._server: socketserver.ThreadingTCPServer | None = None
         self._thread: threading.Thread | None = None
+        self._pty: tuple[int, int] | None = None  # master, slave
+        self._stop = threading.Event()
+        self.path: str | None = None  # the serial line's device, once started
 
     @property
     def address(self) -> tuple[str, int]:
@@ -118,6 +138,45 @@ class SimReceiptPrinter(PrinterModel):
         self._thread.start()
         return self.address
 
+    def start_serial(self) -> str:
+        """Wait on a pseudo-terminal as on a serial line (in a thread); its device path."""
+        master, slave = os.openpty()
+        tty.setraw(slave)  # no echo, no line editing before the driver sets its own modes
+        self._pty = (master, slave)
+        self.path = os.ttyname(slave)
+        self._thread = threading.Thread(target=self._serial, args=(master,),
+                                        name="sim-receipt-printer-serial", daemon=True)
+        self._thread.start()
+        return self.path
+
+    def _serial(self, master: int) -> None:
+        data = b""
+        scanned = 0
+        while not self._stop.is_set():
+            ready, _, _ = select.select([master], [], [], 0.1)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the driver closed the line: wait for the next opening
+                self._stop.wait(0.05)
+                continue
+            data += chunk
+            reply, scanned = self.answer(data, scanned)
+            if reply:
+                os.write(master, reply)
+            jobs, rest = self.cut_jobs(data)
+            for job in jobs:
+                self._keep(self.finish(job))
+            if jobs:
+                scanned = max(0, scanned - (len(data) - len(rest)))
+                data = rest
+
+    def _keep(self, job: bytes | None) -> None:
+        if job is not None and self.capture is not None:
+            with self.lock, self.capture.open("ab") as out:
+                out.write(job)
+
     def serve(self, conn: socket.socket) -> None:
         """One connection: answer status requests as they come, keep the job at the end."""
         data = bytearray()
@@ -129,16 +188,18 @@ class SimReceiptPrinter(PrinterModel):
                 reply, scanned = self.answer(bytes(data), scanned)
                 if reply:
                     conn.sendall(reply)
-        job = self.finish(bytes(data))
-        if job is not None and self.capture is not None:
-            with self.lock, self.capture.open("ab") as out:
-                out.write(job)
+        self._keep(self.finish(bytes(data)))
 
     def close(self) -> None:
         """Switch the printer off: no more connections."""
         server, self._server = self._server, None
+        self._stop.set()
         if server is not None:
             server.shutdown()
             server.server_close()
         if self._thread is not None:
             self._thread.join(timeout=5)
+        pty, self._pty = self._pty, None
+        for fd in pty or ():
+            with contextlib.suppress(OSError):
+                os.close(fd)

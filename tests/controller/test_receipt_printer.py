@@ -106,7 +106,7 @@ def test_a_long_acknowledgement_and_a_problem_wrap_within_the_paper(
     ("paper", "is out of paper: load a roll and print again"),
     ("cover", "is offline (its cover is open, or it is in error)"),
     ("off", "is offline or not connected"),
-    ("mute", "did not take the slip"),
+    ("mute", "did not answer its status request within 0.5 s"),
 ])
 def test_a_printer_that_cannot_print_refuses_with_the_reason(
         printer: SimReceiptPrinter, fault: str, words: str) -> None:
@@ -135,6 +135,28 @@ def test_a_printer_low_on_paper_still_prints(printer: SimReceiptPrinter) -> None
 def test_without_a_status_check_the_slip_is_sent_as_it_is(printer: SimReceiptPrinter) -> None:
     network(printer, check_status=False).print_job(receipt_bytes(slip_layout(a_slip())))
     assert decode_escpos(printer.wait_for_jobs(1)[0]).status_requests == []
+
+
+def test_a_serial_printer_prints_through_pyserial_on_a_pseudo_terminal(tmp_path: Path) -> None:
+    sim = SimReceiptPrinter(capture=tmp_path / "serial.bin")
+    path = sim.start_serial()
+    try:
+        driver = EscposPrinter(PrinterConfig(kind="escpos-serial", device=path, baudrate=19200,
+                                             timeout=2.0))
+        slips = [a_slip(), a_slip(entry_code="K7-43F", seq=43)]
+        for slip in slips:  # two jobs on the line, each ending with its cut
+            driver.print_job(receipt_bytes(slip_layout(slip)))
+        jobs = sim.wait_for_jobs(2)
+        receipts = [decode_escpos(job) for job in jobs]
+        assert [r.qr for r in receipts] == [[qr_payload(s)] for s in slips]
+        assert [r.status_requests for r in receipts] == [[1, 4], [1, 4]]
+        assert "Entry         K7-43F" in receipts[1].lines
+        sim.paper = "out"
+        with pytest.raises(PrinterError, match=f"the printer on {path} is out of paper"):
+            driver.print_job(receipt_bytes(slip_layout(slips[0])))
+        assert (tmp_path / "serial.bin").read_bytes() == b"".join(jobs)
+    finally:
+        sim.close()
 
 
 # ---- the HTML slip's QR code --------------------------------------------------------------
