@@ -58,7 +58,8 @@ def register(sub: Any) -> None:
                    help="amount in rand, e.g. 25, R137.50 or 1,250 (manual_wager)")
     d.add_argument("--hand", dest="hand_id", help="the settled hand disputed (dispute_hand,"
                    " with --seat or --entry and the claim as --reason)")
-    d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed")
+    d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed"
+                   " (dispute_hand), or whose score slip to print (print_slip)")
     d.add_argument("--json", action="store_true", help="print the table's answer as JSON")
     d.set_defaults(handler=_dealer)
 
