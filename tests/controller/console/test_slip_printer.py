@@ -16,6 +16,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from cli.errors import EXIT_REFUSED
+from cli.main import main
 from controller.console.app import COOKIE
 from controller.console.views import ConsoleViews
 from controller.slip_layout import qr_payload
@@ -207,9 +211,17 @@ async def test_a_dealer_prints_a_slip_and_an_acknowledgement_prints_its_own(
 
 
 async def test_a_table_without_a_printer_refuses_print_and_journals_nothing(
-        tmp_path: Path) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     async with console_table(tmp_path) as table:
         entries = await table.open_heat((1,))
+        # The technicians' console too (`showdown table dealer print_slip --entry`).
+        pin = tmp_path / "pin"
+        pin.write_text(DEALER["pin"] + "\n")
+        refused = await asyncio.to_thread(main, [
+            "table", "dealer", "print_slip", "--socket", str(table.daemon.config.api.socket),
+            "--staff-id", DEALER["staff_id"], "--pin-file", str(pin), "--entry", entries[0]])
+        assert refused == EXIT_REFUSED
+        assert "this table has no receipt printer" in capsys.readouterr().err
         cookie = await sign_in(table, DEALER)
         status, _, answer = await http(table, "POST", "/api/action",
                                        {"action": "print_slip", "entry_id": entries[0]},
