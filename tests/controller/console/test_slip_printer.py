@@ -204,10 +204,12 @@ async def test_a_dealer_prints_a_slip_and_an_acknowledgement_prints_its_own(
         assert len(sim.jobs) == 2  # nothing more came out
         status, _, offered = await http(table, "GET", "/api/slips")
         last = {s["entry_id"]: s["last_print"] for s in offered["slips"]}
+        assert {s["entry_id"]: s["acknowledged"] for s in offered["slips"]} == {
+            first: True, second: False}
         assert last[second]["printed"] is False and "offline" in last[second]["error"]
         assert last[first]["printed"] is True and last[first]["by"] is None
-        # Play goes on: the table still takes a hand.
-        assert table.status()["state"] == "running"
+        # The table stays in play: no fault, no alert from the printer.
+        assert table.status()["state"] == "running" and table.daemon.faults == []
 
 
 async def test_a_table_without_a_printer_refuses_print_and_journals_nothing(
