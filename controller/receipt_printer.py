@@ -153,11 +153,7 @@ class EscposPrinter:
             device._raw(job)  # python-escpos's way to send bytes as they are
         except PrinterError:
             raise
-        except (OSError, EscposError, ValueError) as exc:
-            raise PrinterError(f"{where} did not take the slip: {_first_line(exc)}") from exc
-        except Exception as exc:  # pyserial's and pyusb's errors, named by their modules
-            if type(exc).__module__.partition(".")[0] not in ("serial", "usb"):
-                raise
+        except (OSError, EscposError, ValueError) as exc:  # pyserial's and pyusb's are OSErrors
             raise PrinterError(f"{where} did not take the slip: {_first_line(exc)}") from exc
         finally:
             _close(device)
