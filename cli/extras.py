@@ -31,6 +31,7 @@ EXTRA_OF: Final[dict[str, str]] = {
     "psycopg_binary": "postgres",
     "evdev": "readers",
     "smartcard": "readers",
+    "escpos": "printer",
 }
 
 

@@ -59,7 +59,8 @@ def register(sub: Any) -> None:
     d.add_argument("--hand", dest="hand_id", help="the settled hand disputed (dispute_hand,"
                    " with --seat or --entry and the claim as --reason) or ruled on"
                    " (rule_hand, with --seat and --ruling)")
-    d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed")
+    d.add_argument("--entry", dest="entry_id", help="the entry whose result is disputed"
+                   " (dispute_hand), or whose score slip to print (print_slip)")
     d.add_argument("--alert-ids", metavar="ID,ID,...",
                    help="alerts resolved in one act (resolve_alerts), e.g. 3,4,7")
     d.add_argument("--ruling", choices=["void", "correct"],

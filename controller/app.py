@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Coroutine, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -29,6 +30,7 @@ from controller.checkpointing import Checkpointer
 from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
+from controller.console.views import ConsoleViews
 from controller.console_gate import GATE_ACTIONS, LOCAL_TERMINAL, ConsoleGate
 from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
 from controller.devices import DeviceSource, TableDevices
@@ -40,6 +42,9 @@ from controller.journal.verified_head import whole_file_problems
 from controller.journal.writer import JournalWriter
 from controller.local_api import LocalApi
 from controller.mqtt_link import MqttLink, TableIdentity
+from controller.receipt_printer import ReceiptPrinter
+from controller.slip_layout import local_time
+from controller.slip_printing import SlipPrinting
 from controller.startup import fold_shoe_reads, start_journal
 from controller.table_service import Applied, TableService
 from game.chips.registry import ChipRegistry
@@ -96,7 +101,9 @@ class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
 
     def __init__(self, config: TableConfig, *, devices: DeviceSource,
-                 clock: ClockSource = system_clock, notify: Notifier | None = None) -> None:
+                 clock: ClockSource = system_clock, notify: Notifier | None = None,
+                 printer: ReceiptPrinter | None = None) -> None:
+        """``printer``: the receipt printer for score slips (controller.wiring; None: none)."""
         self.config = config
         self.device_source = devices
         self.clock = clock
@@ -127,6 +134,8 @@ class TableDaemon:
         self.shoe_reads: dict[str, tuple[int, int]] = {}
         self.startup_timings: dict[str, float] = {}
         self.checkpointer: Checkpointer | None = None
+        self.slips = SlipPrinting(printer, slip=ConsoleViews(self).slip,
+                                  record=self._record_slip)
 
     # ---- start-up ---------------------------------------------------------------------
 
@@ -311,7 +320,12 @@ class TableDaemon:
             return {"ok": False, "error": "the table is in the error state: "
                                           + "; ".join(self.faults or ["not started"])}
         if action in GATE_ACTIONS:
-            return dict(await self.gate.handle(action, request, terminal=terminal))
+            answer = dict(await self.gate.handle(action, request, terminal=terminal))
+            if action == "acknowledge" and answer.get("ok") and self.slips.auto:
+                printed = await self.slips.print_slip(request.get("entry_id"), by=None,
+                                                      now=self._venue_now)
+                answer["detail"] = {**answer.get("detail", {}), "slip": printed}
+            return answer
         found = None if self.gate is None else await self.gate.session(request.get("session"))
         if found is None:
             return {"ok": False, "error": f"{action!r} needs a signed-in dealer or supervisor:"
@@ -329,6 +343,9 @@ class TableDaemon:
             applied = await self.ingest("card", {"card": fields.get("card"), "source": "manual",
                                                  "device": f"manual:{found.staff_id}",
                                                  "by": found.staff_id})
+        elif action == "print_slip":
+            return await self.slips.print_slip(fields.get("entry_id"), by=found.staff_id,
+                                               now=self._venue_now)
         elif action == "manual_wager":
             applied = await self.ingest("manual_wager", {
                 "seat": fields.get("seat"), "spot": fields.get("spot"),
@@ -348,6 +365,14 @@ class TableDaemon:
         except FieldRefused as refused:
             return refused
         return None
+
+    async def _record_slip(self, payload: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Journal a slip sent to the printer (a ``slip`` input)."""
+        return (await self.ingest("slip", payload)).answer()
+
+    def _venue_now(self) -> str:
+        tz = UTC if self.service is None else self.service.core.settings.tz
+        return local_time(self.clock().wall.isoformat(), tz)
 
     async def read_state(self, read: Callable[[], _T]) -> _T:
         """Run ``read`` (a read of the table's state, for the screens) between inputs, never
@@ -506,9 +531,11 @@ class TableDaemon:
         return 0
 
     async def _close_writer(self) -> None:
-        """The last inputs committed, then the writer's thread stopped."""
+        """The last inputs committed (a slip printing is journaled), then the writer's thread
+        stopped; the receipt printer released (a simulated one stops)."""
         await self.inputs.idle()
         self.writer.close()
+        self.slips.close()
 
     def _console_listening(self, port: int) -> None:
         self.console_port = port

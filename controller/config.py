@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from controller.bench_config import BenchConfig, parse_bench
 from controller.console_config import ConsoleConfig, parse_console
+from controller.printer_config import PrinterConfig, parse_printer
 from drivers.adapter import ConfigPlace, DeviceAdapter, Role
 from drivers.registry import DriverLookupError, find_adapter
 from game.errors import ConfigError
@@ -142,6 +143,7 @@ class TableConfig:
     api: ApiConfig
     console: ConsoleConfig = field(default_factory=ConsoleConfig)
     bench: BenchConfig = field(default_factory=BenchConfig)
+    printer: PrinterConfig = field(default_factory=PrinterConfig)  # [printer]: score slips
     journal_settings: JournalConfig = field(default_factory=JournalConfig)
     sim: SimConfig | None = None
     id_reader: DeviceConfig = field(default_factory=_no_id_reader)
@@ -332,7 +334,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
     top = set(data) - {"table", "files", "shoe", "rfid", "id_reader", "mqtt", "keys", "api",
-                       "sim", "deal", "log", "console", "journal", "bench"}
+                       "sim", "deal", "log", "console", "journal", "bench", "printer"}
     if top:
         raise ConfigError(source, sorted(top)[0], "unknown section")
     t = r.section("table", {"venue", "id", "journal"})
@@ -393,6 +395,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         console=parse_console(data.get("console"), source=source, base=base),
         bench=parse_bench(data.get("bench"), source=source, simulated="sim" in (
             shoe.kind, rfid.kind, id_reader.kind)),
+        printer=parse_printer(data.get("printer"), source=source, base=base),
         journal_settings=JournalConfig(
             checkpoints=r.get("journal", jn, "checkpoints", bool, True),
             checkpoint_every=r.get("journal", jn, "checkpoint_every", int, 500,

@@ -19,6 +19,7 @@ from controller.config import TableConfig
 from controller.console_gate import ConsoleGate
 from controller.devices import TableDevices
 from controller.journal import Journal
+from controller.slip_printing import SlipPrinting
 from controller.table_service import TableService
 
 __all__ = ["CheckpointedTable", "ConsoleTable"]
@@ -88,6 +89,11 @@ class ConsoleTable(_Inputs, Protocol):
     @property
     def devices(self) -> TableDevices | None:
         """The devices, once opened (their health is shown)."""
+        ...
+
+    @property
+    def slips(self) -> SlipPrinting:
+        """The receipt printer's slips (what the dealer's screen offers to print)."""
         ...
 
     async def on_console(self, request: Mapping[str, Any], *,

@@ -24,6 +24,8 @@ from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
 from controller.config import DeviceConfig, TableConfig
 from controller.devices import TableDevices
+from controller.printer_config import PrinterConfig
+from controller.receipt_printer import EscposPrinter, ReceiptPrinter
 from drivers.adapter import DriverContext
 from drivers.manual import ManualCardReader
 from drivers.manual_chips import ManualChipReader
@@ -37,6 +39,7 @@ from runtime.backoff import Backoff
 from runtime.errors import one_line
 from runtime.logs import get_logger
 from runtime.sd_notify import Notifier
+from simulators.receipt_printer import SimReceiptPrinter
 from simulators.table_stuck import TableStuck
 from wire.mqtt import MqttError
 from wire.signing import Signer, load_configured_key
@@ -85,6 +88,7 @@ class ConfiguredDevices:
         self.rfid_sim: Any = None
         self.id_simulator: Any = None  # tap cards on it (kind = "sim")
         self.registry_in_play: ChipRegistry | None = None  # the registry the readers use
+        self.printer_sim: SimReceiptPrinter | None = None  # [printer] kind = "sim"
 
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
@@ -106,6 +110,18 @@ class ConfiguredDevices:
         self.registry_in_play = registry
         return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(stack, registry),
                             ids=self._ids(stack))
+
+    def printer(self) -> ReceiptPrinter | None:
+        """The receipt printer ``[printer]`` names (None: none); for kind = "sim", a
+        simulated network printer started on 127.0.0.1, printed to by the real driver."""
+        cfg = self.config.printer
+        if not cfg.enabled:
+            return None
+        if cfg.kind != "sim":
+            return EscposPrinter(cfg)
+        self.printer_sim = sim = SimReceiptPrinter(capture=cfg.capture)
+        host, port = sim.start()
+        return _SimulatedPrinter(cfg, sim, host, port)
 
     def _context(self, name: str, registry: ChipRegistry | None = None) -> DriverContext:
         seed = self.config.sim.seed if self.config.sim is not None else 0
@@ -152,6 +168,19 @@ class ConfiguredDevices:
         device, self.id_simulator = self._driver(cfg, "id_reader",
                                                  self._context("id-reader"), stack)
         return device  # type: ignore[no-any-return]
+
+
+class _SimulatedPrinter(EscposPrinter):
+    """The real driver on a simulated network printer, which it switches off when closed."""
+
+    def __init__(self, config: PrinterConfig, sim: SimReceiptPrinter, host: str,
+                 port: int) -> None:
+        super().__init__(config, host=host, port=port)
+        self.sim = sim
+
+    def close(self) -> None:
+        """Switch the simulated printer off."""
+        self.sim.close()
 
 
 class DaemonHandle:
@@ -272,7 +301,8 @@ def wire_table(config: TableConfig, *, clock: ClockSource = system_clock,
     table's chips when its config names no registry file; `timing`: a simulated chip
     reader's)."""
     devices = ConfiguredDevices(config, registry=registry, timing=timing)
-    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify)
+    daemon = TableDaemon(config, devices=devices, clock=clock, notify=notify,
+                         printer=devices.printer())
     return WiredTable(daemon=daemon, devices=devices)
 
 

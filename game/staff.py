@@ -54,6 +54,7 @@ ACTIONS: Final = frozenset({
     "dispute_hand",
     "issue_chips", "return_chips", "unlock_staff",
     "resolve_alerts", "rule_hand",
+    "print_slip",  # a score slip on the receipt printer (journaled; controller.slip_printing)
 })
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",

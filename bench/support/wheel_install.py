@@ -45,9 +45,10 @@ CACHE: Final = Path(tempfile.gettempdir()) / "showdown-wheelhouse"
 EXTRA_ONLY: Final = ("amqtt", "rich", "numpy", "matplotlib", "psycopg", "psycopg-binary",
                      "alembic", "mako", "typer", "pydantic", "psutil", "argon2-cffi",
                      "websockets", "transitions", "pyyaml", "dacite", "pillow", "tomli-w",
-                     "evdev", "pyscard")
+                     "evdev", "pyscard", "python-escpos", "qrcode", "python-barcode")
 _TIMEOUT: Final = 600
-_RUNTIME_EXTRAS: Final = ("central", "postgres", "demo", "reports", "readers")  # `all`
+_RUNTIME_EXTRAS: Final = ("central", "postgres", "demo", "reports", "readers",
+                            "printer")  # `all`
 # The ID readers' libraries publish no Linux wheels: the wheelhouse builds them here (python-
 # evdev needs the kernel headers, pyscard swig and libpcsclite-dev: .ci/run installs them).
 _SOURCE_ONLY: Final = ("evdev", "pyscard")

@@ -9,6 +9,8 @@ score slip, live updates and the one action endpoint, all in front of `TableDaem
     GET  /events           server-sent events: ``event: view`` with {"me", "view"} at once and
                            each time an input is applied; ``: keep-alive`` every 15 s
     GET  /api/view         the same {"me", "view"} once
+    GET  /api/slips        the receipt printer ({"kind", "auto", ...}) and the latest scores
+                           recorded here, to print ({"printer", "slips"})
     POST /api/sign-in      {"staff_id", "pin"} or {"method": "card", "wait": s}: sets the
                            session cookie (HttpOnly, SameSite=Strict); the token is never in
                            an answer. Failures back off per client address (the terminal)
@@ -98,6 +100,7 @@ class ConsoleApp:
             Route("/static/{name}", self.static, methods=["GET"]),
             Route("/events", self.events, methods=["GET"]),
             Route("/api/view", self.view, methods=["GET"]),
+            Route("/api/slips", self.slips, methods=["GET"]),
             Route("/api/sign-in", self.sign_in, methods=["POST"]),
             Route("/api/sign-out", self.sign_out, methods=["POST"]),
             Route("/api/action", self.action, methods=["POST"]),
@@ -146,6 +149,15 @@ class ConsoleApp:
         """The screen document once (with who this screen's session is)."""
         _, data = await self._framed(request.cookies.get(COOKIE))
         return Response(data, media_type="application/json")
+
+    async def slips(self, _: Request) -> Response:
+        """The receipt printer and the latest scores recorded at this table (the dealer's
+        screen offers their slips to print), each with its last print this run."""
+        printing = self.daemon.slips
+        recent = await self.views.recent_slips()
+        for item in recent:
+            item["last_print"] = printing.last.get(item["entry_id"])
+        return JSONResponse({"printer": printing.describe(), "slips": recent})
 
     async def events(self, request: Request) -> Response:
         """Server-sent events: the document now and after every applied input."""

@@ -1,10 +1,12 @@
 """The printable score slip (``GET /slip/{entry_id}``): the entry's short code and the player's
 name as the desk sent them (D331, D332), score in rand, hands, time in the venue's zone,
 table, stage and heat, how the score was acknowledged, and the verification code (the SHA-256
-of the signed ``score.recorded`` message, `wire.verification`) for the casino's paper trail.
+of the signed ``score.recorded`` message, `wire.verification`) as text and as a QR code
+(`controller.slip_layout.qr_payload`, drawn by segno as inline SVG) for the casino's paper trail.
 
-Plain HTML with the console's stylesheet (its print rules make it an A6-size slip); every value
-is escaped; the only script is the console's own file (its Print button).
+The lines are the receipt printer's (`controller.slip_layout.slip_layout`). Plain HTML with the
+console's stylesheet (its print rules make it an A6-size slip); every value is escaped; the only
+script is the console's own file (its Print button).
 """
 
 from __future__ import annotations
@@ -12,9 +14,11 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
-from controller.console.views import Slip, local_time
+import segno
 
-__all__ = ["not_found_page", "slip_page"]
+from controller.slip_layout import Slip, slip_layout
+
+__all__ = ["not_found_page", "qr_svg", "slip_page"]
 
 _HEAD: Final = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -24,6 +28,8 @@ _HEAD: Final = """<!doctype html>
 <script src="/static/console.js" defer></script></head>
 <body class="slip-page">
 """
+QR_ERROR: Final = "m"  # error correction M (15 %): a creased slip still scans
+QR_SCALE: Final = 4  # pixels a module on the screen (the print rules size it on paper)
 
 
 def _row(label: str, value: str, cls: str = "") -> str:
@@ -31,37 +37,30 @@ def _row(label: str, value: str, cls: str = "") -> str:
     return f"<tr{extra}><th>{escape(label)}</th><td>{escape(value)}</td></tr>\n"
 
 
+def qr_svg(payload: str) -> str:
+    """The QR code of ``payload`` as inline SVG (segno; no script, no style attribute)."""
+    code = segno.make(payload, error=QR_ERROR, micro=False)
+    return str(code.svg_inline(scale=QR_SCALE, border=4, svgclass="slip-qr",
+                               lineclass="slip-qr-modules", title="Verification QR code"))
+
+
 def slip_page(slip: Slip) -> str:
     """The slip's HTML."""
-    if slip.acknowledged:
-        ack = (f"{slip.acknowledged.replace('+', ' + ')} at"
-               f" {local_time(slip.acknowledged_at, slip.tz)}")
-    elif slip.disputed is not None:
-        ack = f"DISPUTED: {slip.disputed}"
-    else:
-        ack = "not yet acknowledged"
-    rows = "".join([
-        _row("Entry", slip.entry_code or slip.entry_id, "entry"),
-        *([_row("Player", slip.name, "player")] if slip.name else []),
-        _row("Score", slip.score, "score"),
-        _row("Hands", str(slip.hands)),
-        _row("Status", slip.status.replace("_", " ")),
-        _row("Time", local_time(slip.at, slip.tz)),
-        _row("Table", slip.table + ("" if slip.seat is None else f", seat {slip.seat}")),
-        _row("Stage / heat", f"{slip.stage} / {slip.heat_id}"),
-        _row("Acknowledged", ack, "ack"),
-    ])
+    layout = slip_layout(slip)
+    rows = "".join(_row(label, value, cls) for label, value, cls in layout.facts)
     warning = ""
-    if slip.problems:
-        warning = ('<p class="slip-warning">The journal reports a problem with this record: '
-                   + escape("; ".join(slip.problems)) + "</p>\n")
+    if layout.warning:
+        warning = f'<p class="slip-warning">{escape(layout.warning)}</p>\n'
     return (_HEAD.format(title=escape(f"Score slip {slip.entry_code or slip.entry_id}"))
-            + '<main class="slip">\n<h1>Heads Up Poker Showdown</h1>\n<h2>Score slip</h2>\n'
+            + f'<main class="slip">\n<h1>{escape(layout.title)}</h1>\n'
+            + f"<h2>{escape(layout.heading)}</h2>\n"
             + f'<table class="slip-facts">\n{rows}</table>\n{warning}'
             + '<section class="verify"><h3>Verification code</h3>\n'
-            + f'<p class="code" id="code">{escape(slip.code_grouped)}</p>\n'
-            + f'<p class="code-full" id="code-full">SHA-256 {escape(slip.code)}'
-            + f" (message {slip.seq})</p></section>\n"
+            + f'<p class="code" id="code">{escape(layout.code_grouped)}</p>\n'
+            + f'<p class="code-full" id="code-full">{escape(layout.code_full)}'
+            + f" ({escape(layout.message)})</p>\n"
+            + f'<div class="qr" id="qr" data-payload="{escape(layout.qr)}">{qr_svg(layout.qr)}'
+            + "</div></section>\n"
             + '<p class="no-print"><button class="button" type="button" data-print>Print</button>'
             + ' <a class="button" href="/player">Back</a></p>\n'
             + "</main></body></html>\n")

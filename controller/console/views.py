@@ -11,46 +11,21 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, timedelta
 from typing import Any, Final
 
 from controller.ports import ConsoleTable
+from controller.slip_layout import Slip, local_time
 from game.money import format_rand
 from game.table.view import screen_view
 from wire.messages import Alert, ScoreAcknowledged, ScoreDisputed, ScoreRecorded
 from wire.verification import grouped, verification_code
 
-__all__ = ["ConsoleViews", "Slip"]
+__all__ = ["ConsoleViews", "Slip", "local_time"]
 
 _NOTICES: Final = 30  # recent alert messages looked at for table-level alerts
 _SLIP_SCAN: Final = 5000  # score messages looked through for a slip
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Slip:
-    """A score slip's facts, from the journal's stored messages."""
-
-    entry_id: str
-    table: str
-    seat: int | None
-    entry_code: str | None  # the short display code the desk sent (D331)
-    name: str | None  # the player's name as the desk sent it (the page's style, D332)
-    tz: tzinfo  # the venue's time zone (the tournament's venue.timezone): the slip's times
-    stage: str
-    heat_id: str
-    score_cents: int
-    score: str
-    hands: int
-    status: str
-    at: str | None
-    seq: int
-    code: str
-    code_grouped: str
-    acknowledged: str | None  # the method, once acknowledged
-    acknowledged_at: str | None
-    disputed: str | None  # the participant's note, if disputed (and not acknowledged since)
-    problems: tuple[str, ...] = ()
+_RECENT_SLIPS: Final = 8  # the latest scores the dealer's screen offers to print
 
 
 class ConsoleViews:
@@ -167,20 +142,40 @@ class ConsoleViews:
             else str(dispute.body.get("note", "")),
             problems=tuple(score.problems))
 
+    async def recent_slips(self, limit: int = _RECENT_SLIPS) -> list[dict[str, Any]]:
+        """The latest scores recorded at this table, newest first, one per entry (what the
+        dealer's screen offers to print): code, name, score, time in the venue's zone and
+        whether it was acknowledged."""
+        journal = self.daemon.journal
+        if journal is None:
+            return []
+        types = [ScoreRecorded.TYPE, ScoreAcknowledged.TYPE]
+        found = await asyncio.to_thread(journal.latest_messages, types, 40 * limit)
+        service = self.daemon.service
+        tz = UTC if service is None else service.core.settings.tz
+        acked = {str(m.body.get("entry_id")): m.seq for m in found
+                 if m.type == ScoreAcknowledged.TYPE and m.body is not None}
+        out: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        for m in reversed(found):
+            body = m.body
+            if m.type != ScoreRecorded.TYPE or body is None:
+                continue
+            entry = str(body.get("entry_id"))
+            if entry in seen:
+                continue
+            seen.add(entry)
+            cents = int(body.get("score", 0))
+            out.append({"entry_id": entry, "entry_code": _text(body.get("entry_code")),
+                        "name": _text(body.get("name")), "score": format_rand(cents),
+                        "hands": int(body.get("hands", 0)),
+                        "at": local_time(body.get("at"), tz),
+                        "acknowledged": acked.get(entry, -1) > m.seq})
+            if len(out) >= limit:
+                break
+        return out
+
 
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
-
-def local_time(stamp: str | None, tz: tzinfo = UTC) -> str:
-    """An RFC 3339 stamp as the slip prints it: in the venue's time zone ``tz``, to the
-    second, with the zone's abbreviation ("2026-07-03 14:05:09 SAST")."""
-    if not stamp:
-        return "-"
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return stamp
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M:%S %Z")

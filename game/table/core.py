@@ -82,6 +82,7 @@ from game.table.inputs import (
     RuleHand,
     SettleHand,
     ShoeReported,
+    SlipPrinted,
     StaffChange,
     TableInput,
     Unreadable,
@@ -215,6 +216,8 @@ class TableCore:
                 out.append(self.ledger.dispute(given, staff=self.staff, at=format_ts(at)))
             case StaffChange():
                 out.extend(self.staff.change(given, at))
+            case SlipPrinted():  # a record of the paper trail: the table's state is the same
+                return {"printed": given.printed}
             case DeskOrder():
                 return self._desk(given, at, out)
             case _:

@@ -8,7 +8,8 @@ dealer's console ``dealer`` (with an ``action``); the participant's ``participan
 (acknowledge or dispute a score); staff sign-ins ``staff``; the tournament desk ``desk`` (a
 signed command, `game.messages.desk`); the daemon's boot record ``start``. A payload that cannot be
 read becomes `Unreadable`, which the core refuses with the reason (it is journaled all the
-same, so replay sees the same refusal). Requests from outside (the consoles, the desk) are
+same, so replay sees the same refusal). ``slip``: a score slip sent to the receipt printer
+(a record; nothing changes). Requests from outside (the consoles, the desk) are
 journaled as they came and read only by `decode_input`; a device's reading becomes its typed
 input first (controller.device_inputs) and is journaled as `encode_input` writes it.
 """
@@ -47,6 +48,7 @@ __all__ = [
     "RuleHand",
     "SettleHand",
     "ShoeReported",
+    "SlipPrinted",
     "StaffChange",
     "TableInput",
     "Unreadable",
@@ -290,12 +292,28 @@ class Unreadable:
     command: str | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SlipPrinted:
+    """A score slip sent to the table's receipt printer (kind ``slip``): whose entry, the
+    ``score.recorded`` message it shows (``seq``, its verification ``code``), who pressed Print
+    (``by``; None: printed by itself on acknowledgement, ``[printer] print_on_acknowledge``),
+    and whether it printed (``error``: why not). A record only: nothing of the table changes."""
+
+    entry_id: str
+    seq: int
+    code: str
+    printed: bool
+    by: str | None = None
+    error: str | None = None
+    printer: str = ""
+
+
 DeviceInput = CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
                 | ResolveAlert | ResolveAlerts | PayoutCheckPressed | PayoutOverride | ClearFault
                 | DisputeHand | IssueChips | ReturnChips | RuleHand)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
-              | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange)
+              | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange | SlipPrinted)
 
 
 def reason_of(exc: BaseException) -> str:
@@ -475,6 +493,15 @@ def _staff(p: Mapping[str, Any]) -> StaffChange:
                        waited=p.get("waited") is True, by=None if by is None else str(by))
 
 
+def _slip(p: Mapping[str, Any]) -> SlipPrinted:
+    printed = p["printed"]
+    if not isinstance(printed, bool):
+        raise ValueError("printed must be true or false")
+    return SlipPrinted(entry_id=str(p["entry_id"]), seq=int(p["seq"]), code=str(p["code"]),
+                       printed=printed, by=_by(p), error=_text_or_none(p.get("error")),
+                       printer=str(p.get("printer", "")))
+
+
 _READERS: dict[str, Callable[[Mapping[str, Any]], TableInput]] = {
     "start": lambda _: Boot(),
     "card": _card,
@@ -485,6 +512,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], TableInput]] = {
     "dealer": _dealer,
     "participant": _participant,
     "staff": _staff,
+    "slip": _slip,
     "desk": DeskOrder.decode,
 }
 

@@ -57,9 +57,9 @@ def test_an_extra_is_not_in_the_base_install_and_all_gathers_them() -> None:
     base = " ".join(PROJECT["project"]["dependencies"]).lower()
     extras = PROJECT["project"]["optional-dependencies"]
     for library in ("amqtt", "rich", "numpy", "matplotlib", "psycopg", "alembic", "tomli",
-                    "evdev", "pyscard"):
+                    "evdev", "pyscard", "escpos"):
         assert library not in base
-    assert extras["all"] == ["showdown[central,postgres,demo,reports,readers]"]
+    assert extras["all"] == ["showdown[central,postgres,demo,reports,readers,printer]"]
     assert set(EXTRA_OF.values()) <= set(extras)
 
 

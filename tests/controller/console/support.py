@@ -211,10 +211,11 @@ def _read_count(count: int) -> Callable[[Mapping[str, Any]], bool]:
 async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("pin",),
                         allowed: Sequence[str] = ("127.0.0.1", "::1"),
                         hands: int = HANDS, clock: ClockSource = system_clock,
-                        console: str = "") -> AsyncIterator[ConsoleTable]:
+                        console: str = "", printer: str = "") -> AsyncIterator[ConsoleTable]:
     """A running daemon with its console listening on 127.0.0.1 (a free port); ``console``:
     more ``[console]`` lines. Run again on the same ``tmp_path``, it is the same table with
-    the same journal (a restart)."""
+    the same journal (a restart); ``printer``: the keys of a ``[printer]`` section (none: no
+    receipt printer)."""
     from wire.signing import Signer, save_private_key
 
     path = tmp_path / "table.toml"
@@ -234,6 +235,8 @@ async def console_table(tmp_path: Path, *, acknowledge_with: Sequence[str] = ("p
     text = text.replace("[console]\nport = 0\n",
                         f"[console]\nport = 0\nallowed_clients = [{clients}]\n"
                         f"tap_seconds = 5.0\n{console}")
+    if printer:
+        text += f"\n[printer]\n{printer}\n"
     path.write_text(text, encoding="utf-8")
     async with _running(path, tmp_path, clock) as ready:
         yield ready

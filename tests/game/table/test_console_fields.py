@@ -98,7 +98,7 @@ def test_the_smallest_chip_is_the_least_valuable_chip_of_the_set_in_play() -> No
              Chip(uid=uid(3), value_cents=100, chip_set="old")]
     core = TableCore(table_id="t", settings=SETTINGS, paytables=PAYTABLES, deal=DEFAULT_DEAL,
                      registry=ChipRegistry(chips, chip_set="house"),
-                     lockout=LockoutPolicy(failures=3))
+                     lockout=LockoutPolicy(free=3))
     assert smallest_chip_cents(core) == 500
 
 
@@ -173,3 +173,6 @@ def test_positions_and_alerts_of_the_hand_in_play() -> None:
 def test_every_staff_action_of_the_console_is_checked_at_the_door() -> None:
     assert CHECKED_ACTIONS <= ACTIONS
     assert {"manual_wager", "manual_card", "resolve_alerts", "rule_hand"} <= CHECKED_ACTIONS
+    # checked where they are handled, refusing by field and journaling nothing: the manager's
+    # lift by the console gate, a slip's entry by the slip printing
+    assert ACTIONS - CHECKED_ACTIONS == {"unlock_staff", "print_slip"}
