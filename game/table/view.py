@@ -388,7 +388,7 @@ def collapse_alerts(alerts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
     return list(out.values())
 
 
-def _cards(core: TableCore, hand_view: Mapping[str, Any] | None,
+def _cards(hand_view: Mapping[str, Any] | None,
            last: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The cards on the table: the hand in play's, else the last hand's until the next opens
     (D401: the dealer pays and takes with the cards still in view)."""
@@ -460,7 +460,7 @@ def screen_view(core: TableCore, *, now: datetime,
         "hand": hand_view,
         "alerts": alerts,
         "settlement": settlement,
-        "cards": _cards(core, hand_view, last),
+        "cards": _cards(hand_view, last),
         "last_hand": None if last is None else {"hand_id": last.get("hand_id"),
                                                 "status": last.get("status")},
         "payout": _payout(core),
