@@ -11,6 +11,9 @@
 
   // Actions the table refuses with no hand in play: put aside while the payout is open.
   const NEEDS_HAND = ["reveal", "settle", "void", "correct_card", "manual_card"];
+  // The buttons of dealer.html this page lights, dims or puts aside.
+  const OWN = ["no_more_bets", "reveal", "settle", "payout_check", "issue_chips", "return_chips",
+    "payout_override", "void", "correct_card", "manual_card", "manual_wager"];
 
   function renderDealer(v) {
     const me = state.me;
@@ -48,6 +51,7 @@
     const can = hand ? hand.can : {};
     document.querySelectorAll("#actions [data-action]").forEach((b) => {
       const a = b.dataset.action;
+      if (OWN.indexOf(a) < 0) return;  // another part's button (rulings.js, ...): its own
       const ready = (a === "no_more_bets" && ((!hand && !v.payout) || can.no_more_bets)) ||
         (a === "settle" && can.settle) || (a === "reveal" && can.reveal) ||
         ((a === "payout_check" || a === "payout_override") && v.payout);
@@ -421,7 +425,9 @@
       show(answer, (a) => "signed out: " + ((a.detail && a.detail.signed_out) || ""));
       connect();
     });
-    document.querySelectorAll("#actions [data-action]").forEach((b) => b.addEventListener("click", () => action(b.dataset.action)));
+    document.querySelectorAll("#actions [data-action]").forEach((b) => {
+      if (OWN.indexOf(b.dataset.action) >= 0) b.addEventListener("click", () => action(b.dataset.action));
+    });
     setInterval(() => { if (state.view) renderSeats(state.view); }, 1000);
   }
 

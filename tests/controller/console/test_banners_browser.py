@@ -33,6 +33,7 @@ from tests.controller.console.test_console_browser import (
     browser_page,
     sign_in_on_page,
 )
+from wire.messages import Alert
 
 _RESET = "() => { const b = document.getElementById('banner'); b.dataset.kind = '';" \
          " b.classList.add('hidden'); }"
@@ -198,6 +199,12 @@ async def test_every_staff_action_shows_the_tables_answer(tmp_path: Path) -> Non
         answer, kind, text = await press(page, "payout_check")
         assert answer["ok"] is False and "is not verified" in answer["error"]
         truthful(answer, kind, text)
+        journal = table.daemon.journal
+        assert journal is not None  # the refusal's alerts are journaled all the same
+        losers = [m.body for m in journal.messages(1)
+                  if m.type == Alert.TYPE and m.body["kind"] == "loser_not_taken"]
+        assert sorted(a["message"].split(" lost")[0] for a in losers) == [
+            "seat 1 ante", "seat 1 odds", "seat 2 ante", "seat 2 odds"]
         answer, kind, text = await press(page, "no_more_bets")
         assert answer["ok"] is False and "is not verified" in answer["error"]
         truthful(answer, kind, text)
