@@ -11,6 +11,9 @@ CKSUM := $(shell cat pyproject.toml $(EXAMPLE)/pyproject.toml | cksum | cut -d' 
 STAMP := $(VENV)/.installed-$(CKSUM)
 DEMO_STAMP := $(VENV)/.demo-$(CKSUM)
 BENCH_STAMP := $(VENV)/.bench-$(CKSUM)
+# The browser tests' npm packages (axe-core for the console's accessibility check), pinned by
+# tests/browser/package-lock.json; npm ci writes the stamp. Without npm the check skips.
+BROWSER_DEPS := tests/browser/node_modules/.package-lock.json
 PYTEST_ARGS ?=
 # Test workers (pytest-xdist): 3 measured fastest on 2 cores (the long tests wait on
 # subprocesses and brokers); `make test PYTEST_WORKERS=0` runs serially in one process.
@@ -55,17 +58,21 @@ $(BENCH_STAMP): $(STAMP)
 	@rm -f $(VENV)/.bench-*
 	@touch $@
 
-venv: $(STAMP)
+$(BROWSER_DEPS): tests/browser/package.json tests/browser/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix tests/browser --no-audit --no-fund --silent; \
+	else echo "npm is missing (apt-get install nodejs npm): the accessibility test will skip"; fi
+
+venv: $(STAMP) $(BROWSER_DEPS)
 
 demo: $(DEMO_STAMP)
 	$(BIN)/showdown demo
 
-test: $(STAMP)
+test: $(STAMP) $(BROWSER_DEPS)
 	@$(BIN)/python -m tests.services
 	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),light) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup \
 		-m "not soak" $(PYTEST_ARGS)
 
-test-soak: $(STAMP)
+test-soak: $(STAMP) $(BROWSER_DEPS)
 	@$(BIN)/python -m tests.services
 	HYPOTHESIS_PROFILE=$(or $(HYPOTHESIS_PROFILE),thorough) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup \
 		-m "soak or property" $(PYTEST_ARGS)

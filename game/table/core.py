@@ -287,6 +287,8 @@ class TableCore:
         self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
         if isinstance(given, PayoutCheckPressed | PayoutOverride):
             if self.payout is None:
+                if isinstance(given, PayoutCheckPressed):  # nothing to check (D400)
+                    return {"payout": None, "message": "no payout is waiting to be checked"}
                 raise Refused("no payout is waiting to be checked")
             return self._payout_action(given, at, out)
         if isinstance(given, IssueChips):
@@ -408,11 +410,15 @@ class TableCore:
                                      by=given.by, reason=given.reason, at=format_ts(at)))
             self.payout = None
             return {"hand_id": check.hand_id, "payout": "overridden"}
+        if check.complete:  # pragma: no cover - a complete check is closed at once
+            return {"hand_id": check.hand_id, "payout": check.view()}
         for spot in check.unpaid():
             kind, words = spot.problem()
             self._alert(out, kind, words, at, source="payout", seat=spot.seat,
                         hand_id=check.hand_id)
-        return {"hand_id": check.hand_id, "payout": check.view()}
+        # The alerts above stay in `out` (journaled and published with the refusal); the
+        # dealer's answer is the truth: the payout is not verified and the next hand waits.
+        raise Refused(check.refusal())
 
     # ---- the tournament desk ------------------------------------------------------------
 

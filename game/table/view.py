@@ -5,7 +5,9 @@ Pure and read-only: it looks at a `TableCore` (heat, seats, spots, the hand in p
 payout check, scores waiting, who is signed in, the last hands) and the table-level alerts the
 caller hands in (``notices``: the bodies of recent ``alert`` messages without an alert id, which
 the core does not keep), and never changes anything. Every amount is given twice, in cents and
-as rand (``{"cents": 2500, "rand": "R25.00"}``); every alert carries what to do about it.
+as rand (``{"cents": 2500, "rand": "R25.00"}``); every alert carries what to do about it, and
+identical alerts come as one with a ``count`` (D402). ``cards`` is what lies on the table: the
+hand in play's, or the last hand's until the next opens (D401).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from game.wagers.settle import WAGERS, SeatWagers
 if TYPE_CHECKING:
     from game.table.core import TableCore
 
-__all__ = ["ALERT_HELP", "PHASE_LABELS", "SPOT_LABELS", "alert_help", "money", "screen_view"]
+__all__ = ["ALERT_HELP", "PHASE_LABELS", "SPOT_LABELS", "alert_help", "collapse_alerts", "money",
+           "screen_view"]
 
 SPOT_LABELS: Final[Mapping[str, str]] = {
     "ante": "Ante", "odds": "Odds", "play": "Play", "trips_plus": "Trips Plus",
@@ -359,6 +362,55 @@ def _notices(core: TableCore, notices: Iterable[Mapping[str, Any]]) -> list[dict
     return out[-_NOTICES:]
 
 
+def _key(alert: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (alert.get("kind"), alert.get("message"), alert.get("seat"))
+
+
+def collapse_alerts(alerts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Identical alerts (same kind, words and seat) as one item with ``count`` (D402): the
+    first one's fields, resolvable or clearable if any of them is, and every hand alert's id
+    in ``alert_ids`` (so one act can resolve them all); first-seen order."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for alert in alerts:
+        item = out.get(_key(alert))
+        if item is None:
+            item = out[_key(alert)] = {**alert, "count": 0, "alert_ids": []}
+        item["count"] += 1
+        if alert.get("alert_id") is not None:
+            item["alert_ids"].append(alert["alert_id"])
+            if item.get("alert_id") is None:
+                item["alert_id"] = alert["alert_id"]
+        for flag in ("resolvable", "clearable"):
+            if alert.get(flag):
+                item[flag] = True
+        if alert.get("role") is not None and item.get("role") is None:
+            item["role"] = alert["role"]
+    return list(out.values())
+
+
+def _cards(hand_view: Mapping[str, Any] | None,
+           last: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The cards on the table: the hand in play's, else the last hand's until the next opens
+    (D401: the dealer pays and takes with the cards still in view)."""
+    if hand_view is not None:
+        holes: dict[str, list[str]] = {}
+        for c in hand_view["cards"]:
+            if c["kind"] == "seat":
+                holes.setdefault(str(c["seat"]), []).append(c["card"])
+        return {"hand_id": hand_view["hand_id"], "live": True, "status": hand_view["phase"],
+                "dealer": hand_view["dealer"], "board": hand_view["board"],
+                "burns": hand_view["burns"], "holes": holes}
+    if last is None:
+        return None
+    board: list[str | None] = list(last.get("board", ()))[:5]
+    board += [None] * (5 - len(board))
+    return {"hand_id": last.get("hand_id"), "live": False, "status": last.get("status"),
+            "dealer": list(last.get("dealer", ())), "board": board,
+            "burns": list(last.get("burns", ())),
+            "holes": {str(s.get("seat")): list(s.get("hole", ()))
+                      for s in last.get("seats", ())}}
+
+
 def _device_faults(core: TableCore) -> list[dict[str, Any]]:
     """The devices whose fault blocks play until they are back or a supervisor clears it, and
     the suspect decks holding the next hand (game.decks.check)."""
@@ -396,8 +448,8 @@ def screen_view(core: TableCore, *, now: datetime,
     # last one settled (what to pay and take per spot).
     labels = entry_labels(core)
     settlement = _settlement(last, labels) if hand is None and last is not None else None
-    alerts = (_device_faults(core) + ([] if hand_view is None else list(hand_view["alerts"]))
-              + _notices(core, notices))
+    alerts = collapse_alerts(_device_faults(core) + (
+        [] if hand_view is None else list(hand_view["alerts"])) + _notices(core, notices))
     return {
         "table": core.table_id,
         "heat": None if session is None else {
@@ -408,9 +460,11 @@ def screen_view(core: TableCore, *, now: datetime,
         "hand": hand_view,
         "alerts": alerts,
         "settlement": settlement,
+        "cards": _cards(hand_view, last),
         "last_hand": None if last is None else {"hand_id": last.get("hand_id"),
                                                 "status": last.get("status")},
         "payout": _payout(core),
+        "verify_payouts": core.verify_payouts,
         "scores": _scores(core),
         "staff": core.staff.view(),
         "roster": core.staff.roster is not None,

@@ -69,15 +69,40 @@
     return m < 60 ? m + " min " + (s % 60) + " s ago" : Math.floor(m / 60) + " h " + (m % 60) + " min ago";
   }
 
+  /* The banner tells the table's answer (D404): "good" (green) only for an answer with
+     ok: true, "bad" (red) with the table's own reason for a refusal, "info" (blue) for a wait
+     the person cancelled. It lies under the header and never covers the phase. */
   let bannerTimer = null;
   function banner(text, kind) {
     const node = $("banner");
     if (!node) return;
+    const k = kind || "bad";
     node.textContent = text;
-    node.className = "banner " + (kind || "bad");
-    node.dataset.kind = kind || "bad";
+    node.className = "banner " + k;  // shown, two lines at most until tapped
+    node.dataset.kind = k;
     if (bannerTimer) clearTimeout(bannerTimer);
-    if (kind === "good") bannerTimer = setTimeout(() => node.classList.add("hidden"), 6000);
+    if (k !== "bad") bannerTimer = setTimeout(() => { node.classList.add("hidden"); above(); }, 6000);
+    above();
+  }
+
+  /* The overlays start below the header and the banner: --above is where they end. */
+  function above() {
+    let bottom = 0;
+    [document.querySelector("header.top"), $("banner")].forEach((n) => {
+      if (n && !n.classList.contains("hidden")) bottom = Math.max(bottom, n.getBoundingClientRect().bottom);
+    });
+    document.documentElement.style.setProperty("--above", Math.ceil(bottom) + "px");
+  }
+
+  /* Show the table's answer: ``done`` (text, or a function of the answer) when it said ok. */
+  function show(answer, done, fallback) {
+    if (answer && answer.ok === true) {
+      const text = typeof done === "function" ? done(answer) : done;
+      banner(text || fallback || "done", "good");
+    } else {
+      banner((answer && answer.error) || "refused (the table gave no reason)", "bad");
+    }
+    return answer;
   }
 
   async function post(path, body) {
@@ -87,7 +112,12 @@
         method: "POST", credentials: "same-origin", cache: "no-store",
         headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
       });
-      answer = await response.json();
+      const text = await response.text();
+      try { answer = JSON.parse(text); } catch (err) { answer = null; }
+      if (!answer || typeof answer !== "object") {
+        answer = { ok: false, error: "the table answered " + response.status + " without a reason" };
+      }
+      if (!response.ok) answer.ok = false;
       answer.status = response.status;
     } catch (err) {
       answer = { ok: false, error: "the table did not answer: " + err };
@@ -97,8 +127,7 @@
 
   async function act(action, fields, done) {
     const answer = await post("/api/action", Object.assign({ action: action }, fields || {}));
-    if (answer.ok) banner(done || (action.replace(/_/g, " ") + ": done"), "good");
-    else banner(answer.error || "refused", "bad");
+    show(answer, done, action.replace(/_/g, " ") + ": done");
     if (answer.status === 401) connect();
     return answer;
   }
@@ -106,10 +135,17 @@
   function openOverlay(id) { const o = $(id); if (o) o.classList.remove("hidden"); }
   function closeOverlay(id) { const o = $(id); if (o) o.classList.add("hidden"); }
 
-  document.querySelectorAll("[data-close]").forEach((b) => b.addEventListener("click", () => {
+  /* Cancel closes the dialog; a wait for a card tap is stopped at the table and the banner
+     says so (the waiting request's own answer then shows only if the tap came first). */
+  document.querySelectorAll("[data-close]").forEach((b) => b.addEventListener("click", async () => {
     const overlay = b.closest(".overlay");
     if (overlay) overlay.classList.add("hidden");
-    if (overlay && overlay.dataset.waiting) post("/api/action", { action: "cancel_tap" });
+    if (overlay && overlay.dataset.waiting) {
+      overlay.dataset.cancelled = "1";
+      const answer = await post("/api/action", { action: "cancel_tap" });
+      if (answer.ok === true) banner("cancelled: the table stopped waiting for the card; nothing was recorded", "info");
+      else show(answer);
+    }
   }));
 
   /* An on-screen keypad writing into its input. */
@@ -174,7 +210,7 @@
       phase.className = "phase" + (v.hand.paused ? " bad" : "");
       phase.dataset.phase = v.hand.phase;
     } else if (v.payout && !v.payout.complete) {
-      phase.textContent = "Payout: pay and take, then Payout done";
+      phase.textContent = "Pay and take, then Payout done";
       phase.className = "phase warn";
       phase.dataset.phase = "payout";
     } else {
@@ -182,9 +218,15 @@
       phase.className = "phase";
       phase.dataset.phase = "idle";
     }
+    // The step sets the layout (D403): the payout open, a hand in play, a settled hand to pay
+    // from the settlement (no payout check at this table), or between hands.
+    document.body.dataset.step = v.payout && !v.payout.complete ? "payout" : v.hand ? "hand"
+      : v.settlement && v.verify_payouts === false ? "settled" : "idle";
+    document.body.dataset.signedIn = state.me ? "yes" : "no";
     const mine = pages[page];
     if (mine) mine.render(v);
     (extras[page] || []).forEach((x) => x.render(v));
+    above();
   }
 
   /* A part of a page kept in a script of its own (rulings.js, lockouts.js, ...): its init runs
@@ -195,9 +237,16 @@
   // ---- start ---------------------------------------------------------------------------
 
   const bannerNode = $("banner");
-  if (bannerNode) bannerNode.addEventListener("click", () => bannerNode.classList.add("hidden"));
+  /* A banner longer than two lines opens on the first tap; a tap on a whole banner hides it. */
+  if (bannerNode) bannerNode.addEventListener("click", () => {
+    if (!bannerNode.classList.contains("open") && bannerNode.scrollHeight > bannerNode.clientHeight + 1) {
+      bannerNode.classList.add("open");
+    } else bannerNode.classList.add("hidden");
+    above();
+  });
   document.querySelectorAll("[data-print]").forEach((b) => b.addEventListener("click", () => window.print()));
-  window.Showdown = { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
+  window.addEventListener("resize", above);
+  window.Showdown = { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, show, post, act,
     openOverlay, closeOverlay, keypads, connect, render, state, pages, extend, SUITS, RED, SPOTS };
   document.addEventListener("DOMContentLoaded", () => {
     const mine = pages[page];

@@ -4,10 +4,16 @@
 
 (function () {
   const S = window.Showdown;
-  const { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
+  const { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, show, post, act,
     openOverlay, closeOverlay, keypads, connect, render, state, SUITS, RED, SPOTS } = S;
 
   // ---- the dealer's screen ----------------------------------------------------------------
+
+  // Actions the table refuses with no hand in play: put aside while the payout is open.
+  const NEEDS_HAND = ["reveal", "settle", "void", "correct_card", "manual_card"];
+  // The buttons of dealer.html this page lights, dims or puts aside.
+  const OWN = ["no_more_bets", "reveal", "settle", "payout_check", "issue_chips", "return_chips",
+    "payout_override", "void", "correct_card", "manual_card", "manual_wager"];
 
   function renderDealer(v) {
     const me = state.me;
@@ -16,17 +22,20 @@
     $("sign-in-open").classList.toggle("hidden", !!me);
     $("sign-out").classList.toggle("hidden", !me);
     const hand = v.hand;
+    // The cards on the table: the hand in play's, else the last hand's until the next opens.
+    const cards = v.cards || null;
     const dealer = $("dealer-cards"); clear(dealer);
-    const dealerCards = hand ? hand.dealer : [];
+    const dealerCards = cards ? cards.dealer : [];
     for (let i = 0; i < 2; i++) dealer.appendChild(cardNode(dealerCards[i]));
     const board = $("board"); clear(board);
-    (hand ? hand.board : [null, null, null, null, null]).forEach((c) => board.appendChild(cardNode(c)));
+    (cards ? cards.board : [null, null, null, null, null]).forEach((c) => board.appendChild(cardNode(c)));
     const burns = $("burns"); clear(burns);
-    (hand ? hand.burns : []).forEach((c) => burns.appendChild(cardNode(c, "small")));
+    (cards ? cards.burns : []).forEach((c) => burns.appendChild(cardNode(c, "small")));
     $("hand-line").textContent = hand
       ? "Hand " + hand.hand_id + " · " + hand.cards.length + " cards read" +
         (hand.next_target ? " · next: " + hand.next_target : "") + (hand.manual ? " · MANUAL" : "")
-      : (v.last_hand ? "Last hand " + v.last_hand.hand_id + " (" + v.last_hand.status + ")" : "");
+      : (v.last_hand ? "Last hand " + v.last_hand.hand_id + " (" + v.last_hand.status + ")" +
+        (cards ? ": its cards stay until the next hand opens" : "") : "");
     renderSeats(v);
     renderAlerts(v);
     renderPayout(v);
@@ -42,10 +51,12 @@
     const can = hand ? hand.can : {};
     document.querySelectorAll("#actions [data-action]").forEach((b) => {
       const a = b.dataset.action;
-      const ready = (a === "no_more_bets" && (!hand || can.no_more_bets)) ||
+      if (OWN.indexOf(a) < 0) return;  // another part's button (rulings.js, ...): its own
+      const ready = (a === "no_more_bets" && ((!hand && !v.payout) || can.no_more_bets)) ||
         (a === "settle" && can.settle) || (a === "reveal" && can.reveal) ||
         ((a === "payout_check" || a === "payout_override") && v.payout);
       b.classList.toggle("ready", !!ready);
+      b.classList.toggle("step-off", !!v.payout && !hand && NEEDS_HAND.indexOf(a) >= 0);
       if (!b.classList.contains("super")) b.classList.toggle("idle", !ready);
     });
   }
@@ -80,7 +91,8 @@
       (s.markers || []).forEach((m) => spots.appendChild(el("span", "spot marker", "marker on " + m)));
       card.appendChild(spots);
       const hole = el("div", "cards hole");
-      s.hole.forEach((c) => hole.appendChild(cardNode(c)));
+      const holes = (v.cards && v.cards.holes && v.cards.holes[String(s.seat)]) || s.hole || [];
+      holes.forEach((c) => hole.appendChild(cardNode(c)));
       card.appendChild(hole);
       const decisions = el("div", "decisions");
       s.decisions.forEach((d) => decisions.appendChild(el("span", "decision " + d.decision, d.text)));
@@ -91,14 +103,27 @@
 
   function renderAlerts(v) {
     const box = $("alerts"); clear(box);
-    if (!v.alerts || !v.alerts.length) { box.appendChild(el("p", "muted", "No alerts.")); return; }
-    v.alerts.forEach((a) => {
+    const alerts = v.alerts || [];
+    $("alert-count").textContent = alerts.length ? String(alerts.length) : "";
+    if (!alerts.length) { box.appendChild(el("p", "muted", "No alerts.")); return; }
+    let lastHelp = null;
+    alerts.forEach((a) => {
       const item = el("div", "alert" + (a.resolvable ? " hand-alert" : " notice"));
-      if (a.alert_id !== null) item.dataset.alertId = String(a.alert_id);
+      if (a.alert_id !== null && a.alert_id !== undefined) item.dataset.alertId = String(a.alert_id);
+      if (a.alert_ids && a.alert_ids.length) item.dataset.alertIds = a.alert_ids.join(",");
       item.dataset.kind = a.kind;
-      item.appendChild(el("div", "alert-kind", a.kind.replace(/_/g, " ") + (a.seat ? " · seat " + a.seat : "")));
+      item.dataset.count = String(a.count || 1);
+      // The kind in words, and the seat unless the message names it first.
+      const named = a.seat && String(a.message || "").startsWith("seat " + a.seat);
+      const label = a.kind.replace(/_/g, " ");
+      const kind = el("div", "alert-kind", label.charAt(0).toUpperCase() + label.slice(1) +
+        (a.seat && !named ? " · seat " + a.seat : "") + ":");
+      if ((a.count || 1) > 1) kind.appendChild(el("span", "alert-times", "×" + a.count));
+      item.appendChild(kind);
       item.appendChild(el("div", "alert-message", a.message));
-      item.appendChild(el("div", "what-to-do", "What to do: " + a.what_to_do));
+      // What to do, once for a run of alerts that say the same (four losers not taken).
+      if (a.what_to_do !== lastHelp) item.appendChild(el("div", "what-to-do", "What to do: " + a.what_to_do));
+      lastHelp = a.what_to_do;
       if (a.clearable) {
         const b = el("button", "button small super", "Clear fault");
         b.type = "button";
@@ -117,26 +142,31 @@
     });
   }
 
+  /* The payout: each spot's pay or take (from the settlement), what it must hold, what it
+     holds and its state, first on the screen while the payout is open. */
   function renderPayout(v) {
     const box = $("payout"); clear(box);
     const p = v.payout;
     $("payout-state").textContent = p ? "hand " + p.hand_id : "";
+    box.closest(".panel").classList.toggle("empty", !p);
     if (!p) { box.appendChild(el("p", "muted", "No payout waiting.")); return; }
+    const todo = {};
+    ((v.settlement && v.settlement.hand_id === p.hand_id && v.settlement.seats) || []).forEach((s) =>
+      s.wagers.forEach((w) => { todo[s.seat + "/" + w.spot] = w.text; }));
     const table = el("table", "grid");
     const head = el("tr");
-    ["Seat", "Spot", "Result", "Must hold", "Holds", "State"].forEach((h) => head.appendChild(el("th", null, h)));
+    ["Seat", "Spot", "Result", "Pay / take", "Must hold", "Holds", "State"].forEach((h) => head.appendChild(el("th", null, h)));
     table.appendChild(head);
     p.spots.forEach((s) => {
       const row = el("tr", "pay-" + s.state);
       row.dataset.seat = String(s.seat); row.dataset.spot = s.spot; row.dataset.state = s.state;
-      [String(s.seat), s.label, s.result, shown(s.expected), shown(s.held) + (s.keyed ? " (keyed)" : ""),
+      [String(s.seat), s.label, s.result].forEach((c) => row.appendChild(el("td", null, c)));
+      const net = s.net && s.net.cents;
+      row.appendChild(el("td", "paytake", todo[s.seat + "/" + s.spot] ||
+        (net > 0 ? "pay " + shown(s.net) : net < 0 ? "take " + rand(-net) : "push")));
+      [shown(s.expected), shown(s.held) + (s.keyed ? " (keyed)" : ""),
        s.state === "paid" ? "paid" : s.state === "over" ? "OVER" : "waiting"].forEach((c) => row.appendChild(el("td", null, c)));
       table.appendChild(row);
-      if (s.what_to_do) {
-        const todo = el("tr", "pay-todo");
-        const cell = el("td", null, s.what_to_do); cell.colSpan = 6; todo.appendChild(cell);
-        table.appendChild(todo);
-      }
     });
     box.appendChild(table);
   }
@@ -146,6 +176,7 @@
     const st = v.settlement;
     $("settle-hand").textContent = st ? st.hand_id + " · dealer " + (st.dealer_hand || "") +
       (st.dealer_opens === false ? " (does not open)" : "") : "";
+    box.closest(".panel").classList.toggle("empty", !st);
     if (!st) { box.appendChild(el("p", "muted", "No hand settled yet.")); return; }
     const table = el("table", "grid");
     const head = el("tr");
@@ -153,7 +184,9 @@
     table.appendChild(head);
     st.seats.forEach((s) => s.wagers.forEach((w) => {
       const row = el("tr", "res-" + w.result);
-      [String(s.seat), w.label, w.result, w.reason || "", w.text].forEach((c) => row.appendChild(el("td", null, c)));
+      row.dataset.seat = String(s.seat); row.dataset.spot = w.spot;
+      [String(s.seat), w.label, w.result, w.reason || ""].forEach((c) => row.appendChild(el("td", null, c)));
+      row.appendChild(el("td", "paytake", w.text));
       table.appendChild(row);
     }));
     box.appendChild(table);
@@ -256,12 +289,17 @@
     return box;
   }
 
+  /* Resolve an alert; identical alerts shown as one (alert_ids) are each resolved with the
+     same reason, each its own record; the banner shows the first refusal, if any. */
   async function resolve(alert) {
-    const got = await ask("Resolve alert " + alert.alert_id, alert.message + " — " + alert.what_to_do,
+    const ids = (alert.alert_ids && alert.alert_ids.length) ? alert.alert_ids : [alert.alert_id];
+    const got = await ask("Resolve alert " + ids.join(", "), alert.message + " — " + alert.what_to_do,
       [{ name: "reason", label: "How it was fixed", quick: ["corrected on the table", "read again, card set aside", "chips returned to the player"] }]);
     if (!got) return;
     if (!got.reason) { banner("a resolution needs a reason", "bad"); return; }
-    await act("resolve_alert", { alert_id: alert.alert_id, reason: got.reason }, "alert " + alert.alert_id + " resolved");
+    // one act for a collapsed line: all its alerts resolved, or none (resolve_alerts, D422)
+    if (ids.length === 1) await act("resolve_alert", { alert_id: ids[0], reason: got.reason }, "alert " + ids[0] + " resolved");
+    else await act("resolve_alerts", { alert_ids: ids, reason: got.reason }, "alerts " + ids.join(", ") + " resolved");
   }
 
   async function clearFault(alert) {
@@ -290,9 +328,14 @@
 
   async function action(name) {
     const v = state.view || {};
-    if (name === "no_more_bets" || name === "settle" || name === "reveal" || name === "payout_check") {
-      const labels = { no_more_bets: "no more bets", settle: "settled", reveal: "revealed", payout_check: "payout checked" };
-      await act(name, {}, labels[name]);
+    if (name === "no_more_bets" || name === "settle" || name === "reveal") {
+      const labels = { no_more_bets: "no more bets", settle: "settled", reveal: "revealed" };
+      await act(name, {}, (a) => labels[name] + (a.detail && a.detail.hand_id ? ": hand " + a.detail.hand_id : ""));
+      return;
+    }
+    if (name === "payout_check") {  // ok only when nothing is left to pay or take (D400)
+      await act(name, {}, (a) => (a.detail && a.detail.message) ||
+        "payout of hand " + ((a.detail && a.detail.hand_id) || "") + " verified");
       return;
     }
     if (name === "void" || name === "payout_override") {
@@ -352,24 +395,31 @@
     $("sign-in-pin").addEventListener("click", async () => {
       const answer = await post("/api/sign-in", { staff_id: $("staff-id").value.trim(), pin: $("staff-pin").value });
       $("staff-pin").value = "";
-      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name + " (" + answer.detail.role + ")", "good"); connect(); }
-      else banner(answer.error || "sign-in refused", "bad");
+      if (answer.ok === true) closeOverlay("sign-in");
+      show(answer, (a) => "signed in: " + a.detail.name + " (" + a.detail.role + ")");
+      if (answer.ok === true) connect();
     });
     $("sign-in-card").addEventListener("click", async () => {
       $("sign-in-wait").classList.remove("hidden");
       $("sign-in").dataset.waiting = "1";
+      delete $("sign-in").dataset.cancelled;
       const answer = await post("/api/sign-in", { method: "card", wait: 30 });
+      const cancelled = $("sign-in").dataset.cancelled;
       delete $("sign-in").dataset.waiting;
+      delete $("sign-in").dataset.cancelled;
       $("sign-in-wait").classList.add("hidden");
-      if (answer.ok) { closeOverlay("sign-in"); banner("signed in: " + answer.detail.name, "good"); connect(); }
-      else banner(answer.error || "sign-in refused", "bad");
+      if (answer.ok === true) closeOverlay("sign-in");
+      if (answer.ok === true || !cancelled) show(answer, (a) => "signed in: " + a.detail.name + " (" + a.detail.role + ")");
+      if (answer.ok === true) connect();
     });
     $("sign-out").addEventListener("click", async () => {
       const answer = await post("/api/sign-out", {});
-      banner(answer.ok ? "signed out" : (answer.error || "not signed in"), answer.ok ? "good" : "bad");
+      show(answer, (a) => "signed out: " + ((a.detail && a.detail.signed_out) || ""));
       connect();
     });
-    document.querySelectorAll("#actions [data-action]").forEach((b) => b.addEventListener("click", () => action(b.dataset.action)));
+    document.querySelectorAll("#actions [data-action]").forEach((b) => {
+      if (OWN.indexOf(b.dataset.action) >= 0) b.addEventListener("click", () => action(b.dataset.action));
+    });
     setInterval(() => { if (state.view) renderSeats(state.view); }, 1000);
   }
 

@@ -4,7 +4,7 @@
 
 (function () {
   const S = window.Showdown;
-  const { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, post, act,
+  const { $, el, clear, rand, shown, entryLabel, parseRand, cardNode, ago, banner, show, post, act,
     openOverlay, closeOverlay, keypads, connect, render, state, SUITS, RED, SPOTS } = S;
 
   // ---- the participant's view ------------------------------------------------------------
@@ -65,6 +65,8 @@
     const m = methods();
     $("ack-card").classList.toggle("hidden", m.indexOf("card") < 0);
     $("ack-pin").classList.toggle("hidden", m.indexOf("pin") < 0);
+    $("ack-pin-pad").classList.toggle("hidden", m.indexOf("pin") < 0);
+    $("ack-cols").classList.toggle("no-pad", m.indexOf("pin") < 0);
     $("ack-signature").classList.toggle("hidden", m.indexOf("signature") < 0);
     $("ack-pin-input").value = "";
     clearSignature();
@@ -117,12 +119,16 @@
       fields.signature = $("signature").toDataURL("image/png");
     }
     if (m.indexOf("card") >= 0) { fields.wait = 30; $("ack-wait").classList.remove("hidden"); $("ack").dataset.waiting = "1"; }
+    delete $("ack").dataset.cancelled;
     const score = current;
-    const answer = await act("acknowledge", fields, "score acknowledged: thank you");
+    const answer = await post("/api/action", Object.assign({ action: "acknowledge" }, fields));
+    const cancelled = $("ack").dataset.cancelled;  // Cancel pressed while waiting for the card
+    if (answer.ok === true || !cancelled) show(answer, "score acknowledged: thank you");
     $("ack-wait").classList.add("hidden");
     delete $("ack").dataset.waiting;
+    delete $("ack").dataset.cancelled;
     $("ack-pin-input").value = "";
-    if (answer.ok) {
+    if (answer.ok === true) {
       closeOverlay("ack");
       acknowledged.unshift({ entry_id: score.entry_id, entry_code: score.entry_code, name: score.name, score: shown(score.score) });
       render();
@@ -134,7 +140,7 @@
     const note = $("dispute-note").value.trim();
     if (!note) { banner("say what is wrong with the score", "bad"); return; }
     const answer = await act("dispute", { entry_id: current.entry_id, note: note }, "dispute sent: a supervisor will come");
-    if (answer.ok) closeOverlay("dispute");
+    if (answer.ok === true) closeOverlay("dispute");
   }
 
   function init() {

@@ -83,13 +83,16 @@ async def shot(page: Any, name: str) -> Path:
 
 
 @asynccontextmanager
-async def browser_page(problems: list[str]) -> AsyncIterator[Any]:
-    """A fresh chromium page that records console errors, warnings and page errors."""
+async def browser_page(problems: list[str], *, viewport: dict[str, int] | None = None,
+                       bypass_csp: bool = False) -> AsyncIterator[Any]:
+    """A fresh chromium page (1280 x 800 unless ``viewport``) that records console errors,
+    warnings and page errors; ``bypass_csp`` lets a test inject a script of its own."""
     async_playwright = _playwright_or_skip()
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = await browser.new_context(viewport=VIEWPORT)
+            context = await browser.new_context(viewport=viewport or VIEWPORT,
+                                                bypass_csp=bypass_csp)
             page = await context.new_page()
             page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
                     if m.type in ("error", "warning") else None)

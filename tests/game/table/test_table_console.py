@@ -180,11 +180,32 @@ def test_payout_done_names_every_unpaid_spot_and_a_loser_not_taken() -> None:
     pressed = feed(PayoutCheckPressed(by="D12"))
     kinds = sorted(m.kind for m in pressed.messages if isinstance(m, Alert))
     assert kinds == ["payout_underpaid", "payout_underpaid"]
+    # The answer is the truth (D400): refused, naming each spot not paid; the alerts above
+    # still go out with the refusal, and the next hand stays blocked.
+    assert not pressed.ok
+    assert feed.core.payout is not None
+    assert pressed.error == (
+        f"the payout of hand {feed.core.payout.hand_id} is not verified: seat 1 ante holds"
+        " R25.00, must hold R50.00: underpaid by R25.00; pay R25.00; seat 1 play holds R25.00,"
+        " must hold R50.00: underpaid by R25.00; pay R25.00. Correct the chips, or a"
+        " supervisor overrides with a reason")
+    assert feed.core.payout is not None and not feed(NoMoreBets(by="D12")).ok
     # the words for a losing spot still on the table
     loser = SpotPay(seat=2, spot="trips_plus", result="lose", stake=R25, net=-R25, expected=0,
                     held=R25)
     assert loser.problem() == ("loser_not_taken", "seat 2 trips_plus lost R25.00 and still"
                                " holds R25.00: take the losing chips")
+
+
+def test_payout_done_with_no_payout_waiting_answers_so_without_a_refusal() -> None:
+    feed = seated(Feed(verify_payouts=False))
+    play_winning_hand(feed)
+    pressed = feed(PayoutCheckPressed(by="D12"))
+    assert pressed.ok and pressed.detail == {"payout": None,
+                                             "message": "no payout is waiting to be checked"}
+    feed.sign_in("S3")
+    override = feed(PayoutOverride(reason="nothing to override", by="S3"))
+    assert (override.ok, override.error) == (False, "no payout is waiting to be checked")
 
 
 def test_keyed_amounts_count_but_are_listed_as_unverifiable() -> None:

@@ -284,3 +284,72 @@ def test_time_since_the_last_hand_is_counted_from_now() -> None:
     [seat] = later["seats"]
     assert seat["hands_played"] == 1 and seat["hands_left"] == 9
     assert seat["seconds_since_last_hand"] == 95
+
+
+def test_the_cards_stay_on_the_table_view_until_the_next_hand_opens() -> None:
+    table = Table()
+    table.seat(1, 2)
+    table.wagers(1, 2)
+    assert table(NoMoreBets()).ok
+    targets = table.core.deal.targets([1, 2])
+    dealt = table.deal(len(targets))
+    live = table.view()["cards"]
+    assert live["live"] is True and live["status"] == "river_decisions"
+    assert table(SettleHand()).ok
+    after = table.view()
+    assert after["hand"] is None
+    cards = after["cards"]
+    assert (cards["hand_id"], cards["live"], cards["status"]) == ("t07-000001", False, "settled")
+    assert cards["dealer"] == live["dealer"] == [
+        d for d, t in zip(dealt, targets, strict=True) if t.kind == "dealer"]
+    assert cards["board"] == live["board"] and None not in cards["board"]
+    assert cards["burns"] == live["burns"]
+    assert cards["holes"] == live["holes"] == {
+        str(s): [d for d, t in zip(dealt, targets, strict=True)
+                 if t.kind == "seat" and t.seat == s] for s in (1, 2)}
+    # the next hand opens: its own (no) cards
+    check = table.core.payout
+    assert check is not None
+    for (seat, spot), pay in list(check.spots.items()):
+        assert table(WagerKeyed(seat=seat, spot=spot, amount_cents=pay.expected)).ok
+    if table.core.decks.held:
+        assert table(ClearFault(role="deck", reason="the test's deck is dealt in order")).ok
+    table.wagers(1, 2)
+    assert table(NoMoreBets()).ok
+    opened = table.view()["cards"]
+    assert (opened["hand_id"], opened["live"]) == ("t07-000002", True)
+    assert opened["dealer"] == [] and opened["board"] == [None] * 5 and opened["holes"] == {}
+
+
+def test_identical_alerts_collapse_into_one_line_with_a_count_and_every_id() -> None:
+    table = Table()
+    table.seat(1)
+    table.wagers(1)
+    assert table(NoMoreBets()).ok
+    table.deal(1)
+    table(CardSeen(card=DECK[0]))  # the same card again, twice: two identical alerts
+    table(CardSeen(card=DECK[0]))
+    ids = [a.alert_id for a in table.core.hand.open_alerts]  # type: ignore[union-attr]
+    notice = {"kind": "unknown_chip", "message": "chip X on seat 1 ante is not in the registry",
+              "source": "chips", "at": table.now.isoformat(), "seat": 1}
+    alerts = table.view(notices=[notice, notice, dict(notice, seat=2)])["alerts"]
+    kinds = [(a["kind"], a["count"]) for a in alerts]
+    assert ids == [1, 2]  # both reads raised the same words
+    [hand_alert] = [a for a in alerts if a["kind"] == "duplicate_card"]
+    assert (hand_alert["count"], hand_alert["alert_ids"], hand_alert["alert_id"]) == (2, ids, 1)
+    assert hand_alert["resolvable"] is True
+    assert ("unknown_chip", 2) in kinds and ("unknown_chip", 1) in kinds  # seat 2 is its own
+    [chips] = [a for a in alerts if a["kind"] == "unknown_chip" and a["seat"] == 1]
+    assert chips["alert_ids"] == [] and chips["resolvable"] is False
+
+
+def test_a_deck_hold_shown_as_a_fault_and_as_its_alert_is_one_line() -> None:
+    from game.table.view import collapse_alerts
+
+    fault = {"alert_id": None, "kind": "deck_suspect", "role": "deck", "message": "12 pairs",
+             "seat": None, "source": "deck", "resolvable": False, "clearable": True}
+    notice = {"alert_id": None, "kind": "deck_suspect", "message": "12 pairs", "seat": None,
+              "source": "deck", "resolvable": False}
+    [one] = collapse_alerts([fault, notice])
+    assert (one["count"], one["clearable"], one["role"], one["alert_ids"]) == (
+        2, True, "deck", [])
