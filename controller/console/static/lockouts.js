@@ -48,20 +48,18 @@
   }
 
   function init() {
-    const actions = $("actions");
-    if (actions) {
-      const button = el("button", "button super manager hidden", "Lift a lock");
-      button.type = "button";
-      button.id = "lift-lock";
-      button.addEventListener("click", lift);
-      actions.appendChild(button);
-    }
     const panel = el("div", "lockouts hidden");
     panel.id = "lockouts";
     panel.appendChild(el("h2", null, "Sign-in waits"));
     panel.appendChild(el("ul", "lockout-list"));
+    // the manager's button goes with the waits it lifts, not in the step's own pad
+    const button = el("button", "button super manager hidden", "Lift a lock");
+    button.type = "button";
+    button.id = "lift-lock";
+    button.addEventListener("click", lift);
+    panel.appendChild(button);
     const staff = $("staff");
-    const home = (staff && staff.parentNode) || actions;
+    const home = (staff && staff.parentNode) || $("actions");
     if (home) home.appendChild(panel);
   }
 

@@ -4,7 +4,7 @@
    "Resolve several" (in the alerts panel): a dialog with a checkbox per open resolvable alert
    (an item that stands for several identical alerts carries them all in alert_ids), all ticked,
    and one reason: one act, `resolve_alerts`, each alert's resolution recorded by the table.
-   "Rule on a settled hand" (in the actions): a hand of the game recall, the seat, void or
+   "Rule on a settled hand" (above the game recall): a hand of the game recall, the seat, void or
    correct (the net in rand), the reason: `rule_hand`, the same correcting record the desk makes.
    Every banner follows the table's answer (Showdown.act). */
 "use strict";
@@ -175,13 +175,13 @@
       several.addEventListener("click", openSeveral);
       alerts.parentNode.insertBefore(several, alerts);  // above the list: in reach with 13 open
     }
-    const actions = $("actions");
-    if (actions) {
+    const recall = $("recall");  // beside the hands it rules on, not in the step's own pad
+    if (recall && recall.parentNode) {
       ruleButton = el("button", "button super", "Rule on a settled hand");
       ruleButton.type = "button";
       ruleButton.id = "rule-hand-open";
       ruleButton.addEventListener("click", ruleOnHand);
-      actions.appendChild(ruleButton);
+      recall.parentNode.insertBefore(ruleButton, recall);
     }
   }
 
