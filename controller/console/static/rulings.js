@@ -54,7 +54,9 @@
     form.appendChild(el("p", "muted", "One act, one reason: each alert ticked is resolved and recorded on its own; if one cannot be, none is."));
     const checks = el("fieldset", "checks");
     checks.id = "resolve-several-checks";
-    form.appendChild(checks);
+    const scroll = el("div", "checks-scroll");  // the list scrolls; the reason and OK stay
+    scroll.appendChild(checks);
+    form.appendChild(scroll);
     const label = el("label", "field", "How they were dealt with ");
     const reason = el("input");
     reason.id = "resolve-several-reason";
