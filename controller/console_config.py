@@ -18,6 +18,7 @@ __all__ = ["ACK_METHODS", "ConsoleConfig", "parse_console"]
 ACK_METHODS: Final = ("card", "pin", "signature")
 _KEYS: Final = frozenset({
     "enabled", "bind", "port", "allowed_clients", "acknowledge_with", "verify_payouts",
+    "require_issued",
     "session_minutes", "lockout_failures", "lockout_minutes", "tap_seconds", "signatures",
 })
 
@@ -32,6 +33,10 @@ class ConsoleConfig:
     allowed_clients: tuple[str, ...] = ("127.0.0.1", "::1")
     acknowledge_with: tuple[str, ...] = ("card",)  # every method listed is required
     verify_payouts: bool = True
+    # A float chip on a seated entry's spot is an alert (D460). None: true, except a simulated
+    # table playing the simulator's built-in chips (its virtual players take change from the
+    # tray off the spots).
+    require_issued: bool | None = None
     session_minutes: int = 720  # a signed-in session ends after this long idle
     lockout_failures: int = 5
     lockout_minutes: int = 5
@@ -68,4 +73,5 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
         enabled=get("enabled", bool, d.enabled), bind=where.bind, port=where.port,
         allowed_clients=where.allowed_clients, acknowledge_with=tuple(methods),
         verify_payouts=get("verify_payouts", bool, d.verify_payouts), tap_seconds=tap,
+        require_issued=get("require_issued", bool, True) if "require_issued" in data else None,
         signatures=signatures, **numbers)

@@ -1,8 +1,8 @@
 """The virtual dealer's chip float steps (promotion rule 19), as a real dealer does them:
 
-- at seating, the entry's starting stack is taken from the tray (float chips only), placed on
-  the seat's Ante spot, "issue chips" pressed once the table reads it, then handed to the
-  player;
+- at seating, the entry's starting stack is taken from the tray (float chips only) and placed
+  on the seat's Ante spot; the table issues it by itself once its reader reads exactly the
+  stack (D460), then it is handed to the player;
 - after each payout the table verified, the chips that moved are noted the way the table
   binds them (a loss taken goes back to the float, float chips paid are the winner's), so the
   players wager their own chips next;
@@ -89,9 +89,8 @@ async def issue_stacks(vt: VirtualTable) -> None:
         if any(where.seat == seat for where in sim.table()):  # a restart cut an issue short
             await _gather(vt, seat)  # the dealer takes it back to the tray and starts again
         uids = sim.place(seat, "ante", stack, float_only=True)
-        await vt.until(f"the reader to see seat {seat}'s starting stack",
-                       _ante_is(seat_text, stack))
-        await vt.console("issue_chips", seat=seat)
+        await vt.until(f"the table to issue seat {seat}'s starting stack as the reader reads"
+                       " it", _issued(entry))
         for uid in uids:
             sim.owners[uid] = entry
         sim.remove(seat, "ante")
@@ -166,9 +165,8 @@ async def return_chips(vt: VirtualTable) -> None:
 Check = Callable[[Mapping[str, Any]], bool]
 
 
-def _ante_is(seat: str, cents: int) -> Check:
-    return lambda status: int(((status.get("spots") or {}).get(seat) or {}).get("ante", 0)) \
-        == cents
+def _issued(entry: str) -> Check:
+    return lambda status: entry in ((status.get("chips") or {}).get("held") or {})
 
 
 async def _gather(vt: VirtualTable, seat: int) -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from game.chips.registry import ChipProblem, ChipRegistry, format_uid
 from game.money import format_rand
 
-__all__ = ["ChipFloat", "FloatError", "Reconciliation"]
+__all__ = ["ChipFloat", "FloatError", "Reconciliation", "suggest_stack"]
 
 
 class FloatError(ValueError):
@@ -61,10 +61,18 @@ class Reconciliation:
 
 
 class ChipFloat:
-    """Who holds each chip of the set in play: an entry id, or nobody (the float)."""
+    """Who holds each chip of the set in play: an entry id, or nobody (the float).
 
-    def __init__(self, registry: ChipRegistry) -> None:
+    ``require_issued`` (the registry's, unless the table says otherwise): a float chip on a
+    seated entry's spot is a `not_issued` problem, except on the seats in ``open_seats``
+    (a starting stack being placed, a payout being paid: float chips belong there).
+    """
+
+    def __init__(self, registry: ChipRegistry, *, require_issued: bool | None = None) -> None:
         self.registry = registry
+        self.require_issued = (registry.require_issued if require_issued is None
+                               else require_issued)
+        self.open_seats: frozenset[int] = frozenset()
         self._static: dict[bytes, str] = {
             c.uid: c.issued_to for c in registry
             if c.issued_to is not None and c.chip_set == registry.chip_set}
@@ -109,13 +117,15 @@ class ChipFloat:
         return tuple(c.uid for c in self.registry
                      if c.chip_set == self.registry.chip_set and c.uid not in self._owner)
 
-    def check(self, uid: bytes, *, entry: str | None, where: str = "") -> ChipProblem | None:
-        """Why this chip must not count for ``entry`` (None: it counts), the run-time
-        bindings taking the place of the registry's static ``issued_to``."""
+    def check(self, uid: bytes, *, entry: str | None, where: str = "",
+              seat: int | None = None) -> ChipProblem | None:
+        """Why this chip must not count for ``entry`` on ``seat`` (None: it counts), the
+        run-time bindings taking the place of the registry's static ``issued_to``."""
         owner = self._owner.get(uid)
         chip = self.registry.lookup(uid)
-        if (chip is None or chip.chip_set != self.registry.chip_set
-                or owner == chip.issued_to):
+        if chip is None or chip.chip_set != self.registry.chip_set:
+            return self.registry.check(uid, entry=entry, where=where)
+        if owner is not None and owner == chip.issued_to:
             return self.registry.check(uid, entry=entry, where=where)
         at = f" on {where}" if where else ""
         tag = format_uid(uid)
@@ -124,10 +134,50 @@ class ChipFloat:
             return ChipProblem(kind="chip_pooling", uid=uid, chip=chip,
                                detail=f"chip {tag}{at} belongs to entry {owner}, played by {who}"
                                " (rule 19: no pooling or transfer of chips)")
-        if owner is None and self.registry.require_issued:
+        if (owner is None and self.require_issued and entry is not None
+                and seat not in self.open_seats):
             return ChipProblem(kind="not_issued", uid=uid, chip=chip,
-                               detail=f"chip {tag}{at} is not issued to any entry")
+                               detail=f"chip {tag}{at} is not issued to any entry: a chip from"
+                               f" the tray, not entry {entry}'s")
         return None
+
+    def set_open(self, seats: frozenset[int]) -> None:
+        """The seats where float chips count now (stacks being placed, payouts being paid)."""
+        if seats != self.open_seats:
+            self.open_seats = seats
+            self.version += 1
+
+    def stack_of(self, uids: Iterable[bytes]) -> tuple[int, list[str]]:
+        """What ``uids`` (the chips on a seat's spots) are worth as a starting stack: the
+        value of the float chips among them, and what is wrong with the others."""
+        worth, wrong = 0, []
+        for uid in sorted(set(uids)):
+            chip = self.registry.lookup(uid)
+            owner = self._owner.get(uid)
+            tag = format_uid(uid)
+            if chip is None:
+                wrong.append(f"chip {tag} is not in the registry")
+            elif chip.chip_set != self.registry.chip_set:
+                wrong.append(f"chip {tag} is of chip set {chip.chip_set!r}")
+            elif owner is not None:
+                wrong.append(f"chip {tag} is issued to entry {owner}, not in the float")
+            else:
+                worth += chip.value_cents
+        return worth, wrong
+
+    def breakdown(self, cents: int, *, besides: Iterable[bytes] = ()) -> dict[int, int]:
+        """A suggested starting stack from the float's chips (not those in ``besides``):
+        value in cents -> how many; the larger half in the smallest values, so a player can
+        wager without change ({}: the float cannot make it)."""
+        free: dict[int, int] = {}
+        skip = set(besides)
+        for uid in self.in_float():
+            if uid in skip:
+                continue
+            chip = self.registry.lookup(uid)
+            if chip is not None:
+                free[chip.value_cents] = free.get(chip.value_cents, 0) + 1
+        return suggest_stack(cents, free)
 
     # ---- changes ------------------------------------------------------------------------
 
@@ -216,3 +266,41 @@ class ChipFloat:
         return {"in_float": self._in_play - len(self._owner),
                 "held": dict(sorted(entries.items())),
                 "reconciled": sorted(self.reconciled)}
+
+
+def suggest_stack(cents: int, free: dict[int, int]) -> dict[int, int]:
+    """Chips worth exactly ``cents`` from ``free`` (value -> count): about half the value in
+    the smallest chips, the rest in the fewest chips; {} when the chips cannot make it."""
+    values = sorted(v for v, n in free.items() if n > 0)
+    if cents <= 0 or not values:
+        return {}
+    small = values[0]
+    take = min(free[small], (cents // 2) // small)
+    for first in range(take, -1, -1):
+        rest = _fewest(cents - first * small,
+                       {v: free[v] - (first if v == small else 0) for v in values})
+        if rest is not None:
+            out = dict(rest)
+            if first:
+                out[small] = out.get(small, 0) + first
+            return dict(sorted(out.items(), reverse=True))
+    return {}
+
+
+def _fewest(cents: int, free: dict[int, int]) -> dict[int, int] | None:
+    """Counts per value adding up to exactly ``cents``, largest values first; or None."""
+    values = sorted((v for v, n in free.items() if n > 0), reverse=True)
+
+    def search(i: int, rest: int) -> dict[int, int] | None:
+        if rest == 0:
+            return {}
+        if i == len(values):
+            return None
+        value = values[i]
+        for n in range(min(free[value], rest // value), -1, -1):
+            found = search(i + 1, rest - n * value)
+            if found is not None:
+                return {value: n, **found} if n else found
+        return None
+
+    return search(0, cents)

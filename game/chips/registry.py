@@ -7,6 +7,7 @@ issued to another entry is a *problem* for the pit, never a value (format: docs/
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import re
@@ -101,7 +102,7 @@ class ChipRegistry:
         chips: Iterable[Chip],
         *,
         chip_set: str | None = None,
-        require_issued: bool = False,
+        require_issued: bool = True,
         source: str = "<registry>",
     ) -> None:
         by_uid: dict[bytes, Chip] = {}
@@ -142,6 +143,14 @@ class ChipRegistry:
     def chip_sets(self) -> tuple[str, ...]:
         """Every chip set with at least one registered chip, sorted."""
         return tuple(sorted({c.chip_set for c in self._chips.values()}))
+
+    def requiring(self, issued: bool) -> ChipRegistry:
+        """The same chips with ``require_issued`` set to ``issued`` (a table's setting)."""
+        if issued == self.require_issued:
+            return self
+        other = copy.copy(self)
+        other.require_issued = issued
+        return other
 
     def lookup(self, uid: bytes) -> Chip | None:
         """The registered chip with this UID, or None."""
@@ -251,7 +260,7 @@ def _field_name(text: str, where: str, key: str) -> str:
 
 
 def parse_registry_csv(
-    text: str, *, source: str, chip_set: str | None = None, require_issued: bool = False
+    text: str, *, source: str, chip_set: str | None = None, require_issued: bool = True
 ) -> ChipRegistry:
     """A registry from CSV text: header ``uid_hex,value_cents,chip_set[,issued_to]``.
 
@@ -310,7 +319,7 @@ def parse_registry_toml(
     *,
     source: str,
     chip_set: str | None = None,
-    require_issued: bool = False,
+    require_issued: bool = True,
 ) -> ChipRegistry:
     """A registry from parsed TOML: an array of tables ``[[chips]]`` with the CSV's keys.
 

@@ -135,7 +135,9 @@ class TableCore:
         self.settings = settings
         self.paytables = paytables
         self.deal = deal
-        chip_float = ChipFloat(registry)
+        # A float chip on a seated entry's spot is an alert (D460) only where the payout check
+        # binds the float chips paid as wins to their entry.
+        chip_float = ChipFloat(registry, require_issued=registry.require_issued and verify_payouts)
         self.spots = SpotBook(registry, marker_set=marker_set, chip_float=chip_float)
         self.chips = TableChips(chip_float, self.spots)  # the chip duties (rule 19)
         self.session: TableSession | None = None
@@ -170,12 +172,15 @@ class TableCore:
                                          accepted=False, reason=given.reason))
             return Decision(messages=tuple(out), ok=False, error=given.reason)
         try:
+            self.chips.refresh(self.session)
             detail = self._dispatch(given, at, out)
         except _FAILURES as exc:
+            self.chips.refresh(self.session)
             reason = reason_of(exc)
             if isinstance(given, DeskOrder):
                 out.append(_result(given, accepted=False, reason=reason))
             return Decision(messages=tuple(out), ok=False, error=reason)
+        self.chips.refresh(self.session)
         if isinstance(given, DeskOrder):
             out.append(_result(given, accepted=True, reason=None,
                                held=(detail or {}).get("held_until")))
@@ -248,6 +253,7 @@ class TableCore:
         report = self.spots.see_chips(given.seat, given.spot, given.uids)
         for clone in report.alerts:
             self._alert(out, clone.kind, clone.detail, at, source="chips", seat=clone.seat)
+        self.chips.auto_issue(given.seat, self.session, self._to_chips(at, out))
         self._wagers_changed(given.seat, out, at, source="rfid")
         self._payout_seen(given.seat, given.spot, out, at, keyed=False)
         self._refeed(report, given.seat, at, out)
@@ -307,6 +313,8 @@ class TableCore:
         if isinstance(given, NoMoreBets):
             if self.payout is not None and self.session.hand is None:
                 raise Refused(self.payout.refusal())
+            if self.session.hand is None:
+                self._stacks_issued()
             if self.decks.held and self.session.hand is None:
                 raise Refused(self.decks.refusal())
             hand = self._open_hand(at)
@@ -336,6 +344,20 @@ class TableCore:
         self._close_if_ended(out, at)
         return {"hand_id": hand.hand_id, "phase": hand.phase.value}
 
+    def _stacks_issued(self) -> None:
+        """No hand opens while a seated entry waits for its starting stack (D460), at a table
+        that requires issued chips; a seat whose wagers are keyed by hand (the chip reader
+        out of service, rule 58) cannot be issued one and does not wait."""
+        if not self.chips.chip_float.require_issued:
+            return
+        waiting = [(seat, entry) for seat, entry in self.chips.unissued(self.session).items()
+                   if not any(self.spots.keyed(seat, w) for w in WAGERS)]
+        if waiting:
+            lines = "; ".join(line["say"] for line in self.chips.to_issue(self.session)
+                              if line["seat"] in dict(waiting))
+            raise Refused("no hand opens until every seated entry's starting stack is issued:"
+                          f" {lines} (the reader issues it once it reads exactly the stack)")
+
     # ---- the payout check (D72) ---------------------------------------------------------
 
     def _start_payout(self, hand: Hand, entries: Mapping[int, str], at: datetime,
@@ -348,6 +370,7 @@ class TableCore:
         self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
                                      settlement=hand.settlement, held=held)
         self.chips.payout_started(self.payout, entries)
+        self.chips.refresh(self.session)
         self._payout_done(out, at)
 
     def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
@@ -447,6 +470,8 @@ class TableCore:
         session.seat_entry(entry, command.seat)
         self.proofs[entry.entry_id] = command
         self.chips.seated(entry.entry_id, command.seat, self._to_chips(at, out))
+        self.chips.refresh(session)
+        self.chips.auto_issue(command.seat, session, self._to_chips(at, out))
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 

@@ -239,6 +239,7 @@ def _load(f: dict[str, Node], core: TableCore) -> None:
     load_chips(f["chips"], core.chips)
     core.spots.seat_entries = dict(core.chips.seats)
     load_spots(f["spots"], core.spots)
+    core.chips.refresh(core.session)  # derived: where float chips count now
     if core.payout is None and core.chips.holds_payout():
         raise f["chips"].fail("holds a payout's chips with no payout waiting")
     load_decks(f["decks"], core.decks)
