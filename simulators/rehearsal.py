@@ -213,6 +213,9 @@ class RehearsalTable(VirtualTable):
     async def _bad_chip(self, spec: FaultSpec, seats: Sequence[int]) -> None:
         sim, seat = self.chips, seats[0]
         name = spec.kind.name
+        if name == "rfid.pooled_chip":
+            await self._pooled_chip(spec, seats)
+            return
         if name == "rfid.cloned_chip":
             uid = sorted(sim.chips_on(seat, "ante"))[0]
             where = (seats[1] if len(seats) > 1 else seat, "odds")
@@ -230,6 +233,29 @@ class RehearsalTable(VirtualTable):
         sim.remove(*where, [uid])
         record.remedy = (f"the dealer took the chip off seat {where[0]} {where[1]} and the"
                          " spot was read again")
+
+    async def _pooled_chip(self, spec: FaultSpec, seats: Sequence[int]) -> None:
+        """A player passes one of its chips to another seat's player, who wagers it."""
+        sim = self.chips
+        if len(seats) < 2:
+            self._missed(spec, "one seat wagered: no other seat to pass a chip to")
+            return
+        giver, taker = seats[1], seats[0]
+        lying = {u for uids in sim.table().values() for u in uids}
+        entry = sim.seat_entries.get(giver)
+        mine = [u for u in sim.chips_of(entry) if u not in lying] if entry else []
+        if not mine:
+            self._missed(spec, f"seat {giver}'s entry holds no chip off the felt to pass")
+            return
+        uid = mine[0]
+        sim.place(taker, "ante", uids=[uid])
+        record = self._record(spec, f"chip {uid.hex().upper()} of seat {giver}'s entry {entry}"
+                              f" put on seat {taker} ante")
+        if not await self._alert_seen(record):
+            record.problem = f"the table raised no {spec.kind.alerts[0]} within the wait"
+        sim.remove(taker, "ante", [uid])
+        record.remedy = (f"the dealer took the chip off seat {taker} ante and gave it back to"
+                         f" seat {giver}'s player; the spot was read again")
 
     # ---- faults at the shoe ---------------------------------------------------------------
 

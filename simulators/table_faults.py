@@ -55,6 +55,8 @@ FAULTS: Final[dict[str, FaultKind]] = {f.name: f for f in (
               ("chip_clone",)),
     FaultKind("rfid.foreign_chip", "a chip of another chip set lies on a wager",
               ("other_chip_set",)),
+    FaultKind("rfid.pooled_chip", "a chip issued to one seat's entry is played on another"
+              " seat's spot (rule 19: pooling)", ("chip_pooling",)),
     FaultKind("payout.overpay", "the dealer pays a winning spot one chip too many",
               ("payout_overpaid",)),
     FaultKind("payout.underpay", "the dealer forgets to pay a winning spot",
