@@ -31,7 +31,7 @@ from controller.clock import ClockSource, system_clock
 from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console_gate import GATE_ACTIONS, ConsoleGate
-from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
+from controller.device_pumps import RecoveryWatch, pump_ids, pump_rfid, pump_shoe
 from controller.devices import DeviceSource, TableDevices
 from controller.journal import Journal
 from controller.journal.deciding import Entry
@@ -110,6 +110,7 @@ class TableDaemon:
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
         self.devices: TableDevices | None = None
+        self.recoveries: RecoveryWatch | None = None  # device trouble healed, counted (D462)
         self.faults: list[str] = []
         self.ready = asyncio.Event()
         self.gate: ConsoleGate | None = None
@@ -356,6 +357,11 @@ class TableDaemon:
                              "counters": dict(health.counters)}
         return out
 
+    async def flush_recoveries(self) -> None:
+        """Journal now the device trouble healed since the last notice (a rehearsal's end)."""
+        if self.recoveries is not None:
+            await self.recoveries.flush()
+
     def status_head(self) -> dict[str, Any]:
         """The status's first part: the table, its venue, its state and faults."""
         return {"table": self.config.table, "venue": self.config.venue,
@@ -453,6 +459,11 @@ class TableDaemon:
                         pump_rfid(self.devices.rfid, submit=self.submit,
                                   backlog=lambda: self.inputs.waiting),
                         name=f"table[{cfg.table}].rfid_pump"))
+                    self.recoveries = RecoveryWatch(
+                        {"shoe": self.devices.shoe.health, "rfid": self.devices.rfid.health},
+                        submit=self.submit, every=cfg.console.recovery_notice_seconds)
+                    tasks.append(tg.create_task(self.recoveries.run(),
+                                                name=f"table[{cfg.table}].recoveries"))
                     if self.devices.ids is not None:
                         await stack.enter_async_context(self.devices.ids)
                         tasks.append(tg.create_task(

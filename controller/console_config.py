@@ -18,7 +18,7 @@ __all__ = ["ACK_METHODS", "ConsoleConfig", "parse_console"]
 ACK_METHODS: Final = ("card", "pin", "signature")
 _KEYS: Final = frozenset({
     "enabled", "bind", "port", "allowed_clients", "acknowledge_with", "verify_payouts",
-    "require_issued",
+    "require_issued", "recovery_notice_seconds",
     "session_minutes", "lockout_failures", "lockout_minutes", "tap_seconds", "signatures",
 })
 
@@ -37,6 +37,9 @@ class ConsoleConfig:
     # table playing the simulator's built-in chips (its virtual players take change from the
     # tray off the spots).
     require_issued: bool | None = None
+    # How often device trouble the drivers healed by themselves is journaled, one notice per
+    # device with the counts (D462).
+    recovery_notice_seconds: float = 60.0
     session_minutes: int = 720  # a signed-in session ends after this long idle
     lockout_failures: int = 5
     lockout_minutes: int = 5
@@ -63,6 +66,9 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
         numbers[key] = get(key, int, getattr(d, key))
         if not low <= numbers[key] <= high:
             raise ConfigError(source, f"console.{key}", f"must be {low}..{high}")
+    notice = get("recovery_notice_seconds", float, d.recovery_notice_seconds)
+    if not 1 <= notice <= 3600:
+        raise ConfigError(source, "console.recovery_notice_seconds", "must be 1..3600")
     tap = get("tap_seconds", float, d.tap_seconds)
     if not 1 <= tap <= 300:
         raise ConfigError(source, "console.tap_seconds", "must be 1..300")
@@ -74,4 +80,5 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
         allowed_clients=where.allowed_clients, acknowledge_with=tuple(methods),
         verify_payouts=get("verify_payouts", bool, d.verify_payouts), tap_seconds=tap,
         require_issued=get("require_issued", bool, True) if "require_issued" in data else None,
+        recovery_notice_seconds=notice,
         signatures=signatures, **numbers)

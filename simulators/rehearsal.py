@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from game.chips.registry import Chip, ChipRegistry
@@ -71,6 +71,8 @@ class RehearsalTable(VirtualTable):
         self._pending_overpay: FaultSpec | None = None
         self._power: FaultRecord | None = None  # a power cut waiting for its card to leave
         self.decks = _FaultDecks(self.decks, self)
+        # Journals the device trouble healed since the last notice (D462), before the report.
+        self.flush_recoveries: Callable[[], Awaitable[None]] | None = None
 
     # ---- the run ----------------------------------------------------------------------
 
@@ -88,6 +90,8 @@ class RehearsalTable(VirtualTable):
         for due in (self._pending_overpay, self._underpay_due):
             if due is not None:
                 self._missed(due, "no winning spot to mis-pay in the hands played")
+        if self.flush_recoveries is not None:
+            await self.flush_recoveries()
         self.report.match(self.messages(0))
         return self.report
 

@@ -36,8 +36,9 @@ class FaultKind:
 
 FAULTS: Final[dict[str, FaultKind]] = {f.name: f for f in (
     FaultKind("shoe.corrupt", "a frame from the shoe has one byte damaged",
-              ("device_bad_frame",), line=True),
-    FaultKind("shoe.drop", "a frame from the shoe is lost on the line", (), line=True),
+              ("device_bad_frame",), also=("device_recovered",), line=True),
+    FaultKind("shoe.drop", "a frame from the shoe is lost on the line", (),
+              also=("device_recovered",), line=True),
     FaultKind("shoe.stall", "the shoe's firmware hangs (silent) until the driver gives up on it",
               ("device_stalled",)),
     FaultKind("shoe.unplug", "the shoe's cable is pulled, and plugged back a second later",

@@ -278,8 +278,12 @@ class TableCore:
             out.append(DeviceState(device=given.device, state=given.kind, detail=given.detail,
                                    at=format_ts(at)))
             return
+        evidence = None
+        if given.counts:  # a recovery notice (D462): what the driver healed, counted
+            evidence = {"device": given.device, "role": given.role,
+                        "counts": dict(given.counts)}
         self._alert(out, f"device_{given.kind}", f"{given.device}: {given.detail}", at,
-                    source="device")
+                    source="device", evidence=evidence)
 
     # ---- the dealer's console ----------------------------------------------------------
 

@@ -1,0 +1,61 @@
+"""Device trouble the drivers heal by themselves is counted and shown (issue 32 point 5, D462):
+a simulated shoe sending 5% corrupted frames, refused by the real driver and sent again, leaves
+one `device_alert` of kind "recovered" with the counts in the journal, a `device_recovered`
+alert carrying them, and a notice (not blocking play, nothing to resolve) in the console's
+view document; healed frames no longer look as if nothing happened."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.console.views import ConsoleViews
+from controller.device_pumps import recovered_since
+from drivers.readings import RECOVERED, DeviceHealth
+from tests.controller.console.support import GUARD_S, console_table
+
+
+def _bad_frames(health: DeviceHealth) -> int:
+    return int(health.counters.get("bad_frames", 0))
+
+
+async def test_a_shoe_with_corrupted_frames_leaves_its_counts_in_the_journal_and_a_notice(
+        tmp_path: Path) -> None:
+    async with console_table(tmp_path) as table:
+        daemon = table.daemon
+        assert daemon.devices is not None and daemon.journal is not None
+        driver = daemon.devices.shoe
+        table.shoe.set_fault("corrupt", 0.05)
+        deadline = time.monotonic() + GUARD_S
+        while _bad_frames(driver.health()) < 1:  # cards until one frame came damaged
+            assert time.monotonic() < deadline, "no frame was corrupted"
+            table.shoe.deal(1)
+            await asyncio.sleep(0.02)
+        table.shoe.set_fault("corrupt", 0.0)
+        # The damaged frame is sent again and read: the driver counts it healed.
+        while driver.health().counters.get("retransmits", 0) < 1:
+            assert time.monotonic() < deadline, "the shoe never resent the frame"
+            await asyncio.sleep(0.02)
+        healed = recovered_since({}, driver.health())
+        await daemon.flush_recoveries()  # what the interval's notice journals (default 60 s)
+        records = [r.payload for r in daemon.journal.records()
+                   if r.kind == "device_alert" and r.payload.get("kind") == "recovered"]
+        [record] = [r for r in records if r["role"] == "shoe"]
+        assert record["counts"]["bad_frames"] == healed["bad_frames"] >= 1
+        assert record["counts"]["retransmits"] >= 1
+        assert set(record["counts"]) <= set(RECOVERED)
+        [alert] = [m.body for m in daemon.journal.messages(1)
+                   if m.type == "alert" and m.body["kind"] == "device_recovered"]
+        assert alert["evidence"]["counts"] == record["counts"]
+        assert f"{healed['bad_frames']} bad frames refused and sent again" in alert["message"]
+        doc: dict[str, Any] = ConsoleViews(daemon)._document()
+        [notice] = [a for a in doc["alerts"] if a["kind"] == "device_recovered"]
+        assert notice["notice"] is True and notice["resolvable"] is False
+        assert notice["evidence"]["counts"] == record["counts"]
+        assert "play goes on" in notice["what_to_do"]
+        assert "shoe" not in table.status().get("device_faults", {})  # nothing blocks play
+        await daemon.flush_recoveries()  # nothing healed since: no second notice
+        assert len([r for r in daemon.journal.records() if r.kind == "device_alert"
+                    and r.payload.get("kind") == "recovered"]) == len(records)
