@@ -110,7 +110,7 @@ class TableDaemon:
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
         self.devices: TableDevices | None = None
-        self.recoveries: RecoveryWatch | None = None  # device trouble healed, counted (D462)
+        self.recoveries: RecoveryWatch | None = None  # device trouble healed, counted (D461)
         self.faults: list[str] = []
         self.ready = asyncio.Event()
         self.gate: ConsoleGate | None = None

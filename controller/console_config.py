@@ -38,7 +38,7 @@ class ConsoleConfig:
     # tray off the spots).
     require_issued: bool | None = None
     # How often device trouble the drivers healed by themselves is journaled, one notice per
-    # device with the counts (D462).
+    # device with the counts (D461).
     recovery_notice_seconds: float = 60.0
     session_minutes: int = 720  # a signed-in session ends after this long idle
     lockout_failures: int = 5

@@ -279,7 +279,7 @@ class TableCore:
                                    at=format_ts(at)))
             return
         evidence = None
-        if given.counts:  # a recovery notice (D462): what the driver healed, counted
+        if given.counts:  # a recovery notice (D461): what the driver healed, counted
             evidence = {"device": given.device, "role": given.role,
                         "counts": dict(given.counts)}
         self._alert(out, f"device_{given.kind}", f"{given.device}: {given.detail}", at,

@@ -105,7 +105,7 @@ ALERT_HELP: Final[Mapping[str, str]] = {
                         " put it right by itself (frames sent again, a reader back). Many of"
                         " these in a shift: have the technician check the cable and device.",
 }
-# Alert kinds that are notices: shown, never blocking play, nothing to resolve (D462).
+# Alert kinds that are notices: shown, never blocking play, nothing to resolve (D461).
 NOTICE_KINDS: Final = frozenset({"device_recovered"})
 _DEVICE_HELP: Final = ("The {device} reports a problem: check its cable and power. If it cannot"
                        " be fixed, a supervisor keys cards or wagers by hand (Manual card,"
