@@ -357,6 +357,14 @@ class TableDaemon:
                              "counters": dict(health.counters)}
         return out
 
+    async def _watch_recoveries(self, every: float) -> None:
+        """Journal the play devices' healed trouble as counted notices (D461)."""
+        assert self.devices is not None, "started once the devices are open"
+        self.recoveries = RecoveryWatch(
+            {"shoe": self.devices.shoe.health, "rfid": self.devices.rfid.health},
+            submit=self.submit, every=every)
+        await self.recoveries.run()
+
     async def flush_recoveries(self) -> None:
         """Journal now the device trouble healed since the last notice (a rehearsal's end)."""
         if self.recoveries is not None:
@@ -455,15 +463,12 @@ class TableDaemon:
                                   last_reads=self.shoe_reads, halted=self.halted,
                                   log=self._log),
                         name=f"table[{cfg.table}].shoe_pump"))
-                    tasks.append(tg.create_task(
+                    tasks += [tg.create_task(
                         pump_rfid(self.devices.rfid, submit=self.submit,
                                   backlog=lambda: self.inputs.waiting),
-                        name=f"table[{cfg.table}].rfid_pump"))
-                    self.recoveries = RecoveryWatch(
-                        {"shoe": self.devices.shoe.health, "rfid": self.devices.rfid.health},
-                        submit=self.submit, every=cfg.console.recovery_notice_seconds)
-                    tasks.append(tg.create_task(self.recoveries.run(),
-                                                name=f"table[{cfg.table}].recoveries"))
+                        name=f"table[{cfg.table}].rfid_pump"), tg.create_task(
+                        self._watch_recoveries(cfg.console.recovery_notice_seconds),
+                        name=f"table[{cfg.table}].recoveries")]
                     if self.devices.ids is not None:
                         await stack.enter_async_context(self.devices.ids)
                         tasks.append(tg.create_task(

@@ -24,10 +24,10 @@ from controller.table_service import Applied
 from drivers.manual_chips import ManualWager
 from drivers.protocols import CardReader, ChipReader, IdReader, ShoeReading
 from drivers.readings import (
+    RECOVERED,
     CardReading,
     ChipInventory,
     DeviceAlert,
-    RECOVERED,
     DeviceHealth,
     IdTap,
     ShoeStatus,
@@ -157,7 +157,7 @@ class RecoveryWatch:
         self.submit = submit
         self.every = every
         self._last = {role: dict(health().counters) for role, health in self.devices.items()}
-        self._since = {role: 0.0 for role in self.devices}  # loop time of the last notice
+        self._since = dict.fromkeys(self.devices, 0.0)  # loop time of the last notice
         self.notices = 0
 
     async def run(self) -> None:

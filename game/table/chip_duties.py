@@ -91,8 +91,7 @@ class TableChips:
         seats.update(seat for seat, _spot in self._pay_before)
         self.chip_float.set_open(frozenset(seats))
 
-    def auto_issue(self, seat: int, session: TableSession | None,
-                   to: ChipOutput) -> dict[str, Any] | None:
+    def auto_issue(self, seat: int, session: TableSession | None) -> dict[str, Any] | None:
         """The reader saw the seat's spots: when its entry waits for its starting stack and
         they hold float chips worth exactly the stack (and nothing else), the stack is issued
         to it (None: not now; the screens say what is missing or over)."""

@@ -253,7 +253,7 @@ class TableCore:
         report = self.spots.see_chips(given.seat, given.spot, given.uids)
         for clone in report.alerts:
             self._alert(out, clone.kind, clone.detail, at, source="chips", seat=clone.seat)
-        self.chips.auto_issue(given.seat, self.session, self._to_chips(at, out))
+        self.chips.auto_issue(given.seat, self.session)
         self._wagers_changed(given.seat, out, at, source="rfid")
         self._payout_seen(given.seat, given.spot, out, at, keyed=False)
         self._refeed(report, given.seat, at, out)
@@ -475,7 +475,7 @@ class TableCore:
         self.proofs[entry.entry_id] = command
         self.chips.seated(entry.entry_id, command.seat, self._to_chips(at, out))
         self.chips.refresh(session)
-        self.chips.auto_issue(command.seat, session, self._to_chips(at, out))
+        self.chips.auto_issue(command.seat, session)
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 

@@ -24,7 +24,8 @@ from game.wagers.settle import WAGERS, SeatWagers
 if TYPE_CHECKING:
     from game.table.core import TableCore
 
-__all__ = ["ALERT_HELP", "NOTICE_KINDS", "PHASE_LABELS", "SPOT_LABELS", "alert_help", "money", "screen_view"]
+__all__ = ["ALERT_HELP", "NOTICE_KINDS", "PHASE_LABELS", "SPOT_LABELS", "alert_help", "money",
+           "screen_view"]
 
 SPOT_LABELS: Final[Mapping[str, str]] = {
     "ante": "Ante", "odds": "Odds", "play": "Play", "trips_plus": "Trips Plus",

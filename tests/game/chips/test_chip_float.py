@@ -14,6 +14,7 @@ from game.chips.spot_book import SpotBook
 from game.messages.chips import ChipsReconciled
 from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.messages.table import Alert
+from game.poker.cards import parse_card
 from game.table.core import Decision
 from game.table.inputs import (
     CardSeen,
@@ -27,7 +28,6 @@ from game.table.inputs import (
 )
 from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS
-from game.poker.cards import parse_card
 from tests.game.table.test_table_console import CARDS, ROSTER, SETTINGS, play_winning_hand
 from tests.game.table.test_table_console import Feed as ConsoleFeed
 
