@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from game.chips.registry import ChipProblem, ChipRegistry, format_uid
 from game.money import format_rand
@@ -268,13 +269,17 @@ class ChipFloat:
                 "reconciled": sorted(self.reconciled)}
 
 
+_MOST_OF_ONE: Final = 100  # a denomination a stack would need more of is too small to suggest
+
+
 def suggest_stack(cents: int, free: dict[int, int]) -> dict[int, int]:
     """Chips worth exactly ``cents`` from ``free`` (value -> count): about half the value in
-    the smallest chips, the rest in the fewest chips; {} when the chips cannot make it."""
+    the smallest chips a stack would need at most 100 of (to wager without change), the rest
+    in the fewest chips; {} when the chips cannot make it."""
     values = sorted(v for v, n in free.items() if n > 0)
     if cents <= 0 or not values:
         return {}
-    small = values[0]
+    small = next((v for v in values if cents // v <= _MOST_OF_ONE), values[-1])
     take = min(free[small], (cents // 2) // small)
     for first in range(take, -1, -1):
         rest = _fewest(cents - first * small,

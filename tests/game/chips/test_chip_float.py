@@ -344,3 +344,15 @@ def test_by_default_a_payout_paid_from_the_tray_is_no_alert_and_binds_to_the_win
     assert feed.core.payout is None  # verified
     assert {uid(300), uid(301)} <= set(feed.core.chips.chip_float.held_by("E1"))
     assert feed.core.status() == feed.replayed().status()
+
+
+def test_the_suggested_stack_is_exact_playable_and_from_the_chips_there_are() -> None:
+    from game.chips.float import suggest_stack
+    free = {250: 400, 2_500: 4_000, 10_000: 1_500, 50_000: 400}
+    assert suggest_stack(200_000, free) == {50_000: 2, 2_500: 40}  # half in R25s, not R2.50s
+    assert suggest_stack(200_000, {2_500: 20, 50_000: 3}) == {50_000: 3, 2_500: 20}
+    assert suggest_stack(200_000, {50_000: 3}) == {}  # the float cannot make it
+    for stack in (2_500, 77_500, 200_000, 1_000_000):
+        made = suggest_stack(stack, free)
+        assert sum(v * n for v, n in made.items()) == stack
+        assert all(n <= free[v] for v, n in made.items())
