@@ -74,6 +74,7 @@ class ChipFloat:
         self.require_issued = (registry.require_issued if require_issued is None
                                else require_issued)
         self.open_seats: frozenset[int] = frozenset()
+        self.open_spots: frozenset[tuple[int, str]] = frozenset()  # change being made there
         self._static: dict[bytes, str] = {
             c.uid: c.issued_to for c in registry
             if c.issued_to is not None and c.chip_set == registry.chip_set}
@@ -119,7 +120,7 @@ class ChipFloat:
                      if c.chip_set == self.registry.chip_set and c.uid not in self._owner)
 
     def check(self, uid: bytes, *, entry: str | None, where: str = "",
-              seat: int | None = None) -> ChipProblem | None:
+              seat: int | None = None, spot: str | None = None) -> ChipProblem | None:
         """Why this chip must not count for ``entry`` on ``seat`` (None: it counts), the
         run-time bindings taking the place of the registry's static ``issued_to``."""
         owner = self._owner.get(uid)
@@ -136,17 +137,35 @@ class ChipFloat:
                                detail=f"chip {tag}{at} belongs to entry {owner}, played by {who}"
                                " (rule 19: no pooling or transfer of chips)")
         if (owner is None and self.require_issued and entry is not None
-                and seat not in self.open_seats):
+                and seat not in self.open_seats and (seat, spot) not in self.open_spots):
             return ChipProblem(kind="not_issued", uid=uid, chip=chip,
                                detail=f"chip {tag}{at} is not issued to any entry: a chip from"
                                f" the tray, not entry {entry}'s")
         return None
 
-    def set_open(self, seats: frozenset[int]) -> None:
-        """The seats where float chips count now (stacks being placed, payouts being paid)."""
-        if seats != self.open_seats:
-            self.open_seats = seats
+    def set_open(self, seats: frozenset[int],
+                 spots: frozenset[tuple[int, str]] = frozenset()) -> None:
+        """The seats where float chips count now (stacks being placed, payouts being paid),
+        and the spots where change is being made."""
+        if seats != self.open_seats or spots != self.open_spots:
+            self.open_seats, self.open_spots = seats, spots
             self.version += 1
+
+    def change(self, entry: str, taken: frozenset[bytes], placed: frozenset[bytes]) -> None:
+        """Change made on a spot: the entry's chips ``taken`` go back to the float, the float
+        chips ``placed`` (worth the same) are the entry's."""
+        for uid in taken:
+            if self._owner.get(uid) == entry:
+                del self._owner[uid]
+        for uid in placed:
+            self._owner[uid] = entry
+        self.version += 1
+
+    def is_float_chip(self, uid: bytes) -> bool:
+        """True for a registered chip of the set in play that nobody holds."""
+        chip = self.registry.lookup(uid)
+        return (chip is not None and chip.chip_set == self.registry.chip_set
+                and uid not in self._owner)
 
     def stack_of(self, uids: Iterable[bytes]) -> tuple[int, list[str]]:
         """What ``uids`` (the chips on a seat's spots) are worth as a starting stack: the

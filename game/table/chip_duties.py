@@ -62,6 +62,9 @@ class TableChips:
         self._pay_before: dict[SpotKey, frozenset[bytes]] = {}  # at settlement
         self._pay_after: dict[SpotKey, frozenset[bytes]] = {}  # when the spot was paid
         self._pay_entries: dict[int, str] = {}
+        # change being made on a spot between hands (D460): the entry, its chips taken off
+        # the spot, the float chips placed there since
+        self.change: dict[SpotKey, tuple[str, frozenset[bytes], frozenset[bytes]]] = {}
 
     # ---- seating and issuing ------------------------------------------------------------
 
@@ -89,7 +92,51 @@ class TableChips:
         being placed and the spots of the payout being checked."""
         seats = set(self.unissued(session))
         seats.update(seat for seat, _spot in self._pay_before)
-        self.chip_float.set_open(frozenset(seats))
+        self.chip_float.set_open(frozenset(seats), frozenset(self.change))
+
+    def spot_changed(self, seat: int, spot: str, before: frozenset[bytes],
+                     session: TableSession | None) -> bool:
+        """Change made on a spot between hands (D460): the seated entry's chips taken off it,
+        then, as its next changes, float chips worth the same placed on it: the taken chips
+        go back to the float and the placed ones are the entry's. Any other change of the
+        spot ends it (the float chips placed count for nobody again). True: chips moved."""
+        key = (seat, spot)
+        sitting = session.seats.get(seat) if session is not None else None
+        hand = session.hand if session is not None else None
+        if (sitting is None or key in self._pay_before
+                or (hand is not None and seat in hand.seats)):
+            self.change.pop(key, None)
+            return False
+        chips, entry = self.chip_float, sitting.entry_id
+        after = self.spots.uids_on(seat, spot)
+        taken = frozenset(u for u in before - after if chips.owner(u) == entry)
+        added = after - before
+        was, had_taken, had_placed = self.change.get(key, (entry, frozenset(), frozenset()))
+        if was != entry:
+            had_taken, had_placed = frozenset(), frozenset()
+        if added:
+            placed = had_placed | added
+            if (not had_taken or taken or not all(chips.is_float_chip(u) for u in added)
+                    or any(self.spots.cloned(u) for u in added)
+                    or chips.value(placed) > chips.value(had_taken)):
+                self.change.pop(key, None)
+                return False
+            if chips.value(placed) == chips.value(had_taken):
+                chips.change(entry, had_taken, placed)
+                self.change.pop(key, None)
+                return True
+            self.change[key] = (entry, had_taken, placed)
+        elif taken:
+            if had_placed:  # chips taken off while the change was placed: no change
+                self.change.pop(key, None)
+            else:
+                self.change[key] = (entry, had_taken | taken, frozenset())
+        return False
+
+    def end_change(self) -> None:
+        """A hand opens: change not finished is no change (its float chips count for
+        nobody)."""
+        self.change.clear()
 
     def auto_issue(self, seat: int, session: TableSession | None) -> dict[str, Any] | None:
         """The reader saw the seat's spots: when its entry waits for its starting stack and

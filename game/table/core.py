@@ -250,9 +250,12 @@ class TableCore:
 
     def _chips_seen(self, given: ChipsSeen, at: datetime, out: Out) -> None:
         """An antenna's inventory: clones reported, every spot whose count changed re-fed."""
+        before = self.spots.uids_on(given.seat, given.spot)
         report = self.spots.see_chips(given.seat, given.spot, given.uids)
         for clone in report.alerts:
             self._alert(out, clone.kind, clone.detail, at, source="chips", seat=clone.seat)
+        self.chips.spot_changed(given.seat, given.spot, before, self.session)
+        self.chips.refresh(self.session)
         self.chips.auto_issue(given.seat, self.session)
         self._wagers_changed(given.seat, out, at, source="rfid")
         self._payout_seen(given.seat, given.spot, out, at, keyed=False)
@@ -319,6 +322,12 @@ class TableCore:
                 raise Refused(self.payout.refusal())
             if self.session.hand is None:
                 self._stacks_issued()
+                if self.chips.change:  # change not finished: its tray chips are no wager
+                    changing = sorted({seat for seat, _spot in self.chips.change})
+                    self.chips.end_change()
+                    self.chips.refresh(self.session)
+                    for seat in changing:
+                        self._wagers_changed(seat, out, at, source="rfid")
             if self.decks.held and self.session.hand is None:
                 raise Refused(self.decks.refusal())
             hand = self._open_hand(at)

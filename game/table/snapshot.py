@@ -26,12 +26,13 @@ What the snapshot holds, attribute by attribute (everything else is provably der
   and what was fed is forgotten then), so `is_safe_point` requires it and nothing is stored.
 * the hand in progress (``session._hand``) is None at a safe point.
 * the chip component (``chips``, `game.table.chip_duties.TableChips`): ``seats`` (stored
-  as ``chip_seats``), ``_pay_before``, ``_pay_after``, ``_pay_entries`` (``chips``); its
+  as ``chip_seats``), ``_pay_before``, ``_pay_after``, ``_pay_entries``, ``change`` (the
+  change being made on a spot between hands, written only when there is one) (``chips``); its
   ``spots`` are the core's. Its ``chip_float``: the bindings (``_owner``), ``issued`` and
   ``reconciled`` (its cents are recomputed from the registry); the float's ``_static`` and
   ``_in_play`` follow from the registry, its ``require_issued`` from the registry and
-  ``verify_payouts``, its ``open_seats`` from the seats waiting for a stack and the payout's
-  spots (set again on loading), and its ``version`` (a cache's key) only moves on, on
+  ``verify_payouts``, its ``open_seats`` and ``open_spots`` from the seats waiting for a stack,
+  the payout's spots and the change being made (set again on loading), and its ``version`` (a cache's key) only moves on, on
   loading too.
 * spots: ``_uids``, ``_manual``, ``_reported``; ``seat_entries`` always equals the chip
   component's ``seats`` (both change together), and ``_holders`` and ``_clones`` follow from

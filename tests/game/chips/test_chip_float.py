@@ -16,6 +16,8 @@ from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.messages.table import Alert
 from game.poker.cards import parse_card
 from game.table.core import Decision
+from game.table.snapshot import restore_snapshot, take_snapshot
+from game.table.snapshot_fields import uid_text
 from game.table.inputs import (
     CardSeen,
     ChipsSeen,
@@ -356,3 +358,51 @@ def test_the_suggested_stack_is_exact_playable_and_from_the_chips_there_are() ->
         made = suggest_stack(stack, free)
         assert sum(v * n for v, n in made.items()) == stack
         assert all(n <= free[v] for v, n in made.items())
+
+
+def test_change_made_on_a_spot_between_hands_binds_the_tray_chips_to_the_entry() -> None:
+    feed = start(Feed(require_issued=True), ("E1", 1))
+    feed.place(1, "ante", list(range(80)))
+    assert_issued(feed, 1)
+    feed.place(1, "ante", [])
+    feed.place(1, "ante", [0, 1, 2, 3])  # the player puts R100 of its chips down for change
+    feed.place(1, "ante", [])  # the dealer takes them to the tray
+    half = feed.place(1, "ante", [300, 301])  # and counts the change out: no alert meanwhile
+    done = feed.place(1, "ante", [300, 301, 302, 303])
+    assert alerts(half, "not_issued") == alerts(done, "not_issued") == []
+    held = set(feed.core.chips.chip_float.held_by("E1"))
+    assert {uid(n) for n in range(300, 304)} <= held and not {uid(n) for n in range(4)} & held
+    assert feed.core.chips.change == {}
+    # Snapshot mid-change, then replay: the same state.
+    feed.place(1, "ante", [])
+    feed.place(1, "odds", [4, 5])
+    feed.place(1, "odds", [])
+    feed.place(1, "odds", [310])  # half the change counted out ...
+    assert feed.core.chips.change[(1, "odds")][0] == "E1"
+    state = take_snapshot(feed.core)
+    assert {"seat": 1, "spot": "odds", "entry_id": "E1",  # (the ante's pick-up is one too)
+            "taken": [uid_text(uid(4)), uid_text(uid(5))],
+            "placed": [uid_text(uid(310))]} in state["chips"]["change"]
+    restored = feed._new()
+    restore_snapshot(restored, state)
+    assert restored.status() == feed.core.status() == feed.replayed().status()
+    feed.place(1, "ante", [6])
+    opened = feed(NoMoreBets(by="D12"))  # ... and the hand opens: that is no change
+    assert opened.ok, opened.error
+    [alert] = alerts(opened, "not_issued")
+    assert "E004000000000136 on seat 1 odds" in alert.message
+    assert feed.core.status()["spots"]["1"] == {"ante": R25}  # the tray chip counts nothing
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_tray_chips_placed_without_chips_taken_off_are_no_change() -> None:
+    feed = start(Feed(require_issued=True), ("E1", 1))
+    feed.place(1, "ante", list(range(80)))
+    feed.place(1, "ante", [])
+    [alert] = alerts(feed.place(1, "odds", [300]), "not_issued")
+    assert "E00400000000012C" in alert.message and (1, "odds") not in feed.core.chips.change
+    feed.place(1, "odds", [])
+    feed.place(1, "ante", [0])
+    feed.place(1, "ante", [])  # R25 taken off ...
+    over = feed.place(1, "ante", [300, 301])  # ... R50 of tray chips put down: no change
+    assert len(alerts(over, "not_issued")) == 2 and (1, "ante") not in feed.core.chips.change
