@@ -321,13 +321,7 @@ class TableCore:
             if self.payout is not None and self.session.hand is None:
                 raise Refused(self.payout.refusal())
             if self.session.hand is None:
-                self._stacks_issued()
-                if self.chips.change:  # change not finished: its tray chips are no wager
-                    changing = sorted({seat for seat, _spot in self.chips.change})
-                    self.chips.end_change()
-                    self.chips.refresh(self.session)
-                    for seat in changing:
-                        self._wagers_changed(seat, out, at, source="rfid")
+                self._chips_ready(out, at)
             if self.decks.held and self.session.hand is None:
                 raise Refused(self.decks.refusal())
             hand = self._open_hand(at)
@@ -356,6 +350,19 @@ class TableCore:
         self._hand_alerts(hand, before, out, at)
         self._close_if_ended(out, at)
         return {"hand_id": hand.hand_id, "phase": hand.phase.value}
+
+    def _chips_ready(self, out: Out, at: datetime) -> None:
+        """Before a hand opens (D460): every starting stack issued, change ended."""
+        self._stacks_issued()
+        self._end_change(out, at)
+
+    def _end_change(self, out: Out, at: datetime) -> None:
+        """A hand opens: change not finished is none, its tray chips no wager (D460)."""
+        changing = sorted({seat for seat, _spot in self.chips.change})
+        self.chips.end_change()
+        self.chips.refresh(self.session)
+        for seat in changing:
+            self._wagers_changed(seat, out, at, source="rfid")
 
     def _stacks_issued(self) -> None:
         """No hand opens while a seated entry waits for its starting stack (D460), at a table

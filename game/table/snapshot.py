@@ -32,8 +32,8 @@ What the snapshot holds, attribute by attribute (everything else is provably der
   ``reconciled`` (its cents are recomputed from the registry); the float's ``_static`` and
   ``_in_play`` follow from the registry, its ``require_issued`` from the registry and
   ``verify_payouts``, its ``open_seats`` and ``open_spots`` from the seats waiting for a stack,
-  the payout's spots and the change being made (set again on loading), and its ``version`` (a cache's key) only moves on, on
-  loading too.
+  the payout's spots and the change being made (set again on loading), and its ``version``
+  (a cache's key) only moves on, on loading too.
 * spots: ``_uids``, ``_manual``, ``_reported``; ``seat_entries`` always equals the chip
   component's ``seats`` (both change together), and ``_holders`` and ``_clones`` follow from
   ``_uids`` (a UID's holders are the spots whose last read holds it; a clone is a UID with

@@ -150,11 +150,11 @@ def load_chips(node: Node, duties: TableChips) -> None:
     duties.change = {}
     for item in f["change"].array() if "change" in f else []:
         g = item.obj("seat", "spot", "entry_id", "taken", "placed")
-        key = (g["seat"].number(low=1, high=6), g["spot"].choice(WAGERS))
-        if key in duties.change:
-            raise item.fail(f"seat {key[0]} {key[1]} has two changes")
-        duties.change[key] = (g["entry_id"].text(), frozenset(g["taken"].uids()),
-                              frozenset(g["placed"].uids()))
+        where = (g["seat"].number(low=1, high=6), g["spot"].choice(WAGERS))
+        if where in duties.change:
+            raise item.fail(f"seat {where[0]} {where[1]} has two changes")
+        duties.change[where] = (g["entry_id"].text(), frozenset(g["taken"].uids()),
+                                frozenset(g["placed"].uids()))
 
 
 def _load_reconciliation(node: Node, chips: ChipFloat) -> Reconciliation:

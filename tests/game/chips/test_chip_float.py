@@ -16,8 +16,6 @@ from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.messages.table import Alert
 from game.poker.cards import parse_card
 from game.table.core import Decision
-from game.table.snapshot import restore_snapshot, take_snapshot
-from game.table.snapshot_fields import uid_text
 from game.table.inputs import (
     CardSeen,
     ChipsSeen,
@@ -28,6 +26,8 @@ from game.table.inputs import (
     WagerKeyed,
     decode_input,
 )
+from game.table.snapshot import restore_snapshot, take_snapshot
+from game.table.snapshot_fields import uid_text
 from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS
 from tests.game.table.test_table_console import CARDS, ROSTER, SETTINGS, play_winning_hand
