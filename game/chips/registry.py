@@ -171,7 +171,8 @@ class ChipRegistry:
         return self._by_holder.get(entry, ())
 
     def check(self, uid: bytes, *, entry: str | None, where: str = "") -> ChipProblem | None:
-        """Why this chip must not count for ``entry`` (None: it counts at its value)."""
+        """Why this chip must not count for ``entry`` (None: it counts at its value). A chip
+        issued to nobody is `not_issued` when ``require_issued`` and an entry plays it."""
         at = f" on {where}" if where else ""
         tag = format_uid(uid) if len(uid) == UID_BYTES else uid.hex().upper()
         chip = self._chips.get(uid)
@@ -191,7 +192,7 @@ class ChipRegistry:
                 kind="issued_to_other_entry", uid=uid, chip=chip,
                 detail=f"chip {tag}{at} is issued to entry {chip.issued_to}, played by {who}",
             )
-        if chip.issued_to is None and self.require_issued:
+        if chip.issued_to is None and self.require_issued and entry is not None:
             return ChipProblem(
                 kind="not_issued", uid=uid, chip=chip,
                 detail=f"chip {tag}{at} is not issued to any entry",
