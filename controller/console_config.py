@@ -33,9 +33,7 @@ class ConsoleConfig:
     allowed_clients: tuple[str, ...] = ("127.0.0.1", "::1")
     acknowledge_with: tuple[str, ...] = ("card",)  # every method listed is required
     verify_payouts: bool = True
-    # A float chip on a seated entry's spot is an alert (D460). None: true, except a simulated
-    # table playing the simulator's built-in chips (its virtual players take change from the
-    # tray off the spots).
+    # A float chip on a seated entry's spot is an alert (D460). None: not set (true).
     require_issued: bool | None = None
     # How often device trouble the drivers healed by themselves is journaled, one notice per
     # device with the counts (D461).

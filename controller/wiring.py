@@ -100,7 +100,7 @@ class ConfiguredDevices:
                               "a table with real chip readers needs its chip registry file")
         from simulators.table_play import play_registry  # noqa: PLC0415
 
-        return (self.registry or play_registry()).requiring(bool(rule))
+        return (self.registry or play_registry()).requiring(True if rule is None else rule)
 
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
         """The shoe, the chip readers and the ID reader (if any): each the driver its config
