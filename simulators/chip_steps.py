@@ -127,8 +127,7 @@ async def change_on_spot(vt: VirtualTable, seat: int, needs: Sequence[Sequence[i
         await vt.until(f"seat {seat}'s chip to be read gone", _on_ante(vt, seat, set()))
         sim.place(seat, "ante", uids=change)  # and counts the change out there
         await vt.until(f"seat {seat}'s change to be bound to entry {entry}",
-                       lambda _s: all(vt.table.chip_holders().get(u) == entry
-                                      for u in change))
+                       _bound(vt, change, entry))
         sim.owners[big] = None
         for uid in change:
             sim.owners[uid] = entry
@@ -156,6 +155,10 @@ def _tray_change(sim: ChipTable, cents: int, lying: set[bytes]) -> list[bytes]:
             free.setdefault(chip.value_cents, []).append(chip.uid)
     counts = suggest_stack(cents, {v: len(u) for v, u in free.items()})
     return [uid for value, n in counts.items() for uid in free[value][:n]]
+
+
+def _bound(vt: VirtualTable, uids: list[bytes], entry: str) -> Check:
+    return lambda _s: all(vt.table.chip_holders().get(u) == entry for u in uids)
 
 
 def _on_ante(vt: VirtualTable, seat: int, uids: set[bytes]) -> Check:

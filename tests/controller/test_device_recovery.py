@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.console.views import ConsoleViews
-from controller.device_pumps import recovered_since
+from controller.device_pumps import RecoveryWatch, recovered_since
 from drivers.readings import RECOVERED, DeviceHealth
 from tests.controller.console.support import GUARD_S, console_table
 
@@ -59,3 +59,44 @@ async def test_a_shoe_with_corrupted_frames_leaves_its_counts_in_the_journal_and
         await daemon.flush_recoveries()  # nothing healed since: no second notice
         assert len([r for r in daemon.journal.records() if r.kind == "device_alert"
                     and r.payload.get("kind") == "recovered"]) == len(records)
+
+
+def test_a_recovery_notice_round_trips_through_the_journal_encoding() -> None:
+    from game.table.inputs import DeviceTrouble, Unreadable, decode_input, encode_input
+    given = DeviceTrouble(device="SIM-1", kind="recovered", detail="recovered by itself",
+                          role="shoe", counts=(("bad_frames", 3), ("retransmits", 4)))
+    kind, payload = encode_input(given)
+    assert (kind, payload["counts"]) == ("device_alert", {"bad_frames": 3, "retransmits": 4})
+    assert decode_input(kind, payload) == given
+    plain = DeviceTrouble(device="SIM-1", kind="stalled", detail="silent", role="shoe")
+    assert "counts" not in encode_input(plain)[1]  # old records are alike
+    bad = decode_input("device_alert", {**payload, "counts": {"bad_frames": -1}})
+    assert isinstance(bad, Unreadable) and "counts" in bad.reason
+
+
+async def test_a_device_down_now_keeps_its_counts_for_the_notice_once_it_is_back() -> None:
+    state: dict[str, Any] = {"connected": True, "counters": {"bad_frames": 2, "cards": 9}}
+
+    def shoe() -> DeviceHealth:
+        return DeviceHealth(device="S1", connected=state["connected"],
+                            counters=dict(state["counters"]))
+
+    sent: list[Any] = []
+
+    async def submit(given: Any) -> None:
+        sent.append(given)
+
+    watch = RecoveryWatch({"shoe": shoe}, submit=submit, every=60)  # type: ignore[arg-type]
+    state.update(connected=False, counters={"bad_frames": 4, "cards": 20})
+    await watch.flush()
+    assert sent == []  # down now: no notice yet
+    state.update(connected=True, counters={"bad_frames": 5, "reconnects": 1, "cards": 30})
+    await watch.flush()
+    [notice] = sent
+    assert notice.kind == "recovered" and notice.role == "shoe"
+    assert dict(notice.counts) == {"bad_frames": 3, "reconnects": 1}  # carried over, healed only
+    assert "3 bad frames refused and sent again, 1 reconnections" in notice.detail
+    await watch.flush()
+    assert len(sent) == 1  # nothing healed since
+    assert set(RECOVERED) == {"bad_frames", "retransmits", "resends", "reconnects"}
+    assert recovered_since({"bad_frames": 5}, shoe()) == {"reconnects": 1}
