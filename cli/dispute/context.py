@@ -65,6 +65,7 @@ def build_context(config_path: Path, *, table: str, selection: Selection,
         "tournament": tournament, "paytables": paytables, "deal": dict(cfg.deal),
         "marker_set": cfg.marker_set, "chip_set": registry.chip_set, "chips": chips,
         "verify_payouts": cfg.console.verify_payouts,
+        "require_issued": registry.require_issued,  # D460
         "lockout": {"failures": cfg.console.lockout_failures,
                     "minutes": cfg.console.lockout_minutes},
         "hands_before": hands_before, "records": extra,
