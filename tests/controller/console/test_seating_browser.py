@@ -20,7 +20,7 @@ async def test_the_dealer_sees_what_to_place_and_the_reader_issues_the_stack(
         tmp_path: Path) -> None:
     problems: list[str] = []
     async with console_table(tmp_path) as table, browser_page(problems) as page:
-        entries = await table.open_heat((1, 2))
+        entries = await table.open_heat((1, 2), stacks=False)
         await page.goto(f"{table.url}/")
         await page.wait_for_selector("#live.on", timeout=WAIT_MS)
         for seat in (1, 2):
