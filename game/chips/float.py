@@ -94,6 +94,10 @@ class ChipFloat:
         """Every chip issued to an entry now, UID -> entry id (a copy)."""
         return dict(self._owner)
 
+    def holds_any(self, entry: str) -> bool:
+        """True when at least one chip is issued to ``entry`` now."""
+        return entry in self._owner.values()
+
     def held_by(self, entry: str) -> tuple[bytes, ...]:
         """The chips issued to ``entry`` now, in UID order."""
         return tuple(sorted(u for u, e in self._owner.items() if e == entry))

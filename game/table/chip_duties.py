@@ -85,7 +85,7 @@ class TableChips:
         chips, hand = self.chip_float, session.hand
         return {seat: entry.entry_id for seat, entry in sorted(session.seats.items())
                 if not entry.hands_played and (hand is None or seat not in hand.seats)
-                and not chips.issued_to(entry.entry_id) and not chips.held_by(entry.entry_id)}
+                and not chips.issued_to(entry.entry_id) and not chips.holds_any(entry.entry_id)}
 
     def refresh(self, session: TableSession | None) -> None:
         """Tell the float where float chips belong now: the seats whose starting stack is
