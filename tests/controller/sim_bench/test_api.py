@@ -22,7 +22,7 @@ async def test_chips_placed_become_the_wager_and_a_dealt_card_reaches_the_hand(
         tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        [entry] = await table.open_heat((1,))
+        [entry] = await table.open_heat((1,), stacks=False)
         dealer = await table.sign_in(DEALER)
 
         # The starting stack from the tray, issued by the table as it reads it (no button,
@@ -91,7 +91,7 @@ async def test_bad_input_is_refused_with_the_reason_and_changes_nothing(
         tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         cases = [
             ("/api/shoe/deal", {"card": "Xz"}, 400, "card: invalid card 'Xz'"),
             ("/api/shoe/deal", {"card": 7}, 400, "card: a card such as"),
@@ -137,7 +137,7 @@ async def test_bad_input_is_refused_with_the_reason_and_changes_nothing(
 async def test_take_an_amount_then_the_rest(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         status, _ = await bench.post("/api/chips/place", {"seat": 1, "spot": "ante",
                                                           "cents": 3_750, "from": "tray"})
         assert status == 200
@@ -154,7 +154,7 @@ async def test_take_an_amount_then_the_rest(tmp_path: Path) -> None:
 async def test_unplug_plug_faults_and_a_tap_reach_the_daemon(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         status, answer = await bench.post("/api/shoe/unplug")
         assert (status, answer["done"]) == (200, "the shoe unplugged")
         await table.until("the shoe's fault", lambda s: any(
@@ -210,7 +210,7 @@ async def test_another_client_gets_403_and_a_device_not_simulated_409(tmp_path: 
 async def test_a_jammed_shoe_a_power_cut_and_an_unknown_chip(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         status, answer = await bench.post("/api/shoe/state", {"state": "jam"})
         assert (status, answer["done"]) == (200, "the shoe reports jam")
         status, answer = await bench.post("/api/shoe/deal", {"card": "Ks"})

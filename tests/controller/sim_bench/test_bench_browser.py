@@ -98,7 +98,7 @@ async def test_a_whole_hand_through_the_bench_with_the_console_open(tmp_path: Pa
     problems: list[str] = []
     async with bench_table(tmp_path) as bench, two_pages(problems) as (page, console):
         table = bench.table
-        [entry] = await table.open_heat((1,))
+        [entry] = await table.open_heat((1,), stacks=False)
         await console.goto(f"{table.url}/")
         await console.wait_for_selector("#live.on", timeout=WAIT_MS)
         await sign_in_on_page(console, DEALER)
