@@ -8,12 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.console.views import ConsoleViews
+from controller.console_config import parse_console
 from controller.device_pumps import RecoveryWatch, recovered_since
 from drivers.readings import RECOVERED, DeviceHealth
+from game.errors import ConfigError
 from tests.controller.console.support import GUARD_S, console_table
 
 
@@ -100,3 +105,23 @@ async def test_a_device_down_now_keeps_its_counts_for_the_notice_once_it_is_back
     assert len(sent) == 1  # nothing healed since
     assert set(RECOVERED) == {"bad_frames", "retransmits", "resends", "reconnects"}
     assert recovered_since({"bad_frames": 5}, shoe()) == {"reconnects": 1}
+
+
+@pytest.mark.parametrize(("lines", "key", "words"), [
+    ("require_issued = \"yes\"", "console.require_issued", "expected bool"),
+    ("recovery_notice_seconds = 0", "console.recovery_notice_seconds", "must be 1..3600"),
+    ("recovery_notice_seconds = \"1m\"", "console.recovery_notice_seconds", "expected float"),
+])
+def test_a_wrong_chip_or_notice_setting_names_its_key(lines: str, key: str,
+                                                      words: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_console(tomllib.loads(lines), source="t.toml", base=Path("."))
+    assert key in str(caught.value) and words in str(caught.value)
+
+
+def test_the_chip_and_notice_settings_default_to_the_float_and_a_minute() -> None:
+    default = parse_console({}, source="t.toml", base=Path("."))
+    assert (default.require_issued, default.recovery_notice_seconds) == (None, 60.0)
+    given = parse_console({"require_issued": False, "recovery_notice_seconds": 5},
+                          source="t.toml", base=Path("."))
+    assert (given.require_issued, given.recovery_notice_seconds) == (False, 5.0)
