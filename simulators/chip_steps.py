@@ -118,7 +118,8 @@ async def change_on_spot(vt: VirtualTable, seat: int, needs: Sequence[Sequence[i
             break
         worth = {u: sim.registry.lookup(u).value_cents for u in mine}  # type: ignore[union-attr]
         big = max(mine, key=lambda u: (worth[u], u))
-        change = _tray_change(sim, worth[big], lying)
+        unit = min((a for amounts in needs for a in amounts if a > 0), default=worth[big])
+        change = _tray_change(sim, worth[big], lying, unit)
         if not change:
             break  # the tray has no smaller chips for it
         sim.place(seat, "ante", uids=[big])  # the player puts it down
@@ -145,15 +146,18 @@ def _in_play(sim: ChipTable, uid: bytes) -> bool:
     return chip is not None and chip.chip_set == sim.registry.chip_set
 
 
-def _tray_change(sim: ChipTable, cents: int, lying: set[bytes]) -> list[bytes]:
-    """Tray chips worth ``cents`` in smaller chips (about half in the smallest a stack would
-    need at most 100 of), none lying on the felt; [] when the tray cannot make it."""
+def _tray_change(sim: ChipTable, cents: int, lying: set[bytes], unit: int) -> list[bytes]:
+    """Tray chips worth ``cents`` in smaller chips, none lying on the felt: in chips no bigger
+    than ``unit`` (the smallest wager) where the tray can, else about half in the smallest a
+    stack would need at most 100 of; [] when the tray cannot make it."""
     free: dict[int, list[bytes]] = {}
     for chip in sim.registry:
         if (chip.chip_set == sim.registry.chip_set and chip.uid not in lying
                 and sim.owner_of(chip.uid) is None and chip.value_cents < cents):
             free.setdefault(chip.value_cents, []).append(chip.uid)
-    counts = suggest_stack(cents, {v: len(u) for v, u in free.items()})
+    small = {v: len(u) for v, u in free.items() if v <= unit}
+    counts = (suggest_stack(cents, {max(small): small[max(small)]}) if small else {}) or (
+        suggest_stack(cents, {v: len(u) for v, u in free.items()}))
     return [uid for value, n in counts.items() for uid in free[value][:n]]
 
 

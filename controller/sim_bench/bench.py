@@ -277,7 +277,10 @@ class Bench:
             give.append(uid)
         worth = sum(values[u] for u in give)
         wager = choose_chips(amount, ((u, values[u]) for u in tray))
+        # the rest in chips no bigger than the wager, for the wagers to come
         rest = None if wager is None else [] if worth == amount else choose_chips(
+            worth - amount, ((u, values[u]) for u in tray
+                             if u not in wager and values[u] <= amount)) or choose_chips(
             worth - amount, ((u, values[u]) for u in tray if u not in wager))
         if wager is None or rest is None:
             raise BenchRefusal(409, f"the tray cannot change {format_rand(worth)} for seat"
