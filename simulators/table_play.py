@@ -480,7 +480,9 @@ class VirtualTable:
         self._heat_hand += 1
         await self.settle_payout()
         sim.clear()
-        await self.until("the table to be cleared", lambda s: spots_shown(s) == {})
+        # read gone chip by chip: a chip that counts nothing (the tray's, D460) shows no amount
+        await self.until("the table to be cleared", lambda s: spots_shown(s) == {}
+                         and not self.table.chips_lying())
 
     def deal_card(self, card: Card) -> None:
         """Draw a card through the shoe's reader. A jammed shoe is cleared by the dealer
