@@ -139,6 +139,7 @@ async def change_on_spot(vt: VirtualTable, seat: int, needs: Sequence[Sequence[i
 
 
 _CHANGES: Final = 8  # changes a player asks for before a hand, at most
+_CHANGE_CHIPS: Final = 50  # chips of one value counted out as change, at most
 
 
 def _in_play(sim: ChipTable, uid: bytes) -> bool:
@@ -156,8 +157,9 @@ def _tray_change(sim: ChipTable, cents: int, lying: set[bytes], unit: int) -> li
                 and sim.owner_of(chip.uid) is None and chip.value_cents < cents):
             free.setdefault(chip.value_cents, []).append(chip.uid)
     small = {v: len(u) for v, u in free.items() if v <= unit}
-    counts = (suggest_stack(cents, {max(small): small[max(small)]}) if small else {}) or (
-        suggest_stack(cents, {v: len(u) for v, u in free.items()}))
+    counts = suggest_stack(cents, {max(small): small[max(small)]}) if small else {}
+    if not counts or sum(counts.values()) > _CHANGE_CHIPS:  # a spot's reader reads so many
+        counts = suggest_stack(cents, {v: len(u) for v, u in free.items()})
     return [uid for value, n in counts.items() for uid in free[value][:n]]
 
 

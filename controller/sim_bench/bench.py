@@ -48,6 +48,7 @@ DEVICES: Final = ("shoe", "rfid", "id_reader")
 SHOE_STATES: Final = ("jam", "cover_open", "empty", "ready")
 ID_FORMS: Final = ("track2", "uid", "plain")
 _NAMES: Final = {"shoe": "the shoe", "rfid": "the chip reader", "id_reader": "the ID reader"}
+_CHANGE_CHIPS: Final = 50  # chips counted out as change in the wager's value, at most
 _WAIT_S: Final = 30.0  # the longest the bench waits for the table to read a change (a guard)
 _T = TypeVar("_T")
 
@@ -277,11 +278,14 @@ class Bench:
             give.append(uid)
         worth = sum(values[u] for u in give)
         wager = choose_chips(amount, ((u, values[u]) for u in tray))
-        # the rest in chips no bigger than the wager, for the wagers to come
+        # the rest in chips no bigger than the wager, for the wagers to come (as many as a
+        # spot's reader reads well), else the fewest chips
         rest = None if wager is None else [] if worth == amount else choose_chips(
             worth - amount, ((u, values[u]) for u in tray
-                             if u not in wager and values[u] <= amount)) or choose_chips(
-            worth - amount, ((u, values[u]) for u in tray if u not in wager))
+                             if u not in wager and values[u] <= amount))
+        if wager is not None and (rest is None or len(rest) > _CHANGE_CHIPS):
+            rest = choose_chips(worth - amount,
+                                ((u, values[u]) for u in tray if u not in wager))
         if wager is None or rest is None:
             raise BenchRefusal(409, f"the tray cannot change {format_rand(worth)} for seat"
                                     f" {seat}'s wager of {format_rand(amount)}")
