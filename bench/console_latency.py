@@ -158,11 +158,44 @@ class Bench:
 
     async def seat_free(self) -> None:
         seated = self.daemon.status().get("seats", {})
+        new: dict[int, str] = {}
         for seat in SEATS:
             if str(seat) not in seated:
                 self.entries += 1
-                await self.desk("seat", entry_id=f"B-{self.entries:04d}", seat=seat)
+                new[seat] = f"B-{self.entries:04d}"
+                await self.desk("seat", entry_id=new[seat], seat=seat)
         await self.until("the seats", lambda s: len(s.get("seats", {})) == len(SEATS))
+        for seat, entry in new.items():
+            await self.issue_stack(seat, entry)
+
+    async def issue_stack(self, seat: int, entry: str) -> None:
+        """The starting stack the console suggests, from the tray on the seat's Ante: the
+        table issues it as read (D460); the player picks it up."""
+        chips = self.devices.rfid_sim
+        assert chips is not None
+        self.sync_owners()  # the stacks issued before are not the tray's
+        [line] = [x for x in self.daemon.status()["chips"]["to_issue"] if x["seat"] == seat]
+        lying = {u for uids in chips.table().values() for u in uids}
+        free: dict[int, list[bytes]] = {}
+        for chip in chips.registry:
+            if (chip.chip_set == chips.registry.chip_set and chip.uid not in lying
+                    and chips.owner_of(chip.uid) is None):
+                free.setdefault(chip.value_cents, []).append(chip.uid)
+        stack = [u for b in line["breakdown"] for u in free[b["value_cents"]][:b["count"]]]
+        chips.place(seat, "ante", uids=stack)
+        await self.until("the stack issued", lambda s: entry in s["chips"]["held"])
+        chips.seat_entries[seat] = entry
+        chips.remove(seat, "ante")
+        await self.until("the stack picked up", lambda s: not s["spots"].get(str(seat)))
+
+    def sync_owners(self) -> None:
+        """The players know their chips as the table's float binds them."""
+        chips = self.devices.rfid_sim
+        assert chips is not None
+        assert self.daemon.service is not None
+        holders = self.daemon.service.core.chips.chip_float.holders()
+        chips.owners = {c.uid: holders.get(c.uid) for c in chips.registry
+                        if c.chip_set == chips.registry.chip_set}
 
     async def hand(self, sse: SseReader, reads: int) -> int:
         """One hand; returns the cards timed."""
@@ -172,6 +205,7 @@ class Bench:
         assert chips is not None
         assert shoe is not None
         want = {str(s): {"ante": 2_500, "odds": 2_500} for s in SEATS}
+        self.sync_owners()  # each seat wagers its entry's own chips
         for seat in SEATS:
             chips.place(seat, "ante", 2_500)
             chips.place(seat, "odds", 2_500)

@@ -39,8 +39,11 @@ BETS = SeatWagers(ante=2 * R25, odds=2 * R25, trips_plus=R25)
 
 
 def _registry() -> ChipRegistry:
+    """Fresh R25 tray chips wagered as they come: float chips count for any seat (the
+    table's `require_issued` off, as its config says; D460 is not what this bench times)."""
     return ChipRegistry([Chip(uid=bytes.fromhex(f"E0040000{i:08X}"), value_cents=R25,
-                              chip_set="bench") for i in range(20_000)], chip_set="bench")
+                              chip_set="bench") for i in range(20_000)], chip_set="bench",
+                        require_issued=False)
 
 
 class _Table:
@@ -57,7 +60,8 @@ class _Table:
         (root / "t01.toml").write_text(
             '[table]\nvenue = "bench"\nid = "t01"\njournal = "t01.journal"\n'
             '[files]\nchips = "chips.csv"\n[keys]\ntable_key = "t01.key"\n'
-            '[shoe]\nkind = "manual"\n[rfid]\nkind = "manual"\n[api]\nsocket = "s.sock"\n')
+            '[shoe]\nkind = "manual"\n[rfid]\nkind = "manual"\n[api]\nsocket = "s.sock"\n'
+            '[console]\nrequire_issued = false\n')
         self.service = TableService(table_id="t01", settings=read_tournament(None),
                                     paytables=read_paytables(None), deal=DEFAULT_DEAL,
                                     registry=_registry(), verify_payouts=True)

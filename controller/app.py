@@ -32,7 +32,7 @@ from controller.config import TableConfig
 from controller.console import serve_console
 from controller.console.views import ConsoleViews
 from controller.console_gate import GATE_ACTIONS, LOCAL_TERMINAL, ConsoleGate
-from controller.device_pumps import pump_ids, pump_rfid, pump_shoe
+from controller.device_pumps import RecoveryWatch, pump_ids, pump_rfid, pump_shoe
 from controller.devices import DeviceSource, TableDevices
 from controller.journal import Journal
 from controller.journal.deciding import Entry
@@ -117,6 +117,7 @@ class TableDaemon:
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
         self.devices: TableDevices | None = None
+        self.recoveries: RecoveryWatch | None = None  # device trouble healed, counted (D461)
         self.faults: list[str] = []
         self.ready = asyncio.Event()
         self.gate: ConsoleGate | None = None
@@ -402,6 +403,19 @@ class TableDaemon:
                              "counters": dict(health.counters)}
         return out
 
+    async def _watch_recoveries(self, every: float) -> None:
+        """Journal the play devices' healed trouble as counted notices (D461)."""
+        assert self.devices is not None, "started once the devices are open"
+        self.recoveries = RecoveryWatch(
+            {"shoe": self.devices.shoe.health, "rfid": self.devices.rfid.health},
+            submit=self.submit, every=every)
+        await self.recoveries.run()
+
+    async def flush_recoveries(self) -> None:
+        """Journal now the device trouble healed since the last notice (a rehearsal's end)."""
+        if self.recoveries is not None:
+            await self.recoveries.flush()
+
     def status_head(self) -> dict[str, Any]:
         """The status's first part: the table, its venue, its state and faults."""
         return {"table": self.config.table, "venue": self.config.venue,
@@ -495,10 +509,12 @@ class TableDaemon:
                                   last_reads=self.shoe_reads, halted=self.halted,
                                   log=self._log),
                         name=f"table[{cfg.table}].shoe_pump"))
-                    tasks.append(tg.create_task(
+                    tasks += [tg.create_task(
                         pump_rfid(self.devices.rfid, submit=self.submit,
                                   backlog=lambda: self.inputs.waiting),
-                        name=f"table[{cfg.table}].rfid_pump"))
+                        name=f"table[{cfg.table}].rfid_pump"), tg.create_task(
+                        self._watch_recoveries(cfg.console.recovery_notice_seconds),
+                        name=f"table[{cfg.table}].recoveries")]
                     if self.devices.ids is not None:
                         await stack.enter_async_context(self.devices.ids)
                         tasks.append(tg.create_task(

@@ -26,7 +26,7 @@ __all__ = ["read_registry", "write_registry_csv"]
 
 
 def read_registry(
-    path: Path, *, chip_set: str | None = None, require_issued: bool = False
+    path: Path, *, chip_set: str | None = None, require_issued: bool = True
 ) -> ChipRegistry:
     """Load a registry file (``.csv`` or ``.toml``); ``chip_set`` names the set in play."""
     source = str(path)

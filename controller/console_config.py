@@ -22,7 +22,7 @@ _KEYS: Final = frozenset({
     "enabled", "bind", "port", "allowed_clients", "acknowledge_with", "verify_payouts",
     "session_minutes", "signin_free_failures", "signin_backoff_seconds",
     "signin_backoff_max_seconds", "signin_forget_minutes", "tap_seconds", "signatures",
-    "rule_at_table",
+    "rule_at_table", "require_issued", "recovery_notice_seconds",
 })
 # Keys of the fixed lock-out a stranger could trigger, replaced by the back-off (D440).
 _REPLACED: Final = {
@@ -42,6 +42,11 @@ class ConsoleConfig:
     allowed_clients: tuple[str, ...] = ("127.0.0.1", "::1")
     acknowledge_with: tuple[str, ...] = ("card",)  # every method listed is required
     verify_payouts: bool = True
+    # A float chip on a seated entry's spot is an alert (D460). None: not set (true).
+    require_issued: bool | None = None
+    # How often device trouble the drivers healed by themselves is journaled, one notice per
+    # device with the counts (D461).
+    recovery_notice_seconds: float = 60.0
     session_minutes: int = 720  # a signed-in session ends after this long idle
     signin_free_failures: int = 3  # failed sign-ins from a terminal before the back-off
     signin_backoff_seconds: int = 30  # the first wait; doubled for each further failure
@@ -87,6 +92,9 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
     if numbers["signin_backoff_max_seconds"] < numbers["signin_backoff_seconds"]:
         raise ConfigError(source, "console.signin_backoff_max_seconds",
                           "must be at least signin_backoff_seconds (the first wait)")
+    notice = get("recovery_notice_seconds", float, d.recovery_notice_seconds)
+    if not 1 <= notice <= 3600:
+        raise ConfigError(source, "console.recovery_notice_seconds", "must be 1..3600")
     tap = get("tap_seconds", float, d.tap_seconds)
     if not 1 <= tap <= 300:
         raise ConfigError(source, "console.tap_seconds", "must be 1..300")
@@ -98,4 +106,5 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
         allowed_clients=where.allowed_clients, acknowledge_with=tuple(methods),
         verify_payouts=get("verify_payouts", bool, d.verify_payouts), tap_seconds=tap,
         signatures=signatures, rule_at_table=get("rule_at_table", bool, d.rule_at_table),
-        **numbers)
+        require_issued=get("require_issued", bool, True) if "require_issued" in data else None,
+        recovery_notice_seconds=notice, **numbers)

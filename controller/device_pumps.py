@@ -23,10 +23,20 @@ from controller.device_inputs import (
 from controller.table_service import Applied
 from drivers.manual_chips import ManualWager
 from drivers.protocols import CardReader, ChipReader, IdReader, ShoeReading
-from drivers.readings import CardReading, ChipInventory, DeviceAlert, IdTap, ShoeStatus, SpotId
-from game.table.inputs import DeviceInput
+from drivers.readings import (
+    RECOVERED,
+    CardReading,
+    ChipInventory,
+    DeviceAlert,
+    DeviceHealth,
+    IdTap,
+    ShoeStatus,
+    SpotId,
+)
+from game.table.inputs import DeviceInput, DeviceTrouble
 
-__all__ = ["Submit", "pump_ids", "pump_rfid", "pump_shoe"]
+__all__ = ["RecoveryWatch", "Submit", "pump_ids", "pump_rfid", "pump_shoe",
+           "recovered_since"]
 
 # Queues a typed input for the next transaction; its result once committed (not awaited,
 # inputs submitted in turn keep their order).
@@ -125,3 +135,52 @@ async def pump_ids(reader: IdReader, *, submit: Submit,
             offer_tap(reading)
         elif isinstance(reading, DeviceAlert):
             await submit(device_trouble(reading, "id_reader"))
+
+
+def recovered_since(before: Mapping[str, int], health: DeviceHealth) -> dict[str, int]:
+    """What the driver healed since ``before`` (its counters then): counter -> how many more,
+    only the counters that moved on."""
+    now = health.counters
+    return {name: now[name] - before.get(name, 0) for name in RECOVERED
+            if now.get(name, 0) > before.get(name, 0)}
+
+
+class RecoveryWatch:
+    """Journals one `device_alert` of kind "recovered" per device (role -> its ``health``)
+    whose driver healed trouble since the last one, with the counts (D461): every ``every``
+    seconds (`run`), and when asked (`flush`: a rehearsal's end). A device down now waits
+    until it is back (its counts carry over)."""
+
+    def __init__(self, devices: Mapping[str, Callable[[], DeviceHealth]], *,
+                 submit: Submit, every: float) -> None:
+        self.devices = dict(devices)
+        self.submit = submit
+        self.every = every
+        self._last = {role: dict(health().counters) for role, health in self.devices.items()}
+        self._since = dict.fromkeys(self.devices, 0.0)  # loop time of the last notice
+        self.notices = 0
+
+    async def run(self) -> None:
+        """Look every ``every`` seconds, until cancelled."""
+        while True:
+            await asyncio.sleep(self.every)
+            await self.flush()
+
+    async def flush(self) -> None:
+        """Journal a notice for every device that healed something since its last one."""
+        now_s = asyncio.get_running_loop().time()
+        for role, health in self.devices.items():
+            now = health()
+            healed = recovered_since(self._last[role], now)
+            if not healed or not now.connected:
+                continue
+            self._last[role] = dict(now.counters)
+            words = ", ".join(f"{n} {RECOVERED[k]}" for k, n in healed.items())
+            span = now_s - self._since[role] if self._since[role] else None
+            self._since[role] = now_s
+            within = f" in the last {span:.0f} s" if span is not None else ""
+            self.notices += 1
+            await self.submit(DeviceTrouble(
+                device=now.device, kind="recovered", role=role,
+                detail=f"recovered by itself{within}: {words}",
+                counts=tuple(sorted(healed.items()))))

@@ -92,9 +92,11 @@ class ConfiguredDevices:
 
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
+        rule = self.config.console.require_issued
         if self.config.chips is not None:
             try:
-                return read_registry(self.config.chips, chip_set=self.config.chip_set)
+                return read_registry(self.config.chips, chip_set=self.config.chip_set,
+                                     require_issued=True if rule is None else rule)
             except ConfigError as exc:
                 raise ConfigError(self.config.source, "files.chips", str(exc)) from None
         if self.config.sim is None:
@@ -102,7 +104,7 @@ class ConfiguredDevices:
                               "a table with real chip readers needs its chip registry file")
         from simulators.table_play import play_registry  # noqa: PLC0415
 
-        return self.registry or play_registry()
+        return (self.registry or play_registry()).requiring(True if rule is None else rule)
 
     def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
         """The shoe, the chip readers and the ID reader (if any): each the driver its config

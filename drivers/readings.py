@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Final, Literal
 
 from game.poker.cards import Card
 
 __all__ = [
+    "RECOVERED",
     "SPOTS",
     "CardReading",
     "ChipInventory",
@@ -119,6 +120,17 @@ class DeviceAlert:
     def log_level(self) -> str:
         """"info" for routine news (a device connected, or back), "warning" for a fault."""
         return "info" if self.kind in ROUTINE_ALERT_KINDS else "warning"
+
+
+# A driver's counters of trouble it put right by itself (D461), and how people read them: a
+# refused frame the device sent again, a frame it flagged as sent again, a command resent after
+# no answer, a connection back after it was lost or stalled.
+RECOVERED: Final[Mapping[str, str]] = {
+    "bad_frames": "bad frames refused and sent again",
+    "retransmits": "frames retransmitted",
+    "resends": "commands resent",
+    "reconnects": "reconnections",
+}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -145,6 +145,7 @@ async def rehearse_table(cfg: SimTableConfig, *, seed: int, duration: float | No
     async def rehearse(daemon: TableDaemon) -> None:
         try:
             table = _rehearsal(plan, wired, desk_sender(daemon, desk), schedule)
+            table.flush_recoveries = daemon.flush_recoveries
             out.append(await table.rehearse())
         except Exception as exc:  # the report says so; the daemon stops cleanly
             report = RunReport(seed=seed, deck=cfg.deck)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from drivers.readings import RECOVERED
 from floor.clock import FloorClock
 from floor.plan import TournamentPlan
 from floor.progress import ordinal
@@ -120,6 +121,19 @@ def _alerts(session: Session) -> Counter[str]:
     return Counter(str(body.get("kind")) for body in rows)
 
 
+def _recovered(session: Session) -> Counter[str]:
+    """What the tables' drivers healed by themselves, totalled from their `device_recovered`
+    notices (D461): counter -> count."""
+    rows = session.scalars(select(Message.body).where(Message.type == Alert.TYPE))
+    total: Counter[str] = Counter()
+    for body in rows:
+        evidence = body.get("evidence") if body.get("kind") == "device_recovered" else None
+        counts = evidence.get("counts") if isinstance(evidence, dict) else None
+        if isinstance(counts, dict):
+            total.update({str(k): int(v) for k, v in counts.items()})
+    return total
+
+
 def _disputes(session: Session) -> int:
     return session.scalar(select(func.count()).select_from(Dispute)) or 0
 
@@ -139,6 +153,7 @@ def summary(floor: SimulatedFloor) -> None:
     with Session(engine) as session:
         _collect(floor, session, settings)
         alerts = _alerts(session)
+        recovered = _recovered(session)
         disputes = _disputes(session)
     r.problems.extend(_checks(floor, settings))
     say(f"\n==== the tournament, seed {r.seed} ====")
@@ -178,6 +193,9 @@ def summary(floor: SimulatedFloor) -> None:
         f" tables: {sum(alerts.values())}"
         + (f" ({', '.join(f'{spoken(k)} {n}' for k, n in sorted(alerts.items()))})"
            if alerts else ""))
+    if recovered:
+        say("recovered device faults (healed by the drivers, D461): " + ", ".join(
+            f"{n} {RECOVERED.get(k, k)}" for k, n in sorted(recovered.items())))
     say(f"faults injected: overpays {r.overpays} (next hands refused {r.hands_refused},"
         f" overridden {r.overrides}), disputes {disputes} (ruled on at the desk), withdrawals"
         f" {len(r.withdrawn)}, decks {floor.plan.deck_mode} (held {r.deck_holds})")

@@ -1,8 +1,12 @@
 """The virtual dealer's chip float steps (promotion rule 19), as a real dealer does them:
 
-- at seating, the entry's starting stack is taken from the tray (float chips only), placed on
-  the seat's Ante spot, "issue chips" pressed once the table reads it, then handed to the
-  player;
+- at seating, the entry's starting stack is taken from the tray (float chips only) and placed
+  on the seat's Ante spot; the table issues it by itself once its reader reads exactly the
+  stack (D460), then it is handed to the player;
+- before a hand, a player whose own chips cannot make its wagers gets change on the spot, as
+  a table requiring issued chips sees it (D460): its largest chips put down on the Ante and
+  read, taken to the tray and read gone, the same value counted out from the tray on the
+  Ante (the table binds it to the entry) and picked up;
 - after each payout the table verified, the chips that moved are noted the way the table
   binds them (a loss taken goes back to the float, float chips paid are the winner's), so the
   players wager their own chips next;
@@ -18,14 +22,16 @@ restarted with the daemon (one process) is given back what the table last read o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
 from drivers.protocols import TableHandle
+from game.chips.float import suggest_stack
 from game.wagers.settle import WAGERS
 from simulators.felt import ChipTable
 
-__all__ = ["SPOT_LIMIT", "PaidSpots", "issue_stacks", "return_chips", "sync_owners"]
+__all__ = ["SPOT_LIMIT", "PaidSpots", "change_on_spot", "issue_stacks", "return_chips",
+           "sync_owners"]
 
 SPOT_LIMIT: Final = 100  # chips a spot's report carries at most is 120: room to spare
 SpotKey = tuple[int, str]
@@ -89,14 +95,80 @@ async def issue_stacks(vt: VirtualTable) -> None:
         if any(where.seat == seat for where in sim.table()):  # a restart cut an issue short
             await _gather(vt, seat)  # the dealer takes it back to the tray and starts again
         uids = sim.place(seat, "ante", stack, float_only=True)
-        await vt.until(f"the reader to see seat {seat}'s starting stack",
-                       _ante_is(seat_text, stack))
-        await vt.console("issue_chips", seat=seat)
+        await vt.until(f"the table to issue seat {seat}'s starting stack as the reader reads"
+                       " it", _issued(entry))
         for uid in uids:
             sim.owners[uid] = entry
         sim.remove(seat, "ante")
         await vt.until(f"seat {seat}'s stack to be picked up", _seat_clear(seat_text))
         vt.stacks_issued += 1
+
+
+async def change_on_spot(vt: VirtualTable, seat: int, needs: Sequence[Sequence[int]]) -> int:
+    """Change made on the seat's Ante until its entry's own chips can make each list of
+    amounts of ``needs`` at once (see the module docstring); how many changes it took."""
+    sim = vt.chips
+    entry = sim.seat_entries.get(seat)
+    made = 0
+    while (entry is not None and made < _CHANGES
+           and not all(sim.can_make(seat, amounts) for amounts in needs)):
+        lying = {u for uids in sim.table().values() for u in uids}
+        mine = [u for u in sim.chips_of(entry) if u not in lying and _in_play(sim, u)]
+        if not mine:
+            break
+        worth = {u: sim.registry.lookup(u).value_cents for u in mine}  # type: ignore[union-attr]
+        big = max(mine, key=lambda u: (worth[u], u))
+        unit = min((a for amounts in needs for a in amounts if a > 0), default=worth[big])
+        change = _tray_change(sim, worth[big], lying, unit)
+        if not change:
+            break  # the tray has no smaller chips for it
+        sim.place(seat, "ante", uids=[big])  # the player puts it down
+        await vt.until(f"seat {seat}'s chip for change to be read", _on_ante(vt, seat, {big}))
+        sim.remove(seat, "ante")  # the dealer takes it to the tray
+        await vt.until(f"seat {seat}'s chip to be read gone", _on_ante(vt, seat, set()))
+        sim.place(seat, "ante", uids=change)  # and counts the change out there
+        await vt.until(f"seat {seat}'s change to be bound to entry {entry}",
+                       _bound(vt, change, entry))
+        sim.owners[big] = None
+        for uid in change:
+            sim.owners[uid] = entry
+        sim.remove(seat, "ante")  # the player picks it up
+        await vt.until(f"seat {seat}'s change to be picked up", _on_ante(vt, seat, set()))
+        made += 1
+    return made
+
+
+_CHANGES: Final = 8  # changes a player asks for before a hand, at most
+_CHANGE_CHIPS: Final = 50  # chips of one value counted out as change, at most
+
+
+def _in_play(sim: ChipTable, uid: bytes) -> bool:
+    chip = sim.registry.lookup(uid)
+    return chip is not None and chip.chip_set == sim.registry.chip_set
+
+
+def _tray_change(sim: ChipTable, cents: int, lying: set[bytes], unit: int) -> list[bytes]:
+    """Tray chips worth ``cents`` in smaller chips, none lying on the felt: in chips no bigger
+    than ``unit`` (the smallest wager) where the tray can, else about half in the smallest a
+    stack would need at most 100 of; [] when the tray cannot make it."""
+    free: dict[int, list[bytes]] = {}
+    for chip in sim.registry:
+        if (chip.chip_set == sim.registry.chip_set and chip.uid not in lying
+                and sim.owner_of(chip.uid) is None and chip.value_cents < cents):
+            free.setdefault(chip.value_cents, []).append(chip.uid)
+    small = {v: len(u) for v, u in free.items() if v <= unit}
+    counts = suggest_stack(cents, {max(small): small[max(small)]}) if small else {}
+    if not counts or sum(counts.values()) > _CHANGE_CHIPS:  # a spot's reader reads so many
+        counts = suggest_stack(cents, {v: len(u) for v, u in free.items()})
+    return [uid for value, n in counts.items() for uid in free[value][:n]]
+
+
+def _bound(vt: VirtualTable, uids: list[bytes], entry: str) -> Check:
+    return lambda _s: all(vt.table.chip_holders().get(u) == entry for u in uids)
+
+
+def _on_ante(vt: VirtualTable, seat: int, uids: set[bytes]) -> Check:
+    return lambda _s: set(vt.table.chips_lying().get((seat, "ante"), frozenset())) == uids
 
 
 class PaidSpots:
@@ -166,9 +238,8 @@ async def return_chips(vt: VirtualTable) -> None:
 Check = Callable[[Mapping[str, Any]], bool]
 
 
-def _ante_is(seat: str, cents: int) -> Check:
-    return lambda status: int(((status.get("spots") or {}).get(seat) or {}).get("ante", 0)) \
-        == cents
+def _issued(entry: str) -> Check:
+    return lambda status: entry in ((status.get("chips") or {}).get("held") or {})
 
 
 async def _gather(vt: VirtualTable, seat: int) -> None:

@@ -48,7 +48,6 @@ from game.table.inputs import (
     DeviceTrouble,
     Dispute,
     DisputeHand,
-    IssueChips,
     NoMoreBets,
     PayoutOverride,
     ResolveAlert,
@@ -98,7 +97,10 @@ def registry() -> ChipRegistry:
              for d, (value, count) in enumerate(_DENOMS, start=1) for n in range(count)]
     chips += [Chip(uid=bytes([0xE0, 0x04, 9, 0, 0, 0, 0, n]), value_cents=50_000,
                    chip_set=MARKER_SET) for n in range(30)]
-    return ChipRegistry(chips, chip_set=PLAY_SET)
+    # Float chips count for any seat (require_issued off, D460): the day's players get change
+    # from the tray between hands, off the spots, where a table requiring issued chips
+    # cannot see it.
+    return ChipRegistry(chips, chip_set=PLAY_SET, require_issued=False)
 
 
 REGISTRY = registry()
@@ -279,7 +281,9 @@ class Floor:
                                                    float_only=True)
             self.show(seat, "ante")
             self.sign_in(DEALER)
-            _done(self(IssueChips(seat=seat, by=DEALER)), f"issuing seat {seat}'s stack")
+            if seat in self.core.chips.unissued(self.core.session):  # issued as it was read
+                raise DayStuck(f"seat {seat}'s stack was read and not issued: "
+                               f"{self.core.chips.to_issue(self.core.session)}")
             self.pockets[entry] = set()
             self.pick_up(seat, entry)
         while self.core.session is not None and self.core.session.seats:

@@ -62,6 +62,8 @@ class ChipTable(Protocol):
 
     def clear(self) -> None: ...
 
+    def can_make(self, seat: int, amounts: Iterable[int]) -> bool: ...
+
     def moving(self) -> AbstractContextManager[None]: ...
 
 
@@ -201,6 +203,22 @@ class Felt:
             self._table.clear()
             self._where.clear()
             self._moved(spots)
+
+    def can_make(self, seat: int, amounts: Iterable[int]) -> bool:
+        """Whether the seat's entry can lay every one of ``amounts`` at once from its own
+        chips off the felt (no float chips)."""
+        with self.lock:
+            saved, self.change_from_float = self.change_from_float, False
+            used: set[bytes] = set()
+            try:
+                for cents in amounts:
+                    if cents > 0:
+                        used.update(self._pick(seat, cents, exclude=used))
+            except ValueError:
+                return False
+            finally:
+                self.change_from_float = saved
+            return True
 
     def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
         """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""
@@ -375,6 +393,10 @@ class OnFelt:
     def clear(self) -> None:
         """Take every chip off the table."""
         self.felt.clear()
+
+    def can_make(self, seat: int, amounts: Iterable[int]) -> bool:
+        """Whether the seat's entry can lay ``amounts`` from its own chips (`Felt.can_make`)."""
+        return self.felt.can_make(seat, amounts)
 
     def place_unknown(self, seat: int, spot: str, count: int = 1) -> tuple[bytes, ...]:
         """Put ``count`` chips the registry does not know (random NXP-style UIDs) on a spot."""

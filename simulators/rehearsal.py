@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from game.chips.registry import Chip, ChipRegistry
@@ -71,6 +71,8 @@ class RehearsalTable(VirtualTable):
         self._pending_overpay: FaultSpec | None = None
         self._power: FaultRecord | None = None  # a power cut waiting for its card to leave
         self.decks = _FaultDecks(self.decks, self)
+        # Journals the device trouble healed since the last notice (D461), before the report.
+        self.flush_recoveries: Callable[[], Awaitable[None]] | None = None
 
     # ---- the run ----------------------------------------------------------------------
 
@@ -88,6 +90,8 @@ class RehearsalTable(VirtualTable):
         for due in (self._pending_overpay, self._underpay_due):
             if due is not None:
                 self._missed(due, "no winning spot to mis-pay in the hands played")
+        if self.flush_recoveries is not None:
+            await self.flush_recoveries()
         self.report.match(self.messages(0))
         return self.report
 
@@ -213,6 +217,9 @@ class RehearsalTable(VirtualTable):
     async def _bad_chip(self, spec: FaultSpec, seats: Sequence[int]) -> None:
         sim, seat = self.chips, seats[0]
         name = spec.kind.name
+        if name == "rfid.pooled_chip":
+            await self._pooled_chip(spec, seats)
+            return
         if name == "rfid.cloned_chip":
             uid = sorted(sim.chips_on(seat, "ante"))[0]
             where = (seats[1] if len(seats) > 1 else seat, "odds")
@@ -230,6 +237,29 @@ class RehearsalTable(VirtualTable):
         sim.remove(*where, [uid])
         record.remedy = (f"the dealer took the chip off seat {where[0]} {where[1]} and the"
                          " spot was read again")
+
+    async def _pooled_chip(self, spec: FaultSpec, seats: Sequence[int]) -> None:
+        """A player passes one of its chips to another seat's player, who wagers it."""
+        sim = self.chips
+        if len(seats) < 2:
+            self._missed(spec, "one seat wagered: no other seat to pass a chip to")
+            return
+        giver, taker = seats[1], seats[0]
+        lying = {u for uids in sim.table().values() for u in uids}
+        entry = sim.seat_entries.get(giver)
+        mine = [u for u in sim.chips_of(entry) if u not in lying] if entry else []
+        if not mine:
+            self._missed(spec, f"seat {giver}'s entry holds no chip off the felt to pass")
+            return
+        uid = mine[0]
+        sim.place(taker, "ante", uids=[uid])
+        record = self._record(spec, f"chip {uid.hex().upper()} of seat {giver}'s entry {entry}"
+                              f" put on seat {taker} ante")
+        if not await self._alert_seen(record):
+            record.problem = f"the table raised no {spec.kind.alerts[0]} within the wait"
+        sim.remove(taker, "ante", [uid])
+        record.remedy = (f"the dealer took the chip off seat {taker} ante and gave it back to"
+                         f" seat {giver}'s player; the spot was read again")
 
     # ---- faults at the shoe ---------------------------------------------------------------
 

@@ -12,10 +12,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from drivers.readings import RECOVERED
 from simulators.table_faults import FaultSpec
 from wire.messages import Alert
 
-__all__ = ["FaultRecord", "RunReport", "TableMessage"]
+__all__ = ["NOTICES", "FaultRecord", "RunReport", "TableMessage"]
+
+NOTICES = frozenset({"device_recovered"})  # alerts that are notices (D461): never unexpected
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +29,16 @@ class TableMessage:
     type: str
     kind: str
     message: str
+    counts: tuple[tuple[str, int], ...] = ()  # a recovery notice's counts (D461)
 
     @classmethod
     def of(cls, seq: int, type_: str, body: Mapping[str, Any]) -> TableMessage:
         """From a stored message body (alerts carry kind/message, device states state/detail)."""
         if type_ == Alert.TYPE:
-            return cls(seq, type_, str(body.get("kind")), str(body.get("message")))
+            evidence = body.get("evidence") or {}
+            counts = evidence.get("counts") if isinstance(evidence, Mapping) else None
+            return cls(seq, type_, str(body.get("kind")), str(body.get("message")),
+                       tuple(sorted((str(k), int(v)) for k, v in (counts or {}).items())))
         return cls(seq, type_, f"device:{body.get('state')}",
                    f"{body.get('device')}: {body.get('detail')}")
 
@@ -67,6 +74,7 @@ class RunReport:
     faults: list[FaultRecord] = field(default_factory=list)
     unexpected: list[str] = field(default_factory=list)
     stopped: str | None = None  # why the virtual dealer stopped early, if it did
+    recovered: list[TableMessage] = field(default_factory=list)  # device_recovered notices
 
     def match(self, messages: Sequence[TableMessage]) -> None:
         """Give each fault the alerts it explains; any alert left over is unexpected, and a
@@ -86,8 +94,20 @@ class RunReport:
             if missing and record.problem is None and record.spec.probability is None:
                 record.problem = f"the table raised no {' / '.join(missing)} for it"
         for msg in messages:
-            if msg.type == Alert.TYPE and msg.seq not in claimed:
+            if msg.kind in NOTICES:
+                self.recovered.append(msg)
+            elif msg.type == Alert.TYPE and msg.seq not in claimed:
                 self.unexpected.append(f"alert {msg.kind}: {msg.message}")
+
+    def recovered_totals(self) -> dict[str, dict[str, int]]:
+        """Per device, what its driver healed by itself over the run: counter -> count."""
+        totals: dict[str, dict[str, int]] = {}
+        for msg in self.recovered:
+            device = msg.message.split(":", 1)[0]
+            mine = totals.setdefault(device, {})
+            for name, n in msg.counts:
+                mine[name] = mine.get(name, 0) + n
+        return totals
 
     @property
     def problems(self) -> list[str]:
@@ -112,6 +132,12 @@ class RunReport:
             out.append(f"    put right: {r.remedy or '-'}")
             if r.problem:
                 out.append(f"    UNEXPECTED: {r.problem}")
+        totals = self.recovered_totals()
+        out.append(f"recovered device faults: {len(self.recovered)} notices")
+        for device, counts in sorted(totals.items()):
+            words = ", ".join(f"{n} {RECOVERED.get(name, name.replace('_', ' '))}"
+                              for name, n in sorted(counts.items()))
+            out.append(f"- {device}: {words}")
         problems = self.problems
         out.append(f"unexpected: {len(problems)}")
         out += [f"- {p}" for p in problems]
@@ -121,4 +147,5 @@ class RunReport:
         """Plain data for ``--json``."""
         return {"seed": self.seed, "deck": self.deck, "hands_played": self.hands_played,
                 "hands_voided": self.hands_voided,
-                "faults": [r.as_dict() for r in self.faults], "unexpected": self.problems}
+                "faults": [r.as_dict() for r in self.faults],
+                "recovered": self.recovered_totals(), "unexpected": self.problems}

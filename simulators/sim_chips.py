@@ -52,7 +52,10 @@ def build_sim_registry() -> ChipRegistry:
             Chip(uid=_sim_uid(2, 0, value, n), value_cents=value, chip_set=SIM_FOREIGN_SET)
             for n in range(1, count + 1)
         ]
-    return ChipRegistry(chips, chip_set=SIM_CHIP_SET, source="simulators.rfid")
+    # The reader simulator's own chips count float chips for any seat: no table issues their
+    # stacks here (`showdown simulate rfid`); a table applies its own `require_issued`.
+    return ChipRegistry(chips, chip_set=SIM_CHIP_SET, source="simulators.rfid",
+                        require_issued=False)
 
 
 def make_change(cents: int, available: Mapping[int, int]) -> dict[int, int] | None:

@@ -36,8 +36,9 @@ class FaultKind:
 
 FAULTS: Final[dict[str, FaultKind]] = {f.name: f for f in (
     FaultKind("shoe.corrupt", "a frame from the shoe has one byte damaged",
-              ("device_bad_frame",), line=True),
-    FaultKind("shoe.drop", "a frame from the shoe is lost on the line", (), line=True),
+              ("device_bad_frame",), also=("device_recovered",), line=True),
+    FaultKind("shoe.drop", "a frame from the shoe is lost on the line", (),
+              also=("device_recovered",), line=True),
     FaultKind("shoe.stall", "the shoe's firmware hangs (silent) until the driver gives up on it",
               ("device_stalled",)),
     FaultKind("shoe.unplug", "the shoe's cable is pulled, and plugged back a second later",
@@ -55,6 +56,8 @@ FAULTS: Final[dict[str, FaultKind]] = {f.name: f for f in (
               ("chip_clone",)),
     FaultKind("rfid.foreign_chip", "a chip of another chip set lies on a wager",
               ("other_chip_set",)),
+    FaultKind("rfid.pooled_chip", "a chip issued to one seat's entry is played on another"
+              " seat's spot (rule 19: pooling)", ("chip_pooling",)),
     FaultKind("payout.overpay", "the dealer pays a winning spot one chip too many",
               ("payout_overpaid",)),
     FaultKind("payout.underpay", "the dealer forgets to pay a winning spot",

@@ -34,7 +34,13 @@ from game.poker.cards import Card
 from game.staff import StaffRoster
 from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS, SeatWagers
-from simulators.chip_steps import PaidSpots, issue_stacks, return_chips, sync_owners
+from simulators.chip_steps import (
+    PaidSpots,
+    change_on_spot,
+    issue_stacks,
+    return_chips,
+    sync_owners,
+)
 from simulators.decks import DeckMode, DeckSource
 from simulators.felt import ChipTable
 from simulators.id_reader import IdReaderSimulator
@@ -66,6 +72,12 @@ _LOOK_AGAIN_S = 0.05  # the longest an event-driven wait goes without looking at
 def _uid(kind: int, value_code: int, n: int) -> bytes:
     return bytes([0xE0, 0x5E, kind, value_code, (n >> 24) & 0xFF, (n >> 16) & 0xFF,
                   (n >> 8) & 0xFF, n & 0xFF])
+
+
+def _needs(wagers: SeatWagers) -> list[list[int]]:
+    """What a seat's own chips must make at once: its wagers, with each Play it may bet."""
+    laid = [wagers.amount(spot) for spot in WAGERS if wagers.amount(spot)]
+    return [[*laid, n * wagers.ante] for n in (3, 2, 1)] if wagers.ante else [laid]
 
 
 def play_registry() -> ChipRegistry:
@@ -131,6 +143,7 @@ class VirtualTable:
         self.hands_played = 0
         self.scores: dict[str, int] = {}
         self.faults_injected = 0  # overpays paid on purpose
+        self.changes_made = 0  # change made on a spot before a hand (D460)
         self.overrides = 0  # payouts a supervisor overrode
         self.taken_back = 0  # overpaid chips the dealer took back
         self.hands_blocked = 0  # no_more_bets the table refused while a payout was wrong
@@ -419,13 +432,18 @@ class VirtualTable:
         await issue_stacks(self)
         status = self.glance()
         house = self.table.house_rules()
+        chosen = {seat_text: players[int(seat_text)].wagers(
+                      seat=int(seat_text), balance_cents=info["balance"],
+                      markers_left=info["markers_left"], rules=house)
+                  for seat_text, info in status["seats"].items()}
+        if (self.table.status().get("chips") or {}).get("require_issued"):  # change on a spot
+            for seat_text, wagers in chosen.items():
+                self.changes_made += await change_on_spot(self, int(seat_text),
+                                                          _needs(wagers))
         placed: dict[str, _Spots] = {}
         with sim.moving():  # the players lay their wagers together
-            for seat_text, info in status["seats"].items():
-                seat = int(seat_text)
-                wagers = players[seat].wagers(seat=seat, balance_cents=info["balance"],
-                                              markers_left=info["markers_left"], rules=house)
-                placed[seat_text] = self._place(sim, seat, wagers)
+            for seat_text, wagers in chosen.items():
+                placed[seat_text] = self._place(sim, int(seat_text), wagers)
         await self.after_wagers(placed)
         expected = {k: v for k, v in placed.items() if v}
         await self.until(f"the readers to see the wagers {expected}",
@@ -462,7 +480,9 @@ class VirtualTable:
         self._heat_hand += 1
         await self.settle_payout()
         sim.clear()
-        await self.until("the table to be cleared", lambda s: spots_shown(s) == {})
+        # read gone chip by chip: a chip that counts nothing (the tray's, D460) shows no amount
+        await self.until("the table to be cleared", lambda s: spots_shown(s) == {}
+                         and not self.table.chips_lying())
 
     def deal_card(self, card: Card) -> None:
         """Draw a card through the shoe's reader. A jammed shoe is cleared by the dealer

@@ -59,10 +59,14 @@ class PlayedTable:
             f'[files]\nchips = "chips.csv"\nchip_set = "{CHIP_SET}"\n'
             f'[keys]\ntable_key = "{self.key.name}"\n'
             '[shoe]\nkind = "manual"\n[rfid]\nkind = "manual"\n'
+            # the hands wager fresh tray chips: float chips count for any seat (D30), as in
+            # the service below; the float by default (D460) is tests/game/chips' business
+            '[console]\nrequire_issued = false\n'
             '[api]\nsocket = "t07.sock"\n', encoding="utf-8")
         self.service = TableService(
             table_id=table, settings=read_tournament(None), paytables=read_paytables(None),
-            deal=DEFAULT_DEAL, registry=ChipRegistry(registry_rows(), chip_set=CHIP_SET),
+            deal=DEFAULT_DEAL, registry=ChipRegistry(registry_rows(), chip_set=CHIP_SET,
+                                                     require_issued=False),
             verify_payouts=True)
         self.clock = FakeClockSource(step_ns=1_000_000_000)
         self.next_chip = 0

@@ -4,8 +4,9 @@ action checked first and refused with a specific reason (`BenchRefusal`, nothing
 - the shoe deals a chosen card, or the next card of the bench's own shuffle of the cards not
   yet dealt in this hand; a card already dealt in the hand is refused;
 - chips are placed on a spot from the seat's stack (the chips the table's float says the
-  seated entry holds, off the felt; with change from the tray when its own chips cannot make
-  the amount, as the simulated dealer colours change) or from the tray (float chips: a
+  seated entry holds, off the felt; when its own chips cannot make the amount, change is
+  made on the spot between hands, as a table requiring issued chips sees it (D460), or
+  colours change from the tray where the table does not require it) or from the tray (float chips: a
   starting stack, a payout), the values chosen as a dealer counts them; taken off a spot all
   at once or by amount, back to whoever holds them;
 - a rewards or employee card is tapped on the ID reader;
@@ -47,6 +48,8 @@ DEVICES: Final = ("shoe", "rfid", "id_reader")
 SHOE_STATES: Final = ("jam", "cover_open", "empty", "ready")
 ID_FORMS: Final = ("track2", "uid", "plain")
 _NAMES: Final = {"shoe": "the shoe", "rfid": "the chip reader", "id_reader": "the ID reader"}
+_CHANGE_CHIPS: Final = 50  # chips counted out as change in the wager's value, at most
+_WAIT_S: Final = 30.0  # the longest the bench waits for the table to read a change (a guard)
 _T = TypeVar("_T")
 
 
@@ -234,8 +237,13 @@ class Bench:
                     raise BenchRefusal(409, f"{whose} holds {format_rand(have)}: it cannot"
                                             f" wager {format_rand(amount)}")
                 uids = choose_chips(amount, ((u, values[u]) for u in pool))
-                if uids is None:  # the dealer colours change from the tray, as the
-                    # simulated dealer does (the table counts float chips for any seat)
+                if uids is None and (self.table.status().get("chips") or {}).get(
+                        "require_issued"):  # change made on the spot (D460)
+                    return await self._change_on_spot(chips, where, entry=entry,
+                                                      amount=amount, pool=pool, tray=tray,
+                                                      values=values)
+                if uids is None:  # the dealer colours change from the tray (the table
+                    # counts float chips for any seat: require_issued off)
                     uids = choose_chips(amount, ((u, values[u]) for u in pool + tray))
                     whose += " with change from the tray"
             else:
@@ -249,6 +257,68 @@ class Bench:
             return {"ok": True, "chips": len(uids),
                     "done": f"placed {format_rand(amount)} ({_chips(len(uids))}) from {whose}"
                             f" on seat {where[0]} {where[1]}"}
+
+    async def _change_on_spot(self, chips: SimulatedChips, where: tuple[int, str], *,
+                              entry: str, amount: int, pool: list[bytes], tray: list[bytes],
+                              values: Mapping[bytes, int]) -> dict[str, Any]:
+        """The seat's own chips cannot make `amount`: its largest chips are put on the spot,
+        read, taken to the tray and read gone; tray chips worth the same are counted out
+        there, the table binds them to the entry (D460), and the player takes back what
+        is not the wager."""
+        seat, spot = where
+        hand = self.table.status().get("hand") or {}
+        if hand:
+            raise BenchRefusal(409, f"seat {seat}'s own chips cannot make"
+                                    f" {format_rand(amount)}, and change is made on a spot"
+                                    " between hands: take the hand to its end first")
+        give: list[bytes] = []
+        for uid in sorted(pool, key=lambda u: (-values[u], u)):
+            if sum(values[u] for u in give) >= amount:
+                break
+            give.append(uid)
+        worth = sum(values[u] for u in give)
+        wager = choose_chips(amount, ((u, values[u]) for u in tray))
+        # the rest in chips no bigger than the wager, for the wagers to come (as many as a
+        # spot's reader reads well), else the fewest chips
+        rest = None if wager is None else [] if worth == amount else choose_chips(
+            worth - amount, ((u, values[u]) for u in tray
+                             if u not in wager and values[u] <= amount))
+        if wager is not None and (rest is None or len(rest) > _CHANGE_CHIPS):
+            rest = choose_chips(worth - amount,
+                                ((u, values[u]) for u in tray if u not in wager))
+        if wager is None or rest is None:
+            raise BenchRefusal(409, f"the tray cannot change {format_rand(worth)} for seat"
+                                    f" {seat}'s wager of {format_rand(amount)}")
+        lying = sum(values.get(u, 0) for u in chips.chips_on(seat, spot))
+        change = [*wager, *rest]
+        await self._on_device("rfid", lambda: chips.place(*where, uids=give))
+        await self._until_read(where, lying + worth, "the chips for change")
+        await self._on_device("rfid", lambda: chips.remove(*where, give))
+        await self._until_read(where, lying, "the chips for change taken to the tray")
+        await self._on_device("rfid", lambda: chips.place(*where, uids=change))
+        await self._until(f"the change to be bound to entry {entry}", lambda: all(
+            self.table.chip_holders().get(u) == entry for u in change))
+        if rest:
+            await self._on_device("rfid", lambda: chips.remove(*where, rest))
+        await self._until_read(where, lying + amount, "the wager")
+        return {"ok": True, "chips": len(wager),
+                "done": f"placed {format_rand(amount)} ({_chips(len(wager))}) from seat {seat}'s"
+                        f" stack on seat {seat} {spot}, with change made on the spot"
+                        f" ({format_rand(worth)} changed from the tray)"}
+
+    async def _until_read(self, where: tuple[int, str], cents: int, what: str) -> None:
+        seat, spot = where
+        await self._until(f"{what} to be read on seat {seat} {spot}", lambda: int(
+            ((self.table.status().get("spots") or {}).get(str(seat)) or {}).get(spot, 0))
+            == cents)
+
+    async def _until(self, what: str, check: Callable[[], bool]) -> None:
+        """Wait for the table to read what the bench did (a refusal after `_WAIT_S`)."""
+        deadline = asyncio.get_running_loop().time() + _WAIT_S
+        while not check():
+            if asyncio.get_running_loop().time() > deadline:
+                raise BenchRefusal(504, f"the table did not show {what} within {_WAIT_S:g} s")
+            await asyncio.sleep(0.02)
 
     async def take(self, seat: object, spot: object, cents: object = None) -> dict[str, Any]:
         """Take every chip off a spot, or chips worth `cents`."""

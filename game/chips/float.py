@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Final
 
 from game.chips.registry import ChipProblem, ChipRegistry, format_uid
 from game.money import format_rand
 
-__all__ = ["ChipFloat", "FloatError", "Reconciliation"]
+__all__ = ["ChipFloat", "FloatError", "Reconciliation", "suggest_stack"]
 
 
 class FloatError(ValueError):
@@ -61,10 +62,19 @@ class Reconciliation:
 
 
 class ChipFloat:
-    """Who holds each chip of the set in play: an entry id, or nobody (the float)."""
+    """Who holds each chip of the set in play: an entry id, or nobody (the float).
 
-    def __init__(self, registry: ChipRegistry) -> None:
+    ``require_issued`` (the registry's, unless the table says otherwise): a float chip on a
+    seated entry's spot is a `not_issued` problem, except on the seats in ``open_seats``
+    (a starting stack being placed, a payout being paid: float chips belong there).
+    """
+
+    def __init__(self, registry: ChipRegistry, *, require_issued: bool | None = None) -> None:
         self.registry = registry
+        self.require_issued = (registry.require_issued if require_issued is None
+                               else require_issued)
+        self.open_seats: frozenset[int] = frozenset()
+        self.open_spots: frozenset[tuple[int, str]] = frozenset()  # change being made there
         self._static: dict[bytes, str] = {
             c.uid: c.issued_to for c in registry
             if c.issued_to is not None and c.chip_set == registry.chip_set}
@@ -83,6 +93,10 @@ class ChipFloat:
     def holders(self) -> dict[bytes, str]:
         """Every chip issued to an entry now, UID -> entry id (a copy)."""
         return dict(self._owner)
+
+    def holds_any(self, entry: str) -> bool:
+        """True when at least one chip is issued to ``entry`` now."""
+        return entry in self._owner.values()
 
     def held_by(self, entry: str) -> tuple[bytes, ...]:
         """The chips issued to ``entry`` now, in UID order."""
@@ -109,13 +123,15 @@ class ChipFloat:
         return tuple(c.uid for c in self.registry
                      if c.chip_set == self.registry.chip_set and c.uid not in self._owner)
 
-    def check(self, uid: bytes, *, entry: str | None, where: str = "") -> ChipProblem | None:
-        """Why this chip must not count for ``entry`` (None: it counts), the run-time
-        bindings taking the place of the registry's static ``issued_to``."""
+    def check(self, uid: bytes, *, entry: str | None, where: str = "",
+              seat: int | None = None, spot: str | None = None) -> ChipProblem | None:
+        """Why this chip must not count for ``entry`` on ``seat`` (None: it counts), the
+        run-time bindings taking the place of the registry's static ``issued_to``."""
         owner = self._owner.get(uid)
         chip = self.registry.lookup(uid)
-        if (chip is None or chip.chip_set != self.registry.chip_set
-                or owner == chip.issued_to):
+        if chip is None or chip.chip_set != self.registry.chip_set:
+            return self.registry.check(uid, entry=entry, where=where)
+        if owner is not None and owner == chip.issued_to:
             return self.registry.check(uid, entry=entry, where=where)
         at = f" on {where}" if where else ""
         tag = format_uid(uid)
@@ -124,10 +140,68 @@ class ChipFloat:
             return ChipProblem(kind="chip_pooling", uid=uid, chip=chip,
                                detail=f"chip {tag}{at} belongs to entry {owner}, played by {who}"
                                " (rule 19: no pooling or transfer of chips)")
-        if owner is None and self.registry.require_issued:
+        if (owner is None and self.require_issued and entry is not None
+                and seat not in self.open_seats and (seat, spot) not in self.open_spots):
             return ChipProblem(kind="not_issued", uid=uid, chip=chip,
-                               detail=f"chip {tag}{at} is not issued to any entry")
+                               detail=f"chip {tag}{at} is not issued to any entry: a chip from"
+                               f" the tray, not entry {entry}'s")
         return None
+
+    def set_open(self, seats: frozenset[int],
+                 spots: frozenset[tuple[int, str]] = frozenset()) -> None:
+        """The seats where float chips count now (stacks being placed, payouts being paid),
+        and the spots where change is being made."""
+        if seats != self.open_seats or spots != self.open_spots:
+            self.open_seats, self.open_spots = seats, spots
+            self.version += 1
+
+    def change(self, entry: str, taken: frozenset[bytes], placed: frozenset[bytes]) -> None:
+        """Change made on a spot: the entry's chips ``taken`` go back to the float, the float
+        chips ``placed`` (worth the same) are the entry's."""
+        for uid in taken:
+            if self._owner.get(uid) == entry:
+                del self._owner[uid]
+        for uid in placed:
+            self._owner[uid] = entry
+        self.version += 1
+
+    def is_float_chip(self, uid: bytes) -> bool:
+        """True for a registered chip of the set in play that nobody holds."""
+        chip = self.registry.lookup(uid)
+        return (chip is not None and chip.chip_set == self.registry.chip_set
+                and uid not in self._owner)
+
+    def stack_of(self, uids: Iterable[bytes]) -> tuple[int, list[str]]:
+        """What ``uids`` (the chips on a seat's spots) are worth as a starting stack: the
+        value of the float chips among them, and what is wrong with the others."""
+        worth, wrong = 0, []
+        for uid in sorted(set(uids)):
+            chip = self.registry.lookup(uid)
+            owner = self._owner.get(uid)
+            tag = format_uid(uid)
+            if chip is None:
+                wrong.append(f"chip {tag} is not in the registry")
+            elif chip.chip_set != self.registry.chip_set:
+                wrong.append(f"chip {tag} is of chip set {chip.chip_set!r}")
+            elif owner is not None:
+                wrong.append(f"chip {tag} is issued to entry {owner}, not in the float")
+            else:
+                worth += chip.value_cents
+        return worth, wrong
+
+    def breakdown(self, cents: int, *, besides: Iterable[bytes] = ()) -> dict[int, int]:
+        """A suggested starting stack from the float's chips (not those in ``besides``):
+        value in cents -> how many; the larger half in the smallest values, so a player can
+        wager without change ({}: the float cannot make it)."""
+        free: dict[int, int] = {}
+        skip = set(besides)
+        for uid in self.in_float():
+            if uid in skip:
+                continue
+            chip = self.registry.lookup(uid)
+            if chip is not None:
+                free[chip.value_cents] = free.get(chip.value_cents, 0) + 1
+        return suggest_stack(cents, free)
 
     # ---- changes ------------------------------------------------------------------------
 
@@ -216,3 +290,45 @@ class ChipFloat:
         return {"in_float": self._in_play - len(self._owner),
                 "held": dict(sorted(entries.items())),
                 "reconciled": sorted(self.reconciled)}
+
+
+_MOST_OF_ONE: Final = 100  # a denomination a stack would need more of is too small to suggest
+
+
+def suggest_stack(cents: int, free: dict[int, int]) -> dict[int, int]:
+    """Chips worth exactly ``cents`` from ``free`` (value -> count): about half the value in
+    the smallest chips a stack would need at most 100 of (to wager without change), the rest
+    in the fewest chips; {} when the chips cannot make it."""
+    values = sorted(v for v, n in free.items() if n > 0)
+    if cents <= 0 or not values:
+        return {}
+    small = next((v for v in values if cents // v <= _MOST_OF_ONE), values[-1])
+    take = min(free[small], (cents // 2) // small)
+    for first in range(take, -1, -1):
+        rest = _fewest(cents - first * small,
+                       {v: free[v] - (first if v == small else 0) for v in values})
+        if rest is not None:
+            out = dict(rest)
+            if first:
+                out[small] = out.get(small, 0) + first
+            return dict(sorted(out.items(), reverse=True))
+    return {}
+
+
+def _fewest(cents: int, free: dict[int, int]) -> dict[int, int] | None:
+    """Counts per value adding up to exactly ``cents``, largest values first; or None."""
+    values = sorted((v for v, n in free.items() if n > 0), reverse=True)
+
+    def search(i: int, rest: int) -> dict[int, int] | None:
+        if rest == 0:
+            return {}
+        if i == len(values):
+            return None
+        value = values[i]
+        for n in range(min(free[value], rest // value), -1, -1):
+            found = search(i + 1, rest - n * value)
+            if found is not None:
+                return {value: n, **found} if n else found
+        return None
+
+    return search(0, cents)

@@ -7,6 +7,7 @@ issued to another entry is a *problem* for the pit, never a value (format: docs/
 
 from __future__ import annotations
 
+import copy
 import csv
 import io
 import re
@@ -101,7 +102,7 @@ class ChipRegistry:
         chips: Iterable[Chip],
         *,
         chip_set: str | None = None,
-        require_issued: bool = False,
+        require_issued: bool = True,
         source: str = "<registry>",
     ) -> None:
         by_uid: dict[bytes, Chip] = {}
@@ -143,6 +144,14 @@ class ChipRegistry:
         """Every chip set with at least one registered chip, sorted."""
         return tuple(sorted({c.chip_set for c in self._chips.values()}))
 
+    def requiring(self, issued: bool) -> ChipRegistry:
+        """The same chips with ``require_issued`` set to ``issued`` (a table's setting)."""
+        if issued == self.require_issued:
+            return self
+        other = copy.copy(self)
+        other.require_issued = issued
+        return other
+
     def lookup(self, uid: bytes) -> Chip | None:
         """The registered chip with this UID, or None."""
         return self._chips.get(uid)
@@ -162,7 +171,8 @@ class ChipRegistry:
         return self._by_holder.get(entry, ())
 
     def check(self, uid: bytes, *, entry: str | None, where: str = "") -> ChipProblem | None:
-        """Why this chip must not count for ``entry`` (None: it counts at its value)."""
+        """Why this chip must not count for ``entry`` (None: it counts at its value). A chip
+        issued to nobody is `not_issued` when ``require_issued`` and an entry plays it."""
         at = f" on {where}" if where else ""
         tag = format_uid(uid) if len(uid) == UID_BYTES else uid.hex().upper()
         chip = self._chips.get(uid)
@@ -182,7 +192,7 @@ class ChipRegistry:
                 kind="issued_to_other_entry", uid=uid, chip=chip,
                 detail=f"chip {tag}{at} is issued to entry {chip.issued_to}, played by {who}",
             )
-        if chip.issued_to is None and self.require_issued:
+        if chip.issued_to is None and self.require_issued and entry is not None:
             return ChipProblem(
                 kind="not_issued", uid=uid, chip=chip,
                 detail=f"chip {tag}{at} is not issued to any entry",
@@ -251,7 +261,7 @@ def _field_name(text: str, where: str, key: str) -> str:
 
 
 def parse_registry_csv(
-    text: str, *, source: str, chip_set: str | None = None, require_issued: bool = False
+    text: str, *, source: str, chip_set: str | None = None, require_issued: bool = True
 ) -> ChipRegistry:
     """A registry from CSV text: header ``uid_hex,value_cents,chip_set[,issued_to]``.
 
@@ -310,7 +320,7 @@ def parse_registry_toml(
     *,
     source: str,
     chip_set: str | None = None,
-    require_issued: bool = False,
+    require_issued: bool = True,
 ) -> ChipRegistry:
     """A registry from parsed TOML: an array of tables ``[[chips]]`` with the CSV's keys.
 

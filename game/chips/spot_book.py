@@ -203,7 +203,7 @@ class SpotBook:
                           detail=f"bonus marker {format_uid(uid)} on seat {seat} {spot}:"
                           f" {problem}")
                     continue
-                found = self._check(uid, entry_id, f"seat {seat} {spot}")
+                found = self._check(uid, entry_id, f"seat {seat} {spot}", seat, spot)
                 if found is None and chip is not None:
                     amounts[spot] += chip.value_cents
                 elif found is not None:
@@ -211,9 +211,11 @@ class SpotBook:
                           detail=found.detail)
         return SeatWagers(markers=frozenset(markers), **amounts), tuple(problems)
 
-    def _check(self, uid: bytes, entry_id: str | None, where: str) -> ChipProblem | None:
+    def _check(self, uid: bytes, entry_id: str | None, where: str,
+               seat: int, spot: str) -> ChipProblem | None:
         if self.chip_float is not None:
-            return self.chip_float.check(uid, entry=entry_id, where=where)
+            return self.chip_float.check(uid, entry=entry_id, where=where, seat=seat,
+                                         spot=spot)
         return self.registry.check(uid, entry=entry_id, where=where)
 
 

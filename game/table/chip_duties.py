@@ -26,6 +26,7 @@ from game.errors import GameError
 from game.messages.chips import ChipsReconciled
 from game.messages.fields import format_ts
 from game.messages.table import TableMessage
+from game.money import format_rand
 from game.table.payout_check import PayoutCheck
 from game.table.session import TableSession
 from game.wagers.settle import WAGERS, HandSettlement
@@ -61,6 +62,9 @@ class TableChips:
         self._pay_before: dict[SpotKey, frozenset[bytes]] = {}  # at settlement
         self._pay_after: dict[SpotKey, frozenset[bytes]] = {}  # when the spot was paid
         self._pay_entries: dict[int, str] = {}
+        # change being made on a spot between hands (D460): the entry, its chips taken off
+        # the spot, the float chips placed there since
+        self.change: dict[SpotKey, tuple[str, frozenset[bytes], frozenset[bytes]]] = {}
 
     # ---- seating and issuing ------------------------------------------------------------
 
@@ -72,6 +76,109 @@ class TableChips:
             self._reconcile(earlier, seat, to)
         self.seats[seat] = entry_id
         self.spots.seat_entries[seat] = entry_id
+
+    def unissued(self, session: TableSession | None) -> dict[int, str]:
+        """Seat -> entry for every seated entry still waiting for its starting stack: it has
+        played no hand, holds no chips and was issued none (here or by the registry)."""
+        if session is None:
+            return {}
+        chips, hand = self.chip_float, session.hand
+        return {seat: entry.entry_id for seat, entry in sorted(session.seats.items())
+                if not entry.hands_played and (hand is None or seat not in hand.seats)
+                and not chips.issued_to(entry.entry_id) and not chips.holds_any(entry.entry_id)}
+
+    def refresh(self, session: TableSession | None) -> None:
+        """Tell the float where float chips belong now: the seats whose starting stack is
+        being placed and the spots of the payout being checked."""
+        seats = set(self.unissued(session))
+        seats.update(seat for seat, _spot in self._pay_before)
+        self.chip_float.set_open(frozenset(seats), frozenset(self.change))
+
+    def spot_changed(self, seat: int, spot: str, before: frozenset[bytes],
+                     session: TableSession | None) -> bool:
+        """Change made on a spot between hands (D460): the seated entry's chips taken off it,
+        then, as its next changes, float chips worth the same placed on it: the taken chips
+        go back to the float and the placed ones are the entry's. Any other change of the
+        spot ends it (the float chips placed count for nobody again). True: chips moved."""
+        key = (seat, spot)
+        sitting = session.seats.get(seat) if session is not None else None
+        hand = session.hand if session is not None else None
+        if (sitting is None or key in self._pay_before
+                or (hand is not None and seat in hand.seats)):
+            self.change.pop(key, None)
+            return False
+        chips, entry = self.chip_float, sitting.entry_id
+        after = self.spots.uids_on(seat, spot)
+        taken = frozenset(u for u in before - after if chips.owner(u) == entry)
+        added = after - before
+        was, had_taken, had_placed = self.change.get(key, (entry, frozenset(), frozenset()))
+        if was != entry:
+            had_taken, had_placed = frozenset(), frozenset()
+        if added:
+            placed = had_placed | added
+            if (not had_taken or taken or not all(chips.is_float_chip(u) for u in added)
+                    or any(self.spots.cloned(u) for u in added)
+                    or chips.value(placed) > chips.value(had_taken)):
+                self.change.pop(key, None)
+                return False
+            if chips.value(placed) == chips.value(had_taken):
+                chips.change(entry, had_taken, placed)
+                self.change.pop(key, None)
+                return True
+            self.change[key] = (entry, had_taken, placed)
+        elif taken:
+            if had_placed:  # chips taken off while the change was placed: no change
+                self.change.pop(key, None)
+            else:
+                self.change[key] = (entry, had_taken | taken, frozenset())
+        return False
+
+    def end_change(self) -> None:
+        """A hand opens: change not finished is no change (its float chips count for
+        nobody)."""
+        self.change.clear()
+
+    def auto_issue(self, seat: int, session: TableSession | None) -> dict[str, Any] | None:
+        """The reader saw the seat's spots: when its entry waits for its starting stack and
+        they hold float chips worth exactly the stack (and nothing else), the stack is issued
+        to it (None: not now; the screens say what is missing or over)."""
+        entry = self.unissued(session).get(seat)
+        if entry is None or session is None:
+            return None
+        on_spots = frozenset(u for spot in WAGERS for u in self.spots.uids_on(seat, spot))
+        if not on_spots or any(self.spots.cloned(u) for u in on_spots):
+            return None
+        stack = session.rules.starting_chips_cents
+        worth, wrong = self.chip_float.stack_of(on_spots)
+        if wrong or worth != stack:
+            return None
+        issued = self.chip_float.issue(entry, on_spots, seat=seat, stack_cents=stack)
+        self.refresh(session)
+        return {"entry_id": entry, "issued": len(issued), "value": worth, "seat": seat}
+
+    def to_issue(self, session: TableSession | None) -> list[dict[str, Any]]:
+        """Per seat waiting for its starting stack: what to place from the tray (amount and a
+        suggested breakdown), what its spots hold now, and what is missing or over."""
+        if session is None:
+            return []
+        out = []
+        stack = session.rules.starting_chips_cents
+        lying = {u for uids in self.spots.lying().values() for u in uids}
+        for seat, entry in self.unissued(session).items():
+            on_spots = frozenset(u for spot in WAGERS for u in self.spots.uids_on(seat, spot))
+            worth, wrong = self.chip_float.stack_of(on_spots)
+            gap = stack - worth
+            out.append({
+                "seat": seat, "entry_id": entry, "stack_cents": stack,
+                "stack": format_rand(stack),
+                "breakdown": [{"value_cents": v, "value": format_rand(v), "count": n}
+                              for v, n in self.chip_float.breakdown(
+                                  stack, besides=lying - on_spots).items()],
+                "on_spots_cents": worth, "missing_cents": max(gap, 0),
+                "over_cents": max(-gap, 0), "wrong": wrong,
+                "say": _say(seat, stack, worth, wrong),
+            })
+        return out
 
     def issue(self, seat: int, session: TableSession | None, to: ChipOutput) -> dict[str, Any]:
         """The dealer's "issue chips" for a seat: the seated entry's starting stack is the
@@ -187,4 +294,19 @@ class TableChips:
         view["waiting_return"] = {str(s): e for s, e in sorted(self.seats.items())
                                   if s not in seated or seated[s].entry_id != e}
         view["on_seats"] = {str(s): len(self.spots.seat_uids(s)) for s in self.seats}
+        view["require_issued"] = self.chip_float.require_issued
+        view["to_issue"] = self.to_issue(session)
         return view
+
+
+def _say(seat: int, stack: int, worth: int, wrong: list[str]) -> str:
+    """The line the dealer reads for a seat waiting for its starting stack."""
+    if wrong:
+        return f"Seat {seat}: take back what is not from the tray: {'; '.join(wrong)}"
+    if worth == 0:
+        return f"Seat {seat}: place {format_rand(stack)} from the tray on the seat's spot"
+    if worth < stack:
+        return (f"Seat {seat}: {format_rand(worth)} read of {format_rand(stack)}:"
+                f" add {format_rand(stack - worth)}")
+    return (f"Seat {seat}: {format_rand(worth)} read, the stack is {format_rand(stack)}:"
+            f" take {format_rand(worth - stack)} back to the tray")

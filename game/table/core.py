@@ -139,7 +139,9 @@ class TableCore:
         self.settings = settings
         self.paytables = paytables
         self.deal = deal
-        chip_float = ChipFloat(registry)
+        # A float chip on a seated entry's spot is an alert (D460) only where the payout check
+        # binds the float chips paid as wins to their entry.
+        chip_float = ChipFloat(registry, require_issued=registry.require_issued and verify_payouts)
         self.spots = SpotBook(registry, marker_set=marker_set, chip_float=chip_float)
         self.chips = TableChips(chip_float, self.spots)  # the chip duties (rule 19)
         self.session: TableSession | None = None
@@ -174,12 +176,15 @@ class TableCore:
                                          accepted=False, reason=given.reason))
             return Decision(messages=tuple(out), ok=False, error=given.reason)
         try:
+            self.chips.refresh(self.session)
             detail = self._dispatch(given, at, out)
         except _FAILURES as exc:
+            self.chips.refresh(self.session)
             reason = reason_of(exc)
             if isinstance(given, DeskOrder):
                 out.append(_result(given, accepted=False, reason=reason))
             return Decision(messages=tuple(out), ok=False, error=reason)
+        self.chips.refresh(self.session)
         if isinstance(given, DeskOrder):
             out.append(_result(given, accepted=True, reason=None,
                                held=(detail or {}).get("held_until")))
@@ -251,9 +256,13 @@ class TableCore:
 
     def _chips_seen(self, given: ChipsSeen, at: datetime, out: Out) -> None:
         """An antenna's inventory: clones reported, every spot whose count changed re-fed."""
+        before = self.spots.uids_on(given.seat, given.spot)
         report = self.spots.see_chips(given.seat, given.spot, given.uids)
         for clone in report.alerts:
             self._alert(out, clone.kind, clone.detail, at, source="chips", seat=clone.seat)
+        self.chips.spot_changed(given.seat, given.spot, before, self.session)
+        self.chips.refresh(self.session)
+        self.chips.auto_issue(given.seat, self.session)
         self._wagers_changed(given.seat, out, at, source="rfid")
         self._payout_seen(given.seat, given.spot, out, at, keyed=False)
         self._refeed(report, given.seat, at, out)
@@ -278,8 +287,12 @@ class TableCore:
             out.append(DeviceState(device=given.device, state=given.kind, detail=given.detail,
                                    at=format_ts(at)))
             return
+        evidence = None
+        if given.counts:  # a recovery notice (D461): what the driver healed, counted
+            evidence = {"device": given.device, "role": given.role,
+                        "counts": dict(given.counts)}
         self._alert(out, f"device_{given.kind}", f"{given.device}: {given.detail}", at,
-                    source="device")
+                    source="device", evidence=evidence)
 
     # ---- the dealer's console ----------------------------------------------------------
 
@@ -298,14 +311,7 @@ class TableCore:
         if isinstance(given, ReturnChips):
             return self.chips.give_back(given.seat, self.session, self._to_chips(at, out))
         if isinstance(given, ClearFault):
-            if given.role == DECK_ROLE:
-                self.decks.clear()
-            elif self.device_faults.pop(given.role, None) is None:
-                raise Refused(f"no {given.role!r} fault is open")
-            out.append(DeviceState(device=given.role, state="fault_cleared",
-                                   detail=f"cleared by {given.by}: {given.reason}",
-                                   at=format_ts(at)))
-            return {"cleared": given.role}
+            return self._clear_fault(given, at, out)
         if isinstance(given, RuleHand):
             return self._rule_hand(given, at, out)
         if isinstance(given, NoMoreBets | SettleHand) and self.device_faults:
@@ -317,6 +323,8 @@ class TableCore:
         if isinstance(given, NoMoreBets):
             if self.payout is not None and self.session.hand is None:
                 raise Refused(self.payout.refusal())
+            if self.session.hand is None:
+                self._chips_ready(out, at)
             if self.decks.held and self.session.hand is None:
                 raise Refused(self.decks.refusal())
             hand = self._open_hand(at)
@@ -346,6 +354,17 @@ class TableCore:
         self._close_if_ended(out, at)
         return {"hand_id": hand.hand_id, "phase": hand.phase.value}
 
+    def _clear_fault(self, given: ClearFault, at: datetime, out: Out) -> dict[str, Any]:
+        """A supervisor clears a device fault (or the deck hold) with a reason."""
+        if given.role == DECK_ROLE:
+            self.decks.clear()
+        elif self.device_faults.pop(given.role, None) is None:
+            raise Refused(f"no {given.role!r} fault is open")
+        out.append(DeviceState(device=given.role, state="fault_cleared",
+                               detail=f"cleared by {given.by}: {given.reason}",
+                               at=format_ts(at)))
+        return {"cleared": given.role}
+
     def _rule_hand(self, given: RuleHand, at: datetime, out: Out) -> dict[str, Any]:
         """A supervisor's ruling on a settled hand at the table (D421): between hands only,
         then the desk's path (`HandLedger.correct`) with the supervisor named."""
@@ -357,6 +376,33 @@ class TableCore:
         out.extend((corrected, notice))
         return {"hand_id": corrected.hand_id, "entry_id": corrected.entry_id,
                 "ruling": corrected.ruling, "moved": corrected.moved_cents}
+
+    def _chips_ready(self, out: Out, at: datetime) -> None:
+        """Before a hand opens (D460): every starting stack issued, change ended."""
+        self._stacks_issued()
+        self._end_change(out, at)
+
+    def _end_change(self, out: Out, at: datetime) -> None:
+        """A hand opens: change not finished is none, its tray chips no wager (D460)."""
+        changing = sorted({seat for seat, _spot in self.chips.change})
+        self.chips.end_change()
+        self.chips.refresh(self.session)
+        for seat in changing:
+            self._wagers_changed(seat, out, at, source="rfid")
+
+    def _stacks_issued(self) -> None:
+        """No hand opens while a seated entry waits for its starting stack (D460), at a table
+        that requires issued chips; a seat whose wagers are keyed by hand (the chip reader
+        out of service, rule 58) cannot be issued one and does not wait."""
+        if not self.chips.chip_float.require_issued:
+            return
+        waiting = [(seat, entry) for seat, entry in self.chips.unissued(self.session).items()
+                   if not any(self.spots.keyed(seat, w) for w in WAGERS)]
+        if waiting:
+            lines = "; ".join(line["say"] for line in self.chips.to_issue(self.session)
+                              if line["seat"] in dict(waiting))
+            raise Refused("no hand opens until every seated entry's starting stack is issued:"
+                          f" {lines} (the reader issues it once it reads exactly the stack)")
 
     # ---- the payout check (D72) ---------------------------------------------------------
 
@@ -370,6 +416,7 @@ class TableCore:
         self.payout = PayoutCheck.of(hand_id=hand.hand_id, heat_id=self.heat_id,
                                      settlement=hand.settlement, held=held)
         self.chips.payout_started(self.payout, entries)
+        self.chips.refresh(self.session)
         self._payout_done(out, at)
 
     def _payout_seen(self, seat: int, spot: str, out: Out, at: datetime, *,
@@ -473,6 +520,8 @@ class TableCore:
         session.seat_entry(entry, command.seat)
         self.proofs[entry.entry_id] = command
         self.chips.seated(entry.entry_id, command.seat, self._to_chips(at, out))
+        self.chips.refresh(session)
+        self.chips.auto_issue(command.seat, session)
         out.append(EntrySeated(entry_id=entry.entry_id, seat=command.seat, heat_id=self.heat_id,
                                at=format_ts(at)))
 

@@ -121,6 +121,8 @@ class DeviceTrouble:
     kind: str
     detail: str
     role: str | None = None
+    # kind "recovered" (D461): what the driver healed since the last notice, counter -> count
+    counts: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -374,8 +376,13 @@ def _shoe(p: Mapping[str, Any]) -> ShoeReported:
 
 def _trouble(p: Mapping[str, Any]) -> DeviceTrouble:
     role = p.get("role")
+    counts = p.get("counts") or {}
+    if not isinstance(counts, dict) or not all(
+            isinstance(k, str) and type(v) is int and v >= 0 for k, v in counts.items()):
+        raise ValueError("counts must map counter names to whole numbers")
     return DeviceTrouble(device=p.get("device"), kind=p["kind"], detail=p.get("detail", ""),
-                         role=None if role is None else str(role))
+                         role=None if role is None else str(role),
+                         counts=tuple(sorted(counts.items())))
 
 
 MAX_ALERTS_AT_ONCE: Final = 100  # alerts one `resolve_alerts` may name
@@ -564,8 +571,11 @@ def encode_input(given: DeviceInput) -> tuple[str, dict[str, Any]]:
             return "shoe_status", {"state": str(given.state), "device": given.device,
                                    "detail": given.detail}
         case DeviceTrouble():
-            return "device_alert", {"device": given.device, "kind": given.kind,
-                                    "detail": given.detail, "role": given.role}
+            trouble: dict[str, Any] = {"device": given.device, "kind": given.kind,
+                                       "detail": given.detail, "role": given.role}
+            if given.counts:
+                trouble["counts"] = dict(given.counts)
+            return "device_alert", trouble
 
 
 def _put(payload: dict[str, Any], **fields: object) -> None:

@@ -26,11 +26,14 @@ What the snapshot holds, attribute by attribute (everything else is provably der
   and what was fed is forgotten then), so `is_safe_point` requires it and nothing is stored.
 * the hand in progress (``session._hand``) is None at a safe point.
 * the chip component (``chips``, `game.table.chip_duties.TableChips`): ``seats`` (stored
-  as ``chip_seats``), ``_pay_before``, ``_pay_after``, ``_pay_entries`` (``chips``); its
+  as ``chip_seats``), ``_pay_before``, ``_pay_after``, ``_pay_entries``, ``change`` (the
+  change being made on a spot between hands, written only when there is one) (``chips``); its
   ``spots`` are the core's. Its ``chip_float``: the bindings (``_owner``), ``issued`` and
   ``reconciled`` (its cents are recomputed from the registry); the float's ``_static`` and
-  ``_in_play`` follow from the registry, and its ``version`` (a cache's key) only moves on,
-  on loading too.
+  ``_in_play`` follow from the registry, its ``require_issued`` from the registry and
+  ``verify_payouts``, its ``open_seats`` and ``open_spots`` from the seats waiting for a stack,
+  the payout's spots and the change being made (set again on loading), and its ``version``
+  (a cache's key) only moves on, on loading too.
 * spots: ``_uids``, ``_manual``, ``_reported``; ``seat_entries`` always equals the chip
   component's ``seats`` (both change together), and ``_holders`` and ``_clones`` follow from
   ``_uids`` (a UID's holders are the spots whose last read holds it; a clone is a UID with
@@ -239,6 +242,7 @@ def _load(f: dict[str, Node], core: TableCore) -> None:
     load_chips(f["chips"], core.chips)
     core.spots.seat_entries = dict(core.chips.seats)
     load_spots(f["spots"], core.spots)
+    core.chips.refresh(core.session)  # derived: where float chips count now
     if core.payout is None and core.chips.holds_payout():
         raise f["chips"].fail("holds a payout's chips with no payout waiting")
     load_decks(f["decks"], core.decks)

@@ -95,6 +95,10 @@ def chips_state(duties: TableChips) -> dict[str, Any]:
         "pay_before": _spot_uids_state(duties._pay_before),
         "pay_after": _spot_uids_state(duties._pay_after),
         "pay_entries": _seat_state(duties._pay_entries),
+        **({"change": [{"seat": seat, "spot": spot, "entry_id": entry,
+                        "taken": _uids(taken), "placed": _uids(placed)}
+                       for (seat, spot), (entry, taken, placed) in sorted(duties.change.items())]}
+           if duties.change else {}),
     }
 
 
@@ -113,7 +117,7 @@ def load_chips(node: Node, duties: TableChips) -> None:
     """Bind the float's chips and restore the chip component's bookkeeping."""
     chips = duties.chip_float
     f = node.obj("owners", "issued", "reconciled", "chip_seats", "pay_before", "pay_after",
-                 "pay_entries")
+                 "pay_entries", optional=("change",))
     registry = chips.registry
     owners: dict[bytes, str] = {}
     for key, value in f["owners"].items():
@@ -144,6 +148,14 @@ def load_chips(node: Node, duties: TableChips) -> None:
     duties._pay_before = _load_spot_uids(f["pay_before"])
     duties._pay_after = _load_spot_uids(f["pay_after"])
     duties._pay_entries = _seat_map(f["pay_entries"])
+    duties.change = {}
+    for item in f["change"].array() if "change" in f else []:
+        g = item.obj("seat", "spot", "entry_id", "taken", "placed")
+        where = (g["seat"].number(low=1, high=6), g["spot"].choice(WAGERS))
+        if where in duties.change:
+            raise item.fail(f"seat {where[0]} {where[1]} has two changes")
+        duties.change[where] = (g["entry_id"].text(), frozenset(g["taken"].uids()),
+                                frozenset(g["placed"].uids()))
 
 
 def _load_reconciliation(node: Node, chips: ChipFloat) -> Reconciliation:

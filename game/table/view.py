@@ -26,7 +26,8 @@ from game.wagers.settle import WAGERS, SeatWagers
 if TYPE_CHECKING:
     from game.table.core import TableCore
 
-__all__ = ["ALERT_HELP", "PHASE_LABELS", "SPOT_LABELS", "alert_help", "collapse_alerts", "money",
+__all__ = ["ALERT_HELP", "NOTICE_KINDS", "PHASE_LABELS", "SPOT_LABELS", "alert_help",
+           "collapse_alerts", "money",
            "screen_view"]
 
 SPOT_LABELS: Final[Mapping[str, str]] = {
@@ -104,7 +105,12 @@ ALERT_HELP: Final[Mapping[str, str]] = {
                    " failing windows in a row hold the table.",
     "manual_entry": "A reader is being replaced by keyed entry: a supervisor keys each card"
                     " and wager (Manual card, Manual wager); the hand is marked manual.",
+    "device_recovered": "For information, play goes on: the device had trouble and the driver"
+                        " put it right by itself (frames sent again, a reader back). Many of"
+                        " these in a shift: have the technician check the cable and device.",
 }
+# Alert kinds that are notices: shown, never blocking play, nothing to resolve (D461).
+NOTICE_KINDS: Final = frozenset({"device_recovered"})
 _DEVICE_HELP: Final = ("The {device} reports a problem: check its cable and power. If it cannot"
                        " be fixed, a supervisor keys cards or wagers by hand (Manual card,"
                        " Manual wager).")
@@ -358,6 +364,8 @@ def _notices(core: TableCore, notices: Iterable[Mapping[str, Any]]) -> list[dict
         out.append({"alert_id": None, "kind": kind, "message": body.get("message"),
                     "seat": body.get("seat"), "source": body.get("source"),
                     "at": body.get("at"), "resolvable": False,
+                    "notice": kind in NOTICE_KINDS,
+                    **({"evidence": body["evidence"]} if body.get("evidence") else {}),
                     "what_to_do": alert_help(kind, device)})
     return out[-_NOTICES:]
 

@@ -38,7 +38,9 @@ UNKNOWN = bytes.fromhex("E004FFFFFFFFFFFF")
 
 @pytest.fixture
 def registry() -> ChipRegistry:
-    return parse_registry_csv(CSV, source="reg.csv", chip_set="showdown-2026")
+    """Float chips count for any seat here (require_issued off, D30)."""
+    return parse_registry_csv(CSV, source="reg.csv", chip_set="showdown-2026",
+                              require_issued=False)
 
 
 def test_lookup_values_and_sets(registry: ChipRegistry) -> None:
@@ -92,8 +94,8 @@ def test_issued_chips_on_a_seat_without_entry_are_problems(registry: ChipRegistr
 
 
 def test_require_issued_refuses_float_chips() -> None:
-    strict = parse_registry_csv(CSV, source="reg.csv", chip_set="showdown-2026",
-                                require_issued=True)
+    strict = parse_registry_csv(CSV, source="reg.csv", chip_set="showdown-2026")  # D460
+    assert strict.require_issued
     total, problems = strict.resolve({A1, FLOAT4}, entry="E-1")
     assert total == 2500
     assert [p.kind for p in problems] == ["not_issued"]
@@ -140,7 +142,9 @@ def test_csv_comments_blank_lines_and_three_columns() -> None:
     text = "# cage export\n\nuid_hex,value_cents,chip_set\n E000000000000001 , 2500 , s1 \n"
     reg = parse_registry_csv(text, source="x.csv")
     assert reg.chip_set == "s1"
-    assert reg.resolve({A1}, entry="anyone") == (2500, ())
+    assert reg.resolve({A1}, entry=None) == (2500, ())  # nobody plays it: no problem
+    assert [p.kind for p in reg.resolve({A1}, entry="anyone").problems] == ["not_issued"]
+    assert reg.requiring(False).resolve({A1}, entry="anyone") == (2500, ())
 
 
 @pytest.mark.parametrize(
@@ -189,7 +193,7 @@ def test_toml_registry() -> None:
         {"uid_hex": "E000000000000001", "value_cents": 2500, "chip_set": "s", "issued_to": "E-1"},
         {"uid_hex": "E000000000000004", "value_cents": 2500, "chip_set": "s"},
     ]}
-    reg = parse_registry_toml(data, source="r.toml")
+    reg = parse_registry_toml(data, source="r.toml", require_issued=False)
     assert reg.resolve({A1, FLOAT4}, entry="E-1") == (5000, ())
 
 

@@ -364,8 +364,10 @@ class Heat:
     async def starting_stack(self) -> None:
         await self.chips("ante", "R2,000")
         await self.press("#place-tray")
-        await self.until("the stack on the ante", lambda s: self.spots(s) == {"ante": 200_000})
-        await self.console_action("issue_chips", "chips issued")
+        await self.until("the stack to be issued as read (D460)", lambda s: bool(
+            (s.get("chips") or {}).get("held")))
+        await self.console.wait_for_function(
+            "() => document.querySelector('#stacks .stack-line') === null", timeout=WAIT_MS)
         await self.press("#take-all")
         await self.until("the stack picked up", lambda s: self.spots(s) == {})
 

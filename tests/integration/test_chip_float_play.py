@@ -1,6 +1,7 @@
 """The table's chip float at a running daemon (issue 13, rule 19), through the real USB driver
-on the simulated chip reader: the virtual dealer issues each starting stack at seating and
-takes every entry's chips back at the end of the heat; the journal shows one
+on the simulated chip reader: the virtual dealer places each starting stack at seating and
+the table issues it as the reader reads it (no button, D460), the players get change on the
+spot, and the dealer takes every entry's chips back at the end of the heat; the journal shows one
 ``chips.reconciled`` per entry with nothing missing. A chip a player keeps is reported
 missing (and alerted); a player's chip put on another seat's spot is a pooling alert."""
 
@@ -53,7 +54,10 @@ async def test_a_heat_issues_every_stack_and_gets_every_chip_back(
         assert report["missing"] == [] and report["returned"] == report["held"]
     assert not [b for t, b in messages if t == "alert" and b["kind"] in CHIP_ALERTS]
     presses = _presses(path)
-    assert presses.count("issue_chips") == 2 and presses.count("return_chips") == 2
+    assert presses.count("issue_chips") == 0 and presses.count("return_chips") == 2
+    assert not [b for t, b in messages if t == "alert" and b["kind"] == "not_issued"]
+    assert wired.daemon.service is not None
+    assert wired.daemon.service.core.chips.chip_float.require_issued  # the default
     assert vt.reconciled == {r["entry_id"]: 0 for r in reports}
 
 

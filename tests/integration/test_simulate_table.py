@@ -173,3 +173,48 @@ async def test_a_run_directory_used_again_plays_out_the_heat_left_open(
     assert first.problems == second.problems == []
     types = [t for t, _ in _journal(tmp_path)]
     assert types.count("heat.opened") == 1 and types.count("hand.settled") == 2
+
+
+async def test_a_chip_passed_to_another_seat_is_pooling_matched_to_its_fault(
+        tmp_path: Path) -> None:
+    """rfid.pooled_chip: seat 2's player passes a chip of its starting stack (issued by the
+    reader at seating, no button) to seat 1, who wagers it: the table raises chip_pooling and
+    the report matches it to the fault."""
+    seats = {s: SeatConfig(hands=(HandScript(ante_cents=2_500, decision="preflop"),))
+             for s in (1, 2)}
+    cfg = _config(tmp_path, ("rfid.pooled_chip@hand1",), players=2, seats=seats)
+    report = await rehearse_table(cfg, seed=SEED)
+    assert report is not None
+    assert report.problems == [], report.lines()
+    [record] = report.faults
+    assert [a.kind for a in record.alerts] == ["chip_pooling"], report.lines()
+    assert "played by entry" in record.alerts[0].message and record.remedy
+    assert any("rfid.pooled_chip@hand1 at hand 1" in line for line in report.lines())
+    messages = _journal(tmp_path)
+    assert [b["kind"] for t, b in messages if t == "alert"
+            and b["kind"] != "device_recovered"] == ["chip_pooling"]  # notices aside
+
+
+async def test_five_percent_corrupted_shoe_frames_are_counted_in_the_journal_and_report(
+        tmp_path: Path) -> None:
+    """shoe.corrupt=0.05: every damaged frame is refused and sent again (the hands are
+    paid as usual), and the run leaves a trace: `device_recovered` notices in the journal
+    with the counts, and the report's "recovered device faults" line with their total."""
+    report = await _rehearse(tmp_path, "shoe.corrupt=0.05", hands=3)
+    assert report.problems == [], report.lines()
+    messages = _journal(tmp_path)
+    notices = [b for t, b in messages if t == "alert" and b["kind"] == "device_recovered"]
+    assert notices, report.lines()
+    # A damaged frame the driver refused (bad_frames) or could not even frame (noise) is
+    # sent again by the shoe: retransmits counts each frame healed.
+    journaled = sum(b["evidence"]["counts"].get("retransmits", 0) for b in notices)
+    assert journaled >= 1
+    [(device, counts)] = report.recovered_totals().items()
+    assert counts["retransmits"] == journaled
+    lines = report.lines()
+    assert f"recovered device faults: {len(notices)} notices" in lines
+    assert any(line.startswith(f"- {device}: ") and f"{journaled} frames retransmitted" in line
+               for line in lines), lines
+    assert report.as_dict()["recovered"] == {device: counts}
+    [record] = report.faults  # the line fault's record carries the notices too
+    assert "device_recovered" in {a.kind for a in record.alerts}

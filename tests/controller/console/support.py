@@ -144,9 +144,11 @@ class ConsoleTable:
         assert answer["ok"], answer
         return answer
 
-    async def open_heat(self, seats: Sequence[int] = (1, 2), *, heat: str = "H1") -> list[str]:
+    async def open_heat(self, seats: Sequence[int] = (1, 2), *, heat: str = "H1",
+                        stacks: bool = True) -> list[str]:
         """Send the roster, open a qualifying heat and seat one entry per seat (with the
-        participants' PIN and rewards-card hashes); the entry ids."""
+        participants' PIN and rewards-card hashes), then (``stacks``) issue each entry's
+        starting stack as a dealer does (D460); the entry ids."""
         await self.desk("staff_roster", **{k: v for k, v in roster_body().items()
                                            if k not in ("command", "signer")})
         await self.desk("open_heat", stage="qualifying", heat_id=heat)
@@ -159,10 +161,43 @@ class ConsoleTable:
             entries.append(entry)
         await self.until("the entries to be seated",
                          lambda s: len(s.get("seats", {})) == len(seats))
+        if stacks:
+            for seat, entry in zip(seats, entries, strict=True):
+                await self.issue_stack(seat, entry)
         return entries
 
+    async def issue_stack(self, seat: int, entry: str) -> None:
+        """The dealer places the starting stack the console suggests from the tray on the
+        seat's Ante; the table issues it as the reader reads it; the player picks it up."""
+        [line] = [x for x in self.status()["chips"]["to_issue"] if x["seat"] == seat]
+        lying = {u for uids in self.chips.table().values() for u in uids}
+        free: dict[int, list[bytes]] = {}
+        registry = self.chips.registry
+        for chip in registry:
+            if (chip.chip_set == registry.chip_set and chip.uid not in lying
+                    and self.chips.owner_of(chip.uid) is None):
+                free.setdefault(chip.value_cents, []).append(chip.uid)
+        uids = [u for b in line["breakdown"] for u in free[b["value_cents"]][:b["count"]]]
+        self.chips.place(seat, "ante", uids=uids)
+        await self.until(f"seat {seat}'s stack to be issued",
+                         lambda s: entry in s["chips"]["held"])
+        self.chips.seat_entries[seat] = entry
+        self.sync_owners()
+        self.chips.remove(seat, "ante")
+        await self.until(f"seat {seat}'s stack to be picked up",
+                         lambda s: not s["spots"].get(str(seat)))
+
+    def sync_owners(self) -> None:
+        """The players know their chips as the table's float binds them."""
+        assert self.daemon.service is not None
+        holders = self.daemon.service.core.chips.chip_float.holders()
+        registry = self.chips.registry
+        self.chips.owners = {c.uid: holders.get(c.uid) for c in registry
+                             if c.chip_set == registry.chip_set}
+
     async def place_wagers(self, seats: Sequence[int], ante: int = 2_500) -> None:
-        """Ante and Odds on each seat, until the table sees them."""
+        """Ante and Odds on each seat from its entry's chips, until the table sees them."""
+        self.sync_owners()
         for seat in seats:
             self.chips.place(seat, "ante", ante)
             self.chips.place(seat, "odds", ante)

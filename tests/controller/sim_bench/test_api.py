@@ -22,30 +22,35 @@ async def test_chips_placed_become_the_wager_and_a_dealt_card_reaches_the_hand(
         tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        [entry] = await table.open_heat((1,))
+        [entry] = await table.open_heat((1,), stacks=False)
         dealer = await table.sign_in(DEALER)
 
-        # The starting stack from the tray, issued at the console, handed to the player.
+        # The starting stack from the tray, issued by the table as it reads it (no button,
+        # D460), handed to the player.
         status, answer = await bench.post("/api/chips/place", {"seat": 1, "spot": "ante",
                                                                "cents": 200_000,
                                                                "from": "tray"})
         assert (status, answer["ok"]) == (200, True), answer
         await table.until("the stack to be read", lambda s: spots(s, 1) == {"ante": 200_000})
-        await table.act(dealer, "issue_chips", seat=1)
+        await table.until("the stack to be issued",
+                          lambda s: entry in ((s.get("chips") or {}).get("held") or {}))
         status, answer = await bench.post("/api/chips/take", {"seat": 1, "spot": "ante"})
         assert status == 200 and "took R2,000.00" in answer["done"]
         await table.until("the stack to be picked up", lambda s: spots(s, 1) == {})
         _, state = await bench.get("/api/state")
         assert state["devices"]["rfid"]["seats"]["1"] == {"entry_id": entry, "stack": 200_000}
 
-        # Wagers from the seat's stack (R500 chips: the dealer colours change from the tray,
-        # as the simulated dealer does); then R1,000 of its own chips. The status shows the
-        # wagers, the bench what lies where and what the stack holds.
-        for spot in ("ante", "odds"):
-            status, answer = await bench.post("/api/chips/place",
-                                              {"seat": 1, "spot": spot, "cents": 2_500})
-            assert status == 200, answer
-            assert "from seat 1's stack with change from the tray" in answer["done"]
+        # Wagers from the seat's stack (R500 chips: the first is changed on the spot, from
+        # the tray, as a table requiring issued chips sees it; the Odds comes from the
+        # change); then R1,000 of its own chips. The status shows the wagers, the bench what
+        # lies where and what the stack holds.
+        status, answer = await bench.post("/api/chips/place",
+                                          {"seat": 1, "spot": "ante", "cents": 2_500})
+        assert status == 200, answer
+        assert "with change made on the spot (R500.00 changed from the tray)" in answer["done"]
+        status, answer = await bench.post("/api/chips/place",
+                                          {"seat": 1, "spot": "odds", "cents": 2_500})
+        assert status == 200 and "change" not in answer["done"], answer
         status, answer = await bench.post("/api/chips/place",
                                           {"seat": 1, "spot": "trips_plus", "cents": 100_000})
         assert (status, answer["done"]) == (200, "placed R1,000.00 (2 chips) from seat 1's"
@@ -55,10 +60,10 @@ async def test_chips_placed_become_the_wager_and_a_dealt_card_reaches_the_hand(
         _, state = await bench.get("/api/state")
         rfid = state["devices"]["rfid"]
         assert rfid["lying"] == {"1/ante": 2_500, "1/odds": 2_500, "1/trips_plus": 100_000}
-        assert rfid["seats"]["1"]["stack"] == 100_000
+        assert rfid["seats"]["1"]["stack"] == 95_000  # R2,000 less the three wagers
         status, answer = await bench.post("/api/chips/place",
                                           {"seat": 1, "spot": "play", "cents": 150_000})
-        assert status == 409 and "seat 1's stack holds R1,000.00" in answer["error"]
+        assert status == 409 and "seat 1's stack holds R950.00" in answer["error"]
         status, _ = await bench.post("/api/chips/take", {"seat": 1, "spot": "trips_plus"})
         await table.until("trips taken", lambda s: spots(s, 1) == {"ante": 2_500, "odds": 2_500})
 
@@ -86,7 +91,7 @@ async def test_bad_input_is_refused_with_the_reason_and_changes_nothing(
         tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         cases = [
             ("/api/shoe/deal", {"card": "Xz"}, 400, "card: invalid card 'Xz'"),
             ("/api/shoe/deal", {"card": 7}, 400, "card: a card such as"),
@@ -132,7 +137,7 @@ async def test_bad_input_is_refused_with_the_reason_and_changes_nothing(
 async def test_take_an_amount_then_the_rest(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         status, _ = await bench.post("/api/chips/place", {"seat": 1, "spot": "ante",
                                                           "cents": 3_750, "from": "tray"})
         assert status == 200
@@ -149,7 +154,7 @@ async def test_take_an_amount_then_the_rest(tmp_path: Path) -> None:
 async def test_unplug_plug_faults_and_a_tap_reach_the_daemon(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         status, answer = await bench.post("/api/shoe/unplug")
         assert (status, answer["done"]) == (200, "the shoe unplugged")
         await table.until("the shoe's fault", lambda s: any(
@@ -205,7 +210,7 @@ async def test_another_client_gets_403_and_a_device_not_simulated_409(tmp_path: 
 async def test_a_jammed_shoe_a_power_cut_and_an_unknown_chip(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         status, answer = await bench.post("/api/shoe/state", {"state": "jam"})
         assert (status, answer["done"]) == (200, "the shoe reports jam")
         status, answer = await bench.post("/api/shoe/deal", {"card": "Ks"})

@@ -98,7 +98,7 @@ async def test_a_whole_hand_through_the_bench_with_the_console_open(tmp_path: Pa
     problems: list[str] = []
     async with bench_table(tmp_path) as bench, two_pages(problems) as (page, console):
         table = bench.table
-        [entry] = await table.open_heat((1,))
+        [entry] = await table.open_heat((1,), stacks=False)
         await console.goto(f"{table.url}/")
         await console.wait_for_selector("#live.on", timeout=WAIT_MS)
         await sign_in_on_page(console, DEALER)
@@ -107,14 +107,18 @@ async def test_a_whole_hand_through_the_bench_with_the_console_open(tmp_path: Pa
                                      timeout=WAIT_MS)
         assert await page.get_attribute("#console-link", "href") == f"{table.url}/"
 
-        # The starting stack from the tray; the dealer issues it; the player picks it up.
+        # The starting stack from the tray, as the console's line says; the table issues it
+        # as the reader reads it (no button, D460); the player picks it up.
+        await console.wait_for_function(
+            "() => (document.querySelector('#stacks .stack-line[data-seat=\"1\"]') || {})"
+            ".textContent?.includes('place R2,000.00 from the tray')", timeout=WAIT_MS)
         await chips(page, 1, "ante", "R2,000")
         assert "placed R2,000.00" in await press(page, "#place-tray")
-        await table.until("the stack on the ante", lambda s: spots(s, 1) == {"ante": 200_000})
-        await console.click('#actions [data-action="issue_chips"]')
-        await console.select_option("#ask-seat", "1")
-        await console.click("#ask-ok")
-        await banner_text(console, "good", "chips issued")
+        await table.until("the stack to be issued",
+                          lambda s: entry in ((s.get("chips") or {}).get("held") or {}))
+        await console.wait_for_function(
+            "() => document.querySelector('#stacks .stack-line[data-seat=\"1\"]') === null",
+            timeout=WAIT_MS)
         assert "took R2,000.00" in await press(page, "#take-all")
         await page.wait_for_function(
             "() => document.querySelector('#felt tbody tr[data-seat=\"1\"]').cells[2]"
@@ -126,7 +130,8 @@ async def test_a_whole_hand_through_the_bench_with_the_console_open(tmp_path: Pa
         refused = await press(page, "#place-stack", ok=False)
         assert "seat 1's stack holds R2,000.00: it cannot wager R5,000.00" in refused
 
-        # Ante and Odds from the seat's stack; the dealer calls no more bets.
+        # Ante and Odds from the seat's stack (the Ante's R500 chip changed on the spot);
+        # the dealer calls no more bets.
         for spot in ("ante", "odds"):
             await chips(page, 1, spot, "25")
             assert "from seat 1's stack" in await press(page, "#place-stack")

@@ -23,7 +23,7 @@ def _bench(*args: str) -> subprocess.CompletedProcess[str]:
 async def test_each_action_answers_in_one_line_with_its_exit_code(tmp_path: Path) -> None:
     async with bench_table(tmp_path) as bench:
         table = bench.table
-        await table.open_heat((1,))
+        await table.open_heat((1,), stacks=False)
         url = ("--bench-url", bench.url)
 
         async def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -14,18 +14,23 @@ from game.chips.spot_book import SpotBook
 from game.messages.chips import ChipsReconciled
 from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.messages.table import Alert
+from game.poker.cards import parse_card
 from game.table.core import Decision
 from game.table.inputs import (
+    CardSeen,
     ChipsSeen,
     IssueChips,
     NoMoreBets,
     ReturnChips,
+    SettleHand,
     WagerKeyed,
     decode_input,
 )
+from game.table.snapshot import restore_snapshot, take_snapshot
+from game.table.snapshot_fields import uid_text
 from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS
-from tests.game.table.test_table_console import ROSTER, SETTINGS, play_winning_hand
+from tests.game.table.test_table_console import CARDS, ROSTER, SETTINGS, play_winning_hand
 from tests.game.table.test_table_console import Feed as ConsoleFeed
 
 R25 = 2_500
@@ -56,6 +61,12 @@ def start(feed: Feed, *entries: tuple[str, int]) -> Feed:
         assert feed(DeskOrder(command=Seat(entry_id=entry, seat=seat))).ok
     feed.sign_in("D12")
     return feed
+
+
+def assert_issued(feed: Feed, seat: int) -> None:
+    """The reader issued the seat's stack by itself (no button) once it read it exactly."""
+    assert seat not in feed.core.chips.unissued(feed.core.session)
+    assert feed.core.chips.chip_float.held_by(feed.core.chips.seats[seat])
 
 
 def alerts(decision: Decision, kind: str) -> list[Alert]:
@@ -139,30 +150,44 @@ def test_any_sequence_of_reads_never_counts_a_uid_twice(reads: list[tuple[int, s
 # ---- issuing, pooling, payouts ------------------------------------------------------------
 
 
-def test_the_dealer_issues_the_stack_lying_on_the_spots_and_a_wrong_stack_is_an_alert() -> None:
+def test_the_reader_issues_the_stack_it_reads_and_a_wrong_stack_says_what_is_missing() -> None:
     feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
-    feed.place(1, "ante", list(range(0, 79)))  # R1,975
-    short = feed(IssueChips(seat=1, by="D12"))
+    [line] = [x for x in feed.core.status()["chips"]["to_issue"] if x["seat"] == 1]
+    assert line["say"] == "Seat 1: place R2,000.00 from the tray on the seat's spot"
+    assert sum(b["value_cents"] * b["count"] for b in line["breakdown"]) == STACK
+    short_read = feed.place(1, "ante", list(range(0, 79)))  # R1,975: nothing issued
+    assert alerts(short_read, "chip_issue_wrong") == []
+    assert feed.core.chips.chip_float.held_by("E1") == ()
+    [line] = [x for x in feed.core.status()["chips"]["to_issue"] if x["seat"] == 1]
+    assert (line["missing_cents"], line["over_cents"]) == (R25, 0)
+    assert line["say"] == "Seat 1: R1,975.00 read of R2,000.00: add R25.00"
+    short = feed(IssueChips(seat=1, by="D12"))  # the button, kept as a fallback, says why
     assert not short.ok and "worth R1,975.00, the starting stack is R2,000.00: add R25.00" in (
         str(short.error))
     assert alerts(short, "chip_issue_wrong")
-    feed.place(1, "ante", list(range(0, 80)))
-    issued = feed(IssueChips(seat=1, by="D12"))
-    assert issued.ok and issued.detail == {"entry_id": "E1", "issued": 80, "value": 200_000}
+    feed.place(1, "ante", list(range(0, 81)))  # R2,025: over
+    [line] = [x for x in feed.core.status()["chips"]["to_issue"] if x["seat"] == 1]
+    assert line["over_cents"] == R25 and "take R25.00 back to the tray" in line["say"]
+    feed.place(1, "ante", list(range(0, 80)))  # exactly the stack: issued, no button
     assert feed.core.chips.chip_float.held_by("E1") == tuple(uid(n) for n in range(80))
+    assert [x["seat"] for x in feed.core.status()["chips"]["to_issue"]] == [2]
     again = feed(IssueChips(seat=1, by="D12"))
     assert "already has its starting stack issued" in str(again.error)
-    # Seat 2 stacks one of E1's chips among float chips: refused, it is not the float's.
+    # Seat 2 stacks one of E1's chips among float chips: not issued, the screen says why.
     feed.place(1, "ante", [])
     feed.place(2, "ante", [*range(100, 179), 3])
+    assert feed.core.chips.chip_float.held_by("E2") == ()
+    [line] = feed.core.status()["chips"]["to_issue"]
+    assert line["wrong"] == ["chip E004000000000003 is issued to entry E1, not in the float"]
     pooled = feed(IssueChips(seat=2, by="D12"))
     assert "chip E004000000000003 is issued to entry E1, not in the float" in str(pooled.error)
+    assert feed.core.status() == feed.replayed().status()  # issued from the journaled reads
 
 
 def test_a_chip_of_one_entry_on_another_entrys_spot_is_pooling_and_counts_nothing() -> None:
     feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
     feed.place(1, "ante", list(range(80)))
-    assert feed(IssueChips(seat=1, by="D12")).ok
+    assert_issued(feed, 1)
     feed.place(1, "ante", [])
     moved = feed.place(2, "ante", [4, 200])
     [alert] = alerts(moved, "chip_pooling")
@@ -194,12 +219,18 @@ def test_a_loss_taken_returns_the_entrys_chips_to_the_float() -> None:
 
 
 def test_a_static_registry_still_issues_and_its_chips_return_to_the_float() -> None:
-    chips = ChipFloat(registry(c1="E9", c2="E9"))
+    chips = ChipFloat(registry(c1="E9", c2="E9"), require_issued=False)
     assert chips.issued_to("E9") == (uid(1), uid(2))
     assert chips.check(uid(1), entry="E1") is not None  # issued to E9 statically
     done = chips.reconcile("E9", 3, frozenset({uid(1)}))
     assert (done.returned, done.missing, done.missing_cents) == ((uid(1),), (uid(2),), R25)
     assert chips.check(uid(1), entry="E1") is None  # back in the float: counts for anyone
+    required = ChipFloat(registry(c1="E9"))  # the default (D460): a float chip is an alert
+    required.reconcile("E9", 3, frozenset({uid(1)}))
+    problem = required.check(uid(1), entry="E1", seat=1)
+    assert problem is not None and problem.kind == "not_issued"
+    required.set_open(frozenset({1}))  # a stack being placed or a payout paid on seat 1
+    assert required.check(uid(1), entry="E1", seat=1) is None
     try:
         chips.issue("E1", frozenset({uid(2)}), seat=1, stack_cents=R25)
     except FloatError as exc:
@@ -214,7 +245,7 @@ def test_a_static_registry_still_issues_and_its_chips_return_to_the_float() -> N
 def test_returned_chips_reconcile_with_nothing_missing() -> None:
     feed = start(Feed(verify_payouts=False), ("E1", 1))
     feed.place(1, "ante", list(range(80)))
-    assert feed(IssueChips(seat=1, by="D12")).ok
+    assert_issued(feed, 1)
     feed.place(1, "ante", [])
     assert "still playing" in str(feed(ReturnChips(seat=1, by="D12")).error)
     assert feed(DeskOrder(command=Unseat(seat=1))).ok
@@ -235,7 +266,7 @@ def test_chips_missing_at_heat_close_are_reported_and_an_alert() -> None:
     feed = start(Feed(verify_payouts=False), ("E1", 1), ("E2", 2))
     for seat, first in ((1, 0), (2, 100)):
         feed.place(seat, "ante", list(range(first, first + 80)))
-        assert feed(IssueChips(seat=seat, by="D12")).ok
+        assert_issued(feed, seat)
         feed.place(seat, "ante", [])
     for seat in (1, 2):
         assert feed(DeskOrder(command=Unseat(seat=seat))).ok
@@ -269,3 +300,109 @@ def test_an_entry_that_was_never_issued_chips_and_holds_none_is_not_reported() -
     assert back.ok and back.detail["missing"] == 0 and reconciled(back) == []
     closed = feed(DeskOrder(command=CloseHeat()))
     assert closed.ok and reconciled(closed) == [] and not alerts(closed, "chips_missing")
+
+
+# ---- the float by default (D460): require_issued on a table that checks its payouts -------
+
+
+def test_by_default_no_hand_opens_before_the_stack_is_issued_and_a_tray_chip_is_an_alert(
+) -> None:
+    feed = start(Feed(require_issued=True), ("E1", 1))
+    assert feed.core.status()["chips"]["require_issued"] is True
+    refused = feed(NoMoreBets(by="D12"))
+    assert not refused.ok and "starting stack is issued" in str(refused.error)
+    assert "Seat 1: place R2,000.00 from the tray on the seat's spot" in str(refused.error)
+    placing = feed.place(1, "ante", list(range(40)))  # half placed: no alert for tray chips
+    assert alerts(placing, "not_issued") == []
+    feed.place(1, "ante", list(range(80)))
+    assert_issued(feed, 1)
+    feed.place(1, "ante", [])  # handed to the player
+    # The entry's own chips count; a chip from the tray on its spot is an alert, counts nothing.
+    mixed = feed.place(1, "ante", [0, 300])
+    [alert] = alerts(mixed, "not_issued")
+    assert "chip E00400000000012C on seat 1 ante is not issued to any entry" in alert.message
+    assert feed.core.status()["spots"]["1"] == {"ante": R25}
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_by_default_a_payout_paid_from_the_tray_is_no_alert_and_binds_to_the_winner() -> None:
+    feed = start(Feed(require_issued=True), ("E1", 1))
+    feed.place(1, "ante", list(range(80)))
+    assert_issued(feed, 1)
+    feed.place(1, "ante", [])
+    feed.place(1, "ante", [0])
+    feed.place(1, "odds", [1])
+    assert feed(NoMoreBets(by="D12")).ok
+    hand = feed.core.hand
+    assert hand is not None
+    queues = {k: list(v) for k, v in CARDS.items()}
+    while (target := hand.next_target) is not None:
+        kind = target.kind if target.kind in queues else "burn"
+        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.place(1, "play", [2])
+    assert feed(SettleHand(by="D12")).ok
+    paying = [feed.place(1, "ante", [0, 300]), feed.place(1, "play", [2, 301])]
+    assert [a for d in paying for a in alerts(d, "not_issued")] == []
+    assert feed.core.payout is None  # verified
+    assert {uid(300), uid(301)} <= set(feed.core.chips.chip_float.held_by("E1"))
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_the_suggested_stack_is_exact_playable_and_from_the_chips_there_are() -> None:
+    from game.chips.float import suggest_stack
+    free = {250: 400, 2_500: 4_000, 10_000: 1_500, 50_000: 400}
+    assert suggest_stack(200_000, free) == {50_000: 2, 2_500: 40}  # half in R25s, not R2.50s
+    assert suggest_stack(200_000, {2_500: 20, 50_000: 3}) == {50_000: 3, 2_500: 20}
+    assert suggest_stack(200_000, {50_000: 3}) == {}  # the float cannot make it
+    for stack in (2_500, 77_500, 200_000, 1_000_000):
+        made = suggest_stack(stack, free)
+        assert sum(v * n for v, n in made.items()) == stack
+        assert all(n <= free[v] for v, n in made.items())
+
+
+def test_change_made_on_a_spot_between_hands_binds_the_tray_chips_to_the_entry() -> None:
+    feed = start(Feed(require_issued=True), ("E1", 1))
+    feed.place(1, "ante", list(range(80)))
+    assert_issued(feed, 1)
+    feed.place(1, "ante", [])
+    feed.place(1, "ante", [0, 1, 2, 3])  # the player puts R100 of its chips down for change
+    feed.place(1, "ante", [])  # the dealer takes them to the tray
+    half = feed.place(1, "ante", [300, 301])  # and counts the change out: no alert meanwhile
+    done = feed.place(1, "ante", [300, 301, 302, 303])
+    assert alerts(half, "not_issued") == alerts(done, "not_issued") == []
+    held = set(feed.core.chips.chip_float.held_by("E1"))
+    assert {uid(n) for n in range(300, 304)} <= held and not {uid(n) for n in range(4)} & held
+    assert feed.core.chips.change == {}
+    # Snapshot mid-change, then replay: the same state.
+    feed.place(1, "ante", [])
+    feed.place(1, "odds", [4, 5])
+    feed.place(1, "odds", [])
+    feed.place(1, "odds", [310])  # half the change counted out ...
+    assert feed.core.chips.change[(1, "odds")][0] == "E1"
+    state = take_snapshot(feed.core)
+    assert {"seat": 1, "spot": "odds", "entry_id": "E1",  # (the ante's pick-up is one too)
+            "taken": [uid_text(uid(4)), uid_text(uid(5))],
+            "placed": [uid_text(uid(310))]} in state["chips"]["change"]
+    restored = feed._new()
+    restore_snapshot(restored, state)
+    assert restored.status() == feed.core.status() == feed.replayed().status()
+    feed.place(1, "ante", [6])
+    opened = feed(NoMoreBets(by="D12"))  # ... and the hand opens: that is no change
+    assert opened.ok, opened.error
+    [alert] = alerts(opened, "not_issued")
+    assert "E004000000000136 on seat 1 odds" in alert.message
+    assert feed.core.status()["spots"]["1"] == {"ante": R25}  # the tray chip counts nothing
+    assert feed.core.status() == feed.replayed().status()
+
+
+def test_tray_chips_placed_without_chips_taken_off_are_no_change() -> None:
+    feed = start(Feed(require_issued=True), ("E1", 1))
+    feed.place(1, "ante", list(range(80)))
+    feed.place(1, "ante", [])
+    [alert] = alerts(feed.place(1, "odds", [300]), "not_issued")
+    assert "E00400000000012C" in alert.message and (1, "odds") not in feed.core.chips.change
+    feed.place(1, "odds", [])
+    feed.place(1, "ante", [0])
+    feed.place(1, "ante", [])  # R25 taken off ...
+    over = feed.place(1, "ante", [300, 301])  # ... R50 of tray chips put down: no change
+    assert len(alerts(over, "not_issued")) == 2 and (1, "ante") not in feed.core.chips.change

@@ -175,4 +175,4 @@ def test_every_staff_action_of_the_console_is_checked_at_the_door() -> None:
     assert {"manual_wager", "manual_card", "resolve_alerts", "rule_hand"} <= CHECKED_ACTIONS
     # checked where they are handled, refusing by field and journaling nothing: the manager's
     # lift by the console gate, a slip's entry by the slip printing
-    assert ACTIONS - CHECKED_ACTIONS == {"unlock_staff", "print_slip"}
+    assert {"unlock_staff", "print_slip"} == ACTIONS - CHECKED_ACTIONS

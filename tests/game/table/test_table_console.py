@@ -63,16 +63,20 @@ def uid(n: int) -> bytes:
 class Feed:
     """Feeds a core typed inputs a second apart, keeping them for replay."""
 
-    def __init__(self, *, verify_payouts: bool = True) -> None:
+    def __init__(self, *, verify_payouts: bool = True, require_issued: bool = False) -> None:
         self.verify = verify_payouts
+        self.require_issued = require_issued
         self.core = self._new()
         self.now = T0
         self.inputs: list[tuple[TableInput, datetime]] = []
         self.next_chip = 0
 
     def _new(self) -> TableCore:
+        # Float chips count for any seat here (require_issued off, D30): these tests are about
+        # the console; tests/game/chips/test_chip_float.py plays the default (D460).
         registry = ChipRegistry([Chip(uid=uid(i), value_cents=R25, chip_set="house")
-                                 for i in range(400)], chip_set="house")
+                                 for i in range(400)], chip_set="house",
+                                require_issued=self.require_issued)
         return TableCore(table_id="t07", settings=SETTINGS, paytables=PAYTABLES,
                          deal=DEFAULT_DEAL, registry=registry, verify_payouts=self.verify,
                          lockout=LockoutPolicy(free=3))

@@ -93,8 +93,7 @@ def test_a_reconciliation_made_before_the_entry_was_issued_its_stack_is_kept() -
     feed(ChipsSeen(seat=1, spot="ante", uids=frozenset()))
     feed(ChipsSeen(seat=1, spot="play", uids=frozenset()))
     feed(DeskOrder(command=Seat(entry_id="E1", seat=2)))
-    feed.chips(2, "ante", 200_000)
-    assert feed(IssueChips(seat=2, by="D12")).ok
+    feed.chips(2, "ante", 200_000)  # the reader issues the stack it reads (D460)
     assert feed.core.chips.chip_float.issued_to("E1") != ()
     state = take_snapshot(feed.core)
     assert [r["issued"] for r in state["chips"]["reconciled"]] == [[]]
@@ -165,7 +164,7 @@ def _registry(*, extra: bool = False) -> ChipRegistry:
     chips = [Chip(uid=uid(i), value_cents=2_500, chip_set="house") for i in range(400)]
     if extra:
         chips.append(Chip(uid=uid(999), value_cents=2_500, chip_set="house"))
-    return ChipRegistry(chips, chip_set="house")
+    return ChipRegistry(chips, chip_set="house", require_issued=False)  # as the Feed's
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -252,10 +251,11 @@ ACCOUNTED = {
               "marker_set": "config", "registry": "config", "seat_entries": "derived",
               "_wager_cache": "derived"},
     "chips": {"_pay_after": "chips", "_pay_before": "chips", "_pay_entries": "chips",
-              "chip_float": "chips", "seats": "chips", "spots": "spots"},
+              "chip_float": "chips", "seats": "chips", "spots": "spots", "change": "chips"},
     "chip_float": {"_in_play": "derived", "_owner": "chips", "_static": "derived",
                    "issued": "chips", "reconciled": "chips", "registry": "config",
-                   "version": "derived"},
+                   "version": "derived", "require_issued": "config",
+                   "open_seats": "derived", "open_spots": "derived"},
     "staff": {"lockout": "staff", "roster": "staff", "signed_in": "staff"},
     "lockout": {"_failures": "staff", "policy": "config"},
     "decks": {"holds": "decks", "last_window": "decks", "limits": "constant",
