@@ -15,10 +15,11 @@
     panel = S.el("section", "panel stacks-panel hidden");
     panel.id = "stacks";
     panel.setAttribute("aria-live", "polite");
-    const side = document.querySelector(".side");
-    const actions = S.$("actions");
-    if (side && actions) side.insertBefore(panel, actions);
-    else document.body.appendChild(panel);
+    // On the table view above the seats it is for: in the grid's hand area at every size and
+    // step (D403), where the dealer looks at seating, not under the page.
+    const seats = S.$("seats");
+    if (seats && seats.parentNode) seats.parentNode.insertBefore(panel, seats);
+    else (document.querySelector("main") || document.body).appendChild(panel);
   }
 
   function line(x) {

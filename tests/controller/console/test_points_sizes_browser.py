@@ -1,7 +1,10 @@
-"""Issue 32's points 3, 4 and 6 on the dealer's screens tables have, in real chromium against a
-real table daemon (simulated shoe, chip reader and receipt printer behind the real drivers):
+"""Issue 32's points 3, 4, 5 and 6 on the dealer's screens tables have, in real chromium against
+a real table daemon (simulated shoe, chip reader and receipt printer behind the real drivers):
 one daemon per size (1024x600, 1280x800, 1920x1080), one walk through the steps.
 
+- Point 5, the chip float at seating: each seated entry's starting stack to place from the
+  tray, above the seats; a stack short by R25.00 says so; read exactly, it is issued by the
+  table and its line goes.
 - Point 3, input checked at the door: the Manual wager dialog; an amount not in the table's
   smallest chip and a seat unseated while the dialog was open are refused, the red banner
   names the field as the table answered, and nothing changes (no record, the spots as read).
@@ -61,6 +64,9 @@ ALERTS = 13  # the issue's count: 13 cards keyed while a hand was paused
 STRANGER = "::1"  # the console's other admitted address: another terminal
 # The slip page at the participant's smallest display too, in one walk (it is the same page).
 SLIP_EXTRA_SIZES = {(1024, 600): [(800, 480)]}
+STACK_LINE = ("([seat, words]) => { const n = document.querySelector("
+              "`#stacks .stack-line[data-seat=\"${seat}\"]`);"
+              " return n !== null && n.textContent.includes(words); }")
 REFUSED_400 = ("console error: Failed to load resource: the server responded with a status of"
                " 400 (Bad Request)")
 ASK = ["#ask .dialog", "#ask-title", "#ask-ok", "#ask [data-close]"]
@@ -143,6 +149,36 @@ async def test_the_door_the_supervisor_and_the_slip_at_each_dealer_size(
         await page.goto(f"{table.url}/")
         await page.wait_for_selector("#live.on", timeout=WAIT_MS)
         await sign_in_on_page(page, SUPERVISOR)
+
+        # ---- point 5: the starting stacks to issue at seating, followed as the reader reads --
+        stacks = ["#phase", "#stacks h2", "#stacks .stack-line", "#seats .seat-head",
+                  "#seats .chips"]
+        for seat in (1, 2, 3):
+            await page.wait_for_function(STACK_LINE, arg=[seat, f"Seat {seat}: place R2,000.00"
+                                                          " from the tray"], timeout=WAIT_MS)
+        await screen_shot(page, size, "stacks-to-issue")
+        found = await fits(page, stacks)
+        assert found == [], found
+        table.chips.place(1, "ante", 197_500, float_only=True)
+        await page.wait_for_function(STACK_LINE, arg=[1, "R1,975.00 read of R2,000.00: add"
+                                                      " R25.00"], timeout=WAIT_MS)
+        assert await fits(page, stacks) == []
+        await screen_shot(page, size, "stacks-short")
+        table.chips.place(1, "odds", 2_500, float_only=True)  # exactly the stack: issued
+        await table.until("seat 1's stack issued", lambda s: entries[0] in s["chips"]["held"])
+        await page.wait_for_function(
+            "() => document.querySelector('#stacks .stack-line[data-seat=\"1\"]') === null",
+            timeout=WAIT_MS)
+        assert await fits(page, stacks) == []
+        await screen_shot(page, size, "stacks-one-issued")
+        table.chips.seat_entries[1] = entries[0]  # the player picks the stack up
+        table.sync_owners()
+        table.chips.remove(1, "ante")
+        table.chips.remove(1, "odds")
+        await table.until("seat 1's stack picked up", lambda s: not s["spots"].get("1"))
+        for seat, entry in ((2, entries[1]), (3, entries[2])):
+            await table.issue_stack(seat, entry)
+        await page.wait_for_selector("#stacks", state="hidden", timeout=WAIT_MS)
 
         # ---- point 3: the Manual wager dialog; refusals name the field, nothing changes ----
         spots, wagers = table.status()["spots"], _records(table, "manual_wager")
