@@ -101,6 +101,9 @@ async def scores_recorded(table: ConsoleTable) -> list[str]:
         await table.desk("seat", entry_id=entry, seat=seat, entry_code=f"K7-4{seat}F",
                          name=f"Zoë M{seat}.", pin_hash=hash_secret(PLAYER_PIN[seat], SALT))
         entries.append(entry)
+    await table.until("seated", lambda s: len(s.get("seats", {})) == 2)
+    for seat, entry in zip((1, 2), entries, strict=True):  # the stacks issued (D460)
+        await table.issue_stack(seat, entry)
     dealer = await table.sign_in(DEALER)
     for _ in range(2):
         await table.play_hand(dealer)
