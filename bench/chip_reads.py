@@ -65,7 +65,7 @@ def seated_core() -> tuple[TableCore, dict[int, list[bytes]]]:
     for seat, chips in stacks.items():
         at += timedelta(seconds=1)
         core.apply(ChipsSeen(seat=seat, spot="ante", uids=frozenset(chips)), at)
-        if seat in core.chips.unissued(core.session):  # the reader issues it (D460)
+        if seat in core.chips.unissued(core.session):  # the reader issues it (D346)
             raise SystemExit(f"seat {seat}'s stack was not issued as read")
         core.apply(ChipsSeen(seat=seat, spot="ante", uids=frozenset()), at)
     return core, stacks

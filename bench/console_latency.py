@@ -170,7 +170,7 @@ class Bench:
 
     async def issue_stack(self, seat: int, entry: str) -> None:
         """The starting stack the console suggests, from the tray on the seat's Ante: the
-        table issues it as read (D460); the player picks it up."""
+        table issues it as read (D346); the player picks it up."""
         chips = self.devices.rfid_sim
         assert chips is not None
         self.sync_owners()  # the stacks issued before are not the tray's

@@ -40,7 +40,7 @@ BETS = SeatWagers(ante=2 * R25, odds=2 * R25, trips_plus=R25)
 
 def _registry() -> ChipRegistry:
     """Fresh R25 tray chips wagered as they come: float chips count for any seat (the
-    table's `require_issued` off, as its config says; D460 is not what this bench times)."""
+    table's `require_issued` off, as its config says; D346 is not what this bench times)."""
     return ChipRegistry([Chip(uid=bytes.fromhex(f"E0040000{i:08X}"), value_cents=R25,
                               chip_set="bench") for i in range(20_000)], chip_set="bench",
                         require_issued=False)

@@ -117,7 +117,7 @@ class TableDaemon:
         self.link: MqttLink | None = None
         self.broker: EmbeddedBroker | None = None
         self.devices: TableDevices | None = None
-        self.recoveries: RecoveryWatch | None = None  # device trouble healed, counted (D461)
+        self.recoveries: RecoveryWatch | None = None  # device trouble healed, counted (D347)
         self.faults: list[str] = []
         self.ready = asyncio.Event()
         self.gate: ConsoleGate | None = None
@@ -338,7 +338,7 @@ class TableDaemon:
                     "error": "action: this house rules on settled hands at the desk only"
                              " ([console] rule_at_table = false)"}
         refused = await self.read_state(lambda: self._door(action, fields))
-        if refused is not None:  # a bad field: refused at the door, nothing journaled (D420)
+        if refused is not None:  # a bad field: refused at the door, nothing journaled (D341)
             return {"ok": False, "error": str(refused), "field": refused.field}
         if action == "manual_card":
             applied = await self.ingest("card", {"card": fields.get("card"), "source": "manual",
@@ -404,7 +404,7 @@ class TableDaemon:
         return out
 
     async def _watch_recoveries(self, every: float) -> None:
-        """Journal the play devices' healed trouble as counted notices (D461)."""
+        """Journal the play devices' healed trouble as counted notices (D347)."""
         assert self.devices is not None, "started once the devices are open"
         self.recoveries = RecoveryWatch(
             {"shoe": self.devices.shoe.health, "rfid": self.devices.rfid.health},

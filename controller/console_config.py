@@ -24,7 +24,7 @@ _KEYS: Final = frozenset({
     "signin_backoff_max_seconds", "signin_forget_minutes", "tap_seconds", "signatures",
     "rule_at_table", "require_issued", "recovery_notice_seconds",
 })
-# Keys of the fixed lock-out a stranger could trigger, replaced by the back-off (D440).
+# Keys of the fixed lock-out a stranger could trigger, replaced by the back-off (D344).
 _REPLACED: Final = {
     "lockout_failures": "signin_free_failures (failures from one terminal before the back-off)",
     "lockout_minutes": "signin_backoff_seconds and signin_backoff_max_seconds (the back-off's"
@@ -42,10 +42,10 @@ class ConsoleConfig:
     allowed_clients: tuple[str, ...] = ("127.0.0.1", "::1")
     acknowledge_with: tuple[str, ...] = ("card",)  # every method listed is required
     verify_payouts: bool = True
-    # A float chip on a seated entry's spot is an alert (D460). None: not set (true).
+    # A float chip on a seated entry's spot is an alert (D346). None: not set (true).
     require_issued: bool | None = None
     # How often device trouble the drivers healed by themselves is journaled, one notice per
-    # device with the counts (D461).
+    # device with the counts (D347).
     recovery_notice_seconds: float = 60.0
     session_minutes: int = 720  # a signed-in session ends after this long idle
     signin_free_failures: int = 3  # failed sign-ins from a terminal before the back-off
@@ -54,10 +54,10 @@ class ConsoleConfig:
     signin_forget_minutes: int = 60  # a count with no failure for this long starts again
     tap_seconds: float = 30.0  # how long the console waits for a card tap
     signatures: Path | None = None  # where drawn signatures are kept (default: by the journal)
-    rule_at_table: bool = True  # a supervisor may void or correct a settled hand here (D421)
+    rule_at_table: bool = True  # a supervisor may void or correct a settled hand here (D342)
 
     def backoff(self) -> LockoutPolicy:
-        """The sign-in back-off these settings make (D440)."""
+        """The sign-in back-off these settings make (D344)."""
         return LockoutPolicy(free=self.signin_free_failures,
                              first=timedelta(seconds=self.signin_backoff_seconds),
                              cap=timedelta(seconds=self.signin_backoff_max_seconds),
@@ -71,7 +71,7 @@ def parse_console(data: Any, *, source: str, base: Path) -> ConsoleConfig:
     for old, new in _REPLACED.items():
         if isinstance(data, dict) and old in data:
             raise ConfigError(source, f"console.{old}", "is no longer read: sign-in failures"
-                              f" back off per terminal and staff id; use {new} (D440)")
+                              f" back off per terminal and staff id; use {new} (D344)")
     r = SectionReader(data, source=source, section="console", known=_KEYS)
     get = r.get
     d = ConsoleConfig()

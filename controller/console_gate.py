@@ -5,7 +5,7 @@ reader; the gate checks the secret against the roster the desk sent (slow salted
 worker thread), journals the outcome (never the secret) with the terminal it came from through
 the daemon's one way in, and hands the console a random session token. Repeated failures from
 one terminal for one staff id make that terminal wait before the next try (the back-off,
-D440; the same person signs in at another terminal); a manager may lift a wait
+D344; the same person signs in at another terminal); a manager may lift a wait
 (``unlock_staff``, journaled). Every later staff action carries the token; the
 daemon puts the token's person in the record. A participant acknowledges a score with the
 proofs the house configures (``[console] acknowledge_with``): a tap of the rewards card the

@@ -147,7 +147,7 @@ def recovered_since(before: Mapping[str, int], health: DeviceHealth) -> dict[str
 
 class RecoveryWatch:
     """Journals one `device_alert` of kind "recovered" per device (role -> its ``health``)
-    whose driver healed trouble since the last one, with the counts (D461): every ``every``
+    whose driver healed trouble since the last one, with the counts (D347): every ``every``
     seconds (`run`), and when asked (`flush`: a rehearsal's end). A device down now waits
     until it is back (its counts carry over)."""
 

@@ -1,5 +1,5 @@
 """The ``[printer]`` section of the table config: the table's receipt printer for score slips
-(docs/table-config.md, "[printer]"; decision D481). No printer unless the section names one.
+(docs/table-config.md, "[printer]"; decision D350). No printer unless the section names one.
 
     kind = "none"            no receipt printer (the default): slips print through a browser
     kind = "escpos-serial"   device = "/dev/ttyUSB1", baudrate = 9600

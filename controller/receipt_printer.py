@@ -1,6 +1,6 @@
 """The table's receipt printer: a score slip (`controller.slip_layout.SlipLayout`) as ESC/POS
 bytes, and those bytes sent to an ESC/POS printer on a serial port, USB or the network, through
-python-escpos (the optional extra ``printer``; decision D481).
+python-escpos (the optional extra ``printer``; decision D350).
 
 - `receipt_bytes(layout, columns)`: the slip's ESC/POS job, built in memory (python-escpos's
   ``Dummy`` printer: no I/O): initialise, the lines, the code large, the QR code by the

@@ -4,7 +4,7 @@ slip, `controller.console.slip`, and the receipt printer's, `controller.receipt_
 the QR code's payload (`qr_payload`).
 
 The QR code carries what identifies the signed ``score.recorded`` message and its code, so a
-scanner at the desk finds the message without typing 64 hex digits (decision D480)::
+scanner at the desk finds the message without typing 64 hex digits (decision D349)::
 
     showdown-slip:1:<table>:<seq>:<verification code, 64 lower-case hex digits>
 """

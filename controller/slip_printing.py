@@ -1,6 +1,6 @@
 """A score slip printed on the table's receipt printer: the console's ``print_slip`` action
 (a dealer or supervisor presses Print) and, when ``[printer] print_on_acknowledge``, the slip
-printed by itself once a participant acknowledges a score (decision D482).
+printed by itself once a participant acknowledges a score (decision D351).
 
 Every attempt that reaches the printer is journaled as a ``slip`` input (`SlipPrinted`: the
 entry, the message and code printed, who pressed Print, printed or why not), whatever the

@@ -122,7 +122,7 @@ class DeviceAlert:
         return "info" if self.kind in ROUTINE_ALERT_KINDS else "warning"
 
 
-# A driver's counters of trouble it put right by itself (D461), and how people read them: a
+# A driver's counters of trouble it put right by itself (D347), and how people read them: a
 # refused frame the device sent again, a frame it flagged as sent again, a command resent after
 # no answer, a connection back after it was lost or stalled.
 RECOVERED: Final[Mapping[str, str]] = {

@@ -123,7 +123,7 @@ def _alerts(session: Session) -> Counter[str]:
 
 def _recovered(session: Session) -> Counter[str]:
     """What the tables' drivers healed by themselves, totalled from their `device_recovered`
-    notices (D461): counter -> count."""
+    notices (D347): counter -> count."""
     rows = session.scalars(select(Message.body).where(Message.type == Alert.TYPE))
     total: Counter[str] = Counter()
     for body in rows:
@@ -194,7 +194,7 @@ def summary(floor: SimulatedFloor) -> None:
         + (f" ({', '.join(f'{spoken(k)} {n}' for k, n in sorted(alerts.items()))})"
            if alerts else ""))
     if recovered:
-        say("recovered device faults (healed by the drivers, D461): " + ", ".join(
+        say("recovered device faults (healed by the drivers, D347): " + ", ".join(
             f"{n} {RECOVERED.get(k, k)}" for k, n in sorted(recovered.items())))
     say(f"faults injected: overpays {r.overpays} (next hands refused {r.hands_refused},"
         f" overridden {r.overrides}), disputes {disputes} (ruled on at the desk), withdrawals"

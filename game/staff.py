@@ -59,9 +59,9 @@ ACTIONS: Final = frozenset({
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",
     "payout_override", "clear_fault",
-    "resolve_alerts", "rule_hand",  # several alerts in one act; a settled hand ruled (D421)
+    "resolve_alerts", "rule_hand",  # several alerts in one act; a settled hand ruled (D342)
 })
-# A manager may do all a supervisor may, and these (D441).
+# A manager may do all a supervisor may, and these (D345).
 MANAGER_ONLY: Final = frozenset({"unlock_staff"})
 
 _SCHEME: Final = "scrypt"
@@ -277,7 +277,7 @@ _MAX_DOUBLINGS: Final = 30  # 2**30 first delays: far past any cap (no overflow)
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LockoutPolicy:
-    """The sign-in back-off (D440): after ``free`` failed sign-ins from one terminal for one
+    """The sign-in back-off (D344): after ``free`` failed sign-ins from one terminal for one
     staff id, each further attempt there waits ``first``, doubled for every further failure,
     never more than ``cap``; a count with no failure for ``forget`` starts again at zero."""
 

@@ -2,9 +2,9 @@
 
 - at seating, the entry's starting stack is taken from the tray (float chips only) and placed
   on the seat's Ante spot; the table issues it by itself once its reader reads exactly the
-  stack (D460), then it is handed to the player;
+  stack (D346), then it is handed to the player;
 - before a hand, a player whose own chips cannot make its wagers gets change on the spot, as
-  a table requiring issued chips sees it (D460): its largest chips put down on the Ante and
+  a table requiring issued chips sees it (D346): its largest chips put down on the Ante and
   read, taken to the tray and read gone, the same value counted out from the tray on the
   Ante (the table binds it to the entry) and picked up;
 - after each payout the table verified, the chips that moved are noted the way the table

@@ -97,7 +97,7 @@ def registry() -> ChipRegistry:
              for d, (value, count) in enumerate(_DENOMS, start=1) for n in range(count)]
     chips += [Chip(uid=bytes([0xE0, 0x04, 9, 0, 0, 0, 0, n]), value_cents=50_000,
                    chip_set=MARKER_SET) for n in range(30)]
-    # Float chips count for any seat (require_issued off, D460): the day's players get change
+    # Float chips count for any seat (require_issued off, D346): the day's players get change
     # from the tray between hands, off the spots, where a table requiring issued chips
     # cannot see it.
     return ChipRegistry(chips, chip_set=PLAY_SET, require_issued=False)

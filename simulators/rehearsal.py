@@ -71,7 +71,7 @@ class RehearsalTable(VirtualTable):
         self._pending_overpay: FaultSpec | None = None
         self._power: FaultRecord | None = None  # a power cut waiting for its card to leave
         self.decks = _FaultDecks(self.decks, self)
-        # Journals the device trouble healed since the last notice (D461), before the report.
+        # Journals the device trouble healed since the last notice (D347), before the report.
         self.flush_recoveries: Callable[[], Awaitable[None]] | None = None
 
     # ---- the run ----------------------------------------------------------------------

@@ -18,7 +18,7 @@ from wire.messages import Alert
 
 __all__ = ["NOTICES", "FaultRecord", "RunReport", "TableMessage"]
 
-NOTICES = frozenset({"device_recovered"})  # alerts that are notices (D461): never unexpected
+NOTICES = frozenset({"device_recovered"})  # alerts that are notices (D347): never unexpected
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class TableMessage:
     type: str
     kind: str
     message: str
-    counts: tuple[tuple[str, int], ...] = ()  # a recovery notice's counts (D461)
+    counts: tuple[tuple[str, int], ...] = ()  # a recovery notice's counts (D347)
 
     @classmethod
     def of(cls, seq: int, type_: str, body: Mapping[str, Any]) -> TableMessage:

@@ -143,7 +143,7 @@ class VirtualTable:
         self.hands_played = 0
         self.scores: dict[str, int] = {}
         self.faults_injected = 0  # overpays paid on purpose
-        self.changes_made = 0  # change made on a spot before a hand (D460)
+        self.changes_made = 0  # change made on a spot before a hand (D346)
         self.overrides = 0  # payouts a supervisor overrode
         self.taken_back = 0  # overpaid chips the dealer took back
         self.hands_blocked = 0  # no_more_bets the table refused while a payout was wrong
@@ -480,7 +480,7 @@ class VirtualTable:
         self._heat_hand += 1
         await self.settle_payout()
         sim.clear()
-        # read gone chip by chip: a chip that counts nothing (the tray's, D460) shows no amount
+        # read gone chip by chip: a chip that counts nothing (the tray's, D346) shows no amount
         await self.until("the table to be cleared", lambda s: spots_shown(s) == {}
                          and not self.table.chips_lying())
 

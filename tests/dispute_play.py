@@ -60,7 +60,7 @@ class PlayedTable:
             f'[keys]\ntable_key = "{self.key.name}"\n'
             '[shoe]\nkind = "manual"\n[rfid]\nkind = "manual"\n'
             # the hands wager fresh tray chips: float chips count for any seat (D30), as in
-            # the service below; the float by default (D460) is tests/game/chips' business
+            # the service below; the float by default (D346) is tests/game/chips' business
             '[console]\nrequire_issued = false\n'
             '[api]\nsocket = "t07.sock"\n', encoding="utf-8")
         self.service = TableService(

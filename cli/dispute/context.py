@@ -69,6 +69,6 @@ def build_context(config_path: Path, *, table: str, selection: Selection,
                     "first_seconds": cfg.console.signin_backoff_seconds,
                     "max_seconds": cfg.console.signin_backoff_max_seconds,
                     "forget_minutes": cfg.console.signin_forget_minutes},
-        "require_issued": registry.require_issued,  # D460
+        "require_issued": registry.require_issued,  # D346
         "hands_before": hands_before, "records": extra,
     }

@@ -125,7 +125,7 @@ def build_core(table: str, context: Mapping[str, Any]) -> TableCore:
         chips = [Chip(uid=parse_uid(str(c["uid_hex"])), value_cents=int(c["value_cents"]),
                       chip_set=str(c["chip_set"]), issued_to=c.get("issued_to"))
                  for c in context["chips"]]
-        # a bundle from before D460 names no require_issued: its table let float chips count
+        # a bundle from before D346 names no require_issued: its table let float chips count
         registry = ChipRegistry(chips, chip_set=str(context["chip_set"]),
                                 require_issued=bool(context.get("require_issued", False)),
                                 source="context.chips")

@@ -14,7 +14,7 @@ score slip, live updates and the one action endpoint, all in front of `TableDaem
     POST /api/sign-in      {"staff_id", "pin"} or {"method": "card", "wait": s}: sets the
                            session cookie (HttpOnly, SameSite=Strict); the token is never in
                            an answer. Failures back off per client address (the terminal)
-                           and staff id (D440)
+                           and staff id (D344)
     POST /api/sign-out     ends this screen's session and clears the cookie
     POST /api/action       {"action", ...}: a staff action (with the cookie's session) or a
                            participant's acknowledge / dispute / cancel_tap
@@ -69,7 +69,7 @@ _log = get_logger("showdown.console")
 
 def _answer(answer: Mapping[str, Any]) -> JSONResponse:
     if not answer.get("ok") and isinstance(answer.get("field"), str):
-        # refused at the door for a bad field: nothing reached the table (D420)
+        # refused at the door for a bad field: nothing reached the table (D341)
         return JSONResponse({"ok": False, "error": answer.get("error"),
                              "field": answer["field"]}, status_code=400)
     body = {k: v for k, v in answer.items() if k in ("ok", "error", "detail")}

@@ -5,7 +5,7 @@ action checked first and refused with a specific reason (`BenchRefusal`, nothing
   yet dealt in this hand; a card already dealt in the hand is refused;
 - chips are placed on a spot from the seat's stack (the chips the table's float says the
   seated entry holds, off the felt; when its own chips cannot make the amount, change is
-  made on the spot between hands, as a table requiring issued chips sees it (D460), or
+  made on the spot between hands, as a table requiring issued chips sees it (D346), or
   colours change from the tray where the table does not require it) or from the tray (float chips: a
   starting stack, a payout), the values chosen as a dealer counts them; taken off a spot all
   at once or by amount, back to whoever holds them;
@@ -238,7 +238,7 @@ class Bench:
                                             f" wager {format_rand(amount)}")
                 uids = choose_chips(amount, ((u, values[u]) for u in pool))
                 if uids is None and (self.table.status().get("chips") or {}).get(
-                        "require_issued"):  # change made on the spot (D460)
+                        "require_issued"):  # change made on the spot (D346)
                     return await self._change_on_spot(chips, where, entry=entry,
                                                       amount=amount, pool=pool, tray=tray,
                                                       values=values)
@@ -263,7 +263,7 @@ class Bench:
                               values: Mapping[bytes, int]) -> dict[str, Any]:
         """The seat's own chips cannot make `amount`: its largest chips are put on the spot,
         read, taken to the tray and read gone; tray chips worth the same are counted out
-        there, the table binds them to the entry (D460), and the player takes back what
+        there, the table binds them to the entry (D346), and the player takes back what
         is not the wager."""
         seat, spot = where
         hand = self.table.status().get("hand") or {}

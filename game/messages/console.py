@@ -111,7 +111,7 @@ class PayoutChecked:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StaffEvent:
     """Staff signed in or out at the table, failed to, had to wait (``locked``: a sign-in
-    back-off, D440), or a manager lifted a wait (``unlocked``, D441)."""
+    back-off, D344), or a manager lifted a wait (``unlocked``, D345)."""
 
     TYPE: ClassVar[str] = "staff.session"
     event: str

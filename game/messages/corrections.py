@@ -84,7 +84,7 @@ class HandCorrected:
     reason: str = ""
     heat_id: str | None = None
     at: str | None = None
-    made_at: str | None = None  # "table": a supervisor ruled at the table's console (D421)
+    made_at: str | None = None  # "table": a supervisor ruled at the table's console (D342)
 
     @property
     def moved_cents(self) -> int:

@@ -62,7 +62,7 @@ class TableChips:
         self._pay_before: dict[SpotKey, frozenset[bytes]] = {}  # at settlement
         self._pay_after: dict[SpotKey, frozenset[bytes]] = {}  # when the spot was paid
         self._pay_entries: dict[int, str] = {}
-        # change being made on a spot between hands (D460): the entry, its chips taken off
+        # change being made on a spot between hands (D346): the entry, its chips taken off
         # the spot, the float chips placed there since
         self.change: dict[SpotKey, tuple[str, frozenset[bytes], frozenset[bytes]]] = {}
 
@@ -96,7 +96,7 @@ class TableChips:
 
     def spot_changed(self, seat: int, spot: str, before: frozenset[bytes],
                      session: TableSession | None) -> bool:
-        """Change made on a spot between hands (D460): the seated entry's chips taken off it,
+        """Change made on a spot between hands (D346): the seated entry's chips taken off it,
         then, as its next changes, float chips worth the same placed on it: the taken chips
         go back to the float and the placed ones are the entry's. Any other change of the
         spot ends it (the float chips placed count for nobody again). True: chips moved."""

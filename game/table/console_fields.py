@@ -1,5 +1,5 @@
 """Every console action's fields checked against the table at the door, before anything is
-journaled (issue 32, D420): amounts in whole cents and in the table's smallest chip, seats
+journaled (issue 32, D341): amounts in whole cents and in the table's smallest chip, seats
 and spots that exist, cards that exist, card positions, alert ids and hand ids of this table.
 
 A refusal is `FieldRefused`, its text the JSON field's name first and then the reason

@@ -139,7 +139,7 @@ class TableCore:
         self.settings = settings
         self.paytables = paytables
         self.deal = deal
-        # A float chip on a seated entry's spot is an alert (D460) only where the payout check
+        # A float chip on a seated entry's spot is an alert (D346) only where the payout check
         # binds the float chips paid as wins to their entry.
         chip_float = ChipFloat(registry, require_issued=registry.require_issued and verify_payouts)
         self.spots = SpotBook(registry, marker_set=marker_set, chip_float=chip_float)
@@ -288,7 +288,7 @@ class TableCore:
                                    at=format_ts(at)))
             return
         evidence = None
-        if given.counts:  # a recovery notice (D461): what the driver healed, counted
+        if given.counts:  # a recovery notice (D347): what the driver healed, counted
             evidence = {"device": given.device, "role": given.role,
                         "counts": dict(given.counts)}
         self._alert(out, f"device_{given.kind}", f"{given.device}: {given.detail}", at,
@@ -300,7 +300,7 @@ class TableCore:
         self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
         if isinstance(given, PayoutCheckPressed | PayoutOverride):
             if self.payout is None:
-                if isinstance(given, PayoutCheckPressed):  # nothing to check (D400)
+                if isinstance(given, PayoutCheckPressed):  # nothing to check (D335)
                     return {"payout": None, "message": "no payout is waiting to be checked"}
                 raise Refused("no payout is waiting to be checked")
             return self._payout_action(given, at, out)
@@ -366,7 +366,7 @@ class TableCore:
         return {"cleared": given.role}
 
     def _rule_hand(self, given: RuleHand, at: datetime, out: Out) -> dict[str, Any]:
-        """A supervisor's ruling on a settled hand at the table (D421): between hands only,
+        """A supervisor's ruling on a settled hand at the table (D342): between hands only,
         then the desk's path (`HandLedger.correct`) with the supervisor named."""
         session = self._session()
         if session.hand is not None:
@@ -378,12 +378,12 @@ class TableCore:
                 "ruling": corrected.ruling, "moved": corrected.moved_cents}
 
     def _chips_ready(self, out: Out, at: datetime) -> None:
-        """Before a hand opens (D460): every starting stack issued, change ended."""
+        """Before a hand opens (D346): every starting stack issued, change ended."""
         self._stacks_issued()
         self._end_change(out, at)
 
     def _end_change(self, out: Out, at: datetime) -> None:
-        """A hand opens: change not finished is none, its tray chips no wager (D460)."""
+        """A hand opens: change not finished is none, its tray chips no wager (D346)."""
         changing = sorted({seat for seat, _spot in self.chips.change})
         self.chips.end_change()
         self.chips.refresh(self.session)
@@ -391,7 +391,7 @@ class TableCore:
             self._wagers_changed(seat, out, at, source="rfid")
 
     def _stacks_issued(self) -> None:
-        """No hand opens while a seated entry waits for its starting stack (D460), at a table
+        """No hand opens while a seated entry waits for its starting stack (D346), at a table
         that requires issued chips; a seat whose wagers are keyed by hand (the chip reader
         out of service, rule 58) cannot be issued one and does not wait."""
         if not self.chips.chip_float.require_issued:

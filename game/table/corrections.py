@@ -7,7 +7,7 @@ A ruling concerns one entry's result in the hand (the entry that disputed it): `
 takes the hand's net back and gives back the markers it used, and the hand no longer counts
 among the entry's hands (it plays one more, as for a hand voided before settlement);
 ``correct`` makes the hand count the ruled net instead. The ruling comes from the desk (a
-signed `CorrectHand`) or from a supervisor at the table's console (`RuleHand`, D421): the
+signed `CorrectHand`) or from a supervisor at the table's console (`RuleHand`, D342): the
 same checks, the same correcting record, which then says ``made_at: "table"``. Pure: the
 table core (game.table.core) keeps one `HandLedger` per heat and calls it.
 """

@@ -121,7 +121,7 @@ class DeviceTrouble:
     kind: str
     detail: str
     role: str | None = None
-    # kind "recovered" (D461): what the driver healed since the last notice, counter -> count
+    # kind "recovered" (D347): what the driver healed since the last notice, counter -> count
     counts: tuple[tuple[str, int], ...] = ()
 
 

@@ -6,8 +6,8 @@ payout check, scores waiting, who is signed in, the last hands) and the table-le
 caller hands in (``notices``: the bodies of recent ``alert`` messages without an alert id, which
 the core does not keep), and never changes anything. Every amount is given twice, in cents and
 as rand (``{"cents": 2500, "rand": "R25.00"}``); every alert carries what to do about it, and
-identical alerts come as one with a ``count`` (D402). ``cards`` is what lies on the table: the
-hand in play's, or the last hand's until the next opens (D401).
+identical alerts come as one with a ``count`` (D337). ``cards`` is what lies on the table: the
+hand in play's, or the last hand's until the next opens (D336).
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ ALERT_HELP: Final[Mapping[str, str]] = {
                         " put it right by itself (frames sent again, a reader back). Many of"
                         " these in a shift: have the technician check the cable and device.",
 }
-# Alert kinds that are notices: shown, never blocking play, nothing to resolve (D461).
+# Alert kinds that are notices: shown, never blocking play, nothing to resolve (D347).
 NOTICE_KINDS: Final = frozenset({"device_recovered"})
 _DEVICE_HELP: Final = ("The {device} reports a problem: check its cable and power. If it cannot"
                        " be fixed, a supervisor keys cards or wagers by hand (Manual card,"
@@ -375,7 +375,7 @@ def _key(alert: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 def collapse_alerts(alerts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Identical alerts (same kind, words and seat) as one item with ``count`` (D402): the
+    """Identical alerts (same kind, words and seat) as one item with ``count`` (D337): the
     first one's fields, resolvable or clearable if any of them is, and every hand alert's id
     in ``alert_ids`` (so one act can resolve them all); first-seen order."""
     out: dict[tuple[Any, ...], dict[str, Any]] = {}
@@ -399,7 +399,7 @@ def collapse_alerts(alerts: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]
 def _cards(hand_view: Mapping[str, Any] | None,
            last: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The cards on the table: the hand in play's, else the last hand's until the next opens
-    (D401: the dealer pays and takes with the cards still in view)."""
+    (D336: the dealer pays and takes with the cards still in view)."""
     if hand_view is not None:
         holes: dict[str, list[str]] = {}
         for c in hand_view["cards"]:

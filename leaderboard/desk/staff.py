@@ -4,7 +4,7 @@ sent; and the clerks, supervisors and managers who sign in at the desk, their de
 kept only as a hash too (leaderboard.desk.passphrases; their sessions: leaderboard.desk.auth).
 
 The roster carries dealers, supervisors and managers, each under their own role (a manager
-may do at a table all a supervisor may, and lift a sign-in back-off: D441); clerks work only
+may do at a table all a supervisor may, and lift a sign-in back-off: D345); clerks work only
 the desk and are not sent.
 
 Every change (enrol, disable, enable, a new PIN or card) raises the roster's version, a
@@ -295,7 +295,7 @@ def roster(session: Session) -> StaffRoster:
 
 def _table_role(role: str) -> Role:
     """A member's role at a table: dealer, supervisor or manager (a manager may do there all a
-    supervisor may, and lift a sign-in back-off: D441); clerks are not sent."""
+    supervisor may, and lift a sign-in back-off: D345); clerks are not sent."""
     return cast(Role, role)
 
 

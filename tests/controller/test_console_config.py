@@ -1,4 +1,4 @@
-"""The ``[console]`` settings of the sign-in back-off (D440): defaults, bounds, the policy
+"""The ``[console]`` settings of the sign-in back-off (D344): defaults, bounds, the policy
 they make, and the fixed lock-out's old keys refused with what replaces them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Device trouble the drivers heal by themselves is counted and shown (issue 32 point 5, D461):
+"""Device trouble the drivers heal by themselves is counted and shown (issue 32 point 5, D347):
 a simulated shoe sending 5% corrupted frames, refused by the real driver and sent again, leaves
 one `device_alert` of kind "recovered" with the counts in the journal, a `device_recovered`
 alert carrying them, and a notice (not blocking play, nothing to resolve) in the console's

@@ -94,7 +94,7 @@ def test_issued_chips_on_a_seat_without_entry_are_problems(registry: ChipRegistr
 
 
 def test_require_issued_refuses_float_chips() -> None:
-    strict = parse_registry_csv(CSV, source="reg.csv", chip_set="showdown-2026")  # D460
+    strict = parse_registry_csv(CSV, source="reg.csv", chip_set="showdown-2026")  # D346
     assert strict.require_issued
     total, problems = strict.resolve({A1, FLOAT4}, entry="E-1")
     assert total == 2500

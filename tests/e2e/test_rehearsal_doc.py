@@ -364,7 +364,7 @@ class Heat:
     async def starting_stack(self) -> None:
         await self.chips("ante", "R2,000")
         await self.press("#place-tray")
-        await self.until("the stack to be issued as read (D460)", lambda s: bool(
+        await self.until("the stack to be issued as read (D346)", lambda s: bool(
             (s.get("chips") or {}).get("held")))
         await self.console.wait_for_function(
             "() => document.querySelector('#stacks .stack-line') === null", timeout=WAIT_MS)

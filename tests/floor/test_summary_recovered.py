@@ -1,5 +1,5 @@
 """The floor's closing summary totals what the tables' drivers healed by themselves from the
-`device_recovered` notices the central database stored (issue 32 point 5, D461)."""
+`device_recovered` notices the central database stored (issue 32 point 5, D347)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The table's chip float at a running daemon (issue 13, rule 19), through the real USB driver
 on the simulated chip reader: the virtual dealer places each starting stack at seating and
-the table issues it as the reader reads it (no button, D460), the players get change on the
+the table issues it as the reader reads it (no button, D346), the players get change on the
 spot, and the dealer takes every entry's chips back at the end of the heat; the journal shows one
 ``chips.reconciled`` per entry with nothing missing. A chip a player keeps is reported
 missing (and alerted); a player's chip put on another seat's spot is a pooling alert."""

@@ -136,7 +136,7 @@ async def test_a_dealer_cannot_void_a_hand_and_a_supervisor_can(
     async with running(wired.daemon) as stop:
         vt = wired.virtual_table(seed=2, players=1)
         await _seat(vt, "qualifying-void", 1)
-        await issue_stacks(vt)  # placed from the tray, issued as read (D460)
+        await issue_stacks(vt)  # placed from the tray, issued as read (D346)
         await change_on_spot(vt, 1, [[2500, 2500]])  # R500 chips: change on the spot
         vt.chips.place(1, "ante", 2500)
         vt.chips.place(1, "odds", 2500)

@@ -69,7 +69,7 @@
     return m < 60 ? m + " min " + (s % 60) + " s ago" : Math.floor(m / 60) + " h " + (m % 60) + " min ago";
   }
 
-  /* The banner tells the table's answer (D404): "good" (green) only for an answer with
+  /* The banner tells the table's answer (D339): "good" (green) only for an answer with
      ok: true, "bad" (red) with the table's own reason for a refusal, "info" (blue) for a wait
      the person cancelled. It lies under the header and never covers the phase. */
   let bannerTimer = null;
@@ -218,7 +218,7 @@
       phase.className = "phase";
       phase.dataset.phase = "idle";
     }
-    // The step sets the layout (D403): the payout open, a hand in play, a settled hand to pay
+    // The step sets the layout (D338): the payout open, a hand in play, a settled hand to pay
     // from the settlement (no payout check at this table), or between hands.
     document.body.dataset.step = v.payout && !v.payout.complete ? "payout" : v.hand ? "hand"
       : v.settlement && v.verify_payouts === false ? "settled" : "idle";

@@ -297,7 +297,7 @@
       [{ name: "reason", label: "How it was fixed", quick: ["corrected on the table", "read again, card set aside", "chips returned to the player"] }]);
     if (!got) return;
     if (!got.reason) { banner("a resolution needs a reason", "bad"); return; }
-    // one act for a collapsed line: all its alerts resolved, or none (resolve_alerts, D422)
+    // one act for a collapsed line: all its alerts resolved, or none (resolve_alerts, D343)
     if (ids.length === 1) await act("resolve_alert", { alert_id: ids[0], reason: got.reason }, "alert " + ids[0] + " resolved");
     else await act("resolve_alerts", { alert_ids: ids, reason: got.reason }, "alerts " + ids.join(", ") + " resolved");
   }
@@ -333,7 +333,7 @@
       await act(name, {}, (a) => labels[name] + (a.detail && a.detail.hand_id ? ": hand " + a.detail.hand_id : ""));
       return;
     }
-    if (name === "payout_check") {  // ok only when nothing is left to pay or take (D400)
+    if (name === "payout_check") {  // ok only when nothing is left to pay or take (D335)
       await act(name, {}, (a) => (a.detail && a.detail.message) ||
         "payout of hand " + ((a.detail && a.detail.hand_id) || "") + " verified");
       return;

@@ -2,9 +2,9 @@
    Registered with Showdown.extend("dealer", {init, render}).
 
    The screen document of a signed-in person carries `lockouts` (staff_id, terminal, failures,
-   wait_until): each terminal that must wait before the next sign-in for an id (D440). They are
+   wait_until): each terminal that must wait before the next sign-in for an id (D344). They are
    listed for staff; a manager gets "Lift a lock" (a dialog with the reason), which sends
-   `unlock_staff` and shows the table's answer as it is (D441). */
+   `unlock_staff` and shows the table's answer as it is (D345). */
 "use strict";
 
 (function () {

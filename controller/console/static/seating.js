@@ -4,7 +4,7 @@
    For every seated entry still waiting for its starting stack the view's chips.to_issue says what to
    place from the tray (amount and a suggested breakdown) and what the reader reads now (missing, over,
    chips that are not the tray's). The table issues the stack by itself once its reader reads exactly the
-   stack (D460): there is no button to press; the "Issue chips" action stays as a fallback. */
+   stack (D346): there is no button to press; the "Issue chips" action stays as a fallback. */
 "use strict";
 (function () {
   const S = window.Showdown;
@@ -16,7 +16,7 @@
     panel.id = "stacks";
     panel.setAttribute("aria-live", "polite");
     // On the table view above the seats it is for: in the grid's hand area at every size and
-    // step (D403), where the dealer looks at seating, not under the page.
+    // step (D338), where the dealer looks at seating, not under the page.
     const seats = S.$("seats");
     if (seats && seats.parentNode) seats.parentNode.insertBefore(panel, seats);
     else (document.querySelector("main") || document.body).appendChild(panel);

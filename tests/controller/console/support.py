@@ -148,7 +148,7 @@ class ConsoleTable:
                         stacks: bool = True) -> list[str]:
         """Send the roster, open a qualifying heat and seat one entry per seat (with the
         participants' PIN and rewards-card hashes), then (``stacks``) issue each entry's
-        starting stack as a dealer does (D460); the entry ids."""
+        starting stack as a dealer does (D346); the entry ids."""
         await self.desk("staff_roster", **{k: v for k, v in roster_body().items()
                                            if k not in ("command", "signer")})
         await self.desk("open_heat", stage="qualifying", heat_id=heat)

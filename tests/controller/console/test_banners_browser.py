@@ -1,4 +1,4 @@
-"""Every banner tells the table's answer (D404), in real chromium against a real table daemon.
+"""Every banner tells the table's answer (D339), in real chromium against a real table daemon.
 
 Each action is pressed on the page as a dealer, supervisor or participant would; the test
 catches the table's own answer to that request (the HTTP response the page received) and
@@ -119,7 +119,7 @@ async def test_every_staff_action_shows_the_tables_answer(tmp_path: Path) -> Non
             True, "no payout is waiting to be checked")
         truthful(answer, kind, text, said="no payout is waiting to be checked")
 
-        # Issue chips: the reader issued each starting stack as it read it (D460), so the
+        # Issue chips: the reader issued each starting stack as it read it (D346), so the
         # button is refused for an issued seat, in red with the table's reason.
         answer, kind, text = await press(page, "issue_chips", seat="1")
         assert "E-H1-1 already has its starting stack issued" in answer["error"], answer

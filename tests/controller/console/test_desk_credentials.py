@@ -81,7 +81,7 @@ async def test_a_card_changed_after_seating_acknowledges_at_the_table(tmp_path: 
             assert [(c.table, c.command, c.args["entry_id"]) for c in swapped.commands] == [
                 (tid, "participant_proofs", entry)]
             await deliver(table, swapped.commands[0])
-            await table.issue_stack(1, entry)  # the dealer issues the starting stack (D460)
+            await table.issue_stack(1, entry)  # the dealer issues the starting stack (D346)
             dealer = await table.sign_in(DEALER)
             for _ in range(HANDS):
                 await table.play_hand(dealer, seats=(1,))

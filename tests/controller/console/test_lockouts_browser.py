@@ -1,4 +1,4 @@
-"""A manager lifts a sign-in back-off on the dealer's screen in a real browser (D440, D441).
+"""A manager lifts a sign-in back-off on the dealer's screen in a real browser (D344, D345).
 
 A stranger at another terminal (the console's other admitted address, ``::1``) types three
 wrong PINs for the supervisor. The supervisor, signed in on the page (terminal 127.0.0.1),

@@ -21,7 +21,7 @@ one daemon per size (1024x600, 1280x800, 1920x1080), one walk through the steps.
 
 At every step `screens.fits` checks from bounding boxes that the dialog's fields, its OK and
 Cancel, the banner and the panel's buttons are inside the viewport and unclipped, taps at
-least 48 px and text at least 16 px. What lies below the fold by design (D403: the recall,
+least 48 px and text at least 16 px. What lies below the fold by design (D338: the recall,
 the staff panel, the score slips) is scrolled to first; fields in a dialog's scrolling part
 are each scrolled to and checked. Screenshots: build/screens/console/<size>/<step>.png.
 """

@@ -1,4 +1,4 @@
-"""The starting stacks to issue on the dealer's screen (issue 32 point 5, D460), in a real
+"""The starting stacks to issue on the dealer's screen (issue 32 point 5, D346), in a real
 headless chromium against a real daemon with the simulated chip reader behind the real driver:
 each seated entry's line says what to place from the tray, follows what the reader reads
 ("add R25.00"), and goes once the reader has read exactly the stack, which the table issues by

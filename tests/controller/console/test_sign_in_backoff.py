@@ -1,4 +1,4 @@
-"""Sign-in back-off over HTTP against a real table daemon (D440, D441): a stranger typing
+"""Sign-in back-off over HTTP against a real table daemon (D344, D345): a stranger typing
 wrong PINs at one terminal cannot stop a supervisor signing in at another; the wait grows
 and each refusal says how long; the back-off survives a restart (rebuilt from the journal);
 a manager lifts it from the console and the record names them.

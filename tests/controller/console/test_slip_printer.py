@@ -102,7 +102,7 @@ async def scores_recorded(table: ConsoleTable) -> list[str]:
                          name=f"Zoë M{seat}.", pin_hash=hash_secret(PLAYER_PIN[seat], SALT))
         entries.append(entry)
     await table.until("seated", lambda s: len(s.get("seats", {})) == 2)
-    for seat, entry in zip((1, 2), entries, strict=True):  # the stacks issued (D460)
+    for seat, entry in zip((1, 2), entries, strict=True):  # the stacks issued (D346)
         await table.issue_stack(seat, entry)
     dealer = await table.sign_in(DEALER)
     for _ in range(2):

@@ -26,7 +26,7 @@ async def test_chips_placed_become_the_wager_and_a_dealt_card_reaches_the_hand(
         dealer = await table.sign_in(DEALER)
 
         # The starting stack from the tray, issued by the table as it reads it (no button,
-        # D460), handed to the player.
+        # D346), handed to the player.
         status, answer = await bench.post("/api/chips/place", {"seat": 1, "spot": "ante",
                                                                "cents": 200_000,
                                                                "from": "tray"})

@@ -108,7 +108,7 @@ async def test_a_whole_hand_through_the_bench_with_the_console_open(tmp_path: Pa
         assert await page.get_attribute("#console-link", "href") == f"{table.url}/"
 
         # The starting stack from the tray, as the console's line says; the table issues it
-        # as the reader reads it (no button, D460); the player picks it up.
+        # as the reader reads it (no button, D346); the player picks it up.
         await console.wait_for_function(
             "() => (document.querySelector('#stacks .stack-line[data-seat=\"1\"]') || {})"
             ".textContent?.includes('place R2,000.00 from the tray')", timeout=WAIT_MS)

@@ -225,7 +225,7 @@ def test_a_static_registry_still_issues_and_its_chips_return_to_the_float() -> N
     done = chips.reconcile("E9", 3, frozenset({uid(1)}))
     assert (done.returned, done.missing, done.missing_cents) == ((uid(1),), (uid(2),), R25)
     assert chips.check(uid(1), entry="E1") is None  # back in the float: counts for anyone
-    required = ChipFloat(registry(c1="E9"))  # the default (D460): a float chip is an alert
+    required = ChipFloat(registry(c1="E9"))  # the default (D346): a float chip is an alert
     required.reconcile("E9", 3, frozenset({uid(1)}))
     problem = required.check(uid(1), entry="E1", seat=1)
     assert problem is not None and problem.kind == "not_issued"
@@ -302,7 +302,7 @@ def test_an_entry_that_was_never_issued_chips_and_holds_none_is_not_reported() -
     assert closed.ok and reconciled(closed) == [] and not alerts(closed, "chips_missing")
 
 
-# ---- the float by default (D460): require_issued on a table that checks its payouts -------
+# ---- the float by default (D346): require_issued on a table that checks its payouts -------
 
 
 def test_by_default_no_hand_opens_before_the_stack_is_issued_and_a_tray_chip_is_an_alert(

@@ -73,7 +73,7 @@ class Feed:
 
     def _new(self) -> TableCore:
         # Float chips count for any seat here (require_issued off, D30): these tests are about
-        # the console; tests/game/chips/test_chip_float.py plays the default (D460).
+        # the console; tests/game/chips/test_chip_float.py plays the default (D346).
         registry = ChipRegistry([Chip(uid=uid(i), value_cents=R25, chip_set="house")
                                  for i in range(400)], chip_set="house",
                                 require_issued=self.require_issued)
@@ -184,7 +184,7 @@ def test_payout_done_names_every_unpaid_spot_and_a_loser_not_taken() -> None:
     pressed = feed(PayoutCheckPressed(by="D12"))
     kinds = sorted(m.kind for m in pressed.messages if isinstance(m, Alert))
     assert kinds == ["payout_underpaid", "payout_underpaid"]
-    # The answer is the truth (D400): refused, naming each spot not paid; the alerts above
+    # The answer is the truth (D335): refused, naming each spot not paid; the alerts above
     # still go out with the refusal, and the next hand stays blocked.
     assert not pressed.ok
     assert feed.core.payout is not None

@@ -93,7 +93,7 @@ def test_a_reconciliation_made_before_the_entry_was_issued_its_stack_is_kept() -
     feed(ChipsSeen(seat=1, spot="ante", uids=frozenset()))
     feed(ChipsSeen(seat=1, spot="play", uids=frozenset()))
     feed(DeskOrder(command=Seat(entry_id="E1", seat=2)))
-    feed.chips(2, "ante", 200_000)  # the reader issues the stack it reads (D460)
+    feed.chips(2, "ante", 200_000)  # the reader issues the stack it reads (D346)
     assert feed.core.chips.chip_float.issued_to("E1") != ()
     state = take_snapshot(feed.core)
     assert [r["issued"] for r in state["chips"]["reconciled"]] == [[]]
