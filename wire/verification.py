@@ -30,6 +30,6 @@ def verification_code(table: str, seq: int, type_: str, body: Mapping[str, Any])
 
 def grouped(code: str) -> str:
     """The code as printed large on the slip: the first 16 hex digits in groups of four,
-    upper case (``"9F86 D81 884C 7D65"``)."""
+    upper case (``"9F86 D081 884C 7D65"``)."""
     head = code[: GROUPS * GROUP_SIZE].upper()
     return " ".join(head[i:i + GROUP_SIZE] for i in range(0, len(head), GROUP_SIZE))

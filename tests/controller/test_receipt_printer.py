@@ -80,7 +80,7 @@ def test_the_printed_slip_carries_the_name_venue_time_code_and_qr(
     assert "Score         R1,900.00" in lines
     assert "Time          2026-07-03 14:05:09 SAST" in lines  # the venue's time, not UTC
     assert "Acknowledged  pin at 2026-07-03 14:06:00" in lines
-    assert "9F86 D81 884C 7D65" in receipt.bold_lines  # the code, large
+    assert "9F86 D081 884C 7D65" in receipt.bold_lines  # the code, large
     assert "SHA-256, message 42" in lines
     assert "".join(lines[lines.index("SHA-256, message 42") + 1:][:2]) == CODE
     # The QR code by the printer's own command: its payload is the slip's.
@@ -196,6 +196,6 @@ def test_the_html_slip_shows_the_qr_code_of_the_payload_and_the_same_lines() -> 
                                                    qr_payload(slip))]
     assert '<tr class="player"><th>Player</th><td>Zoë M.</td></tr>' in page
     assert '<tr class="time"><th>Time</th><td>2026-07-03 14:05:09 SAST</td></tr>' in page
-    assert '<p class="code" id="code">9F86 D81 884C 7D65</p>' in page
+    assert '<p class="code" id="code">9F86 D081 884C 7D65</p>' in page
     assert f"SHA-256 {CODE} (message 42)" in page
     assert "<script>" not in page and "style=" not in page  # the CSP holds (no inline)

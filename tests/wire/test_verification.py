@@ -31,4 +31,4 @@ def test_the_code_does_not_depend_on_key_order_but_on_every_value() -> None:
 
 def test_the_slip_shows_the_first_sixteen_digits_in_groups_of_four() -> None:
     code = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
-    assert grouped(code) == "9F86 D81 884C 7D65"
+    assert grouped(code) == "9F86 D081 884C 7D65"
