@@ -16,6 +16,7 @@ outgoing messages and a result for whoever sent it (accepted, or refused with th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -76,6 +77,10 @@ class TableService:
         self.core = TableCore(table_id=table_id, settings=settings, paytables=paytables,
                               deal=deal, registry=registry, marker_set=marker_set,
                               verify_payouts=verify_payouts, lockout=lockout)
+        # Inputs are applied on the journal's writer thread; `status` is read on others (the
+        # local API, a test's poll): one at a time, so a read never meets a half-applied
+        # input ("dictionary changed size during iteration" in the float's view).
+        self._state = threading.RLock()
 
     def decide(self, record: JournalRecord, given: TableInput | None) -> Applied:
         """The journal's decider: apply ``record``, just inserted, in its transaction; on
@@ -89,7 +94,8 @@ class TableService:
         return self._apply(decode_input(kind, payload), wall)
 
     def _apply(self, given: TableInput, wall: datetime) -> Applied:
-        decision = self.core.apply(given, wall)
+        with self._state:
+            decision = self.core.apply(given, wall)
         return Applied(messages=tuple(Outgoing(message=m) for m in decision.messages),
                        ok=decision.ok, error=decision.error, detail=decision.detail)
 
@@ -151,8 +157,10 @@ class TableService:
         return self.core.alerts_raised
 
     def status(self) -> dict[str, Any]:
-        """A summary for the status message and `showdown table status`."""
-        return self.core.status()
+        """A summary for the status message and `showdown table status` (read between inputs:
+        it waits for an input being applied on the writer thread)."""
+        with self._state:
+            return self.core.status()
 
 
 def replay(service: TableService, records: Sequence[tuple[str, Mapping[str, Any], datetime]]

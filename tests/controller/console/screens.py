@@ -16,17 +16,30 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.controller.console.test_console_browser import png_size
 
 REPO = Path(__file__).resolve().parents[3]
 SCREENS = REPO / "build" / "screens" / "console"
 DEALER_SIZES = [(1024, 600), (1280, 800), (1920, 1080)]
 PLAYER_SIZES = [(800, 480), (1024, 600), (1280, 800)]
+# `make test` walks the smallest screen of each kind (the hardest to fit); `make test-soak`
+# walks every size (a whole walk per size costs 10-30 s of browser time).
+QUICK_DEALER = (1024, 600)
+QUICK_PLAYER = (800, 480)
 MIN_TAP_PX = 48
 MIN_TEXT_PX = 16
 
 # The function itself, after its leading comment.
 _FITS_JS = (Path(__file__).parent / "fits.js").read_text(encoding="utf-8").split("*/", 1)[1].strip()
+
+
+def size_params(sizes: list[tuple[int, int]], quick: tuple[int, int]) -> list[Any]:
+    """``sizes`` as test parameters named "WxH": ``quick`` in `make test`, the rest soak."""
+    return [pytest.param(size, id=f"{size[0]}x{size[1]}",
+                         marks=() if size == quick else (pytest.mark.soak,))
+            for size in sizes]
 
 
 async def fits(page: Any, selectors: list[str]) -> list[str]:

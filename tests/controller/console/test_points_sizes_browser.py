@@ -40,7 +40,13 @@ from controller.console.views import ConsoleViews
 from controller.slip_layout import qr_payload
 from game.hand.events import AlertResolved
 from game.staff import hash_secret
-from tests.controller.console.screens import DEALER_SIZES, fits, screen_shot
+from tests.controller.console.screens import (
+    DEALER_SIZES,
+    QUICK_DEALER,
+    fits,
+    screen_shot,
+    size_params,
+)
 from tests.controller.console.support import (
     DEALER,
     MANAGER,
@@ -70,10 +76,6 @@ STACK_LINE = ("([seat, words]) => { const n = document.querySelector("
 REFUSED_400 = ("console error: Failed to load resource: the server responded with a status of"
                " 400 (Bad Request)")
 ASK = ["#ask .dialog", "#ask-title", "#ask-ok", "#ask [data-close]"]
-
-
-def _ids(size: tuple[int, int]) -> str:
-    return f"{size[0]}x{size[1]}"
 
 
 async def reachable(page: Any, selectors: list[str]) -> list[str]:
@@ -137,7 +139,7 @@ async def _guess(table: ConsoleTable, pin: str) -> str:
     return str(body["error"])
 
 
-@pytest.mark.parametrize("size", DEALER_SIZES, ids=_ids)
+@pytest.mark.parametrize("size", size_params(DEALER_SIZES, QUICK_DEALER))
 async def test_the_door_the_supervisor_and_the_slip_at_each_dealer_size(
         tmp_path: Path, size: tuple[int, int]) -> None:
     problems: list[str] = []

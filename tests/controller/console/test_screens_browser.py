@@ -23,8 +23,11 @@ import pytest
 from tests.controller.console.screens import (
     DEALER_SIZES,
     PLAYER_SIZES,
+    QUICK_DEALER,
+    QUICK_PLAYER,
     fits,
     screen_shot,
+    size_params,
     top_of,
 )
 from tests.controller.console.support import DEALER, PLAYER_PIN, console_table
@@ -44,7 +47,7 @@ def _ids(size: tuple[int, int]) -> str:
     return f"{size[0]}x{size[1]}"
 
 
-@pytest.mark.parametrize("size", DEALER_SIZES, ids=_ids)
+@pytest.mark.parametrize("size", size_params(DEALER_SIZES, QUICK_DEALER))
 async def test_the_dealer_sees_each_step_on_one_screen(tmp_path: Path,
                                                        size: tuple[int, int]) -> None:
     problems: list[str] = []
@@ -147,7 +150,7 @@ async def test_the_dealer_sees_each_step_on_one_screen(tmp_path: Path,
     assert problems == []
 
 
-@pytest.mark.parametrize("size", PLAYER_SIZES, ids=_ids)
+@pytest.mark.parametrize("size", size_params(PLAYER_SIZES, QUICK_PLAYER))
 async def test_the_participant_acknowledges_on_one_screen(tmp_path: Path,
                                                           size: tuple[int, int]) -> None:
     problems: list[str] = []
