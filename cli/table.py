@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cli.arguments import add_renamed, rand_amount
+from cli.desk.disputes import signed_rand
 from cli.errors import CommandError, CommandRefused
-from game.money import InvalidAmount, format_rand, parse_rand
+from game.money import format_rand
 from game.staff import ACTIONS
 from game.words import spoken
 from runtime.errors import Unavailable
@@ -185,7 +186,7 @@ def _dealer(args: argparse.Namespace) -> int:
     if args.ruling is not None:
         request["ruling"] = args.ruling
     if args.net is not None:
-        request["net"] = _signed_rand(args.net)
+        request["net"] = signed_rand(args.net)
     if args.action == "unlock_staff":
         request["staff_id"] = args.lift_for
         if args.terminal is not None:
@@ -217,16 +218,6 @@ def _ids(text: str) -> list[int]:
     except ValueError:
         raise CommandError(f"--alert-ids: {text!r} is not a list of alert ids, e.g."
                            " 3,4,7") from None
-
-
-def _signed_rand(text: str) -> int:
-    """``--net R100`` or ``--net=-R25`` as signed cents (a usage error names the option)."""
-    negative = text.strip().startswith("-")
-    try:
-        cents = parse_rand(text.strip().removeprefix("-"))
-    except InvalidAmount as exc:
-        raise CommandError(f"--net: {exc}") from None
-    return -cents if negative else cents
 
 
 def _shown(key: str, value: object) -> str:

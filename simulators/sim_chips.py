@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from game.chips.float import fewest_chips
 from game.chips.registry import Chip, ChipRegistry
 
 __all__ = ["SIM_CHIP_SET", "SIM_FOREIGN_SET", "build_sim_registry", "make_change",
@@ -59,19 +60,6 @@ def build_sim_registry() -> ChipRegistry:
 
 
 def make_change(cents: int, available: Mapping[int, int]) -> dict[int, int] | None:
-    """Counts per chip value that add up to exactly ``cents``, fewest chips first; or None."""
-    values = sorted(available, reverse=True)
-
-    def search(i: int, rest: int) -> dict[int, int] | None:
-        if rest == 0:
-            return {}
-        if i == len(values):
-            return None
-        value = values[i]
-        for n in range(min(available[value], rest // value), -1, -1):
-            found = search(i + 1, rest - n * value)
-            if found is not None:
-                return {value: n, **found} if n else found
-        return None
-
-    return search(0, cents)
+    """Counts per chip value that add up to exactly ``cents``, fewest chips first; or None
+    (the float's own search: game.chips.float.fewest_chips)."""
+    return fewest_chips(cents, available)

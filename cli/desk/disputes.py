@@ -74,7 +74,8 @@ def register(dispute_actions: Any, common: argparse.ArgumentParser,
     a.set_defaults(handler=run_list)
 
 
-def _signed_rand(text: str) -> int:
+def signed_rand(text: str) -> int:
+    """``--net R100`` or ``--net=-R25`` as signed cents (a usage error names the option)."""
     negative = text.strip().startswith("-")
     try:
         cents = parse_rand(text.strip().removeprefix("-"))
@@ -136,7 +137,7 @@ def run_raise(args: argparse.Namespace) -> int:
 
 def run_rule(args: argparse.Namespace) -> int:
     """A supervisor's ruling; sends the table its correcting command when there is one."""
-    net = None if args.net is None else _signed_rand(args.net)
+    net = None if args.net is None else signed_rand(args.net)
     with act.desk_session(args, "dispute.rule") as (s, actor):
         d = records.rule_dispute(s, act.tournament_settings(args), act.clock,
                                  actor=actor, dispute_id=args.dispute_id,

@@ -15,14 +15,14 @@ of the journal rebuilds the same bindings. A registry that issues chips statical
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from game.chips.registry import ChipProblem, ChipRegistry, format_uid
 from game.money import format_rand
 
-__all__ = ["ChipFloat", "FloatError", "Reconciliation", "suggest_stack"]
+__all__ = ["ChipFloat", "FloatError", "Reconciliation", "fewest_chips", "suggest_stack"]
 
 
 class FloatError(ValueError):
@@ -305,7 +305,7 @@ def suggest_stack(cents: int, free: dict[int, int]) -> dict[int, int]:
     small = next((v for v in values if cents // v <= _MOST_OF_ONE), values[-1])
     take = min(free[small], (cents // 2) // small)
     for first in range(take, -1, -1):
-        rest = _fewest(cents - first * small,
+        rest = fewest_chips(cents - first * small,
                        {v: free[v] - (first if v == small else 0) for v in values})
         if rest is not None:
             out = dict(rest)
@@ -315,7 +315,7 @@ def suggest_stack(cents: int, free: dict[int, int]) -> dict[int, int]:
     return {}
 
 
-def _fewest(cents: int, free: dict[int, int]) -> dict[int, int] | None:
+def fewest_chips(cents: int, free: Mapping[int, int]) -> dict[int, int] | None:
     """Counts per value adding up to exactly ``cents``, largest values first; or None."""
     values = sorted((v for v, n in free.items() if n > 0), reverse=True)
 
