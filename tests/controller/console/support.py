@@ -341,3 +341,15 @@ async def asgi_call(app: Any, method: str, path: str, *, body: bytes | Sequence[
 
     await app(scope, receive, send)
     return Answer(status, out_headers, b"".join(parts))
+
+
+def unchunk(data: bytes) -> bytes:
+    """The body of an HTTP/1.1 chunked answer read off a raw socket."""
+    out = b""
+    while data:
+        size, _, rest = data.partition(b"\r\n")
+        n = int(size, 16)
+        if n == 0:
+            break
+        out, data = out + rest[:n], rest[n + 2:]
+    return out

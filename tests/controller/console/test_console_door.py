@@ -26,6 +26,7 @@ from tests.controller.console.support import (
     SUPERVISOR,
     ConsoleTable,
     console_table,
+    unchunk,
 )
 from tests.controller.console.test_app import _unchanged
 
@@ -62,19 +63,9 @@ async def http(table: ConsoleTable, path: str, body: Mapping[str, Any],
                   if x.lower().startswith("set-cookie:")]
     token = set_cookie[0].split(";", 1)[0].split("=", 1)[1] if set_cookie else None
     if b"transfer-encoding: chunked" in head.lower():
-        payload = _unchunk(payload)
+        payload = unchunk(payload)
     return Reply(status, json.loads(payload), token)
 
-
-def _unchunk(data: bytes) -> bytes:
-    out = b""
-    while data:
-        size_line, _, rest = data.partition(b"\r\n")
-        size = int(size_line, 16)
-        if size == 0:
-            break
-        out, data = out + rest[:size], rest[size + 2:]
-    return out
 
 
 async def signed_in(table: ConsoleTable, person: Mapping[str, str]) -> str:

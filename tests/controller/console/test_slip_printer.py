@@ -31,6 +31,7 @@ from tests.controller.console.support import (
     ConsoleTable,
     console_table,
     roster_body,
+    unchunk,
 )
 from tests.controller.console.test_console_browser import (
     SHOTS,
@@ -65,21 +66,11 @@ async def http(table: ConsoleTable, method: str, path: str, body: Mapping[str, A
     lines = top.decode("latin-1").split("\r\n")
     headers = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
     if headers.get("transfer-encoding") == "chunked":
-        payload = _unchunk(payload)
+        payload = unchunk(payload)
     if raw:
         return payload.decode("utf-8")
     return int(lines[0].split()[1]), headers, json.loads(payload)
 
-
-def _unchunk(data: bytes) -> bytes:
-    out = b""
-    while data:
-        size, _, rest = data.partition(b"\r\n")
-        n = int(size, 16)
-        if n == 0:
-            break
-        out, data = out + rest[:n], rest[n + 2:]
-    return out
 
 
 async def sign_in(table: ConsoleTable, person: Mapping[str, str]) -> str:

@@ -14,10 +14,8 @@ from game.chips.spot_book import SpotBook
 from game.messages.chips import ChipsReconciled
 from game.messages.desk import CloseHeat, DeskOrder, OpenHeat, Seat, Unseat
 from game.messages.table import Alert
-from game.poker.cards import parse_card
 from game.table.core import Decision
 from game.table.inputs import (
-    CardSeen,
     ChipsSeen,
     IssueChips,
     NoMoreBets,
@@ -30,7 +28,7 @@ from game.table.snapshot import restore_snapshot, take_snapshot
 from game.table.snapshot_fields import uid_text
 from game.tournament.entries import Stage
 from game.wagers.settle import WAGERS
-from tests.game.table.test_table_console import CARDS, ROSTER, SETTINGS, play_winning_hand
+from tests.game.table.test_table_console import ROSTER, SETTINGS, play_winning_hand
 from tests.game.table.test_table_console import Feed as ConsoleFeed
 
 R25 = 2_500
@@ -333,12 +331,7 @@ def test_by_default_a_payout_paid_from_the_tray_is_no_alert_and_binds_to_the_win
     feed.place(1, "ante", [0])
     feed.place(1, "odds", [1])
     assert feed(NoMoreBets(by="D12")).ok
-    hand = feed.core.hand
-    assert hand is not None
-    queues = {k: list(v) for k, v in CARDS.items()}
-    while (target := hand.next_target) is not None:
-        kind = target.kind if target.kind in queues else "burn"
-        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.deal_all()
     feed.place(1, "play", [2])
     assert feed(SettleHand(by="D12")).ok
     paying = [feed.place(1, "ante", [0, 300]), feed.place(1, "play", [2, 301])]

@@ -92,6 +92,16 @@ class Feed:
         self.next_chip += n
         return self(ChipsSeen(seat=seat, spot=spot, uids=uids))
 
+    def deal_all(self) -> None:
+        """Read every card the open hand still wants, from `CARDS` in order (burns for any
+        target it has none of)."""
+        hand = self.core.hand
+        assert hand is not None
+        queues = {k: list(v) for k, v in CARDS.items()}
+        while (target := hand.next_target) is not None:
+            kind = target.kind if target.kind in queues else "burn"
+            assert self(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+
     def sign_in(self, staff_id: str) -> None:
         assert self(StaffChange(event="signed_in", method="pin", staff_id=staff_id)).ok
 
@@ -120,12 +130,7 @@ def play_winning_hand(feed: Feed) -> Decision:
     feed.chips(1, "ante", R25)
     feed.chips(1, "odds", R25)
     assert feed(NoMoreBets(by="D12")).ok
-    hand = feed.core.hand
-    assert hand is not None
-    queues = {k: list(v) for k, v in CARDS.items()}
-    while (target := hand.next_target) is not None:
-        kind = target.kind if target.kind in queues else "burn"
-        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.deal_all()
     feed.chips(1, "play", R25)
     settled = feed(SettleHand(by="D12"))
     assert settled.ok, settled.error
@@ -454,12 +459,7 @@ def test_reads_lost_holds_the_hand_until_a_supervisor_has_checked_the_cards() ->
     feed.chips(1, "ante", R25)
     feed.chips(1, "odds", R25)
     assert feed(NoMoreBets(by="D12")).ok
-    hand = feed.core.hand
-    assert hand is not None
-    queues = {k: list(v) for k, v in CARDS.items()}
-    while (target := hand.next_target) is not None:
-        kind = target.kind if target.kind in queues else "burn"
-        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.deal_all()
     feed.chips(1, "play", R25)
     for kind in ("disconnected", "reconnected", "reads_lost"):
         feed(DeviceTrouble(device="/dev/ttyUSB0", kind=kind, detail="the link was down 4.0 s",
@@ -482,12 +482,7 @@ def test_wagers_keyed_before_no_more_bets_mark_the_hand_manual() -> None:
     feed(WagerKeyed(seat=1, spot="ante", amount_cents=R25, by="S3"))
     feed(WagerKeyed(seat=1, spot="odds", amount_cents=R25, by="S3"))
     assert feed(NoMoreBets(by="D12")).ok
-    hand = feed.core.hand
-    assert hand is not None
-    queues = {k: list(v) for k, v in CARDS.items()}
-    while (target := hand.next_target) is not None:
-        kind = target.kind if target.kind in queues else "burn"
-        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.deal_all()
     assert feed(SettleHand(by="D12")).ok
     record = feed.core.recent[0]
     assert record["manual"] is True and record["seats"][0]["wager_source"] == "manual"

@@ -18,7 +18,7 @@ from game.table.inputs import (
     Unreadable,
     decode_input,
 )
-from tests.game.table.test_table_console import CARDS, R25, Feed, play_winning_hand, seated
+from tests.game.table.test_table_console import R25, Feed, play_winning_hand, seated
 from wire.messages import decode_table_message
 
 EXTRA = ("2c", "3c", "4d")  # not among the hand's cards: each read is an extra_card alert
@@ -31,14 +31,11 @@ def dealt_with_extra_cards() -> Feed:
     feed.chips(1, "ante", R25)
     feed.chips(1, "odds", R25)
     assert feed(NoMoreBets(by="D12")).ok
-    hand = feed.core.hand
-    assert hand is not None
-    queues = {k: list(v) for k, v in CARDS.items()}
-    while (target := hand.next_target) is not None:
-        kind = target.kind if target.kind in queues else "burn"
-        assert feed(CardSeen(card=parse_card(queues[kind].pop(0)))).ok
+    feed.deal_all()
     for card in EXTRA:
         assert feed(CardSeen(card=parse_card(card))).ok
+    hand = feed.core.hand
+    assert hand is not None
     assert [a.kind for a in hand.open_alerts] == ["extra_card"] * 3
     return feed
 
