@@ -1,5 +1,5 @@
 """What many commands' arguments share: an option renamed in this release (the old name still
-works, with a warning) and a rand amount read as integer cents."""
+works, with a warning) and a rand amount read as integer cents (plain or signed)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["add_renamed", "rand_amount"]
+__all__ = ["add_renamed", "rand_amount", "signed_rand"]
 
 
 class _Renamed(argparse.Action):
@@ -51,3 +51,16 @@ def rand_amount(text: str) -> int:
         return parse_amount(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def signed_rand(text: str) -> int:
+    """``--net R100`` or ``--net=-R25`` as signed cents (a usage error names the option)."""
+    from cli.errors import CommandError  # noqa: PLC0415
+    from game.money import InvalidAmount, parse_rand  # noqa: PLC0415
+
+    negative = text.strip().startswith("-")
+    try:
+        cents = parse_rand(text.strip().removeprefix("-"))
+    except InvalidAmount as exc:
+        raise CommandError(f"--net: {exc}") from None
+    return -cents if negative else cents

@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cli.arguments import add_renamed, rand_amount
-from cli.desk.disputes import signed_rand
+from cli.arguments import add_renamed, rand_amount, signed_rand
 from cli.errors import CommandError, CommandRefused
 from game.money import format_rand
 from game.staff import ACTIONS

@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from cli.arguments import signed_rand
 from cli.desk import actions as act
 from cli.errors import CommandError
-from game.money import InvalidAmount, format_rand, parse_rand
+from game.money import format_rand
 from game.words import spoken
 from leaderboard.desk import dispute_records as records
 
@@ -72,16 +73,6 @@ def register(dispute_actions: Any, common: argparse.ArgumentParser,
     a.add_argument("--status", choices=records.DISPUTE_STATUSES, default=None)
     a.add_argument("--entry", metavar="ID", default=None)
     a.set_defaults(handler=run_list)
-
-
-def signed_rand(text: str) -> int:
-    """``--net R100`` or ``--net=-R25`` as signed cents (a usage error names the option)."""
-    negative = text.strip().startswith("-")
-    try:
-        cents = parse_rand(text.strip().removeprefix("-"))
-    except InvalidAmount as exc:
-        raise CommandError(f"--net: {exc}") from None
-    return -cents if negative else cents
 
 
 def _rand(cents: int | None) -> str:
