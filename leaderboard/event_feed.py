@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
 from sqlalchemy import Engine, select
@@ -25,6 +25,7 @@ __all__ = ["Cursor", "EventLine", "EventQuery", "read_events"]
 
 Source = Literal["audit", "message"]
 _DETAIL_CHARS: Final = 240  # of a terminal line; --json has the whole detail
+_SPARE: Final = timedelta(seconds=1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,6 +82,11 @@ def _short(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
+def _within(moment: datetime, query: EventQuery) -> bool:
+    return ((query.since is None or moment >= query.since)
+            and (query.until is None or moment < query.until))
+
+
 def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
                 ) -> tuple[list[EventLine], Cursor]:
     """The events after ``cursor`` that ``query`` selects, oldest first, and the cursor past
@@ -90,12 +96,15 @@ def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
     messages = select(Message.id, Message.received_at, Message.table_id, Message.type,
                       Message.seq, Message.ts, Message.body).where(
         Message.id > cursor.message_id)
+    # The database narrows by time with a second to spare (SQLite compares the text of its
+    # times, and the ingest's are written in another form than the desk's); `_within`
+    # decides exactly.
     if query.since is not None:
-        audit = audit.where(AuditEntry.at >= as_utc(query.since))
-        messages = messages.where(Message.received_at >= as_utc(query.since))
+        audit = audit.where(AuditEntry.at >= as_utc(query.since) - _SPARE)
+        messages = messages.where(Message.received_at >= as_utc(query.since) - _SPARE)
     if query.until is not None:
-        audit = audit.where(AuditEntry.at < as_utc(query.until))
-        messages = messages.where(Message.received_at < as_utc(query.until))
+        audit = audit.where(AuditEntry.at < as_utc(query.until) + _SPARE)
+        messages = messages.where(Message.received_at < as_utc(query.until) + _SPARE)
     lines: list[EventLine] = []
     audit_id, message_id = cursor.audit_id, cursor.message_id
     with engine.connect() as connection:
@@ -115,6 +124,6 @@ def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
                 source="message", row_id=row_id, who=table, event=type_,
                 detail={"seq": seq, "ts": ts, **{k: v for k, v in content.items()
                                                   if k not in ("seq", "ts")}}))
-    chosen = [e for e in lines if at_least(e.severity, query.severity)]
+    chosen = [e for e in lines if at_least(e.severity, query.severity) and _within(e.at, query)]
     chosen.sort(key=lambda e: (e.at, e.source, e.row_id))
     return chosen, Cursor(audit_id=audit_id, message_id=message_id)
