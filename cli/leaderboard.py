@@ -198,9 +198,10 @@ def _register_events(lsub: Any) -> None:
     ev = lsub.add_parser(
         "events", help="the significant events: audit rows and table messages by severity",
         description="The significant events of the central database (docs/significant-"
-                    "events.md), oldest first: every audit row and every stored table"
-                    " message with its time (UTC), severity, who (the person, or the table),"
-                    " event and detail. --follow keeps printing new ones until interrupted.")
+                    "events.md), oldest first: every audit row, stored table message and"
+                    " refused message with its time (UTC), severity, who (the person, or the"
+                    " table), event and detail. --follow keeps printing new ones until"
+                    " interrupted.")
     ev.add_argument("--db", required=True,
                     help="database URL, e.g. sqlite:////var/lib/showdown-leaderboard/"
                          "leaderboard.sqlite3")

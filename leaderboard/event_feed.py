@@ -1,10 +1,12 @@
-"""The significant events of the central database, as a report or a feed: every audit row
-and every stored table message, each with its severity from the catalogue
-(leaderboard.significant_events), oldest first. `showdown leaderboard events` prints them.
+"""The significant events of the central database, as a report or a feed: every audit row,
+every stored table message and every message the ingest refused, each with its severity
+from the catalogue (leaderboard.significant_events), oldest first. `showdown leaderboard
+events` prints them.
 
 An audit row's time is when the service wrote it and its "who" the person (or the service)
 that acted; a stored message's time is when the service received it and its "who" the table
-that signed it (its own clock's time and seq are in the detail). A `Cursor` remembers the
+that signed it (its own clock's time and seq are in the detail); a refused message's time is
+when it arrived, its "who" the table it claimed to come from. A `Cursor` remembers the
 last row of each read, so a feed reads only what came after.
 """
 
@@ -18,12 +20,12 @@ from typing import Any, Final, Literal
 from sqlalchemy import Engine, select
 
 from leaderboard.eligibility import as_utc, from_db
-from leaderboard.models import AuditEntry, Message
+from leaderboard.models import AuditEntry, Message, Rejection
 from leaderboard.significant_events import Severity, at_least, severity_of
 
 __all__ = ["Cursor", "EventLine", "EventQuery", "read_events"]
 
-Source = Literal["audit", "message"]
+Source = Literal["audit", "message", "rejection"]
 _DETAIL_CHARS: Final = 240  # of a terminal line; --json has the whole detail
 _SPARE: Final = timedelta(seconds=1)
 
@@ -40,10 +42,11 @@ class EventQuery:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Cursor:
-    """The last audit row and stored message already read (0: none)."""
+    """The last audit row, stored message and rejection already read (0: none)."""
 
     audit_id: int = 0
     message_id: int = 0
+    rejection_id: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,7 +56,7 @@ class EventLine:
     at: datetime
     severity: Severity
     source: Source
-    row_id: int  # the audit row's or the stored message's id
+    row_id: int  # the audit row's, the stored message's or the rejection's id
     who: str
     event: str
     detail: dict[str, Any]
@@ -96,17 +99,23 @@ def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
     messages = select(Message.id, Message.received_at, Message.table_id, Message.type,
                       Message.seq, Message.ts, Message.body).where(
         Message.id > cursor.message_id)
+    rejections = select(Rejection.id, Rejection.received_at, Rejection.table_id,
+                        Rejection.reason, Rejection.topic, Rejection.detail,
+                        Rejection.payload_sha256).where(Rejection.id > cursor.rejection_id)
     # The database narrows by time with a second to spare (SQLite compares the text of its
     # times, and the ingest's are written in another form than the desk's); `_within`
     # decides exactly.
     if query.since is not None:
         audit = audit.where(AuditEntry.at >= as_utc(query.since) - _SPARE)
         messages = messages.where(Message.received_at >= as_utc(query.since) - _SPARE)
+        rejections = rejections.where(Rejection.received_at >= as_utc(query.since) - _SPARE)
     if query.until is not None:
         audit = audit.where(AuditEntry.at < as_utc(query.until) + _SPARE)
         messages = messages.where(Message.received_at < as_utc(query.until) + _SPARE)
+        rejections = rejections.where(Rejection.received_at < as_utc(query.until) + _SPARE)
     lines: list[EventLine] = []
-    audit_id, message_id = cursor.audit_id, cursor.message_id
+    audit_id, message_id, rejection_id = (cursor.audit_id, cursor.message_id,
+                                          cursor.rejection_id)
     with engine.connect() as connection:
         for row_id, at, actor, action, detail in connection.execute(audit.order_by(
                 AuditEntry.id)):
@@ -124,6 +133,13 @@ def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
                 source="message", row_id=row_id, who=table, event=type_,
                 detail={"seq": seq, "ts": ts, **{k: v for k, v in content.items()
                                                   if k not in ("seq", "ts")}}))
+        for row_id, at, table, reason, topic, text, sha256 in connection.execute(
+                rejections.order_by(Rejection.id)):
+            rejection_id = max(rejection_id, row_id)
+            lines.append(EventLine(
+                at=from_db(at), severity=severity_of("rejection", reason), source="rejection",
+                row_id=row_id, who=table or "-", event=reason,
+                detail={"topic": topic, "detail": text, "payload_sha256": sha256}))
     chosen = [e for e in lines if at_least(e.severity, query.severity) and _within(e.at, query)]
     chosen.sort(key=lambda e: (e.at, e.source, e.row_id))
-    return chosen, Cursor(audit_id=audit_id, message_id=message_id)
+    return chosen, Cursor(audit_id=audit_id, message_id=message_id, rejection_id=rejection_id)

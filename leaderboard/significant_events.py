@@ -1,6 +1,7 @@
 """The catalogue of significant events (South Africa's Gambling Act s27: significant events
-are monitored): every message a table or the desk sends over MQTT and every audit action the
-central service writes, each with its severity and why a regulator wants it.
+are monitored): every message a table or the desk sends over MQTT, every audit action the
+central service writes and every reason it refuses a message for, each with its severity
+and why a regulator wants it.
 
 The scale (D461): ``info`` (the routine record of play and the desk's counter work),
 ``notice`` (a person's decision or a change a reviewer reads: rulings, staff, money, lists),
@@ -12,7 +13,8 @@ overridden payout check).
 docs/significant-events.md is generated from this module (``python -m
 leaderboard.significant_events > docs/significant-events.md``);
 tests/leaderboard/test_significant_events.py fails when a message type or an audit action in
-the code is missing here. To add one: a line in `MESSAGES`, `COMMANDS` or `AUDIT_ACTIONS`.
+the code is missing here. To add one: a line in `MESSAGES`, `COMMANDS`, `AUDIT_ACTIONS` or
+`REJECTIONS`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ __all__ = [
     "AUDIT_ACTIONS",
     "COMMANDS",
     "MESSAGES",
+    "REJECTIONS",
     "SEVERITIES",
     "Escalation",
     "EventKind",
@@ -38,7 +41,7 @@ __all__ = [
 
 Severity = Literal["info", "notice", "warning", "critical"]
 SEVERITIES: Final[tuple[Severity, ...]] = ("info", "notice", "warning", "critical")  # rising
-EventKind = Literal["message", "command", "audit"]
+EventKind = Literal["message", "command", "audit", "rejection"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -232,8 +235,46 @@ AUDIT_ACTIONS: Final = _events(
      " key that proves its records"),
 )
 
+# Every reason the ingest refuses a message for (leaderboard.ingest.INGEST_REASONS): the
+# ``rejections`` rows, kept for the regulator.
+_FORGED: Final = "a possible forged, altered or replayed message"
+_MALFORMED: Final = "a message no table of ours should send: a fault or a tampered link"
+REJECTIONS: Final = _events(
+    "rejection",
+    ("bad_signature", "critical", f"the signature does not verify: {_FORGED}"),
+    ("unknown_signer", "critical", f"signed by a key no enrolled table holds: {_FORGED}"),
+    ("replayed_seq", "critical", f"a stored seq sent again with other content: {_FORGED}"),
+    ("wrong_venue", "critical", "an envelope of another venue: a misrouted or replayed"
+     " message"),
+    ("wrong_topic", "critical", "a table's message on another table's topic: a table"
+     " speaking for another"),
+    ("table_inactive", "warning", "a message from a table marked inactive"),
+    ("out_of_window", "warning", "a seq too far ahead of the table's record"),
+    ("too_large", "warning", _MALFORMED),
+    ("not_json", "warning", _MALFORMED),
+    ("duplicate_key", "warning", _MALFORMED),
+    ("not_object", "warning", _MALFORMED),
+    ("unknown_version", "warning", _MALFORMED),
+    ("missing_field", "warning", _MALFORMED),
+    ("extra_field", "warning", _MALFORMED),
+    ("wrong_type", "warning", _MALFORMED),
+    ("invalid_value", "warning", _MALFORMED),
+    ("not_canonical", "warning", _MALFORMED),
+    ("malformed_body", "warning", "a signed message whose body breaks its type's rules"),
+    ("score_conflict", "critical", "a table recorded a second, different score for one entry:"
+     " the score of record is in question"),
+    ("score_stale", "notice", "a score for an entry the desk has since moved on"),
+    ("ack_conflict", "warning", "a second, different acknowledgement of a score"),
+    ("ack_mismatch", "warning", "an acknowledgement of a score other than the one recorded"),
+    ("void_conflict", "warning", "a void of a score that cannot be voided"),
+    ("hand_conflict", "critical", "a second, different record of one hand: the record of play"
+     " is in question"),
+    ("store_error", "warning", "the database refused to store a message (it is asked for"
+     " again)"),
+)
+
 _KINDS: Final[Mapping[EventKind, Mapping[str, SignificantEvent]]] = {
-    "message": MESSAGES, "command": COMMANDS, "audit": AUDIT_ACTIONS}
+    "message": MESSAGES, "command": COMMANDS, "audit": AUDIT_ACTIONS, "rejection": REJECTIONS}
 
 
 def event_of(kind: EventKind, name: str) -> SignificantEvent | None:
@@ -261,6 +302,7 @@ _TITLES: Final[Mapping[EventKind, str]] = {
     "message": "Messages a table publishes (MQTT)",
     "command": "Commands the desk sends a table (MQTT)",
     "audit": "Audit actions the central service writes",
+    "rejection": "Messages the central service refused (ingest rejections)",
 }
 
 
@@ -278,8 +320,9 @@ def catalogue_markdown() -> str:
         "     from leaderboard/significant_events.py: edit that, not this file. -->",
         "",
         "South Africa's Gambling Act s27 asks that significant events be monitored. These are",
-        "every message the tables and the desk exchange and every action the central service",
-        "records in its audit log, each with its severity and why a regulator wants it.",
+        "every message the tables and the desk exchange, every action the central service",
+        "records in its audit log and every reason it refuses a table's message for, each",
+        "with its severity and why a regulator wants it.",
         "`showdown leaderboard events` lists them from the central database (docs/cli.md).",
         "",
         "| severity | meaning |",

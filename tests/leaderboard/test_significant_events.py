@@ -23,6 +23,7 @@ from leaderboard.significant_events import (
     AUDIT_ACTIONS,
     COMMANDS,
     MESSAGES,
+    REJECTIONS,
     SEVERITIES,
     at_least,
     catalogue_markdown,
@@ -74,6 +75,14 @@ def test_the_registries_agree_with_the_walk() -> None:
     from wire.messages import TABLE_MESSAGES
     assert set(TABLE_MESSAGES) | {"standings"} == set(MESSAGES)
     assert set(SENT) == set(COMMANDS)
+
+
+def test_every_reason_the_ingest_refuses_a_message_for_is_in_the_catalogue() -> None:
+    from leaderboard.ingest import INGEST_REASONS
+    assert "bad_signature" in INGEST_REASONS and "replayed_seq" in INGEST_REASONS
+    assert set(INGEST_REASONS) == set(REJECTIONS), (
+        f"missing: {sorted(set(INGEST_REASONS) - set(REJECTIONS))},"
+        f" stale: {sorted(set(REJECTIONS) - set(INGEST_REASONS))}")
 
 
 # ---- the audit actions, by reading the source ---------------------------------------------
@@ -211,15 +220,17 @@ def test_severities_and_escalations() -> None:
             severity_of("message", "chips.reconciled", {"missing_cents": 0}),
             severity_of("message", "chips.reconciled", {"missing_cents": 2_500}),
             severity_of("message", "staff.session", {"event": "locked"}),
-            severity_of("audit", "no.such_action")] == [
-        "critical", "info", "info", "warning", "info", "warning", "warning", "warning"]
+            severity_of("audit", "no.such_action"),
+            severity_of("rejection", "bad_signature")] == [
+        "critical", "info", "info", "warning", "info", "warning", "warning", "warning",
+        "critical"]
     assert at_least("critical", "warning") and not at_least("notice", "warning")
     with pytest.raises(ValueError, match="'loud' is not a severity"):
         at_least("loud", "info")
-    used = {e.severity for kind in (MESSAGES, COMMANDS, AUDIT_ACTIONS) for e in kind.values()}
+    kinds = (MESSAGES, COMMANDS, AUDIT_ACTIONS, REJECTIONS)
+    used = {e.severity for kind in kinds for e in kind.values()}
     assert used == set(SEVERITIES)  # every step of the scale is used
-    assert all(e.why.strip() for kind in (MESSAGES, COMMANDS, AUDIT_ACTIONS)
-               for e in kind.values())
+    assert all(e.why.strip() for kind in kinds for e in kind.values())
 
 
 def test_the_doc_is_generated_from_the_catalogue() -> None:
@@ -227,7 +238,7 @@ def test_the_doc_is_generated_from_the_catalogue() -> None:
     assert doc == catalogue_markdown(), (
         "docs/significant-events.md is out of date: run"
         " `python -m leaderboard.significant_events > docs/significant-events.md`")
-    for name in (*MESSAGES, *COMMANDS, *AUDIT_ACTIONS):
+    for name in (*MESSAGES, *COMMANDS, *AUDIT_ACTIONS, *REJECTIONS):
         assert f"| `{name}` |" in doc
     assert catalogue.__doc__ is not None and "python -m leaderboard.significant_events" in (
         catalogue.__doc__.replace("\n", " "))

@@ -25,7 +25,13 @@ from leaderboard.desk import Refused
 from leaderboard.event_feed import Cursor, EventQuery, read_events
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import ADULT, settings
-from tests.leaderboard.ingest_support import FakeClock, FakeTable, enroll, make_ingestor
+from tests.leaderboard.ingest_support import (
+    FakeClock,
+    FakeTable,
+    enroll,
+    key_of,
+    make_ingestor,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 DESK_AT = datetime(2026, 7, 3, 12, 0, tzinfo=UTC)  # the desk's actions: 12:00 and 12:05 UTC
@@ -38,7 +44,8 @@ def at(minute: int, hour: int = 13) -> str:
 
 async def write_events(engine: sa.Engine) -> None:
     """A clerk registers an adult and is refused a minor (the desk's own functions); table
-    t01 publishes an alert, a device report and a refused command's result (the ingest's)."""
+    t01 publishes an alert, a device report and a refused command's result, and a message
+    signed with another key claims to be t01's (the ingest stores three, refuses one)."""
     desk_clock = FakeClock(DESK_AT)
     with Session(engine, expire_on_commit=False) as s:
         desk.register_patron(s, settings(), desk_clock, actor="C1", name="Ada Adult",
@@ -62,6 +69,10 @@ async def write_events(engine: sa.Engine) -> None:
     )):
         clock.now = TABLE_AT + timedelta(minutes=minute)
         assert (await ingest.handle(*message)).outcome == "stored"
+    clock.now = TABLE_AT + timedelta(minutes=3)
+    forged = t01.message("alert", {"kind": "x", "message": "x", "source": "x", "at": at(3)},
+                         key=key_of("t01", "not its key"))
+    assert (await ingest.handle(*forged)).reason == "bad_signature"
 
 
 def events(db: Database, capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]]:
@@ -83,6 +94,7 @@ ALL = [  # what write_events wrote, oldest first, with the catalogue's severitie
     (at(0), "warning", "t01", "alert"),
     (at(1), "info", "t01", "device"),
     (at(2), "warning", "t01", "command.result"),  # refused: above its usual info
+    (at(3), "critical", "t01", "bad_signature"),  # a refused message
 ]
 
 
@@ -91,18 +103,18 @@ async def test_the_report_by_time_and_severity(engine: sa.Engine, database_url: 
     await write_events(engine)
     assert summary(events(database_url, capsys)) == ALL
     assert summary(events(database_url, capsys, "--severity", "warning")) == [
-        e for e in ALL if e[1] == "warning"]
-    assert events(database_url, capsys, "--severity", "critical") == []
+        e for e in ALL if e[1] in {"warning", "critical"}]
+    assert summary(events(database_url, capsys, "--severity", "critical")) == ALL[-1:]
     window = events(database_url, capsys, "--since", "2026-07-03T14:05:00+02:00",
                     "--until", at(1, 13).replace("Z", "+00:00"))
     assert summary(window) == ALL[1:3]  # from 12:05 UTC, before 13:01
-    refused = events(database_url, capsys, "--since", at(2))[0]
+    refused = events(database_url, capsys, "--since", at(2), "--until", at(3))[0]
     assert (refused["source"], refused["detail"]["accepted"], refused["detail"]["reason"],
             refused["detail"]["seq"]) == ("message", False, "no heat open", 3)
     assert main(["leaderboard", "events", "--db", database_url.url, "--severity",
                  "warning"]) == 0
     text = capsys.readouterr().out.splitlines()
-    assert len(text) == 3
+    assert len(text) == 4
     assert text[0].startswith(f"{at(5, 12)}  warning   C1") and "eligibility.refused" in text[0]
     assert text[2].split()[:4] == [at(2), "warning", "t01", "command.result"]
     assert "reason=\"no heat open\"" in text[2]
@@ -111,7 +123,8 @@ async def test_the_report_by_time_and_severity(engine: sa.Engine, database_url: 
 async def test_a_cursor_reads_only_what_came_after(engine: sa.Engine) -> None:
     await write_events(engine)
     first, cursor = read_events(engine, EventQuery(severity="warning"))
-    assert [e.event for e in first] == ["eligibility.refused", "alert", "command.result"]
+    assert [e.event for e in first] == ["eligibility.refused", "alert", "command.result",
+                                        "bad_signature"]
     again, same = read_events(engine, EventQuery(severity="warning"), cursor)
     assert (again, same) == ([], cursor)
     with Session(engine) as s:
@@ -120,7 +133,8 @@ async def test_a_cursor_reads_only_what_came_after(engine: sa.Engine) -> None:
                              id_number="7005175009087", birth_date=ADULT)
     later, moved = read_events(engine, EventQuery(), cursor)
     assert [(e.who, e.event) for e in later] == [("C2", "patron.registered")]
-    assert moved.audit_id > cursor.audit_id and moved.message_id == cursor.message_id
+    assert moved.audit_id > cursor.audit_id
+    assert (moved.message_id, moved.rejection_id) == (cursor.message_id, cursor.rejection_id)
     assert read_events(engine, EventQuery(), Cursor())[0][-1].event == "patron.registered"
 
 
@@ -172,8 +186,8 @@ async def test_follow_prints_new_events_as_they_are_written(
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
     try:
         lines = Lines(process)
-        shown = [json.loads(lines.next())["event"] for _ in range(3)]
-        assert shown == ["eligibility.refused", "alert", "command.result"]
+        shown = [json.loads(lines.next())["event"] for _ in range(4)]
+        assert shown == ["eligibility.refused", "alert", "command.result", "bad_signature"]
         with Session(engine) as s, pytest.raises(Refused):  # a warning written now
             desk.register_patron(s, settings(), FakeClock(TABLE_AT + timedelta(hours=1)),
                                  actor="C2", name="Al Minor", id_kind="id_document",
