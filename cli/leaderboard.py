@@ -239,6 +239,8 @@ def _events(args: argparse.Namespace) -> int:
 
     query = EventQuery(since=_moment("--since", args.since),
                        until=_moment("--until", args.until), severity=args.severity)
+    if args.follow and query.until is not None:
+        raise CommandError("--follow prints new events until interrupted: leave out --until")
     if query.since and query.until and query.until <= query.since:
         raise CommandError(f"--until {args.until} is not after --since {args.since}")
     with _leaderboard_database(args.db, "audit") as (engine, _):

@@ -17,11 +17,19 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Final, Literal
 
-from sqlalchemy import Engine, select
+from sqlalchemy import ColumnElement, Engine, or_, select, true
+from sqlalchemy.orm import QueryableAttribute
 
 from leaderboard.eligibility import as_utc, from_db
 from leaderboard.models import AuditEntry, Message, Rejection
-from leaderboard.significant_events import Severity, at_least, severity_of
+from leaderboard.significant_events import (
+    EventKind,
+    Severity,
+    at_least,
+    known_names,
+    names_at_least,
+    severity_of,
+)
 
 __all__ = ["Cursor", "EventLine", "EventQuery", "read_events"]
 
@@ -90,6 +98,18 @@ def _within(moment: datetime, query: EventQuery) -> bool:
             and (query.until is None or moment < query.until))
 
 
+def _worth_reading(kind: EventKind, column: QueryableAttribute[str],
+                   floor: Severity) -> ColumnElement[bool]:
+    """Only the rows whose name can reach ``floor`` (a name the catalogue does not know is
+    a warning), so a report of warnings does not read every settled hand."""
+    if floor == "info":
+        return true()
+    wanted = column.in_(sorted(names_at_least(kind, floor)))
+    if at_least("warning", floor):
+        return or_(wanted, column.not_in(sorted(known_names(kind))))
+    return wanted
+
+
 def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
                 ) -> tuple[list[EventLine], Cursor]:
     """The events after ``cursor`` that ``query`` selects, oldest first, and the cursor past
@@ -102,6 +122,9 @@ def read_events(engine: Engine, query: EventQuery, cursor: Cursor = Cursor()
     rejections = select(Rejection.id, Rejection.received_at, Rejection.table_id,
                         Rejection.reason, Rejection.topic, Rejection.detail,
                         Rejection.payload_sha256).where(Rejection.id > cursor.rejection_id)
+    audit = audit.where(_worth_reading("audit", AuditEntry.action, query.severity))
+    messages = messages.where(_worth_reading("message", Message.type, query.severity))
+    rejections = rejections.where(_worth_reading("rejection", Rejection.reason, query.severity))
     # The database narrows by time with a second to spare (SQLite compares the text of its
     # times, and the ingest's are written in another form than the desk's); `_within`
     # decides exactly.

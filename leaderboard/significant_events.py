@@ -36,6 +36,8 @@ __all__ = [
     "at_least",
     "catalogue_markdown",
     "event_of",
+    "known_names",
+    "names_at_least",
     "severity_of",
 ]
 
@@ -288,6 +290,19 @@ def severity_of(kind: EventKind, name: str, body: Mapping[str, Any] | None = Non
     (nobody has said why it matters)."""
     event = event_of(kind, name)
     return "warning" if event is None else event.severity_for(body)
+
+
+def names_at_least(kind: EventKind, floor: Severity) -> frozenset[str]:
+    """The names of ``kind`` whose occurrences can be of ``floor`` or above (their usual
+    severity or an escalation's)."""
+    return frozenset(e.name for e in _KINDS[kind].values()
+                     if any(at_least(s, floor)
+                            for s in (e.severity, *(x.severity for x in e.escalations))))
+
+
+def known_names(kind: EventKind) -> frozenset[str]:
+    """Every name of ``kind`` in the catalogue."""
+    return frozenset(_KINDS[kind])
 
 
 def at_least(severity: str, floor: str) -> bool:

@@ -22,7 +22,9 @@ from cli.main import main
 from game.messages.table import CommandResult, DeviceState
 from leaderboard import desk
 from leaderboard.desk import Refused
+from leaderboard.desk.action import write_audit
 from leaderboard.event_feed import Cursor, EventQuery, read_events
+from leaderboard.significant_events import names_at_least
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import ADULT, settings
 from tests.leaderboard.ingest_support import (
@@ -138,12 +140,27 @@ async def test_a_cursor_reads_only_what_came_after(engine: sa.Engine) -> None:
     assert read_events(engine, EventQuery(), Cursor())[0][-1].event == "patron.registered"
 
 
+def test_an_action_the_catalogue_lacks_is_a_warning_and_hand_reports_are_skipped(
+        engine: sa.Engine) -> None:
+    with Session(engine) as s:
+        write_audit(s, TABLE_AT, "M1", "house.custom_thing", detail={"n": 1})
+        s.commit()
+    shown = read_events(engine, EventQuery(severity="warning"))[0]
+    assert [(e.who, e.event, e.severity) for e in shown] == [
+        ("M1", "house.custom_thing", "warning")]
+    assert read_events(engine, EventQuery(severity="critical"))[0] == []
+    warnings = names_at_least("message", "warning")
+    assert {"alert", "command.result", "chips.reconciled"} <= warnings  # usual or raised
+    assert not {"hand.settled", "device", "heat.opened"} & warnings
+
+
 def test_bad_input_is_named(database_url: Database, engine: sa.Engine,
                             capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     cases = [
         (["--since", "2026-07-03T14:00"], "--since '2026-07-03T14:00' has no time zone"),
         (["--until", "yesterday"], "--until 'yesterday' is not a time such as"),
         (["--since", at(5), "--until", at(1)], f"--until {at(1)} is not after --since"),
+        (["--follow", "--until", at(1)], "--follow prints new events until interrupted"),
     ]
     for args, words in cases:
         assert main(["leaderboard", "events", "--db", database_url.url, *args]) == EXIT_ERROR
