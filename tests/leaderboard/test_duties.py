@@ -63,6 +63,20 @@ def test_who_raised_a_hold_does_not_decide_it(session: Session, clock: FakeClock
                             why="same person").decided_by == "S1"
 
 
+def test_who_imported_the_list_that_raised_a_hold_does_not_decide_it(
+        session: Session, clock: FakeClock) -> None:
+    patron = desk.register_patron(session, settings(), clock, actor="C1",
+                                  name="Thandi Mokoena", id_kind="rewards_card",
+                                  id_number="60990000005502", birth_date=ADULT)
+    found = import_list(session, clock, LISTED)  # imported by "compliance": one hold
+    (hold_id,) = found.held
+    supervisor(session, clock, "compliance", role="manager")
+    with pytest.raises(DutyRefused, match="compliance raised this hold's registration"):
+        desk.approve_hold(session, clock, actor="compliance", hold_id=hold_id, why="differs")
+    assert desk.approve_hold(session, clock, actor=supervisor(session, clock, "S1"),
+                             hold_id=hold_id, why="differs").patron_id == patron.patron_id
+
+
 # ---- raise / rule dispute -------------------------------------------------------------------
 
 def test_who_recorded_a_dispute_does_not_rule_on_it(session: Session, clock: FakeClock) -> None:
