@@ -55,7 +55,7 @@ DUTY_PAIRS: Final[Mapping[str, DutyPair]] = {p.name: p for p in (
              grounds=f"{_REG33}: whoever records a transaction does not approve it",
              enforced_in="leaderboard.desk.hold_decisions"),
     DutyPair(name="raise / rule dispute",
-             first=("dispute.raise", "score.disputed", "hand.disputed"),
+             first=("dispute.raise", "hand.disputed"),  # recorded at the desk, raised at a console
              second=("dispute.rule", "dispute.resolve"), subject="this dispute",
              did="raised or recorded", who="another supervisor", then="rule on it",
              grounds=f"{_REG33}: a complaint is not ruled on by whoever raised it",
@@ -66,7 +66,7 @@ DUTY_PAIRS: Final[Mapping[str, DutyPair]] = {p.name: p for p in (
              grounds=f"{_REG33}: whoever records a payout does not also hand it over",
              enforced_in="leaderboard.desk.awards"),
     DutyPair(name="own staff record",
-             first=("staff.self",),
+             first=("staff.self",),  # being the member: no action of its own
              second=("staff.disable", "staff.enable", "staff.pin", "staff.card"),
              subject="this staff record (their own)", did="holds",
              who="another manager", then="change it", grounds=_SELF,
