@@ -1,11 +1,13 @@
 """`showdown leaderboard ...`: run the central service, print the standings from its database,
-back it up, or audit its stored messages (leaderboard.audit) against the tables' enrolled keys."""
+back it up, audit its stored messages (leaderboard.audit) against the tables' enrolled keys,
+or list its significant events (leaderboard.event_feed)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -77,6 +79,7 @@ def register(sub: Any) -> None:
                 help="with a directory: keep only the newest N backups there")
     bk.add_argument("--json", action="store_true", help="print the result as JSON")
     bk.set_defaults(handler=_backup)
+    _register_events(lsub)
 
 
 def _backup(args: argparse.Namespace) -> int:
@@ -182,3 +185,79 @@ def _audit(args: argparse.Namespace) -> int:
         audit = audit_messages(engine)
     print(json.dumps(audit.as_dict(), indent=2) if args.json else audit.text())
     return AUDIT_FAILED if audit.failures else 0
+
+
+# ---- events (the significant events: docs/significant-events.md) ---------------------------
+
+_FOLLOW_SECONDS: Final = 2.0  # how often --follow reads the database again
+
+
+def _register_events(lsub: Any) -> None:
+    from leaderboard.significant_events import SEVERITIES  # noqa: PLC0415
+
+    ev = lsub.add_parser(
+        "events", help="the significant events: audit rows and table messages by severity",
+        description="The significant events of the central database (docs/significant-"
+                    "events.md), oldest first: every audit row, stored table message and"
+                    " refused message with its time (UTC), severity, who (the person, or the"
+                    " table), event and detail. --follow keeps printing new ones until"
+                    " interrupted.")
+    ev.add_argument("--db", required=True,
+                    help="database URL, e.g. sqlite:////var/lib/showdown-leaderboard/"
+                         "leaderboard.sqlite3")
+    ev.add_argument("--since", metavar="TIME",
+                    help="from this time on, with its zone, e.g. 2026-07-03T14:00+02:00")
+    ev.add_argument("--until", metavar="TIME",
+                    help="before this time, with its zone, e.g. 2026-07-04T00:00Z")
+    ev.add_argument("--severity", choices=SEVERITIES, default="info",
+                    help="this severity and above (default: info, everything)")
+    ev.add_argument("--json", action="store_true",
+                    help="print JSON: one document, or with --follow one object per line")
+    ev.add_argument("--follow", action="store_true",
+                    help=f"keep reading: print new events every {_FOLLOW_SECONDS:g} s until"
+                         " interrupted (Ctrl-C)")
+    ev.set_defaults(handler=_events)
+
+
+def _moment(option: str, text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise CommandError(f"{option} {text!r} is not a time such as 2026-07-03T14:00+02:00"
+                           ) from None
+    if moment.utcoffset() is None:
+        raise CommandError(f"{option} {text!r} has no time zone: add one, e.g."
+                           f" {moment.isoformat(timespec='minutes')}+02:00 or"
+                           f" {moment.isoformat(timespec='minutes')}Z")
+    return moment
+
+
+def _events(args: argparse.Namespace) -> int:
+    from leaderboard.event_feed import EventQuery, read_events  # noqa: PLC0415
+
+    query = EventQuery(since=_moment("--since", args.since),
+                       until=_moment("--until", args.until), severity=args.severity)
+    if args.follow and query.until is not None:
+        raise CommandError("--follow prints new events until interrupted: leave out --until")
+    if query.since and query.until and query.until <= query.since:
+        raise CommandError(f"--until {args.until} is not after --since {args.since}")
+    with _leaderboard_database(args.db, "audit") as (engine, _):
+        lines, cursor = read_events(engine, query)
+        if not args.follow:
+            if args.json:
+                print(json.dumps({"events": [e.as_dict() for e in lines],
+                                  "count": len(lines)}, indent=2, ensure_ascii=False))
+            else:
+                print("\n".join(e.text() for e in lines) if lines else "no events")
+            return 0
+        try:
+            while True:
+                for line in lines:
+                    print(json.dumps(line.as_dict(), ensure_ascii=False) if args.json
+                          else line.text(), flush=True)
+                time.sleep(_FOLLOW_SECONDS)
+                lines, cursor = read_events(engine, query, cursor)
+        except KeyboardInterrupt:
+            return 0

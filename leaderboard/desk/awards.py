@@ -4,6 +4,7 @@ once by the winner before the deadline."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Final
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -27,14 +28,25 @@ from game.tournament.standings import (
     weekly_leaderboard,
 )
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
+from leaderboard.desk.duties import check_duty
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.fees import entry_fees
 from leaderboard.desk.lookups import get_patron, stage_entries
 from leaderboard.desk.scores import score_records
 from leaderboard.desk.values import PrizeView
 from leaderboard.eligibility import as_utc, from_db, normalize_id
-from leaderboard.models import PrizeAward
+from leaderboard.models import AuditEntry, PrizeAward
 from runtime.clocks import WallClock
+
+AWARDED: Final = "prize.awarded"
+
+
+def awarded_by(session: Session, award_id: int) -> tuple[str, ...]:
+    """Who recorded the award of prize ``award_id`` (its `prize.awarded` audit rows)."""
+    rows = session.scalars(select(AuditEntry).where(AuditEntry.action == AWARDED))
+    return tuple(r.actor for r in rows
+                 if any(isinstance(a, dict) and a.get("award_id") == award_id
+                        for a in (r.detail or {}).get("awards", ())))
 
 
 def prize_status(row: PrizeAward, now: datetime) -> str:
@@ -131,7 +143,7 @@ def award_prizes(session: Session, settings: TournamentSettings, clock: WallCloc
             session.add(row)
             rows.append(row)
         session.flush()
-        write_audit(session, now, actor, "prize.awarded", detail={
+        write_audit(session, now, actor, AWARDED, detail={
             "kind": pkind.value, "week": week, "total_cents": book.total_cents,
             "awards": [{"award_id": r.id, "entry_id": r.entry_id, "patron_id": r.patron_id,
                         "place": r.place, "amount_cents": r.amount_cents} for r in rows],
@@ -152,6 +164,7 @@ def claim_prize(session: Session, settings: TournamentSettings, clock: WallClock
     row = session.get(PrizeAward, award_id)
     if row is None:
         raise NotFound(f"no prize award {award_id}")
+    check_duty("award / pay prize", actor=actor, earlier=awarded_by(session, award_id))
     if row.claimed_at is not None:
         raise Conflict(f"prize {award_id} was claimed at {from_db(row.claimed_at):%Y-%m-%d %H:%M}"
                        f" by {row.claimed_by}")

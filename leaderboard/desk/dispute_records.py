@@ -32,6 +32,7 @@ from game.messages.desk import CorrectHand
 from game.money import format_rand
 from game.tournament.schema import TournamentSettings
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
+from leaderboard.desk.duties import check_duty
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.lookups import get_entry
 from leaderboard.desk.rulings import apply_correction, round_over, ruled_score
@@ -42,7 +43,7 @@ from leaderboard.projections import SEATED, UNPAID_STATUSES
 from runtime.clocks import WallClock
 
 __all__ = ["DISPUTE_STATUSES", "RULINGS", "DisputeHandView", "DisputeRecord", "close_dispute",
-           "dispute_record", "dispute_records", "raise_dispute", "rule_dispute"]
+           "dispute_record", "dispute_records", "raise_dispute", "raisers", "rule_dispute"]
 
 DISPUTE_STATUSES: Final = ("open", "ruled", "closed")
 RULINGS: Final = ("dismissed", "hand_voided", "hand_corrected")
@@ -144,6 +145,7 @@ def rule_dispute(session: Session, settings: TournamentSettings, clock: WallCloc
     if ruling not in RULINGS:
         raise DeskError(f"a ruling is one of {', '.join(RULINGS)}, not {ruling!r}")
     row = _dispute(session, dispute_id)
+    check_duty("raise / rule dispute", actor=actor, earlier=raisers(row))
     entry = get_entry(session, row.entry_id)
     score = session.get(Score, entry.entry_id)
     if row.status != "open" and not _ruling_lapsed(session, row, score):
@@ -199,6 +201,11 @@ def close_dispute(session: Session, clock: WallClock, *, actor: str, dispute_id:
         "outcome": told})
     session.commit()
     return dispute_record(session, row.id)
+
+
+def raisers(row: Dispute) -> tuple[str | None, ...]:
+    """The staff who raised a dispute or recorded it at the desk (not a participant)."""
+    return (row.recorded_by, None if row.raised_by_role == "participant" else row.raised_by)
 
 
 def dispute_records(session: Session, *, status: str | None = None,

@@ -8,6 +8,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.desk.action import begin_action, desk_now, write_audit
+from leaderboard.desk.dispute_records import raisers
+from leaderboard.desk.duties import check_duty
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.values import DisputeView, PayoutCheckView
 from leaderboard.eligibility import as_utc, from_db
@@ -58,6 +60,8 @@ def resolve_dispute(session: Session, clock: WallClock, *, actor: str, entry_id:
     if not open_rows:
         raise Conflict(f"entry {entry}'s dispute was already resolved by {rows[-1].resolved_by}:"
                        f" {rows[-1].resolution}")
+    for row in open_rows:
+        check_duty("raise / rule dispute", actor=actor, earlier=raisers(row))
     for row in open_rows:
         row.resolved_at, row.resolved_by, row.resolution = as_utc(now), actor, text
         row.status = "closed"

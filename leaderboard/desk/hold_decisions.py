@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from game.tournament.entries import Stage
 from leaderboard.desk.action import begin_action, desk_now, require_reason, write_audit
+from leaderboard.desk.duties import check_duty
 from leaderboard.desk.entries import refund_unplayed
 from leaderboard.desk.errors import Conflict, NotFound
 from leaderboard.desk.holds import APPROVED, CLEAR, HELD, REFUSED, open_holds
@@ -93,6 +94,7 @@ def approve_hold(session: Session, clock: WallClock, *, actor: str, hold_id: int
     require_supervisor(session, actor, "identity.hold_approved")
     reason = require_reason(why, "the possible match is approved")
     row, patron = _pending(session, hold_id)
+    check_duty("register / approve hold", actor=actor, earlier=(row.opened_by,))
     _decide(row, now, actor, APPROVED, reason)
     session.flush()
     if patron.standing == HELD and not open_holds(session, patron.patron_id):
@@ -113,6 +115,7 @@ def refuse_hold(session: Session, clock: WallClock, *, actor: str, hold_id: int,
     require_supervisor(session, actor, "identity.hold_refused")
     reason = require_reason(why, "the possible match is refused")
     row, patron = _pending(session, hold_id)
+    check_duty("register / approve hold", actor=actor, earlier=(row.opened_by,))
     _decide(row, now, actor, REFUSED, reason)
     sentences = tuple(f"supervisor {actor} judged the patron to be {m.get('list_name')!r} on"
                       f" the {m.get('list_kind')} list ({m.get('source')}): {reason}"

@@ -3,7 +3,9 @@ heats and seats chosen (rule 27), proxies nominated (rules 25, 41)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Final
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -40,6 +42,10 @@ from leaderboard.eligibility import as_utc
 from leaderboard.models import Entry, Proxy
 from leaderboard.projections import SEATED
 from runtime.clocks import WallClock
+
+# The audit action of each stage's allocation (one name per stage: docs/significant-events.md).
+ALLOCATED: Final[Mapping[Stage, str]] = {Stage.SEMI_FINAL: "semi_final.allocated",
+                                         Stage.FINAL: "final.allocated"}
 
 
 def _previous(stage: Stage) -> Stage:
@@ -112,7 +118,7 @@ def _allocate(session: Session, settings: TournamentSettings, now: datetime, *, 
             session.add(Entry(entry_id=entry_id, patron_id=placing.patron_id,
                               stage=stage.value, buy_in_cents=0, bought_at=as_utc(now),
                               status=REGISTERED))
-        write_audit(session, now, actor, f"{stage.value}.allocated", detail={
+        write_audit(session, now, actor, ALLOCATED[stage], detail={
             "places": [{"entry_id": eid, "won_by": p.entry_id, "holder": p.patron_id,
                         "position": p.position, "score_cents": p.score_cents}
                        for eid, p in wanted.items()],

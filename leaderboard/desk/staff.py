@@ -37,6 +37,7 @@ from leaderboard.desk.credentials import (
     pin_number,
     salt_bytes,
 )
+from leaderboard.desk.duties import check_duty
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.passphrases import hash_passphrase, passphrase
@@ -200,6 +201,7 @@ def set_staff_active(session: Session, clock: WallClock, *, actor: str, staff_id
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = _member(session, staff_id)
+    check_duty("own staff record", actor=actor, earlier=(row.staff_id,))
     if row.active == active:
         raise Conflict(f"{row.staff_id} is already {'enabled' if active else 'disabled'}")
     state = _state(session, now)
@@ -217,6 +219,7 @@ def change_staff_pin(session: Session, clock: WallClock, *, actor: str, staff_id
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = _member(session, staff_id)
+    check_duty("own staff record", actor=actor, earlier=(row.staff_id,))
     row.pin_hash = hashed(pin_number(pin, f"{row.staff_id}'s"))
     row.changed_at = as_utc(now)
     version = _bump(_state(session, now), now)
@@ -232,6 +235,7 @@ def change_staff_card(session: Session, clock: WallClock, *, actor: str, staff_i
     actor = begin_action(session, actor)
     now = desk_now(clock)
     row = _member(session, staff_id)
+    check_duty("own staff record", actor=actor, earlier=(row.staff_id,))
     number = card_number(card, "the employee")
     state = _state(session, now)
     row.card_hash = _card_hash(session, state, number, row.staff_id)

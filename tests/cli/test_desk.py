@@ -309,12 +309,17 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
     run.clock.now = local(2026, 8, 17, 0, 0)
     prizes = run.json("prizes")
     assert [p["status"] for p in prizes] == ["expired"] * 4  # rule 55: 1 August + 15 days
-    code, _, err = run("claim", str(prizes[0]["award_id"]), "--id-number", "5001015009087")
+    code, _, err = run("staff", "add", "--staff-id", "S2", "--name", "Second Supervisor",
+                       "--role", "supervisor", "--passphrase-file", str(run.passphrase))
+    assert code == 0, err
+    run.login("S2")  # desk-1 awarded the prizes: another person pays them
+    code, _, err = run.bare("claim", str(prizes[0]["award_id"]), "--id-number", "5001015009087")
     assert code == EXIT_REFUSED and "expired at 2026-08-17 00:00" in err
     run.clock.now = local(2026, 8, 16, 23, 59)
-    claimed = run.json("claim", str(prizes[0]["award_id"]), "--id-number", "5001015009087",
-                       "--receipt", "R-1")
-    assert claimed["status"] == "claimed"
+    run.login("S2")
+    code, out, err = run.bare("claim", str(prizes[0]["award_id"]), "--id-number",
+                              "5001015009087", "--receipt", "R-1", "--json")
+    assert code == 0 and json.loads(out)["status"] == "claimed", err
 
 
 def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -45,18 +45,26 @@ def test_a_dispute_raised_ruled_at_the_table_shown_and_closed(run: Desk) -> None
     assert code == EXIT_ERROR and "--why" in err
     code, out, err = run("dispute", "rule", number, "--correct-hand", "--net=-R25",
                          "--why", "the odds lost: a pair does not pay")
+    assert code == EXIT_REFUSED and "segregation of duties: raise / rule dispute" in err
+    code, _, err = run("staff", "add", "--staff-id", "S2", "--name", "Second Supervisor",
+                       "--role", "supervisor", "--passphrase-file", str(run.passphrase))
     assert code == 0, err
+    run.login("S2")  # desk-1 recorded the dispute: another supervisor rules on it
+    code, out, err = run.bare("dispute", "rule", number, "--correct-hand", "--net=-R25",
+                              "--why", "the odds lost: a pair does not pay")
+    assert code == 0, err
+    run.login()
     command = run.sender.commands[-1]
     assert (command.table, command.command) == ("t01", "correct_hand")
     assert (command.args["net"], command.args["ruling"], command.args["dispute_id"]) == (
         -2_500, "correct", raised["dispute_id"])
-    assert "ruled hand_corrected by desk-1" in out and f"as command {command.seq}" in out
+    assert "ruled hand_corrected by S2" in out and f"as command {command.seq}" in out
     code, out, err = run("dispute", "close", number, "--outcome", "told")
     assert code == EXIT_REFUSED and "has not been applied by table t01 yet" in err
     code, out, err = run("dispute", "show", number)
     assert code == 0 and f"hand {HAND} at t01 (seq 20, settled): seat 2 net R75.00" in out
     code, out, err = run("dispute", "list", "--status", "ruled")
-    assert code == 0 and out.startswith(f"{number:>5} ") and "hand_corrected by desk-1" in out
+    assert code == 0 and out.startswith(f"{number:>5} ") and "hand_corrected by S2" in out
     code, out, err = run("dispute", "list", "--status", "closed")
     assert (code, out) == (0, "no disputes\n")
     code, out, err = run("dispute", "show", "999")

@@ -52,15 +52,15 @@ def test_final_prizes_are_awarded_claimed_and_expire(session: Session, clock: Fa
     winner = session.get(Patron, awards[0].patron_id)
     assert winner is not None
     with pytest.raises(Conflict, match="not that of the prize winner"):
-        desk.claim_prize(session, s, clock, actor="desk-1", award_id=awards[0].award_id,
+        desk.claim_prize(session, s, clock, actor="desk-2", award_id=awards[0].award_id,
                          id_number="9999999999999")
     clock.now = deadline - timedelta(seconds=1)  # 16 August 23:59:59: the last moment
-    claimed = desk.claim_prize(session, s, clock, actor="desk-1", award_id=awards[0].award_id,
+    claimed = desk.claim_prize(session, s, clock, actor="desk-2", award_id=awards[0].award_id,
                                id_number=winner.id_number, receipt="R-0001")
     assert claimed.status == "claimed" and claimed.claimed_at == clock.now
     assert claimed.claimed_by == f"{winner.name} ({winner.patron_id})"
     with pytest.raises(Conflict, match="was claimed"):
-        desk.claim_prize(session, s, clock, actor="desk-1", award_id=awards[0].award_id,
+        desk.claim_prize(session, s, clock, actor="desk-2", award_id=awards[0].award_id,
                          id_number=winner.id_number)
     second = session.get(Patron, awards[1].patron_id)
     assert second is not None
@@ -69,7 +69,7 @@ def test_final_prizes_are_awarded_claimed_and_expire(session: Session, clock: Fa
     assert statuses[awards[0].award_id] == "claimed"
     assert statuses[awards[1].award_id] == "expired"
     with pytest.raises(Conflict, match="expired at 2026-08-17 00:00"):
-        desk.claim_prize(session, s, clock, actor="desk-1", award_id=awards[1].award_id,
+        desk.claim_prize(session, s, clock, actor="desk-2", award_id=awards[1].award_id,
                          id_number=second.id_number)
     clock.now = deadline - timedelta(microseconds=1)
     assert {p.award_id: p.status for p in desk.prizes(session, clock)}[

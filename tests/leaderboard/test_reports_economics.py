@@ -34,13 +34,13 @@ def run_tournament(session: Session, clock: FakeClock) -> None:
     [weekly] = desk.award_prizes(session, s, clock, actor="desk-1", kind="weekly", week=1,
                                  prize_cents=500_000)
     clock.now = local(2026, 7, 11, 12, 0)
-    desk.claim_prize(session, s, clock, actor="desk-1", award_id=weekly.award_id,
+    desk.claim_prize(session, s, clock, actor="desk-2", award_id=weekly.award_id,
                      id_number=PATRON_A)
     clock.now = AFTER_QUALIFYING
     top = desk.award_prizes(session, s, clock, actor="desk-1", kind="top_score")
     assert [t.amount_cents for t in top] == [20_400, 8_500, 5_100]
     clock.now = local(2026, 8, 2, 11, 0)
-    desk.claim_prize(session, s, clock, actor="desk-1", award_id=top[0].award_id,
+    desk.claim_prize(session, s, clock, actor="desk-2", award_id=top[0].award_id,
                      id_number=PATRON_A)
 
 

@@ -379,11 +379,15 @@ async def test_prizes_award_and_claim(engine: Engine, clock: FakeClock) -> None:
     status, body = await api.call("POST", "/prizes", {"kind": "lottery"})
     assert status == 400 and "unknown prize kind" in body["error"]
     path = f"/prizes/{award['award_id']}/claim"
-    status, body = await api.call("POST", path, {"id_number": "9999999999999"})
+    status, body = await api.call("POST", path, {"id_number": a_number})
+    assert status == 403 and "segregation of duties: award / pay prize" in body["error"]
+    cashier = api.sign_in("S2", "supervisor")  # desk-1 awarded it: another person pays it
+    status, body = await api.call("POST", path, {"id_number": "9999999999999"}, token=cashier)
     assert status == 409
-    status, body = await api.call("POST", path, {"id_number": a_number, "receipt": "R-7"})
+    status, body = await api.call("POST", path, {"id_number": a_number, "receipt": "R-7"},
+                                  token=cashier)
     assert status == 200 and body["status"] == "claimed"
-    assert (await api.call("POST", path, {"id_number": a_number}))[0] == 409
+    assert (await api.call("POST", path, {"id_number": a_number}, token=cashier))[0] == 409
     status, body = await api.call("GET", "/prizes")
     assert [p["status"] for p in body["prizes"]] == ["claimed"]
 
