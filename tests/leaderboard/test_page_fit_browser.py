@@ -39,7 +39,7 @@ from tests.fixtures.services import Database, MqttBroker
 from tests.leaderboard.support import FIELD, finish, local, start
 from tests.leaderboard.test_page_browser import CHROMIUM, CHROMIUM_ARGS, _browser_or_skip
 from tests.leaderboard.test_page_layout import SIZES, overlaps
-from tests.leaderboard.test_page_light import on_database  # noqa: F401 (a fixture)
+from tests.leaderboard.test_page_light import serve_on
 
 PHONE = (390, 844)
 AXE = Path(__file__).resolve().parents[2] / "tests" / "browser" / "node_modules" / \
@@ -52,23 +52,31 @@ FINAL = [(f"F-{n:02d}f1a2b3", patron, n + 1, cents + 50_000)
              sorted(SEMI, key=lambda s: -s[5])[:6])]
 
 
+@pytest.fixture
+def on_database(database_url: Database, monkeypatch: pytest.MonkeyPatch) -> Database:
+    """`support.start` runs the service on the test's database (SQLite or PostgreSQL)."""
+    return serve_on(database_url, monkeypatch)
+
+
 def seed_tournament(engine: Engine) -> None:
     """The semi-finals and the Final played, every prize awarded (see the module docstring);
     every patron consented to their name on the page (the longest lines)."""
     bought = local(31, 20).astimezone(UTC)
     with Session(engine) as s:
-        for patron in s.scalars(select(Patron)):
-            patron.name_consent = True
+        for someone in s.scalars(select(Patron)):
+            someone.name_consent = True
         for seq, (entry, patron, heat, table, seat, cents) in enumerate(SEMI, 1):
             s.add(Entry(entry_id=entry, patron_id=patron, stage="semi_final", heat_id=heat,
                         table_id=table, seat=seat, buy_in_cents=0, bought_at=bought,
                         status="registered"))
-            s.add(_score(entry, table, 5_000 + seq, "semi_final", heat, cents, 16))
+            s.add(_score(entry, table, seq=5_000 + seq, stage="semi_final", heat=heat,
+                         cents=cents, hour=16))
         for seq, (entry, patron, seat, cents) in enumerate(FINAL, 1):
             s.add(Entry(entry_id=entry, patron_id=patron, stage="final", heat_id=FINAL_HEAT,
                         table_id="t01", seat=seat, buy_in_cents=0, bought_at=bought,
                         status="registered"))
-            s.add(_score(entry, "t01", 6_000 + seq, "final", FINAL_HEAT, cents, 17))
+            s.add(_score(entry, "t01", seq=6_000 + seq, stage="final", heat=FINAL_HEAT,
+                         cents=cents, hour=17))
         s.flush()
         weekly = [FIELD[n] for n in (0, 2, 6, 9)]
         top = [FIELD[n] for n in (0, 1, 2)]
@@ -87,7 +95,7 @@ def seed_tournament(engine: Engine) -> None:
         s.commit()
 
 
-def _score(entry: str, table: str, seq: int, stage: str, heat: str, cents: int,
+def _score(entry: str, table: str, *, seq: int, stage: str, heat: str, cents: int,
            hour: int) -> Score:
     recorded = local(1, hour, month=8).astimezone(UTC)
     return Score(entry_id=entry, table_id=table, seq=seq, stage=stage, heat_id=heat,
@@ -178,7 +186,7 @@ async def walk_pages(page: Any, width: int, height: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mqtt_broker", ["embedded"], indirect=True)
-async def test_every_prize_and_seat_on_some_page_and_no_panel_over_another(
+async def test_every_prize_and_seat_on_some_page_and_no_panel_over_another(  # noqa: PLR0917
         tmp_path: Path, mqtt_broker: MqttBroker, unique_topic: str, on_database: Database,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     async_playwright = _browser_or_skip()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -37,20 +37,25 @@ STALE_AFTER_S = 300.0  # the page's default
 Check = Callable[[str, int], Awaitable[None]]  # (state expected, tables seen expected)
 
 
-@pytest.fixture
-def on_database(database_url: Database, monkeypatch: pytest.MonkeyPatch) -> Iterator[Database]:
-    """`support.start` runs the service on the test's database (SQLite or PostgreSQL)."""
+def serve_on(database: Database, monkeypatch: pytest.MonkeyPatch) -> Database:
+    """Make `support.start` run the service on `database` (SQLite or PostgreSQL)."""
     original = support.write_config
 
     def write_config(*args: Any, **kwargs: Any) -> Path:
         path = original(*args, **kwargs)
-        text = re.sub(r'^database = ".*"$', lambda _: f"database = {json.dumps(database_url.url)}",
+        text = re.sub(r'^database = ".*"$', lambda _: f"database = {json.dumps(database.url)}",
                       path.read_text(), count=1, flags=re.MULTILINE)
         path.write_text(text)
         return path
 
     monkeypatch.setattr(support, "write_config", write_config)
-    yield database_url
+    return database
+
+
+@pytest.fixture
+def on_database(database_url: Database, monkeypatch: pytest.MonkeyPatch) -> Database:
+    """`support.start` runs the service on the test's database (SQLite or PostgreSQL)."""
+    return serve_on(database_url, monkeypatch)
 
 
 def score_body(entry_id: str, cents: int, wall: datetime, table: str) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 The walk of test_page_light.py (a forged message, an old one, a replayed copy, a re-used
 seq, then a fresh one) with the page open: after each message the test waits for the next
-status event the page receives (sent every 0.5 s here) (``#live[data-told]`` counts them), then reads the light.
+status event the page receives (``#live[data-told]`` counts them; sent every 0.5 s here),
+then reads the light.
 Needs chromium and the playwright package (see test_page_browser.py; skips without them).
 """
 
