@@ -172,7 +172,7 @@ async def walk_pages(page: Any, width: int, height: int) -> dict[str, Any]:
     awards: set[str] = set()
     seats: set[str] = set()
     most = {"awards-page": 1, "lineups-page": 1}
-    for _ in range(12):
+    for _ in range(AWARDS + len(SEATS) + 1):  # a page shows one item at least
         state = await page.evaluate(_STATE)
         check_screen(state, width, height)
         awards |= set(state["awards"])
@@ -211,8 +211,8 @@ async def test_every_prize_and_seat_on_some_page_and_no_panel_over_another(  # n
                     await page.goto(f"http://127.0.0.1:{run.port}/")
                     await page.wait_for_selector("body[data-version]", timeout=30_000)
                     where = f"{width}x{height}"
-                    seen[where] = await walk_pages(page, width, height)
                     await page.screenshot(path=str(tmp_path / f"{where}.png"))
+                    seen[where] = await walk_pages(page, width, height)
                     await page.close()
                     assert len(seen[where]["awards"]) == AWARDS, (where, seen[where])
                     assert seen[where]["seats"] == SEATS, (where, seen[where])
