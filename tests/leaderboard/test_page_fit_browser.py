@@ -1,10 +1,13 @@
 """The page shows everything of a whole tournament, panel by panel, at the four screen sizes.
 
-The service runs on a tournament played to the end (14 qualifying scores, two semi-final
-heats of 6 with their scores, the Final's 6 seats drawn and played, 13 prizes awarded:
-4 weekly, 3 Top Score Progressive, 6 Final Prize Pool), on SQLite and on PostgreSQL. One
-browser opens the page at 1920x1080, 1280x720, a portrait 1080x1920 TV and a 390x844
-phone (the sizes of test_page_layout.py). At each size, on every page the screen turns to:
+The service runs on SQLite and on PostgreSQL with a tournament at the Final's draw (14
+qualifying scores, two semi-final heats of 6 with their scores, the Final's 6 places
+allocated, 7 prizes awarded). The page lists the Final's places without seats, after the
+semi-finals; the test then draws the seats, plays the Final and awards its 6 prizes in the
+database and tells the service (as a desk request does), and the open page shows the Final's
+line-up first with the drawn seats. One browser then opens the page at 1920x1080, 1280x720,
+a portrait 1080x1920 TV and a 390x844 phone (the sizes of test_page_layout.py). At each
+size, on every page the screen turns to:
 
 - no two panels' boxes intersect; no panel is over the header or the footer; on a room
   screen every panel is inside the screen; every item a panel shows is inside that panel;
@@ -13,14 +16,15 @@ phone (the sizes of test_page_layout.py). At each size, on every page the screen
   this test put in the database) comes on some page, the Final's seats included.
 
 axe-core finds no serious or critical accessibility violation at 1920x1080 (the second
-test; its browser context alone bypasses the page's Content-Security-Policy to load axe, as
-tests/controller/console/test_accessibility_browser.py does).
+test, on SQLite; its browser context alone bypasses the page's Content-Security-Policy to
+load axe, as tests/controller/console/test_accessibility_browser.py does).
 
 Needs chromium and the playwright package (see test_page_browser.py; skips without them).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from datetime import UTC, timedelta
 from pathlib import Path
@@ -58,41 +62,60 @@ def on_database(database_url: Database, monkeypatch: pytest.MonkeyPatch) -> Data
     return serve_on(database_url, monkeypatch)
 
 
-def seed_tournament(engine: Engine) -> None:
-    """The semi-finals and the Final played, every prize awarded (see the module docstring);
-    every patron consented to their name on the page (the longest lines)."""
-    bought = local(31, 20).astimezone(UTC)
+def seed_final_allocated(engine: Engine) -> None:
+    """The semi-finals played, the Final's places allocated (no seats yet), the weekly and
+    Top Score prizes awarded; every patron consented to their name on the page (the longest
+    lines)."""
     with Session(engine) as s:
         for someone in s.scalars(select(Patron)):
             someone.name_consent = True
         for seq, (entry, patron, heat, table, seat, cents) in enumerate(SEMI, 1):
             s.add(Entry(entry_id=entry, patron_id=patron, stage="semi_final", heat_id=heat,
-                        table_id=table, seat=seat, buy_in_cents=0, bought_at=bought,
+                        table_id=table, seat=seat, buy_in_cents=0, bought_at=BOUGHT,
                         status="registered"))
             s.add(_score(entry, table, seq=5_000 + seq, stage="semi_final", heat=heat,
                          cents=cents, hour=16))
-        for seq, (entry, patron, seat, cents) in enumerate(FINAL, 1):
-            s.add(Entry(entry_id=entry, patron_id=patron, stage="final", heat_id=FINAL_HEAT,
-                        table_id="t01", seat=seat, buy_in_cents=0, bought_at=bought,
-                        status="registered"))
-            s.add(_score(entry, "t01", seq=6_000 + seq, stage="final", heat=FINAL_HEAT,
-                         cents=cents, hour=17))
+        for entry, patron, _, _ in FINAL:
+            s.add(Entry(entry_id=entry, patron_id=patron, stage="final", buy_in_cents=0,
+                        bought_at=BOUGHT, status="registered"))
         s.flush()
         weekly = [FIELD[n] for n in (0, 2, 6, 9)]
         top = [FIELD[n] for n in (0, 1, 2)]
-        awards = ([("weekly", week, e, p, 100_000) for week, (e, p, *_) in enumerate(weekly, 1)]
-                  + [("top_score", place, e, p, 96_000 - 24_000 * place)
-                     for place, (e, p, *_) in enumerate(top, 1)]
-                  + [("final", place, e, p, 200_000 - 20_000 * place)
-                     for place, (e, p, _, _) in enumerate(FINAL, 1)])
-        for n, (kind, place, entry, patron, cents) in enumerate(awards):
-            awarded = local(1, 19, month=8).astimezone(UTC)
-            s.add(PrizeAward(kind=kind, place=place, entry_id=entry, patron_id=patron,
-                             amount_cents=cents, awarded_at=awarded,
-                             deadline=awarded + timedelta(days=15),
-                             claimed_at=awarded + timedelta(hours=1) if n % 3 == 0 else None,
-                             claimed_by="S-0042" if n % 3 == 0 else None))
+        _award(s, [("weekly", week, e, p, 100_000) for week, (e, p, *_) in enumerate(weekly, 1)]
+               + [("top_score", place, e, p, 96_000 - 24_000 * place)
+                  for place, (e, p, *_) in enumerate(top, 1)])
         s.commit()
+
+
+def finish_the_tournament(database: Database) -> None:
+    """The Final's seats drawn (each place its seat, as leaderboard.desk.seat_draw gives
+    them), the Final played and its 6 prizes awarded."""
+    engine = database.engine()
+    with Session(engine) as s:
+        for seq, (entry, _patron, seat, cents) in enumerate(FINAL, 1):
+            place = s.get(Entry, entry)
+            assert place is not None
+            place.heat_id, place.table_id, place.seat = FINAL_HEAT, "t01", seat
+            s.add(_score(entry, "t01", seq=6_000 + seq, stage="final", heat=FINAL_HEAT,
+                         cents=cents, hour=17))
+        _award(s, [("final", place, e, p, 200_000 - 20_000 * place)
+                   for place, (e, p, _, _) in enumerate(FINAL, 1)])
+        s.commit()
+    engine.dispose()
+
+
+BOUGHT = local(31, 20).astimezone(UTC)
+
+
+def _award(s: Session, awards: list[tuple[str, int, str, str, int]]) -> None:
+    """Prizes awarded on 1 August; every third one claimed an hour later."""
+    awarded = local(1, 19, month=8).astimezone(UTC)
+    for n, (kind, place, entry, patron, cents) in enumerate(awards):
+        s.add(PrizeAward(kind=kind, place=place, entry_id=entry, patron_id=patron,
+                         amount_cents=cents, awarded_at=awarded,
+                         deadline=awarded + timedelta(days=15),
+                         claimed_at=awarded + timedelta(hours=1) if n % 3 == 0 else None,
+                         claimed_by="S-0042" if n % 3 == 0 else None))
 
 
 def _score(entry: str, table: str, *, seq: int, stage: str, heat: str, cents: int,
@@ -185,8 +208,30 @@ async def walk_pages(page: Any, width: int, height: int) -> dict[str, Any]:
     return {"awards": awards, "seats": seats, "pages": most}
 
 
+_FIRST = "() => document.querySelector('#lineups li[data-seat]').dataset.seat"
+_LINEUP = """() => [...document.querySelectorAll('#lineups li[data-seat]')]
+  .filter(li => li.offsetParent !== null)
+  .map(li => [li.dataset.seat, li.querySelector('.seat').innerText])"""
+_SEATED = ("() => [...document.querySelectorAll('#lineups li[data-seat]')].some(li =>"
+           " li.dataset.seat.startsWith('final/') && li.querySelector('.seat').innerText"
+           " !== 'Seat -')")
+
+
+async def final_seats(page: Any) -> dict[str, str]:
+    """The Final's places as the line-up list shows them ("Seat 3", "Seat -"), over as many
+    pages as it takes to see every seat of the tournament."""
+    seen: dict[str, str] = {}
+    for _ in range(len(SEATS) + 1):
+        seen |= dict(await page.evaluate(_LINEUP))
+        if len(seen) == len(SEATS):
+            break
+        turns = await page.evaluate("() => Number(document.body.dataset.turns || '0')")
+        await page.wait_for_function(_TURNED, arg=turns, timeout=15_000)
+    return {k: v for k, v in seen.items() if k.startswith("final/")}
+
+
 @pytest.mark.parametrize("mqtt_broker", ["embedded"], indirect=True)
-async def test_every_prize_and_seat_on_some_page_and_no_panel_over_another(  # noqa: PLR0917
+async def test_the_page_shows_a_whole_tournament_on_every_screen(  # noqa: PLR0917
         tmp_path: Path, mqtt_broker: MqttBroker, unique_topic: str, on_database: Database,
         monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     async_playwright = _browser_or_skip()
@@ -196,13 +241,31 @@ async def test_every_prize_and_seat_on_some_page_and_no_panel_over_another(  # n
 
     monkeypatch.setattr(leaderboard.app, "create_app", quick_pages)
     run = await start(tmp_path, mqtt_broker, unique_topic, names="first_name_initial",
-                      seed=seed_tournament)
+                      seed=seed_final_allocated)
     problems: list[str] = []
     seen: dict[str, dict[str, Any]] = {}
     try:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
+                # Before the draw: the Final's places without seats, the semi-finals first.
+                page = await browser.new_page(viewport={"width": 1920, "height": 1080})
+                await page.goto(f"http://127.0.0.1:{run.port}/")
+                await page.wait_for_selector("#lineups li[data-seat]", timeout=30_000)
+                assert await final_seats(page) == dict.fromkeys(
+                    (f"final/{e}" for e, *_ in FINAL), "Seat -")
+                assert (await page.evaluate(_FIRST)).startswith("semi_final/")
+
+                # The draw, the Final, its prizes: the open page follows.
+                await asyncio.to_thread(finish_the_tournament, on_database)
+                assert run.service.feed is not None
+                run.service.feed.changed("draw")  # as a desk request does after it writes
+                await page.wait_for_function(_SEATED, timeout=30_000)
+                assert await final_seats(page) == {f"final/{e}": f"Seat {seat}"
+                                                   for e, _, seat, _ in FINAL}
+                assert (await page.evaluate(_FIRST)).startswith("final/")  # page 1: the Final
+                await page.close()
+
                 for width, height in SIZES:
                     page = await browser.new_page(viewport={"width": width, "height": height})
                     page.on("console", lambda m: problems.append(f"console: {m.text}")
@@ -245,7 +308,7 @@ async def test_the_page_has_no_serious_accessibility_violation(
     async_playwright = _browser_or_skip()
     axe = _axe_or_skip()
     run = await start(tmp_path, mqtt_broker, unique_topic, names="first_name_initial",
-                      seed=seed_tournament)
+                      seed=seed_final_allocated)
     try:
         async with async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -267,3 +330,4 @@ async def test_the_page_has_no_serious_accessibility_violation(
     serious = [f"{v['impact']} {v['id']} ({v['help']}): {', '.join(v['nodes'])}"
                for v in found if v["impact"] in ("serious", "critical")]
     assert serious == []
+
