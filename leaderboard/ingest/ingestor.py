@@ -140,22 +140,28 @@ class Ingestor:
             self._batch_failed(len(messages))
             return None
 
-    async def store_received(self, items: list[Item]) -> None:
+    async def store_received(self, items: list[Item]) -> list[IngestResult]:
         """The second stage: resend requests go out in the background, and a failure (the
         database unreachable, say) is logged and counted, never the end of the loop; what
-        was lost then is asked for again once the gap shows."""
+        was lost then is asked for again once the gap shows. Each item's result, in order
+        (none when the batch failed)."""
         try:
             async with self._lock:
                 batch = await asyncio.to_thread(self._store.store_screened, items)
         except Exception:
             self._batch_failed(len(items))
-            return
+            return []
         self._account(batch)
         if batch.resends:
             task = asyncio.create_task(self._request_resends(batch.resends),
                                        name="ingest.resend")
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+        return batch.results
+
+    def now(self) -> datetime:
+        """The ingest's clock (the receive loop measures a message's age against it)."""
+        return self._clock()
 
     async def check_gaps(self) -> list[tuple[str, int]]:
         """Ask for what is still missing (gaps past ``resend_after_s``); returns the requests."""

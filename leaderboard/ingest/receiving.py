@@ -14,11 +14,12 @@ import contextlib
 import random
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any, Final, Protocol
 
 import structlog
 
-from leaderboard.ingest.results import INGEST_SUFFIXES, Item
+from leaderboard.ingest.results import INGEST_SUFFIXES, IngestResult, Item
 from wire.mqtt import MqttClient, MqttSession, MqttSettings, Received, stopped_within
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, SHARED_PREFIX, TableTopics
 
@@ -47,15 +48,24 @@ class IngestSink(Protocol):
     async def screen_received(self, messages: Sequence[tuple[str, bytes]]) -> list[Item] | None:
         """Screen and verify a received batch; None when nothing of it is to be stored."""
 
-    async def store_received(self, items: list[Item]) -> None:
-        """Store a screened batch in one transaction."""
+    async def store_received(self, items: list[Item]) -> list[IngestResult]:
+        """Store a screened batch in one transaction; each item's result, in order (none
+        when the batch failed)."""
 
     async def check_gaps(self) -> list[tuple[str, int]]:
         """Ask tables to resend what is missing; the (table, seq) asked for."""
 
+    def now(self) -> datetime:
+        """The ingest's clock (what a message's own time is measured against)."""
+
 __all__ = ["Alongside", "IngestLink", "subscription_filters"]
 
 _log = structlog.get_logger("leaderboard.ingest")
+
+# What the ingest accepted from a table: verified, new (not a copy of a stored message), or a
+# verified unsequenced notice. Only these tell that a table is live (D520).
+_ACCEPTED: Final = frozenset({"stored", "notice"})
+_VERIFIED: Final = _ACCEPTED | {"duplicate"}
 
 # A coroutine run beside the receive loop on each connection (the standings publisher).
 Alongside = Callable[[MqttClient, asyncio.Event], Coroutine[Any, Any, None]]
@@ -127,8 +137,11 @@ class IngestLink:
         self.subscribed = subscribed if subscribed is not None else asyncio.Event()
         self.client: MqttClient | None = None  # while connected and subscribed
         # What the page's connection indicator tells (leaderboard.app.LeaderboardService.
-        # link_status): when a table last sent something live (a retained message is an old
-        # one: it does not count), and every table heard from, retained or not.
+        # link_status), noted only after a batch is stored (D520): the time, by its own clock,
+        # of the latest message the ingest accepted (verified, not a duplicate, not retained:
+        # a retained message is an old one), in time.time() terms and never later than its
+        # arrival, so an old message (a replay, a resend) never looks fresh; and every table
+        # a verified message came from, retained or not.
         self.last_message_at: float | None = None  # time.time()
         self.tables_seen: set[str] = set()
         self._alongside = alongside
@@ -187,7 +200,6 @@ class IngestLink:
                 if first is None:
                     return
                 received = [first, *client.take_nowait(ingestor.batch_max - 1)]
-                self._heard(received)
                 items = await ingestor.screen_received(
                     [(m.topic, m.payload) for m in received])
                 if storing is not None:
@@ -197,7 +209,7 @@ class IngestLink:
                     continue
                 # A task, shielded: a transaction under way is finished (its thread cannot
                 # be stopped) and accounted for even if this loop is cancelled meanwhile.
-                storing = asyncio.create_task(ingestor.store_received(items),
+                storing = asyncio.create_task(self._store(received, items),
                                               name="ingest.store")
                 if not pipelined:
                     await asyncio.shield(storing)
@@ -206,13 +218,28 @@ class IngestLink:
             if storing is not None:  # what was received is stored before the loop ends
                 await storing
 
-    def _heard(self, received: list[Received]) -> None:
-        for m in received:
-            parts = m.topic.split("/")
-            if len(parts) >= 3 and parts[-3] == "tables":
-                self.tables_seen.add(parts[-2])
-            if not m.retain:
-                self.last_message_at = time.time()
+    async def _store(self, received: list[Received], items: list[Item]) -> None:
+        """Store a screened batch, then note what it says about the tables' link."""
+        results = await self.ingestor.store_received(items)
+        self._heard(received, items, results)
+
+    def _heard(self, received: list[Received], items: list[Item],
+               results: list[IngestResult]) -> None:
+        """Note the tables of the verified messages and the time of the freshest accepted
+        live one (see ``last_message_at``)."""
+        arrived = time.time()
+        now = self.ingestor.now()
+        for item, result in zip(items, results, strict=False):
+            envelope = item.envelope
+            if envelope is None or result.outcome not in _VERIFIED:
+                continue
+            self.tables_seen.add(envelope.table)
+            if result.outcome not in _ACCEPTED or received[item.index].retain:
+                continue
+            age = max(0.0, (now - envelope.wall).total_seconds())
+            sent = arrived - age
+            if self.last_message_at is None or sent > self.last_message_at:
+                self.last_message_at = sent
 
     async def _gaps(self, stop: asyncio.Event) -> None:
         while not await stopped_within(stop, self.gap_check_s):
