@@ -125,7 +125,8 @@ class ChipsCounted:
     @classmethod
     def of(cls, count: ChipCount) -> ChipsCounted:
         """The message for a confirmed count."""
-        assert count.supervisor_id is not None and count.confirmed_at is not None
+        assert count.supervisor_id is not None
+        assert count.confirmed_at is not None
         return cls(heat_id=count.heat_id, stage=count.stage, counted=count.counted,
                    expected=count.expected, total_cents=count.total_cents,
                    expected_cents=count.expected_cents,

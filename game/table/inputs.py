@@ -450,8 +450,15 @@ _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
         seat=None if p.get("seat") is None else int(p["seat"]),
         entry_id=None if p.get("entry_id") is None else str(p["entry_id"]), by=_by(p)),
 }
-for _tally in TALLY_ACTIONS:  # chip counts and deck steps (game.table.tally_inputs)
-    _DEALER[_tally] = lambda p, action=_tally: read_tally(action, p)
+
+
+def _tally_reader(action: str) -> Callable[[Mapping[str, Any]], DealerAction]:
+    def read(p: Mapping[str, Any]) -> DealerAction:
+        return read_tally(action, p)
+    return read
+
+
+_DEALER.update({a: _tally_reader(a) for a in TALLY_ACTIONS})  # game.table.tally_inputs
 
 
 def _dealer(p: Mapping[str, Any]) -> DealerAction:
