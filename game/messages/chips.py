@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar, Final
 
 from game.chips.counts import STAGES, ChipCount, read_counted, total_of
@@ -19,7 +20,7 @@ from game.chips.float import Reconciliation
 from game.chips.registry import format_uid
 from game.messages.fields import BodyReader, MessageError
 
-__all__ = ["UID_LISTS", "ChipsCounted", "ChipsReconciled"]
+__all__ = ["UID_LISTS", "ChipsCounted", "ChipsReconciled", "read_time"]
 
 UID_LISTS: Final = ("issued", "held", "returned", "missing", "foreign")
 MAX_UIDS: Final = 5_000  # one entry's chips: far more than any stack a seat can hold
@@ -181,8 +182,26 @@ class ChipsCounted:
                    counted=counted, expected=expected, total_cents=total,
                    expected_cents=expected_cents, difference_cents=difference,
                    tolerance_cents=tolerance, over_tolerance=over, dealer_id=dealer,
-                   supervisor_id=supervisor, counted_at=r.text("counted_at", 40),
-                   confirmed_at=r.text("confirmed_at", 40))
+                   supervisor_id=supervisor, counted_at=_time(r, "counted_at"),
+                   confirmed_at=_time(r, "confirmed_at"))
+
+
+def read_time(text: str) -> datetime:
+    """A body's time (`format_ts`'s form) as an aware datetime; ValueError if it is not."""
+    found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if found.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return found
+
+
+def _time(r: BodyReader, name: str) -> str:
+    text = r.text(name, 40)
+    try:
+        read_time(text)
+    except ValueError:
+        raise MessageError(ChipsCounted.TYPE, name, "must be an RFC 3339 time in UTC",
+                           text) from None
+    return text
 
 
 def _count(r: BodyReader, name: str) -> tuple[tuple[int, int], ...]:
