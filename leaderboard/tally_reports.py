@@ -17,10 +17,11 @@ from sqlalchemy import Connection, select
 from game.decks.inventory import Position, balance_problems
 from game.money import format_rand
 from leaderboard.models import ChipCountRecord, DeckEventRecord, Message
+from wire.messages import HeatClosed, HeatOpened
 
 __all__ = ["CountLine", "DeckDayReport", "HeatCounts", "deck_days", "heat_counts"]
 
-_HEAT_TYPES: Final = ("heat.opened", "heat.closed")
+_HEAT_TYPES: Final = (HeatOpened.TYPE, HeatClosed.TYPE)
 _STAGES: Final = ("opening", "closing")
 
 
@@ -102,7 +103,7 @@ def heat_counts(connection: Connection, *, table: str | None = None,
             continue
         found = heats.setdefault((table_id, heat_id),
                                  HeatCounts(table_id=table_id, heat_id=heat_id))
-        found.closed = found.closed or kind == "heat.closed"
+        found.closed = found.closed or kind == HeatClosed.TYPE
     rows = select(ChipCountRecord).order_by(ChipCountRecord.table_id, ChipCountRecord.seq)
     if table is not None:
         rows = rows.where(ChipCountRecord.table_id == table)
