@@ -171,3 +171,28 @@ async def test_the_dealer_cli_counts_and_a_supervisor_confirms_with_their_own_pi
                                               "--confirm-by", S, "--confirm-pin-file",
                                               str(pins[S])])
         assert late == EXIT_REFUSED and "confirmed already" in capsys.readouterr().err
+
+
+async def test_the_house_tolerance_is_journaled_with_the_confirmation(tmp_path: Path) -> None:
+    async with console_table(tmp_path) as table:
+        await table.open_heat((1,), stacks=False)
+    config = tmp_path / "table.toml"  # the same table, restarted with a tolerance of R5.00
+    config.write_text(config.read_text("utf-8") + "\n[chips]\ncount_tolerance_cents = 500\n",
+                      "utf-8")
+    async with console_table(tmp_path) as table:
+        dealer = await table.sign_in(DEALER)
+        expected = tray(table)
+        smallest = min(expected)
+        assert smallest <= 500  # one chip short is within R5.00
+        counted = {str(v): n - (v == smallest) for v, n in expected.items()}
+        await table.act(dealer, "count_chips", stage="opening", counted=counted)
+        done = await table.act(dealer, "confirm_count", stage="opening", staff_id=S,
+                               pin=SUPERVISOR["pin"])
+        assert done["detail"]["alert"] is False
+        [record] = [r for r in dealer_records(table) if r["action"] == "confirm_count"]
+        assert record["tolerance_cents"] == 500
+        [message] = published(table, ChipsCounted.TYPE)
+        assert (message["difference_cents"], message["tolerance_cents"],
+                message["over_tolerance"]) == (-smallest, 500, False)
+        assert [a for a in published(table, "alert")
+                if a["kind"] == "chip_count_discrepancy"] == []
