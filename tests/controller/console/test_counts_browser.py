@@ -2,8 +2,8 @@
 dealer screen (1024 x 600): the dealer counts blind in the dialog, the table answers with the
 difference from its float; confirming with the dealer's own id is refused in red; the
 supervisor's own id and PIN (typed hidden) confirm it, green only because the table accepted;
-the panels fit the screen
-(scrolled to: they lie in the staff panel, below the fold). Screenshot: build/screens/console/1024x600/counts-confirmed.png."""
+the panels fit the screen (scrolled to: they lie in the staff panel, below the fold).
+Screenshot: build/screens/console/1024x600/counts-confirmed.png."""
 
 from __future__ import annotations
 
