@@ -18,8 +18,9 @@ from leaderboard.ingest import Ingestor
 from leaderboard.models import ChipCountRecord, DeckEventRecord
 from leaderboard.projections import MALFORMED_BODY, project
 from leaderboard.tally_reports import deck_days, heat_counts
+from tests.fixtures.clock import FakeClock
 from tests.fixtures.services import Database
-from tests.leaderboard.ingest_support import ROOT, VENUE, FakeClock, FakeTable, enroll
+from tests.leaderboard.ingest_support import ROOT, VENUE, FakeTable, enroll
 from tests.leaderboard.test_projections_console import sealed
 
 OPENING = {"heat_id": "H1", "stage": "opening", "counted": {"500": 40, "10000": 3},

@@ -10,6 +10,7 @@ from game.messages.chips import ChipsCounted
 from game.messages.decks import DecksEvent
 from game.messages.desk import CloseHeat, DeskOrder, Unseat
 from game.messages.table import Alert
+from game.table.core import Decision
 from game.table.snapshot import restore_snapshot, take_snapshot
 from game.table.snapshot_fields import SnapshotError
 from game.table.tally_inputs import ConfirmCount, CountChips, DeckStepped
@@ -18,8 +19,8 @@ from tests.game.table.test_table_console import R25, Feed, seated
 TRAY = ((R25, 400),)  # the registry of the console tests: 400 chips of R25, all in the tray
 
 
-def alerts(decision: object) -> list[Alert]:
-    return [m for m in decision.messages if isinstance(m, Alert)]  # type: ignore[attr-defined]
+def alerts(decision: Decision) -> list[Alert]:
+    return [m for m in decision.messages if isinstance(m, Alert)]
 
 
 def test_counts_follow_the_heat_and_a_second_person_confirms() -> None:
@@ -32,8 +33,8 @@ def test_counts_follow_the_heat_and_a_second_person_confirms() -> None:
     assert opening.detail["difference_cents"] == -R25
     assert feed(ConfirmCount(stage="opening", by="X9", via="D12")).error == (
         "X9 is not on this table's staff roster")
-    assert feed(ConfirmCount(stage="opening", by="D12", via="D12")).error.startswith(
-        "D12 counted this tray")
+    own = feed(ConfirmCount(stage="opening", by="D12", via="D12")).error
+    assert own is not None and own.startswith("D12 counted this tray")
     done = feed(ConfirmCount(stage="opening", by="S3", via="D12", tolerance_cents=R25))
     [message] = [m for m in done.messages if isinstance(m, ChipsCounted)]
     assert (message.dealer_id, message.supervisor_id, message.over_tolerance) == (
