@@ -196,3 +196,30 @@ async def test_the_house_tolerance_is_journaled_with_the_confirmation(tmp_path: 
                 message["over_tolerance"]) == (-smallest, 500, False)
         assert [a for a in published(table, "alert")
                 if a["kind"] == "chip_count_discrepancy"] == []
+
+
+async def test_a_witness_to_decks_destroyed_proves_themselves_by_tapping_their_card(
+        tmp_path: Path) -> None:
+    async with console_table(tmp_path) as table:
+        await table.open_heat((1,), stacks=False)
+        supervisor = await table.sign_in(SUPERVISOR)
+        await table.act(supervisor, "decks_received", decks=2)
+        await table.act(supervisor, "decks_opened", decks=2)
+        await table.act(supervisor, "decks_used", decks=2)
+        gate = table.daemon.gate
+        assert gate is not None
+        request = asyncio.ensure_future(table.daemon.on_console({
+            "action": "decks_destroyed", "session": supervisor, "decks": 2,
+            "method": "card", "wait": 5}))
+        for _ in range(2000):  # until the gate waits for the tap (a guard against a hang)
+            if gate.waiting_for is not None:
+                break
+            await asyncio.sleep(0.005)
+        assert gate.waiting_for == "witnessing decks destroyed"
+        table.ids.tap(DEALER["card"])
+        answer = await request
+        assert answer["ok"], answer
+        [step] = [s for s in published(table, DecksEvent.TYPE) if s["kind"] == "destroyed"]
+        assert (step["by"], step["witness"], step["awaiting"]) == (S, D, 0)
+        [record] = [r for r in dealer_records(table) if r["action"] == "decks_destroyed"]
+        assert (record["witness"], record["method"]) == (D, "card")
