@@ -26,6 +26,7 @@ from game.table.inputs import MAX_ALERTS_AT_ONCE
 from game.table.tally_inputs import (
     TALLY_FIELDS,
     VOUCHED_ACTIONS,
+    CountChips,
     TallyFieldError,
     read_tally,
 )
@@ -299,7 +300,6 @@ def _tally(action: str) -> Check:
     """A chip count's or deck step's fields (game.table.tally_inputs), and the credential
     of the person who vouches for a confirmation or a destruction (checked by the gate)."""
     def check(fields: Fields, core: TableCore) -> None:
-        del core
         if action in VOUCHED_ACTIONS and fields.get("method") != "card":
             who = fields.get("staff_id")
             if not isinstance(who, str) or not who.strip() or len(who) > 40:
@@ -309,9 +309,17 @@ def _tally(action: str) -> Check:
             if not isinstance(fields.get("pin"), str) or not fields["pin"]:
                 raise FieldRefused("pin", f"{who.strip()}'s own PIN")
         try:
-            read_tally(action, {k: v for k, v in fields.items() if k not in _VOUCH})
+            given = read_tally(action, {k: v for k, v in fields.items() if k not in _VOUCH})
         except TallyFieldError as exc:
             raise FieldRefused(exc.field, exc.reason) from None
+        if isinstance(given, CountChips):
+            registry = core.chips.chip_float.registry
+            values = {c.value_cents for c in registry if c.chip_set == registry.chip_set}
+            unknown = [v for v, _ in given.counted if values and v not in values]
+            if unknown:
+                shown = ", ".join(format_rand(v) for v in sorted(values))
+                raise FieldRefused("counted", f"{format_rand(unknown[0])} is not a chip value"
+                                              f" of the set in play ({shown})")
     return check
 
 

@@ -57,6 +57,11 @@ async def test_the_opening_count_is_confirmed_by_a_second_person_and_a_shortfall
         door = await table.daemon.on_console({"action": "count_chips", "session": dealer,
                                               "stage": "opening", "counted": {"500x": 1}})
         assert door["field"] == "counted" and "'500x' is not a chip value" in door["error"]
+        odd = next(v for v in range(100, 100_000, 100) if v not in expected)
+        door = await table.daemon.on_console({"action": "count_chips", "session": dealer,
+                                              "stage": "opening", "counted": {str(odd): 1}})
+        assert door["field"] == "counted"
+        assert f"{format_rand(odd)} is not a chip value of the set in play" in door["error"]
         assert dealer_records(table) == []  # refused at the door: nothing journaled
 
         answer = await table.act(dealer, "count_chips", stage="opening", counted=counted)
