@@ -5,7 +5,11 @@ person or a destruction without a second person is refused."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from game.decks.inventory import (
     DeckBook,
@@ -126,3 +130,28 @@ def test_the_message_reads_back_and_refuses_a_destruction_without_witness() -> N
         DecksEvent.decode(body)
     with pytest.raises(MessageError, match="day"):
         DecksEvent.decode({**message.encode(), "day": "6 Dec"})
+
+
+@given(st.lists(st.tuples(st.sampled_from(["received", "opened", "used", "destroyed"]),
+                          st.integers(min_value=1, max_value=20),
+                          st.sampled_from(["2026-12-06", "2026-12-07", "2026-12-08"])),
+                max_size=30))
+def test_the_three_balances_hold_for_any_steps(steps: list[tuple[str, int, str]]) -> None:
+    book = DeckBook()
+    totals = dict.fromkeys(("received", "opened", "used", "destroyed"), 0)
+    flagged = False
+    for kind, decks, day in sorted(steps, key=lambda s: s[2]):
+        found = book.record(step(kind, decks, day=day, witness="S2"), role="supervisor",
+                            witness_role="dealer")
+        totals[kind] += decks
+        flagged = flagged or bool(found)
+        # received = opened + sealed; opened = used + in play; used = destroyed + awaiting
+        assert totals["received"] == totals["opened"] + book.position.sealed
+        assert totals["opened"] == totals["used"] + book.position.in_play
+        assert totals["used"] == totals["destroyed"] + book.position.awaiting
+    negative = min((book.position.sealed, book.position.in_play, book.position.awaiting),
+                   default=0) < 0
+    assert not negative or flagged  # a position below zero was reported when it happened
+    days = sorted(book.days)
+    for earlier, later in pairwise(days):
+        assert book.days[later].start == book.days[earlier].end  # carried day to day
