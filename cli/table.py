@@ -168,6 +168,7 @@ def _status(args: argparse.Namespace) -> int:
               f" {hand['cards_read']} cards, next {hand['next_target']}")
         for alert in hand.get("open_alerts", []):
             print(f"    alert {alert['id']} {alert['kind']}: {alert['message']}")
+    _tallies_lines(status.get("tallies") or {})
     mqtt = status.get("mqtt", {})
     journal = status.get("journal", {})
     print(f"  mqtt connected={mqtt.get('connected')} published={mqtt.get('published')} "
@@ -178,6 +179,19 @@ def _status(args: argparse.Namespace) -> int:
             info = status[device]
             print(f"  {device} {info['device']}: connected={info['connected']}")
     return 0
+
+
+def _tallies_lines(tallies: dict[str, Any]) -> None:
+    """The heat's tray counts and the decks at the table, as `table status` prints them."""
+    for stage in ("opening", "closing"):
+        count = (tallies.get("counts") or {}).get(stage)
+        if count:
+            waiting = "" if count.get("confirmed") else " (waiting for a supervisor)"
+            print(f"  {stage} count: {count.get('say')}{waiting}")
+    position = (tallies.get("decks") or {}).get("position") or {}
+    if any(position.values()):
+        print(f"  decks: {position.get('sealed')} sealed, {position.get('in_play')} in play,"
+              f" {position.get('awaiting')} awaiting destruction")
 
 
 def _pin(args: argparse.Namespace) -> str:

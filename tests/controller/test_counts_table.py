@@ -170,6 +170,10 @@ async def test_the_dealer_cli_counts_and_a_supervisor_confirms_with_their_own_pi
                                               "--confirm-by", S, "--confirm-pin-file",
                                               str(pins[S])]) == 0
         assert "difference cents: R0.00" in capsys.readouterr().out
+        assert await asyncio.to_thread(main, ["table", "status", "--socket", sock]) == 0
+        total = format_rand(sum(v * n for v, n in expected.items()))
+        assert (f"  opening count: opening count of heat H1: {total} counted by {D}, {total}"
+                " expected, no difference\n") in capsys.readouterr().out
         [message] = published(table, ChipsCounted.TYPE)
         assert message["difference_cents"] == 0 and not message["over_tolerance"]
         late = await asyncio.to_thread(main, [*base[:2], "confirm_count", *base[2:],
