@@ -181,6 +181,25 @@ async def test_the_dealer_cli_counts_and_a_supervisor_confirms_with_their_own_pi
                                               str(pins[S])])
         assert late == EXIT_REFUSED and "confirmed already" in capsys.readouterr().err
 
+        # the deck steps as docs/console.md gives them, each under the person's own PIN
+        def as_(who: str, action: str, *more: str) -> list[str]:
+            return ["table", "dealer", action, "--socket", sock, "--staff-id", who,
+                    "--pin-file", str(pins[who]), *more]
+        seals = ["--seal", "A1", "--seal", "A2"]
+        for argv in (as_(S, "decks_received", "--decks", "2", *seals, "--lot", "L-7",
+                         "--from", "cage"),
+                     as_(D, "decks_opened", "--decks", "2", *seals),
+                     as_(D, "decks_used", "--decks", "2", *seals),
+                     as_(S, "decks_destroyed", "--decks", "2", *seals, "--confirm-by", D,
+                         "--confirm-pin-file", str(pins[D]))):
+            assert await asyncio.to_thread(main, argv) == 0, capsys.readouterr().err
+        steps = published(table, DecksEvent.TYPE)
+        assert [(e["kind"], e["by"], e["witness"], e["seals"]) for e in steps] == [
+            ("received", S, None, ["A1", "A2"]), ("opened", D, None, ["A1", "A2"]),
+            ("used", D, None, ["A1", "A2"]), ("destroyed", S, D, ["A1", "A2"])]
+        assert steps[0]["lot"] == "L-7" and steps[0]["source"] == "cage"
+        assert all(e["problems"] == [] for e in steps)
+
 
 async def test_the_house_tolerance_is_journaled_with_the_confirmation(tmp_path: Path) -> None:
     async with console_table(tmp_path) as table:
