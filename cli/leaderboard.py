@@ -80,6 +80,7 @@ def register(sub: Any) -> None:
     bk.add_argument("--json", action="store_true", help="print the result as JSON")
     bk.set_defaults(handler=_backup)
     _register_events(lsub)
+    _register_tallies(lsub)
 
 
 def _backup(args: argparse.Namespace) -> int:
@@ -261,3 +262,93 @@ def _events(args: argparse.Namespace) -> int:
                 lines, cursor = read_events(engine, query, cursor)
         except KeyboardInterrupt:
             return 0
+# ---- counts and decks (issue 33 point 5) ----------------------------------------------------
+
+
+def _register_tallies(lsub: Any) -> None:
+    """`counts` and `decks`: the tables' tray counts per heat and deck inventory per day."""
+    co = lsub.add_parser(
+        "counts", help="each heat's opening and closing chip counts, who counted and"
+                       " confirmed, the differences and alerts",
+        description="Each heat's opening and closing tray counts as the tables reported them"
+                    " (chips.counted): the dealer who counted, the supervisor who confirmed,"
+                    " what the table expected, the difference; a difference over the table's"
+                    " tolerance, or a heat with no confirmed count, is an alert.")
+    co.add_argument("--db", required=True, help="database URL, e.g. sqlite:////var/lib/"
+                    "showdown-leaderboard/leaderboard.sqlite3")
+    co.add_argument("--table", help="only this table, e.g. t01")
+    co.add_argument("--heat", help="only this heat")
+    co.add_argument("--json", action="store_true", help="print JSON")
+    co.set_defaults(handler=_counts)
+    de = lsub.add_parser(
+        "decks", help="the deck inventory per table on a day: received, opened, used,"
+                      " destroyed and the balance",
+        description="Decks received, opened, used and destroyed at each table on a venue day"
+                    " (decks.event), with who did each step and the witness of a destruction;"
+                    " the balance (received = opened + sealed, opened = used + in play, used ="
+                    " destroyed + awaiting destruction) is checked again from the steps.")
+    de.add_argument("--db", required=True, help="database URL, e.g. sqlite:////var/lib/"
+                    "showdown-leaderboard/leaderboard.sqlite3")
+    de.add_argument("--day", required=True, type=_day, metavar="YYYY-MM-DD",
+                    help="the venue's day")
+    de.add_argument("--table", help="only this table, e.g. t01")
+    de.add_argument("--json", action="store_true", help="print JSON")
+    de.set_defaults(handler=_decks)
+
+
+def _day(text: str) -> str:
+    """``--day 2026-12-06`` (a usage error names a day that is not one)."""
+    from datetime import date  # noqa: PLC0415
+
+    try:
+        return date.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a day such as 2026-12-06") from None
+
+
+def _counts(args: argparse.Namespace) -> int:
+    from leaderboard.tally_reports import heat_counts  # noqa: PLC0415
+
+    with _leaderboard_database(args.db, "chip_counts") as (engine, _), engine.connect() as c:
+        heats = heat_counts(c, table=args.table, heat=args.heat)
+    if args.json:
+        print(json.dumps([h.as_dict() for h in heats], indent=2, sort_keys=True))
+        return 0
+    if not heats:
+        print("no heats reported" + (f" by table {args.table}" if args.table else ""))
+        return 0
+    for h in heats:
+        print(f"{h.table_id} heat {h.heat_id}{'' if h.closed else ' (open)'}")
+        for stage in ("opening", "closing"):
+            line = h.counts.get(stage)
+            print(f"  {stage}: {'none confirmed' if line is None else line.text()}")
+        for alert in h.alerts:
+            print(f"  ALERT: {alert}")
+    return 0
+
+
+def _decks(args: argparse.Namespace) -> int:
+    from leaderboard.tally_reports import deck_days  # noqa: PLC0415
+
+    with _leaderboard_database(args.db, "deck_events") as (engine, _), engine.connect() as c:
+        days = deck_days(c, args.day, table=args.table)
+    if args.json:
+        print(json.dumps([d.as_dict() for d in days], indent=2, sort_keys=True))
+        return 0
+    if not days:
+        print(f"no decks recorded up to {args.day}"
+              + (f" at table {args.table}" if args.table else ""))
+        return 0
+    for d in days:
+        end = d.end
+        print(f"{d.table_id} {d.day}: received {d.received}, opened {d.opened}, used {d.used},"
+              f" destroyed {d.destroyed}; at the end: {end.sealed} sealed, {end.in_play} in"
+              f" play, {end.awaiting} awaiting destruction"
+              f" ({'balanced' if not d.problems else 'NOT BALANCED'})")
+        for step in d.steps:
+            seen = f", witness {step['witness']}" if step["witness"] else ""
+            seals = f", seals {', '.join(step['seals'])}" if step["seals"] else ""
+            print(f"  {step['at']} {step['kind']} {step['decks']} by {step['by']}{seen}{seals}")
+        for problem in d.problems:
+            print(f"  ALERT: {problem}")
+    return 0

@@ -73,8 +73,34 @@ def register(sub: Any) -> None:
                         " with --why")
     d.add_argument("--terminal", help="unlock_staff: the terminal (a console client's"
                    " address) whose wait to lift; without it, every terminal's")
+    d.add_argument("--stage", choices=["opening", "closing"],
+                   help="count_chips, confirm_count: the heat's opening or closing count")
+    d.add_argument("--count", dest="counts", action="append", type=_chip_count,
+                   metavar="VALUE=N", help="count_chips: N chips of VALUE counted (rand),"
+                   " once per chip value, e.g. --count R5=40 --count R100=12")
+    d.add_argument("--decks", type=int, metavar="N",
+                   help="decks_received, decks_opened, decks_used, decks_destroyed: how many")
+    d.add_argument("--seal", dest="seals", action="append", metavar="NUMBER",
+                   help="a deck's seal number (once per deck, optional)")
+    d.add_argument("--lot", help="decks_received: the lot number")
+    d.add_argument("--from", dest="source", metavar="WHERE",
+                   help="decks_received: where the decks came from (cage, pit stock)")
+    d.add_argument("--confirm-by", dest="vouch", metavar="ID",
+                   help="confirm_count: the supervisor who confirms; decks_destroyed: the"
+                        " witness (a second person, with their own PIN: --confirm-pin-file"
+                        " or $SHOWDOWN_CONFIRM_PIN)")
+    d.add_argument("--confirm-pin-file", dest="vouch_pin_file", type=Path, metavar="FILE",
+                   help="the --confirm-by person's PIN, read from this file")
     d.add_argument("--json", action="store_true", help="print the table's answer as JSON")
     d.set_defaults(handler=_dealer)
+
+
+def _chip_count(text: str) -> tuple[int, int]:
+    """``--count R5=40``: (value in cents, how many); a usage error names what is wrong."""
+    value, sep, count = text.partition("=")
+    if not sep or not count.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give VALUE=N, e.g. R5=40")
+    return rand_amount(value.strip()), int(count)
 
 
 def _target(p: argparse.ArgumentParser) -> None:
@@ -142,6 +168,7 @@ def _status(args: argparse.Namespace) -> int:
               f" {hand['cards_read']} cards, next {hand['next_target']}")
         for alert in hand.get("open_alerts", []):
             print(f"    alert {alert['id']} {alert['kind']}: {alert['message']}")
+    _tallies_lines(status.get("tallies") or {})
     mqtt = status.get("mqtt", {})
     journal = status.get("journal", {})
     print(f"  mqtt connected={mqtt.get('connected')} published={mqtt.get('published')} "
@@ -152,6 +179,19 @@ def _status(args: argparse.Namespace) -> int:
             info = status[device]
             print(f"  {device} {info['device']}: connected={info['connected']}")
     return 0
+
+
+def _tallies_lines(tallies: dict[str, Any]) -> None:
+    """The heat's tray counts and the decks at the table, as `table status` prints them."""
+    for stage in ("opening", "closing"):
+        count = (tallies.get("counts") or {}).get(stage)
+        if count:
+            waiting = "" if count.get("confirmed") else " (waiting for a supervisor)"
+            print(f"  {stage} count: {count.get('say')}{waiting}")
+    position = (tallies.get("decks") or {}).get("position") or {}
+    if any(position.values()):
+        print(f"  decks: {position.get('sealed')} sealed, {position.get('in_play')} in play,"
+              f" {position.get('awaiting')} awaiting destruction")
 
 
 def _pin(args: argparse.Namespace) -> str:
@@ -186,6 +226,7 @@ def _dealer(args: argparse.Namespace) -> int:
         request["ruling"] = args.ruling
     if args.net is not None:
         request["net"] = signed_rand(args.net)
+    _tally_fields(args, request)
     if args.action == "unlock_staff":
         request["staff_id"] = args.lift_for
         if args.terminal is not None:
@@ -208,6 +249,48 @@ def _dealer(args: argparse.Namespace) -> int:
     for key, value in sorted(detail.items()):
         print(f"  {spoken(key)}: {_shown(key, value)}")
     return 0
+
+
+def _tally_fields(args: argparse.Namespace, request: dict[str, Any]) -> None:
+    """A chip count's and a deck step's fields, and the second person's own credential."""
+    if args.stage is not None:
+        request["stage"] = args.stage
+    if args.counts:
+        values = [v for v, _ in args.counts]
+        if len(set(values)) != len(values):
+            raise CommandError("--count: give each chip value once")
+        request["counted"] = {str(v): n for v, n in args.counts}
+    if args.decks is not None:
+        request["decks"] = args.decks
+    for key in ("seals", "lot", "source"):
+        if getattr(args, key) is not None:
+            request[key] = getattr(args, key)
+    if args.action.startswith("decks_") and "reason" in request:
+        request["note"] = request.pop("reason")
+    if args.action in ("confirm_count", "decks_destroyed"):
+        if args.vouch is None:
+            raise CommandError(f"{args.action}: name the second person with --confirm-by ID"
+                               " (a supervisor confirms a count; a witness sees decks"
+                               " destroyed)")
+        request["staff_id"] = args.vouch
+        request["pin"] = _vouch_pin(args)
+
+
+def _vouch_pin(args: argparse.Namespace) -> str:
+    """The --confirm-by person's own PIN (file, $SHOWDOWN_CONFIRM_PIN, or a prompt)."""
+    if args.vouch_pin_file is not None:
+        try:
+            return str(args.vouch_pin_file.read_text()).strip()
+        except OSError as exc:
+            raise CommandError(f"cannot read the PIN file {args.vouch_pin_file}:"
+                               f" {exc.strerror or exc}") from exc
+    env = os.environ.get("SHOWDOWN_CONFIRM_PIN")
+    if env:
+        return env
+    if not sys.stdin.isatty():
+        raise CommandError("no PIN for --confirm-by: pass --confirm-pin-file FILE or set"
+                           " SHOWDOWN_CONFIRM_PIN")
+    return getpass.getpass(f"PIN for {args.vouch}: ")
 
 
 def _ids(text: str) -> list[int]:

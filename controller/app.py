@@ -50,9 +50,10 @@ from controller.table_service import Applied, TableService
 from game.chips.registry import ChipRegistry
 from game.errors import ConfigError
 from game.hand.deal import DEFAULT_DEAL, parse_deal_sequence
-from game.staff import ACTIONS
+from game.staff import ACTIONS, StaffMember
 from game.table.console_fields import FieldRefused, check_console_fields
 from game.table.inputs import DeviceInput, TableInput, encode_input
+from game.table.tally_inputs import VOUCHED_ACTIONS
 from runtime.event_loop import loop_name
 from runtime.logs import get_logger
 from runtime.process_memory import fix_malloc_mmap_threshold
@@ -331,6 +332,8 @@ class TableDaemon:
         if found is None:
             return {"ok": False, "error": f"{action!r} needs a signed-in dealer or supervisor:"
                                           " sign in first"}
+        if action in VOUCHED_ACTIONS:
+            return await self._vouched(action, request, found.staff_id, terminal)
         fields = {k: v for k, v in request.items()
                   if k not in ("session", "pin", "id", "by", "action")}
         if action == "rule_hand" and not self.config.console.rule_at_table:
@@ -355,6 +358,31 @@ class TableDaemon:
             applied = await self.ingest("dealer", {**fields, "action": action,
                                                    "by": found.staff_id})
         return applied.answer()
+
+    async def _vouched(self, action: str, request: Mapping[str, Any], signed_in: str,
+                       terminal: str) -> Mapping[str, Any]:
+        """A supervisor's confirmation of a chip count, or decks destroyed before a witness:
+        the second person's own PIN or card checked first (as at sign-in, failures backing
+        off), then journaled naming them (never the secret) and the screen's person."""
+        assert self.gate is not None
+        fields = {k: v for k, v in request.items() if k not in ("session", "id", "by", "action")}
+        refused = await self.read_state(lambda: self._door(action, fields))
+        if refused is not None:
+            return {"ok": False, "error": str(refused), "field": refused.field}
+        purpose = ("confirming a chip count" if action == "confirm_count"
+                   else "witnessing decks destroyed")
+        person = await self.gate.vouch(request, terminal, purpose)
+        if not isinstance(person, StaffMember):
+            return dict(person)
+        method = "card" if request.get("method") == "card" else "pin"
+        payload = {k: v for k, v in fields.items() if k not in ("staff_id", "pin", "wait")}
+        payload.update(action=action, method=method)
+        if action == "confirm_count":
+            payload.update(by=person.staff_id, via=signed_in,
+                           tolerance_cents=self.config.count_tolerance_cents)
+        else:
+            payload.update(by=signed_in, witness=person.staff_id)
+        return (await self.ingest("dealer", payload)).answer()
 
     def _door(self, action: str, fields: Mapping[str, Any]) -> FieldRefused | None:
         """A staff action's fields checked against the table before anything is journaled

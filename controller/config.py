@@ -150,6 +150,9 @@ class TableConfig:
     deal: Mapping[str, Any] = field(default_factory=dict)
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
+    # [chips] count_tolerance_cents: a confirmed tray count differing from what the table
+    # expected by more than this is an alert (D483)
+    count_tolerance_cents: int = 0
 
     @property
     def simulated(self) -> bool:
@@ -334,7 +337,8 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     """Validate a parsed TOML document into a TableConfig."""
     r = _Reader(data, source, base)
     top = set(data) - {"table", "files", "shoe", "rfid", "id_reader", "mqtt", "keys", "api",
-                       "sim", "deal", "log", "console", "journal", "bench", "printer"}
+                       "sim", "deal", "log", "console", "journal", "bench", "printer",
+                       "chips"}
     if top:
         raise ConfigError(source, sorted(top)[0], "unknown section")
     t = r.section("table", {"venue", "id", "journal"})
@@ -352,6 +356,7 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
                           "stage", "heats", "hand_pause"}, required=False)
     lg = r.section("log", {"format", "level"}, required=False)
     jn = r.section("journal", {"checkpoints", "checkpoint_every", "rotate"}, required=False)
+    ch = r.section("chips", {"count_tolerance_cents"}, required=False)
     shoe = _device(r, "shoe", r.device_section("shoe"))
     rfid = _device(r, "rfid", r.device_section("rfid"))
     id_reader = _device(r, "id_reader", r.device_section("id_reader", required=False))
@@ -412,6 +417,9 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
         log_level=r.get("log", lg, "level", str, "info",
                         check=lambda v: None if v.lower() in LOG_LEVELS
                         else f"must be one of {', '.join(LOG_LEVELS)}"),
+        count_tolerance_cents=r.get("chips", ch, "count_tolerance_cents", int, 0,
+                                    check=lambda v: None if 0 <= v <= 100_000_000
+                                    else "must be a whole number of cents, 0 to 100000000"),
     )
 
 

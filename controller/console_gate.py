@@ -197,12 +197,33 @@ class ConsoleGate:
 
     async def _sign_in(self, core: TableCore, request: Mapping[str, Any],
                        terminal: str) -> Mapping[str, Any]:
+        member = await self.credential(core, request, terminal)
+        if not isinstance(member, StaffMember):
+            return member
+        now = self._now()
+        method = "card" if request.get("method") == "card" else "pin"
+        await self._ingest("staff", {"event": "signed_in", "staff_id": member.staff_id,
+                                     "method": method, "terminal": terminal, "detail": ""})
+        token = secrets.token_urlsafe(32)
+        found = Session(token=token, staff_id=member.staff_id, name=member.name,
+                        role=member.role, method=method, last_used=now)
+        self.sessions[token] = found
+        return {"ok": True, "detail": {"session": token, **_who(found)}}
+
+    async def credential(self, core: TableCore, request: Mapping[str, Any], terminal: str,
+                         *, purpose: str = "staff sign-in") -> StaffMember | Mapping[str, Any]:
+        """The enrolled, active person whose staff id and PIN (or tapped card, ``method``
+        card) the request gives, or the refusal; a failure is journaled and counts towards
+        the terminal's back-off as a failed sign-in does (D344). ``purpose``: what the proof
+        is for (a sign-in, a supervisor's confirmation, a witness), shown while a tap waits
+        and in the record of a failure."""
         roster = core.staff.roster
         if roster is None:
             return _error("no staff roster has reached this table yet: the desk sends it"
                           " (showdown desk staff send)")
         now = self._now()
         method = "card" if request.get("method") == "card" else "pin"
+        for_what = "" if purpose == "staff sign-in" else f"{purpose}: "
         member: StaffMember | None
         if method == "pin":
             staff_id, pin = request.get("staff_id"), request.get("pin")
@@ -223,17 +244,18 @@ class ConsoleGate:
                 await self._ingest("staff", {
                     "event": "sign_in_failed", "method": "pin", "terminal": terminal,
                     "staff_id": staff_id if known else None,
-                    "detail": (f"the PIN {_SIMULATOR_ONLY}" if known and member and member.active
-                               and member.pin_hash and self._refuses(member.pin_hash)
-                               else "wrong PIN" if known and member and member.active else
-                               "credential disabled" if known else
-                               f"unknown staff id {staff_id[:40]!r}")})
+                    "detail": for_what + (
+                        f"the PIN {_SIMULATOR_ONLY}" if known and member and member.active
+                        and member.pin_hash and self._refuses(member.pin_hash)
+                        else "wrong PIN" if known and member and member.active else
+                        "credential disabled" if known else
+                        f"unknown staff id {staff_id[:40]!r}")})
                 return _error("wrong staff id or PIN" + self._waits(core, terminal, key))
         else:
             refused = await self._wait_refused(core, terminal, None, "card", now)
             if refused is not None:
                 return refused
-            tap = await self._wait_tap("staff sign-in", request.get("wait"))
+            tap = await self._wait_tap(purpose, request.get("wait"))
             if tap is None:
                 return _error("no card was tapped in time")
             key = await asyncio.to_thread(roster.card_key, tap.number)
@@ -242,19 +264,22 @@ class ConsoleGate:
                 await self._ingest("staff", {
                     "event": "sign_in_failed", "method": "card", "terminal": terminal,
                     "staff_id": None if member is None else member.staff_id,
-                    "detail": f"card {masked(tap.number)} "
+                    "detail": f"{for_what}card {masked(tap.number)} "
                               + ("is not an enrolled employee card" if member is None
                                  else "belongs to a disabled credential")})
                 return _error("this card is not an enrolled employee card"
                               + self._waits(core, terminal, None))
         assert member is not None
-        await self._ingest("staff", {"event": "signed_in", "staff_id": member.staff_id,
-                                     "method": method, "terminal": terminal, "detail": ""})
-        token = secrets.token_urlsafe(32)
-        found = Session(token=token, staff_id=member.staff_id, name=member.name,
-                        role=member.role, method=method, last_used=now)
-        self.sessions[token] = found
-        return {"ok": True, "detail": {"session": token, **_who(found)}}
+        return member
+
+    async def vouch(self, request: Mapping[str, Any], terminal: str,
+                    purpose: str) -> StaffMember | Mapping[str, Any]:
+        """A second person's own credential for an act they vouch for (a supervisor's
+        confirmation of a chip count, a witness to decks destroyed): `credential`."""
+        core = self._core()
+        if core is None:
+            return _error("the table is not running")
+        return await self.credential(core, request, terminal[:_MAX_TERMINAL], purpose=purpose)
 
     def _waits(self, core: TableCore, terminal: str, staff_id: str | None) -> str:
         """What a failure left this terminal to wait, as the refusal's end ("" if nothing)."""

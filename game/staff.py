@@ -55,11 +55,16 @@ ACTIONS: Final = frozenset({
     "issue_chips", "return_chips", "unlock_staff",
     "resolve_alerts", "rule_hand",
     "print_slip",  # a score slip on the receipt printer (journaled; controller.slip_printing)
+    # the tray counted at a heat's opening and closing, confirmed by a supervisor's own
+    # credential; the deck inventory (game.table.tallies, D480-D484)
+    "count_chips", "confirm_count",
+    "decks_received", "decks_opened", "decks_used", "decks_destroyed",
 })
 SUPERVISOR_ONLY: Final = frozenset({
     "void", "correct_card", "resolve_alert", "manual_card", "manual_wager",
     "payout_override", "clear_fault",
     "resolve_alerts", "rule_hand",  # several alerts in one act; a settled hand ruled (D342)
+    "decks_received", "decks_destroyed",  # a supervisor's (the witness: a second person)
 })
 # A manager may do all a supervisor may, and these (D345).
 MANAGER_ONLY: Final = frozenset({"unlock_staff"})

@@ -403,6 +403,61 @@ class ChipReconciliation(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class ChipCountRecord(Base):
+    """A heat's opening or closing count of a table's tray, confirmed (``chips.counted``,
+    revision 0015): counted and expected per chip value (JSON objects of value in cents ->
+    how many; expected None when the table knew nothing to compare), the totals, the
+    difference, the table's tolerance and whether it was over it, who counted and who
+    confirmed."""
+
+    __tablename__ = "chip_counts"
+    __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_chip_counts_table_seq"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    heat_id: Mapped[str] = mapped_column(String(64), index=True)
+    stage: Mapped[str] = mapped_column(String(16))  # opening | closing
+    counted: Mapped[dict[str, Any]] = mapped_column(JSON)
+    expected: Mapped[dict[str, Any] | None] = mapped_column(JSON)
+    total_cents: Mapped[int] = mapped_column(BigInteger)
+    expected_cents: Mapped[int | None] = mapped_column(BigInteger)
+    difference_cents: Mapped[int | None] = mapped_column(BigInteger)
+    tolerance_cents: Mapped[int] = mapped_column(BigInteger)
+    over_tolerance: Mapped[bool] = mapped_column(Boolean)
+    dealer_id: Mapped[str] = mapped_column(String(40))
+    supervisor_id: Mapped[str] = mapped_column(String(40))
+    counted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    confirmed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class DeckEventRecord(Base):
+    """One step of a table's deck inventory (``decks.event``, revision 0015): decks received,
+    opened, used or destroyed on a venue day, by whom (a destruction's witness), the seal
+    numbers, and the table's position after it with what the step broke of the balance."""
+
+    __tablename__ = "deck_events"
+    __table_args__ = (UniqueConstraint("table_id", "seq", name="uq_deck_events_table_seq"),
+                      Index("ix_deck_events_day_table", "day", "table_id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    seq: Mapped[int] = mapped_column(BigInteger)
+    day: Mapped[str] = mapped_column(String(10))  # the venue's day, YYYY-MM-DD
+    kind: Mapped[str] = mapped_column(String(16))  # received | opened | used | destroyed
+    decks: Mapped[int] = mapped_column(Integer)
+    by: Mapped[str] = mapped_column(String(40))
+    witness: Mapped[str | None] = mapped_column(String(40))
+    seals: Mapped[list[Any]] = mapped_column(JSON)
+    lot: Mapped[str | None] = mapped_column(String(40))
+    source: Mapped[str | None] = mapped_column(String(100))
+    note: Mapped[str | None] = mapped_column(Text)
+    sealed: Mapped[int] = mapped_column(Integer)
+    in_play: Mapped[int] = mapped_column(Integer)
+    awaiting: Mapped[int] = mapped_column(Integer)
+    problems: Mapped[list[Any]] = mapped_column(JSON)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class StaffRecord(Base):
     """A dealer or supervisor enrolled at the desk; the PIN and employee card only as
     game.staff hashes (revision 0004)."""

@@ -30,8 +30,10 @@ from game.messages.desk import (
 from game.messages.fields import BodyReader, MessageError
 from game.messages.table import (
     Alert,
+    ChipsCounted,
     ChipsReconciled,
     CommandResult,
+    DecksEvent,
     DeviceState,
     EntrySeated,
     EntryUnseated,
@@ -56,11 +58,13 @@ __all__ = [
     "AckScore",
     "Alert",
     "Availability",
+    "ChipsCounted",
     "ChipsReconciled",
     "CloseHeat",
     "CommandRejected",
     "CommandResult",
     "CorrectHand",
+    "DecksEvent",
     "DeskOrder",
     "DeviceState",
     "EntrySeated",
@@ -193,7 +197,8 @@ class Standings:
 
 _EVENTS: Final = (DeviceState, Alert, HeatOpened, HeatClosed, EntrySeated, EntryUnseated,
                   HandSettled, HandVoided, CommandResult, CommandRejected, PayoutChecked,
-                  StaffEvent, HandDisputed, HandCorrected, ChipsReconciled)
+                  StaffEvent, HandDisputed, HandCorrected, ChipsReconciled, ChipsCounted,
+                  DecksEvent)
 _SCORES: Final = (ScoreRecorded, ScoreAcknowledged, ScoreVoided, ScoreDisputed)
 _STATUS: Final = (Availability,)
 

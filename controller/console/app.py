@@ -248,7 +248,9 @@ class ConsoleApp:
                     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
                 return response
             fields["session"] = token
-        answer = await self.daemon.on_console(fields)
+        client = request.client  # the terminal: a vouching person's failures back off there
+        answer = await self.daemon.on_console(
+            fields, terminal=client.host if client is not None else "unknown client")
         if not answer.get("ok"):
             _log.info("console action refused", action=action, error=answer.get("error"))
         return _answer(answer)

@@ -17,6 +17,7 @@ from typing import Any, Final
 from controller.ports import ConsoleTable
 from controller.slip_layout import Slip, local_time
 from game.money import format_rand
+from game.table.core import TableCore
 from game.table.view import screen_view
 from wire.messages import Alert, ScoreAcknowledged, ScoreDisputed, ScoreRecorded
 from wire.verification import grouped, verification_code
@@ -48,6 +49,7 @@ class ConsoleViews:
                            if m.body is not None]
             doc.update(screen_view(service.core, now=now, notices=notices))
             doc["lockouts"] = service.core.staff.backed_off(now)
+            doc["tallies"] = _tallies(service.core)
         doc.update({
             "version": daemon.version,
             "state": "error" if daemon.faults else "running",
@@ -179,3 +181,12 @@ class ConsoleViews:
 def _text(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
+
+
+def _tallies(core: TableCore) -> dict[str, Any]:
+    """The heat's tray counts and the decks for counts.js and decks.js, with the chip values
+    of the set in play to count by (what the table expects is shown only once a count is
+    recorded: the dealer counts blind, D480)."""
+    registry = core.chips.chip_float.registry
+    values = sorted({c.value_cents for c in registry if c.chip_set == registry.chip_set})
+    return {**core.tallies.view(core.heat_id), "chip_values": values}

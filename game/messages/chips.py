@@ -1,5 +1,7 @@
-"""The message a table sends when an entry's chips are reconciled against the table's float at
-the end of its heat (promotion rule 19): ``chips.reconciled``, one per entry.
+"""The messages a table sends about its chips: an entry's chips reconciled against the table's
+float at the end of its heat (promotion rule 19): ``chips.reconciled``, one per entry; and a
+heat's opening or closing count of the tray, by the dealer and confirmed by a supervisor
+(``chips.counted``, `game.chips.counts`).
 
 Same form as `game.messages.table` (``TYPE``, ``encode``, a checking ``decode``); the topic
 it goes on is `wire.messages`' business. UIDs travel as 16 upper-case hex digits.
@@ -10,13 +12,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, ClassVar, Final
 
+from game.chips.counts import STAGES, ChipCount, read_counted, total_of
 from game.chips.float import Reconciliation
 from game.chips.registry import format_uid
 from game.messages.fields import BodyReader, MessageError
 
-__all__ = ["UID_LISTS", "ChipsReconciled"]
+__all__ = ["UID_LISTS", "ChipsCounted", "ChipsReconciled", "read_time"]
 
 UID_LISTS: Final = ("issued", "held", "returned", "missing", "foreign")
 MAX_UIDS: Final = 5_000  # one entry's chips: far more than any stack a seat can hold
@@ -96,3 +100,113 @@ def _uids(name: str, raw: object) -> tuple[str, ...]:
     if len(set(raw)) != len(raw):
         raise MessageError(ChipsReconciled.TYPE, name, "a UID is listed twice", raw)
     return tuple(raw)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChipsCounted:
+    """A heat's opening or closing count of the tray, confirmed: what the dealer counted per
+    chip value, what the table expected (None: nothing known, D480), the difference, the
+    house's tolerance and whether the difference is over it, who counted and who confirmed."""
+
+    TYPE: ClassVar[str] = "chips.counted"
+    heat_id: str
+    stage: str
+    counted: tuple[tuple[int, int], ...]
+    expected: tuple[tuple[int, int], ...] | None
+    total_cents: int
+    expected_cents: int | None
+    difference_cents: int | None
+    tolerance_cents: int
+    over_tolerance: bool
+    dealer_id: str
+    supervisor_id: str
+    counted_at: str
+    confirmed_at: str
+
+    @classmethod
+    def of(cls, count: ChipCount) -> ChipsCounted:
+        """The message for a confirmed count."""
+        assert count.supervisor_id is not None
+        assert count.confirmed_at is not None
+        return cls(heat_id=count.heat_id, stage=count.stage, counted=count.counted,
+                   expected=count.expected, total_cents=count.total_cents,
+                   expected_cents=count.expected_cents,
+                   difference_cents=count.difference_cents,
+                   tolerance_cents=count.tolerance_cents, over_tolerance=count.over,
+                   dealer_id=count.dealer_id, supervisor_id=count.supervisor_id,
+                   counted_at=count.counted_at, confirmed_at=count.confirmed_at)
+
+    def encode(self) -> dict[str, Any]:
+        """The JSON body (counts as value in cents -> how many, keys as text)."""
+        return {"heat_id": self.heat_id, "stage": self.stage,
+                "counted": {str(v): n for v, n in self.counted},
+                "expected": None if self.expected is None
+                else {str(v): n for v, n in self.expected},
+                "total_cents": self.total_cents, "expected_cents": self.expected_cents,
+                "difference_cents": self.difference_cents,
+                "tolerance_cents": self.tolerance_cents, "over_tolerance": self.over_tolerance,
+                "dealer_id": self.dealer_id, "supervisor_id": self.supervisor_id,
+                "counted_at": self.counted_at, "confirmed_at": self.confirmed_at}
+
+    @classmethod
+    def decode(cls, body: Mapping[str, Any], *, sender: str | None = None) -> ChipsCounted:
+        """Read a body (MessageError naming the field if it breaks a rule: the totals and the
+        difference must be those of the counts)."""
+        del sender
+        r = BodyReader(cls.TYPE, body)
+        counted = _count(r, "counted")
+        raw_expected = r.raw("expected")
+        expected = None if raw_expected is None else _count(r, "expected")
+        total = r.cents("total_cents")
+        if total != total_of(counted):
+            raise MessageError(cls.TYPE, "total_cents", "must be the value of the count", total)
+        expected_cents = None if r.raw("expected_cents") is None else r.cents("expected_cents")
+        if expected_cents != (None if expected is None else total_of(expected)):
+            raise MessageError(cls.TYPE, "expected_cents",
+                               "must be the value of the expected count", expected_cents)
+        difference = r.raw("difference_cents")
+        if difference != (None if expected_cents is None else total - expected_cents):
+            raise MessageError(cls.TYPE, "difference_cents",
+                               "must be the total less the expected", difference)
+        tolerance = r.cents("tolerance_cents")
+        over = r.flag("over_tolerance")
+        if over != (difference is not None and abs(difference) > tolerance):
+            raise MessageError(cls.TYPE, "over_tolerance",
+                               "must say whether the difference is over the tolerance", over)
+        dealer, supervisor = r.text("dealer_id", 40), r.text("supervisor_id", 40)
+        if dealer == supervisor:
+            raise MessageError(cls.TYPE, "supervisor_id",
+                               "must be a second person, not the dealer who counted",
+                               supervisor)
+        return cls(heat_id=r.text("heat_id", 64), stage=r.choice("stage", STAGES),
+                   counted=counted, expected=expected, total_cents=total,
+                   expected_cents=expected_cents, difference_cents=difference,
+                   tolerance_cents=tolerance, over_tolerance=over, dealer_id=dealer,
+                   supervisor_id=supervisor, counted_at=_time(r, "counted_at"),
+                   confirmed_at=_time(r, "confirmed_at"))
+
+
+def read_time(text: str) -> datetime:
+    """A body's time (`format_ts`'s form) as an aware datetime; ValueError if it is not."""
+    found = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if found.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone")
+    return found
+
+
+def _time(r: BodyReader, name: str) -> str:
+    text = r.text(name, 40)
+    try:
+        read_time(text)
+    except ValueError:
+        raise MessageError(ChipsCounted.TYPE, name, "must be an RFC 3339 time in UTC",
+                           text) from None
+    return text
+
+
+def _count(r: BodyReader, name: str) -> tuple[tuple[int, int], ...]:
+    try:
+        return read_counted(r.raw(name))
+    except ValueError as exc:
+        raise MessageError(ChipsCounted.TYPE, name, str(exc).partition(": ")[2],
+                           r.raw(name)) from None

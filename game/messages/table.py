@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Self
 
-from game.messages.chips import ChipsReconciled
+from game.messages.chips import ChipsCounted, ChipsReconciled
 from game.messages.console import PayoutChecked, ScoreDisputed, StaffEvent
 from game.messages.corrections import HandCorrected, HandDisputed
+from game.messages.decks import DecksEvent
 from game.messages.fields import BodyReader
 from game.tournament.entries import Stage
 from game.tournament.standings import ScoreStatus
@@ -22,8 +23,10 @@ from game.tournament.standings import ScoreStatus
 __all__ = [
     "STAGES",
     "Alert",
+    "ChipsCounted",
     "ChipsReconciled",
     "CommandResult",
+    "DecksEvent",
     "DeviceState",
     "EntrySeated",
     "EntryUnseated",
@@ -376,4 +379,4 @@ class CommandResult:
 TableMessage = (DeviceState | Alert | HeatOpened | HeatClosed | EntrySeated | EntryUnseated
                 | HandSettled | HandVoided | ScoreRecorded | ScoreAcknowledged | ScoreVoided
                 | CommandResult | ScoreDisputed | PayoutChecked | StaffEvent | HandDisputed
-                | HandCorrected | ChipsReconciled)
+                | HandCorrected | ChipsReconciled | ChipsCounted | DecksEvent)

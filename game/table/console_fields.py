@@ -23,6 +23,13 @@ from game.money import format_rand
 from game.poker.cards import parse_card
 from game.table.core import TableCore
 from game.table.inputs import MAX_ALERTS_AT_ONCE
+from game.table.tally_inputs import (
+    TALLY_FIELDS,
+    VOUCHED_ACTIONS,
+    CountChips,
+    TallyFieldError,
+    read_tally,
+)
 from game.wagers.settle import SIDE_BETS, WAGERS
 
 __all__ = ["CHECKED_ACTIONS", "MAX_REASON", "FieldRefused", "check_console_fields",
@@ -286,6 +293,36 @@ def _rule_hand(fields: Fields, core: TableCore) -> None:
     _reason(fields, core)
 
 
+_VOUCH: Final = frozenset({"staff_id", "pin", "method", "wait"})  # a second person's proof
+
+
+def _tally(action: str) -> Check:
+    """A chip count's or deck step's fields (game.table.tally_inputs), and the credential
+    of the person who vouches for a confirmation or a destruction (checked by the gate)."""
+    def check(fields: Fields, core: TableCore) -> None:
+        if action in VOUCHED_ACTIONS and fields.get("method") != "card":
+            who = fields.get("staff_id")
+            if not isinstance(who, str) or not who.strip() or len(who) > 40:
+                raise FieldRefused("staff_id", "the staff id of the "
+                                   + ("supervisor who confirms" if action == "confirm_count"
+                                      else "witness") + " (with their PIN, or method card)")
+            if not isinstance(fields.get("pin"), str) or not fields["pin"]:
+                raise FieldRefused("pin", f"{who.strip()}'s own PIN")
+        try:
+            given = read_tally(action, {k: v for k, v in fields.items() if k not in _VOUCH})
+        except TallyFieldError as exc:
+            raise FieldRefused(exc.field, exc.reason) from None
+        if isinstance(given, CountChips):
+            registry = core.chips.chip_float.registry
+            values = {c.value_cents for c in registry if c.chip_set == registry.chip_set}
+            unknown = [v for v, _ in given.counted if values and v not in values]
+            if unknown:
+                shown = ", ".join(format_rand(v) for v in sorted(values))
+                raise FieldRefused("counted", f"{format_rand(unknown[0])} is not a chip value"
+                                              f" of the set in play ({shown})")
+    return check
+
+
 Check = Callable[[Fields, TableCore], None]
 _CHECKS: Final[dict[str, tuple[frozenset[str], Check]]] = {
     "no_more_bets": (frozenset(), _nothing),
@@ -304,5 +341,7 @@ _CHECKS: Final[dict[str, tuple[frozenset[str], Check]]] = {
     "return_chips": (frozenset({"seat"}), _seat_only),
     "dispute_hand": (frozenset({"hand_id", "seat", "entry_id", "reason"}), _dispute_hand),
     "rule_hand": (frozenset({"hand_id", "seat", "ruling", "net", "reason"}), _rule_hand),
+    **{action: (names | (_VOUCH if action in VOUCHED_ACTIONS else frozenset()),
+                _tally(action)) for action, names in TALLY_FIELDS.items()},
 }
 CHECKED_ACTIONS: Final = frozenset(_CHECKS)  # the staff actions whose fields are listed here

@@ -94,6 +94,8 @@ from game.table.payout_check import PayoutCheck
 from game.table.people import TableStaff
 from game.table.session import TableSession
 from game.table.status import core_status
+from game.table.tallies import TableTallies, TallyOutput
+from game.table.tally_inputs import ConfirmCount, CountChips, DeckStepped
 from game.tournament.entries import Entry, Stage
 from game.tournament.schema import TournamentSettings
 from game.wagers.settle import WAGERS, SeatWagers
@@ -163,6 +165,7 @@ class TableCore:
         self.last_hand_at: dict[str, str] = {}  # entry id -> when its last hand ended
         self.decks = DeckWatch()  # each shuffle's cards checked (game.decks.check)
         self.ledger = HandLedger()  # the heat's settled hands, for rulings on them
+        self.tallies = TableTallies()  # chip counts and deck inventory (game.table.tallies)
 
     # ---- the one entry point ----------------------------------------------------------
 
@@ -225,6 +228,8 @@ class TableCore:
                 return {"printed": given.printed}
             case DeskOrder():
                 return self._desk(given, at, out)
+            case CountChips() | ConfirmCount() | DeckStepped():
+                return self._tally(given, at, out)
             case _:
                 return self._dealer(given, at, out)
         return None
@@ -295,6 +300,27 @@ class TableCore:
                     source="device", evidence=evidence)
 
     # ---- the dealer's console ----------------------------------------------------------
+
+    def _tally(self, given: CountChips | ConfirmCount | DeckStepped, at: datetime,
+               out: Out) -> dict[str, Any]:
+        """A chip count, its confirmation (by the supervisor's own credential, checked before
+        it was journaled) or a deck step (game.table.tallies)."""
+        if isinstance(given, CountChips):
+            self.staff.authorize("count_chips", given.by)
+        elif isinstance(given, ConfirmCount):
+            self.staff.authorize("confirm_count", given.via)
+        else:
+            self.staff.authorize(f"decks_{given.kind}", given.by)
+        return self.tallies.apply(given, self.chips.chip_float, self.staff,
+                                  self._to_tallies(at, out))
+
+    def _to_tallies(self, at: datetime, out: Out) -> TallyOutput:
+        """Where the tallies report for this input; their alerts are the table's."""
+        def alert(kind: str, message: str, evidence: Mapping[str, Any] | None) -> None:
+            self._alert(out, kind, message, at, source="tally", evidence=evidence)
+
+        return TallyOutput(heat_id=self.heat_id, session=self.session, at=at,
+                           tz=self.settings.tz, out=out, alert=alert)
 
     def _dealer(self, given: TableInput, at: datetime, out: Out) -> dict[str, Any]:
         self.staff.authorize(_ACTION_NAMES.get(type(given), "?"), getattr(given, "by", None))
@@ -574,6 +600,7 @@ class TableCore:
             raise Refused(f"entries still seated: {seated}")
         assert self.heat_id is not None
         self.chips.reconcile_heat(self._to_chips(at, out))
+        self.tallies.heat_closing(self.heat_id, self._to_tallies(at, out))
         out.append(HeatClosed(heat_id=self.heat_id, at=format_ts(at)))
         self.session, self.heat_id = None, None
 

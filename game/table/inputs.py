@@ -24,6 +24,7 @@ from game.chips.registry import format_uid, parse_uid
 from game.errors import GameError
 from game.messages.desk import DeskOrder
 from game.poker.cards import Card, parse_card
+from game.table.tally_inputs import TALLY_ACTIONS, TallyInput, read_tally
 
 __all__ = [
     "Acknowledge",
@@ -313,7 +314,7 @@ class SlipPrinted:
 DeviceInput = CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
 DealerAction = (Acknowledge | NoMoreBets | SettleHand | RevealHand | VoidByDealer | CorrectCard
                 | ResolveAlert | ResolveAlerts | PayoutCheckPressed | PayoutOverride | ClearFault
-                | DisputeHand | IssueChips | ReturnChips | RuleHand)
+                | DisputeHand | IssueChips | ReturnChips | RuleHand | TallyInput)
 TableInput = (Boot | CardSeen | ChipsSeen | WagerKeyed | ShoeReported | DeviceTrouble
               | DealerAction | DeskOrder | Unreadable | Dispute | StaffChange | SlipPrinted)
 
@@ -449,6 +450,15 @@ _DEALER: dict[str, Callable[[Mapping[str, Any]], DealerAction]] = {
         seat=None if p.get("seat") is None else int(p["seat"]),
         entry_id=None if p.get("entry_id") is None else str(p["entry_id"]), by=_by(p)),
 }
+
+
+def _tally_reader(action: str) -> Callable[[Mapping[str, Any]], DealerAction]:
+    def read(p: Mapping[str, Any]) -> DealerAction:
+        return read_tally(action, p)
+    return read
+
+
+_DEALER.update({a: _tally_reader(a) for a in TALLY_ACTIONS})  # game.table.tally_inputs
 
 
 def _dealer(p: Mapping[str, Any]) -> DealerAction:

@@ -21,7 +21,9 @@ What the snapshot holds, attribute by attribute (everything else is provably der
   ``proofs`` (seat commands); ``disputed``; ``recent`` (hand records, at most ten);
   ``device_faults``; ``last_hand_at``; ``_commands_seen`` (per signer, the sorted seqs);
   ``payout`` (every spot as checked so far); ``decks`` (windows, counters, holds);
-  ``ledger`` (the heat's settled hands and rulings).
+  ``ledger`` (the heat's settled hands and rulings); ``tallies`` (the chip counts pending and
+  confirmed, the last closing count, the deck steps the deck book is replayed from; optional:
+  older snapshots have none).
 * ``held`` and ``_fed`` are empty at a safe point (held commands apply when the hand ends,
   and what was fed is forgotten then), so `is_safe_point` requires it and nothing is stored.
 * the hand in progress (``session._hand``) is None at a safe point.
@@ -139,6 +141,7 @@ def take_snapshot(core: TableCore) -> dict[str, Any]:
         "spots": spots_state(core.spots),
         "decks": decks_state(core.decks),
         "ledger": ledger_state(core.ledger),
+        "tallies": core.tallies.state(),
     }
 
 
@@ -153,7 +156,7 @@ def restore_snapshot(core: TableCore, state: Mapping[str, Any]) -> None:
         if type(version) is not int or version != SNAPSHOT_VERSION:
             raise SnapshotError(f"snapshot.version: snapshot version {version!r}; this table"
                                 f" reads version {SNAPSHOT_VERSION}")
-    f = top.obj(*_FIELDS)
+    f = top.obj(*_FIELDS, optional=("tallies",))  # tallies: none in older snapshots
     _check_config(f["config"], core)
     scratch = _scratch(core)
     _load(f, scratch)
@@ -247,6 +250,11 @@ def _load(f: dict[str, Node], core: TableCore) -> None:
         raise f["chips"].fail("holds a payout's chips with no payout waiting")
     load_decks(f["decks"], core.decks)
     core.ledger = load_ledger(f["ledger"], _STAGES)
+    if "tallies" in f:
+        try:
+            core.tallies.load(f["tallies"].value)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise f["tallies"].fail(f"not the table's counts and decks: {exc}") from None
 
 
 def _pairs(node: Node, *, key: str) -> dict[str, str]:

@@ -21,6 +21,7 @@ from game.table.chip_duties import TableChips
 from game.table.payout_check import PayoutCheck
 from game.table.people import TableStaff
 from game.table.session import TableSession
+from game.table.tallies import TableTallies
 from game.wagers.settle import WAGERS
 
 __all__ = ["StatusView", "TableState", "core_status", "held_view"]
@@ -63,6 +64,8 @@ class TableState(Protocol):
     def last_hand_at(self) -> Mapping[str, str]: ...
     @property
     def proofs(self) -> Mapping[str, Seat]: ...
+    @property
+    def tallies(self) -> TableTallies: ...
 
 
 def core_status(core: TableState) -> dict[str, Any]:
@@ -200,6 +203,10 @@ def _chips(c: TableState) -> Any:
     return c.chips.view(c.session)
 
 
+def _tallies(c: TableState) -> Any:
+    return c.tallies.view(c.heat_id)
+
+
 _PARTS: dict[str, Callable[[TableState], Any]] = {
     "heat": _heat,
     "stage": _stage,
@@ -218,4 +225,5 @@ _PARTS: dict[str, Callable[[TableState], Any]] = {
     "disputed_scores": _disputed_scores,
     "held_commands": _held_commands,
     "chips": _chips,
+    "tallies": _tallies,
 }

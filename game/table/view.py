@@ -105,6 +105,15 @@ ALERT_HELP: Final[Mapping[str, str]] = {
                    " failing windows in a row hold the table.",
     "manual_entry": "A reader is being replaced by keyed entry: a supervisor keys each card"
                     " and wager (Manual card, Manual wager); the hand is marked manual.",
+    "chip_count_discrepancy": "The tray count confirmed by the supervisor differs from what"
+                              " the table expected by more than the house allows: count again"
+                              " with the supervisor, look for the chips, and report the"
+                              " difference (the alert names each chip value off).",
+    "chip_count_missing": "The heat closed without its confirmed opening or closing tray count:"
+                          " the supervisor reports why; count the tray before the next heat.",
+    "deck_balance": "The decks recorded do not balance (more opened than received, used than"
+                    " opened, or destroyed than used, or a seal number out of place): count the"
+                    " decks with a supervisor and record what was missed.",
     "device_recovered": "For information, play goes on: the device had trouble and the driver"
                         " put it right by itself (frames sent again, a reader back). Many of"
                         " these in a shift: have the technician check the cable and device.",

@@ -30,9 +30,12 @@ from leaderboard.projections.sql import (
     statements,
     update_each,
 )
+from leaderboard.projections.tallies import tally_rows
 from wire.envelope import Envelope
 from wire.messages import (
+    ChipsCounted,
     ChipsReconciled,
+    DecksEvent,
     EntrySeated,
     HandCorrected,
     HandDisputed,
@@ -111,6 +114,9 @@ def project_bulk(connection: Connection, items: Items,
         done.update(console_rows(connection, console))
     chips = [(i, items[i][0], m) for i, m in enumerate(decoded) if isinstance(m, ChipsReconciled)]
     done.update(chip_rows(connection, chips))
+    tallies = [(i, items[i][0], m) for i, m in enumerate(decoded)
+               if isinstance(m, ChipsCounted | DecksEvent)]
+    done.update(tally_rows(connection, tallies))
     return done
 
 

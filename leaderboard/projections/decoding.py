@@ -13,8 +13,10 @@ from leaderboard.projections.results import PROJECTED_TYPES
 from wire.envelope import Envelope
 from wire.messages import (
     TABLE_MESSAGES,
+    ChipsCounted,
     ChipsReconciled,
     CommandResult,
+    DecksEvent,
     EntrySeated,
     EntryUnseated,
     HandCorrected,
@@ -33,7 +35,7 @@ __all__ = ["NOT_READ", "Decoded", "NotRead", "Projectable", "body_problem", "dec
 
 Projectable = (ScoreRecorded | ScoreAcknowledged | ScoreVoided | HandSettled | HandVoided
                | EntrySeated | EntryUnseated | ScoreDisputed | PayoutChecked | CommandResult
-               | HandDisputed | HandCorrected | ChipsReconciled)
+               | HandDisputed | HandCorrected | ChipsReconciled | ChipsCounted | DecksEvent)
 # What reading a body gave: its message, the rule it breaks, or None (a type only stored).
 Decoded = Projectable | MessageError | None
 _CLASSES: Final = {t: TABLE_MESSAGES[t] for t in PROJECTED_TYPES}

@@ -13,10 +13,13 @@ from leaderboard.projections.results import MALFORMED_BODY, Outcome, Projected
 from leaderboard.projections.scores import score_acknowledged, score_recorded, score_voided
 from leaderboard.projections.seatings import entry_seated, entry_unseated
 from leaderboard.projections.sql import LaterMessages, statements
+from leaderboard.projections.tallies import tally_rows
 from wire.envelope import Envelope
 from wire.messages import (
+    ChipsCounted,
     ChipsReconciled,
     CommandResult,
+    DecksEvent,
     EntrySeated,
     EntryUnseated,
     HandCorrected,
@@ -71,4 +74,6 @@ def project(
             return done.get(0, result.frozen())
         case ChipsReconciled():
             return chip_rows(connection, [(0, envelope, message)]).get(0, result.frozen())
+        case ChipsCounted() | DecksEvent():
+            return tally_rows(connection, [(0, envelope, message)]).get(0, result.frozen())
     return result.frozen()

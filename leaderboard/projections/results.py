@@ -8,8 +8,10 @@ from typing import Final
 
 from wire.envelope import Envelope
 from wire.messages import (
+    ChipsCounted,
     ChipsReconciled,
     CommandResult,
+    DecksEvent,
     EntrySeated,
     EntryUnseated,
     HandCorrected,
@@ -69,7 +71,8 @@ CHIPS_RECONCILED: Final = ChipsReconciled.TYPE
 PROJECTED_TYPES: Final = frozenset({SCORE_RECORDED, SCORE_ACKNOWLEDGED, SCORE_VOIDED,
                                     HAND_SETTLED, HAND_VOIDED, ENTRY_SEATED, ENTRY_UNSEATED,
                                     SCORE_DISPUTED, PAYOUT_CHECKED, CommandResult.TYPE,
-                                    HandDisputed.TYPE, HandCorrected.TYPE, CHIPS_RECONCILED})
+                                    HandDisputed.TYPE, HandCorrected.TYPE, CHIPS_RECONCILED,
+                                    ChipsCounted.TYPE, DecksEvent.TYPE})
 # Entry statuses (leaderboard.desk sets all but withdrawn): an entry that left its seat
 # before its last hand is withdrawn; it records no score (rule 14) and is never seated again.
 # A refunded one's buy-in went back to the patron.

@@ -15,7 +15,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from leaderboard.models import (
     AuditEntry,
+    ChipCountRecord,
     ChipReconciliation,
+    DeckEventRecord,
     Dispute,
     Entry,
     Hand,
@@ -31,7 +33,9 @@ from wire.envelope import Envelope, canonical_json, parse_ts
 
 __all__ = [
     "AUDIT",
+    "CHIP_COUNTS",
     "CHIP_RECONCILIATIONS",
+    "DECK_EVENTS",
     "DISPUTES",
     "ENTRIES",
     "HANDS",
@@ -107,6 +111,8 @@ REJECTIONS: Final = cast(Table, Rejection.__table__)
 DISPUTES: Final = cast(Table, Dispute.__table__)
 PAYOUT_CHECKS: Final = cast(Table, PayoutCheck.__table__)
 CHIP_RECONCILIATIONS: Final = cast(Table, ChipReconciliation.__table__)
+CHIP_COUNTS: Final = cast(Table, ChipCountRecord.__table__)
+DECK_EVENTS: Final = cast(Table, DeckEventRecord.__table__)
 HAND_CORRECTIONS: Final = cast(Table, HandCorrection.__table__)
 
 

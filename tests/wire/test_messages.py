@@ -15,11 +15,13 @@ from wire.messages import (
     AckScore,
     Alert,
     Availability,
+    ChipsCounted,
     ChipsReconciled,
     CloseHeat,
     CommandRejected,
     CommandResult,
     CorrectHand,
+    DecksEvent,
     DeskOrder,
     DeviceState,
     EntrySeated,
@@ -101,6 +103,12 @@ MESSAGES: list[Any] = [
                     returned=("E05D010001000002",), missing=("E05D010101000001",),
                     issued_cents=2_500, held_cents=12_500, returned_cents=10_000,
                     missing_cents=2_500, at=AT),
+    ChipsCounted(heat_id="Q-1", stage="closing", counted=((500, 38), (10_000, 3)),
+                 expected=((500, 40), (10_000, 3)), total_cents=49_000, expected_cents=50_000,
+                 difference_cents=-1_000, tolerance_cents=0, over_tolerance=True,
+                 dealer_id="D1", supervisor_id="S1", counted_at=AT, confirmed_at=AT),
+    DecksEvent(kind="destroyed", decks=2, day="2026-12-06", by="S1", at=AT, sealed=4,
+               in_play=1, awaiting=0, seals=("A1", "A2"), witness="D1"),
 ]
 
 

@@ -242,7 +242,7 @@ ACCOUNTED = {
              "payout": "payout", "paytables": "config", "proofs": "proofs", "recent": "recent",
              "session": "heat", "settings": "config", "spots": "spots", "staff": "staff",
              "table_id": "config", "unacknowledged": "unacknowledged",
-             "verify_payouts": "config"},
+             "verify_payouts": "config", "tallies": "tallies"},
     "session": {"_ended": "heat", "_hand": "empty", "_hands_opened": "heat",
                 "_seats": "heat", "deal": "config", "paytables": "config",
                 "rules": "heat.stage", "table_id": "config"},

@@ -202,7 +202,7 @@ def test_every_alert_kind_has_an_instruction() -> None:
     kinds = set(get_args(AlertKind)) | set(ALERT_KINDS) | {
         "unknown_chip", "other_chip_set", "issued_to_other_entry", "not_issued",
         "misplaced_marker", "payout_overpaid", "payout_underpaid", "loser_not_taken",
-        "card_without_hand"}
+        "card_without_hand", "chip_count_discrepancy", "chip_count_missing", "deck_balance"}
     assert kinds <= set(ALERT_HELP)
     assert alert_help("device_stalled", "SIM-000001").startswith("The SIM-000001 reports")
     assert "supervisor" in alert_help("something_new")
