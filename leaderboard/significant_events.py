@@ -138,6 +138,18 @@ MESSAGES: Final = _events(
         why="a participant's chips counted at the end of the heat: issued, held and returned",
         escalations=(Escalation(field="missing_cents", nonzero=True, severity="warning",
                                 when="chips are missing"),)),
+    SignificantEvent(
+        name="chips.counted", kind="message", severity="notice",
+        why="a heat's opening or closing tray count, by the dealer and confirmed by a"
+            " supervisor under their own credentials (N.J.A.C. 13:69D-1.21)",
+        escalations=(Escalation(field="over_tolerance", values=(True,), severity="warning",
+                                when="the difference is over the house's tolerance"),)),
+    SignificantEvent(
+        name="decks.event", kind="message", severity="notice",
+        why="decks received, opened, used or destroyed at a table, by whom (and the witness"
+            " of a destruction): the deck inventory (Michigan R 432.1816)",
+        escalations=(Escalation(field="problems", nonzero=True, severity="warning",
+                                when="the day's deck balance does not hold"),)),
     ("score.recorded", "notice", "a participant's score, once, as the table recorded it: what"
      " standings and prizes are computed from"),
     ("score.acknowledged", "info", "the participant (or the desk) accepted the recorded score"),
