@@ -92,6 +92,7 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "lists.import": _MANAGER,
     "places.allocate": _MANAGER,
     "draw.final": _MANAGER,
+    "draw.commit": _MANAGER,
     "prize.award": _MANAGER,
 }
 
