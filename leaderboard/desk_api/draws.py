@@ -57,6 +57,9 @@ class DrawsApi:
 
     def draw(self, s: Session, b: Body, _: Request) -> Result:
         """Draw the Final's seats from a commitment's seed and reveal the seed."""
+        stage = b.optional_text("stage") or "final"
+        if stage != "final":  # the schema already allows only the Final
+            raise desk.DeskError(f"only the Final's seats are drawn, not the {stage!r} stage's")
         outcome = desk.draw_final(s, self.settings, self.clock, actor=b.actor,
                                   why=b.optional_text("why"),
                                   commitment_id=b.integer("commitment_id"))

@@ -80,10 +80,10 @@ from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk.patron_record import patron_record
 from leaderboard.desk.permissions import PERMISSIONS
 from leaderboard.desk.policy import AuthPolicy
+from leaderboard.desk.seat_draw import COMMITMENT_VALID
 from leaderboard.desk.sender import CommandSender
 from leaderboard.desk_api.commands import CommandsApi, deliver
 from leaderboard.desk_api.console import ConsoleApi
-from leaderboard.desk.seat_draw import COMMITMENT_VALID
 from leaderboard.desk_api.disputes import DisputesApi, dispute_routes, entry_disputes
 from leaderboard.desk_api.draws import DrawsApi, draw_routes
 from leaderboard.desk_api.http import Body, Operation, Result, iso

@@ -56,8 +56,9 @@ async def test_commit_then_draw_reveals_a_seed_that_matches_and_gives_the_seats(
     assert body["seats"] == {a.finalist: a.seat for a in again.assignments}
     assert body["commitment"]["used_at"] is not None
     with Session(engine) as s:
-        seated = {e: seat for e, seat in s.execute(select(Entry.entry_id, Entry.seat).where(
-            Entry.stage == Stage.FINAL.value))}
+        rows = s.execute(select(Entry.entry_id, Entry.seat).where(
+            Entry.stage == Stage.FINAL.value)).all()
+    seated = {str(e): seat for e, seat in rows}
     assert seated == body["seats"]
     status, replay = await api.call("GET", f"/draws/{body['draw_id']}/replay")
     assert status == 200 and replay["matches"] and replay["seed_matches_commitment"]
