@@ -28,7 +28,7 @@ import signal
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final
 
 import uvicorn
@@ -317,7 +317,9 @@ class LeaderboardService:
         return list(desk_routes(engine, settings, link, self.clock,
                                 policy=self.config.desk_auth,
                                 answer_wait=float(self.config.http.desk_answer_wait_s),
-                                names=self.config.page.names))
+                                names=self.config.page.names,
+                                commitment_valid=timedelta(
+                                    minutes=self.config.retention.commitment_minutes)))
 
     async def run(self, stop: asyncio.Event) -> int:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""
