@@ -84,6 +84,7 @@ from leaderboard.desk.seat_draw import COMMITMENT_VALID
 from leaderboard.desk.sender import CommandSender
 from leaderboard.desk_api.commands import CommandsApi, deliver
 from leaderboard.desk_api.console import ConsoleApi
+from leaderboard.desk_api.dispute_bundles import BundlesApi, bundle_routes
 from leaderboard.desk_api.disputes import DisputesApi, dispute_routes, entry_disputes
 from leaderboard.desk_api.draws import DrawsApi, draw_routes
 from leaderboard.desk_api.http import Body, Operation, Result, iso
@@ -94,6 +95,7 @@ from leaderboard.desk_api.session import SessionApi, unauthorised
 from leaderboard.eligibility import parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
+from wire.signing import Signer
 
 __all__ = ["desk_routes"]
 
@@ -390,12 +392,14 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
                 clock: WallClock, *, policy: AuthPolicy | None = None,
                 answer_wait: float | None = None,
                 names: NameMode = "entry_code",
-                commitment_valid: timedelta = COMMITMENT_VALID) -> list[BaseRoute]:
+                commitment_valid: timedelta = COMMITMENT_VALID,
+                signer: Signer | None = None) -> list[BaseRoute]:
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
     `answer_wait`: how long an action waits for the tables' verdicts (None: not at all);
     ``names``: the page's name style, which the seat data carries (D332);
-    ``commitment_valid``: how long a seat draw's commitment may be used (D500)."""
+    ``commitment_valid``: how long a seat draw's commitment may be used (D500); ``signer``:
+    the central key that countersigns the dispute bundles handed in (D503)."""
     api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
     api.names = names
     cmds = CommandsApi()
@@ -459,5 +463,6 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         *dispute_routes(e, DisputesApi(settings, clock)),
         # The Final's seat draw, committed before it is drawn (issue 33, D500).
         *draw_routes(e, DrawsApi(settings, clock, commitment_valid=commitment_valid)),
+        *bundle_routes(e, BundlesApi(clock, signer)),
     ]
     return [*routes, fallback_route(routes)]

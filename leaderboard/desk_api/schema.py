@@ -255,6 +255,13 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
         sends=True),
     _op("close", "POST", "/dispute-records/{dispute_id}/closing", "Close a ruled dispute",
         _t("outcome", _NOTE, multiline=True), path_fields=(_i("dispute_id", _POS, 2**31 - 1),)),
+    # a table's bundle countersigned by the central key (leaderboard.desk_api.dispute_bundles)
+    _op("countersign", "POST", "/dispute-records/{dispute_id}/bundles",
+        "Hand in a table's dispute bundle: checked, countersigned by the central key, stored",
+        _t("bundle", _CSV, multiline=True), path_fields=(_i("dispute_id", _POS, 2**31 - 1),),
+        created=True),
+    _op("bundles", "GET", "/dispute-records/{dispute_id}/bundles",
+        "A dispute's countersigned bundles", path_fields=(_i("dispute_id", _POS, 2**31 - 1),)),
 )
 _BY_NAME: Final = {s.name: s for s in OPERATIONS}
 
