@@ -26,6 +26,7 @@ from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 __all__ = [
     "DEFAULT_DATABASE",
     "NAME_MODES",
+    "REGULATION_YEARS",
     "HttpConfig",
     "LeaderboardConfig",
     "NameMode",
