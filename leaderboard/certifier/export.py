@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
-from game.tournament.standings import leaderboard
+from game.tournament.standings import StandingsError, leaderboard
 from leaderboard.certifier.manifest import sha256_hex, write_bundle
 from leaderboard.desk.scores import score_records
 from leaderboard.eligibility import as_utc, from_db
@@ -115,11 +115,16 @@ def _reflected(engine: Engine, name: str, where: Any = None) -> list[dict[str, A
 
 
 def standings_of(records_by_stage: Mapping[Stage, Sequence[Any]],
-                 settings: TournamentSettings) -> dict[str, list[dict[str, Any]]]:
-    """Each stage's board as the service computes it: position, entry and counted score."""
-    out: dict[str, list[dict[str, Any]]] = {}
+                 settings: TournamentSettings) -> dict[str, Any]:
+    """Each stage's board as the service computes it: position, entry and counted score
+    (or, where the stored scores break the rules, why no board can be computed)."""
+    out: dict[str, Any] = {}
     for stage, records in records_by_stage.items():
-        board = leaderboard(records, settings, stage=stage)
+        try:
+            board = leaderboard(records, settings, stage=stage)
+        except StandingsError as exc:
+            out[stage.value] = {"error": str(exc)}
+            continue
         out[stage.value] = [{"position": p.position, "entry_id": p.entry_id,
                              "score_cents": p.score_cents} for p in board.places]
     return out

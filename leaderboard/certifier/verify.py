@@ -17,6 +17,7 @@ from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from game.errors import GameError
+from game.money import format_rand
 from game.tournament.draw import DrawError, replay_draw
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings, parse_tournament, timezone_name
@@ -262,6 +263,15 @@ def _score_records(scores: Sequence[dict[str, Any]], entries: Sequence[dict[str,
     return out
 
 
+def _place(row: Any) -> str:
+    """A standings row for a person: position, entry and score in rand."""
+    if not isinstance(row, Mapping):
+        return repr(row)
+    cents = row.get("score_cents")
+    score = format_rand(cents) if isinstance(cents, int) else repr(cents)
+    return f"{row.get('position')}. {row.get('entry_id')} {score}"
+
+
 def _standings(bundle: Bundle, settings: TournamentSettings,
                records: Mapping[Stage, list[ScoreRecord]], v: Verdict) -> None:
     if "records/standings.json" not in bundle.members:
@@ -283,11 +293,12 @@ def _standings(bundle: Bundle, settings: TournamentSettings,
         if mine != theirs:
             first = next((i for i, (a, b) in enumerate(zip(mine, theirs or [], strict=False))
                           if a != b), min(len(mine), len(theirs or [])))
+            stated_rows = theirs if isinstance(theirs, list) else []
             v.problems.append(
                 f"records/standings.json: the {stage.value} standings differ from those"
                 f" recomputed from the scores, from row {first + 1}: recomputed"
-                f" {mine[first] if first < len(mine) else 'nothing'}, stated"
-                f" {(theirs or [])[first] if first < len(theirs or []) else 'nothing'}")
+                f" {_place(mine[first]) if first < len(mine) else 'nothing'}, stated"
+                f" {_place(stated_rows[first]) if first < len(stated_rows) else theirs}")
         else:
             v.count("standings rows recomputed", len(mine))
 

@@ -1,0 +1,232 @@
+"""The certifier's bundle (issue 33 point 6, D502): a promotion's records exported from the
+central database (SQLite and PostgreSQL), signed with the central key, and checked offline;
+every kind of tampering named. The scores reach the database through the real ingest of
+messages the tables signed; the expected standings are worked out here from the rules."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.orm import Session
+
+from game.tournament.draw import draw_seats
+from leaderboard import desk
+from leaderboard.certifier.export import Exported, Period, export_bundle
+from leaderboard.certifier.manifest import read_bundle, write_bundle
+from leaderboard.certifier.verify import Verdict, verify_bundle
+from leaderboard.desk.dispute_bundles import countersign_bundle
+from leaderboard.models import AuditEntry, Dispute
+from runtime.settings_files import default_paytables_path, default_tournament_path
+from tests.fixtures.clock import EPOCH, FakeClock
+from tests.leaderboard.desk_api_support import PASSPHRASE
+from tests.leaderboard.desk_helpers import settings
+from tests.leaderboard.ingest_support import (
+    VENUE,
+    FakeTable,
+    enroll,
+    key_of,
+    make_ingestor,
+    register_entry,
+)
+from wire.dispute_bundle import Selection, build
+from wire.signing import Signer
+
+CENTRAL = key_of("leaderboard")
+JULY = Period(date(2026, 7, 1), date(2026, 7, 31))
+FINALISTS = [f"F-{n}" for n in range(1, 7)]
+# entry -> (score in cents, acknowledged at the table?)
+SCORES = {"E-1": (120_000, True), "E-2": (90_000, True), "E-3": (150_000, False)}
+
+
+def rules() -> dict[str, bytes]:
+    return {"rules/tournament.toml": default_tournament_path().read_bytes(),
+            "rules/paytables.toml": default_paytables_path().read_bytes()}
+
+
+async def promotion(engine: sa.Engine) -> None:
+    """Three qualifying scores signed by t01 (two acknowledged), a dispute with t01's
+    bundle countersigned, the Final's six places drawn from a witnessed commitment."""
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    clock = FakeClock(EPOCH)
+    ingest = make_ingestor(engine, clock)
+    for n, (entry, (cents, acked)) in enumerate(SCORES.items(), 1):
+        register_entry(engine, entry, f"P{n}", heat_id="heat-1", table_id="t01", seat=n,
+                       status="seated")
+        assert (await ingest.handle(*t01.score(entry, cents, seat=n, hands=10))).outcome == "stored"
+        if acked:
+            assert (await ingest.handle(*t01.ack(entry, cents))).outcome == "stored"
+    for n, entry in enumerate(FINALISTS, 1):
+        register_entry(engine, entry, f"P{n}", stage="final")
+    desk_clock = FakeClock(EPOCH + timedelta(hours=1))
+    with Session(engine, expire_on_commit=False) as s:
+        for staff_id, role in (("M01", "manager"), ("S01", "supervisor")):
+            desk.enrol_staff(s, desk_clock, actor="setup", staff_id=staff_id,
+                             name=f"Staff {staff_id}", role=role, desk_passphrase=PASSPHRASE)
+        c = desk.commit_draw(s, desk_clock, actor="M01", stage="final", witness="S01")
+        desk_clock.advance(60)
+        desk.draw_final(s, settings(), desk_clock, actor="M01", commitment_id=c.commitment_id)
+        dispute = Dispute(entry_id="E-2", note="my score was short", at=desk_clock(),
+                          raised_by_role="participant", raised_by="E-2", recorded_by="S01")
+        s.add(dispute)
+        s.commit()
+        table_bundle = build(Selection(hand_ids=(), entry_ids=("E-2",), records=(),
+                                       messages=()), [], selector="entry", ident="E-2",
+                             signer=t01.key, chain={}, exported_at=EPOCH.isoformat(),
+                             exported_by="S01")
+        countersign_bundle(s, desk_clock, actor="S01", dispute_id=dispute.id,
+                           bundle_text=json.dumps(table_bundle), signer=CENTRAL)
+
+
+def export(engine: sa.Engine, out: Path) -> Exported:
+    return export_bundle(engine, settings(), rules=rules(), period=JULY, out=out,
+                         signer=CENTRAL, exported_by="M01", venue=VENUE,
+                         now=EPOCH + timedelta(days=40))
+
+
+def check(path: Path, key: Signer | None = CENTRAL) -> Verdict:
+    return verify_bundle(read_bundle(path.read_bytes(), str(path)),
+                         key.public_key if key is not None else None)
+
+
+def members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as z:
+        return {n: z.read(n) for n in z.namelist()}
+
+
+def forged(path: Path, out: Path, signer: Signer, **changed: Any) -> Path:
+    """The bundle with members changed (``records__scores_json=...``), a manifest made
+    for them and signed by ``signer``: what someone holding that key could make."""
+    old = members(path)
+    manifest = json.loads(old.pop("manifest.json"))
+    old.pop("manifest.sig")
+    for name, value in changed.items():
+        old[name.replace("__", "/").replace("_json", ".json").replace("_pub", ".pub")] = (
+            value if isinstance(value, bytes) else json.dumps(value).encode())
+    header = {k: v for k, v in manifest.items() if k not in ("members", "format",
+                                                             "signed_by")}
+    write_bundle(out, old, header, signer)
+    return out
+
+
+def edited(path: Path, out: Path, name: str, data: bytes) -> Path:
+    """The bundle with one member's bytes replaced and nothing else (manifest as signed)."""
+    old = members(path)
+    old[name] = data
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        for n, d in old.items():
+            z.writestr(n, d)
+    out.write_bytes(buffer.getvalue())
+    return out
+
+
+@pytest.fixture
+async def bundle(engine: sa.Engine, tmp_path: Path) -> Path:
+    await promotion(engine)
+    return export(engine, tmp_path / "certifier.zip").path
+
+
+async def test_the_bundle_holds_the_records_and_verifies_whole(
+        bundle: Path, engine: sa.Engine) -> None:
+    verdict = check(bundle)
+    assert verdict.problems == []
+    assert verdict.checked["table messages verified"] == 5  # 3 scores, 2 acknowledgements
+    assert verdict.checked["scores matched to signed messages"] == 3
+    assert verdict.checked["draws replayed against their commitment"] == 1
+    assert verdict.checked["dispute bundles with both signatures"] == 1
+    got = members(bundle)
+    manifest = json.loads(got["manifest.json"])
+    assert manifest["period"]["from"] == "2026-07-01" and manifest["exported_by"] == "M01"
+    assert manifest["rules"]["rules/tournament.toml"] == __import__("hashlib").sha256(
+        default_tournament_path().read_bytes()).hexdigest()
+    assert got["keys/central.pub"].decode().split() == ["leaderboard",
+                                                       CENTRAL.public_key.base64]
+    # Acknowledged scores only count (the shipped rules): E-1 before E-2; E-3 is not placed.
+    standings = json.loads(got["records/standings.json"])
+    assert [(r["position"], r["entry_id"], r["score_cents"])
+            for r in standings["qualifying"]] == [(1, "E-1", 120_000), (2, "E-2", 90_000)]
+    (draw,) = json.loads(got["records/draws.json"])
+    seed = bytes.fromhex(draw["commitment"]["seed_hex"])
+    assert {a["finalist"]: a["seat"] for a in draw["result"]["assignments"]} == {
+        a.finalist: a.seat for a in draw_seats(FINALISTS, range(1, 7), seed).assignments}
+    assert draw["commitment"]["witness"] == "S01" and draw["drawn_by"] == "M01"
+    with Session(engine) as s:
+        row = s.scalars(sa.select(AuditEntry).where(
+            AuditEntry.action == "certifier.exported")).one()
+        assert (row.actor, row.detail["file"]) == ("M01", "certifier.zip")
+    audit = json.loads(got["records/audit.json"])
+    assert {"final.draw_committed", "final.drawn",
+            "dispute.bundle_countersigned"} <= {r["action"] for r in audit}
+
+
+async def test_a_changed_member_or_a_manifest_signed_by_another_key_is_named(
+        bundle: Path, tmp_path: Path) -> None:
+    scores = json.loads(members(bundle)["records/scores.json"])
+    scores[1]["score_cents"] += 50_000
+    raw = json.dumps(scores).encode()
+    verdict = check(edited(bundle, tmp_path / "a.zip", "records/scores.json", raw))
+    assert len(verdict.problems) >= 1
+    assert verdict.problems[0].startswith("member records/scores.json: SHA-256")
+    someone = key_of("leaderboard", "not the central key")
+    verdict = check(forged(bundle, tmp_path / "b.zip", someone, records__scores_json=scores))
+    assert verdict.problems[0] == ("manifest: the signature does not match the manifest and"
+                                   " the central key 'leaderboard'")
+    # The forger's key put inside too: checked with the key the certifier holds, the
+    # bundle is refused; checked with the key inside, the manifest verifies but the scores
+    # do not match the tables' signatures, nor the standings the recomputation.
+    line = (someone.public_key.enrolment_line() + "\n").encode()
+    inside = forged(bundle, tmp_path / "c.zip", someone, records__scores_json=scores,
+                    keys__central_pub=line)
+    assert check(inside).problems[:2] == [
+        "keys/central.pub: the bundle names another central key than the one given",
+        "manifest: the signature does not match the manifest and the central key"
+        " 'leaderboard'"]
+    alone = check(inside, key=None)
+    assert "key inside the bundle" in alone.key_source
+    assert alone.problems[0] == ("records/scores.json: entry E-2: score_cents differ from the"
+                                 " table's signed score.recorded (table t01 seq 3)")
+    assert alone.problems[1].startswith("records/standings.json: the qualifying standings"
+                                        " differ from those recomputed from the scores")
+    extra = edited(bundle, tmp_path / "d.zip", "records/notes.json", b"[]")
+    assert check(extra).problems == ["member records/notes.json: in the file but not in the"
+                                     " manifest"]
+
+
+async def test_records_changed_by_someone_holding_the_central_key_are_caught(
+        bundle: Path, tmp_path: Path) -> None:
+    """Re-signed with the central key itself: the tables' signatures, the recomputation
+    and the commitment still tell."""
+    got = {n: json.loads(d) for n, d in members(bundle).items() if n.endswith(".json")}
+    standings = got["records/standings.json"]
+    standings["qualifying"][0]["entry_id"], standings["qualifying"][1]["entry_id"] = "E-2", "E-1"
+    assert check(forged(bundle, tmp_path / "a.zip", CENTRAL,
+                        records__standings_json=standings)).problems == [
+        "records/standings.json: the qualifying standings differ from those recomputed from"
+        " the scores, from row 1: recomputed 1. E-1 R1,200.00, stated 1. E-2 R1,200.00"]
+    draws = got["records/draws.json"]
+    draws[0]["commitment"]["seed_hex"] = "00" * 64
+    found = check(forged(bundle, tmp_path / "b.zip", CENTRAL, records__draws_json=draws))
+    assert len(found.problems) == 1 and "SHA-256 of the revealed seed is" in found.problems[0]
+    messages = got["records/messages.json"]
+    messages[0]["envelope"] = messages[0]["envelope"].replace('"score":120000',
+                                                              '"score":125000')
+    found = check(forged(bundle, tmp_path / "c.zip", CENTRAL, records__messages_json=messages))
+    assert found.problems[0].startswith("records/messages.json: table t01 seq 1: the signature"
+                                        " does not verify")
+    assert "records/scores.json: entry E-1: no verified score.recorded message" in \
+        found.problems[1]
+    bundles = got["records/dispute_bundles.json"]
+    bundles[0]["countersignature"]["dispute_id"] += 1
+    found = check(forged(bundle, tmp_path / "d.zip", CENTRAL,
+                         records__dispute_bundles_json=bundles))
+    assert found.problems == [
+        "records/dispute_bundles.json: bundle 1 (dispute 2, table t01): countersignature: the"
+        " signature does not match the statement and the central key 'leaderboard'"]
