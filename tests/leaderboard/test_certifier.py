@@ -16,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from cli.main import main
 from game.tournament.draw import draw_seats
 from leaderboard import desk
 from leaderboard.certifier.export import Exported, Period, export_bundle
@@ -25,6 +26,7 @@ from leaderboard.desk.dispute_bundles import countersign_bundle
 from leaderboard.models import AuditEntry, Dispute
 from runtime.settings_files import default_paytables_path, default_tournament_path
 from tests.fixtures.clock import EPOCH, FakeClock
+from tests.fixtures.services import Database
 from tests.leaderboard.desk_api_support import PASSPHRASE
 from tests.leaderboard.desk_helpers import settings
 from tests.leaderboard.ingest_support import (
@@ -36,7 +38,7 @@ from tests.leaderboard.ingest_support import (
     register_entry,
 )
 from wire.dispute_bundle import Selection, build
-from wire.signing import Signer
+from wire.signing import Signer, save_private_key
 
 CENTRAL = key_of("leaderboard")
 JULY = Period(date(2026, 7, 1), date(2026, 7, 31))
@@ -230,3 +232,50 @@ async def test_records_changed_by_someone_holding_the_central_key_are_caught(
     assert found.problems == [
         "records/dispute_bundles.json: bundle 1 (dispute 2, table t01): countersignature: the"
         " signature does not match the statement and the central key 'leaderboard'"]
+
+
+def _config(tmp_path: Path, url: str) -> Path:
+    save_private_key(CENTRAL, tmp_path / "leaderboard.key")
+    path = tmp_path / "leaderboard.toml"
+    path.write_text(f"""
+[service]
+venue = "{VENUE}"
+database = "{url}"
+[mqtt]
+broker = "127.0.0.1:1883"
+[keys]
+signing_key = "leaderboard.key"
+[keys.tables]
+t01 = "{key_of("t01").public_key.base64}"
+""")
+    return path
+
+
+async def test_the_export_command_names_what_is_wrong(
+        bundle: Path, tmp_path: Path, database_url: Database,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    config = _config(tmp_path, database_url.url)
+
+    def export_cli(*extra: str) -> tuple[int, str]:
+        args = {"--config": str(config), "--from": "2026-07-01", "--to": "2026-07-31",
+                "--by": "M01", "--out": str(tmp_path / "cli.zip")}
+        for flag, value in zip(extra[::2], extra[1::2], strict=True):
+            args[flag] = value
+        code = main(["leaderboard", "certifier-export",
+                     *(x for pair in args.items() for x in pair)])
+        out, err = capsys.readouterr()
+        return code, out + err
+
+    assert export_cli("--from", "July") == (
+        2, "showdown leaderboard: error: --from 'July' is not a date such as 2026-07-01\n")
+    code, said = export_cli("--to", "2026-06-30")
+    assert code == 2 and "--to 2026-06-30 is before --from 2026-07-01" in said
+    code, said = export_cli("--by", "nobody")
+    assert code == 3 and "active supervisor or manager" in said
+    code, said = export_cli("--out", str(bundle))
+    assert code == 2 and "is never overwritten" in said
+    code, said = export_cli()
+    assert code == 0 and "3 scores" in said and "5 messages" in said
+    assert main(["leaderboard", "certifier-verify", str(tmp_path / "cli.zip")]) == 0
+    out = capsys.readouterr().out
+    assert "WHOLE" in out and "key inside the bundle" in out
