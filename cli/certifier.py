@@ -51,7 +51,7 @@ def register_certifier(lsub: Any) -> None:
                     " message's signature, the scores against them, the standings recomputed"
                     " with the rules in the bundle, the Final's seat draw against its"
                     " commitment and the countersigned dispute bundles. Needs no database.")
-    ve.add_argument("file", type=Path, metavar="FILE")
+    ve.add_argument("file", type=Path, metavar="FILE", help="the certifier's bundle (zip) to check")
     ve.add_argument("--key", type=Path, metavar="CENTRAL_PUB",
                     help="the central service's public key file ('<id> <base64>'); without"
                          " it the key inside the bundle is used, and the report says so")
