@@ -346,6 +346,35 @@ def _draws(rows: Sequence[dict[str, Any]], v: Verdict) -> None:
             v.count("draws replayed against their commitment")
 
 
+def _late(claimed: Any, deadline: Any) -> bool:
+    at, by = _when(claimed), _when(deadline)
+    return at is not None and by is not None and at > by
+
+
+def _prizes(rows: Sequence[dict[str, Any]], entries: Sequence[dict[str, Any]],
+            v: Verdict) -> None:
+    """Each prize: its entry among the period's entries and its patron's, a claim made by
+    the deadline, a withheld award only for a disqualified entry (rules 55, 57)."""
+    by_id = {str(e.get("entry_id")): e for e in entries}
+    for p in rows:
+        where = f"records/prizes.json: award {p.get('id')} ({p.get('kind')} {p.get('place')})"
+        entry = by_id.get(str(p.get("entry_id")))
+        if entry is None:
+            v.problems.append(f"{where}: entry {p.get('entry_id')} is not in"
+                              " records/entries.json")
+        elif entry.get("patron_id") != p.get("patron_id"):
+            v.problems.append(f"{where}: awarded to patron {p.get('patron_id')}, but entry"
+                              f" {p.get('entry_id')} is patron {entry.get('patron_id')}'s")
+        elif _late(p.get("claimed_at"), p.get("deadline")):
+            v.problems.append(f"{where}: claimed at {p.get('claimed_at')}, after its deadline"
+                              f" {p.get('deadline')}")
+        elif p.get("withheld_at") is not None and entry.get("disqualified_at") is None:
+            v.problems.append(f"{where}: withheld, but entry {p.get('entry_id')} is not"
+                              " disqualified")
+        else:
+            v.count("prizes checked")
+
+
 def _dispute_bundles(rows: Sequence[dict[str, Any]], rings: Mapping[str, list[KeyRing]],
                      central: PublicKey | None, v: Verdict) -> None:
     for i, b in enumerate(rows, 1):
@@ -364,6 +393,16 @@ def verify_bundle(bundle: Bundle, key: PublicKey | None = None) -> Verdict:
     """Every problem with the bundle; ``key`` is the central public key the certifier holds
     (None: the bundle's own keys/central.pub is used, and the verdict says so)."""
     v = Verdict()
+    try:
+        _verify(bundle, key, v)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # Records not of the shape exported: said with what was found before, no traceback.
+        v.problems.append(f"the bundle's records are malformed, the check stopped there:"
+                          f" {type(exc).__name__}: {exc}")
+    return v
+
+
+def _verify(bundle: Bundle, key: PublicKey | None, v: Verdict) -> None:
     central = _central(bundle, key, v)
     if central is None:
         v.problems.append("manifest: no central key to check its signature (give --key)")
@@ -376,16 +415,16 @@ def verify_bundle(bundle: Bundle, key: PublicKey | None = None) -> Verdict:
     scores = _records(bundle, "records/scores.json", v)
     _scores(scores, messages, v)
     settings = _settings(bundle, v)
+    entries = _records(bundle, "records/entries.json", v)
     if settings is not None:
-        entries = _records(bundle, "records/entries.json", v)
         _standings(bundle, settings, _score_records(scores, entries, settings, v), v)
+    _prizes(_records(bundle, "records/prizes.json", v), entries, v)
     _draws(_records(bundle, "records/draws.json", v), v)
     _dispute_bundles(_records(bundle, "records/dispute_bundles.json", v), rings, central, v)
     v.count("audit rows listed", len(_records(bundle, "records/audit.json", v)))
     if "records/audit_heads.json" in bundle.members:
         v.count("audit chain heads listed",
                 len(_records(bundle, "records/audit_heads.json", v)))
-    return v
 
 
 def problems_json(v: Verdict) -> str:

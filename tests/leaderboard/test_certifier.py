@@ -23,7 +23,7 @@ from leaderboard.certifier.export import Exported, Period, export_bundle
 from leaderboard.certifier.manifest import read_bundle, write_bundle
 from leaderboard.certifier.verify import Verdict, verify_bundle
 from leaderboard.desk.dispute_bundles import countersign_bundle
-from leaderboard.models import AuditEntry, Dispute
+from leaderboard.models import AuditEntry, Dispute, PrizeAward
 from runtime.settings_files import default_paytables_path, default_tournament_path
 from tests.fixtures.clock import EPOCH, FakeClock
 from tests.fixtures.services import Database
@@ -75,6 +75,10 @@ async def promotion(engine: sa.Engine) -> None:
         c = desk.commit_draw(s, desk_clock, actor="M01", stage="final", witness="S01")
         desk_clock.advance(60)
         desk.draw_final(s, settings(), desk_clock, actor="M01", commitment_id=c.commitment_id)
+        s.add(PrizeAward(kind="weekly", place=1, entry_id="E-1", patron_id="P1",
+                         amount_cents=500_000, awarded_at=desk_clock(),
+                         deadline=desk_clock() + timedelta(days=15),
+                         claimed_at=desk_clock() + timedelta(days=2), claimed_by="S01"))
         dispute = Dispute(entry_id="E-2", note="my score was short", at=desk_clock(),
                           raised_by_role="participant", raised_by="E-2", recorded_by="S01")
         s.add(dispute)
@@ -144,6 +148,7 @@ async def test_the_bundle_holds_the_records_and_verifies_whole(
     assert verdict.checked["scores matched to signed messages"] == 3
     assert verdict.checked["draws replayed against their commitment"] == 1
     assert verdict.checked["dispute bundles with both signatures"] == 1
+    assert verdict.checked["prizes checked"] == 1
     got = members(bundle)
     manifest = json.loads(got["manifest.json"])
     assert manifest["period"]["from"] == "2026-07-01" and manifest["exported_by"] == "M01"
@@ -225,6 +230,17 @@ async def test_records_changed_by_someone_holding_the_central_key_are_caught(
                                         " does not verify")
     assert "records/scores.json: entry E-1: no verified score.recorded message" in \
         found.problems[1]
+    prizes = got["records/prizes.json"]
+    prizes[0]["claimed_at"] = "2026-08-30T00:00:00+00:00"
+    assert check(forged(bundle, tmp_path / "e.zip", CENTRAL,
+                        records__prizes_json=prizes)).problems == [
+        f"records/prizes.json: award 1 (weekly 1): claimed at 2026-08-30T00:00:00+00:00,"
+        f" after its deadline {prizes[0]['deadline']}"]
+    scores = got["records/scores.json"]
+    scores[0]["seq"] = "one"
+    found = check(forged(bundle, tmp_path / "f.zip", CENTRAL, records__scores_json=scores))
+    assert found.problems == ["the bundle's records are malformed, the check stopped there:"
+                              " ValueError: invalid literal for int() with base 10: 'one'"]
     bundles = got["records/dispute_bundles.json"]
     bundles[0]["countersignature"]["dispute_id"] += 1
     found = check(forged(bundle, tmp_path / "d.zip", CENTRAL,
@@ -279,3 +295,11 @@ async def test_the_export_command_names_what_is_wrong(
     assert main(["leaderboard", "certifier-verify", str(tmp_path / "cli.zip")]) == 0
     out = capsys.readouterr().out
     assert "WHOLE" in out and "key inside the bundle" in out
+    edited(tmp_path / "cli.zip", tmp_path / "bad.zip", "records/prizes.json", b"[]")
+    assert main(["leaderboard", "certifier-verify", str(tmp_path / "bad.zip"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["whole"] is False and report["problems"][0].startswith(
+        "member records/prizes.json: SHA-256")
+    (tmp_path / "junk.zip").write_text("not a zip")
+    assert main(["leaderboard", "certifier-verify", str(tmp_path / "junk.zip")]) == 2
+    assert "not a certifier's bundle (not a zip file" in capsys.readouterr().err
