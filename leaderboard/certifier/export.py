@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from sqlalchemy import Engine, MetaData, Table, inspect, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
@@ -136,6 +136,7 @@ def _messages(session: Session, entries: set[str], scores: Sequence[Score]
     ``score.recorded`` and every ``score.*`` message naming one of the entries."""
     keys = {(s.table_id, int(s.seq)) for s in scores}
     rows = session.scalars(select(Message).where(Message.type.like("score.%"))
+                           .options(undefer(Message.envelope))
                            .order_by(Message.table_id, Message.seq)).all()
     out = []
     for m in rows:
@@ -199,7 +200,8 @@ def export_bundle(engine: Engine, settings: TournamentSettings, *, rules: Mappin
                     if d.entry_id in ids]
         dispute_ids = {d.id for d in disputes}
         bundles = [json.loads(b.bundle) for b in session.scalars(
-            select(DisputeBundleRecord).order_by(DisputeBundleRecord.id))
+            select(DisputeBundleRecord).options(undefer(DisputeBundleRecord.bundle))
+            .order_by(DisputeBundleRecord.id))
             if b.dispute_id in dispute_ids]
         corrections = [c for c in session.scalars(select(HandCorrection)
                                                    .order_by(HandCorrection.id))
