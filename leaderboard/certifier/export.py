@@ -132,10 +132,12 @@ def standings_of(records_by_stage: Mapping[Stage, Sequence[Any]],
 
 def _messages(session: Session, entries: set[str], scores: Sequence[Score]
               ) -> list[dict[str, Any]]:
-    """The tables' signed messages about the entries' scores: each score row's own
-    ``score.recorded`` and every ``score.*`` message naming one of the entries."""
+    """The tables' signed messages about the entries' scores and disputes: each score row's
+    own ``score.recorded``, and every ``score.*``, ``hand.disputed`` and ``hand.corrected``
+    message naming one of the entries."""
     keys = {(s.table_id, int(s.seq)) for s in scores}
-    rows = session.scalars(select(Message).where(Message.type.like("score.%"))
+    rows = session.scalars(select(Message).where(
+        Message.type.like("score.%") | Message.type.in_(("hand.disputed", "hand.corrected")))
                            .options(undefer(Message.envelope))
                            .order_by(Message.table_id, Message.seq)).all()
     out = []

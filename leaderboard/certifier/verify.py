@@ -218,6 +218,28 @@ def _scores(rows: Sequence[dict[str, Any]], messages: Mapping[tuple[str, int], M
         v.count("scores matched to signed messages")
 
 
+def _signed_rows(bundle: Bundle, name: str, kinds: tuple[str, ...], *,
+                 fields: tuple[tuple[str, str], ...],
+                 messages: Mapping[tuple[str, int], Mapping[str, Any]], v: Verdict) -> None:
+    """Rows that a table's message made (``table_id`` and ``seq`` set) against that signed
+    message: its type one of ``kinds`` and each (row field, body field) pair equal."""
+    what = name.rsplit("/", maxsplit=1)[-1].removesuffix(".json").replace("_", " ")
+    for r in _records(bundle, name, v):
+        if r.get("seq") is None or r.get("table_id") is None:
+            continue  # recorded at the desk, not by a table
+        where = f"{name}: {r.get('id')} (table {r.get('table_id')} seq {r.get('seq')})"
+        signed = messages.get((str(r["table_id"]), int(r["seq"])))
+        if signed is None or signed["type"] not in kinds:
+            v.problems.append(f"{where}: no verified {' or '.join(kinds)} message")
+            continue
+        differ = [row for row, body in fields if r.get(row) != signed["body"].get(body)]
+        if differ:
+            v.problems.append(f"{where}: {', '.join(differ)} differ from the table's signed"
+                              f" {signed['type']}")
+        else:
+            v.count(f"{what} matched to signed messages")
+
+
 def _when(text: Any) -> datetime | None:
     return datetime.fromisoformat(str(text)) if text is not None else None
 
@@ -414,6 +436,13 @@ def _verify(bundle: Bundle, key: PublicKey | None, v: Verdict) -> None:
     messages = _messages(bundle, rings, v)
     scores = _records(bundle, "records/scores.json", v)
     _scores(scores, messages, v)
+    _signed_rows(bundle, "records/hand_corrections.json", ("hand.corrected",),
+                 fields=(("hand_id", "hand_id"), ("entry_id", "entry_id"), ("seat", "seat"),
+                         ("ruling", "ruling"), ("recorded_net", "recorded_net"),
+                         ("counted_net", "counted_net"), ("balance_before", "balance_before"),
+                         ("balance_after", "balance_after")), messages=messages, v=v)
+    _signed_rows(bundle, "records/disputes.json", ("hand.disputed", "score.disputed"),
+                 fields=(("entry_id", "entry_id"),), messages=messages, v=v)
     settings = _settings(bundle, v)
     entries = _records(bundle, "records/entries.json", v)
     if settings is not None:

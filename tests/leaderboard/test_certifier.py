@@ -65,6 +65,18 @@ async def promotion(engine: sa.Engine) -> None:
         assert (await ingest.handle(*t01.score(entry, cents, seat=n, hands=10))).outcome == "stored"
         if acked:
             assert (await ingest.handle(*t01.ack(entry, cents))).outcome == "stored"
+    # t01's own records of a dispute at the table and a supervisor's ruling on the hand.
+    for kind, body in (
+            ("hand.disputed", {"hand_id": "t01-0004", "entry_id": "E-1", "seat": 1,
+                               "claim": "paid short", "by": "D01", "role": "dealer",
+                               "heat_id": "heat-1", "stage": "qualifying", "at": None}),
+            ("hand.corrected", {"hand_id": "t01-0004", "entry_id": "E-1", "seat": 1,
+                                "ruling": "hand_corrected", "recorded_net": 500,
+                                "counted_net": 1_000, "balance_before": 200_000,
+                                "balance_after": 200_500, "hands_played": 4,
+                                "markers_returned": [], "dispute_id": None, "by": "S01",
+                                "reason": "paid short", "heat_id": "heat-1", "at": None})):
+        assert (await ingest.handle(*t01.message(kind, body))).outcome == "stored", kind
     for n, entry in enumerate(FINALISTS, 1):
         register_entry(engine, entry, f"P{n}", stage="final")
     desk_clock = FakeClock(EPOCH + timedelta(hours=1))
@@ -144,7 +156,10 @@ async def test_the_bundle_holds_the_records_and_verifies_whole(
         bundle: Path, engine: sa.Engine) -> None:
     verdict = check(bundle)
     assert verdict.problems == []
-    assert verdict.checked["table messages verified"] == 5  # 3 scores, 2 acknowledgements
+    # 3 scores, 2 acknowledgements, a dispute and a correction at the table
+    assert verdict.checked["table messages verified"] == 7
+    assert verdict.checked["hand corrections matched to signed messages"] == 1
+    assert verdict.checked["disputes matched to signed messages"] == 1
     assert verdict.checked["scores matched to signed messages"] == 3
     assert verdict.checked["draws replayed against their commitment"] == 1
     assert verdict.checked["dispute bundles with both signatures"] == 1
@@ -241,13 +256,21 @@ async def test_records_changed_by_someone_holding_the_central_key_are_caught(
     found = check(forged(bundle, tmp_path / "f.zip", CENTRAL, records__scores_json=scores))
     assert found.problems == ["the bundle's records are malformed, the check stopped there:"
                               " ValueError: invalid literal for int() with base 10: 'one'"]
+    corrections = got["records/hand_corrections.json"]
+    corrections[0]["balance_after"] += 10_000
+    assert check(forged(bundle, tmp_path / "g.zip", CENTRAL,
+                        records__hand_corrections_json=corrections)).problems == [
+        f"records/hand_corrections.json: {corrections[0]['id']} (table t01 seq 7):"
+        " balance_after differ from the table's signed hand.corrected"]
     bundles = got["records/dispute_bundles.json"]
     bundles[0]["countersignature"]["dispute_id"] += 1
+    moved_to = bundles[0]["countersignature"]["dispute_id"]
     found = check(forged(bundle, tmp_path / "d.zip", CENTRAL,
                          records__dispute_bundles_json=bundles))
     assert found.problems == [
-        "records/dispute_bundles.json: bundle 1 (dispute 2, table t01): countersignature: the"
-        " signature does not match the statement and the central key 'leaderboard'"]
+        f"records/dispute_bundles.json: bundle 1 (dispute {moved_to}, table t01):"
+        " countersignature: the signature does not match the statement and the central key"
+        " 'leaderboard'"]
 
 
 def _config(tmp_path: Path, url: str) -> Path:
@@ -291,7 +314,7 @@ async def test_the_export_command_names_what_is_wrong(
     code, said = export_cli("--out", str(bundle))
     assert code == 2 and "is never overwritten" in said
     code, said = export_cli()
-    assert code == 0 and "3 scores" in said and "5 messages" in said
+    assert code == 0 and "3 scores" in said and "7 messages" in said
     assert main(["leaderboard", "certifier-verify", str(tmp_path / "cli.zip")]) == 0
     out = capsys.readouterr().out
     assert "WHOLE" in out and "key inside the bundle" in out
