@@ -10,9 +10,13 @@ from __future__ import annotations
 import argparse
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from cli.errors import CommandError, CommandRefused
+from cli.typed_secrets import secret_from_file, typed_secret
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 __all__ = ["NOT_WHOLE", "register_certifier"]
 
@@ -39,8 +43,10 @@ def register_certifier(lsub: Any) -> None:
     ex.add_argument("--out", type=Path, required=True, metavar="FILE",
                     help="the bundle to write (a new file, e.g. certifier-2026-07.zip)")
     ex.add_argument("--by", required=True, metavar="STAFF_ID",
-                    help="the active supervisor or manager who exports (recorded in the"
-                         " manifest and the audit)")
+                    help="the active supervisor or manager who exports, signing in with their"
+                         " desk passphrase (recorded in the manifest and the audit)")
+    ex.add_argument("--passphrase-file", type=Path, metavar="FILE",
+                    help="a file holding --by's desk passphrase (default: typed at a prompt)")
     ex.add_argument("--paytables", type=Path, metavar="FILE",
                     help="the paytables in force (default: $SHOWDOWN_PAYTABLES or the shipped"
                          " ones)")
@@ -71,7 +77,6 @@ def _export(args: argparse.Namespace) -> int:
     from leaderboard.certifier.manifest import BundleError  # noqa: PLC0415
     from leaderboard.config import read_leaderboard_config  # noqa: PLC0415
     from leaderboard.db import open_existing  # noqa: PLC0415
-    from leaderboard.models import StaffRecord  # noqa: PLC0415
     from runtime.settings_files import (  # noqa: PLC0415
         default_paytables_path,
         default_tournament_path,
@@ -102,14 +107,7 @@ def _export(args: argparse.Namespace) -> int:
     engine = open_existing(config.database, create_with="showdown desk init",
                            source=config.source, key="service.database")
     try:
-        from sqlalchemy.orm import Session  # noqa: PLC0415
-
-        with Session(engine) as session:
-            member = session.get(StaffRecord, args.by)
-            if member is None or not member.active or member.role not in ("supervisor",
-                                                                          "manager"):
-                raise CommandRefused(f"--by {args.by!r}: the export is made by an active"
-                                     " supervisor or manager of the staff roster")
+        _signed_in(engine, args)
         try:
             done = export_bundle(engine, settings, rules=rules, period=Period(first, last),
                                  out=args.out, signer=signer, exported_by=args.by,
@@ -123,6 +121,33 @@ def _export(args: argparse.Namespace) -> int:
     print(f"wrote {done.path}: {first} to {last}; {counts}; manifest signed by"
           f" {signer.key_id} ({signer.public_key.base64})")
     return 0
+
+
+def _signed_in(engine: Engine, args: argparse.Namespace) -> None:
+    """--by signs in with their own desk passphrase (audited, and signed out at once); only
+    an active supervisor or manager exports (CommandRefused otherwise)."""
+    from sqlalchemy.orm import Session  # noqa: PLC0415
+
+    from leaderboard.desk.auth import SignInRefused, sign_in, sign_out  # noqa: PLC0415
+    from leaderboard.models import StaffRecord  # noqa: PLC0415
+    from runtime.clocks import utc_now  # noqa: PLC0415
+
+    text = (secret_from_file(args.passphrase_file, "--passphrase-file")
+            if args.passphrase_file is not None
+            else typed_secret("passphrase", f"{args.by}'s desk passphrase", twice=False,
+                              unchanged="nothing was exported"))
+    with Session(engine) as session:
+        member = session.get(StaffRecord, args.by)
+        if member is None or not member.active or member.role not in ("supervisor",
+                                                                      "manager"):
+            raise CommandRefused(f"--by {args.by!r}: the export is made by an active"
+                                 " supervisor or manager of the staff roster")
+        try:
+            opened = sign_in(session, utc_now, staff_id=args.by, passphrase_text=text,
+                             client="cli")
+        except SignInRefused as exc:
+            raise CommandRefused(f"--by {args.by}: {exc}") from None
+        sign_out(session, utc_now, opened.token)
 
 
 def _verify(args: argparse.Namespace) -> int:

@@ -294,10 +294,15 @@ async def test_the_export_command_names_what_is_wrong(
         bundle: Path, tmp_path: Path, database_url: Database,
         capsys: pytest.CaptureFixture[str]) -> None:
     config = _config(tmp_path, database_url.url)
+    secret = tmp_path / "m01.passphrase"
+    secret.write_text(PASSPHRASE + "\n")
+    wrong = tmp_path / "wrong.passphrase"
+    wrong.write_text("not the passphrase at all\n")
 
     def export_cli(*extra: str) -> tuple[int, str]:
         args = {"--config": str(config), "--from": "2026-07-01", "--to": "2026-07-31",
-                "--by": "M01", "--out": str(tmp_path / "cli.zip")}
+                "--by": "M01", "--out": str(tmp_path / "cli.zip"),
+                "--passphrase-file": str(secret)}
         for flag, value in zip(extra[::2], extra[1::2], strict=True):
             args[flag] = value
         code = main(["leaderboard", "certifier-export",
@@ -311,6 +316,8 @@ async def test_the_export_command_names_what_is_wrong(
     assert code == 2 and "--to 2026-06-30 is before --from 2026-07-01" in said
     code, said = export_cli("--by", "nobody")
     assert code == 3 and "active supervisor or manager" in said
+    code, said = export_cli("--passphrase-file", str(wrong))
+    assert code == 3 and "--by M01:" in said and not (tmp_path / "cli.zip").exists()
     code, said = export_cli("--out", str(bundle))
     assert code == 2 and "is never overwritten" in said
     code, said = export_cli()

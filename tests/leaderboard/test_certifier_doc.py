@@ -73,6 +73,7 @@ def test_the_docs_commands_export_and_verify_offline(tmp_path: Path) -> None:
     for d in (etc, desk_dir, certifier):
         d.mkdir()
     central(etc)
+    (desk_dir / "m01.passphrase").write_text(PASSPHRASE + "\n")
     for line in steps["export"]:
         done = run(line, desk_dir, etc)
         assert done.returncode == 0, (line, done.stderr)
