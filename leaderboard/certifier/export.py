@@ -20,6 +20,7 @@ from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
 from game.tournament.standings import StandingsError, leaderboard
 from leaderboard.certifier.manifest import sha256_hex, write_bundle
+from leaderboard.desk.action import begin_action, write_audit
 from leaderboard.desk.scores import score_records
 from leaderboard.eligibility import as_utc, from_db
 from leaderboard.models import (
@@ -35,6 +36,7 @@ from leaderboard.models import (
     Score,
     TableRecord,
 )
+from wire.envelope import canonical_json
 from wire.signing import Signer
 
 __all__ = ["MEMBERS", "Exported", "Period", "export_bundle", "standings_of"]
@@ -243,10 +245,10 @@ def export_bundle(engine: Engine, settings: TournamentSettings, *, rules: Mappin
               "rules": {name: sha256_hex(rules[name]) for name in sorted(rules)},
               "counts": counts}
     manifest = write_bundle(out, members, header, signer)
-    with Session(engine) as session:
-        session.add(AuditEntry(at=as_utc(now), actor=exported_by, action=EXPORTED, detail={
+    with Session(engine) as session:  # written as every desk action's audit row is
+        actor = begin_action(session, exported_by)
+        write_audit(session, now, actor, EXPORTED, detail={
             "file": out.name, "from": period.first.isoformat(), "to": period.last.isoformat(),
-            "manifest_sha256": sha256_hex(json.dumps(manifest, sort_keys=True).encode()),
-            "counts": counts}))
+            "manifest_sha256": sha256_hex(canonical_json(manifest)), "counts": counts})
         session.commit()
     return Exported(path=out, manifest=manifest, counts=counts)

@@ -5,6 +5,7 @@ messages the tables signed; the expected standings are worked out here from the 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import zipfile
@@ -167,7 +168,7 @@ async def test_the_bundle_holds_the_records_and_verifies_whole(
     got = members(bundle)
     manifest = json.loads(got["manifest.json"])
     assert manifest["period"]["from"] == "2026-07-01" and manifest["exported_by"] == "M01"
-    assert manifest["rules"]["rules/tournament.toml"] == __import__("hashlib").sha256(
+    assert manifest["rules"]["rules/tournament.toml"] == hashlib.sha256(
         default_tournament_path().read_bytes()).hexdigest()
     assert got["keys/central.pub"].decode().split() == ["leaderboard",
                                                        CENTRAL.public_key.base64]
@@ -184,6 +185,7 @@ async def test_the_bundle_holds_the_records_and_verifies_whole(
         row = s.scalars(sa.select(AuditEntry).where(
             AuditEntry.action == "certifier.exported")).one()
         assert (row.actor, row.detail["file"]) == ("M01", "certifier.zip")
+        assert row.detail["manifest_sha256"] == hashlib.sha256(got["manifest.json"]).hexdigest()
     audit = json.loads(got["records/audit.json"])
     assert {"final.draw_committed", "final.drawn",
             "dispute.bundle_countersigned"} <= {r["action"] for r in audit}
