@@ -42,11 +42,11 @@ class BundlesApi:
 
     def countersign(self, s: Session, b: Body, _: Request) -> Result:
         """Check, countersign and store a table's bundle for the dispute."""
+        dispute_id, text = b.path_integer("dispute_id"), b.text("bundle")
         if self.signer is None:
             raise DeskError("this service has no signing key to countersign with")
-        stored = countersign_bundle(s, self.clock, actor=b.actor,
-                                    dispute_id=b.path_integer("dispute_id"),
-                                    bundle_text=b.text("bundle"), signer=self.signer)
+        stored = countersign_bundle(s, self.clock, actor=b.actor, dispute_id=dispute_id,
+                                    bundle_text=text, signer=self.signer)
         return Result(_json(stored), status=201)
 
     def bundles(self, s: Session, b: Body, _: Request) -> Result:
