@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from cli.arguments import add_renamed
+from cli.certifier import register_certifier
 from cli.errors import CommandError
 from game.tournament.entries import Stage
 from runtime.errors import one_line
@@ -78,16 +79,24 @@ def register(sub: Any) -> None:
     add_renamed(bk, "--keep-last", was="--keep", dest="keep", type=int, metavar="N",
                 help="with a directory: keep only the newest N backups there")
     bk.add_argument("--json", action="store_true", help="print the result as JSON")
+    retain = bk.add_mutually_exclusive_group()
+    retain.add_argument("--retain-years", type=int, metavar="N",
+                        help="with --keep-last: never remove a backup younger than N years"
+                             " (default: 3, the records' retention, or the config's)")
+    retain.add_argument("--config", type=Path, metavar="FILE",
+                        help="leaderboard config: its [retention] backups_years")
     bk.set_defaults(handler=_backup)
     _register_events(lsub)
     _register_tallies(lsub)
+    register_certifier(lsub)
 
 
 def _backup(args: argparse.Namespace) -> int:
     from leaderboard.backup import BackupError, backup_sqlite, sqlite_file  # noqa: PLC0415
 
     try:
-        report = backup_sqlite(sqlite_file(args.db), args.out, keep=args.keep)
+        report = backup_sqlite(sqlite_file(args.db), args.out, keep=args.keep,
+                               retain_days=_backup_retention_days(args))
     except BackupError as exc:
         raise CommandError(str(exc)) from None
     if args.json:
@@ -102,6 +111,24 @@ def _backup(args: argparse.Namespace) -> int:
     for path in report.removed:
         print(f"removed older backup {path}")
     return 0
+
+
+def _backup_retention_days(args: argparse.Namespace) -> int:
+    """How long a backup is kept whatever --keep-last says: --retain-years, the config's
+    [retention] backups_years, else the regulation's 3 years (D501)."""
+    from leaderboard.config import (  # noqa: PLC0415
+        REGULATION_YEARS,
+        RetentionConfig,
+        read_leaderboard_config,
+    )
+
+    if args.retain_years is not None:
+        if not 1 <= args.retain_years <= 100:
+            raise CommandError(f"--retain-years must be 1..100, got {args.retain_years}")
+        return RetentionConfig(backups_years=args.retain_years).backups_days
+    if args.config is not None:
+        return read_leaderboard_config(args.config).retention.backups_days
+    return RetentionConfig(backups_years=REGULATION_YEARS).backups_days
 
 
 def _serve(args: argparse.Namespace) -> int:

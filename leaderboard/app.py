@@ -28,7 +28,7 @@ import signal
 import time
 import uuid
 from collections.abc import Mapping
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any, Final
 
 import uvicorn
@@ -309,7 +309,7 @@ class LeaderboardService:
                 "since_local": since, "tables_seen": tables, "stale_after_s": stale_after}
 
     def _desk(self, engine: Engine, settings: TournamentSettings,
-              link: ServiceLink) -> list[BaseRoute] | None:
+              link: ServiceLink, signer: Signer) -> list[BaseRoute] | None:
         if not self.config.http.desk_api:
             return None
         from leaderboard.desk_api.routes import desk_routes  # noqa: PLC0415
@@ -317,7 +317,10 @@ class LeaderboardService:
         return list(desk_routes(engine, settings, link, self.clock,
                                 policy=self.config.desk_auth,
                                 answer_wait=float(self.config.http.desk_answer_wait_s),
-                                names=self.config.page.names))
+                                names=self.config.page.names,
+                                commitment_valid=timedelta(
+                                    minutes=self.config.retention.commitment_minutes),
+                                signer=signer))
 
     async def run(self, stop: asyncio.Event) -> int:
         """Start everything, tell systemd READY, run until `stop`, shut down cleanly."""
@@ -363,8 +366,9 @@ class LeaderboardService:
             engine, None, venue=cfg.venue, topic_root=cfg.topic_root, clock=self.clock,
             resend=link.resend, on_change=feed.changed)
         await self.ingestor.refresh_keys()
-        app = create_app(feed, desk=self._desk(engine, settings, link), health=self.health,
-                         status=self.link_status, page_seconds=cfg.page.page_seconds)
+        app = create_app(feed, desk=self._desk(engine, settings, link, signer),
+                         health=self.health, status=self.link_status,
+                         page_seconds=cfg.page.page_seconds)
         sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
         self.port = sock.getsockname()[1]
         tls = cfg.http

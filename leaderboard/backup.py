@@ -1,7 +1,7 @@
 """A consistent copy of the leaderboard's SQLite database, taken while the service runs.
 
     report = backup_sqlite(Path("/var/lib/showdown-leaderboard/leaderboard.sqlite3"),
-                           Path("/var/backups/showdown"), keep=14)
+                           Path("/var/backups/showdown"), keep=14, retain_days=3 * 366)
 
 SQLite's online backup copies the database in one step, as one read transaction: in WAL mode
 the service goes on writing meanwhile, and the copy is the database as of one commit. The copy
@@ -20,7 +20,7 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
@@ -29,7 +29,7 @@ from sqlalchemy.exc import ArgumentError
 
 from runtime.files import file_sha256, fsync_path
 
-__all__ = ["BackupError", "BackupReport", "backup_sqlite", "sqlite_file"]
+__all__ = ["BackupError", "BackupReport", "backup_sqlite", "sqlite_file", "taken_at"]
 
 COUNTED: Final = ("messages", "scores", "entries", "patrons", "audit")
 _NAME: Final = re.compile(r"leaderboard-\d{8}T\d{6}Z\.sqlite3")
@@ -68,11 +68,15 @@ def sqlite_file(url: str) -> Path:
 
 
 def backup_sqlite(source: Path, out: Path, *, keep: int | None = None,
-                  now: datetime | None = None) -> BackupReport:
+                  now: datetime | None = None, retain_days: int | None = None
+                  ) -> BackupReport:
     """Copy `source` to `out` (a file, or a directory for a timestamped name) and check it;
-    with `keep`, remove all but the newest `keep` timestamped backups in that directory."""
+    with `keep`, remove all but the newest `keep` timestamped backups in that directory,
+    never one younger than `retain_days` (the records' retention, D501)."""
     if keep is not None and keep < 1:
         raise BackupError(f"--keep must be at least 1, got {keep}")
+    if retain_days is not None and retain_days < 0:
+        raise BackupError(f"the retention must not be negative, got {retain_days} days")
     if not source.is_file():
         raise BackupError(f"no database file at {source}")
     stamp = (now or datetime.now(UTC)).astimezone(UTC)
@@ -94,7 +98,8 @@ def backup_sqlite(source: Path, out: Path, *, keep: int | None = None,
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
     seconds = time.monotonic() - started
-    removed = _prune(target.parent, keep) if keep is not None else ()
+    retained_after = stamp - timedelta(days=retain_days or 0)
+    removed = _prune(target.parent, keep, retained_after) if keep is not None else ()
     return BackupReport(path=target, size_bytes=target.stat().st_size, sha256=file_sha256(target),
                         schema=schema, rows=rows, seconds=seconds, removed=removed)
 
@@ -133,10 +138,17 @@ def _check(copy: sqlite3.Connection, source: Path) -> tuple[str, dict[str, int]]
     return (str(schema[0]) if schema else "?"), rows
 
 
-def _prune(directory: Path, keep: int) -> tuple[Path, ...]:
-    """Remove all but the newest `keep` timestamped backups (other files are left alone)."""
+def taken_at(path: Path) -> datetime:
+    """When a timestamped backup (``leaderboard-<UTC time>.sqlite3``) was taken."""
+    return datetime.strptime(path.name[len("leaderboard-"):-len(".sqlite3")],
+                             "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+
+
+def _prune(directory: Path, keep: int, retained_after: datetime) -> tuple[Path, ...]:
+    """Remove all but the newest `keep` timestamped backups, except those taken after
+    `retained_after` (still within the retention); other files are left alone."""
     ours = sorted(p for p in directory.iterdir() if _NAME.fullmatch(p.name))
-    old = tuple(ours[:-keep])
+    old = tuple(p for p in ours[:-keep] if taken_at(p) <= retained_after)
     for path in old:
         path.unlink()
     return old

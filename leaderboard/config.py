@@ -26,10 +26,12 @@ from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 __all__ = [
     "DEFAULT_DATABASE",
     "NAME_MODES",
+    "REGULATION_YEARS",
     "HttpConfig",
     "LeaderboardConfig",
     "NameMode",
     "PageConfig",
+    "RetentionConfig",
     "ServiceMqttConfig",
     "is_loopback",
     "parse_leaderboard_config",
@@ -106,6 +108,40 @@ class PageConfig:
     page_seconds: float = 10.0  # a room screen's rows that do not fit: the next page after
 
 
+# ---- issue 33 (certifier): records' retention and the seat draw's commitment --------------
+REGULATION_YEARS: Final = 3  # Consumer Protection Act, regulation 11: records kept 3 years
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RetentionConfig:
+    """How long the promotion's records are kept ([retention], D501), and how long a seat
+    draw's commitment may be used ([draw], D500)."""
+
+    records_years: int = REGULATION_YEARS  # the database's records: never purged sooner
+    backups_years: int = REGULATION_YEARS  # a backup younger than this is never pruned
+    commitment_minutes: int = 30
+
+    @property
+    def backups_days(self) -> int:
+        """The backups' retention in days (a year counted as 366 days, never too short)."""
+        return self.backups_years * 366
+
+
+def _retention(r: _Reader, t: Mapping[str, Any], d: Mapping[str, Any]) -> RetentionConfig:
+    def years(v: int) -> str | None:
+        return None if 1 <= v <= 100 else "must be 1..100 (years)"
+
+    return RetentionConfig(
+        records_years=r.get("retention", t, "records_years", int, REGULATION_YEARS,
+                            check=years),
+        backups_years=r.get("retention", t, "backups_years", int, REGULATION_YEARS,
+                            check=years),
+        commitment_minutes=r.get("draw", d, "commitment_minutes", int, 30,
+                                 check=lambda v: None if 1 <= v <= 1440
+                                 else "must be 1..1440 (minutes)"))
+# ---- end of issue 33 (certifier) ----------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LeaderboardConfig:
     """Everything `showdown leaderboard serve` needs to start."""
@@ -121,6 +157,7 @@ class LeaderboardConfig:
     http: HttpConfig
     page: PageConfig
     desk_auth: AuthPolicy = field(default_factory=AuthPolicy)
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
     debounce_seconds: float = 0.15
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
@@ -140,6 +177,8 @@ _SECTIONS: Final[dict[str, set[str]]] = {
     "page": {"rows", "title", "names", "stale_after_s", "page_seconds"},
     "desk_auth": set(AUTH_KEYS),
     "log": {"format", "level"},
+    "retention": {"records_years", "backups_years"},
+    "draw": {"commitment_minutes"},
 }
 
 
@@ -382,6 +421,7 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         signing_key=signing_key, tables=_tables(r, k), http=http, page=page,
         desk_auth=parse_auth_policy(r.section("desk_auth"), source=source,
                                     section="desk_auth"),
+        retention=_retention(r, r.section("retention"), r.section("draw")),
         debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.15,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
         log_format=fmt,  # type: ignore[arg-type]

@@ -40,7 +40,8 @@ from leaderboard.display_names import entry_code
 
 __all__ = [
     "AuditEntry", "Base", "ChipReconciliation", "CommandResultRecord", "DeskCommandRecord",
-    "DeskSession", "Dispute", "Draw", "Entry", "Exclusion", "Hand", "IdentityHold", "Message",
+    "DeskSession", "Dispute", "DisputeBundleRecord", "Draw", "DrawCommitment", "Entry",
+    "Exclusion", "Hand", "IdentityHold", "Message",
     "Patron", "PatronDocument",
     "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
     "StaffRecord", "StandingsChange", "TableProgress", "TableRecord",
@@ -331,6 +332,20 @@ class Dispute(Base):
     resolution: Mapped[str | None] = mapped_column(Text)
 
 
+class DisputeBundleRecord(Base):
+    """A table's dispute bundle the central service received for a dispute and countersigned
+    with its own key (revision 0017): the bundle as countersigned (JSON text) and its digest."""
+
+    __tablename__ = "dispute_bundles"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    dispute_id: Mapped[int] = mapped_column(ForeignKey("disputes.id"), index=True)
+    table_id: Mapped[str] = mapped_column(String(64))
+    bundle_sha256: Mapped[str] = mapped_column(String(64))
+    bundle: Mapped[str] = mapped_column(Text, deferred=True)
+    countersigned_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    countersigned_by: Mapped[str] = mapped_column(String(200))
+
+
 class HandCorrection(Base):
     """A table's correcting record of a ruling on a settled hand (``hand.corrected``): the
     entry's chips moved; the hand's own row is never changed (revision 0005)."""
@@ -541,6 +556,27 @@ class Draw(Base):
     result: Mapped[dict[str, Any]] = mapped_column(JSON)
     drawn_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     drawn_by: Mapped[str] = mapped_column(String(200))
+    # Revision 0017: the commitment the seed was drawn from (NULL: drawn before 0017, or
+    # without one by the library's callers that predate the two-step draw).
+    commitment_id: Mapped[int | None] = mapped_column(
+        ForeignKey("draw_commitments.id"), unique=True)
+
+
+class DrawCommitment(Base):
+    """A seat draw's seed drawn and committed before the draw (revision 0017): its SHA-256
+    recorded and shown first, the seed itself revealed only by the draw that uses it (once),
+    before a witness other than the person drawing."""
+
+    __tablename__ = "draw_commitments"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    stage: Mapped[str] = mapped_column(String(16))
+    seed_hex: Mapped[str] = mapped_column(Text)  # secret until used
+    seed_sha256: Mapped[str] = mapped_column(String(64))
+    witness: Mapped[str] = mapped_column(String(40))  # a staff id
+    committed_by: Mapped[str] = mapped_column(String(200))
+    committed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class Proxy(Base):

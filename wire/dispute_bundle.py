@@ -6,6 +6,11 @@ dicts); `build` puts them in parts, hashes each part (SHA-256 of its canonical J
 manifest and signs the manifest with the table's Ed25519 key; `check` lists every problem
 with a bundle: a part whose hash does not match, a part missing or extra, the manifest's
 signature, each included envelope's own signature (`verify_envelope`). docs/disputes.md.
+
+The central service countersigns a bundle it receives for a dispute (issue 33, D503):
+`countersign` adds ``countersignature``, the central key's signature over the bundle's
+digest (`bundle_digest`: SHA-256 of its signed manifest and the table's signature, which
+cover every part), the dispute id and the time; `check` with ``central`` checks it too.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from wire.messages import (
     ScoreRecorded,
     ScoreVoided,
 )
-from wire.signing import KeyRing, Signer
+from wire.signing import KeyRing, PublicKey, Signer
 
-__all__ = ["CONTEXT", "FORMAT", "HAND_TYPES", "PARTS", "Selection", "Selector", "build", "check",
-           "part_hash", "select"]
+__all__ = ["CONTEXT", "COUNTERSIGNATURE", "FORMAT", "HAND_TYPES", "PARTS", "Selection",
+           "Selector", "build", "bundle_digest", "check", "check_countersignature",
+           "countersign", "part_hash", "select"]
 
 FORMAT: Final = "showdown.dispute-bundle/1"
+COUNTERSIGNATURE: Final = "showdown.dispute-countersignature/1"
 HAND_TYPES: Final = (HandSettled.TYPE, HandVoided.TYPE)
 SCORE_TYPES: Final = (ScoreRecorded.TYPE, ScoreAcknowledged.TYPE, ScoreDisputed.TYPE,
                       ScoreVoided.TYPE)
@@ -155,9 +162,10 @@ def build(selection: Selection, envelopes: Sequence[bytes], *, selector: Selecto
     return {"manifest": manifest, "signature": sig, "parts": parts}
 
 
-def check(bundle: Any, keyring: KeyRing) -> list[str]:
+def check(bundle: Any, keyring: KeyRing, central: PublicKey | None = None) -> list[str]:
     """Every problem with a bundle (empty: whole): its form, each part's hash and count, the
-    manifest's signature under its table's key, and each envelope's own signature."""
+    manifest's signature under its table's key, each envelope's own signature and, with
+    ``central``, the central service's countersignature (`check_countersignature`)."""
     if not isinstance(bundle, Mapping):
         return ["the file is not a dispute bundle (not a JSON object)"]
     manifest, parts, sig = bundle.get("manifest"), bundle.get("parts"), bundle.get("signature")
@@ -201,4 +209,59 @@ def check(bundle: Any, keyring: KeyRing) -> list[str]:
         if envelope.table != table:
             problems.append(f"envelope {i + 1}: sent by {envelope.table!r}, not the "
                             f"bundle's table {table!r}")
+    if central is not None:
+        problems.extend(check_countersignature(bundle, central))
+    return problems
+
+
+def bundle_digest(bundle: Mapping[str, Any]) -> str:
+    """The bundle's digest: SHA-256 (hex) of the canonical JSON of its manifest and the
+    table's signature (the manifest holds every part's SHA-256)."""
+    return hashlib.sha256(canonical_json({"manifest": bundle.get("manifest"),
+                                          "signature": bundle.get("signature")})).hexdigest()
+
+
+def _countersigned(statement: Mapping[str, Any]) -> bytes:
+    return canonical_json({k: statement.get(k) for k in
+                           ("format", "key_id", "bundle_sha256", "dispute_id", "at")})
+
+
+def countersign(bundle: Mapping[str, Any], signer: Signer, *, dispute_id: int,
+                at: str) -> dict[str, Any]:
+    """The bundle with the central key's countersignature over its digest, the dispute id
+    and the time ``at`` (ISO 8601); a countersignature it had is replaced."""
+    statement: dict[str, Any] = {"format": COUNTERSIGNATURE, "key_id": signer.key_id,
+                                 "bundle_sha256": bundle_digest(bundle),
+                                 "dispute_id": dispute_id, "at": at}
+    statement["signature"] = base64.b64encode(
+        signer.sign(_countersigned(statement))).decode("ascii")
+    return {**{k: v for k, v in bundle.items() if k != "countersignature"},
+            "countersignature": statement}
+
+
+def check_countersignature(bundle: Mapping[str, Any], central: PublicKey) -> list[str]:
+    """Every problem with the bundle's countersignature under the central key ``central``:
+    missing, signed by another key, made over another bundle, or a bad signature."""
+    statement = bundle.get("countersignature")
+    if statement is None:
+        return ["countersignature: missing (the central service never countersigned this"
+                " bundle)"]
+    if not isinstance(statement, Mapping) or statement.get("format") != COUNTERSIGNATURE:
+        return [f"countersignature: not of format {COUNTERSIGNATURE!r}"]
+    problems: list[str] = []
+    if statement.get("key_id") != central.key_id:
+        problems.append(f"countersignature: made by key {statement.get('key_id')!r}, not the"
+                        f" central key {central.key_id!r}")
+    digest = bundle_digest(bundle)
+    if statement.get("bundle_sha256") != digest:
+        problems.append(f"countersignature: made over bundle digest "
+                        f"{statement.get('bundle_sha256')}, but the bundle's is {digest} (the"
+                        " bundle changed after it was countersigned)")
+    try:
+        raw = base64.b64decode(str(statement.get("signature")).encode("ascii"), validate=True)
+    except (binascii.Error, UnicodeEncodeError):
+        raw = b""
+    if not central.verify(_countersigned(statement), raw):
+        problems.append(f"countersignature: the signature does not match the statement and"
+                        f" the central key {central.key_id!r}")
     return problems

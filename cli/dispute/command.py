@@ -28,7 +28,13 @@ from controller.journal import Journal, JournalError, JournalRecord, StoredMessa
 from controller.journal.rotation import journal_files
 from wire.dispute_bundle import Selector, build, check, select
 from wire.envelope import EnvelopeError, envelope_for
-from wire.signing import KeyRing, SigningError, load_private_key, parse_public_key
+from wire.signing import (
+    KeyRing,
+    PublicKey,
+    SigningError,
+    load_private_key,
+    parse_public_key,
+)
 
 __all__ = ["EXIT_PROBLEMS", "register", "run_export", "run_verify"]
 
@@ -72,6 +78,9 @@ def register(sub: Any) -> None:
                       help="enrolment file: lines '<table id> <base64 public key>'")
     keys.add_argument("--public-key", metavar="BASE64",
                       help="the table's public key (for the table the manifest names)")
+    v.add_argument("--central-key", type=Path, metavar="CENTRAL_PUB",
+                   help="the central service's public key file ('<id> <base64>'): also check"
+                        " its countersignature (missing or bad: not whole)")
     v.add_argument("--json", action="store_true", help="print JSON instead of text")
     v.set_defaults(handler=run_verify)
     add_replay(actions)
@@ -157,10 +166,21 @@ def run_verify(args: argparse.Namespace) -> int:
             ring = KeyRing([parse_public_key(str(table), args.public_key)])
     except SigningError as e:
         raise CommandError(f"{'--keys' if args.keys else '--public-key'}: {e}") from e
-    problems = check(bundle, ring)
+    central = _central_key(args.central_key)
+    problems = check(bundle, ring, central)
+    counter = bundle.get("countersignature") if isinstance(bundle, dict) else None
+    if central is not None:
+        countersigned = "bad" if any(p.startswith("countersignature") for p in problems) \
+            else "verified"
+        if counter is None:
+            countersigned = "missing"
+    else:
+        countersigned = "not checked (give --central-key)" if counter is not None \
+            else "none"
     if args.json:
         print(json.dumps({"file": str(args.file), "whole": not problems,
-                          "problems": problems}, indent=2))
+                          "countersignature": countersigned, "problems": problems},
+                         indent=2))
     elif problems:
         print(f"{args.file}: NOT WHOLE, {len(problems)} problem(s):")
         print("\n".join(f"  - {p}" for p in problems))
@@ -169,4 +189,23 @@ def run_verify(args: argparse.Namespace) -> int:
         print(f"{args.file}: whole: table {table}, {manifest.get('selector') if manifest else ''}"
               f" {manifest.get('id') if manifest else ''}, "
               + ", ".join(f"{n} {p['count']}" for n, p in parts.items()))
+    if not args.json:
+        signed = "bad" if any(p.startswith("manifest") for p in problems) else "verified"
+        print(f"  table signature: {signed}; central countersignature: {countersigned}")
     return EXIT_PROBLEMS if problems else 0
+
+
+def _central_key(path: Path | None) -> PublicKey | None:
+    """The one key of the central public key file (``<id> <base64>``), if given."""
+    if path is None:
+        return None
+    try:
+        keys = list(KeyRing.load(path))
+    except OSError as e:
+        raise CommandError(f"--central-key: cannot read {path}: {e.strerror or e}") from e
+    except (SigningError, UnicodeDecodeError) as e:
+        raise CommandError(f"--central-key: {e}") from e
+    if len(keys) != 1:
+        raise CommandError(f"--central-key: {path} must hold one key line '<id> <base64>',"
+                           f" it holds {len(keys)}")
+    return keys[0]

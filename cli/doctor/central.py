@@ -1,6 +1,8 @@
 """`showdown doctor --central`: may the central service run? Its config, the database
 (reachable and at this software's schema revision), the broker (a real CONNECT with the
-service's credentials), its signing key, the HTTPS certificate's dates, the clock and disk."""
+service's credentials), its signing key, the HTTPS certificate's dates, the clock and disk,
+and how long the promotion's records and backups are kept (Consumer Protection Act,
+regulation 11: 3 years; D501)."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from cli.doctor.table import (
 )
 from deploy import certs
 from game.errors import ConfigError, GameError
-from leaderboard.config import LeaderboardConfig, read_leaderboard_config
+from leaderboard.config import REGULATION_YEARS, LeaderboardConfig, read_leaderboard_config
 from leaderboard.db import open_existing
 from runtime.errors import Unavailable
 from wire.mqtt import MqttSettings
@@ -50,8 +52,25 @@ def check_central(path: Path, probes: Probes | None = None) -> list[Finding]:
                             failover=m.failover)
     findings += [_database(config), *broker_findings(settings, f"{m.client_id}-doctor", probes),
                  _key(config), _https(config), clock_finding(probes),
-                 disk_finding(_data_dir(config), "the database", probes)]
+                 disk_finding(_data_dir(config), "the database", probes), _retention(config)]
     return findings
+
+
+def _retention(config: LeaderboardConfig) -> Finding:
+    """A warning when the records or their backups would be kept less than the regulation's
+    3 years, or the backups less long than the records."""
+    kept = config.retention
+    said = f"records kept {kept.records_years} years, backups {kept.backups_years} years"
+    if kept.records_years < REGULATION_YEARS:
+        return Finding("retention", WARN, f"{said}: the Consumer Protection Act (regulation 11)"
+                       f" asks that a promotion's records be kept {REGULATION_YEARS} years",
+                       f"set [retention] records_years = {REGULATION_YEARS} (or more) in"
+                       f" {config.source}")
+    if kept.backups_years < kept.records_years:
+        return Finding("retention", WARN, f"{said}: the backups would be pruned before the"
+                       " records they hold may go", f"set [retention] backups_years ="
+                       f" {kept.records_years} (or more) in {config.source}")
+    return Finding("retention", OK, said)
 
 
 def _database(config: LeaderboardConfig) -> Finding:

@@ -71,7 +71,7 @@ from leaderboard.desk.rescreen import Rescreen, import_and_rescreen
 from leaderboard.desk.roles import NotPermitted
 from leaderboard.desk.rulings import correct_score, void_score
 from leaderboard.desk.scores import score_records
-from leaderboard.desk.seat_draw import RandomBytes, draw_final, replay_draw
+from leaderboard.desk.seat_draw import RandomBytes, commit_draw, draw_final, replay_draw
 from leaderboard.desk.seating import seat_entry, unseat_entry
 from leaderboard.desk.staff import (
     StaffView,
@@ -138,6 +138,7 @@ __all__ = [
     "choose_seat",
     "claim_prize",
     "close_heat",
+    "commit_draw",
     "correct_score",
     "disputes",
     "disqualify_patron",

@@ -75,6 +75,7 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "dispute.resolve": _SUPERVISOR,
     "dispute.rule": _SUPERVISOR,
     "dispute.close": _SUPERVISOR,
+    "dispute.countersign": _SUPERVISOR,
     "table.fault": _SUPERVISOR,
     "heat.open": _SUPERVISOR,
     "heat.close": _SUPERVISOR,
@@ -92,6 +93,7 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "lists.import": _MANAGER,
     "places.allocate": _MANAGER,
     "draw.final": _MANAGER,
+    "draw.commit": _MANAGER,
     "prize.award": _MANAGER,
 }
 

@@ -85,6 +85,22 @@ class DrawOutcome:
     seats: Mapping[str, int]  # entry id -> seat
     random_hex: str
     reused: bool
+    commitment: Commitment | None = None  # the seed's commitment (revision 0017)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Commitment:
+    """A seat draw's seed committed before the draw: its SHA-256 (shown at once), the witness
+    and the times; ``used_at`` once a draw revealed and used the seed."""
+
+    commitment_id: int
+    stage: str
+    seed_sha256: str
+    witness: str
+    committed_by: str
+    committed_at: datetime
+    expires_at: datetime
+    used_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,6 +111,11 @@ class Replay:
     stored: tuple[tuple[str, int], ...]
     replayed: tuple[tuple[str, int], ...]
     bytes_used: int
+    random_hex: str = ""
+    drawn_by: str = ""
+    drawn_at: datetime | None = None
+    commitment: Commitment | None = None
+    seed_matches_commitment: bool | None = None  # sha256(seed) == the committed digest
 
     @property
     def matches(self) -> bool:

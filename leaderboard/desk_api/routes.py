@@ -35,8 +35,9 @@ reached (the answer says so; nothing is undone).
     POST /places/{stage}                                                allocate them
     POST /proxies            {entry_id, proxy_patron_id}
     POST /seat-choices       {entry_id, heat, seat}
-    POST /draws                                                         the Final's seat draw
-    GET  /draws/{id}/replay
+    POST /draw-commitments   {stage, witness}                           commit a draw's seed
+    POST /draws              {stage, commitment_id}                     the Final's seat draw
+    GET  /draws/{id}/replay                                             (desk_api.draws)
     GET  /prizes             POST /prizes {kind[, week, prize_cents]}
     POST /prizes/{id}/claim  {id_number[, receipt]}
     GET  /audit?limit=&action=
@@ -55,6 +56,7 @@ with its ``hold_id``; a buy-in or seating held answers 409 with it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import Engine, select
@@ -78,10 +80,13 @@ from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
 from leaderboard.desk.patron_record import patron_record
 from leaderboard.desk.permissions import PERMISSIONS
 from leaderboard.desk.policy import AuthPolicy
+from leaderboard.desk.seat_draw import COMMITMENT_VALID
 from leaderboard.desk.sender import CommandSender
 from leaderboard.desk_api.commands import CommandsApi, deliver
 from leaderboard.desk_api.console import ConsoleApi
+from leaderboard.desk_api.dispute_bundles import BundlesApi, bundle_routes
 from leaderboard.desk_api.disputes import DisputesApi, dispute_routes, entry_disputes
+from leaderboard.desk_api.draws import DrawsApi, draw_routes
 from leaderboard.desk_api.http import Body, Operation, Result, iso
 from leaderboard.desk_api.identity import IdentityApi
 from leaderboard.desk_api.input import error_answer, fallback_route, read_json
@@ -90,6 +95,7 @@ from leaderboard.desk_api.session import SessionApi, unauthorised
 from leaderboard.eligibility import parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
+from wire.signing import Signer
 
 __all__ = ["desk_routes"]
 
@@ -358,20 +364,6 @@ class _DeskApi:
                                  seat=b.integer("seat"), why=b.optional_text("why"))
         return Result(_place(place))
 
-    def draw(self, s: Session, b: Body, _: Request) -> Result:
-        outcome = desk.draw_final(s, self.settings, self.clock, actor=b.actor,
-                                  why=b.optional_text("why"))
-        return Result({"draw_id": outcome.draw_id, "seats": dict(outcome.seats),
-                        "random_hex": outcome.random_hex, "reused": outcome.reused},
-                       status=200 if outcome.reused else 201)
-
-    def replay(self, s: Session, b: Body, _: Request) -> Result:
-        draw_id = b.path_integer("draw_id")
-        replay = desk.replay_draw(s, draw_id)
-        return Result({"draw_id": replay.draw_id, "matches": replay.matches,
-                        "stored": dict(replay.stored), "replayed": dict(replay.replayed),
-                        "bytes_used": replay.bytes_used})
-
     def prizes(self, s: Session, _: Body, __: Request) -> Result:
         return Result({"prizes": [_prize(p) for p in desk.prizes(s, self.clock)]})
 
@@ -399,11 +391,15 @@ class _DeskApi:
 def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSender,
                 clock: WallClock, *, policy: AuthPolicy | None = None,
                 answer_wait: float | None = None,
-                names: NameMode = "entry_code") -> list[BaseRoute]:
+                names: NameMode = "entry_code",
+                commitment_valid: timedelta = COMMITMENT_VALID,
+                signer: Signer | None = None) -> list[BaseRoute]:
     """The desk API's routes (mount them under /api/desk); people sign in at /session under
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
     `answer_wait`: how long an action waits for the tables' verdicts (None: not at all);
-    ``names``: the page's name style, which the seat data carries (D332)."""
+    ``names``: the page's name style, which the seat data carries (D332);
+    ``commitment_valid``: how long a seat draw's commitment may be used (D500); ``signer``:
+    the central key that countersigns the dispute bundles handed in (D503)."""
     api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
     api.names = names
     cmds = CommandsApi()
@@ -445,8 +441,6 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/places/{stage}", e("places.allocate", api.allocate), methods=["POST"]),
         Route("/proxies", e("place.proxy", api.proxy), methods=["POST"]),
         Route("/seat-choices", e("place.choose_seat", api.choose_seat), methods=["POST"]),
-        Route("/draws", e("draw.final", api.draw), methods=["POST"]),
-        Route("/draws/{draw_id}/replay", e("draw.replay", api.replay), methods=["GET"]),
         Route("/prizes", e("prizes.show", api.prizes), methods=["GET"]),
         Route("/prizes", e("prize.award", api.award), methods=["POST"]),
         Route("/prizes/{award_id}/claim", e("prize.claim", api.claim), methods=["POST"]),
@@ -467,5 +461,8 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/dispute-resolutions", e("dispute.resolve", c.resolve), methods=["POST"]),
         Route("/payouts", e("payouts.show", c.payouts), methods=["GET"]),
         *dispute_routes(e, DisputesApi(settings, clock)),
+        # The Final's seat draw, committed before it is drawn (issue 33, D500).
+        *draw_routes(e, DrawsApi(settings, clock, commitment_valid=commitment_valid)),
+        *bundle_routes(e, BundlesApi(clock, signer)),
     ]
     return [*routes, fallback_route(routes)]

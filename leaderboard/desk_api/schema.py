@@ -172,7 +172,12 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
         _t("proxy_patron_id", _KEY), WHY, created=True),
     _op("choose_seat", "POST", "/seat-choices", "Choose a Final seat",
         _ENTRY, _i32("heat"), _i32("seat"), WHY),
-    _op("draw", "POST", "/draws", "The Final's seat draw", WHY, created=True),
+    _op("draw_commit", "POST", "/draw-commitments",
+        "Commit the Final's seat draw: its seed drawn and its SHA-256 shown before the draw",
+        _t("stage", 16, enum=("final",)), _t("witness", _KEY), WHY, created=True),
+    _op("draw", "POST", "/draws", "The Final's seat draw, from a commitment's seed",
+        _t("stage", 16, required=False, enum=("final",)), _i("commitment_id", _POS), WHY,
+        created=True),
     _op("replay", "GET", "/draws/{draw_id}/replay", "Replay a seat draw",
         path_fields=(_i("draw_id", _POS),)),
     _op("prizes", "GET", "/prizes", "The prizes"),
@@ -250,6 +255,13 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
         sends=True),
     _op("close", "POST", "/dispute-records/{dispute_id}/closing", "Close a ruled dispute",
         _t("outcome", _NOTE, multiline=True), path_fields=(_i("dispute_id", _POS, 2**31 - 1),)),
+    # a table's bundle countersigned by the central key (leaderboard.desk_api.dispute_bundles)
+    _op("countersign", "POST", "/dispute-records/{dispute_id}/bundles",
+        "Hand in a table's dispute bundle: checked, countersigned by the central key, stored",
+        _t("bundle", _CSV, multiline=True), path_fields=(_i("dispute_id", _POS, 2**31 - 1),),
+        created=True),
+    _op("bundles", "GET", "/dispute-records/{dispute_id}/bundles",
+        "A dispute's countersigned bundles", path_fields=(_i("dispute_id", _POS, 2**31 - 1),)),
 )
 _BY_NAME: Final = {s.name: s for s in OPERATIONS}
 

@@ -47,7 +47,7 @@ async def test_a_ready_service_may_run(service_config: Path) -> None:
     findings = await _run(service_config)
     assert [(f.check, f.status) for f in findings] == [
         ("config", OK), ("database", OK), ("broker", WARN), ("key", OK), ("https", OK),
-        ("clock", OK), ("disk", OK)]
+        ("clock", OK), ("disk", OK), ("retention", OK)]
     assert "without TLS" in findings[2].found
     assert may_open(findings)
 

@@ -33,7 +33,7 @@ from leaderboard.standings.view import ViewOptions, standings
 from leaderboard.web import StandingsFeed
 from runtime.settings_files import read_paytables
 from tests.fixtures.services import MqttBroker
-from tests.leaderboard.desk_api_support import Api
+from tests.leaderboard.desk_api_support import Api, enrol_desk_staff
 from tests.leaderboard.desk_fields import final_field, qualifying_field
 from tests.leaderboard.desk_helpers import FakeClock, add_score, local, register, settings
 from wire.envelope import seal, verify_envelope
@@ -348,10 +348,15 @@ async def test_places_draw_and_replay(engine: Engine, clock: FakeClock) -> None:
     status, body = await api.call("GET", "/places/final")
     assert status == 200 and [p["seat"] for p in body["places"]] == [None] * 6
     assert (await api.call("GET", "/places/qualifying"))[0] == 404
-    status, drawn = await api.call("POST", "/draws", {})
+    enrol_desk_staff(engine, clock, "sup-1", "supervisor")
+    status, committed = await api.call("POST", "/draw-commitments",
+                                       {"stage": "final", "witness": "sup-1"})
+    assert status == 201
+    chosen = {"stage": "final", "commitment_id": committed["commitment_id"]}
+    status, drawn = await api.call("POST", "/draws", chosen)
     assert status == 201 and not drawn["reused"]
     assert sorted(drawn["seats"].values()) == [1, 2, 3, 4, 5, 6]
-    status, again = await api.call("POST", "/draws", {})
+    status, again = await api.call("POST", "/draws", chosen)
     assert status == 200 and again["reused"] and again["seats"] == drawn["seats"]
     status, replay = await api.call("GET", f"/draws/{drawn['draw_id']}/replay")
     assert status == 200 and replay["matches"] and replay["stored"] == drawn["seats"]
