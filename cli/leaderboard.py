@@ -77,6 +77,9 @@ def register(sub: Any) -> None:
                 help="with a directory: keep only the newest N backups there")
     bk.add_argument("--json", action="store_true", help="print the result as JSON")
     bk.set_defaults(handler=_backup)
+    from cli.leaderboard_init import add_init  # noqa: PLC0415 (was `showdown desk init`)
+
+    add_init(lsub)
 
 
 def _backup(args: argparse.Namespace) -> int:
