@@ -64,6 +64,8 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "commands.show": _CLERK,
     "tables.check": _CLERK,
     "passphrase.own": _CLERK,
+    "sessions.show": _CLERK,  # one's own; everyone's: sessions.all
+    "sessions.revoke": _CLERK,  # one's own; anyone's: sessions.all
     # rulings and floor decisions: a supervisor's
     "entry.refund": _SUPERVISOR,
     "hold.approve": _SUPERVISOR,
@@ -93,6 +95,7 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "places.allocate": _MANAGER,
     "draw.final": _MANAGER,
     "prize.award": _MANAGER,
+    "sessions.all": _MANAGER,
 }
 
 
