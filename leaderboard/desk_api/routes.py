@@ -501,7 +501,7 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         *dispute_routes(e, DisputesApi(settings, clock)),
         # issue 33: the desk is a client of this API (sessions per terminal; the reads and
         # changes its command line needed)
-        Route("/sessions", e("sessions.show", signin.sessions), methods=["GET"]),
+        Route("/sessions", e("sessions.show", signin.open_sessions), methods=["GET"]),
         Route("/sessions/{session_id}/revoke", e("sessions.revoke", signin.revoke),
               methods=["POST"]),
         Route("/lists", e("lists.show", api.lists), methods=["GET"]),

@@ -218,7 +218,7 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
     _op("passphrase", "POST", "/staff/{staff_id}/passphrase", "A new desk passphrase",
         _t("passphrase", 200), WHY, path_fields=(_t("staff_id", _ID),)),
     # issue 33: the desk as a client (sessions per terminal, the reads the CLI needs)
-    _op("sessions", "GET", "/sessions", "The open desk sessions (a manager: everyone's)"),
+    _op("open_sessions", "GET", "/sessions", "The open desk sessions (a manager: everyone's)"),
     _op("revoke", "POST", "/sessions/{session_id}/revoke", "End a desk session", WHY,
         path_fields=(_t("session_id", 12),)),
     _op("lists", "GET", "/lists", "The exclusion and staff lists in force"),

@@ -129,7 +129,7 @@ class SessionApi:
             return 200, {"signed_out": who.staff_id}
         return await self._answer(work)
 
-    def sessions(self, s: Session, b: Body, _: Request) -> Result:
+    def open_sessions(self, s: Session, b: Body, _: Request) -> Result:
         """GET /sessions (action ``sessions.show``): the open sessions, a manager's all."""
         views = open_sessions(s, self.clock, actor=b.actor)
         return Result({"sessions": [session_json(v) for v in views]})
