@@ -87,6 +87,7 @@ from leaderboard.desk import DESK_ACK_METHODS
 from leaderboard.desk.config import DESK_CONFIG_ENV
 from leaderboard.desk.permissions import STAFF_ROLES
 from leaderboard.eligibility import ID_KINDS, LIST_KINDS
+
 __all__ = ["DEFAULT_WAIT_S", "register"]
 
 DEFAULT_WAIT_S: Final = 5.0  # --wait: the command line's own wait for a table's answer
@@ -99,8 +100,8 @@ class _Retired(argparse.Action):
     """An option a workstation had while it opened the database and signed the tables'
     commands itself: refused, saying where the desk goes now (D400)."""
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,  # noqa: ARG002
+                 values: Any, option_string: str | None = None) -> None:  # noqa: ARG002
         parser.error(f"{option_string}: the desk no longer opens the database, signs or"
                      " sends the tables' commands itself; it goes through the central"
                      " service's desk API (desk.api_url in desk.toml, docs/desk-config.md)")

@@ -26,7 +26,7 @@ from cli.typed_secrets import secret_from_file, typed_secret
 __all__ = ["run_init", "run_login", "run_logout", "run_revoke", "run_sessions", "run_whoami"]
 
 
-def run_init(args: argparse.Namespace) -> int:
+def run_init(_args: argparse.Namespace) -> int:
     """`showdown desk init` is the central server's job now: say which command does it."""
     raise CommandRefused("a desk workstation does not create the database any more: on the"
                          " central server run `showdown leaderboard init --db URL --staff-id"

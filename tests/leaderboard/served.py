@@ -26,8 +26,8 @@ from deploy import certs
 from leaderboard.db import upgrade
 from leaderboard.desk_api.routes import desk_routes
 from tests import services
-from tests.fixtures.services import require_service
 from tests.fixtures.clock import FakeClock
+from tests.fixtures.services import require_service
 from tests.leaderboard.desk_api_support import PASSPHRASE, enrol_desk_staff
 from tests.leaderboard.desk_fields import HEAT_TIME
 from tests.leaderboard.desk_helpers import settings
