@@ -1,9 +1,9 @@
 """The rehearsal venue's desk accounts, made the way a venue makes them (docs/desk-auth.md):
 `showdown leaderboard init` enrols the first manager, who signs in (`showdown desk login`,
 through the central service's desk API) and enrols a clerk, a pit supervisor and a dealer per
-table (`showdown desk staff add`); once the tables are up the manager sends them the roster (`showdown desk staff send`). Each step is the desk's
-own command in a process of its own, with the venue's desk.toml; the manager's session is
-kept in DIR/state, not in the technician's home.
+table (`showdown desk staff add`); once the tables are up the manager sends them the roster
+(`showdown desk staff send`). Each step is the desk's own command in a process of its own,
+with the venue's desk.toml; the sessions are kept in DIR/state, not in the technician's home.
 
 Every secret is drawn with `secrets` and written owner-only (DIR/staff/, 0700; each file
 0600): the passphrase and PIN files are what the commands read (`--passphrase-file`,
