@@ -20,12 +20,13 @@ from typing import Any
 from cli.desk import api
 from cli.desk.context import desk_config
 from cli.desk.table_answers import EXIT_HELD, EXIT_NOT_CONFIRMED, Sent, send
-from cli.errors import CommandError
+from cli.errors import CommandError, CommandUnavailable
 from cli.typed_secrets import secret_from_file, typed_secret
 from game.money import InvalidAmount, format_rand, parse_amount
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
 from game.words import spoken
+from leaderboard.eligibility import read_list
 from runtime.settings_files import read_tournament
 
 __all__ = [
@@ -116,6 +117,10 @@ def finish(args: argparse.Namespace, sent: Sent, lines: Sequence[str],
     """Print a sending action's outcome: its lines once every table accepted (exit 0), else
     what was sent and that it is not confirmed yet (EXIT_NOT_CONFIRMED)."""
     body = sent.body if data is None else data
+    if sent.error is not None:
+        seqs = ", ".join(str(s) for s in sent.unconfirmed)
+        raise CommandUnavailable(f"{sent.error} (recorded at the desk; send it again with"
+                                 f" `showdown desk resend SEQ`: seq {seqs})")
     if sent.confirmed:
         show(args, body, lines)
         return 0
@@ -165,6 +170,7 @@ def run_register(args: argparse.Namespace) -> int:
 
 def run_import_list(args: argparse.Namespace) -> int:
     """Import a list file (sent to the service as CSV text)."""
+    read_list(args.file)  # checked here first: an error names the file and its line
     try:
         text = args.file.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -278,6 +284,10 @@ def run_table_fault(args: argparse.Namespace) -> int:
                  " it does not play those entries on")
     if not sent.confirmed and not args.json:  # the desk's part is done either way
         show(args, f, lines[:-1])
+    if sent.error is not None:
+        raise CommandUnavailable(f"table {f['table']} is out of service at the desk, but the"
+                                 f" table was not told: {sent.error}; unsent seq"
+                                 f" {', '.join(str(s) for s in seqs)}")
     return finish(args, sent, lines)
 
 

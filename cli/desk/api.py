@@ -89,7 +89,7 @@ def _failure(config: DeskConfig, url: str, status: int, body: Any) -> CommandErr
         return CommandRefused(f"not signed in (session expired or revoked): {words}; run"
                               " `showdown desk login`")
     if status in (403, 409):
-        return CommandRefused(f"refused: {words}")
+        return CommandRefused(words)
     if status >= 500:
         return CommandUnavailable(f"{config.source}: desk.api_url {url}: the central service"
                                   f" answered {status}: {words}")

@@ -16,6 +16,7 @@ from typing import Any
 from cli.desk import actions as act
 from cli.desk import api
 from cli.desk.table_answers import send
+from cli.errors import CommandError
 from cli.typed_secrets import secret_from_file, typed_secret
 from game.money import format_rand
 from leaderboard.desk.passphrases import MIN_PASSPHRASE
@@ -206,6 +207,8 @@ def run_disputes(args: argparse.Namespace) -> int:
 
 def run_dispute_resolve(args: argparse.Namespace) -> int:
     """Record the supervisor's resolution of an entry's open dispute."""
+    if not args.resolution.strip():
+        raise CommandError("say how the dispute was resolved (--resolution)")
     rows = api.call(args, "POST", "dispute-resolutions",
                     {"entry_id": args.entry, "resolution": args.resolution})["resolved"]
     act.show(args, rows, [_dispute_line(d) for d in rows])

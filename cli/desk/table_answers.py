@@ -29,11 +29,13 @@ _FINAL: Final = ("accepted", "refused")
 class Sent:
     """A sending action's answer and the seqs no table has confirmed yet."""
 
-    __slots__ = ("body", "unconfirmed")
+    __slots__ = ("body", "error", "unconfirmed")
 
-    def __init__(self, body: dict[str, Any], unconfirmed: Sequence[int]) -> None:
+    def __init__(self, body: dict[str, Any], unconfirmed: Sequence[int],
+                 error: str | None = None) -> None:
         self.body = body
         self.unconfirmed = tuple(unconfirmed)
+        self.error = error  # the service recorded the action but the broker did not take it
 
     @property
     def confirmed(self) -> bool:
@@ -75,13 +77,18 @@ def _wait(args: argparse.Namespace, seqs: Sequence[int]) -> list[int]:
 
 def send(args: argparse.Namespace, method: str, where: str, body: Any = None) -> Sent:
     """Call a sending action; a table's refusal is raised (exit 3), a command not answered
-    within ``--wait`` is listed in the result's ``unconfirmed``."""
-    answer = api.exchange(args, method, where, body, accept=(409,))
+    within ``--wait`` is listed in the result's ``unconfirmed``, one the broker did not take
+    (the action recorded all the same) is the result's ``error``."""
+    answer = api.exchange(args, method, where, body, accept=(409, 502))
     data = answer.body if isinstance(answer.body, dict) else {}
+    if answer.status == 502 and isinstance(data.get("recorded"), dict):
+        recorded = data["recorded"]
+        return Sent(recorded, [int(s) for s in _seqs(recorded)],
+                    error=str(data.get("error", "the broker did not take the command")))
     views = data.get("commands")
     if answer.status == 409:
         problem = _refused(views) if isinstance(views, list) else None
-        raise problem or CommandRefused(f"refused: {data.get('error', 'conflict')}")
+        raise problem or CommandRefused(str(data.get("error", "refused")))
     if isinstance(views, list):
         pending = [int(v["seq"]) for v in views if v.get("state") not in _FINAL]
     else:  # the service does not wait: every seq it names is checked here

@@ -18,10 +18,17 @@ from tests.leaderboard.served import PASSPHRASE, Served, serve_desk_api
 
 @pytest.fixture(scope="module",
                 params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def served(request: pytest.FixtureRequest,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def central(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with serve_desk_api(request.param, tmp_path_factory.mktemp("central")) as s:
         yield s
+
+
+@pytest.fixture
+def served(central: Served) -> Served:
+    """The module's service, its database emptied for the test."""
+    central.reset()
+    return central
 
 
 class Desk:
@@ -145,12 +152,10 @@ def test_unanswered_then_refused_by_the_table_never_prints_seated(
     desk.login("M1")
     entry = _entry(desk, "8001015009087")
     # The heat is opened at the desk, but the table never hears of it: no answer in time.
-    served.loop.deliver = False
-    try:
-        code, out, err = desk("open-heat", "--table", "t01", "--stage", "qualifying",
-                              "--wait", "0.3", "--as", "M1")
-    finally:
-        served.loop.deliver = True
+    served.tables.mode = "silent"
+    code, out, err = desk("open-heat", "--table", "t01", "--stage", "qualifying",
+                          "--wait", "0.3", "--as", "M1")
+    served.tables.mode = "loop"
     assert code == EXIT_NOT_CONFIRMED, err
     assert out.startswith("sent, not confirmed yet: showdown desk commands --seq ")
     assert "opened" not in out
