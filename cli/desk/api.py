@@ -88,6 +88,8 @@ def _failure(config: DeskConfig, url: str, status: int, body: Any) -> CommandErr
             return CommandRefused("nobody is signed in here: run `showdown desk login`")
         return CommandRefused(f"not signed in (session expired or revoked): {words}; run"
                               " `showdown desk login`")
+    if status == 403 and isinstance(body, dict) and "role_needed" in body:
+        return CommandRefused(f"refused: {words}")
     if status in (403, 409):
         return CommandRefused(words)
     if status >= 500:

@@ -23,6 +23,7 @@ from cli.arguments import signed_rand
 from cli.desk import actions as act
 from cli.desk import api
 from cli.desk.table_answers import send
+from cli.errors import CommandError
 from game.money import format_rand
 from game.words import spoken
 from leaderboard.desk import dispute_records as records
@@ -138,6 +139,8 @@ def run_raise(args: argparse.Namespace) -> int:
 def run_rule(args: argparse.Namespace) -> int:
     """A supervisor's ruling; the service sends the table its correcting command if any."""
     net = None if args.net is None else signed_rand(args.net)
+    if not (args.why or "").strip():
+        raise CommandError("say why the dispute is ruled so (--why): the participant is told")
     sent = send(args, "POST", _record(args.dispute_id, "ruling"),
                 {"ruling": args.ruling, "why": args.why or "", "hand_id": args.hand,
                  "net": net})

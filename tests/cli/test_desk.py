@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,7 +45,7 @@ class Desk:
 
     def __init__(self, served: Served, home: Path, capsys: pytest.CaptureFixture[str],
                  monkeypatch: pytest.MonkeyPatch) -> None:
-        self.served, self.capsys = served, capsys
+        self.served, self.capsys, self.monkeypatch = served, capsys, monkeypatch
         served.reset("desk-1")
         self.clock = served.clock
         self.sender = served.tables
@@ -78,10 +79,11 @@ class Desk:
                                  str(passphrase or self.passphrase))
         assert code == 0, err
         self.signed_at = self.clock.now
+        self.monkeypatch.setenv("SHOWDOWN_DESK_STAFF", staff_id)  # who acts from now on
 
     def __call__(self, *args: str) -> tuple[int, str, str]:
         if self.signed_at != self.clock.now:
-            self.login()
+            self.login(os.environ.get("SHOWDOWN_DESK_STAFF", "desk-1"))
         return self.bare(*args)
 
     def json(self, *args: str) -> Any:
