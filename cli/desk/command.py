@@ -130,7 +130,7 @@ def _common() -> argparse.ArgumentParser:
 
 def _sending() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--wait", metavar="SECONDS", type=_seconds, default=DEFAULT_WAIT_S,
+    p.add_argument("--wait", metavar="SECONDS", type=float, default=DEFAULT_WAIT_S,
                    help="wait up to this long for the table's answer after the central"
                    f" service's own wait (default {DEFAULT_WAIT_S:g}); unanswered: exit"
                    f" {EXIT_NOT_CONFIRMED}")
@@ -138,16 +138,6 @@ def _sending() -> argparse.ArgumentParser:
                     "--ca-file", "--topic-root"):
         p.add_argument(retired, action=_Retired, nargs=1, help=argparse.SUPPRESS)
     return p
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 600:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds 0..600")
-    return value
 
 
 def _day(text: str) -> date:
@@ -231,7 +221,7 @@ def _account_actions(actions: Any) -> None:
     r = sessions.add_parser("revoke", parents=[base], help="end a desk session by its id",
                             description="End a desk session by its id (from `showdown desk"
                             " sessions`); its token is refused from then on.")
-    r.add_argument("session_id", metavar="ID")
+    r.add_argument("session_id", metavar="ID", help="the session's id (12 hex digits)")
     r.add_argument("--why", metavar="TEXT", default=None, help="why, for the audit record")
     r.set_defaults(handler=login.run_revoke)
     a.set_defaults(handler=login.run_sessions)
