@@ -9,7 +9,7 @@ draw the Final's seats and award prizes. Each role may do everything the one bel
 
 To add an action: one line in `PERMISSIONS` (its name and the lowest role allowed), then use
 the name where the action is served (``api.endpoint("name", operation)`` in the desk API,
-``desk_session(args, "name")`` on the command line). An action missing here is refused
+the command line only calls the API). An action missing here is refused
 everywhere (the API refuses to start with a route naming one).
 """
 
