@@ -28,7 +28,7 @@ def add_init(lsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description="Create (or upgrade) the central database and enrol its first manager,"
         " who then enrols the staff at a desk (showdown desk staff add). The only command"
         " that creates a database; run it on the central server.")
-    a.add_argument("--db", required=True, help="database URL, e.g."
+    a.add_argument("--db", required=True, metavar="URL", help="database URL, e.g."
                    " sqlite:////var/lib/showdown-leaderboard/leaderboard.sqlite3")
     a.add_argument("--staff-id", default=None, help="the first manager's staff id")
     a.add_argument("--name", default=None, help="the first manager's name")
