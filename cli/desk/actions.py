@@ -44,7 +44,6 @@ __all__ = [
     "run_claim",
     "run_close_heat",
     "run_correct_score",
-    "run_draw",
     "run_import_list",
     "run_lists",
     "run_open_heat",
@@ -367,14 +366,6 @@ def run_choose_seat(args: argparse.Namespace) -> int:
                                                     "seat": args.seat, "why": args.why})
     show(args, place, [place_line(place)])
     return 0
-
-
-def run_draw(args: argparse.Namespace) -> int:
-    """Draw the Final's seats after committing to its seed before a witness, or replay a
-    stored draw (exit 1 if the replay differs); cli.desk.draw."""
-    from cli.desk.draw import run_draw as draw  # noqa: PLC0415 (one module per job)
-
-    return draw(args)
 
 
 def prize_line(settings: TournamentSettings, p: dict[str, Any]) -> str:

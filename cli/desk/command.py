@@ -75,6 +75,7 @@ from typing import Any, Final
 from cli.arguments import add_renamed, rand_amount
 from cli.desk import actions as act
 from cli.desk import disputes as disputes_cli
+from cli.desk import draw as desk_draw
 from cli.desk import identity as desk_identity
 from cli.desk import login
 from cli.desk import staff as console
@@ -486,7 +487,7 @@ def _place_actions(add: _Add) -> None:
     a.add_argument("--witness", metavar="STAFF_ID", default=None,
                    help="the staff member who witnesses the commitment (required to draw)")
     a.add_argument("--replay", metavar="ID", type=int, default=None)
-    a.set_defaults(handler=act.run_draw)
+    a.set_defaults(handler=desk_draw.run_draw)
 
 
 def _prize_actions(add: _Add) -> None:

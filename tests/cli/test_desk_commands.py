@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from cli.desk.table_answers import EXIT_NOT_CONFIRMED
 from cli.errors import EXIT_REFUSED
 from leaderboard.models import AuditEntry, Entry
 from tests.cli.test_desk import ADULT, Desk, central, run  # noqa: F401 (the fixtures)
-from tests.cli.test_desk_client import EXIT_NOT_CONFIRMED
 
 
 def test_the_clerk_sees_a_refused_seat_and_why_and_the_tables_disagreement(

@@ -13,6 +13,7 @@ from deploy.sources import read_templates
 from deploy.steps import File
 from leaderboard.desk.config import read_desk_config
 
+
 def test_the_installed_desk_config_finds_its_files_beside_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root, cwd = tmp_path / "root", tmp_path / "cwd"
