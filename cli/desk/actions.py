@@ -26,6 +26,7 @@ from game.money import InvalidAmount, format_rand, parse_amount
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
 from game.words import spoken
+from leaderboard.desk.action import require_reason
 from leaderboard.eligibility import read_list
 from runtime.settings_files import read_tournament
 
@@ -240,6 +241,7 @@ def run_buy(args: argparse.Namespace) -> int:
 
 def run_refund(args: argparse.Namespace) -> int:
     """Refund an entry that has not been seated."""
+    require_reason(args.why, "the entry is refunded")
     data = api.call(args, "POST", "refunds", {"entry_id": args.entry, "why": args.why})
     show(args, data, [f"entry {_code(data)} refunded: pay the patron"
                       f" {format_rand(data['refund_cents'])}"])
@@ -248,6 +250,7 @@ def run_refund(args: argparse.Namespace) -> int:
 
 def run_void_score(args: argparse.Namespace) -> int:
     """Void an entry's recorded score (a supervisor's ruling; nothing is sent to a table)."""
+    require_reason(args.why, "the score is voided")
     r = api.call(args, "POST", "score-voids", {"entry_id": args.entry, "why": args.why})
     show(args, r, [f"entry {_code(r)} score voided: {format_rand(r['recorded_cents'])} from"
                    f" {r['table']} no longer counts"])
@@ -260,6 +263,7 @@ def run_correct_score(args: argparse.Namespace) -> int:
         score_cents = parse_amount(args.score)
     except InvalidAmount as exc:
         raise CommandError(f"--score: {exc}") from None
+    require_reason(args.why, "the score is corrected")
     r = api.call(args, "POST", "score-corrections",
                  {"entry_id": args.entry, "score_cents": score_cents, "why": args.why})
     show(args, r, [f"entry {_code(r)} score corrected: {format_rand(r['recorded_cents'])} from"
@@ -269,6 +273,8 @@ def run_correct_score(args: argparse.Namespace) -> int:
 
 def run_table_fault(args: argparse.Namespace) -> int:
     """Take a table out of service mid-heat, and tell the table (for when it comes back)."""
+    require_reason(args.why, "the table is out of service",
+                   kept="the audit and the table's record")
     sent = send(args, "POST", "table-faults", {"table": args.table, "why": args.why})
     f = sent.body
     codes = f.get("codes", {})
@@ -317,6 +323,7 @@ def run_seat(args: argparse.Namespace) -> int:
 
 def run_unseat(args: argparse.Namespace) -> int:
     """Record and send the unseat command for an entry that leaves before its last hand."""
+    require_reason(args.why, "the entry leaves", kept="the table's record")
     sent = send(args, "POST", "unseatings", {"entry_id": args.entry, "why": args.why})
     c = sent.body
     return finish(args, sent, [f"entry {_code(c)} to leave table {c['table']} seat"

@@ -136,12 +136,6 @@ def _coded(s: Session, answer: dict[str, Any]) -> dict[str, Any]:
     return {**answer, "code": entry_codes(s, [entry_id]).get(entry_id, entry_id)}
 
 
-def _why(b: Body) -> str:
-    """The required reason, empty when missing: the desk's own refusal says what to give
-    ("say why the entry is refunded (--why)"), in the words the command line always used."""
-    return b.optional_text("why") or ""
-
-
 def _stage(text: str) -> Stage:
     if text not in (Stage.SEMI_FINAL.value, Stage.FINAL.value):
         raise NotFound(f"no places for {text!r} (semi_final or final)")
@@ -317,30 +311,30 @@ class _DeskApi:
 
     def unseat(self, s: Session, b: Body, _: Request) -> Result:
         command = desk.unseat_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
-                                    why=_why(b))
+                                    why=b.text("why"))
         return Result(_coded(s, {"table": command.table, "seq": command.seq, **command.args}),
                       (command,), 201)
 
     def refund(self, s: Session, b: Body, _: Request) -> Result:
         entry = desk.refund_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
-                                  why=_why(b))
+                                  why=b.text("why"))
         return Result({"entry_id": entry.entry_id, "code": entry.entry_code,
                        "refund_cents": entry.buy_in_cents}, status=201)
 
     def void_score(self, s: Session, b: Body, _: Request) -> Result:
         ruling = desk.void_score(s, self.settings, self.clock, actor=b.actor,
-                                 entry_id=b.text("entry_id"), why=_why(b))
+                                 entry_id=b.text("entry_id"), why=b.text("why"))
         return Result(_coded(s, _ruling(ruling)), status=201)
 
     def correct_score(self, s: Session, b: Body, _: Request) -> Result:
         ruling = desk.correct_score(s, self.settings, self.clock, actor=b.actor,
                                     entry_id=b.text("entry_id"),
-                                    score_cents=b.integer("score_cents"), why=_why(b))
+                                    score_cents=b.integer("score_cents"), why=b.text("why"))
         return Result(_coded(s, _ruling(ruling)), status=201)
 
     def table_fault(self, s: Session, b: Body, _: Request) -> Result:
         fault = desk.table_fault(s, self.clock, actor=b.actor, table=b.text("table"),
-                                 why=_why(b))
+                                 why=b.text("why"))
         return Result({"table": fault.table, "heat_id": fault.heat_id,
                         "refunded": dict(fault.refunded), "released": list(fault.released),
                         "codes": entry_codes(s, [*fault.refunded, *fault.released]),
