@@ -11,8 +11,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from cli.extras import EXTRA_OF
 
 REPO = Path(__file__).resolve().parents[2]
