@@ -15,7 +15,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,7 @@ import sqlalchemy as sa
 import uvicorn
 from sqlalchemy.orm import Session
 from starlette.applications import Starlette
-from starlette.routing import Mount
+from starlette.routing import BaseRoute, Mount
 
 from deploy import certs
 from leaderboard.db import upgrade
@@ -143,9 +143,12 @@ def _database(kind: str, tmp: Path) -> Iterator[sa.Engine]:
 
 
 @contextmanager
-def serve_desk_api(kind: str, tmp: Path, *, answer_wait: float = 0.5) -> Iterator[Served]:
+def serve_desk_api(kind: str, tmp: Path, *, answer_wait: float = 0.5,
+                   extra_routes: Sequence[BaseRoute] = ()) -> Iterator[Served]:
     """Serve the desk API on ``kind`` ("sqlite" or "postgres") over HTTPS until the block
-    ends; a manager ``M1`` is enrolled (passphrase PASSPHRASE)."""
+    ends; a manager ``M1`` is enrolled (passphrase PASSPHRASE). ``extra_routes`` are served
+    under /api/desk before the desk API's own (a route another part builds)."""
+    tmp.mkdir(parents=True, exist_ok=True)
     certs.make_ca(tmp / "ca.key", tmp / "ca.pem", name="venue CA", days=2)
     certs.make_server_certificate(cert=tmp / "api.pem", key=tmp / "api.key",
                                   ca_cert=tmp / "ca.pem", ca_key=tmp / "ca.key",
@@ -154,7 +157,7 @@ def serve_desk_api(kind: str, tmp: Path, *, answer_wait: float = 0.5) -> Iterato
     with _database(kind, tmp) as engine:
         tables = Tables(engine, clock)
         routes = desk_routes(engine, settings(), tables, clock, answer_wait=answer_wait)
-        app = Starlette(routes=[Mount("/api/desk", routes=routes)])
+        app = Starlette(routes=[Mount("/api/desk", routes=[*extra_routes, *routes])])
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(
             app, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
