@@ -5,9 +5,8 @@ workstation from production templates, idempotently.
         [--broker mqtt1.casino.lan:8883 --broker mqtt2.casino.lan:8883]
     showdown install central --venue casino-1 --tables t01,t02 --enrol t01.pub --enrol t02.pub \\
         --broker-host broker.casino.lan --http-host 10.20.0.5
-    showdown install desk --venue casino-1 --db postgresql+psycopg://showdown@db/showdown \\
-        --broker mqtt1.casino.lan:8883,mqtt2.casino.lan:8883 --api-url https://10.20.0.5:8443/ \\
-        --ca venue-ca.pem --credentials desk.toml [--screen-url https://10.20.0.5:8443/?kiosk=1]
+    showdown install desk --venue casino-1 --api-url https://10.20.0.5:8443/ --ca venue-ca.pem \\
+        [--terminal desk-1] [--screen-url https://10.20.0.5:8443/?kiosk=1]
 
 ``--dry-run`` prints every step in order and whether it would change anything; ``--root DIR``
 installs under a prefix (tests, image builders); ``--json`` prints the plan as JSON. A second
@@ -102,23 +101,29 @@ def register(sub: Any) -> None:
     central.add_argument("--db", dest="database", default=None, metavar="URL",
                          help="the leaderboard database (default SQLite in its state dir)")
     desk = _role(roles, "desk", "the desk workstation (and a room screen's kiosk)")
-    desk.add_argument("--db", dest="database", required=True, metavar="URL",
-                      help="the leaderboard's database URL (the desk's account)")
-    desk.add_argument("--broker", action="append", required=True, metavar="HOST:PORT",
-                      help="the venue broker, or a cluster node (repeatable, or a comma"
-                           " list; tried in order)")
     desk.add_argument("--api-url", required=True, metavar="URL",
                       help="the central service's desk API (https:// off the loopback)")
     desk.add_argument("--ca", type=Path, required=True, metavar="FILE",
                       help="the venue CA certificate (venue-ca.pem)")
-    desk.add_argument("--credentials", type=Path, required=True, metavar="FILE",
-                      help="the desk's credentials from `showdown broker config`")
-    desk.add_argument("--desk-user", default="root", metavar="USER",
-                      help="the account that runs `showdown desk` and owns the desk's signing"
-                           " key (mode 0600; default root)")
+    desk.add_argument("--terminal", default=None, metavar="NAME",
+                      help="this desk PC's name, recorded with each session (default: its"
+                           " host name)")
+    for retired in ("--db", "--broker", "--credentials", "--desk-user"):
+        desk.add_argument(retired, action=_Retired, nargs=1, help=argparse.SUPPRESS)
     desk.add_argument("--screen-url", default=None, metavar="URL",
                       help="also install a room screen's kiosk showing this page"
                            " (the page's kiosk mode: .../?kiosk=1)")
+
+
+class _Retired(argparse.Action):
+    """What a desk workstation was installed with while it opened the database and signed
+    the tables' commands itself: refused, saying why (issue 33, D400)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,  # noqa: ARG002
+                 values: Any, option_string: str | None = None) -> None:  # noqa: ARG002
+        parser.error(f"{option_string}: a desk workstation holds no database URL, signing key"
+                     " or broker account any more: it goes through the central service's"
+                     " desk API (--api-url; docs/operations/install.md)")
 
 
 def _role(roles: Any, name: str, help_text: str) -> argparse.ArgumentParser:
@@ -249,21 +254,10 @@ def _db_url(url: str) -> str:
 
 
 def _desk_plan(args: argparse.Namespace) -> list[Step]:
-    creds = _credentials(args.credentials, "--credentials")
-    if creds["username"] != "desk" or not isinstance(creds.get("password"), str):
-        raise CommandError(f"--credentials {args.credentials} are not the desk's (username"
-                           " 'desk' with a password)")
     return plan_desk(DeskRequest(
-        venue=_ident("venue", args.venue), database=_db_url(args.database),
-        brokers=_brokers(args.broker) or _no_broker(), api_url=args.api_url,
-        ca_pem=read_text(args.ca), ca_source=str(args.ca),
-        credentials=read_text(args.credentials), credentials_source=str(args.credentials),
-        screen_url=args.screen_url, desk_user=args.desk_user),
+        venue=_ident("venue", args.venue), api_url=args.api_url, terminal=args.terminal,
+        ca_pem=read_text(args.ca), ca_source=str(args.ca), screen_url=args.screen_url),
         read_templates())
-
-
-def _no_broker() -> tuple[str, ...]:
-    raise CommandError("--broker names no HOST:PORT")
 
 
 _PLANS = {"table": _table_plan, "central": _central_plan, "desk": _desk_plan}

@@ -89,6 +89,9 @@ def register(sub: Any) -> None:
     _register_events(lsub)
     _register_tallies(lsub)
     register_certifier(lsub)
+    from cli.leaderboard_init import add_init  # noqa: PLC0415 (was `showdown desk init`)
+
+    add_init(lsub)
 
 
 def _backup(args: argparse.Namespace) -> int:

@@ -100,15 +100,11 @@ class DeskRequest:
     """What `showdown install desk` was asked for."""
 
     venue: str
-    database: str
-    brokers: tuple[str, ...]  # host:port of the broker or of each cluster node, in order
-    api_url: str
+    api_url: str  # the central service's desk API: the desk's only way to the records
     ca_pem: str
     ca_source: str
-    credentials: str = field(repr=False)  # the desk's file from `showdown broker config`
-    credentials_source: str | None = None
+    terminal: str | None = None  # the desk PC's name (default: its host name, when read)
     screen_url: str | None = None
-    desk_user: str = "root"  # the OS account that runs `showdown desk` and owns its key
 
 
 def render_udev_rules(text: str, *, rfid_id: tuple[int, int], shoe_id: tuple[int, int]) -> str:
@@ -250,19 +246,15 @@ m showdown-screen render
 
 def plan_desk(req: DeskRequest, t: Templates) -> list[Step]:
     """Every step that makes the desk workstation (and, with a screen URL, a room screen)."""
-    config = Template(t.desk).substitute(venue=req.venue, database=req.database,
-                                         brokers=_toml_list(req.brokers), api_url=req.api_url)
+    terminal = (f'terminal = "{req.terminal}"' if req.terminal
+                else '# terminal = "desk-1"                     # default: the host name')
+    config = Template(t.desk).substitute(venue=req.venue, api_url=req.api_url,
+                                         terminal=terminal)
     steps = _common(t, groups=(USER,))
     steps += [
         File(path=CA_CERT, content=req.ca_pem, what="venue CA certificate",
              copied_from=req.ca_source),
-        KeyPair(path=f"{ETC}/desk.key", key_id="desk", owner=req.desk_user, group=USER),
-        Directory(path=f"{ETC}/enrolment", mode=0o755),
-        EnrolmentFile(path=f"{ETC}/enrolment/desk.pub", key=f"{ETC}/desk.key"),
     ]
-    steps.append(File(path=f"{ETC}/mqtt-desk.toml", content=req.credentials,
-                      what="MQTT credentials", group=USER, mode=0o640, secret=True,
-                      copied_from=req.credentials_source))
     steps.append(File(path=f"{ETC}/desk.toml", content=config, what="desk config", group=USER,
                       mode=0o640, validate="desk"))
     if req.screen_url is not None:

@@ -22,6 +22,7 @@ from floor.venue_desk import (
     StaffAccount,
     desk_env,
     enrol_staff,
+    init_database,
     seat_patrons,
     send_roster,
     staff_accounts,
@@ -134,10 +135,7 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
     env = desk_env(directory, layout.desk_config)
     processes = VenueProcesses(say)
     try:
-        say(f"venue: enrolling the desk's staff in {layout.database.split('://')[0]} ...")
-        enrolled = await enrol_staff(directory, env, accounts)
-        if enrolled:
-            say(f"venue: enrolled {', '.join(enrolled)}")
+        await init_database(directory, env, layout.database, accounts)
         count = len(layout.tables) - len(own_tables)
         say("venue: starting the broker, the central service and "
             f"{count} table{'s' if count != 1 else ''} ...")
@@ -145,6 +143,11 @@ async def run_venue(layout: VenueLayout, *, mosquitto: str | None, say: Callable
             child_specs(layout, mosquitto=mosquitto, own_tables=own_tables)))
         if problem is not None:
             raise VenueError(problem)
+        if not stop.is_set():  # the desk goes through the central service's desk API
+            say(f"venue: enrolling the desk's staff in {layout.database.split('://')[0]} ...")
+            enrolled = await enrol_staff(directory, env, accounts)
+            if enrolled:
+                say(f"venue: enrolled {', '.join(enrolled)}")
         if not stop.is_set():
             started = [t for t in layout.tables if t not in own_tables]
             answer = await _unless(stop, send_roster(env, accounts, started))

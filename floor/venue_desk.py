@@ -1,9 +1,9 @@
 """The rehearsal venue's desk accounts, made the way a venue makes them (docs/desk-auth.md):
-`showdown desk init` enrols the first manager, who signs in (`showdown desk login`) and enrols
-a clerk, a pit supervisor and a dealer per table (`showdown desk staff add`); once the tables
-are up the manager sends them the roster (`showdown desk staff send`). Each step is the desk's
-own command in a process of its own, with the venue's desk.toml; the manager's session is
-kept in DIR/state, not in the technician's home.
+`showdown leaderboard init` enrols the first manager, who signs in (`showdown desk login`,
+through the central service's desk API) and enrols a clerk, a pit supervisor and a dealer per
+table (`showdown desk staff add`); once the tables are up the manager sends them the roster
+(`showdown desk staff send`). Each step is the desk's own command in a process of its own,
+with the venue's desk.toml; the sessions are kept in DIR/state, not in the technician's home.
 
 Every secret is drawn with `secrets` and written owner-only (DIR/staff/, 0700; each file
 0600): the passphrase and PIN files are what the commands read (`--passphrase-file`,
@@ -34,6 +34,7 @@ __all__ = [
     "StaffAccount",
     "desk_env",
     "enrol_staff",
+    "init_database",
     "seat_patrons",
     "send_roster",
     "staff_accounts",
@@ -144,10 +145,16 @@ def desk_env(directory: Path, desk_config: Path) -> dict[str, str]:
             "XDG_STATE_HOME": str(state), "PYTHONUNBUFFERED": "1"}
 
 
-async def _desk(env: dict[str, str], *args: str) -> str:
+def _as(env: dict[str, str], staff_id: str) -> dict[str, str]:
+    """The environment of desk commands acting as ``staff_id`` (several people are signed in
+    at the venue's one desk terminal: each command says who acts, issue 33)."""
+    return {**env, "SHOWDOWN_DESK_STAFF": staff_id}
+
+
+async def _desk(env: dict[str, str], *args: str, group: str = "desk") -> str:
     """Run `showdown desk ARGS` and return what it printed; DeskError when it fails."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cli", "desk", *args, env=env, stdin=asyncio.subprocess.DEVNULL,
+        sys.executable, "-m", "cli", group, *args, env=env, stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         out, err = await asyncio.wait_for(process.communicate(), _TIMEOUT_S)
@@ -162,14 +169,24 @@ async def _desk(env: dict[str, str], *args: str) -> str:
     return out.decode("utf-8", "replace")
 
 
+async def init_database(directory: Path, env: dict[str, str], database: str,
+                        accounts: Sequence[StaffAccount]) -> None:
+    """Create the central database with its first manager (`showdown leaderboard init`),
+    before the central service starts."""
+    manager = accounts[0]
+    await _desk(env, "init", "--db", database, "--staff-id", manager.staff_id, "--name",
+                manager.name, "--passphrase-file",
+                str(directory / "staff" / f"{manager.staff_id}.passphrase"),
+                group="leaderboard")
+
+
 async def enrol_staff(directory: Path, env: dict[str, str],
                       accounts: Sequence[StaffAccount]) -> list[str]:
-    """Create the desk's database with its first manager (`desk init`), sign the manager in
-    and enrol every account the database lacks; the ids enrolled now."""
+    """Sign the manager in at the desk (through the running central service's desk API) and
+    enrol every account the database lacks; the ids enrolled now."""
     staff = directory / "staff"
     manager = accounts[0]
-    await _desk(env, "init", "--staff-id", manager.staff_id, "--name", manager.name,
-                "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
+    env = _as(env, manager.staff_id)
     await _desk(env, "login", "--staff-id", manager.staff_id,
                 "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
     listed = json.loads(await _desk(env, "staff", "list", "--json"))
@@ -197,6 +214,7 @@ async def send_roster(env: dict[str, str], accounts: Sequence[StaffAccount],
     started."""
     manager = accounts[0]
     staff = Path(env["XDG_STATE_HOME"]).parent / "staff"
+    env = _as(env, manager.staff_id)
     await _desk(env, "login", "--staff-id", manager.staff_id,
                 "--passphrase-file", str(staff / f"{manager.staff_id}.passphrase"))
     answers = [(await _desk(env, "staff", "send", "--table", t)).strip() for t in tables]
@@ -215,6 +233,7 @@ async def seat_patrons(env: dict[str, str], accounts: Sequence[StaffAccount],
     its own, in the supervisor's name."""
     supervisor = next(a for a in accounts if a.role == "supervisor")
     staff = Path(env["XDG_STATE_HOME"]).parent / "staff"
+    env = _as(env, supervisor.staff_id)
     await _desk(env, "login", "--staff-id", supervisor.staff_id,
                 "--passphrase-file", str(staff / f"{supervisor.staff_id}.passphrase"))
     people = make_patrons(count, rng=random.Random(PATRON_SEED), today=today, under_age=0)

@@ -264,17 +264,13 @@ def _leaderboard_toml(layout_dir: Path, venue: str, ports: VenuePorts, database:
     return header + _toml(document)
 
 
-def _desk_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,
-               broker: BrokerFiles) -> str:
-    mqtt = _mqtt_section(ports, broker, "desk")
+def _desk_toml(layout_dir: Path, venue: str, ports: VenuePorts, database: str,  # noqa: ARG001
+               broker: BrokerFiles) -> str:  # noqa: ARG001
+    # The desk is a client of the central service's desk API (issue 33): no database, no
+    # signing key, no broker account; the service signs and sends the tables' commands.
     document: dict[str, dict[str, Any]] = {
-        "desk": {"database": database, "venue": venue,
-                 "signing_key": str(layout_dir / "keys" / "desk.key"),
-                 "tournament": str(layout_dir / "tournament.toml"),
-                 "api_url": f"http://127.0.0.1:{ports.http}/",
-                 # the page's name style in the seat data: the slip's name (D332)
-                 "names": "first_name_initial"},
-        "mqtt": mqtt,
+        "desk": {"api_url": f"http://127.0.0.1:{ports.http}/", "terminal": "rehearsal-desk",
+                 "tournament": str(layout_dir / "tournament.toml")},
     }
     header = ("# The rehearsal venue's registration desk: `showdown desk --config THIS ...`."
               " People sign in\n# with their own accounts (DIR/staff/). Written by"

@@ -507,6 +507,9 @@ class DeskSession(Base):
     client: Mapped[str] = mapped_column(String(40))  # api | cli | demo
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     ended_why: Mapped[str | None] = mapped_column(String(40))  # signed_out | ...
+    # The workstation and client address it was opened from (revision 0016).
+    terminal: Mapped[str | None] = mapped_column(String(64))
+    address: Mapped[str | None] = mapped_column(String(64))
 
 
 class RosterState(Base):

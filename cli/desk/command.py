@@ -1,7 +1,7 @@
 """`showdown desk ...`: the tournament registration desk on the command line.
 
-    showdown desk init --staff-id M1 --name "P. Naidoo" [--passphrase-file F]   (once)
-    showdown desk login [--staff ID] [--password-file F]       showdown desk logout | whoami
+    showdown desk login [--staff-id ID] [--passphrase-file F]   showdown desk logout | whoami
+    showdown desk sessions [revoke ID]          (the central database: showdown leaderboard init)
 
     showdown desk register --name "A. Patron" --id-kind id_document --id-number 9001015009087
                            --birth-date 1990-01-01
@@ -20,7 +20,7 @@
     showdown desk semis [--allocate]      showdown desk final [--allocate]
     showdown desk proxy --entry S-... --proxy P-...
     showdown desk choose-seat --entry S-... --heat 1 --seat 4
-    showdown desk draw [--replay ID]
+    showdown desk draw --witness STAFF_ID [--replay ID]
     showdown desk award final|top_score|weekly [--week N --prize R500]
     showdown desk claim AWARD_ID --id-number ... [--receipt NO]
     showdown desk prizes      showdown desk audit [--limit N] [--action NAME]
@@ -56,12 +56,12 @@ Identities (issue 13):
     showdown desk fees                                             entry fees by payment method
 
 Every action reads the desk config (``--config FILE``, else $SHOWDOWN_DESK_CONFIG, else
-the shipped desk.toml: database, broker, signing key, venue; docs/desk-config.md; the flags
-``--db``, ``--key``, ``--venue``, ``--broker`` ... override its keys), opens a database only
-if it exists and is migrated (`showdown desk init` creates it), runs as the person signed in
-with `showdown desk login` if their role may take the action (leaderboard.desk.permissions), and
-records them and why (``--why``). Commands to tables are signed with the desk's key and
-published on the table's cmd topic.
+the shipped desk.toml: the central service's desk API and this terminal's name;
+docs/desk-config.md) and asks the desk API over HTTPS (cli.desk.api) as the person signed in
+at this terminal (``--as ID`` or $SHOWDOWN_DESK_STAFF when several are), who is checked
+against their role (leaderboard.desk.permissions) and recorded with why (``--why``). The
+central service signs and sends the tables' commands; a sending action waits for the table's
+answer (``--wait``): refused exits 3, not answered in time exits 75 (cli.desk.table_answers).
 """
 
 from __future__ import annotations
@@ -70,35 +70,52 @@ import argparse
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from cli.arguments import add_renamed, rand_amount
 from cli.desk import actions as act
 from cli.desk import disputes as disputes_cli
+from cli.desk import draw as desk_draw
 from cli.desk import identity as desk_identity
 from cli.desk import login
 from cli.desk import staff as console
 from cli.desk import table_commands as desk_commands
+from cli.desk.sessions import DESK_STAFF_ENV
+from cli.desk.table_answers import EXIT_HELD, EXIT_NOT_CONFIRMED
 from game.tournament.entries import Stage
 from game.words import spoken
 from leaderboard.desk import DESK_ACK_METHODS
 from leaderboard.desk.config import DESK_CONFIG_ENV
 from leaderboard.desk.permissions import STAFF_ROLES
 from leaderboard.eligibility import ID_KINDS, LIST_KINDS
-from wire.topics import DEFAULT_ROOT
 
-__all__ = ["register"]
+__all__ = ["DEFAULT_WAIT_S", "register"]
+
+DEFAULT_WAIT_S: Final = 5.0  # --wait: the command line's own wait for a table's answer
 
 
 # ---- arguments ----------------------------------------------------------------------------
+
+
+class _Retired(argparse.Action):
+    """An option a workstation had while it opened the database and signed the tables'
+    commands itself: refused, saying where the desk goes now (D400)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,  # noqa: ARG002
+                 values: Any, option_string: str | None = None) -> None:  # noqa: ARG002
+        parser.error(f"{option_string}: the desk no longer opens the database, signs or"
+                     " sends the tables' commands itself; it goes through the central"
+                     " service's desk API (desk.api_url in desk.toml, docs/desk-config.md)")
 
 
 def _base() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--config", metavar="FILE", type=Path, default=None,
                    help=f"the desk config (default ${DESK_CONFIG_ENV}, else the shipped desk.toml)")
-    p.add_argument("--db", metavar="URL", default=None,
-                   help="the leaderboard database (default: the config's desk.database)")
+    p.add_argument("--as", dest="as_staff", metavar="STAFF_ID", default=None,
+                   help=f"act as this person signed in at this terminal (default"
+                   f" ${DESK_STAFF_ENV}, else the only person signed in here)")
+    p.add_argument("--db", action=_Retired, nargs=1, help=argparse.SUPPRESS)
     p.add_argument("--json", action="store_true", help="print JSON")
     return p
 
@@ -106,24 +123,21 @@ def _base() -> argparse.ArgumentParser:
 def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False, parents=[_base()])
     p.add_argument("--tournament", metavar="FILE", type=Path,
-                   help="tournament settings file (default: the config's, else the one in"
-                   " force)")
+                   help="tournament settings file, for the time zone times are shown in"
+                   " (default: the config's, else the one in force)")
     p.add_argument("--why", metavar="TEXT", default=None, help="why, for the audit record")
     return p
 
 
 def _sending() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--key", metavar="PATH", type=Path,
-                   help="the desk's private signing key (default: the config's)")
-    p.add_argument("--venue", metavar="ID", help="the tables' venue id (default: the config's)")
-    p.add_argument("--broker", metavar="HOST:PORT", default=None,
-                   help="the MQTT broker (default: the config's)")
-    p.add_argument("--username", metavar="NAME", help="MQTT user name")
-    p.add_argument("--password-file", metavar="PATH", type=Path, help="MQTT password file")
-    p.add_argument("--ca-file", metavar="PATH", type=Path, help="CA certificate (TLS)")
-    p.add_argument("--topic-root", metavar="ROOT", default=None,
-                   help=f"topic root (default: the config's, else {DEFAULT_ROOT})")
+    p.add_argument("--wait", metavar="SECONDS", type=float, default=DEFAULT_WAIT_S,
+                   help="wait up to this long for the table's answer after the central"
+                   f" service's own wait (default {DEFAULT_WAIT_S:g}); unanswered: exit"
+                   f" {EXIT_NOT_CONFIRMED}")
+    for retired in ("--key", "--venue", "--broker", "--username", "--password-file",
+                    "--ca-file", "--topic-root"):
+        p.add_argument(retired, action=_Retired, nargs=1, help=argparse.SUPPRESS)
     return p
 
 
@@ -172,30 +186,46 @@ def register(sub: Any) -> None:
 def _account_actions(actions: Any) -> None:
     base = _base()
     a = actions.add_parser(
-        "init", parents=[base], help="create the desk's database and enrol its first manager",
-        description="Create (or upgrade) the database the desk config names and enrol its first"
-        " manager, who then enrols the staff. The only command that creates a database.")
-    a.add_argument("--staff-id", default=None, help="the first manager's staff id")
-    a.add_argument("--name", default=None, help="the first manager's name")
-    a.add_argument("--passphrase-file", metavar="FILE", type=Path,
-                   help="a file holding their desk passphrase (else typed at a prompt)")
+        "init", parents=[base], help="(moved: showdown leaderboard init, on the central server)",
+        description="The central database is created on the central server now: `showdown"
+        " leaderboard init --db URL --staff-id ID --name NAME`. A desk workstation holds no"
+        " database URL.")
+    a.add_argument("--staff-id", default=None, help=argparse.SUPPRESS)
+    a.add_argument("--name", default=None, help=argparse.SUPPRESS)
+    a.add_argument("--passphrase-file", metavar="FILE", type=Path, help=argparse.SUPPRESS)
     a.set_defaults(handler=login.run_init)
     a = actions.add_parser(
         "login", parents=[base], help="sign in to the desk with your staff id and passphrase",
-        description="Sign in; later desk commands act as you and record you. The session is"
-        " kept in a file only you can read ($XDG_STATE_HOME/showdown/desk-session).")
+        description="Sign in at this terminal; later desk commands act as you and record you."
+        " The session is kept per terminal and person in a file only you can read"
+        " ($XDG_STATE_HOME/showdown/desk-sessions/TERMINAL/STAFF_ID.json); with two people"
+        " signed in here each command names who acts (--as ID or $SHOWDOWN_DESK_STAFF).")
     add_renamed(a, "--staff-id", was="--staff", dest="staff", metavar="ID", default=None,
-                help="your staff id (else asked)")
+                help="your staff id (else --as, else asked)")
     add_renamed(a, "--passphrase-file", was="--password-file", dest="password_file",
                 metavar="FILE", type=Path,
                 help="a file holding your desk passphrase (else typed at a prompt)")
     a.set_defaults(handler=login.run_login)
     a = actions.add_parser("logout", parents=[base], help="sign out of the desk",
-                           description="End your desk session and forget it.")
+                           description="End your desk session at this terminal and forget it.")
     a.set_defaults(handler=login.run_logout)
     a = actions.add_parser("whoami", parents=[base], help="who is signed in to the desk",
                            description="Who is signed in here, as what, and until when.")
     a.set_defaults(handler=login.run_whoami)
+    a = actions.add_parser(
+        "sessions", parents=[base], help="the open desk sessions (a manager: everyone's)",
+        description="The open desk sessions: who, at which terminal, from which address,"
+        " signed in at, last used and expiry. A manager sees everyone's, others their own."
+        " `showdown desk sessions revoke ID` ends one (a manager: anyone's; others: their"
+        " own).")
+    sessions = a.add_subparsers(dest="sessions_action", metavar="SESSIONS_ACTION")
+    r = sessions.add_parser("revoke", parents=[base], help="end a desk session by its id",
+                            description="End a desk session by its id (from `showdown desk"
+                            " sessions`); its token is refused from then on.")
+    r.add_argument("session_id", metavar="ID", help="the session's id (12 hex digits)")
+    r.add_argument("--why", metavar="TEXT", default=None, help="why, for the audit record")
+    r.set_defaults(handler=login.run_revoke)
+    a.set_defaults(handler=login.run_sessions)
 
 
 def _passphrase_options(a: argparse.ArgumentParser) -> None:
@@ -335,7 +365,8 @@ def _console_actions(add: _Add, common: argparse.ArgumentParser,
 
 
 def _patron_actions(add: _Add) -> None:
-    a = add("register", "register a patron (rewards card, ID document or driver's licence)")
+    a = add("register", "register a patron (rewards card, ID document or driver's licence);"
+            f" exit {EXIT_HELD} when held for a supervisor (a possible list match)")
     a.add_argument("--name", required=True)
     a.add_argument("--id-kind", required=True, choices=ID_KINDS)
     a.add_argument("--id-number", required=True)
@@ -451,9 +482,12 @@ def _place_actions(add: _Add) -> None:
     a.add_argument("--seat", type=int, required=True)
     a.set_defaults(handler=act.run_choose_seat)
 
-    a = add("draw", "draw the Final's seats (or --replay a stored draw)")
+    a = add("draw", "draw the Final's seats, its seed's digest committed first before a"
+            " witness (or --replay a stored draw)")
+    a.add_argument("--witness", metavar="STAFF_ID", default=None,
+                   help="the staff member who witnesses the commitment (required to draw)")
     a.add_argument("--replay", metavar="ID", type=int, default=None)
-    a.set_defaults(handler=act.run_draw)
+    a.set_defaults(handler=desk_draw.run_draw)
 
 
 def _prize_actions(add: _Add) -> None:

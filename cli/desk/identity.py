@@ -3,7 +3,7 @@ possible list matches held for a supervisor and their decision, a rule 57 disqua
 (the seated entries' `unseat` commands sent), and the entry fees by payment method.
 
 The arguments are defined here and registered by `cli.desk.command`; the shared
-plumbing (database, operator, sending, printing) is `cli.desk.actions`'.
+plumbing (the desk API, printing) is `cli.desk.api`'s and `cli.desk.actions`'.
 Decisions are a supervisor's (leaderboard.desk.roles).
 """
 
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Final
+from typing import Any, Final
 
 from cli.desk import actions as act
+from cli.desk import api
+from cli.desk.table_answers import send
 from game.money import format_rand
-from leaderboard import desk
-from leaderboard.desk import PAYMENT_METHODS, HoldView
+from leaderboard.desk import PAYMENT_METHODS
 from leaderboard.eligibility import ID_KINDS
 
 __all__ = [
@@ -32,68 +33,59 @@ __all__ = [
 PAYMENT_CHOICES: Final = PAYMENT_METHODS
 
 
-def _hold_line(v: HoldView) -> str:
+def _hold_line(v: dict[str, Any]) -> str:
     names = ", ".join(f"{m.get('list_name')!r} on the {m.get('list_kind')} list"
-                      f" ({m.get('how')})" for m in v.matches)
-    state = ("OPEN" if v.open else
-             f"{v.decision} by {v.decided_by} at {v.decided_at:%Y-%m-%d %H:%M} UTC: {v.reason}")
-    return f"hold {v.hold_id} patron {v.patron_id} ({v.context}): {names}; {state}"
+                      f" ({m.get('how')})" for m in v["matches"])
+    state = ("OPEN" if v["open"] else
+             f"{v['decision']} by {v['decided_by']} at"
+             f" {act.moment(v['decided_at']):%Y-%m-%d %H:%M} UTC: {v['reason']}")
+    return f"hold {v['hold_id']} patron {v['patron_id']} ({v['context']}): {names}; {state}"
 
 
 def run_document_add(args: argparse.Namespace) -> int:
     """Record another document a patron presents (checked against the lists at once)."""
-    settings = act.tournament_settings(args)
-    with act.desk_session(args, "patron.document_add") as (s, actor):
-        row = desk.add_document(s, settings, act.clock, actor=actor,
-                                patron_id=args.patron, kind=args.kind, number=args.number,
-                                why=args.why)
-    act.show(args, {"patron_id": row.patron_id, "kind": row.kind, "number": row.number},
-             [f"{row.kind} {row.number} recorded for patron {row.patron_id}"])
+    row = api.call(args, "POST", api.path("patrons", args.patron, "documents"),
+                   {"kind": args.kind, "number": args.number, "why": args.why})
+    act.show(args, row, [f"{row['kind']} {row['number']} recorded for patron"
+                         f" {row['patron_id']}"])
     return 0
 
 
 def run_holds(args: argparse.Namespace) -> int:
     """List the holds (possible list matches) and their decisions."""
-    with act.desk_session(args, "holds.show") as (s, _actor):
-        views = desk.holds(s, open_only=args.open, patron_id=args.patron)
+    views = api.call(args, "GET", "holds" + api.query(open=args.open,
+                                                      patron_id=args.patron))["holds"]
     act.show(args, views, [_hold_line(v) for v in views] or ["no holds"])
     return 0
 
 
 def run_hold_decision(args: argparse.Namespace) -> int:
     """A supervisor approves or refuses a possible list match."""
-    decide = desk.approve_hold if args.hold_action == "approve" else desk.refuse_hold
-    action = "hold.approve" if args.hold_action == "approve" else "hold.refuse"
-    with act.desk_session(args, action) as (s, actor):
-        view = decide(s, act.clock, actor=actor, hold_id=args.hold_id,
-                      why=args.why)
+    view = api.call(args, "POST", api.path("holds", args.hold_id, args.hold_action),
+                    {"why": args.why})
     act.show(args, view, [_hold_line(view)])
     return 0
 
 
 def run_disqualify(args: argparse.Namespace) -> int:
-    """Disqualify a patron (rule 57) and send the unseat command of each seated entry."""
-    act.make_sender(args)  # refuse before recording anything if the sender cannot be made
-    with act.desk_session(args, "patron.disqualify") as (s, actor):
-        result = desk.disqualify_patron(s, act.clock, actor=actor,
-                                        patron_id=args.patron, why=args.why)
-    for command in result.commands:
-        act.send_command(args, command)
-    lines = [f"patron {result.patron_id} disqualified (rule 57): {result.reason}"]
-    lines += [f"entry {e} disqualified: its score no longer counts" for e in result.entries]
-    lines += [f"entry {e} to leave its seat (unseat sent)" for e in result.unseated]
-    lines += [f"prize award {a} withheld" for a in result.withheld]
-    act.show(args, result, lines)
-    return 0
+    """Disqualify a patron (rule 57); the service sends each seated entry's unseat."""
+    sent = send(args, "POST", "disqualifications", {"patron_id": args.patron, "why": args.why})
+    r = sent.body
+    lines = [f"patron {r['patron_id']} disqualified (rule 57): {r['reason']}"]
+    lines += [f"entry {e} disqualified: its score no longer counts" for e in r["entries"]]
+    lines += [f"entry {e} to leave its seat (unseat sent)" for e in r["unseated"]]
+    lines += [f"prize award {a} withheld" for a in r["withheld_awards"]]
+    if not sent.confirmed and not args.json:
+        act.show(args, r, lines)
+    return act.finish(args, sent, lines)
 
 
 def run_fees(args: argparse.Namespace) -> int:
     """The qualifying entry fees kept, by payment method."""
-    with act.desk_session(args, "fees.show") as (s, _actor):
-        lines = desk.entry_fees(s)
-    act.show(args, lines, [f"{f.payment}: {f.entries} entries, {format_rand(f.cents)}"
-                           for f in lines]
-             + [f"total: {format_rand(sum(f.cents for f in lines))}"])
+    data = api.call(args, "GET", "fees")
+    fees = data["fees"]
+    act.show(args, fees, [f"{f['payment']}: {f['entries']} entries, {format_rand(f['cents'])}"
+                          for f in fees] + [f"total: {format_rand(data['total_cents'])}"])
     return 0
 
 

@@ -2,8 +2,9 @@
 what each table answered (sent, held, accepted, refused and why, no answer yet), and the
 desk's view of each table against what the table reports (docs/desk-commands.md).
 
-Both read the ``--db`` database the ingest writes the tables' answers to. `check-tables`
-exits 1 when a table disagrees with the desk (each difference printed), 0 when all agree.
+Both ask the central service's desk API (the ingest there writes the tables' answers).
+`check-tables` exits 1 when a table disagrees with the desk (each difference printed), 0 when
+all agree.
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from typing import Any
 
-from cli.desk.actions import desk_session, show
+from cli.desk import api
+from cli.desk.actions import show
 from cli.errors import CommandError
-from leaderboard.desk.command_log import CommandView, command_views
-from leaderboard.desk.table_check import check_tables
 from leaderboard.projections.command_results import STATES
 
 __all__ = ["register", "run_check_tables", "run_commands"]
@@ -49,48 +50,50 @@ def register(add: Callable[..., argparse.ArgumentParser]) -> None:
     a.set_defaults(handler=run_check_tables)
 
 
-def _line(v: CommandView) -> str:
-    label = _LABELS.get(v.state, v.state)
-    why = f": {v.reason}" if v.reason else ""
-    args = " ".join(f"{k}={v.args[k]}" for k in ("heat_id", "entry_id", "seat") if k in v.args)
-    return (f"seq {v.seq}  {v.table}  {v.command}{' ' + args if args else ''}  by {v.actor}"
-            f"  {label}{why}")
+def _line(v: dict[str, Any]) -> str:
+    label = _LABELS.get(v["state"], v["state"])
+    why = f": {v['reason']}" if v.get("reason") else ""
+    given = v.get("args") or {}
+    args = " ".join(f"{k}={given[k]}" for k in ("heat_id", "entry_id", "seat") if k in given)
+    return (f"seq {v['seq']}  {v['table']}  {v['command']}{' ' + args if args else ''}  by"
+            f" {v['actor']}  {label}{why}")
 
 
-def _views(args: argparse.Namespace) -> list[CommandView]:
-    with desk_session(args, "commands.show") as (s, _actor):
-        return command_views(
-            s, state="refused" if args.refused else args.state, pending=args.pending,
-            table=args.table, seqs=None if args.seq is None else [args.seq], entry=args.entry,
-            limit=max(1, min(args.limit, 10_000)))
+def _views(args: argparse.Namespace) -> list[dict[str, Any]]:
+    if args.seq is not None:
+        answer = api.exchange(args, "GET", api.path("commands", args.seq), accept=(404,))
+        return [] if answer.status == 404 else [answer.body]
+    data = api.call(args, "GET", "commands" + api.query(
+        state="refused" if args.refused else args.state, pending=args.pending,
+        table=args.table, entry=args.entry, limit=max(1, min(args.limit, 10_000))))
+    views: list[dict[str, Any]] = data["commands"]
+    return views
 
 
 def run_commands(args: argparse.Namespace) -> int:
     """List the desk's commands and their state."""
     deadline = time.monotonic() + max(0.0, args.wait)
     views = _views(args)
-    while (args.seq is not None and views and not views[0].answered
+    while (args.seq is not None and views and views[0]["state"] not in ("accepted", "refused")
            and time.monotonic() < deadline):
         time.sleep(0.1)
         views = _views(args)
     if args.seq is not None and not views:
         raise CommandError(f"no desk command with seq {args.seq} (one recorded before"
                            " revision 0005 has no state: see `showdown desk audit`)")
-    show(args, [v.as_dict() for v in views],
-         [_line(v) for v in views] or ["no commands"])
+    show(args, views, [_line(v) for v in views] or ["no commands"])
     return 0
 
 
 def run_check_tables(args: argparse.Namespace) -> int:
     """Compare the desk's view of each table with the table's; 1 if they differ."""
-    with desk_session(args, "tables.check") as (s, _actor):
-        views = check_tables(s, None if args.table is None else [args.table])
-    findings = [f for v in views for f in v.findings]
-    lines = [f"{v.table}: heat {v.table_heat or 'none'}, {len(v.table_seated)} seated"
-             + (f"; {len(v.awaiting)} commands awaiting an answer" if v.awaiting else "")
-             + ("" if v.findings else "; agrees with the desk") for v in views]
-    lines += [f"DISAGREES: {f.message}" for f in findings]
-    show(args, {"tables": [v.as_dict() for v in views],
-                "findings": [f.as_dict() for f in findings], "agree": not findings},
-         lines or ["no tables"])
+    data = api.call(args, "GET", "table-check" + api.query(table=args.table))
+    views, findings = data["tables"], data["findings"]
+    lines = [f"{v['table']}: heat {v.get('table_heat') or 'none'},"
+             f" {len(v.get('table_seated') or [])} seated"
+             + (f"; {len(v['awaiting'])} commands awaiting an answer" if v.get("awaiting")
+                else "")
+             + ("" if v.get("findings") else "; agrees with the desk") for v in views]
+    lines += [f"DISAGREES: {f['message']}" for f in findings]
+    show(args, data, lines or ["no tables"])
     return 1 if findings else 0

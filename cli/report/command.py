@@ -18,11 +18,11 @@ from typing import Any, Final
 
 from sqlalchemy.orm import Session
 
-from cli.desk.context import desk_config, existing_engine
+from cli.desk.context import desk_config
 from cli.errors import CommandError
 from cli.report import scores as report_scores
 from game.tournament.schema import TournamentSettings
-from leaderboard.db import database_answers
+from leaderboard.db import DatabaseNotReady, database_answers, open_existing
 from leaderboard.reports.economics import economics, read_economics
 from leaderboard.reports.play import GroupBy, play_report
 from leaderboard.reports.reading import UnknownVenue, read_play_facts
@@ -50,7 +50,7 @@ _PLAY: Final[dict[str, tuple[GroupBy, str]]] = {
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="URL",
-                   help="the central database (default: the desk config's desk.database)")
+                   help="the central database (required)")
     p.add_argument("--config", metavar="FILE", type=Path,
                    help="the desk config (default $SHOWDOWN_DESK_CONFIG, else the shipped"
                         " desk.toml)")
@@ -122,9 +122,16 @@ def write_out(text: str, out: Path | None) -> None:
 
 
 def _read(args: argparse.Namespace, read: Callable[[Session], Any]) -> Any:
-    engine = existing_engine(args)
     given = getattr(args, "db", None)
-    source, key = ("--db", "") if given else (str(desk_config(args).source), "desk.database")
+    if not given:  # a desk workstation's config names no database any more (issue 33)
+        raise CommandError("--db URL is required: reports read the central database (run"
+                           " them on the central server)")
+    source, key = "--db", ""
+    try:
+        engine = open_existing(str(given), create_with="showdown leaderboard init",
+                               source=source, key=key)
+    except DatabaseNotReady as exc:
+        raise CommandError(str(exc)) from None
     try:
         with database_answers(source, key), Session(engine) as session:
             return read(session)

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 
 from game.errors import Refusal
 from leaderboard.desk.action import begin_action, desk_now, write_audit
-from leaderboard.desk.errors import DeskError
+from leaderboard.desk.errors import DeskError, NotFound
 from leaderboard.desk.passphrases import passphrase, passphrase_matches
 from leaderboard.desk.permissions import PERMISSIONS, desk_role, role_refusal
 from leaderboard.desk.policy import AuthPolicy
@@ -38,12 +38,15 @@ __all__ = [
     "AuthPolicy",
     "DeskIdentity",
     "RoleRefused",
+    "SessionView",
     "SignIn",
     "SignInRefused",
     "authenticate",
     "authorise",
     "init_first_manager",
     "may_set_passphrase",
+    "open_sessions",
+    "revoke_session",
     "sign_in",
     "sign_out",
     "token_hash",
@@ -137,9 +140,11 @@ def _refuse(session: Session, now: datetime, actor: str, *, staff_id: str, reaso
 
 
 def sign_in(session: Session, clock: WallClock, *, staff_id: str, passphrase_text: str,
-            client: str, policy: AuthPolicy = DEFAULT_POLICY) -> SignIn:
-    """Check a staff id and desk passphrase and open a session; SignInRefused (audited,
-    committed) for an unknown id, a wrong passphrase, a locked, disabled or dealer's account."""
+            client: str, policy: AuthPolicy = DEFAULT_POLICY, terminal: str | None = None,
+            address: str | None = None) -> SignIn:
+    """Check a staff id and desk passphrase and open a session (recording the ``terminal``
+    and client ``address`` it is opened from); SignInRefused (audited, committed) for an
+    unknown id, a wrong passphrase, a locked, disabled or dealer's account."""
     if client not in _CLIENTS:
         raise DeskError(f"unknown desk client {client!r}")
     given = " ".join(str(staff_id).split())
@@ -177,10 +182,13 @@ def sign_in(session: Session, clock: WallClock, *, staff_id: str, passphrase_tex
     record = DeskSession(token_hash=token_hash(token), staff_id=row.staff_id,
                          created_at=as_utc(now), expires_at=as_utc(now + policy.lifetime),
                          last_seen_at=as_utc(now),
-                         idle_seconds=int(policy.idle.total_seconds()), client=client)
+                         idle_seconds=int(policy.idle.total_seconds()), client=client,
+                         terminal=None if terminal is None else terminal[:64],
+                         address=None if address is None else address[:64])
     session.add(record)
     write_audit(session, now, row.staff_id, "desk.signed_in",
                 detail={"staff_id": row.staff_id, "role": row.role, "client": client,
+                        "terminal": record.terminal, "address": record.address,
                         "expires_at": record.expires_at.isoformat()})
     session.commit()
     return SignIn(token=token, identity=_identity(row, record))
@@ -264,6 +272,79 @@ def sign_out(session: Session, clock: WallClock, token: str | None) -> DeskIdent
                 detail={"staff_id": row.staff_id, "client": record.client})
     session.commit()
     return _identity(row, record)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SessionView:
+    """An open desk session as listed: its short id (the start of its token's hash), who,
+    where from, and when."""
+
+    id: str
+    staff_id: str
+    terminal: str | None
+    address: str | None
+    client: str
+    signed_in_at: datetime
+    last_used_at: datetime
+    expires_at: datetime
+    idle_until: datetime
+
+
+SESSION_ID_LENGTH: Final = 12  # hex digits of the token's SHA-256 a session is shown by
+
+
+def _view(record: DeskSession) -> SessionView:
+    seen = from_db(record.last_seen_at)
+    return SessionView(id=record.token_hash[:SESSION_ID_LENGTH], staff_id=record.staff_id,
+                       terminal=record.terminal, address=record.address, client=record.client,
+                       signed_in_at=from_db(record.created_at), last_used_at=seen,
+                       expires_at=from_db(record.expires_at),
+                       idle_until=seen + timedelta(seconds=record.idle_seconds))
+
+
+def _sees_all(session: Session, actor: str) -> bool:
+    me = session.get(StaffRecord, actor)
+    return me is not None and role_refusal(me.staff_id, me.role, "sessions.all") is None
+
+
+def open_sessions(session: Session, clock: WallClock, *, actor: str) -> list[SessionView]:
+    """The desk sessions still open (not ended, expired or idle): a manager's view has
+    everyone's, anyone else's their own; oldest first."""
+    now = desk_now(clock)
+    query = select(DeskSession).where(DeskSession.ended_at.is_(None)).order_by(
+        DeskSession.created_at, DeskSession.token_hash)
+    if not _sees_all(session, actor):
+        query = query.where(DeskSession.staff_id == actor)
+    views = [_view(r) for r in session.scalars(query)]
+    return [v for v in views if now < v.expires_at and now < v.idle_until]
+
+
+def revoke_session(session: Session, clock: WallClock, *, actor: str, session_id: str,
+                   why: str | None = None) -> SessionView:
+    """End the open session whose id is ``session_id`` (audited): one's own, or (a manager)
+    anyone's; NotFound for no such open session, RoleRefused for another's."""
+    given = session_id.strip().lower()
+    if len(given) != SESSION_ID_LENGTH or any(c not in "0123456789abcdef" for c in given):
+        raise NotFound(f"no desk session {session_id[:40]!r} (an id from `showdown desk"
+                       " sessions`: 12 hex digits)")
+    actor = begin_action(session, actor)
+    now = desk_now(clock)
+    record = session.scalars(select(DeskSession).where(
+        DeskSession.token_hash.startswith(given, autoescape=True),
+        DeskSession.ended_at.is_(None))).first()
+    if record is None:
+        raise NotFound(f"no open desk session {given}")
+    if record.staff_id != actor and not _sees_all(session, actor):
+        raise RoleRefused(PERMISSIONS["sessions.all"],
+                          f"session {given} is {record.staff_id}'s: only a manager may end"
+                          " another person's session")
+    record.ended_at, record.ended_why = as_utc(now), "revoked"
+    view = _view(record)
+    write_audit(session, now, actor, "desk.session_revoked",
+                detail={"session": given, "staff_id": record.staff_id,
+                        "terminal": record.terminal, "why": why})
+    session.commit()
+    return view
 
 
 def init_first_manager(session: Session, clock: WallClock, *, staff_id: str, name: str,

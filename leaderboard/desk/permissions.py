@@ -9,7 +9,7 @@ draw the Final's seats and award prizes. Each role may do everything the one bel
 
 To add an action: one line in `PERMISSIONS` (its name and the lowest role allowed), then use
 the name where the action is served (``api.endpoint("name", operation)`` in the desk API,
-``desk_session(args, "name")`` on the command line). An action missing here is refused
+the command line only calls the API). An action missing here is refused
 everywhere (the API refuses to start with a route naming one).
 """
 
@@ -64,6 +64,8 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "commands.show": _CLERK,
     "tables.check": _CLERK,
     "passphrase.own": _CLERK,
+    "sessions.show": _CLERK,  # one's own; everyone's: sessions.all
+    "sessions.revoke": _CLERK,  # one's own; anyone's: sessions.all
     # rulings and floor decisions: a supervisor's
     "entry.refund": _SUPERVISOR,
     "hold.approve": _SUPERVISOR,
@@ -95,6 +97,7 @@ PERMISSIONS: Final[Mapping[str, DeskRole]] = {
     "draw.final": _MANAGER,
     "draw.commit": _MANAGER,
     "prize.award": _MANAGER,
+    "sessions.all": _MANAGER,
 }
 
 

@@ -41,6 +41,9 @@ reached (the answer says so; nothing is undone).
     GET  /prizes             POST /prizes {kind[, week, prize_cents]}
     POST /prizes/{id}/claim  {id_number[, receipt]}
     GET  /audit?limit=&action=
+    GET  /lists                                                         the lists in force
+    POST /patrons/{id}/display {name_consent, screen_name, clear_screen_name}
+    GET  /sessions           POST /sessions/{id}/revoke     open sessions | end one
     GET  /openapi.json                                                  this API (no token)
 
 Each operation's fields, types and bounds are declared once in `leaderboard.desk_api.schema`;
@@ -77,6 +80,7 @@ from leaderboard.desk import (
     ScoreRuling,
 )
 from leaderboard.desk.auth import RoleRefused, SignInRefused, authorise
+from leaderboard.desk.lookups import entry_codes
 from leaderboard.desk.patron_record import patron_record
 from leaderboard.desk.permissions import PERMISSIONS
 from leaderboard.desk.policy import AuthPolicy
@@ -92,7 +96,7 @@ from leaderboard.desk_api.identity import IdentityApi
 from leaderboard.desk_api.input import error_answer, fallback_route, read_json
 from leaderboard.desk_api.schema import Spec, openapi, spec_of
 from leaderboard.desk_api.session import SessionApi, unauthorised
-from leaderboard.eligibility import parse_list
+from leaderboard.eligibility import in_force, parse_list
 from leaderboard.models import Entry
 from runtime.clocks import WallClock
 from wire.signing import Signer
@@ -128,6 +132,14 @@ def _entry(e: Entry) -> dict[str, Any]:
             "table": e.table_id, "seat": e.seat, "buy_in_cents": e.buy_in_cents,
             "status": e.status, "played_by": e.played_by, "payment": e.payment,
             "disqualified": e.disqualified_at is not None}
+
+
+def _coded(s: Session, answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer with its entry's code (the desk shows entries by code)."""
+    entry_id = answer.get("entry_id")
+    if not isinstance(entry_id, str):
+        return answer
+    return {**answer, "code": entry_codes(s, [entry_id]).get(entry_id, entry_id)}
 
 
 def _stage(text: str) -> Stage:
@@ -228,12 +240,14 @@ class _DeskApi:
             rewards_card=b.optional_text("rewards_card"), pin=b.optional_text("pin"),
             name_consent=b.flag("name_consent"), screen_name=b.optional_text("screen_name"))
         held = desk.holds(s, open_only=True, patron_id=patron.patron_id)
+        shown = {"patron_id": patron.patron_id, "standing": patron.standing,
+                 "standing_reason": patron.standing_reason,
+                 "card": patron.card_hash is not None, "pin": patron.pin_hash is not None,
+                 "name_consent": patron.name_consent, "screen_name": patron.screen_name}
         if held:
-            return Result({"patron_id": patron.patron_id, "standing": patron.standing,
-                           "hold_id": held[0].hold_id, "matches": list(held[0].matches)},
-                          status=202)
-        return Result({"patron_id": patron.patron_id, "standing": patron.standing},
-                      status=201)
+            return Result({**shown, "hold_id": held[0].hold_id,
+                           "matches": list(held[0].matches)}, status=202)
+        return Result(shown, status=201)
 
     def patron(self, s: Session, b: Body, _: Request) -> Result:
         """The patron's record: each entry with where it stands in the central records (its
@@ -304,31 +318,32 @@ class _DeskApi:
     def unseat(self, s: Session, b: Body, _: Request) -> Result:
         command = desk.unseat_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
                                     why=b.text("why"))
-        return Result({"table": command.table, "seq": command.seq, **command.args},
-                       (command,), 201)
+        return Result(_coded(s, {"table": command.table, "seq": command.seq, **command.args}),
+                      (command,), 201)
 
     def refund(self, s: Session, b: Body, _: Request) -> Result:
         entry = desk.refund_entry(s, self.clock, actor=b.actor, entry_id=b.text("entry_id"),
                                   why=b.text("why"))
-        return Result({"entry_id": entry.entry_id, "refund_cents": entry.buy_in_cents},
-                       status=201)
+        return Result({"entry_id": entry.entry_id, "code": entry.entry_code,
+                       "refund_cents": entry.buy_in_cents}, status=201)
 
     def void_score(self, s: Session, b: Body, _: Request) -> Result:
         ruling = desk.void_score(s, self.settings, self.clock, actor=b.actor,
                                  entry_id=b.text("entry_id"), why=b.text("why"))
-        return Result(_ruling(ruling), status=201)
+        return Result(_coded(s, _ruling(ruling)), status=201)
 
     def correct_score(self, s: Session, b: Body, _: Request) -> Result:
         ruling = desk.correct_score(s, self.settings, self.clock, actor=b.actor,
                                     entry_id=b.text("entry_id"),
                                     score_cents=b.integer("score_cents"), why=b.text("why"))
-        return Result(_ruling(ruling), status=201)
+        return Result(_coded(s, _ruling(ruling)), status=201)
 
     def table_fault(self, s: Session, b: Body, _: Request) -> Result:
         fault = desk.table_fault(s, self.clock, actor=b.actor, table=b.text("table"),
                                  why=b.text("why"))
         return Result({"table": fault.table, "heat_id": fault.heat_id,
                         "refunded": dict(fault.refunded), "released": list(fault.released),
+                        "codes": entry_codes(s, [*fault.refunded, *fault.released]),
                         "seqs": [c.seq for c in fault.commands]}, fault.commands, 201)
 
     def resend(self, s: Session, b: Body, _: Request) -> Result:
@@ -380,6 +395,23 @@ class _DeskApi:
                                 id_number=b.text("id_number"),
                                 receipt=b.optional_text("receipt"), why=b.optional_text("why"))
         return Result(_prize(view))
+
+    # ---- issue 33: reads and changes the command line needed (the desk is a client) ------
+
+    def lists(self, s: Session, _: Body, __: Request) -> Result:
+        """GET /lists: the exclusion and staff lists in force."""
+        return Result({"lists": [{"kind": k, "source": src, "source_date": d.isoformat(),
+                                  "rows": n} for k, src, d, n in in_force(s)]})
+
+    def display(self, s: Session, b: Body, _: Request) -> Result:
+        """POST /patrons/{id}/display: consent to be named and/or the screen name."""
+        patron = desk.set_patron_display(
+            s, self.clock, actor=b.actor, patron_id=b.path_text("patron_id"),
+            name_consent=b.flag("name_consent") if b.given("name_consent") else None,
+            screen_name=b.optional_text("screen_name"),
+            clear_screen_name=b.flag("clear_screen_name"), why=b.optional_text("why"))
+        return Result({"patron_id": patron.patron_id, "name_consent": patron.name_consent,
+                       "screen_name": patron.screen_name})
 
     def audit(self, s: Session, b: Body, _: Request) -> Result:
         limit = b.optional_integer("limit") or 100
@@ -464,5 +496,13 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         # The Final's seat draw, committed before it is drawn (issue 33, D500).
         *draw_routes(e, DrawsApi(settings, clock, commitment_valid=commitment_valid)),
         *bundle_routes(e, BundlesApi(clock, signer)),
+        # issue 33: the desk is a client of this API (sessions per terminal; the reads and
+        # changes its command line needed)
+        Route("/sessions", e("sessions.show", signin.open_sessions), methods=["GET"]),
+        Route("/sessions/{session_id}/revoke", e("sessions.revoke", signin.revoke),
+              methods=["POST"]),
+        Route("/lists", e("lists.show", api.lists), methods=["GET"]),
+        Route("/patrons/{patron_id}/display", e("patron.display", api.display),
+              methods=["POST"]),
     ]
     return [*routes, fallback_route(routes)]

@@ -216,11 +216,21 @@ OPERATIONS: Final[tuple[Spec, ...]] = (
     _op("payouts", "GET", "/payouts", "The payout checks", _flag("overridden")),
     # signing in (leaderboard.desk_api.session): the one operation without a session
     _op("sign_in", "POST", "/session", "Sign in with a staff id and desk passphrase",
-        _t("staff_id", _ID), _t("passphrase", 200), created=True),
+        _t("staff_id", _ID), _t("passphrase", 200), _t("terminal", 64, required=False),
+        created=True),
     _op("whoami", "GET", "/session", "Whose session the bearer token is"),
     _op("sign_out", "DELETE", "/session", "End the bearer token's session"),
     _op("passphrase", "POST", "/staff/{staff_id}/passphrase", "A new desk passphrase",
         _t("passphrase", 200), WHY, path_fields=(_t("staff_id", _ID),)),
+    # issue 33: the desk as a client (sessions per terminal, the reads the CLI needs)
+    _op("open_sessions", "GET", "/sessions", "The open desk sessions (a manager: everyone's)"),
+    _op("revoke", "POST", "/sessions/{session_id}/revoke", "End a desk session", WHY,
+        path_fields=(_t("session_id", 12),)),
+    _op("lists", "GET", "/lists", "The exclusion and staff lists in force"),
+    _op("display", "POST", "/patrons/{patron_id}/display",
+        "How the page may name a patron (consent, screen name)", _flag("name_consent"),
+        _t("screen_name", 40, required=False), _flag("clear_screen_name"), WHY,
+        path_fields=(_PATRON,)),
     # identities (leaderboard.desk_api.identity)
     _op("add_document", "POST", "/patrons/{patron_id}/documents",
         "Record another document a patron presents", _t("kind", 32), _t("number", 64), WHY,

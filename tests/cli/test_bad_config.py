@@ -198,19 +198,16 @@ CASES = [
     # check-config and the desk
     Case("check-config tournament a directory", "check",
          _directory("tournament.toml"), ("tournament.toml",)),
-    Case("desk database URL invalid", "desk", lambda _: None, ("--db",)),
-    Case("desk database unreachable", "desk-down", lambda _: None,
-         ("--db", "did not answer"), code=EXIT_UNAVAILABLE),
+    Case("desk API unreachable", "desk-down",
+         _new("desk.toml", '[desk]\napi_url = "http://127.0.0.1:1/"\n'),
+         ("desk.toml", "desk.api_url", "http://127.0.0.1:1/"), code=EXIT_UNAVAILABLE),
     Case("desk config unknown key", "desk-config",
-         _new("desk.toml", '[desk]\ndatabase = "sqlite:///x.sqlite3"\nvenu = "x"\n'),
+         _new("desk.toml", '[desk]\napi_url = "https://lb.casino.lan/"\nvenu = "x"\n'),
          ("desk.toml", "desk.venu")),
-    Case("desk config database not a URL", "desk-config",
-         _new("desk.toml", '[desk]\ndatabase = "nosuchdb+x://nowhere"\n'),
-         ("desk.toml", "desk.database", "nosuchdb")),
-    Case("desk config database unreachable", "desk-config",
-         _new("desk.toml", '[desk]\ndatabase ='
-              ' "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"\n'),
-         ("desk.toml", "desk.database", "did not answer"), code=EXIT_UNAVAILABLE),
+    Case("desk config names a database", "desk-config",
+         _new("desk.toml", '[desk]\napi_url = "https://lb.casino.lan/"\n'
+              'database = "sqlite:///x.sqlite3"\n'),
+         ("desk.toml", "desk.database", "goes through the central service")),
     Case("table daemon not running", "table-status", lambda _: None,
          (TB, "api.socket", "no table daemon answers"), code=EXIT_UNAVAILABLE),
     Case("heat tournament missing", "heat", _remove("tournament.toml"),
@@ -248,9 +245,10 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     if case.command == "desk-config":
         return ["desk", "audit", "--config", str(tmp / "desk.toml")]
     if case.command == "desk-down":
-        return ["desk", "audit", "--db",
-                "postgresql+psycopg://nobody@127.0.0.1:1/x?connect_timeout=2"]
-    return ["desk", "audit", "--db", "nosuchdb+x://nowhere"]
+        (tmp / "pass").write_text("a desk passphrase")
+        return ["desk", "login", "--staff-id", "M1", "--passphrase-file", str(tmp / "pass"),
+                "--config", str(tmp / "desk.toml")]
+    raise AssertionError(case.command)
 
 
 def _tiered(cases: list[Case]) -> list[Any]:

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
 import cli.desk.actions as desk_cli
@@ -19,14 +23,11 @@ from cli.errors import EXIT_ERROR, EXIT_REFUSED, EXIT_UNAVAILABLE
 from cli.main import main
 from game.messages.desk import StaffRoster
 from game.staff import secret_matches
-from leaderboard.desk import DeskCommand
-from leaderboard.desk.sender import RecordingSender, SendError
 from leaderboard.models import AuditEntry, Dispute, Draw, Patron, PayoutCheck, Refusal, Score
-from tests.fixtures.services import Database
 from tests.leaderboard.desk_fields import final_field
-from tests.leaderboard.desk_helpers import FakeClock, add_score, local, migrated
+from tests.leaderboard.desk_helpers import add_score, local
 from tests.leaderboard.ingest_support import FakeTable, enroll
-from wire.signing import Signer
+from tests.leaderboard.served import Served, serve_desk_api
 
 GROUPS = ("staff", "patron", "dispute", "document", "hold")
 PASSPHRASE = "correct horse battery staple"  # noqa: S105 - a test credential
@@ -35,34 +36,39 @@ ADULT = ["--name", "Thabo Mokoena", "--id-kind", "id_document", "--id-number",
 
 
 class Desk:
-    """Runs `showdown desk` on one database with a fixed clock and a recording sender, as
-    ``desk-1`` (the database's first manager, from `showdown desk init`), signed in with
-    `showdown desk login`; the desk config (``$SHOWDOWN_DESK_CONFIG``) names the database, so
-    no command takes more than its own arguments."""
+    """Runs `showdown desk` against the module's central service (tests.leaderboard.served:
+    the desk API over HTTPS, its database emptied for the test, its clock fixed, its tables
+    accepting every command and keeping it in ``sender.commands``), as ``desk-1`` (the
+    database's first manager) signed in with `showdown desk login`; the desk config
+    (``$SHOWDOWN_DESK_CONFIG``) names the API, so no command takes more than its own
+    arguments."""
 
-    def __init__(self, db: Database, home: Path, capsys: pytest.CaptureFixture[str],
+    def __init__(self, served: Served, home: Path, capsys: pytest.CaptureFixture[str],
                  monkeypatch: pytest.MonkeyPatch) -> None:
-        self.db, self.capsys = db, capsys
-        self.clock = FakeClock(local(2026, 7, 3, 14, 0))
-        self.sender = RecordingSender(venue="gold-reef", signer=Signer.generate("desk-a"))
+        self.served, self.capsys, self.monkeypatch = served, capsys, monkeypatch
+        served.reset("desk-1")
+        self.clock = served.clock
+        self.sender = served.tables
         monkeypatch.setattr(desk_cli, "now", self.clock)
-        monkeypatch.setattr(desk_cli, "make_sender", lambda _args: self.sender)
         home.mkdir()
-        config = home / "desk.toml"
-        config.write_text(f'[desk]\ndatabase = "{db.url}"\nvenue = "gold-reef"\n')
-        monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(config))
+        self.config = home / "desk.toml"
+        self.config.write_text(f'[desk]\napi_url = "{served.url}"\napi_ca_file = "{served.ca}"\n'
+                               'terminal = "desk-test"\n')
+        monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(self.config))
         monkeypatch.setenv("XDG_STATE_HOME", str(home / "state"))
+        monkeypatch.delenv("SHOWDOWN_DESK_STAFF", raising=False)
         self.passphrase = home / "desk-1.passphrase"
         self.passphrase.write_text(f"{PASSPHRASE}\n")
         self.signed_at: datetime | None = None
-        with migrated(db):  # the migrations' result, run once per worker: init enrols only
-            pass
-        code, _, err = self.bare("init", "--staff-id", "desk-1", "--name", "Desk One",
-                                 "--passphrase-file", str(self.passphrase))
-        assert code == 0, err
+
+    @contextmanager
+    def database(self) -> Iterator[Engine]:
+        """The central service's database, for what a test sets up or checks there."""
+        yield self.served.engine
 
     def bare(self, *args: str) -> tuple[int, str, str]:
         """`showdown desk ARGS` as it is."""
+        self.capsys.readouterr()
         code = main(["desk", *args])
         out, err = self.capsys.readouterr()
         return code, out, err
@@ -73,10 +79,11 @@ class Desk:
                                  str(passphrase or self.passphrase))
         assert code == 0, err
         self.signed_at = self.clock.now
+        self.monkeypatch.setenv("SHOWDOWN_DESK_STAFF", staff_id)  # who acts from now on
 
     def __call__(self, *args: str) -> tuple[int, str, str]:
         if self.signed_at != self.clock.now:
-            self.login()
+            self.login(os.environ.get("SHOWDOWN_DESK_STAFF", "desk-1"))
         return self.bare(*args)
 
     def json(self, *args: str) -> Any:
@@ -85,10 +92,19 @@ class Desk:
         return json.loads(out)
 
 
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def central(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One central service per module and database kind."""
+    with serve_desk_api(request.param, tmp_path_factory.mktemp("central")) as served:
+        yield served
+
+
 @pytest.fixture
-def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def run(central: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(database_url, tmp_path / "desk-home", capsys, monkeypatch)
+    return Desk(central, tmp_path / "desk-home", capsys, monkeypatch)
 
 
 def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
@@ -120,7 +136,7 @@ def test_register_lists_check_and_audit(run: Desk, tmp_path: Path) -> None:
     code, out, _ = run("check", "--id-number", "7001015009087", "--name", "Other",
                        "--birth-date", "1970-01-01")
     assert (code, out) == (0, "eligible\n")
-    with migrated(run.db) as engine, Session(engine) as s:
+    with run.database() as engine, Session(engine) as s:
         assert s.scalars(select(Refusal.context).order_by(Refusal.id)).all() == [
             "registration", "rescreen", "check"]
     audit = run.json("audit", "--limit", "4")
@@ -139,14 +155,14 @@ def test_buy_open_heat_and_seat(run: Desk) -> None:
     assert (entry["heat_day"], entry["buy_in_cents"]) == ("2026-07-03", 10_000)
     heat = run.json("open-heat", "--table", "t01", "--stage", "qualifying")
     seat = run.json("seat", "--entry", entry["entry_id"], "--table", "t01", "--seat", "6")
-    assert (seat["seat"], seat["heat_id"], seat["player"]) == (6, heat["args"]["heat_id"], pid)
+    assert (seat["seat"], seat["heat_id"], seat["player"]) == (6, heat["heat_id"], pid)
     assert [c.command for c in run.sender.commands] == ["open_heat", "seat"]
     assert run.sender.commands[1].args == {"entry_id": entry["entry_id"], "seat": 6,
                                            "entry_code": entry["code"]}  # the code (D331)
     code, _, err = run("close-heat", "--table", "t01")
     assert code == EXIT_REFUSED and "entries still seated" in err
-    resent = run.json("resend", str(seat["command"]["seq"]))
-    assert resent["seq"] == seat["command"]["seq"]
+    resent = run.json("resend", str(seat["seq"]))
+    assert resent["seq"] == seat["seq"]
     assert run.sender.commands[-1] == run.sender.commands[1]
     code, _, err = run("unseat", "--entry", entry["entry_id"])
     assert code == EXIT_ERROR and "say why the entry leaves (--why)" in err
@@ -171,7 +187,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     assert code == 0, err
     lines = out.splitlines()
     assert lines[:2] == [
-        f"table t01 out of service; heat {heat['args']['heat_id']} closed at the desk",
+        f"table t01 out of service; heat {heat['heat_id']} closed at the desk",
         f"entry {second['code']} refunded: pay the patron R100.00"]
     unseat, close = run.sender.commands[-2:]
     assert (unseat.command, close.command) == ("unseat", "close_heat")
@@ -183,7 +199,7 @@ def test_refund_and_table_fault(run: Desk) -> None:
     third = run.json("buy", "--patron", pid, "--payment", "cash")
     run.json("open-heat", "--table", "t02", "--stage", "qualifying")
     run.json("seat", "--entry", third["entry_id"], "--table", "t02", "--seat", "1")
-    run.sender = _Unreachable()  # type: ignore[assignment]
+    run.sender.mode = "down"
     code, out, err = run("table-fault", "--table", "t02", "--why", "power")
     assert code == EXIT_UNAVAILABLE  # the broker did not answer: try again
     assert f"entry {third['code']} refunded: pay the patron R100.00" in out
@@ -197,7 +213,7 @@ def test_void_and_correct_a_score(run: Desk) -> None:
     bought = [run.json("buy", "--patron", pid, "--payment", "cash") for _ in range(3)]
     voided, corrected, unscored = (b["entry_id"] for b in bought)
     recorded = local(2026, 7, 3, 15, 0)
-    with migrated(run.db) as engine, Session(engine) as s:
+    with run.database() as engine, Session(engine) as s:
         add_score(s, voided, 225_000, stage="qualifying", recorded=recorded,
                   acknowledged=recorded, table="t09", seq=1)
         add_score(s, corrected, 225_000, stage="qualifying", recorded=recorded,
@@ -226,7 +242,8 @@ def test_void_and_correct_a_score(run: Desk) -> None:
     assert code == EXIT_ERROR and "say why the score is corrected (--why)" in err
     ruling = run.json("correct-score", "--entry", corrected, "--score", "R1,500",
                       "--why", "dispute upheld: chips miscounted")
-    assert ruling == {"entry_id": corrected, "ruling": "corrected", "stage": "qualifying",
+    assert ruling == {"entry_id": corrected, "code": bought[1]["code"], "ruling": "corrected",
+                      "stage": "qualifying",
                       "table": "t09", "recorded_cents": 225_000, "counted_cents": 150_000,
                       "at": local(2026, 7, 3, 16, 0).isoformat(),
                       "why": "dispute upheld: chips miscounted"}
@@ -242,7 +259,7 @@ def test_void_and_correct_a_score(run: Desk) -> None:
     assert code == EXIT_ERROR and "no entry 'E-nope'" in err
 
     # The table's figures are kept; the rulings are in the audit with who and why.
-    with migrated(run.db) as engine, Session(engine) as s:
+    with run.database() as engine, Session(engine) as s:
         kept = {row.entry_id: (row.score_cents, row.corrected_cents, row.voided_at is not None)
                 for row in s.scalars(select(Score))}
         assert kept == {voided: (225_000, None, True), corrected: (225_000, 120_050, False)}
@@ -254,39 +271,35 @@ def test_void_and_correct_a_score(run: Desk) -> None:
             ("score.corrected", "desk-1", corrected, "recounted")]
 
 
-class _Unreachable:
-    async def send(self, command: DeskCommand) -> None:
-        raise SendError(f"{command.command} seq {command.seq}: the broker is unreachable")
-
-
-def test_sending_needs_the_desk_key(run: Desk, tmp_path: Path,
-                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.undo()  # the real sender, and no fake clock
-    monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(tmp_path / "desk-home" / "desk.toml"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "desk-home" / "state"))
+def test_the_workstation_neither_signs_nor_opens_the_database(run: Desk) -> None:
+    """The flags a workstation had while it signed and sent the tables' commands and opened
+    the database itself are refused, naming where the desk goes now (issue 33)."""
     run.login()
-    code, _, err = run.bare("open-heat", "--table", "t01", "--stage", "qualifying")
-    assert code == EXIT_ERROR and err.count("\n") == 1
-    assert f"{tmp_path / 'desk-home' / 'desk.toml'}: desk.signing_key" in err
-    code, _, err = run.bare("open-heat", "--table", "t01", "--stage", "qualifying", "--key",
-                            str(tmp_path / "none.key"))
-    assert code == EXIT_ERROR and "--key" in err and "none.key" in err and err.count("\n") == 1
+    for flag, value in (("--key", "desk.key"), ("--broker", "127.0.0.1:1883"),
+                        ("--db", "sqlite:///x.sqlite")):
+        with pytest.raises(SystemExit) as stopped:
+            run.bare("open-heat", "--table", "t01", "--stage", "qualifying", flag, value)
+        assert stopped.value.code == EXIT_ERROR
+        err = run.capsys.readouterr().err
+        assert f"{flag}: the desk no longer opens the database" in err
+        assert "desk.api_url" in err
+    assert run.sender.commands == []
 
 
 def test_places_draw_replay_and_prizes(run: Desk) -> None:
-    with migrated(run.db) as engine, Session(engine, expire_on_commit=False) as s:
+    with run.database() as engine, Session(engine, expire_on_commit=False) as s:
         final_field(s, run.clock)  # qualifying, semis played, Final places allocated
     semis = run.json("semis")
     assert len(semis) == 12 and [p["position"] for p in semis] == list(range(1, 13))
     code, out, _ = run("final")
     assert code == 0 and out.count("no seat yet") == 6
-    drawn = run.json("draw")
+    drawn = run.json("draw", "--witness", "desk-1")
     assert sorted(drawn["seats"].values()) == [1, 2, 3, 4, 5, 6] and not drawn["reused"]
-    again = run.json("draw")
+    again = run.json("draw", "--witness", "desk-1")
     assert again["reused"] and again["seats"] == drawn["seats"]
     code, out, _ = run("draw", "--replay", str(drawn["draw_id"]))
     assert code == 0 and out.startswith(f"draw {drawn['draw_id']}: replay matches")
-    with migrated(run.db) as engine, Session(engine) as s:  # tamper with the stored result
+    with run.database() as engine, Session(engine) as s:  # tamper with the stored result
         row = s.get(Draw, drawn["draw_id"])
         assert row is not None
         swapped = [dict(a) for a in row.result["assignments"]]
@@ -322,34 +335,32 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
     assert code == 0 and json.loads(out)["status"] == "claimed", err
 
 
-def test_default_database_and_bad_urls(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    # The shipped development config (a copy in a checkout of its own): its relative SQLite URL
-    # is ../var/leaderboard.sqlite beside the config folder, wherever the command runs (D334).
-    (tmp_path / "config").mkdir()
-    (tmp_path / "config" / "desk.toml").write_text(
-        (Path(__file__).resolve().parents[2] / "config" / "desk.toml").read_text())
-    (tmp_path / "elsewhere").mkdir()
-    monkeypatch.chdir(tmp_path / "elsewhere")
-    monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(tmp_path / "config" / "desk.toml"))
+def test_the_shipped_config_names_the_api_on_this_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The shipped development config names the central service on this machine (plain HTTP
+    # only to the loopback); with no service there the command is unavailable, naming it.
+    shipped = Path(__file__).resolve().parents[2] / "config" / "desk.toml"
+    text = shipped.read_text()
+    assert "database" not in text.split("[desk]", 1)[1].split("#")[0]
+    free = _free_port()
+    (tmp_path / "desk.toml").write_text(text.replace("8080", str(free)))
+    monkeypatch.setenv("SHOWDOWN_DESK_CONFIG", str(tmp_path / "desk.toml"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    assert main(["desk", "audit"]) == EXIT_ERROR
-    assert "no such SQLite file" in capsys.readouterr().err
-    assert not (tmp_path / "var").exists()
     (tmp_path / "pass").write_text(PASSPHRASE)
-    assert main(["desk", "init", "--staff-id", "M1", "--name", "M. One", "--passphrase-file",
-                 str(tmp_path / "pass")]) == 0
-    assert (tmp_path / "var" / "leaderboard.sqlite").is_file()
-    assert list((tmp_path / "elsewhere").iterdir()) == []
-    capsys.readouterr()
-    assert main(["desk", "audit", "--db", "not a url"]) == EXIT_ERROR
-    assert "is not a database URL" in capsys.readouterr().err
-    assert main(["desk", "login", "--staff-id", "M1", "--passphrase-file",
-                 str(tmp_path / "pass")]) == 0
-    monkeypatch.setattr(desk_cli, "now", lambda: datetime(2026, 7, 3, 12, 0))
-    code = main(["desk", "register", *ADULT])
-    assert code == EXIT_ERROR
-    assert "without a time zone" in capsys.readouterr().err
+    code = main(["desk", "login", "--staff-id", "M1", "--passphrase-file",
+                 str(tmp_path / "pass")])
+    err = capsys.readouterr().err
+    assert code == EXIT_UNAVAILABLE and err.count("\n") == 1
+    assert f"desk.api_url http://127.0.0.1:{free}/api/desk/session" in err
+    assert main(["desk", "init", "--staff-id", "M1", "--name", "M. One"]) == EXIT_REFUSED
+    assert "showdown leaderboard init --db URL" in capsys.readouterr().err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 # ---- the tables' consoles (issue 12) -----------------------------------------------------------
@@ -375,7 +386,7 @@ def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
                        "dealer", "--card", "0011AABB")  # a card alone: nothing is asked
     assert code == 0, err
     listed = run.json("staff", "list")
-    assert [(m["staff_id"], m["has_pin"], m["has_card"], m["has_passphrase"],
+    assert [(m["staff_id"], m["pin"], m["card"], m["passphrase"],
              m["roster_version"]) for m in listed] == [
         ("C1", False, True, False, 4), ("D12", True, True, False, 4),
         ("S1", True, False, False, 4), ("desk-1", False, False, True, 4)]
@@ -383,7 +394,7 @@ def test_staff_enrolment_and_the_roster_sent(run: Desk, tmp_path: Path,
     code, out, _ = run("staff", "disable", "C1")
     assert code == 0 and "C1 Card Only (dealer, card, DISABLED): disabled; roster version 5" \
         in out
-    with migrated(run.db) as engine:
+    with run.database() as engine:
         enroll(engine, FakeTable("t01"), FakeTable("t02"))
     sent = run.json("staff", "send")
     assert (sent["roster_version"], [s["table"] for s in sent["sent"]]) == (5, ["t01", "t02"])
@@ -435,7 +446,7 @@ def test_participants_proof_is_recorded_and_carried_to_the_seat(
     seat = run.sender.commands[-1].args
     assert secret_matches("55557777", seat["card_hash"])
     assert secret_matches("0042", seat["pin_hash"])
-    with migrated(run.db) as engine, Session(engine) as s:
+    with run.database() as engine, Session(engine) as s:
         patron = s.get(Patron, pid)
         assert patron is not None and patron.card_hash == seat["card_hash"]
 
@@ -450,7 +461,7 @@ def test_desk_acknowledgement_disputes_and_payouts(run: Desk) -> None:
     assert run.sender.commands == []
     recorded = local(2026, 7, 3, 15, 0)
     at = recorded.astimezone(UTC)
-    with migrated(run.db) as engine, Session(engine) as s:
+    with run.database() as engine, Session(engine) as s:
         add_score(s, entry, 23_450, stage="qualifying", recorded=recorded, acknowledged=None,
                   table="t04", seq=3)
         s.add(Dispute(entry_id=other, table_id="t04", seq=4, stage="qualifying", heat_id="h",
@@ -520,7 +531,7 @@ def test_identities_line_up_on_the_command_line(run: Desk) -> None:
     record = run.json("patron", "show", "--patron", pid)
     assert [(e["code"], e["state"], e["score"]) for e in record["entries"]] == [
         (entry["code"], "seated", None)]
-    with migrated(run.db) as engine, Session(engine) as s:
+    with run.database() as engine, Session(engine) as s:
         add_score(s, entry["entry_id"], 12_500, stage="qualifying",
                   acknowledged=local(2026, 7, 3, 23, 40), recorded=local(2026, 7, 3, 23, 35))
     record = run.json("patron", "show", "--patron", pid)

@@ -1,5 +1,5 @@
-"""`showdown desk dispute raise|rule|close|show|list` on one database (SQLite and PostgreSQL),
-with a recording sender for the command a ruling sends its table."""
+"""`showdown desk dispute raise|rule|close|show|list` against the central service's desk API
+(SQLite and PostgreSQL), whose tables keep the command a ruling sends."""
 
 from __future__ import annotations
 
@@ -7,9 +7,8 @@ from sqlalchemy.orm import Session
 
 from cli.errors import EXIT_ERROR, EXIT_REFUSED
 from leaderboard.projections import project
-from tests.cli.test_desk import ADULT, Desk, run  # noqa: F401 (the fixture)
+from tests.cli.test_desk import ADULT, Desk, central, run  # noqa: F401 (the fixtures)
 from tests.leaderboard.desk_fields import HEAT_TIME
-from tests.leaderboard.desk_helpers import migrated
 from wire.envelope import seal
 from wire.signing import Signer
 
@@ -23,7 +22,7 @@ def stored_hand(desk: Desk, entry: str) -> None:
             "seats": [{"seat": 2, "entry_id": entry}]}
     envelope = seal(venue="gold-reef", table="t01", seq=20, wall=HEAT_TIME, type="hand.settled",
                     body=body, boot="b", mono=20, signer=Signer.from_seed("t01", bytes(32)))
-    with migrated(desk.db) as engine, Session(engine) as s:
+    with desk.database() as engine, Session(engine) as s:
         project(s.connection(), envelope)
         s.commit()
 

@@ -8,18 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from cli.desk.table_answers import EXIT_HELD
 from cli.errors import EXIT_ERROR, EXIT_REFUSED
-from tests.cli.test_desk import ADULT, Desk
-from tests.fixtures.services import Database
+from tests.cli.test_desk import ADULT, Desk, central, run  # noqa: F401 (the fixtures)
 
 
-@pytest.fixture
-def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(database_url, tmp_path / "desk-home", capsys, monkeypatch)
-
-
-def test_payment_is_required_and_fees_are_listed(run: Desk) -> None:
+def test_payment_is_required_and_fees_are_listed(run: Desk) -> None:  # noqa: F811
     pid = run.json("register", *ADULT)["patron_id"]
     for wrong, says in ((("--patron", pid), "the following arguments are required: --payment"),
                         (("--patron", pid, "--payment", "cheque"), "invalid choice: 'cheque'")):
@@ -36,13 +30,13 @@ def test_payment_is_required_and_fees_are_listed(run: Desk) -> None:
 
 
 def test_a_possible_match_is_held_listed_and_approved_by_a_supervisor(
-        run: Desk, tmp_path: Path) -> None:
+        run: Desk, tmp_path: Path) -> None:  # noqa: F811
     listed = tmp_path / "nrgp.csv"
     listed.write_text("id_number,name,birth_date\n7705055009087,Thabo Mokoena,1980-01-01\n")
     assert run("import-list", "self_exclusion", str(listed), "--source", "NRGP", "--date",
                "2026-07-01")[0] == 0
     code, out, _ = run("register", *ADULT)  # another ID number, the same name and birth date
-    assert code == 0 and "HELD for a supervisor's decision" in out
+    assert code == EXIT_HELD and "HELD for a supervisor's decision" in out
     pid = out.split()[1]
     code, _, err = run("buy", "--patron", pid, "--payment", "cash")
     assert code == EXIT_REFUSED and "held for a supervisor's decision (hold 1)" in err
@@ -71,7 +65,7 @@ def test_a_possible_match_is_held_listed_and_approved_by_a_supervisor(
     assert (code, out) == (0, f"passport A1234567 recorded for patron {pid}\n")
 
 
-def test_disqualify_sends_unseat_for_a_seated_entry(run: Desk) -> None:
+def test_disqualify_sends_unseat_for_a_seated_entry(run: Desk) -> None:  # noqa: F811
     pid = run.json("register", *ADULT)["patron_id"]
     entry = run.json("buy", "--patron", pid, "--payment", "cash")["entry_id"]
     assert run("open-heat", "--table", "t01", "--stage", "qualifying")[0] == 0

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cli.doctor.desk import check_desk
-from cli.doctor.table import FAIL, OK, WARN, Probes, may_open
+from cli.doctor.table import FAIL, OK, Probes, may_open
 from deploy import certs
 from game.errors import ConfigError
 from leaderboard.config import read_leaderboard_config
@@ -24,7 +24,6 @@ from runtime.errors import Unavailable
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.support import Running, finish, start
 from tests.leaderboard.test_config import MINIMAL, refusal, write
-from wire.signing import Signer, save_private_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,8 +88,7 @@ def test_tls_keys_are_checked(tmp_path: Path, pki: Pki) -> None:
 def _desk(tmp_path: Path, url: str, ca: Path | None) -> Path:
     path = tmp_path / "desk.toml"
     ca_line = f'api_ca_file = "{ca}"\n' if ca else ""
-    path.write_text(f'[desk]\ndatabase = "sqlite:///{tmp_path}/x.sqlite3"\n'
-                    f'api_url = "{url}"\n{ca_line}')
+    path.write_text(f'[desk]\napi_url = "{url}"\n{ca_line}')
     return path
 
 
@@ -146,19 +144,12 @@ async def test_the_service_does_not_answer_in_clear_text(tls_service: Running) -
 
 
 def _desk_toml(tmp_path: Path, run: Running, ca: Path) -> Path:
-    key = tmp_path / "desk.key"
-    if not key.exists():
-        save_private_key(Signer.generate("desk"), key)
     path = tmp_path / "desk.toml"
     path.write_text(f"""
 [desk]
-database = "sqlite:///{tmp_path / 'leaderboard.sqlite3'}"
-venue = "casino-1"
-signing_key = "desk.key"
 api_url = "https://127.0.0.1:{run.port}/"
 api_ca_file = "{ca}"
-[mqtt]
-broker = "{run.broker.host}:{run.broker.port}"
+terminal = "desk-1"
 """)
     return path
 
@@ -166,9 +157,9 @@ broker = "{run.broker.host}:{run.broker.port}"
 async def test_doctor_desk_over_https(tmp_path: Path, tls_service: Running, pki: Pki) -> None:
     probes = Probes(clock_synced=lambda: True)
     good = await asyncio.to_thread(check_desk, _desk_toml(tmp_path, tls_service, pki.ca), probes)
-    assert [(f.check, f.status) for f in good] == [
-        ("config", OK), ("desk api", OK), ("broker", WARN), ("database", OK), ("key", OK),
-        ("clock", OK)]
+    # A workstation holds no database, key or broker account (issue 33): nothing else to check.
+    assert [(f.check, f.status) for f in good] == [("config", OK), ("desk api", OK),
+                                                   ("clock", OK)]
     assert "answers over HTTPS (venue CA)" in good[1].found
     bad = await asyncio.to_thread(check_desk, _desk_toml(tmp_path, tls_service, pki.other_ca),
                                   probes)

@@ -12,8 +12,8 @@ import pytest
 
 from cli.errors import EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_USAGE
 from cli.main import main
-from tests.cli.test_desk import ADULT, Desk
-from tests.fixtures.services import Database
+from tests.cli.test_desk import ADULT, Desk, central  # noqa: F401 (the fixture)
+from tests.leaderboard.served import Served
 
 
 def typo(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
@@ -33,9 +33,9 @@ def failed(capsys: pytest.CaptureFixture[str], code: int, *argv: str) -> str:
     return err
 
 
-def test_desk(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def test_desk(central: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str],  # noqa: F811
               monkeypatch: pytest.MonkeyPatch) -> None:
-    desk = Desk(database_url, tmp_path / "home", capsys, monkeypatch)
+    desk = Desk(central, tmp_path / "home", capsys, monkeypatch)
     assert "invalid choice: 'registr'" in typo(capsys, "desk", "registr", *ADULT)
     assert "nobody is signed in" in failed(capsys, EXIT_REFUSED, "desk", "register", *ADULT)
     wrong = tmp_path / "wrong"

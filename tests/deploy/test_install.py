@@ -188,9 +188,11 @@ def test_central_then_table_then_desk(tmp_path: Path) -> None:
     assert table_config.mqtt.username == "t03"
     assert f'password = "{table_config.mqtt.password}"' in installed.read_text()
 
-    args = ("install", "desk", "--venue", "casino-1", "--db", "sqlite:////tmp/lb.sqlite3",
-            "--broker", "broker.casino.lan:8883", "--ca", str(ca), "--credentials",
-            str(creds / "desk.toml"), "--root", str(desk))
+    args = ("install", "desk", "--venue", "casino-1", "--ca", str(ca), "--root", str(desk))
+    retired = showdown(*args, "--api-url", "https://10.20.0.5:8443/", "--db",
+                       "sqlite:////tmp/lb.sqlite3")
+    assert retired.returncode == 2 and "--db: a desk workstation holds no database URL" \
+        in retired.stderr
     refused = showdown(*args, "--api-url", "http://10.20.0.5:8443/")
     assert refused.returncode == 2
     assert "desk.api_url" in refused.stderr and "clear text" in refused.stderr
@@ -201,7 +203,7 @@ def test_central_then_table_then_desk(tmp_path: Path) -> None:
     desk_config = read_desk_config(desk / "etc/showdown/desk.toml")
     assert desk_config.api_url == "https://10.20.0.5:8443/"
     assert desk_config.api_ca_file == desk / "etc/showdown/venue-ca.pem"
-    assert desk_config.username == "desk" and desk_config.password is not None
+    assert not (desk / "etc/showdown/desk.key").exists()  # the central service signs
     unit = (desk / "etc/systemd/system/showdown-screen.service").read_text()
     assert "--kiosk" in unit and "https://10.20.0.5:8443/?kiosk=1" in unit
 

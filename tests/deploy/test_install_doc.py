@@ -4,8 +4,8 @@ under the central's; the working folder is the technician's USB key, holding the
 page says to carry): each dry run succeeds on its machine as it is, changes nothing and lists
 the steps the real run then takes; the PostgreSQL command the page shows is the one the install
 prints. (The `psql` command itself runs against a real PostgreSQL in
-tests/deploy/test_install_services.py; apt-get and systemctl are the machine's; `showdown desk
-init` runs in tests/cli/test_desk.py.)
+tests/deploy/test_install_services.py; apt-get and systemctl are the machine's; `showdown
+leaderboard init` runs in tests/cli/test_desk_login.py.)
 """
 
 from __future__ import annotations
@@ -128,16 +128,16 @@ def test_every_install_command_of_the_page_runs_in_its_order(tmp_path: Path) -> 
     _carry(etc / "broker/credentials/desk.toml", usb)
     _carry(etc / "enrolment/leaderboard.pub", usb)
 
-    # 3. the desk workstation
+    # 3. the desk workstation: a client of the desk API, no key to carry (issue 33)
     _run(shlex.split(desk), machine["desk"], usb)
-    _carry(machine["desk"] / "etc/showdown/enrolment/desk.pub", usb)
+    assert not (machine["desk"] / "etc/showdown/desk.key").exists()
 
     # 4. each table PC with its credentials (t03's machine of step 1)
     _carry(REPO / "config" / "chips.example.csv", usb, "chips.csv")
     dry, real = _run(shlex.split(table_second), machine["t03"], usb)
     assert "not there yet" not in dry + real
     config = (machine["t03"] / "etc/showdown/table.toml").read_text()
-    assert "desk = " in config and "leaderboard = " in config
+    assert "leaderboard = " in config  # the central service signs the desk's commands
 
     # 5. a room screen
     _run(shlex.split(screen), machine["screen"], usb)

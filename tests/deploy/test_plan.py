@@ -155,13 +155,14 @@ def test_central_makes_the_ca_before_the_certificates_and_the_broker() -> None:
 
 @pytest.mark.parametrize("screen", [None, "https://10.20.0.5:8443/?kiosk=1"])
 def test_desk_with_and_without_a_room_screen(screen: str | None) -> None:
-    steps = plan_desk(DeskRequest(venue="casino-1", database="sqlite:////tmp/x.sqlite3",
-                                  brokers=("broker.casino.lan:8883",),
-                                  api_url="https://10.20.0.5:8443/", ca_pem="PEM",
-                                  ca_source="venue-ca.pem", credentials=CREDENTIALS,
+    steps = plan_desk(DeskRequest(venue="casino-1", api_url="https://10.20.0.5:8443/",
+                                  ca_pem="PEM", ca_source="venue-ca.pem",
                                   screen_url=screen), TEMPLATES)
     paths = {s.path for s in steps if isinstance(s, File)}
     assert "/etc/showdown/desk.toml" in paths and "/etc/showdown/venue-ca.pem" in paths
+    # The desk is a client of the central service (issue 33): no key, no broker account.
+    assert not any("desk.key" in s.path or "mqtt-desk" in s.path for s in steps
+                   if hasattr(s, "path"))
     kiosk = [s for s in steps if isinstance(s, File) and "showdown-screen" in s.path]
     if screen is None:
         assert kiosk == []

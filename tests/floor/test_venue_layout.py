@@ -71,9 +71,9 @@ def test_the_central_and_desk_configs_are_read_by_their_readers(venue: VenueLayo
     assert central.database == f"sqlite:///{venue.directory / 'leaderboard.sqlite3'}"
     assert set(central.tables) == set(TABLES)  # each table's key enrolled at the centre
     assert central.mqtt.username == "leaderboard" and central.mqtt.tls
-    desk = read_desk_config(venue.desk_config)
-    assert desk.database == central.database
-    assert desk.venue == "rehearsal"
+    desk = read_desk_config(venue.desk_config)  # a client of the central desk API (issue 33)
+    assert desk.api_url == f"http://127.0.0.1:{central.http.port}/"
+    assert desk.terminal == "rehearsal-desk"
 
 
 def test_the_tournament_passes_check_config_and_takes_buy_ins_today(

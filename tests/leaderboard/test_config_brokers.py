@@ -37,16 +37,11 @@ def test_service_without_any_broker_says_what_to_write(tmp_path: Path) -> None:
         read_leaderboard_config(path)
 
 
-def test_desk_sends_through_every_node_in_order(tmp_path: Path) -> None:
-    desk = parse_desk_config({"desk": {"database": "sqlite://"},
-                              "mqtt": {"brokers": ["a:1883", "b:1884"]}},
-                             source="desk.toml", base=tmp_path)
-    assert desk.mqtt().brokers == (("a", 1883), ("b", 1884))
-
-
-def test_desk_refuses_a_bad_node_naming_it(tmp_path: Path) -> None:
+def test_the_desk_names_no_broker(tmp_path: Path) -> None:
+    # The central service sends the desk's commands over its own broker account (issue 33).
     with pytest.raises(ConfigError) as caught:
-        parse_desk_config({"desk": {"database": "sqlite://"},
-                           "mqtt": {"brokers": ["a:1883", "b"]}},
+        parse_desk_config({"desk": {"api_url": "https://lb.casino.lan/"},
+                           "mqtt": {"brokers": ["a:1883", "b:1884"]}},
                           source="desk.toml", base=tmp_path)
-    assert "desk.toml" in str(caught.value) and "mqtt.brokers[1]" in str(caught.value)
+    assert caught.value.key == "mqtt" and "goes through the central service" in str(
+        caught.value)

@@ -88,46 +88,21 @@ def test_every_file_key_of_the_leaderboard_is_relative_to_its_config(etc: Path) 
 
 
 def desk(etc: Path, **sections: dict[str, object]) -> Path:
-    data: dict[str, object] = {"desk": {"database": "sqlite:///../var/lb.sqlite"}}
+    data: dict[str, object] = {"desk": {"api_url": "https://lb.casino.lan:8443/"}}
     data.update(sections)
     path = etc / "desk.toml"
     path.write_text(tomli_w.dumps(data), encoding="utf-8")
     return path
 
 
-def test_the_desks_relative_sqlite_url_is_relative_to_desk_toml(etc: Path) -> None:
-    config = read_desk_config(desk(etc))
-    assert config.database == f"sqlite:///{etc}/../var/lb.sqlite"
-    absolute = read_desk_config(desk(etc, desk={"database": "sqlite:////srv/lb.sqlite"}))
-    assert absolute.database == "sqlite:////srv/lb.sqlite"
-
-
 def test_every_file_key_of_the_desk_is_relative_to_desk_toml(etc: Path) -> None:
+    # A workstation names no database, key or broker files any more (issue 33): the venue CA
+    # and the tournament settings are its only files.
     (etc / "settings").mkdir()
     (etc / "settings/tournament.toml").write_text("")
-    (etc / "venue-ca.pem").write_text("")
     (etc / "api-ca.pem").write_text("")
-    (etc / "desk.pw").write_text("pw\n")
     config = read_desk_config(desk(
-        etc,
-        desk={"database": "sqlite:///lb.sqlite", "tournament": "settings/tournament.toml",
-              "signing_key": "keys/desk.key", "api_url": "https://lb.casino.lan:8443/",
-              "api_ca_file": "api-ca.pem"},
-        mqtt={"username": "desk", "password_file": "desk.pw", "ca_file": "venue-ca.pem"}))
+        etc, desk={"tournament": "settings/tournament.toml",
+                   "api_url": "https://lb.casino.lan:8443/", "api_ca_file": "api-ca.pem"}))
     assert config.tournament == etc / "settings/tournament.toml"
-    assert config.signing_key == etc / "keys/desk.key"
     assert config.api_ca_file == etc / "api-ca.pem"
-    assert config.ca_file == etc / "venue-ca.pem"
-    assert config.password == "pw"  # noqa: S105
-
-
-def test_the_desks_credentials_file_is_relative_to_desk_toml_and_its_ca_to_it(
-        etc: Path) -> None:
-    # Before issue 31 the credentials file's ca_file was read against the working directory.
-    (etc / "credentials").mkdir()
-    (etc / "credentials/desk.toml").write_text(
-        '[mqtt]\nhost = "mqtt1"\nport = 8883\nusername = "desk"\npassword = "pw"\n'
-        'tls = true\nca_file = "venue-ca.pem"\n')
-    config = read_desk_config(desk(etc, mqtt={"credentials_file": "credentials/desk.toml"}))
-    assert (config.host, config.username) == ("mqtt1", "desk")
-    assert config.ca_file == etc / "credentials/venue-ca.pem"

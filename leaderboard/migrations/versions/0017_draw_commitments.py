@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0017_draw_commitments"
-down_revision = "0015_counts_decks"
+down_revision = "0016_desk_terminal_sessions"
 branch_labels = None
 depends_on = None
 
