@@ -582,8 +582,16 @@ async def final(floor: SimulatedFloor) -> None:
         s, st, floor.clock.wall, actor=by))
     floor.say(f"desk: the top {len(allocated)} of the semi-finals go to the Final")
     await _proxies(floor, Stage.FINAL, allocated)
+    # The seed is committed first (its SHA-256 shown and audited, a supervisor witnessing,
+    # D500), then revealed by the draw that uses it.
+    witness = next(s for s, role in floor.desk.staff if role == "supervisor")
+    committed = await floor.desk.at_desk("draw.commit", lambda s, _, by: desk.commit_draw(
+        s, floor.clock.wall, actor=by, stage=Stage.FINAL.value, witness=witness,
+        random_bytes=_draw_bytes(floor.plan.seed)))
+    floor.say(f"desk: the Final's seed committed before the draw (SHA-256"
+              f" {committed.seed_sha256}, witness {witness})")
     drawn = await floor.desk.at_desk("draw.final", lambda s, st, by: desk.draw_final(
-        s, st, floor.clock.wall, actor=by, random_bytes=_draw_bytes(floor.plan.seed)))
+        s, st, floor.clock.wall, actor=by, commitment_id=committed.commitment_id))
     floor.report.draw = {"draw_id": drawn.draw_id, "random_hex": drawn.random_hex,
                          "seats": dict(drawn.seats)}
     places = _places(floor, Stage.FINAL)
