@@ -5,8 +5,8 @@
     2. POST /draws {stage: "final", commitment_id}       -> the draw, its seed revealed
        (``seed_hex``), which anyone can check against the digest printed first.
 
-A service without the commitment routes (404 on /draw-commitments) is drawn as before, with
-no commitment, and the command says so (D405). ``--replay ID`` replays a stored draw.
+Both steps are the central service's: the desk never draws without a commitment (D405).
+``--replay ID`` replays a stored draw.
 """
 
 from __future__ import annotations
@@ -33,15 +33,10 @@ def _replay(args: argparse.Namespace) -> int:
     return 0 if r["matches"] else 1
 
 
-def _commit(args: argparse.Namespace) -> dict[str, Any] | None:
-    """The commitment made before the draw (printed at once); None when the service has no
-    commitment routes."""
-    answer = api.exchange(args, "POST", "draw-commitments",
-                          {"stage": "final", "witness": args.witness, "why": args.why},
-                          accept=(404,))
-    if answer.status == 404:
-        return None
-    c = answer.body
+def _commit(args: argparse.Namespace) -> dict[str, Any]:
+    """The commitment made before the draw (printed at once)."""
+    c = api.call(args, "POST", "draw-commitments",
+                 {"stage": "final", "witness": args.witness, "why": args.why})
     if not args.json:
         print(f"commitment {c['commitment_id']} made at {c['committed_at']}: seed SHA-256"
               f" {c['seed_sha256']}, witnessed by {args.witness}", flush=True)
@@ -56,18 +51,14 @@ def run_draw(args: argparse.Namespace) -> int:
         raise CommandError("--witness STAFF_ID is required: the staff member who watches the"
                            " seed's digest recorded before the draw")
     commitment = _commit(args)
-    body: dict[str, Any] = {"why": args.why}
-    if commitment is not None:
-        body |= {"stage": "final", "commitment_id": commitment["commitment_id"]}
+    body: dict[str, Any] = {"why": args.why, "stage": "final",
+                            "commitment_id": commitment["commitment_id"]}
     outcome = api.call(args, "POST", "draws", body)
     seed = outcome.get("seed_hex")
     lines = [f"draw {outcome['draw_id']} " + ("(already drawn: reused)" if outcome.get("reused")
                                               else "made")
              + f", random bytes {outcome.get('random_hex')}"]
-    if commitment is None:
-        lines.append("no commitment: the central service has no draw-commitment routes (drawn"
-                     " as before)")
-    elif seed is not None:
+    if seed is not None:
         matches = hashlib.sha256(bytes.fromhex(seed)).hexdigest() == commitment["seed_sha256"]
         lines.append(f"seed revealed {seed}: its SHA-256 "
                      + ("matches the commitment" if matches else "DOES NOT MATCH the commitment"))

@@ -5,6 +5,7 @@ disputes, payout checks)."""
 from __future__ import annotations
 
 import getpass
+import hashlib
 import json
 import os
 import socket
@@ -293,10 +294,18 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
     assert len(semis) == 12 and [p["position"] for p in semis] == list(range(1, 13))
     code, out, _ = run("final")
     assert code == 0 and out.count("no seat yet") == 6
-    drawn = run.json("draw", "--witness", "desk-1")
+    code, _, err = run("staff", "add", "--staff-id", "S2", "--name", "Second Supervisor",
+                       "--role", "supervisor", "--passphrase-file", str(run.passphrase))
+    assert code == 0, err
+    code, _, err = run("draw", "--witness", "desk-1")  # the one drawing cannot witness
+    assert code == EXIT_ERROR and "witness" in err
+    drawn = run.json("draw", "--witness", "S2")
     assert sorted(drawn["seats"].values()) == [1, 2, 3, 4, 5, 6] and not drawn["reused"]
-    again = run.json("draw", "--witness", "desk-1")
-    assert again["reused"] and again["seats"] == drawn["seats"]
+    # The digest printed before the draw is the SHA-256 of the seed the draw revealed.
+    assert (hashlib.sha256(bytes.fromhex(drawn["seed_hex"])).hexdigest()
+            == drawn["commitment"]["seed_sha256"])
+    code, _, err = run("draw", "--witness", "S2")  # drawn once: no second commitment
+    assert code == EXIT_REFUSED and "drawn already" in err
     code, out, _ = run("draw", "--replay", str(drawn["draw_id"]))
     assert code == 0 and out.startswith(f"draw {drawn['draw_id']}: replay matches")
     with run.database() as engine, Session(engine) as s:  # tamper with the stored result
@@ -322,9 +331,6 @@ def test_places_draw_replay_and_prizes(run: Desk) -> None:
     run.clock.now = local(2026, 8, 17, 0, 0)
     prizes = run.json("prizes")
     assert [p["status"] for p in prizes] == ["expired"] * 4  # rule 55: 1 August + 15 days
-    code, _, err = run("staff", "add", "--staff-id", "S2", "--name", "Second Supervisor",
-                       "--role", "supervisor", "--passphrase-file", str(run.passphrase))
-    assert code == 0, err
     run.login("S2")  # desk-1 awarded the prizes: another person pays them
     code, _, err = run.bare("claim", str(prizes[0]["award_id"]), "--id-number", "5001015009087")
     assert code == EXIT_REFUSED and "expired at 2026-08-17 00:00" in err
