@@ -6,17 +6,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, make_url, select
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
-from sqlalchemy.orm import Session
-
-from cli.desk.actions import clock, show
-from cli.desk.staff import read_passphrase
 from cli.errors import CommandError
-from leaderboard.db import make_engine, shown, upgrade
-from leaderboard.desk.auth import init_first_manager
-from leaderboard.models import StaffRecord
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 __all__ = ["add_init", "run_init"]
 
@@ -39,6 +34,11 @@ def add_init(lsub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _engine(url: str) -> Engine:
+    from sqlalchemy import make_url  # noqa: PLC0415 (only `init` needs the database stack)
+    from sqlalchemy.exc import ArgumentError  # noqa: PLC0415
+
+    from leaderboard.db import make_engine  # noqa: PLC0415
+
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -50,6 +50,16 @@ def _engine(url: str) -> Engine:
 
 def run_init(args: argparse.Namespace) -> int:
     """Create (or upgrade) the central database and enrol its first manager."""
+    from sqlalchemy import select  # noqa: PLC0415 (only `init` needs the database stack)
+    from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
+    from sqlalchemy.orm import Session  # noqa: PLC0415
+
+    from cli.desk.actions import clock, show  # noqa: PLC0415
+    from cli.desk.staff import read_passphrase  # noqa: PLC0415
+    from leaderboard.db import shown, upgrade  # noqa: PLC0415
+    from leaderboard.desk.auth import init_first_manager  # noqa: PLC0415
+    from leaderboard.models import StaffRecord  # noqa: PLC0415
+
     url = args.db
     engine = _engine(url)
     try:

@@ -75,9 +75,9 @@ def register(sub: Any) -> None:
                    " address) whose wait to lift; without it, every terminal's")
     d.add_argument("--stage", choices=["opening", "closing"],
                    help="count_chips, confirm_count: the heat's opening or closing count")
-    d.add_argument("--count", dest="counts", action="append", type=_chip_count,
+    d.add_argument("--counted", dest="counts", action="append", type=_chip_count,
                    metavar="VALUE=N", help="count_chips: N chips of VALUE counted (rand),"
-                   " once per chip value, e.g. --count R5=40 --count R100=12")
+                   " once per chip value, e.g. --counted R5=40 --counted R100=12")
     d.add_argument("--decks", type=int, metavar="N",
                    help="decks_received, decks_opened, decks_used, decks_destroyed: how many")
     d.add_argument("--seal", dest="seals", action="append", metavar="NUMBER",
@@ -96,7 +96,7 @@ def register(sub: Any) -> None:
 
 
 def _chip_count(text: str) -> tuple[int, int]:
-    """``--count R5=40``: (value in cents, how many); a usage error names what is wrong."""
+    """``--counted R5=40``: (value in cents, how many); a usage error names what is wrong."""
     value, sep, count = text.partition("=")
     if not sep or not count.strip().isdigit():
         raise argparse.ArgumentTypeError(f"{text!r}: give VALUE=N, e.g. R5=40")
@@ -258,7 +258,7 @@ def _tally_fields(args: argparse.Namespace, request: dict[str, Any]) -> None:
     if args.counts:
         values = [v for v, _ in args.counts]
         if len(set(values)) != len(values):
-            raise CommandError("--count: give each chip value once")
+            raise CommandError("--counted: give each chip value once")
         request["counted"] = {str(v): n for v, n in args.counts}
     if args.decks is not None:
         request["decks"] = args.decks

@@ -183,6 +183,8 @@ AUDIT_ACTIONS: Final = _events(
     # sign-in and staff administration
     ("desk.signed_in", "info", "who worked the desk, and from when"),
     ("desk.signed_out", "info", "when a desk session ended"),
+    ("desk.session_revoked", "notice", "a desk session ended by its owner or a manager before"
+     " its time (a terminal left signed in, a credential feared seen)"),
     ("desk.sign_in_failed", "notice", "a wrong passphrase or unknown account at the desk: a"
      " possible attempt at someone else's access"),
     ("desk.locked", "warning", "repeated failures locked a desk account"),
@@ -234,12 +236,18 @@ AUDIT_ACTIONS: Final = _events(
     ("score.dispute_resolved", "notice", "a supervisor resolved a participant's dispute"),
     ("dispute.raised", "warning", "a participant's complaint recorded at the desk"),
     ("dispute.ruled", "notice", "a supervisor's ruling on a complaint"),
+    ("dispute.bundle_countersigned", "info", "a table's dispute bundle checked and"
+     " countersigned by the central service"),
+    ("certifier.exported", "notice", "the promotion's records exported for the independent"
+     " certifier (Consumer Protection Act s36): who, which period, the bundle's digest"),
     ("dispute.closed", "info", "the participant was told the outcome of their complaint"),
     # line-ups, the Final's draw and prizes
     ("semi_final.allocated", "notice", "who qualified for the semi-finals, from the standings"),
     ("final.allocated", "notice", "who qualified for the Final, from the standings"),
     ("semi_final.seat_chosen", "info", "a semi-finalist chose a heat and seat"),
     ("proxy.nominated", "notice", "a place is to be played by a proxy (rules 25, 41)"),
+    ("final.draw_committed", "notice", "the Final's seed committed before the draw: its"
+     " SHA-256 and the witness, recorded before any seat is drawn"),
     ("final.drawn", "notice", "the Final's seats were drawn"),
     ("final.seats_applied", "info", "the Final's drawn seats were given to the entries"),
     ("prize.awarded", "notice", "prizes awarded and their amounts: money owed to winners"),

@@ -208,6 +208,13 @@ CASES = [
          _new("desk.toml", '[desk]\napi_url = "https://lb.casino.lan/"\n'
               'database = "sqlite:///x.sqlite3"\n'),
          ("desk.toml", "desk.database", "goes through the central service")),
+    Case("desk config holds a signing key", "desk-config",
+         _new("desk.toml", '[desk]\napi_url = "https://lb.casino.lan/"\n'
+              'signing_key = "desk.key"\n'),
+         ("desk.toml", "desk.signing_key", "goes through the central service")),
+    Case("desk API in clear text off the loopback", "desk-config",
+         _new("desk.toml", '[desk]\napi_url = "http://lb.casino.lan:8080/"\n'),
+         ("desk.toml", "desk.api_url", "clear text")),
     Case("table daemon not running", "table-status", lambda _: None,
          (TB, "api.socket", "no table daemon answers"), code=EXIT_UNAVAILABLE),
     Case("heat tournament missing", "heat", _remove("tournament.toml"),

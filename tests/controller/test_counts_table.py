@@ -159,7 +159,7 @@ async def test_the_dealer_cli_counts_and_a_supervisor_confirms_with_their_own_pi
             pins[person["staff_id"]] = tmp_path / f"pin-{person['staff_id']}"
             pins[person["staff_id"]].write_text(person["pin"] + "\n")
         expected = tray(table)
-        counts = [f"--count={format_rand(v)}={n}" for v, n in sorted(expected.items())]
+        counts = [f"--counted={format_rand(v)}={n}" for v, n in sorted(expected.items())]
         base = ["table", "dealer", "--socket", sock, "--staff-id", D, "--pin-file",
                 str(pins[D]), "--stage", "opening"]
         assert await asyncio.to_thread(main, [*base[:2], "count_chips", *base[2:],

@@ -108,9 +108,8 @@ def test_the_settings_are_checked_naming_the_file_and_key(tmp_path: Path) -> Non
     older.write_text(shipped.replace('card_forms = ["track2", "plain", "uid"]', ""),
                      encoding="utf-8")
     assert read_tournament(older).card_forms == ("track2", "uid", "plain")
-    with pytest.raises(ConfigError, match=r"desk\.names: 'full' is not one of entry_code,"):
-        parse_desk_config({"desk": {"database": "sqlite:///x.db", "names": "full"}},
+    # How names are shown is the central service's setting now ([page] names): a desk.toml
+    # that still sets it is told so, naming the key (D400).
+    with pytest.raises(ConfigError, match=r"desk\.names: .*central service"):
+        parse_desk_config({"desk": {"api_url": "https://lb.casino.lan/", "names": "full"}},
                           source="desk.toml", base=tmp_path)
-    assert parse_desk_config({"desk": {"database": "sqlite:///x.db",
-                                       "names": "screen_name"}},
-                             source="desk.toml", base=tmp_path).names == "screen_name"

@@ -7,6 +7,7 @@ house setting: a name only with consent or when chosen, the code otherwise, neve
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -29,6 +30,7 @@ from tests.cli.test_desk import Desk
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_fields import buy
 from tests.leaderboard.desk_helpers import ADULT, FakeClock, settings
+from tests.leaderboard.served import Served, serve_desk_api
 from tests.leaderboard.test_schema_constraints import HEAD, at_revision, downgrade_to, revision_of
 
 AT = datetime(2026, 7, 3, 12, 0, tzinfo=UTC)
@@ -199,10 +201,19 @@ def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
     assert "the screen name must be 2 to 20 characters, got 1" in err
 
 
+@pytest.fixture(scope="module",
+                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def central(request: pytest.FixtureRequest,
+            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """The central service the desk command line talks to (its desk API over HTTPS)."""
+    with serve_desk_api(request.param, tmp_path_factory.mktemp("central")) as served:
+        yield served
+
+
 @pytest.fixture
-def run(database_url: Database, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+def run(central: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(database_url, tmp_path / "desk-home", capsys, monkeypatch)
+    return Desk(central, tmp_path / "desk-home", capsys, monkeypatch)
 
 
 def test_consent_and_the_screen_name_can_be_recorded_after_registration(
