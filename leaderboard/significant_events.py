@@ -23,6 +23,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from game.messages.chips import ChipsCounted, ChipsReconciled
+from game.messages.console import PayoutChecked, ScoreDisputed, StaffEvent
+from game.messages.corrections import HandCorrected, HandDisputed
+from game.messages.decks import DecksEvent
+from game.messages.desk import (
+    AckScore,
+    CloseHeat,
+    CorrectHand,
+    OpenHeat,
+    ParticipantProofs,
+    Resend,
+    Seat,
+    Unseat,
+    VoidHand,
+)
+from game.messages.table import (
+    Alert,
+    CommandResult,
+    DeviceState,
+    EntrySeated,
+    EntryUnseated,
+    HandSettled,
+    HandVoided,
+    HeatClosed,
+    HeatOpened,
+    ScoreAcknowledged,
+    ScoreRecorded,
+    ScoreVoided,
+)
+from game.staff import StaffRoster
+from wire.messages import Availability, CommandRejected, Standings
+
 __all__ = [
     "AUDIT_ACTIONS",
     "COMMANDS",
@@ -96,84 +128,84 @@ def _events(kind: EventKind, *rows: tuple[str, Severity, str] | SignificantEvent
 # service's standings.
 MESSAGES: Final = _events(
     "message",
-    ("device", "info", "a device of the table (shuffler, card or chip reader) changed state:"
-     " the record shows the equipment the game relied on"),
-    ("alert", "warning", "something the pit had to look at (a device fault, a bad chip, a"
+    (DeviceState.TYPE, "info", "a device of the table (shuffler, card or chip reader) changed"
+     " state: the record shows the equipment the game relied on"),
+    (Alert.TYPE, "warning", "something the pit had to look at (a device fault, a bad chip, a"
      " hand's alert): a game fault must be investigated"),
-    ("heat.opened", "notice", "a session of play began at a table: play outside an opened heat"
+    (HeatOpened.TYPE, "notice", "a session of play began at a table: play outside an opened heat"
      " would be unlawful play"),
-    ("heat.closed", "notice", "a session of play ended: the heat's results are final from here"),
-    ("entry.seated", "info", "who played where: a participant seated at a table"),
-    ("entry.unseated", "notice", "a participant left before their stage ended and records no"
+    (HeatClosed.TYPE, "notice", "a session of play ended: the heat's results are final from here"),
+    (EntrySeated.TYPE, "info", "who played where: a participant seated at a table"),
+    (EntryUnseated.TYPE, "notice", "a participant left before their stage ended and records no"
      " score (rule 14)"),
-    ("hand.settled", "info", "every wager, result and payout of a hand: the record of play"),
-    ("hand.voided", "warning", "a hand was voided and counts for nobody: a ruling the players"
+    (HandSettled.TYPE, "info", "every wager, result and payout of a hand: the record of play"),
+    (HandVoided.TYPE, "warning", "a hand was voided and counts for nobody: a ruling the players"
      " were affected by"),
     SignificantEvent(
-        name="command.result", kind="message", severity="info",
+        name=CommandResult.TYPE, kind="message", severity="info",
         why="the table's answer to a desk command: what the central service ordered was done",
         escalations=(Escalation(field="accepted", values=(False,), severity="warning",
                                 when="the table refused the command"),)),
-    ("command_rejected", "critical", "the table's link refused a command before the table saw"
+    (CommandRejected.TYPE, "critical", "the table's link refused a command before the table saw"
      " it (bad signature, replay, wrong table): a possible forged or repeated instruction"),
     SignificantEvent(
-        name="payout.checked", kind="message", severity="info",
+        name=PayoutChecked.TYPE, kind="message", severity="info",
         why="a payout checked against the chip readers: the game paid what the paytable says",
         escalations=(Escalation(field="outcome", values=("overridden",), severity="warning",
                                 when="a supervisor overrode a mismatch"),)),
     SignificantEvent(
-        name="staff.session", kind="message", severity="info",
+        name=StaffEvent.TYPE, kind="message", severity="info",
         why="who was signed in at a table's console: every act at the table has a person",
         escalations=(Escalation(field="event", values=("sign_in_failed", "unlocked"),
                                 severity="notice",
                                 when="a failed sign-in, or a manager lifted a wait"),
                      Escalation(field="event", values=("locked",), severity="warning",
                                 when="repeated failures made the console wait"))),
-    ("hand.disputed", "warning", "a dealer or supervisor disputed a hand's result: a complaint"
+    (HandDisputed.TYPE, "warning", "a dealer or supervisor disputed a hand's result: a complaint"
      " to be ruled on"),
-    ("hand.corrected", "notice", "a supervisor's ruling moved a participant's chips: a"
+    (HandCorrected.TYPE, "notice", "a supervisor's ruling moved a participant's chips: a"
      " correction to the record of play"),
     SignificantEvent(
-        name="chips.reconciled", kind="message", severity="info",
+        name=ChipsReconciled.TYPE, kind="message", severity="info",
         why="a participant's chips counted at the end of the heat: issued, held and returned",
         escalations=(Escalation(field="missing_cents", nonzero=True, severity="warning",
                                 when="chips are missing"),)),
     SignificantEvent(
-        name="chips.counted", kind="message", severity="notice",
+        name=ChipsCounted.TYPE, kind="message", severity="notice",
         why="a heat's opening or closing tray count, by the dealer and confirmed by a"
             " supervisor under their own credentials (N.J.A.C. 13:69D-1.21)",
         escalations=(Escalation(field="over_tolerance", values=(True,), severity="warning",
                                 when="the difference is over the house's tolerance"),)),
     SignificantEvent(
-        name="decks.event", kind="message", severity="notice",
+        name=DecksEvent.TYPE, kind="message", severity="notice",
         why="decks received, opened, used or destroyed at a table, by whom (and the witness"
             " of a destruction): the deck inventory (Michigan R 432.1816)",
         escalations=(Escalation(field="problems", nonzero=True, severity="warning",
                                 when="the day's deck balance does not hold"),)),
-    ("score.recorded", "notice", "a participant's score, once, as the table recorded it: what"
+    (ScoreRecorded.TYPE, "notice", "a participant's score, once, as the table recorded it: what"
      " standings and prizes are computed from"),
-    ("score.acknowledged", "info", "the participant (or the desk) accepted the recorded score"),
-    ("score.voided", "warning", "the table voided a recorded score: it no longer counts"),
-    ("score.disputed", "warning", "a participant disputed their score at the table: a"
+    (ScoreAcknowledged.TYPE, "info", "the participant (or the desk) accepted the recorded score"),
+    (ScoreVoided.TYPE, "warning", "the table voided a recorded score: it no longer counts"),
+    (ScoreDisputed.TYPE, "warning", "a participant disputed their score at the table: a"
      " complaint to be ruled on"),
-    ("availability", "notice", "a table's link went online or offline: gaps in monitoring"),
-    ("standings", "info", "the standings the public page shows, as published"),
+    (Availability.TYPE, "notice", "a table's link went online or offline: gaps in monitoring"),
+    (Standings.TYPE, "info", "the standings the public page shows, as published"),
 )
 
 # Every command the desk sends a table (game.messages.desk.COMMANDS).
 COMMANDS: Final = _events(
     "command",
-    ("open_heat", "notice", "the central service opened play at a table"),
-    ("seat", "info", "the central service seated a participant"),
-    ("unseat", "notice", "a supervisor took a participant out of play"),
-    ("void_hand", "warning", "a supervisor voided the hand in progress"),
-    ("close_heat", "notice", "the central service closed play at a table"),
-    ("ack_score", "info", "the desk acknowledged a score for the participant"),
-    ("resend", "info", "the central service asked a table to publish its record again"),
-    ("staff_roster", "notice", "who may act at the tables changed: access control"),
-    ("correct_hand", "warning", "a supervisor's ruling changes a settled hand's outcome for a"
+    (OpenHeat.NAME, "notice", "the central service opened play at a table"),
+    (Seat.NAME, "info", "the central service seated a participant"),
+    (Unseat.NAME, "notice", "a supervisor took a participant out of play"),
+    (VoidHand.NAME, "warning", "a supervisor voided the hand in progress"),
+    (CloseHeat.NAME, "notice", "the central service closed play at a table"),
+    (AckScore.NAME, "info", "the desk acknowledged a score for the participant"),
+    (Resend.NAME, "info", "the central service asked a table to publish its record again"),
+    (StaffRoster.NAME, "notice", "who may act at the tables changed: access control"),
+    (CorrectHand.NAME, "warning", "a supervisor's ruling changes a settled hand's outcome for a"
      " participant"),
-    ("participant_proofs", "info", "a participant's proofs of identity changed after seating"),
+    (ParticipantProofs.NAME, "info", "a participant's proofs of identity changed after seating"),
 )
 
 # Every audit action the central service writes (desk actions, the ingest's notes, the
@@ -196,7 +228,7 @@ AUDIT_ACTIONS: Final = _events(
      " works)"),
     ("staff.passphrase_set", "notice", "a desk credential was replaced"),
     ("staff.roster_sent", "info", "the tables were told who may act at them"),
-    ("staff_roster", "info", "the floor's desk sent the tables the staff roster"),
+    (StaffRoster.NAME, "info", "the floor's desk sent the tables the staff roster"),
     # patrons, identity and the exclusion lists
     ("patron.registered", "info", "a person registered to play, with the identity checked"),
     ("patron.credentials", "notice", "a participant's card or PIN was issued or replaced"),
@@ -220,18 +252,18 @@ AUDIT_ACTIONS: Final = _events(
     ("entry.bought", "info", "a buy-in paid: money taken into the promotion"),
     ("entry.refunded", "notice", "a buy-in paid back: money out of the promotion"),
     ("entry.released", "notice", "a table fault released a participant's place"),
-    ("entry.seated", "info", "the desk seated a participant at a table"),
+    (EntrySeated.TYPE, "info", "the desk seated a participant at a table"),
     ("entry.unseat", "notice", "the desk took a participant out of their seat"),
     ("entry.seat_mismatch", "warning", "a table reported a seating the desk did not order"),
     ("entry.seat_stale", "notice", "a table reported a seating the desk has since changed"),
     ("command.resent", "info", "a desk command was sent again to its table"),
     ("command.refused", "warning", "a table refused a desk command: what was ordered was not"
      " done"),
-    ("heat.opened", "notice", "the desk opened a heat at a table"),
-    ("heat.closed", "notice", "the desk closed a heat (or a fault closed it)"),
+    (HeatOpened.TYPE, "notice", "the desk opened a heat at a table"),
+    (HeatClosed.TYPE, "notice", "the desk closed a heat (or a fault closed it)"),
     # scores, disputes and rulings
     ("score.ack_sent", "info", "the desk acknowledged a score for the participant"),
-    ("score.voided", "warning", "a supervisor voided a recorded score"),
+    (ScoreVoided.TYPE, "warning", "a supervisor voided a recorded score"),
     ("score.corrected", "warning", "a supervisor replaced a recorded score's figure"),
     ("score.dispute_resolved", "notice", "a supervisor resolved a participant's dispute"),
     ("dispute.raised", "warning", "a participant's complaint recorded at the desk"),

@@ -16,6 +16,7 @@ from typing import Any, Final
 from sqlalchemy import Engine, MetaData, Table, inspect, select
 from sqlalchemy.orm import Session, undefer
 
+from game.messages.corrections import HandCorrected, HandDisputed
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings
 from game.tournament.standings import StandingsError, leaderboard
@@ -139,7 +140,7 @@ def _messages(session: Session, entries: set[str], scores: Sequence[Score]
     message naming one of the entries."""
     keys = {(s.table_id, int(s.seq)) for s in scores}
     rows = session.scalars(select(Message).where(
-        Message.type.like("score.%") | Message.type.in_(("hand.disputed", "hand.corrected")))
+        Message.type.like("score.%") | Message.type.in_((HandDisputed.TYPE, HandCorrected.TYPE)))
                            .options(undefer(Message.envelope))
                            .order_by(Message.table_id, Message.seq)).all()
     out = []

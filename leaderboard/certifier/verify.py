@@ -17,6 +17,9 @@ from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from game.errors import GameError
+from game.messages.console import ScoreDisputed
+from game.messages.corrections import HandCorrected, HandDisputed
+from game.messages.table import ScoreAcknowledged, ScoreRecorded
 from game.money import format_rand
 from game.tournament.draw import DrawError, replay_draw
 from game.tournament.entries import Stage
@@ -184,12 +187,12 @@ def _scores(rows: Sequence[dict[str, Any]], messages: Mapping[tuple[str, int], M
     """Each score against the table's signed ``score.recorded`` and its acknowledgement."""
     acks: dict[str, list[Mapping[str, Any]]] = {}
     for m in messages.values():
-        if m["type"] == "score.acknowledged":
+        if m["type"] == ScoreAcknowledged.TYPE:
             acks.setdefault(str(m["body"].get("entry_id")), []).append(m["body"])
     for s in rows:
         where = f"records/scores.json: entry {s.get('entry_id')}"
         signed = messages.get((str(s.get("table_id")), int(s.get("seq") or 0)))
-        if signed is None or signed["type"] != "score.recorded":
+        if signed is None or signed["type"] != ScoreRecorded.TYPE:
             v.problems.append(f"{where}: no verified score.recorded message of table"
                               f" {s.get('table_id')} seq {s.get('seq')}")
             continue
@@ -436,12 +439,12 @@ def _verify(bundle: Bundle, key: PublicKey | None, v: Verdict) -> None:
     messages = _messages(bundle, rings, v)
     scores = _records(bundle, "records/scores.json", v)
     _scores(scores, messages, v)
-    _signed_rows(bundle, "records/hand_corrections.json", ("hand.corrected",),
+    _signed_rows(bundle, "records/hand_corrections.json", (HandCorrected.TYPE,),
                  fields=(("hand_id", "hand_id"), ("entry_id", "entry_id"), ("seat", "seat"),
                          ("ruling", "ruling"), ("recorded_net", "recorded_net"),
                          ("counted_net", "counted_net"), ("balance_before", "balance_before"),
                          ("balance_after", "balance_after")), messages=messages, v=v)
-    _signed_rows(bundle, "records/disputes.json", ("hand.disputed", "score.disputed"),
+    _signed_rows(bundle, "records/disputes.json", (HandDisputed.TYPE, ScoreDisputed.TYPE),
                  fields=(("entry_id", "entry_id"),), messages=messages, v=v)
     settings = _settings(bundle, v)
     entries = _records(bundle, "records/entries.json", v)

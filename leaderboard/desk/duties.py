@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from game.messages.corrections import HandDisputed
 from leaderboard.desk.roles import NotPermitted
 
 __all__ = ["DUTY_PAIRS", "DutyPair", "DutyRefused", "check_duty", "duty_refusal"]
@@ -55,7 +56,7 @@ DUTY_PAIRS: Final[Mapping[str, DutyPair]] = {p.name: p for p in (
              grounds=f"{_REG33}: whoever records a transaction does not approve it",
              enforced_in="leaderboard.desk.hold_decisions"),
     DutyPair(name="raise / rule dispute",
-             first=("dispute.raise", "hand.disputed"),  # recorded at the desk, raised at a console
+             first=("dispute.raise", HandDisputed.TYPE),  # desk; console
              second=("dispute.rule", "dispute.resolve"), subject="this dispute",
              did="raised or recorded", who="another supervisor", then="rule on it",
              grounds=f"{_REG33}: a complaint is not ruled on by whoever raised it",
