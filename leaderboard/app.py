@@ -37,11 +37,12 @@ from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
 from game.tournament.schema import TournamentSettings
+from leaderboard.audit_trail.chain import audit_row
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
-from leaderboard.models import AuditEntry, TableRecord
+from leaderboard.models import TableRecord
 from leaderboard.standings.live import LiveStandings
 from leaderboard.standings.view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
@@ -95,12 +96,10 @@ def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> li
                                         enrolled_at=now, active=True))
                 changes.append(f"enrolled {table_id}")
             elif row.public_key != key or not row.active or row.venue != config.venue:
-                session.add(AuditEntry(at=now, actor=f"config:{config.source}",
-                                       action="table.enrolment_changed",
-                                       detail={"table": table_id, "old_key": row.public_key,
-                                               "new_key": key, "old_venue": row.venue,
-                                               "new_venue": config.venue,
-                                               "was_active": row.active}))
+                audit_row(session, now, f"config:{config.source}", "table.enrolment_changed",
+                          {"table": table_id, "old_key": row.public_key, "new_key": key,
+                           "old_venue": row.venue, "new_venue": config.venue,
+                           "was_active": row.active})
                 row.public_key, row.active, row.venue = key, True, config.venue
                 changes.append(f"updated {table_id}")
     return changes

@@ -21,6 +21,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, InterfaceError, NoSuchModuleError, OperationalError
 
 from game.errors import ConfigError, GameError
+from leaderboard.audit_trail.outside_writes import mark_service_connection
 from runtime.errors import Unavailable, one_line
 
 __all__ = [
@@ -51,9 +52,12 @@ class MigrationError(GameError):
 
 
 def make_engine(url: str, **options: object) -> Engine:
-    """An engine for `url`; SQLite gets WAL, foreign keys and a busy timeout."""
+    """An engine for `url`; SQLite gets WAL, foreign keys and a busy timeout. Every connection
+    is marked as the service's, so the database's triggers do not record its writes as made
+    outside the service (leaderboard.audit_trail.outside_writes)."""
     engine = create_engine(url, **options)
-    if engine.dialect.name == "sqlite":
+    dialect = engine.dialect.name
+    if dialect == "sqlite":
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             cursor = dbapi_connection.cursor()
@@ -61,6 +65,11 @@ def make_engine(url: str, **options: object) -> Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=10000")
             cursor.close()
+
+    @event.listens_for(engine, "connect")
+    def _service_mark(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        mark_service_connection(dbapi_connection, dialect)
+
     return engine
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from leaderboard.audit_trail.chain import audit_row
 from leaderboard.desk.errors import Conflict, DeskError, Refused
 from leaderboard.desk.lock import hold_desk_lock
 from leaderboard.eligibility import Candidate, Verdict, as_utc, record_refusal
@@ -56,14 +57,12 @@ def _actor(actor: str) -> str:
 
 def write_audit(session: Session, now: datetime, actor: str, action: str, *,
                 detail: Mapping[str, Any], why: str | None = None) -> AuditEntry:
-    """Add (and flush) the audit row of a desk action; `why`, when given, goes in its detail."""
+    """Write the audit row of a desk action at the end of the audit chain (pending changes
+    flushed first); `why`, when given, goes in its detail."""
     body = dict(detail)
     if why is not None and why.strip():
         body["why"] = " ".join(why.split())
-    row = AuditEntry(at=as_utc(now), actor=actor, action=action, detail=body)
-    session.add(row)
-    session.flush()
-    return row
+    return audit_row(session, as_utc(now), actor, action, body)
 
 
 def refuse(session: Session, person: Candidate | Patron, verdict: Verdict, now: datetime, *,

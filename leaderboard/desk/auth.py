@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from game.errors import Refusal
 from leaderboard.desk.action import begin_action, desk_now, write_audit
+from leaderboard.desk.enrolment import enrolment_refusal
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.passphrases import passphrase, passphrase_matches
 from leaderboard.desk.permissions import PERMISSIONS, desk_role, role_refusal
@@ -151,6 +152,9 @@ def sign_in(session: Session, clock: WallClock, *, staff_id: str, passphrase_tex
     if row is None:
         raise _refuse(session, now, _UNKNOWN_ACTOR, staff_id=given, reason="unknown_staff_id",
                       message=f"no staff member {given[:40]!r} is enrolled", client=client)
+    if (unenrolled := enrolment_refusal(session, now, row, client=client)) is not None:
+        raise _refuse(session, now, row.staff_id, staff_id=row.staff_id,
+                      reason="no_enrolment", message=unenrolled, client=client)
     locked = None if row.desk_locked_until is None else from_db(row.desk_locked_until)
     if locked is not None and now < locked:
         raise _refuse(session, now, row.staff_id, staff_id=row.staff_id, reason="locked",

@@ -30,6 +30,7 @@ from game.messages.desk import StaffRoster
 from game.staff import Role, StaffMember, hash_secret
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.command_log import record_command
+from leaderboard.desk.enrolment import ENROLLED, enrolment_detail
 from leaderboard.desk.credentials import (
     card_number,
     hashed,
@@ -182,13 +183,15 @@ def enrol_staff(session: Session, clock: WallClock, *, actor: str, staff_id: str
                       card_hash=card_hash, active=True, enrolled_at=as_utc(now),
                       changed_at=as_utc(now), desk_hash=desk_hash, desk_failures=0)
     version = _bump(state, now)
+    vouched = enrolment_detail(session, actor=actor, staff_id=staff_id, name=name, role=role,
+                               enrolled_at=row.enrolled_at)
     with conflict_on_race(session, lambda: f"staff member {staff_id} was enrolled at the same"
                           " moment at another desk"):
         session.add(row)
-        write_audit(session, now, actor, "staff.enrolled", detail={
+        write_audit(session, now, actor, ENROLLED, detail={
             "staff_id": staff_id, "role": role, "pin": pin_hash is not None,
             "card": card_hash is not None, "desk": desk_hash is not None,
-            "roster_version": version}, why=why)
+            "roster_version": version, **vouched}, why=why)
         session.commit()
     return _view(row, version)
 

@@ -1,0 +1,193 @@
+"""Writes made outside the service: the database's own triggers record every INSERT, UPDATE,
+DELETE (and on PostgreSQL TRUNCATE) on the protected tables that does not come from one of the
+service's connections, into the append-only ``outside_writes`` table (docs/audit-trail.md).
+
+The service marks each connection it opens (leaderboard.db.make_engine calls
+`mark_service_connection`):
+
+- PostgreSQL: the session setting ``showdown.writer = 'service'``; the trigger function reads
+  ``current_setting('showdown.writer', true)`` and records ``current_user`` and the client's
+  address too.
+- SQLite has no session settings: the service's connections run with a page cache of
+  SERVICE_CACHE_KIB (``PRAGMA cache_size = -8191``, a size no default has), which the triggers
+  read from ``pragma_cache_size``.
+
+Anyone who can write to the database can also forge the mark or drop a trigger; what this
+catches is the edit made with psql, sqlite3 or a script, and `verify` reports a missing
+trigger. The audit table itself is also protected by its hash chain and the signed heads,
+whose key is not in the database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from sqlalchemy import Connection
+
+__all__ = [
+    "PROTECTED",
+    "SERVICE_CACHE_KIB",
+    "create_triggers",
+    "drop_triggers",
+    "expected_triggers",
+    "mark_service_connection",
+    "present_triggers",
+]
+
+# Protected table -> the column that names a row (its primary key). D421 says why these.
+PROTECTED: Final[Mapping[str, str]] = {
+    "audit": "id",
+    "audit_tip": "id",
+    "audit_heads": "id",
+    "staff": "staff_id",
+    "desk_sessions": "token_hash",
+    "roster_state": "id",
+    "tables": "table_id",
+    "patrons": "patron_id",
+    "patron_documents": "id",
+    "exclusions": "id",
+    "identity_holds": "id",
+    "refusals": "id",
+    "entries": "entry_id",
+    "scores": "entry_id",
+    "hand_corrections": "id",
+    "disputes": "id",
+    "prize_awards": "id",
+    "draws": "id",
+    "proxies": "id",
+    "desk_commands": "seq",
+    "chip_reconciliations": "id",
+    "payout_checks": "id",
+}
+SERVICE_CACHE_KIB: Final = 8191
+_SETTING: Final = "showdown.writer"
+_FUNCTION: Final = "showdown_outside_write"
+_GUARD: Final = "showdown_outside_writes_append_only"
+_OPERATIONS: Final = ("INSERT", "UPDATE", "DELETE")
+_APPEND_ONLY: Final = "outside_writes is append-only: its rows record writes made outside the service"
+
+
+def mark_service_connection(dbapi_connection: Any, dialect: str) -> None:
+    """Mark a new connection of the service so that the triggers do not record its writes."""
+    cursor = dbapi_connection.cursor()
+    try:
+        if dialect == "sqlite":
+            cursor.execute(f"PRAGMA cache_size = -{SERVICE_CACHE_KIB}")
+        elif dialect == "postgresql":
+            cursor.execute(f"SET {_SETTING} = 'service'")
+    finally:
+        cursor.close()
+    if dialect == "postgresql":
+        dbapi_connection.commit()  # a session setting: it outlives this transaction
+
+
+def _trigger_name(table: str, operation: str) -> str:
+    return f"outside_write_{table}_{operation.lower()}"
+
+
+def expected_triggers(dialect: str) -> set[str]:
+    """The names of the triggers `create_triggers` makes on this dialect."""
+    names = {_trigger_name(t, op) for t in PROTECTED for op in _OPERATIONS}
+    if dialect == "postgresql":
+        names |= {_trigger_name(t, "truncate") for t in PROTECTED}
+        names |= {f"{_GUARD}", f"{_GUARD}_truncate"}
+    else:
+        names |= {f"{_GUARD}_update", f"{_GUARD}_delete"}
+    return names
+
+
+def present_triggers(connection: Connection) -> set[str]:
+    """The names of the triggers the database has (of any table)."""
+    if connection.dialect.name == "sqlite":
+        rows = connection.exec_driver_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'").scalars()
+    else:
+        rows = connection.exec_driver_sql(
+            "SELECT t.tgname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid"
+            " WHERE NOT t.tgisinternal AND c.relnamespace = to_regnamespace(current_schema())"
+            "::oid").scalars()
+    return {str(name) for name in rows}
+
+
+def create_triggers(connection: Connection) -> None:
+    """Create the triggers (and on PostgreSQL their function) on every protected table."""
+    if connection.dialect.name == "postgresql":
+        _create_postgres(connection)
+    else:
+        _create_sqlite(connection)
+
+
+def drop_triggers(connection: Connection) -> None:
+    """Drop what `create_triggers` made (the migration's downgrade)."""
+    postgres = connection.dialect.name == "postgresql"
+    for name in sorted(expected_triggers(connection.dialect.name)):
+        if postgres:
+            table = "outside_writes" if name.startswith(_GUARD) else _table_of(name)
+            connection.exec_driver_sql(f'DROP TRIGGER IF EXISTS {name} ON "{table}"')
+        else:
+            connection.exec_driver_sql(f"DROP TRIGGER IF EXISTS {name}")
+    if postgres:
+        connection.exec_driver_sql(f"DROP FUNCTION IF EXISTS {_FUNCTION}()")
+        connection.exec_driver_sql(f"DROP FUNCTION IF EXISTS {_GUARD}()")
+
+
+def _table_of(trigger: str) -> str:
+    stem = trigger.removeprefix("outside_write_")
+    return stem.rsplit("_", 1)[0]
+
+
+def _create_sqlite(connection: Connection) -> None:
+    when = f"(SELECT cache_size FROM pragma_cache_size) <> -{SERVICE_CACHE_KIB}"
+    now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    for table, key in PROTECTED.items():
+        for operation in _OPERATIONS:
+            row = "OLD" if operation == "DELETE" else "NEW"
+            connection.exec_driver_sql(
+                f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON"
+                f' "{table}" WHEN {when} BEGIN INSERT INTO outside_writes (table_name,'
+                f" operation, row_key, at) VALUES ('{table}', '{operation}',"
+                f" substr(CAST({row}.{key} AS TEXT), 1, 200), {now}); END")
+    for operation in ("UPDATE", "DELETE"):
+        connection.exec_driver_sql(
+            f"CREATE TRIGGER {_GUARD}_{operation.lower()} BEFORE {operation} ON outside_writes"
+            f" BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END")
+
+
+def _create_postgres(connection: Connection) -> None:
+    connection.exec_driver_sql(f"""
+CREATE OR REPLACE FUNCTION {_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    item jsonb;
+BEGIN
+    IF coalesce(current_setting('{_SETTING}', true), '') = 'service' THEN
+        RETURN NULL;
+    END IF;
+    IF TG_LEVEL = 'ROW' THEN
+        IF TG_OP = 'DELETE' THEN item := to_jsonb(OLD); ELSE item := to_jsonb(NEW); END IF;
+    END IF;
+    INSERT INTO outside_writes (table_name, operation, row_key, at, db_user, client_addr)
+    VALUES (TG_TABLE_NAME, TG_OP, left(item ->> TG_ARGV[0], 200),
+            to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+            current_user, host(inet_client_addr()));
+    RETURN NULL;
+END $$""")
+    connection.exec_driver_sql(f"""
+CREATE OR REPLACE FUNCTION {_GUARD}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION '{_APPEND_ONLY}';
+END $$""")
+    for table, key in PROTECTED.items():
+        for operation in _OPERATIONS:
+            connection.exec_driver_sql(
+                f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON"
+                f" \"{table}\" FOR EACH ROW EXECUTE FUNCTION {_FUNCTION}('{key}')")
+        connection.exec_driver_sql(
+            f"CREATE TRIGGER {_trigger_name(table, 'truncate')} AFTER TRUNCATE ON \"{table}\""
+            f" FOR EACH STATEMENT EXECUTE FUNCTION {_FUNCTION}('{key}')")
+    connection.exec_driver_sql(
+        f"CREATE TRIGGER {_GUARD} BEFORE UPDATE OR DELETE ON outside_writes FOR EACH ROW"
+        f" EXECUTE FUNCTION {_GUARD}()")
+    connection.exec_driver_sql(
+        f"CREATE TRIGGER {_GUARD}_truncate BEFORE TRUNCATE ON outside_writes FOR EACH"
+        f" STATEMENT EXECUTE FUNCTION {_GUARD}()")
