@@ -508,7 +508,7 @@ class AuditEntry(Base):
                                     primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(200))
-    action: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64), index=True)  # the index: revision 0012
     detail: Mapped[dict[str, Any]] = mapped_column(JSON)
     # The hash chain (revision 0012, leaderboard.audit_trail.chain): the previous row's
     # row_hash, and the SHA-256 of this row's content and prev_hash. NULL only in a row

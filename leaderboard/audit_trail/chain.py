@@ -34,6 +34,7 @@ __all__ = [
     "audit_values",
     "canonical_at",
     "detail_text",
+    "lock_tip",
     "row_hash",
     "stored_row_hash",
 ]
@@ -88,7 +89,7 @@ def stored_row_hash(row: Any, prev_hash: str) -> str:
                     detail=detail, prev_hash=prev_hash)
 
 
-def _take_tip(connection: Connection) -> tuple[int, str]:
+def lock_tip(connection: Connection) -> tuple[int, str]:
     """Lock the chain's tip for the rest of the transaction; its last id and hash. A tip row
     removed by hand is put back from the chain's last row (the removal stays recorded)."""
     if connection.dialect.name == "sqlite":
@@ -113,7 +114,7 @@ def append_audit(connection: Connection, rows: Sequence[AuditValues]) -> list[in
     stays locked until it ends); their ids."""
     if not rows:
         return []
-    last_id, last_hash = _take_tip(connection)
+    last_id, last_hash = lock_tip(connection)
     values = []
     for row in rows:
         if row.at.utcoffset() is None:
