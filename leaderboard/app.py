@@ -38,6 +38,7 @@ from starlette.routing import BaseRoute
 
 from game.tournament.schema import TournamentSettings
 from leaderboard.audit_trail.chain import audit_row
+from leaderboard.audit_trail.heads import keep_heads, sign_head
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
@@ -334,7 +335,10 @@ class LeaderboardService:
                 await asyncio.to_thread(upgrade, engine)
             for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
                 _log.info("table_enrolment", change=change)
-            return await self._serve(stop, engine, settings, mqtt, signer)
+            await asyncio.to_thread(sign_head, engine, signer, self.clock())  # the audit chain
+            code = await self._serve(stop, engine, settings, mqtt, signer)
+            await asyncio.to_thread(sign_head, engine, signer, self.clock())  # at shutdown
+            return code
         finally:
             watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -376,6 +380,8 @@ class LeaderboardService:
             tg.create_task(link.run(link_stop), name="leaderboard.mqtt")
             feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
             tg.create_task(server.serve(sockets=[sock]), name="leaderboard.http")
+            tg.create_task(keep_heads(engine, signer, self.clock, cfg.audit, link_stop),
+                           name="leaderboard.audit_heads")
             if await self._started(stop, link, server):
                 scheme = "https" if cfg.http.uses_tls else "http"
                 url = f"{scheme}://{cfg.http.host}:{self.port}/"

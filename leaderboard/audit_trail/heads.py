@@ -6,22 +6,32 @@ before it without the key, which is not in the database."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from leaderboard.audit_trail.chain import canonical_at, lock_tip
+from leaderboard.audit_trail.settings import AuditSettings
 from leaderboard.models import AuditEntry, AuditHead
+from runtime.clocks import WallClock
+from runtime.errors import one_line
+from runtime.logs import get_logger
 from wire.signing import PublicKey, Signer
 
-__all__ = ["HeadState", "head_due", "head_state", "head_text", "head_verifies", "sign_head"]
+__all__ = ["HeadState", "head_due", "head_state", "head_text", "head_verifies", "keep_heads",
+           "sign_head"]
 
 _DOMAIN: Final = "showdown.audit-head.v1"
+_POLL_S: Final = 10.0  # how often the service looks whether a head is due
+_log = get_logger("leaderboard.audit_trail")
 
 
 def head_text(*, row_id: int, row_hash: str, signed_at: datetime, key_id: str) -> bytes:
@@ -90,3 +100,23 @@ def sign_head(engine: Engine, signer: Signer, now: datetime) -> AuditHead | None
         session.commit()
         return head
 
+
+async def keep_heads(engine: Engine, signer: Signer, clock: WallClock, settings: AuditSettings,
+                     stop: asyncio.Event) -> None:
+    """Sign a head whenever `head_due` says so, looking every few seconds, until ``stop``; a
+    database that does not answer is logged and tried again at the next look."""
+    poll = min(float(settings.head_every_s), _POLL_S)
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), poll)
+        if stop.is_set():
+            return
+        try:
+            state = await asyncio.to_thread(head_state, engine)
+            if head_due(state, clock(), every_rows=settings.head_every_rows,
+                        every_s=settings.head_every_s):
+                head = await asyncio.to_thread(sign_head, engine, signer, clock())
+                if head is not None:
+                    _log.info("audit_head_signed", row=head.row_id, head=head.id)
+        except SQLAlchemyError as exc:
+            _log.warning("audit_head_not_signed", error=one_line(exc)[:200])
