@@ -86,6 +86,9 @@ def head_due(state: HeadState, now: datetime, *, every_rows: int, every_s: float
 def sign_head(engine: Engine, signer: Signer, now: datetime) -> AuditHead | None:
     """Sign the chain's tip into ``audit_heads`` (under the tip's lock, so no row slips in
     between); None when the newest head already names it or the chain is empty."""
+    if now.utcoffset() is None:
+        raise ValueError(f"head time {now!r} has no time zone")
+    now = now.astimezone(UTC)  # SQLite keeps the wall time without its zone
     with Session(engine, expire_on_commit=False) as session:
         last_id, last_hash = lock_tip(session.connection())
         newest = session.scalar(select(func.max(AuditHead.row_id)))
