@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.audit_trail.chain import AuditValues, append_audit
 from leaderboard.audit_trail.heads import HeadState, head_due, sign_head
+from leaderboard.desk import passphrases
 from leaderboard.desk.auth import SignInRefused, sign_in
 from leaderboard.desk.passphrases import hash_passphrase
 from leaderboard.models import AuditEntry, AuditHead, OutsideWrite
@@ -34,6 +35,13 @@ from tests.leaderboard.audit_chain_support import (
 )
 from tests.leaderboard.desk_helpers import FakeClock
 from wire.signing import Signer
+
+
+@pytest.fixture(autouse=True)
+def _quick_passphrases(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Passphrase hashes with scrypt's cost lowered (N 2^10): these tests are about the
+    trail, and hashing and checking use the same setting."""
+    monkeypatch.setattr(passphrases, "_N", 2**10)
 
 
 def audit_ids(engine: sa.Engine) -> list[int]:
