@@ -199,7 +199,7 @@ def _central_key(args: argparse.Namespace) -> PublicKey:
         return load_configured_key(config.signing_key, source=config.source,
                                    key="keys.signing_key").public_key
     parts = str(args.public_key).split()
-    if len(parts) != 2:  # noqa: PLR2004
+    if len(parts) != 2:
         raise CommandError(f"--public-key {args.public_key!r}: give the key id and the base64"
                            " key, as `showdown keys` prints them ('leaderboard AAAA...=')")
     try:

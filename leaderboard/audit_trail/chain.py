@@ -68,7 +68,7 @@ def detail_text(detail: object) -> str:
     return canonical_json(detail).decode("utf-8")
 
 
-def row_hash(*, id: int, at: str, actor: str, action: str, detail: str,  # noqa: A002
+def row_hash(*, id: int, at: str, actor: str, action: str, detail: str,
              prev_hash: str) -> str:
     """SHA-256 (hex) of an audit row's content (as `canonical_at` and `detail_text` give
     them) and the previous row's hash."""

@@ -92,7 +92,7 @@ def sign_head(engine: Engine, signer: Signer, now: datetime) -> AuditHead | None
     with Session(engine, expire_on_commit=False) as session:
         last_id, last_hash = lock_tip(session.connection())
         newest = session.scalar(select(func.max(AuditHead.row_id)))
-        if last_id == 0 or newest == last_id:
+        if last_id in (0, newest):
             session.rollback()
             return None
         head = AuditHead(row_id=last_id, row_hash=last_hash, signed_at=now,

@@ -65,7 +65,8 @@ _SETTING: Final = "showdown.writer"
 _FUNCTION: Final = "showdown_outside_write"
 _GUARD: Final = "showdown_outside_writes_append_only"
 _OPERATIONS: Final = ("INSERT", "UPDATE", "DELETE")
-_APPEND_ONLY: Final = "outside_writes is append-only: its rows record writes made outside the service"
+_APPEND_ONLY: Final = ("outside_writes is append-only: its rows record writes made outside"
+                       " the service")
 
 
 def mark_service_connection(dbapi_connection: Any, dialect: str) -> None:
@@ -138,13 +139,13 @@ def _table_of(trigger: str) -> str:
 
 
 def _create_sqlite(connection: Connection) -> None:
-    when = f"(SELECT cache_size FROM pragma_cache_size) <> -{SERVICE_CACHE_KIB}"
+    when = f"(SELECT cache_size FROM pragma_cache_size) <> -{SERVICE_CACHE_KIB}"  # noqa: S608
     now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
     for table, key in PROTECTED.items():
         for operation in _OPERATIONS:
             row = "OLD" if operation == "DELETE" else "NEW"
-            connection.exec_driver_sql(
-                f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON"
+            connection.exec_driver_sql(  # names from PROTECTED, never input
+                f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON"  # noqa: S608
                 f' "{table}" WHEN {when} BEGIN INSERT INTO outside_writes (table_name,'
                 f" operation, row_key, at) VALUES ('{table}', '{operation}',"
                 f" substr(CAST({row}.{key} AS TEXT), 1, 200), {now}); END")
@@ -171,7 +172,7 @@ BEGIN
             to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
             current_user, host(inet_client_addr()));
     RETURN NULL;
-END $$""")
+END $$""")  # noqa: S608 (the names are this module's constants, never input)
     connection.exec_driver_sql(f"""
 CREATE OR REPLACE FUNCTION {_GUARD}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

@@ -30,7 +30,6 @@ from game.messages.desk import StaffRoster
 from game.staff import Role, StaffMember, hash_secret
 from leaderboard.desk.action import begin_action, conflict_on_race, desk_now, write_audit
 from leaderboard.desk.command_log import record_command
-from leaderboard.desk.enrolment import ENROLLED, enrolment_detail
 from leaderboard.desk.credentials import (
     card_number,
     hashed,
@@ -38,6 +37,7 @@ from leaderboard.desk.credentials import (
     pin_number,
     salt_bytes,
 )
+from leaderboard.desk.enrolment import ENROLLED, enrolment_detail
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.passphrases import hash_passphrase, passphrase

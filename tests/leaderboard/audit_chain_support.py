@@ -59,7 +59,7 @@ def outside(db: Database) -> Iterator[Any]:
     """A DB-API connection opened outside the service (autocommit), as an insider's."""
     url = sa.make_url(db.url)
     if db.kind == "sqlite":
-        import sqlite3  # noqa: PLC0415
+        import sqlite3
 
         connection: Any = sqlite3.connect(str(url.database), isolation_level=None)
     else:

@@ -44,6 +44,9 @@ def _quick_passphrases(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(passphrases, "_N", 2**10)
 
 
+MALLORY = "mallory's long phrase"
+
+
 def audit_ids(engine: sa.Engine) -> list[int]:
     with engine.connect() as connection:
         return list(connection.scalars(sa.select(AuditEntry.id).order_by(AuditEntry.id)))
@@ -98,14 +101,14 @@ def test_an_edit_with_a_recomputed_hash_breaks_the_next_link(engine: sa.Engine,
     with Session(engine) as s:  # the insider recomputes row 3's hash as the code would
         row = s.get(AuditEntry, 3)
         assert row is not None and row.prev_hash is not None
-        from leaderboard.audit_trail.chain import stored_row_hash  # noqa: PLC0415
+        from leaderboard.audit_trail.chain import stored_row_hash
 
         row.actor = "someone else"
         forged = stored_row_hash(row, row.prev_hash)
         s.rollback()
     mark = placeholder(database_url)
     with outside(database_url) as db:
-        db.execute(f"UPDATE audit SET actor = 'someone else', row_hash = {mark} WHERE id = 3",
+        db.execute(f"UPDATE audit SET actor = 'someone else', row_hash = {mark} WHERE id = 3",  # noqa: S608
                    (forged,))
     found = kinds(verified(engine))
     assert ("broken_link", 4) in found and ("changed_row", 3) not in found
@@ -132,7 +135,7 @@ def test_the_last_rows_removed_are_caught_by_the_tip_and_the_head(
     signed(engine, clock)
     last = audit_ids(engine)[-1]
     with outside(database_url) as db:
-        db.execute(f"DELETE FROM audit WHERE id = {last}")
+        db.execute(f"DELETE FROM audit WHERE id = {last}")  # noqa: S608
     found = kinds(verified(engine))
     assert ("tip_mismatch", last - 1) in found and ("head_mismatch", last) in found
 
@@ -144,7 +147,7 @@ def test_an_audit_row_inserted_by_hand_is_named(engine: sa.Engine, database_url:
     mark = placeholder(database_url)
     with outside(database_url) as db:  # with the previous row's hashes, to look chained
         db.execute(
-            "INSERT INTO audit (id, at, actor, action, detail, prev_hash, row_hash)"
+            "INSERT INTO audit (id, at, actor, action, detail, prev_hash, row_hash)"  # noqa: S608
             f" SELECT id + 1, at, 'M1', 'staff.enrolled', {mark}, row_hash, row_hash"
             f" FROM audit WHERE id = {last}",
             ('{"staff_id": "X9", "role": "manager", "bootstrap": true}',))
@@ -159,13 +162,13 @@ def test_a_manager_inserted_by_hand_cannot_sign_in_and_is_alerted(
     desk_work(engine, clock)
     mark = placeholder(database_url)
     with outside(database_url) as db:
-        db.execute("INSERT INTO staff (staff_id, name, role, active, enrolled_at, changed_at,"
+        db.execute("INSERT INTO staff (staff_id, name, role, active, enrolled_at, changed_at,"  # noqa: S608
                    f" desk_hash, desk_failures) VALUES ('X9', 'Mallory', 'manager', {mark},"
                    f" {mark}, {mark}, {mark}, 0)",
                    (True, datetime(2026, 7, 3, 9, tzinfo=UTC), datetime(2026, 7, 3, 9, tzinfo=UTC),
-                    hash_passphrase("mallory's long phrase")))
+                    hash_passphrase(MALLORY)))
     with Session(engine) as s, pytest.raises(SignInRefused) as refused:
-        sign_in(s, clock, staff_id="X9", passphrase_text="mallory's long phrase", client="cli")
+        sign_in(s, clock, staff_id="X9", passphrase_text=MALLORY, client="cli")
     assert refused.value.reason == "no_enrolment"
     assert str(refused.value).startswith("no enrolment record for X9: sign-in refused and the"
                                          " supervisor alerted")

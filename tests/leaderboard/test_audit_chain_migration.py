@@ -35,6 +35,7 @@ from tests.leaderboard.desk_helpers import FakeClock
 from tests.leaderboard.test_schema_constraints import at_revision, downgrade_to, insert
 
 OLD = datetime(2026, 6, 1, 10, tzinfo=UTC)
+M1_PHRASE, X9_PHRASE = "manager's long phrase", "mallory's long phrase"
 
 
 @pytest.fixture(autouse=True)
@@ -52,8 +53,8 @@ def staff(staff_id: str, role: str, phrase: str) -> dict[str, object]:
 def test_a_0011_database_is_chained_and_keeps_the_enrolments_its_log_shows(
         database_url: Database, clock: FakeClock) -> None:
     engine = at_revision(database_url, "0011")
-    insert(engine, StaffRecord, staff("M1", "manager", "manager's long phrase"),
-           staff("X9", "manager", "mallory's long phrase"))
+    insert(engine, StaffRecord, staff("M1", "manager", M1_PHRASE),
+           staff("X9", "manager", X9_PHRASE))
     insert(engine, AuditEntry,
            {"id": 1, "at": OLD, "actor": "M1", "action": "staff.enrolled",
             "detail": {"staff_id": "M1", "role": "manager"}},
@@ -76,14 +77,14 @@ def test_a_0011_database_is_chained_and_keeps_the_enrolments_its_log_shows(
         ("staff_not_enrolled", "tampering", None)]
     assert report.legacy_until == 5
     with Session(engine) as s:
-        assert sign_in(s, clock, staff_id="M1", passphrase_text="manager's long phrase",
+        assert sign_in(s, clock, staff_id="M1", passphrase_text=M1_PHRASE,
                        client="cli").identity.staff_id == "M1"
         with pytest.raises(SignInRefused, match="no enrolment record for X9"):
-            sign_in(s, clock, staff_id="X9", passphrase_text="mallory's long phrase",
+            sign_in(s, clock, staff_id="X9", passphrase_text=X9_PHRASE,
                     client="cli")
     with engine.connect() as connection:
         last = connection.scalar(sa.select(sa.func.max(AuditEntry.id)))
-        rows = connection.scalar(sa.select(sa.func.count()).select_from(AuditEntry))
+        rows = connection.scalar(sa.select(sa.func.count()).select_from(AuditEntry)) or 0
     downgrade_to(engine, "0011")
     assert "audit_tip" not in sa.inspect(engine).get_table_names()
     upgrade(engine)  # chained again from the first row: all of them are older than the chain
