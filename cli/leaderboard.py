@@ -76,7 +76,8 @@ def register(sub: Any) -> None:
                     help="with --verify: the service's config; its [keys] signing_key gives"
                          " the central public key")
     au.add_argument("--public-key", metavar="'KEY_ID BASE64'",
-                    help="with --verify: the central public key as `showdown keys` prints it")
+                    help="with --verify: the central public key as `showdown keys show`"
+                         " prints it")
     au.add_argument("--json", action="store_true", help="print the result as JSON")
     au.set_defaults(handler=_audit)
     bk = lsub.add_parser(
@@ -201,7 +202,7 @@ def _central_key(args: argparse.Namespace) -> PublicKey:
     parts = str(args.public_key).split()
     if len(parts) != 2:
         raise CommandError(f"--public-key {args.public_key!r}: give the key id and the base64"
-                           " key, as `showdown keys` prints them ('leaderboard AAAA...=')")
+                           " key, as `showdown keys show` prints them ('leaderboard AAAA...=')")
     try:
         return parse_public_key(parts[0], parts[1])
     except KeyFormatError as exc:
