@@ -11,6 +11,8 @@ One event loop runs, as named tasks of one TaskGroup:
 - ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
   published on every new version (names never leave: ``strip_names``);
 - ``http``: uvicorn serving the page, the JSON API, SSE and the desk API (inside this loop);
+- ``audit_heads``: signs the audit chain's head with the leaderboard key when one is due
+  (``[audit]``, leaderboard.audit_trail.heads); a head is signed at start and at shutdown too;
 - ``watchdog``: ``WATCHDOG=1`` pings to systemd at half its interval while the loop is alive,
   from the start (a long migration is not a hang), so pings may precede ``READY=1``.
 
