@@ -29,6 +29,7 @@ __all__ = [
     "GENESIS",
     "TIP_ROW",
     "AuditValues",
+    "amend_tip",
     "append_audit",
     "audit_row",
     "audit_values",
@@ -150,3 +151,21 @@ def audit_row(session: Session, at: datetime, actor: str, action: str,
     row = session.get(AuditEntry, row_id)
     assert row is not None  # just written in this transaction
     return row
+
+
+def amend_tip(session: Session, row: AuditEntry, detail: Mapping[str, Any]) -> None:
+    """Give ``row``, the chain's last row and written in this same transaction, a new detail
+    (a desk command's seq, known only once its audit row exists): its hash and the tip follow.
+    ValueError for any other row: a row already followed by another never changes."""
+    session.flush()
+    connection = session.connection()
+    last_id, _ = lock_tip(connection)
+    if row.id != last_id or row.prev_hash is None:
+        raise ValueError(f"audit row {row.id} is not the chain's last row ({last_id}): it"
+                         " cannot change")
+    text = detail_text(dict(detail))
+    digest = row_hash(id=row.id, at=canonical_at(row.at), actor=row.actor, action=row.action,
+                      detail=text, prev_hash=row.prev_hash)
+    row.detail, row.row_hash = json.loads(text), digest
+    session.flush()
+    connection.execute(update(_TIP).where(_TIP.c.id == TIP_ROW).values(last_hash=digest))

@@ -6,6 +6,7 @@ alert in the trail)."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -15,6 +16,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from leaderboard import desk
 from leaderboard.audit_trail.chain import AuditValues, append_audit
 from leaderboard.audit_trail.heads import HeadState, head_due, sign_head
 from leaderboard.desk import passphrases
@@ -33,7 +35,8 @@ from tests.leaderboard.audit_chain_support import (
     signed,
     verified,
 )
-from tests.leaderboard.desk_helpers import FakeClock
+from tests.leaderboard.desk_helpers import FakeClock, register, settings
+from tests.leaderboard.roundtrip_support import TableLoop
 from wire.signing import Signer
 
 
@@ -274,3 +277,22 @@ def test_the_head_names_the_tip_and_verifies(engine: sa.Engine, clock: FakeClock
         stored = s.get(AuditHead, head.id)
         assert stored is not None and (stored.row_id, stored.row_hash) == (last.id,
                                                                            last.row_hash)
+
+
+def test_the_rows_the_ingest_writes_join_the_same_chain(engine: sa.Engine, session: Session,
+                                                        clock: FakeClock) -> None:
+    loop = TableLoop(engine, clock)
+    patron = register(session, clock, "8001015009087")
+    e1 = desk.buy_entry(session, settings(), clock, actor="desk-1", patron_id=patron,
+                        payment="cash").entry_id
+    desk.open_heat(session, settings(), clock, actor="desk-1", table="t01", stage="qualifying")
+    seating = desk.seat_entry(session, settings(), clock, actor="desk-1", entry_id=e1,
+                              table="t01", seat=3)
+    asyncio.run(loop.send(seating.command))  # the table never heard of the heat: refused
+    session.expire_all()
+    refused = session.scalars(sa.select(AuditEntry).where(
+        AuditEntry.action == "command.refused")).one()
+    assert refused.actor == "ingest" and refused.id == audit_ids(engine)[-1]
+    signed(engine, clock)
+    report = verified(engine)
+    assert report.intact and report.findings == [] and report.last_signed_row == refused.id
