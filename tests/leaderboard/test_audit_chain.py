@@ -22,7 +22,7 @@ from leaderboard.audit_trail.heads import HeadState, head_due, sign_head
 from leaderboard.desk import passphrases
 from leaderboard.desk.auth import SignInRefused, sign_in
 from leaderboard.desk.passphrases import hash_passphrase
-from leaderboard.models import AuditEntry, AuditHead, OutsideWrite
+from leaderboard.models import AuditEntry, AuditHead, OutsideWrite, TableRecord
 from tests.fixtures.services import Database
 from tests.leaderboard.audit_chain_support import (
     CENTRAL,
@@ -296,3 +296,27 @@ def test_the_rows_the_ingest_writes_join_the_same_chain(engine: sa.Engine, sessi
     signed(engine, clock)
     report = verified(engine)
     assert report.intact and report.findings == [] and report.last_signed_row == refused.id
+
+
+def test_a_supervisor_inserted_by_hand_is_left_out_of_the_tables_roster(
+        engine: sa.Engine, database_url: Database, clock: FakeClock) -> None:
+    desk_work(engine, clock)
+    with Session(engine) as s:
+        s.add(TableRecord(table_id="t01", venue="casino-1", public_key="k", enrolled_at=clock(),
+                          active=True))
+        s.commit()
+    mark = placeholder(database_url)
+    with outside(database_url) as db:
+        db.execute("INSERT INTO staff (staff_id, name, role, pin_hash, active, enrolled_at,"  # noqa: S608
+                   f" changed_at, desk_failures) VALUES ('X8', 'Mallory', 'supervisor', {mark},"
+                   f" {mark}, {mark}, {mark}, 0)",
+                   ("pinhash", True, clock(), clock()))
+    with Session(engine) as s:
+        [command] = desk.send_roster(s, clock, actor=MANAGER)
+        assert [m["staff_id"] for m in command.args["members"]] == [MANAGER, "S1"]
+        sent = s.scalars(sa.select(AuditEntry).where(
+            AuditEntry.action == "staff.roster_sent")).one()
+        assert sent.detail["left_out"] == ["X8"]
+        alert = s.scalars(sa.select(AuditEntry).where(
+            AuditEntry.action == "alert.staff_not_enrolled")).one()
+        assert (alert.detail["staff_id"], alert.detail["client"]) == ("X8", "roster")
