@@ -166,7 +166,9 @@ def _check_tip(connection: Connection, report: ChainReport) -> None:
 def _check_heads(connection: Connection, report: ChainReport, key: PublicKey,
                  stored: dict[int, str]) -> None:
     report.key_id = key.key_id
-    for head in Session(bind=connection).scalars(select(AuditHead).order_by(AuditHead.id)):
+    with Session(bind=connection) as session:
+        heads = session.scalars(select(AuditHead).order_by(AuditHead.id)).all()
+    for head in heads:
         report.heads += 1
         if not head_verifies(head, key):
             report.add("bad_head_signature", "tampering", f"signed head {head.id} (row"
