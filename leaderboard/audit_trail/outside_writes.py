@@ -33,6 +33,7 @@ __all__ = [
     "expected_triggers",
     "mark_service_connection",
     "present_triggers",
+    "restore_triggers",
 ]
 
 # Protected table -> the column that names a row (its primary key). D421 says why these.
@@ -89,13 +90,7 @@ def _trigger_name(table: str, operation: str) -> str:
 
 def expected_triggers(dialect: str) -> set[str]:
     """The names of the triggers `create_triggers` makes on this dialect."""
-    names = {_trigger_name(t, op) for t in PROTECTED for op in _OPERATIONS}
-    if dialect == "postgresql":
-        names |= {_trigger_name(t, "truncate") for t in PROTECTED}
-        names |= {f"{_GUARD}", f"{_GUARD}_truncate"}
-    else:
-        names |= {f"{_GUARD}_update", f"{_GUARD}_delete"}
-    return names
+    return set(_trigger_statements(dialect))
 
 
 def present_triggers(connection: Connection) -> set[str]:
@@ -112,11 +107,30 @@ def present_triggers(connection: Connection) -> set[str]:
 
 
 def create_triggers(connection: Connection) -> None:
-    """Create the triggers (and on PostgreSQL their function) on every protected table."""
+    """Create the triggers (and on PostgreSQL their functions) on every protected table."""
+    _create(connection, set(_trigger_statements(connection.dialect.name)))
+
+
+def restore_triggers(connection: Connection) -> list[str]:
+    """Create again the triggers the database lacks (a migration that copied a table in
+    SQLite's batch mode, or a trigger dropped by hand); their names. Nothing to do before
+    revision 0012 (no ``outside_writes`` yet)."""
+    if not connection.dialect.has_table(connection, "outside_writes"):
+        return []
+    missing = set(_trigger_statements(connection.dialect.name)) - present_triggers(connection)
+    _create(connection, missing)
+    return sorted(missing)
+
+
+def _create(connection: Connection, names: set[str]) -> None:
+    if not names:
+        return
     if connection.dialect.name == "postgresql":
-        _create_postgres(connection)
-    else:
-        _create_sqlite(connection)
+        for statement in _postgres_functions():
+            connection.exec_driver_sql(statement)
+    for name, statement in sorted(_trigger_statements(connection.dialect.name).items()):
+        if name in names:
+            connection.exec_driver_sql(statement)
 
 
 def drop_triggers(connection: Connection) -> None:
@@ -138,25 +152,32 @@ def _table_of(trigger: str) -> str:
     return stem.rsplit("_", 1)[0]
 
 
-def _create_sqlite(connection: Connection) -> None:
+def _trigger_statements(dialect: str) -> dict[str, str]:
+    """Each trigger's name and the statement that creates it (names are this module's
+    constants, never input)."""
+    if dialect == "postgresql":
+        return _postgres_triggers()
     when = f"(SELECT cache_size FROM pragma_cache_size) <> -{SERVICE_CACHE_KIB}"  # noqa: S608
     now = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+    statements = {}
     for table, key in PROTECTED.items():
         for operation in _OPERATIONS:
             row = "OLD" if operation == "DELETE" else "NEW"
-            connection.exec_driver_sql(  # names from PROTECTED, never input
-                f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON"  # noqa: S608
+            name = _trigger_name(table, operation)
+            statements[name] = (
+                f"CREATE TRIGGER {name} AFTER {operation} ON"  # noqa: S608
                 f' "{table}" WHEN {when} BEGIN INSERT INTO outside_writes (table_name,'
                 f" operation, row_key, at) VALUES ('{table}', '{operation}',"
                 f" substr(CAST({row}.{key} AS TEXT), 1, 200), {now}); END")
     for operation in ("UPDATE", "DELETE"):
-        connection.exec_driver_sql(
-            f"CREATE TRIGGER {_GUARD}_{operation.lower()} BEFORE {operation} ON outside_writes"
-            f" BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END")
+        name = f"{_GUARD}_{operation.lower()}"
+        statements[name] = (f"CREATE TRIGGER {name} BEFORE {operation} ON outside_writes"
+                            f" BEGIN SELECT RAISE(ABORT, '{_APPEND_ONLY}'); END")
+    return statements
 
 
-def _create_postgres(connection: Connection) -> None:
-    connection.exec_driver_sql(f"""
+def _postgres_functions() -> list[str]:
+    return [f"""
 CREATE OR REPLACE FUNCTION {_FUNCTION}() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     item jsonb;
@@ -172,23 +193,26 @@ BEGIN
             to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
             current_user, host(inet_client_addr()));
     RETURN NULL;
-END $$""")  # noqa: S608 (the names are this module's constants, never input)
-    connection.exec_driver_sql(f"""
+END $$""", f"""
 CREATE OR REPLACE FUNCTION {_GUARD}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     RAISE EXCEPTION '{_APPEND_ONLY}';
-END $$""")
+END $$"""]  # noqa: S608 (the names are this module's constants, never input)
+
+
+def _postgres_triggers() -> dict[str, str]:
+    statements = {}
     for table, key in PROTECTED.items():
         for operation in _OPERATIONS:
-            connection.exec_driver_sql(
-                f"CREATE TRIGGER {_trigger_name(table, operation)} AFTER {operation} ON"
-                f" \"{table}\" FOR EACH ROW EXECUTE FUNCTION {_FUNCTION}('{key}')")
-        connection.exec_driver_sql(
-            f"CREATE TRIGGER {_trigger_name(table, 'truncate')} AFTER TRUNCATE ON \"{table}\""
-            f" FOR EACH STATEMENT EXECUTE FUNCTION {_FUNCTION}('{key}')")
-    connection.exec_driver_sql(
-        f"CREATE TRIGGER {_GUARD} BEFORE UPDATE OR DELETE ON outside_writes FOR EACH ROW"
-        f" EXECUTE FUNCTION {_GUARD}()")
-    connection.exec_driver_sql(
+            name = _trigger_name(table, operation)
+            statements[name] = (f"CREATE TRIGGER {name} AFTER {operation} ON \"{table}\""
+                                f" FOR EACH ROW EXECUTE FUNCTION {_FUNCTION}('{key}')")
+        name = _trigger_name(table, "truncate")
+        statements[name] = (f"CREATE TRIGGER {name} AFTER TRUNCATE ON \"{table}\""
+                            f" FOR EACH STATEMENT EXECUTE FUNCTION {_FUNCTION}('{key}')")
+    statements[_GUARD] = (f"CREATE TRIGGER {_GUARD} BEFORE UPDATE OR DELETE ON outside_writes"
+                          f" FOR EACH ROW EXECUTE FUNCTION {_GUARD}()")
+    statements[f"{_GUARD}_truncate"] = (
         f"CREATE TRIGGER {_GUARD}_truncate BEFORE TRUNCATE ON outside_writes FOR EACH"
         f" STATEMENT EXECUTE FUNCTION {_GUARD}()")
+    return statements

@@ -140,9 +140,10 @@ def _walk(connection: Connection, report: ChainReport) -> dict[int, str]:
                            " removed)", row_id)
         if str(row.action).startswith(ALERT_PREFIX):
             detail = row.detail if isinstance(row.detail, dict) else {}
+            staff = "" if "staff_id" not in detail else f" [staff {detail['staff_id']}]"
             report.add("alert", "alert", f"audit row {row_id}: {row.action}"
                        f" ({detail.get('severity', 'high')}): {detail.get('problem', '')}"
-                       f" [staff {detail.get('staff_id', '?')}]", row_id)
+                       f"{staff}", row_id)
         prev_id, prev_hash = row_id, str(row.row_hash)
     return stored
 

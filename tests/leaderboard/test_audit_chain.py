@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from leaderboard import desk
 from leaderboard.audit_trail.chain import AuditValues, append_audit
 from leaderboard.audit_trail.heads import HeadState, head_due, sign_head
+from leaderboard.db import upgrade
 from leaderboard.desk import passphrases
 from leaderboard.desk.auth import SignInRefused, sign_in
 from leaderboard.desk.passphrases import hash_passphrase
@@ -320,3 +321,21 @@ def test_a_supervisor_inserted_by_hand_is_left_out_of_the_tables_roster(
         alert = s.scalars(sa.select(AuditEntry).where(
             AuditEntry.action == "alert.staff_not_enrolled")).one()
         assert (alert.detail["staff_id"], alert.detail["client"]) == ("X8", "roster")
+
+
+def test_a_missing_trigger_is_put_back_at_the_next_upgrade_with_an_alert(
+        engine: sa.Engine, database_url: Database, clock: FakeClock) -> None:
+    desk_work(engine, clock)
+    with outside(database_url) as db:
+        on = "" if database_url.kind == "sqlite" else " ON audit"
+        db.execute(f"DROP TRIGGER outside_write_audit_delete{on}")
+    assert ("trigger_missing", None) in kinds(verified(engine))
+    upgrade(engine)  # as the service's start does
+    with outside(database_url) as db:
+        db.execute("DELETE FROM audit WHERE id = 2")
+    report = verified(engine)
+    found = kinds(report)
+    assert ("trigger_missing", None) not in found and ("outside_write", 2) in found
+    [alert] = [f for f in report.findings if f.kind == "alert"]
+    assert "alert.triggers_restored (high): 1 trigger(s) recording outside writes were missing" \
+           " and are restored: outside_write_audit_delete" in alert.message
