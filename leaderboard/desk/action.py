@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from leaderboard.audit_trail.chain import audit_row, lock_tip
+from leaderboard.audit_trail.chain import audit_row
 from leaderboard.desk.errors import Conflict, DeskError, Refused
 from leaderboard.desk.lock import hold_desk_lock
 from leaderboard.eligibility import Candidate, Verdict, as_utc, record_refusal
@@ -39,12 +39,11 @@ def desk_now(clock: WallClock) -> datetime:
 
 
 def begin_action(session: Session, actor: str) -> str:
-    """Start a desk action: the operator's name checked, then the desk lock taken, so that
-    the action's checks and writes are not interleaved with another desk's; then the audit
-    chain's tip, before any row, as the ingest takes it (no deadlock between them: D422)."""
+    """Start a desk action: the operator's name checked, then the desk lock taken (with the
+    audit chain's tip: leaderboard.desk.lock), so that the action's checks and writes are not
+    interleaved with another desk's."""
     actor = _actor(actor)
     hold_desk_lock(session)
-    lock_tip(session.connection())
     return actor
 
 
