@@ -200,7 +200,7 @@ def _check_outside(connection: Connection, report: ChainReport) -> None:
         report.add("outside_write", "tampering", f"{write.operation} on {write.table_name}"
                    f" {write.row_key} at {write.at}{who}{where}, outside the service"
                    f" (outside write {write.id})", row_id)
-    missing = sorted(expected_triggers(connection.dialect.name) - present_triggers(connection))
+    missing = sorted(expected_triggers(connection) - present_triggers(connection))
     if missing:
         report.add("trigger_missing", "tampering", f"{len(missing)} trigger(s) that record"
                    f" outside writes are missing: {', '.join(missing[:5])}"
