@@ -25,9 +25,13 @@ from runtime.settings_files import read_tournament
 if TYPE_CHECKING:
     from sqlalchemy import Engine, Inspector
 
+    from wire.signing import PublicKey
+
 __all__ = ["AUDIT_FAILED", "register"]
 
-AUDIT_FAILED: Final = 1  # exit status of `audit` when a stored message fails verification
+# exit status of `audit` when a stored message fails verification, and of `audit --verify`
+# when the audit trail shows tampering (D420)
+AUDIT_FAILED: Final = 1
 
 
 def register(sub: Any) -> None:
@@ -57,14 +61,26 @@ def register(sub: Any) -> None:
     st.add_argument("--json", action="store_true", help="print the JSON document of the API")
     st.set_defaults(handler=_standings)
     au = lsub.add_parser(
-        "audit", help="verify every stored message again against the tables' enrolled keys",
+        "audit", help="verify every stored message again, or (--verify) the audit trail",
         description="Verify every stored message again: its signed envelope against the"
                     " table's enrolled Ed25519 key (or a key the audit log shows it had when"
                     " the message arrived), the SHA-256 of the payload, and the stored row"
-                    " against the envelope. Exit status 1 if any message fails.")
+                    " against the envelope. Exit status 1 if any message fails. With"
+                    " --verify: check the audit trail instead (docs/audit-trail.md): every"
+                    " row's hash and link, the ids, every signed head against the central"
+                    " key, the writes made outside the service, every staff member's"
+                    " enrolment. Exit status 1 if it shows tampering.")
     au.add_argument("--db", required=True,
                     help="database URL, e.g. sqlite:////var/lib/showdown-leaderboard/"
                          "leaderboard.sqlite3")
+    au.add_argument("--verify", action="store_true",
+                    help="check the audit trail (needs --config or --public-key)")
+    au.add_argument("--config", type=Path,
+                    help="with --verify: the service's config; its [keys] signing_key gives"
+                         " the central public key")
+    au.add_argument("--public-key", metavar="'KEY_ID BASE64'",
+                    help="with --verify: the central public key as `showdown keys show`"
+                         " prints it")
     au.add_argument("--json", action="store_true", help="print the result as JSON")
     au.set_defaults(handler=_audit)
     bk = lsub.add_parser(
@@ -205,9 +221,49 @@ def _standings(args: argparse.Namespace) -> int:
 # ---- audit ----------------------------------------------------------------------------------
 
 
+def _central_key(args: argparse.Namespace) -> PublicKey:
+    """The central public key --verify checks the signed heads against."""
+    from leaderboard.config import read_leaderboard_config  # noqa: PLC0415
+    from wire.signing import KeyFormatError, load_configured_key, parse_public_key  # noqa: PLC0415
+
+    if (args.config is None) == (args.public_key is None):
+        raise CommandError("--verify needs the central public key: give --config (the"
+                           " service's config) or --public-key 'KEY_ID BASE64', one of them")
+    if args.config is not None:
+        config = read_leaderboard_config(args.config)
+        return load_configured_key(config.signing_key, source=config.source,
+                                   key="keys.signing_key").public_key
+    parts = str(args.public_key).split()
+    if len(parts) != 2:
+        raise CommandError(f"--public-key {args.public_key!r}: give the key id and the base64"
+                           " key, as `showdown keys show` prints them ('leaderboard AAAA...=')")
+    try:
+        return parse_public_key(parts[0], parts[1])
+    except KeyFormatError as exc:
+        raise CommandError(f"--public-key: {exc}") from None
+
+
+def _verify_trail(args: argparse.Namespace) -> int:
+    from leaderboard.audit import verify_trail  # noqa: PLC0415
+
+    key = _central_key(args)
+    with _leaderboard_database(args.db, "audit") as (engine, inspector):
+        if not inspector.has_table("audit_tip"):
+            raise CommandError(f"{args.db} has no audit chain (a schema before revision"
+                               " 0018): start the service on it once (it migrates the"
+                               " database), then verify")
+        report = verify_trail(engine, key)
+    print(json.dumps(report.as_dict(), indent=2) if args.json else report.text())
+    return 0 if report.intact else AUDIT_FAILED
+
+
 def _audit(args: argparse.Namespace) -> int:
     from leaderboard.audit import audit_messages, keeps_evidence  # noqa: PLC0415
 
+    if args.verify:
+        return _verify_trail(args)
+    if args.config is not None or args.public_key is not None:
+        raise CommandError("--config and --public-key go with --verify")
     with _leaderboard_database(args.db, "messages") as (engine, inspector):
         if not keeps_evidence(inspector):
             raise CommandError(f"{args.db} is at schema revision 0001, which keeps no"

@@ -11,6 +11,8 @@ One event loop runs, as named tasks of one TaskGroup:
 - ``publisher``: the retained, signed standings on ``showdown/v1/{venue}/standings`` (QoS 1),
   published on every new version (names never leave: ``strip_names``);
 - ``http``: uvicorn serving the page, the JSON API, SSE and the desk API (inside this loop);
+- ``audit_heads``: signs the audit chain's head with the leaderboard key when one is due
+  (``[audit]``, leaderboard.audit_trail.heads); a head is signed at start and at shutdown too;
 - ``watchdog``: ``WATCHDOG=1`` pings to systemd at half its interval while the loop is alive,
   from the start (a long migration is not a hang), so pings may precede ``READY=1``.
 
@@ -37,11 +39,13 @@ from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
 from game.tournament.schema import TournamentSettings
+from leaderboard.audit_trail.chain import audit_row
+from leaderboard.audit_trail.heads import keep_heads, sign_head
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
-from leaderboard.models import AuditEntry, TableRecord
+from leaderboard.models import TableRecord
 from leaderboard.standings.live import LiveStandings
 from leaderboard.standings.view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
@@ -95,12 +99,10 @@ def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> li
                                         enrolled_at=now, active=True))
                 changes.append(f"enrolled {table_id}")
             elif row.public_key != key or not row.active or row.venue != config.venue:
-                session.add(AuditEntry(at=now, actor=f"config:{config.source}",
-                                       action="table.enrolment_changed",
-                                       detail={"table": table_id, "old_key": row.public_key,
-                                               "new_key": key, "old_venue": row.venue,
-                                               "new_venue": config.venue,
-                                               "was_active": row.active}))
+                audit_row(session, now, f"config:{config.source}", "table.enrolment_changed",
+                          {"table": table_id, "old_key": row.public_key, "new_key": key,
+                           "old_venue": row.venue, "new_venue": config.venue,
+                           "was_active": row.active})
                 row.public_key, row.active, row.venue = key, True, config.venue
                 changes.append(f"updated {table_id}")
     return changes
@@ -338,7 +340,10 @@ class LeaderboardService:
                 await asyncio.to_thread(upgrade, engine)
             for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
                 _log.info("table_enrolment", change=change)
-            return await self._serve(stop, engine, settings, mqtt, signer)
+            await asyncio.to_thread(sign_head, engine, signer, self.clock())  # the audit chain
+            code = await self._serve(stop, engine, settings, mqtt, signer)
+            await asyncio.to_thread(sign_head, engine, signer, self.clock())  # at shutdown
+            return code
         finally:
             watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -381,6 +386,8 @@ class LeaderboardService:
             tg.create_task(link.run(link_stop), name="leaderboard.mqtt")
             feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
             tg.create_task(server.serve(sockets=[sock]), name="leaderboard.http")
+            tg.create_task(keep_heads(engine, signer, self.clock, cfg.audit, link_stop),
+                           name="leaderboard.audit_heads")
             if await self._started(stop, link, server):
                 scheme = "https" if cfg.http.uses_tls else "http"
                 url = f"{scheme}://{cfg.http.host}:{self.port}/"

@@ -1,9 +1,14 @@
-"""The stored-message audit: every message the ingest kept, verified again (read only).
+"""The central records audited again (read only): the stored messages, and the audit trail.
 
 For each row of ``messages``: the payload's SHA-256, the envelope's signature against the
 table's enrolled key (or a key the audit log shows it had when the message arrived), and the
 stored fields against the signed envelope. ``audit_messages`` returns a ``MessageAudit``;
 `showdown leaderboard audit` prints it.
+
+``verify_trail`` checks the audit trail (leaderboard.audit_trail.verify: the hash chain, its
+signed heads, the writes made outside the service) and that every staff row has its
+enrolment in the chain (leaderboard.desk.enrolment); `showdown leaderboard audit --verify`
+prints it.
 """
 
 from __future__ import annotations
@@ -17,12 +22,14 @@ from typing import Any
 from sqlalchemy import Engine, Inspector, select
 from sqlalchemy.orm import Session
 
+from leaderboard.audit_trail.verify import ChainReport, verify_chain
+from leaderboard.desk.enrolment import enrolment_problem
 from leaderboard.eligibility import from_db
-from leaderboard.models import AuditEntry, Message, TableRecord
+from leaderboard.models import AuditEntry, Message, StaffRecord, TableRecord
 from wire.envelope import Envelope, EnvelopeError, canonical_json, verify_envelope
-from wire.signing import KeyFormatError, KeyRing, parse_public_key
+from wire.signing import KeyFormatError, KeyRing, PublicKey, parse_public_key
 
-__all__ = ["AuditFailure", "MessageAudit", "audit_messages", "keeps_evidence"]
+__all__ = ["AuditFailure", "MessageAudit", "audit_messages", "keeps_evidence", "verify_trail"]
 
 
 def keeps_evidence(inspector: Inspector) -> bool:
@@ -220,3 +227,15 @@ def audit_messages(engine: Engine) -> MessageAudit:
     return audit
 
 
+def verify_trail(engine: Engine, key: PublicKey) -> ChainReport:
+    """The audit trail checked from its first row with the central ``key`` (read only), and
+    every staff row without a valid enrolment in it named."""
+    with engine.connect() as connection:
+        report = verify_chain(connection, key)
+        with Session(bind=connection) as session:
+            for row in session.scalars(select(StaffRecord).order_by(StaffRecord.staff_id)):
+                problem = enrolment_problem(session, row)
+                if problem is not None:
+                    report.add("staff_not_enrolled", "tampering", f"staff {row.staff_id}"
+                               f" ({row.role}): no valid enrolment record: {problem}")
+    return report

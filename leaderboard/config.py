@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, TypeVar
 
 from game.errors import ConfigError
+from leaderboard.audit_trail.settings import AUDIT_KEYS, AuditSettings, parse_audit_settings
 from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.config_paths import config_database_url, config_path
 from runtime.settings_files import load_toml
@@ -158,6 +159,7 @@ class LeaderboardConfig:
     page: PageConfig
     desk_auth: AuthPolicy = field(default_factory=AuthPolicy)
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+    audit: AuditSettings = field(default_factory=AuditSettings)
     debounce_seconds: float = 0.15
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
@@ -176,6 +178,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
              "tls_cert_file", "tls_key_file"},
     "page": {"rows", "title", "names", "stale_after_s", "page_seconds"},
     "desk_auth": set(AUTH_KEYS),
+    "audit": set(AUDIT_KEYS),
     "log": {"format", "level"},
     "retention": {"records_years", "backups_years"},
     "draw": {"commitment_minutes"},
@@ -422,6 +425,7 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         desk_auth=parse_auth_policy(r.section("desk_auth"), source=source,
                                     section="desk_auth"),
         retention=_retention(r, r.section("retention"), r.section("draw")),
+        audit=parse_audit_settings(r.section("audit"), source=source),
         debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.15,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
         log_format=fmt,  # type: ignore[arg-type]

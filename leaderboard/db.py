@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic import command
@@ -21,6 +22,8 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.exc import ArgumentError, InterfaceError, NoSuchModuleError, OperationalError
 
 from game.errors import ConfigError, GameError
+from leaderboard.audit_trail.chain import AuditValues, append_audit
+from leaderboard.audit_trail.outside_writes import mark_service_connection, restore_triggers
 from runtime.errors import Unavailable, one_line
 
 __all__ = [
@@ -51,9 +54,12 @@ class MigrationError(GameError):
 
 
 def make_engine(url: str, **options: object) -> Engine:
-    """An engine for `url`; SQLite gets WAL, foreign keys and a busy timeout."""
+    """An engine for `url`; SQLite gets WAL, foreign keys and a busy timeout. Every connection
+    is marked as the service's, so the database's triggers do not record its writes as made
+    outside the service (leaderboard.audit_trail.outside_writes)."""
     engine = create_engine(url, **options)
-    if engine.dialect.name == "sqlite":
+    dialect = engine.dialect.name
+    if dialect == "sqlite":
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
             cursor = dbapi_connection.cursor()
@@ -61,6 +67,11 @@ def make_engine(url: str, **options: object) -> Engine:
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=10000")
             cursor.close()
+
+    @event.listens_for(engine, "connect")
+    def _service_mark(dbapi_connection, _record):  # type: ignore[no-untyped-def]
+        mark_service_connection(dbapi_connection, dialect)
+
     return engine
 
 
@@ -94,11 +105,21 @@ def alembic_config(url: str) -> Config:
 
 
 def upgrade(engine: Engine) -> None:
-    """Create or upgrade the schema to the newest revision."""
+    """Create or upgrade the schema to the newest revision; then put back any trigger that
+    records outside writes the database lacks, with a high-severity alert in the audit trail
+    naming them (a migration's table copy, or a trigger dropped by hand)."""
     cfg = alembic_config(engine.url.render_as_string(hide_password=False))
     with engine.begin() as connection:
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, "head")
+        restored = restore_triggers(connection)
+        if restored:
+            append_audit(connection, [AuditValues(
+                at=datetime.now(UTC), actor="(schema check at upgrade)",
+                action="alert.triggers_restored", detail={
+                    "severity": "high", "triggers": restored[:50],
+                    "problem": f"{len(restored)} trigger(s) recording outside writes were"
+                               f" missing and are restored: {', '.join(restored[:5])}"})])
 
 
 def shown(url: str) -> str:

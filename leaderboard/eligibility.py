@@ -34,7 +34,8 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from game.errors import GameError
-from leaderboard.models import AuditEntry, Exclusion, IdentityHold, Patron, Refusal
+from leaderboard.audit_trail.chain import audit_row
+from leaderboard.models import Exclusion, IdentityHold, Patron, Refusal
 from leaderboard.name_match import compare_names, letters_key, name_key
 
 __all__ = [
@@ -263,11 +264,10 @@ def import_list(session: Session, *, kind: str, rows: Sequence[ListRow], source:
                               source=source, source_date=source_date, imported_at=imported_at,
                               birth_date=row.birth_date, name_key=name_key(row.name)[:200],
                               letters_key=letters_key(row.name)[:100]))
-    session.add(AuditEntry(at=imported_at, actor=actor, action="list.imported", detail={
+    audit_row(session, imported_at, actor, "list.imported", {
         "kind": kind, "source": source, "source_date": source_date.isoformat(),
         "rows": len(rows), "replaced_rows": replaced,
-    }))
-    session.flush()
+    })
     return ImportResult(kind=kind, source=source, source_date=source_date, rows=len(rows),
                         imported_at=imported_at, replaced=replaced)
 
@@ -516,11 +516,10 @@ def record_refusal(session: Session, person: Candidate | Patron, verdict: Verdic
     refusal = Refusal(id_number=facts.id_number, patron_id=facts.patron_id, context=context,
                       reason=verdict.reason, at=as_utc(at))
     session.add(refusal)
-    session.add(AuditEntry(at=as_utc(at), actor=actor, action="eligibility.refused", detail={
+    audit_row(session, as_utc(at), actor, "eligibility.refused", {
         "context": context, "patron_id": facts.patron_id, "lists": list(verdict.lists),
         "reasons": list(verdict.reasons),
-    }))
-    session.flush()
+    })
     return refusal
 
 

@@ -39,12 +39,11 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Mapper, mapped_column, relat
 from leaderboard.display_names import entry_code
 
 __all__ = [
-    "AuditEntry", "Base", "ChipReconciliation", "CommandResultRecord", "DeskCommandRecord",
-    "DeskSession", "Dispute", "DisputeBundleRecord", "Draw", "DrawCommitment", "Entry",
-    "Exclusion", "Hand", "IdentityHold", "Message",
-    "Patron", "PatronDocument",
-    "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState", "Score",
-    "StaffRecord", "StandingsChange", "TableProgress", "TableRecord",
+    "AuditEntry", "AuditHead", "AuditTip", "Base", "ChipReconciliation", "CommandResultRecord",
+    "DeskCommandRecord", "DeskSession", "Dispute", "DisputeBundleRecord", "Draw", "DrawCommitment",
+    "Entry", "Exclusion", "Hand", "IdentityHold", "Message", "OutsideWrite", "Patron",
+    "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState",
+    "Score", "StaffRecord", "StandingsChange", "TableProgress", "TableRecord",
 ]
 
 Cents = BigInteger
@@ -602,8 +601,54 @@ class AuditEntry(Base):
                                     primary_key=True, autoincrement=True)
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     actor: Mapped[str] = mapped_column(String(200))
-    action: Mapped[str] = mapped_column(String(64))
+    action: Mapped[str] = mapped_column(String(64), index=True)  # the index: revision 0018
     detail: Mapped[dict[str, Any]] = mapped_column(JSON)
+    # The hash chain (revision 0018, leaderboard.audit_trail.chain): the previous row's
+    # row_hash, and the SHA-256 of this row's content and prev_hash. NULL only in a row
+    # written outside the service (verification names it).
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
+    row_hash: Mapped[str | None] = mapped_column(String(64))
+
+
+class AuditTip(Base):
+    """The audit chain's one tip row (revision 0018): the last row's id and hash, locked by
+    every writer so that rows are chained one after another; and the last row the migration
+    chained as it found it (rows written before the chain existed)."""
+
+    __tablename__ = "audit_tip"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # 1
+    last_id: Mapped[int] = mapped_column(BigInteger)
+    last_hash: Mapped[str] = mapped_column(String(64))
+    legacy_until: Mapped[int] = mapped_column(BigInteger)
+
+
+class AuditHead(Base):
+    """A signed head of the audit chain (revision 0018): the row it covers (id and hash),
+    when, and the central key's Ed25519 signature (leaderboard.audit_trail.heads)."""
+
+    __tablename__ = "audit_heads"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    row_id: Mapped[int] = mapped_column(BigInteger)
+    row_hash: Mapped[str] = mapped_column(String(64))
+    signed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    key_id: Mapped[str] = mapped_column(String(64))
+    signature: Mapped[str] = mapped_column(String(100))  # base64
+
+
+class OutsideWrite(Base):
+    """A write to a protected table made outside the service, recorded by the database's own
+    triggers (revision 0018, leaderboard.audit_trail.outside_writes); append-only."""
+
+    __tablename__ = "outside_writes"
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    table_name: Mapped[str] = mapped_column(String(64))
+    operation: Mapped[str] = mapped_column(String(8))  # INSERT | UPDATE | DELETE
+    row_key: Mapped[str | None] = mapped_column(String(200))
+    at: Mapped[str] = mapped_column(String(40))  # the database's clock, ISO 8601 UTC
+    db_user: Mapped[str | None] = mapped_column(String(100))  # PostgreSQL: current_user
+    client_addr: Mapped[str | None] = mapped_column(String(100))  # PostgreSQL only
 
 
 class DeskCommandRecord(Base):

@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from leaderboard.audit_trail.chain import audit_row
 from leaderboard.desk.errors import Conflict, DeskError, Refused
 from leaderboard.desk.lock import hold_desk_lock
 from leaderboard.eligibility import Candidate, Verdict, as_utc, record_refusal
@@ -38,8 +39,9 @@ def desk_now(clock: WallClock) -> datetime:
 
 
 def begin_action(session: Session, actor: str) -> str:
-    """Start a desk action: the operator's name checked, then the desk lock taken, so that
-    the action's checks and writes are not interleaved with another desk's."""
+    """Start a desk action: the operator's name checked, then the desk lock taken (with the
+    audit chain's tip: leaderboard.desk.lock), so that the action's checks and writes are not
+    interleaved with another desk's."""
     actor = _actor(actor)
     hold_desk_lock(session)
     return actor
@@ -56,14 +58,12 @@ def _actor(actor: str) -> str:
 
 def write_audit(session: Session, now: datetime, actor: str, action: str, *,
                 detail: Mapping[str, Any], why: str | None = None) -> AuditEntry:
-    """Add (and flush) the audit row of a desk action; `why`, when given, goes in its detail."""
+    """Write the audit row of a desk action at the end of the audit chain (pending changes
+    flushed first); `why`, when given, goes in its detail."""
     body = dict(detail)
     if why is not None and why.strip():
         body["why"] = " ".join(why.split())
-    row = AuditEntry(at=as_utc(now), actor=actor, action=action, detail=body)
-    session.add(row)
-    session.flush()
-    return row
+    return audit_row(session, as_utc(now), actor, action, body)
 
 
 def refuse(session: Session, person: Candidate | Patron, verdict: Verdict, now: datetime, *,

@@ -24,6 +24,7 @@ from sqlalchemy.orm import Session
 
 from game.errors import Refusal
 from leaderboard.desk.action import begin_action, desk_now, write_audit
+from leaderboard.desk.enrolment import enrolment_refusal
 from leaderboard.desk.errors import DeskError, NotFound
 from leaderboard.desk.passphrases import passphrase, passphrase_matches
 from leaderboard.desk.permissions import PERMISSIONS, desk_role, role_refusal
@@ -156,6 +157,9 @@ def sign_in(session: Session, clock: WallClock, *, staff_id: str, passphrase_tex
     if row is None:
         raise _refuse(session, now, _UNKNOWN_ACTOR, staff_id=given, reason="unknown_staff_id",
                       message=f"no staff member {given[:40]!r} is enrolled", client=client)
+    if (unenrolled := enrolment_refusal(session, now, row, client=client)) is not None:
+        raise _refuse(session, now, row.staff_id, staff_id=row.staff_id,
+                      reason="no_enrolment", message=unenrolled, client=client)
     locked = None if row.desk_locked_until is None else from_db(row.desk_locked_until)
     if locked is not None and now < locked:
         raise _refuse(session, now, row.staff_id, staff_id=row.staff_id, reason="locked",
@@ -349,7 +353,7 @@ def revoke_session(session: Session, clock: WallClock, *, actor: str, session_id
 
 def init_first_manager(session: Session, clock: WallClock, *, staff_id: str, name: str,
                        passphrase_text: str) -> StaffView:
-    """Enrol the first manager of a new desk database (``showdown desk init``); refused once
+    """Enrol the first manager of a new desk database (``showdown leaderboard init``); refused once
     any manager is enrolled: after that a manager enrols staff."""
     passphrase(passphrase_text, "the manager's")
     begin_action(session, staff_id)
@@ -361,5 +365,5 @@ def init_first_manager(session: Session, clock: WallClock, *, staff_id: str, nam
                         " enrol staff (showdown desk staff add)")
     return enrol_staff(session, clock, actor=staff_id, staff_id=staff_id, name=name,
                        role="manager", desk_passphrase=passphrase_text,
-                       why="the first manager, enrolled by showdown desk init")
+                       why="the first manager, enrolled by showdown leaderboard init")
 

@@ -23,6 +23,7 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from game.messages.desk import AckScore, ParticipantProofs, Resend, Seat, TableCommand, Unseat
+from leaderboard.audit_trail.chain import amend_tip
 from leaderboard.desk.errors import DeskError
 from leaderboard.desk.values import DeskCommand
 from leaderboard.eligibility import as_utc
@@ -64,8 +65,7 @@ def record_command(session: Session, row: AuditEntry, table: str, command: Table
     session.add(DeskCommandRecord(
         seq=seq, audit_id=row.id, table_id=table, command=command.NAME, args=command.args(),
         undo=None if undo is None else dict(undo), state=RECORDED, recorded_at=row.at))
-    row.detail = {**row.detail, "seq": seq}
-    session.flush()
+    amend_tip(session, row, {**row.detail, "seq": seq})  # the row is the chain's last
     return DeskCommand.of(seq=seq, table=table, command=command)
 
 

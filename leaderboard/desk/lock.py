@@ -9,6 +9,10 @@ nothing and leaves no check-then-write race (docs/leaderboard.md).
 - PostgreSQL: a transaction-level advisory lock (``pg_advisory_xact_lock``).
 - SQLite: the database's write lock, taken at once (``BEGIN IMMEDIATE``) instead of at the
   first write, so that what the checks read cannot change before the transaction ends.
+
+Then the audit chain's tip (leaderboard.audit_trail.chain.lock_tip), before any other row, as
+an ingest batch takes it: neither can then hold a row the other waits for while it waits for
+the tip (D422).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from typing import Final
 
 from sqlalchemy import text
 from sqlalchemy.orm import Session
+
+from leaderboard.audit_trail.chain import lock_tip
 
 __all__ = ["DESK_LOCK_ID", "WAIT_MS", "hold_desk_lock"]
 
@@ -37,4 +43,5 @@ def hold_desk_lock(session: Session) -> None:
         dbapi = connection.connection.dbapi_connection
         if dbapi is not None and not dbapi.in_transaction:  # else it holds the lock already
             connection.exec_driver_sql("BEGIN IMMEDIATE")
+    lock_tip(connection)
     session.expire_all()

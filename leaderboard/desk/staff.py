@@ -38,6 +38,7 @@ from leaderboard.desk.credentials import (
     salt_bytes,
 )
 from leaderboard.desk.duties import check_duty
+from leaderboard.desk.enrolment import ENROLLED, enrolment_detail, enrolment_refusal
 from leaderboard.desk.errors import Conflict, DeskError, NotFound
 from leaderboard.desk.ids import checked_table_id
 from leaderboard.desk.passphrases import hash_passphrase, passphrase
@@ -183,13 +184,15 @@ def enrol_staff(session: Session, clock: WallClock, *, actor: str, staff_id: str
                       card_hash=card_hash, active=True, enrolled_at=as_utc(now),
                       changed_at=as_utc(now), desk_hash=desk_hash, desk_failures=0)
     version = _bump(state, now)
+    vouched = enrolment_detail(session, actor=actor, staff_id=staff_id, name=name, role=role,
+                               enrolled_at=row.enrolled_at)
     with conflict_on_race(session, lambda: f"staff member {staff_id} was enrolled at the same"
                           " moment at another desk"):
         session.add(row)
-        write_audit(session, now, actor, "staff.enrolled", detail={
+        write_audit(session, now, actor, ENROLLED, detail={
             "staff_id": staff_id, "role": role, "pin": pin_hash is not None,
             "card": card_hash is not None, "desk": desk_hash is not None,
-            "roster_version": version}, why=why)
+            "roster_version": version, **vouched}, why=why)
         session.commit()
     return _view(row, version)
 
@@ -284,16 +287,16 @@ def list_staff(session: Session) -> list[StaffView]:
     return [_view(row, version) for row in rows]
 
 
-def roster(session: Session) -> StaffRoster:
+def roster(session: Session, *, leave_out: frozenset[str] = frozenset()) -> StaffRoster:
     """The roster as tables are sent it: its version, every member (disabled ones marked
-    inactive) with their hashes, and the card salt."""
+    inactive) with their hashes, and the card salt; not the staff ids in ``leave_out``."""
     state = session.get(RosterState, _ROSTER_ROW)
     if state is None:
         return StaffRoster(version=0)
     rows = session.scalars(select(StaffRecord).order_by(StaffRecord.staff_id)).all()
     members = tuple(StaffMember(staff_id=r.staff_id, name=r.name, role=_table_role(r.role),
                                 pin_hash=r.pin_hash, card_hash=r.card_hash, active=r.active)
-                    for r in rows if r.role != "clerk")
+                    for r in rows if r.role != "clerk" and r.staff_id not in leave_out)
     return StaffRoster(version=state.version, members=members, card_salt=state.card_salt)
 
 
@@ -321,11 +324,15 @@ def _tables(session: Session, table: str | None) -> Sequence[str]:
 def send_roster(session: Session, clock: WallClock, *, actor: str, table: str | None = None,
                 why: str | None = None) -> tuple[DeskCommand, ...]:
     """Record the roster command (``StaffRoster``) for every active enrolled table (or one); the
-    caller sends them. A table refuses a version it already holds (its command result)."""
+    caller sends them. A table refuses a version it already holds (its command result). A
+    member the audit trail holds no valid enrolment for is left out, with an alert."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     table = None if table is None else checked_table_id(table)
-    current = roster(session)
+    left_out = frozenset(
+        r.staff_id for r in session.scalars(select(StaffRecord).order_by(StaffRecord.staff_id))
+        if r.role != "clerk" and enrolment_refusal(session, now, r, client="roster") is not None)
+    current = roster(session, leave_out=left_out)
     if current.version == 0:
         raise Conflict("no staff member is enrolled yet: nothing to send")
     if len(current.members) > _MAX_MEMBERS:
@@ -335,7 +342,8 @@ def send_roster(session: Session, clock: WallClock, *, actor: str, table: str | 
     for name in _tables(session, table):
         row = write_audit(session, now, actor, ROSTER_SENT, detail={
             "table": name, "command": StaffRoster.NAME, "args": current.args(),
-            "roster_version": current.version, "members": len(current.members)}, why=why)
+            "roster_version": current.version, "members": len(current.members),
+            **({"left_out": sorted(left_out)} if left_out else {})}, why=why)
         commands.append(record_command(session, row, name, current))
     session.commit()
     return tuple(commands)

@@ -19,6 +19,7 @@ import structlog
 from sqlalchemy import Connection, Engine, select, tuple_
 from sqlalchemy.exc import SQLAlchemyError
 
+from leaderboard.audit_trail.chain import lock_tip
 from leaderboard.ingest.gaps import GapTracker, Progress, lock_progress, save_progress
 from leaderboard.ingest.results import (
     MAX_DETAIL,
@@ -109,6 +110,7 @@ class Store:
             batch.results = [i.result or IngestResult(outcome="failed") for i in items]
             return batch
         with self.engine.begin() as connection:
+            lock_tip(connection)  # the audit chain's, before any row, as a desk action (D422)
             tables = sorted({i.claimed for i in (*candidates, *notices) if i.claimed})
             progress = lock_progress(connection, tables)
             for item in notices:

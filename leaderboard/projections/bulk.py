@@ -9,6 +9,7 @@ from typing import Any, Final
 
 from sqlalchemy import Connection
 
+from leaderboard.audit_trail.chain import append_audit, audit_values
 from leaderboard.projections.chips import chip_rows
 from leaderboard.projections.console import console_rows
 from leaderboard.projections.decoding import Decoded, read
@@ -192,5 +193,5 @@ def _bulk_seats(connection: Connection, items: Items,
         done[i] = result.frozen()
     update_each(connection, sql.seat_many, updates)
     if audits:
-        connection.execute(sql.insert_audit, audits)
+        append_audit(connection, audit_values(audits))
     return done

@@ -29,9 +29,10 @@ from typing import Any, Final, cast
 from sqlalchemy import Connection, Table, select, update
 
 from game.messages.desk import Seat
+from leaderboard.audit_trail.chain import append_audit, audit_values
 from leaderboard.models import CommandResultRecord, DeskCommandRecord
 from leaderboard.projections.results import INGEST_ACTOR, SEATED, Outcome
-from leaderboard.projections.sql import AUDIT, ENTRIES, as_utc, insert_new, wall_of
+from leaderboard.projections.sql import ENTRIES, as_utc, insert_new, wall_of
 from wire.envelope import Envelope
 from wire.messages import CommandResult, Resend
 
@@ -183,5 +184,5 @@ def _undo(connection: Connection, envelope: Envelope, row: Any, reason: str | No
                               "the desk has moved it since; left as it is"))
     else:
         result.notes.append(f"{row.table_id} refused {row.command} (seq {row.seq}): {reason}")
-    connection.execute(AUDIT.insert(), [{"at": wall_of(envelope), "actor": INGEST_ACTOR,
-                                         "action": COMMAND_REFUSED, "detail": detail}])
+    append_audit(connection, audit_values([{"at": wall_of(envelope), "actor": INGEST_ACTOR,
+                                            "action": COMMAND_REFUSED, "detail": detail}]))

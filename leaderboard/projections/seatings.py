@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from game.tournament.entries import Stage
+from leaderboard.audit_trail.chain import append_audit, audit_values
 from leaderboard.projections.results import (
     ENTRY_SEATED,
     ENTRY_UNSEATED,
@@ -49,7 +50,7 @@ def entry_seated(connection: Connection, sql: Statements, envelope: Envelope,
     if seat is not None:
         connection.execute(sql.seat_many, [seat])
     if audit is not None:
-        connection.execute(sql.insert_audit, [audit])
+        append_audit(connection, audit_values([audit]))
 
 
 def unregistered(envelope: Envelope, message: EntrySeated) -> str:

@@ -150,7 +150,6 @@ class Statements:
         self.places_of = select(Entry.entry_id, Entry.table_id, Entry.seat, Entry.status,
                                 Entry.stage).where(
             Entry.entry_id.in_(bindparam("entries", expanding=True)))
-        self.insert_audit = AUDIT.insert()
         self.releases = select(AUDIT.c.detail).where(AUDIT.c.action == RELEASED)
         self.seat_many = (
             update(ENTRIES).where(ENTRIES.c.entry_id == bindparam("entry"))
