@@ -220,6 +220,11 @@ AUDIT_ACTIONS: Final = _events(
     ("desk.sign_in_failed", "notice", "a wrong passphrase or unknown account at the desk: a"
      " possible attempt at someone else's access"),
     ("desk.locked", "warning", "repeated failures locked a desk account"),
+    ("alert.staff_not_enrolled", "critical", "a staff account the audit trail holds no valid"
+     " enrolment for tried to sign in or was left out of the tables' roster: a person added"
+     " outside the service"),
+    ("alert.triggers_restored", "critical", "a trigger that records writes made outside the"
+     " service was missing and was put back: someone may have dropped it to edit unseen"),
     ("staff.enrolled", "notice", "a person was given access and a role"),
     ("staff.enabled", "notice", "a person's access was restored"),
     ("staff.disabled", "notice", "a person's access was removed"),

@@ -92,24 +92,29 @@ def _module(path: Path, root: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+# The audit trail's own writers (leaderboard.desk.action, leaderboard.audit_trail.chain): the
+# actions are their callers'.
+_WRITERS = frozenset({"write_audit", "audit_row", "append_audit", "audit_values"})
+
+
 def _writes(tree: ast.AST, source: str) -> Iterator[tuple[ast.expr | None, int]]:
     """The action expression of each audit write in a module, with its line."""
     inside_writer = {id(n) for f in ast.walk(tree)
-                     if isinstance(f, ast.FunctionDef) and f.name == "write_audit"
+                     if isinstance(f, ast.FunctionDef) and f.name in _WRITERS
                      for n in ast.walk(f)}
-    inserts_rows = "AUDIT" in source or "insert_audit" in source
+    inserts_rows = any(w in source for w in ("AUDIT", "insert_audit", "append_audit"))
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and id(node) not in inside_writer:
             func = node.func
             name = (func.id if isinstance(func, ast.Name)
                     else func.attr if isinstance(func, ast.Attribute) else "")
             keywords = {k.arg: k.value for k in node.keywords}
-            if name == "write_audit":
+            if name in ("write_audit", "audit_row"):
                 yield keywords.get("action", node.args[3] if len(node.args) > 3 else None), \
                     node.lineno
-            elif name == "AuditEntry":
+            elif name in ("AuditEntry", "AuditValues"):
                 yield keywords.get("action"), node.lineno
-        elif inserts_rows and isinstance(node, ast.Dict):
+        elif inserts_rows and isinstance(node, ast.Dict) and id(node) not in inside_writer:
             keys = {k.value: v for k, v in zip(node.keys, node.values, strict=True)
                     if isinstance(k, ast.Constant)}
             if {"actor", "action"} <= keys.keys():
