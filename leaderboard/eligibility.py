@@ -34,7 +34,7 @@ from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 from typing import Final
 
-from sqlalchemy import bindparam, func, insert, select
+from sqlalchemy import bindparam, case, distinct, func, insert, select
 from sqlalchemy.orm import Session
 
 from game.errors import GameError
@@ -48,7 +48,14 @@ from leaderboard.models import (
     Refusal,
 )
 from leaderboard.name_match import letters_key, name_key
-from leaderboard.name_similarity import Similarity, blocking_keys, compare, query_keys
+from leaderboard.name_similarity import (
+    Similarity,
+    blocking_keys,
+    compare,
+    name_parts,
+    needed_parts,
+    query_keys,
+)
 
 __all__ = [
     "ID_KINDS",
@@ -278,8 +285,8 @@ def import_list(session: Session, *, kind: str, rows: Sequence[ListRow], source:
                         letters_key=letters_key(row.name)[:100]) for row in rows]
     session.add_all(stored)
     session.flush()  # the rows' ids, for their name keys
-    keys = [{"exclusion_id": e.id, "part": part, "key": key[:64]}
-            for e in stored for part, key in blocking_keys(e.name)]
+    keys = [{"exclusion_id": e.id, "part": part, "parts": len(name_parts(e.name)),
+             "key": key[:64]} for e in stored for part, key in blocking_keys(e.name)]
     if keys:
         session.execute(insert(ExclusionNameKey), keys)
     session.add(AuditEntry(at=imported_at, actor=actor, action="list.imported", detail={
@@ -413,13 +420,13 @@ class ListIndex:
     imported later screens every patron)."""
 
     by_number: Mapping[str, tuple[Exclusion, ...]]
-    by_key: Mapping[str, tuple[Exclusion, ...]]
+    by_key: Mapping[str, tuple[tuple[Exclusion, int], ...]]  # (row, part of its name)
 
     @classmethod
     def load(cls, session: Session) -> ListIndex:
         """Read the rows of every list's import in force."""
         by_number: dict[str, list[Exclusion]] = defaultdict(list)
-        by_key: dict[str, list[Exclusion]] = defaultdict(list)
+        by_key: dict[str, list[tuple[Exclusion, int]]] = defaultdict(list)
         for kind, source in session.execute(
                 select(Exclusion.list_kind, Exclusion.source).distinct()).all():
             latest = _latest_batch(session, kind, source)
@@ -430,26 +437,39 @@ class ListIndex:
                     Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1])
                     .order_by(Exclusion.id)):
                 by_number[row.id_number].append(row)
-                for key in {k for _, k in blocking_keys(row.name)}:
-                    by_key[key[:64]].append(row)
+                for part, key in blocking_keys(row.name):
+                    by_key[key[:64]].append((row, part))
         return cls(by_number={k: tuple(v) for k, v in by_number.items()},
                    by_key={k: tuple(v) for k, v in by_key.items()})
 
-    def by_name(self, keys: Iterable[str]) -> list[Exclusion]:
-        """The rows sharing one of `keys`, each once, in list order."""
-        found = {r.id: r for k in keys for r in self.by_key.get(k[:64], ())}
-        return [found[i] for i in sorted(found)]
+    def by_name(self, name: str) -> list[Exclusion]:
+        """The rows sharing keys with `name` on enough of their parts, in list order."""
+        hit: dict[int, set[int]] = defaultdict(set)
+        rows: dict[int, Exclusion] = {}
+        for key in query_keys(name):
+            for row, part in self.by_key.get(key[:64], ()):
+                hit[row.id].add(part)
+                rows[row.id] = row
+        parts = len(name_parts(name))
+        return [rows[i] for i in sorted(hit)
+                if len(hit[i]) >= needed_parts(parts, len(name_parts(rows[i].name)))]
 
 
 # Built once (a statement keeps its compiled cache key): every buy-in and seating asks them.
 _BY_NUMBERS: Final = (select(Exclusion)
                       .where(Exclusion.id_number.in_(bindparam("numbers", expanding=True)))
                       .order_by(Exclusion.id))
-_BY_NAME_KEYS: Final = (select(Exclusion)
-                        .where(Exclusion.id.in_(
-                            select(ExclusionNameKey.exclusion_id).where(ExclusionNameKey.key.in_(
-                                bindparam("keys", expanding=True)))))
-                        .order_by(Exclusion.id))
+_KEYS: Final = ExclusionNameKey
+_BY_NAME_KEYS: Final = (
+    select(Exclusion)
+    .where(Exclusion.id.in_(
+        select(_KEYS.exclusion_id)
+        .where(_KEYS.key.in_(bindparam("keys", expanding=True)))
+        .group_by(_KEYS.exclusion_id)
+        .having(func.count(distinct(_KEYS.part)) >= case(
+            (func.max(_KEYS.parts) < bindparam("need"), func.max(_KEYS.parts)),
+            else_=bindparam("need")))))
+    .order_by(Exclusion.id))
 _SHIPPED_NAME_CHECKS: Final = NameCheckSettings()
 
 
@@ -533,15 +553,16 @@ def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIn
                rules: NameCheckSettings) -> list[PossibleMatch]:
     """Rows in force whose name possibly matches (weighed with the birth date), but for
     those a supervisor approved for this patron."""
-    keys = sorted(k[:64] for k in query_keys(facts.name))
+    keys = sorted({k[:64] for k in query_keys(facts.name)})
     if not keys:
         return []
     rows: Iterable[Exclusion]
     if index is not None:
-        rows = index.by_name(keys)
+        rows = index.by_name(facts.name)
     else:
-        rows = _in_force_rows(session, session.scalars(_BY_NAME_KEYS, {"keys": keys}).all(),
-                              {})
+        need = min(2, len(name_parts(facts.name)))
+        rows = _in_force_rows(session, session.scalars(
+            _BY_NAME_KEYS, {"keys": keys, "need": need}).all(), {})
     found: list[PossibleMatch] = []
     for row in rows:
         if row.id in skip:

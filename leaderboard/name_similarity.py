@@ -23,7 +23,7 @@ from leaderboard.name_match import ordered_tokens
 from leaderboard.name_variants import PARTICLES, are_variants, particle_prefixes, variant_groups
 
 __all__ = ["PartKind", "PartPair", "Similarity", "blocking_keys", "compare", "name_parts",
-           "query_keys"]
+           "needed_parts", "query_keys"]
 
 PartKind = Literal["same", "initial", "pet form", "particles", "spelling", "sounds alike"]
 
@@ -33,7 +33,7 @@ _WEIGHT: Final[dict[PartKind, float]] = {
     "same": 1.0, "particles": 0.95, "pet form": 0.9, "spelling": 0.9, "sounds alike": 0.9,
     "initial": 0.8,
 }
-_SOUNDS_ALIKE_JW: Final = 0.85  # a shared phonetic code counts only for names this alike
+_SOUNDS_ALIKE_JW: Final = 0.80  # one shared phonetic code counts only for names this alike
 _MAX_PARTS: Final = 8  # longer names are compared on their first eight parts
 _COMMA: Final = ","
 
@@ -135,11 +135,12 @@ def _pair_kind(a: str, b: str) -> PartKind | None:
     if are_variants(a, b):
         return "pet form"
     shortest = min(len(a), len(b))
-    allowed = 2 if shortest >= 8 else 1 if shortest >= 4 else 0
+    allowed = 2 if shortest >= 8 else 1 if max(len(a), len(b)) >= 3 else 0
     if allowed and Levenshtein.distance(a, b, score_cutoff=allowed) <= allowed:
         return "spelling"
-    if JaroWinkler.similarity(a, b) >= _SOUNDS_ALIKE_JW and any(
-            x == y for x, y in zip(_codes(a), _codes(b), strict=True)):
+    same_codes = [x == y for x, y in zip(_codes(a), _codes(b), strict=True)]
+    if all(same_codes) or (any(same_codes)
+                           and JaroWinkler.similarity(a, b) >= _SOUNDS_ALIKE_JW):
         return "sounds alike"
     return None
 
@@ -166,25 +167,52 @@ def compare(left: str, right: str) -> Similarity:
     return Similarity(pairs=tuple(pairs), left_parts=len(a), right_parts=len(b))
 
 
-def _part_keys(part: str) -> set[str]:
-    if len(part) == 1:
-        return set()  # an initial is never looked up by: a written-out name always is
+def _part_keys(part: str, lengths: tuple[int, ...] = (0,)) -> set[str]:
+    """A written-out part's keys: its form, its codes, its pet-form groups, its surname
+    without particles, and its first and last letters with its length (two letters up to
+    five, three from five on: one letter changed, added or dropped keeps one of them; a query
+    asks the lengths one shorter and one longer too, `lengths`)."""
     metaphone, nysiis = _codes(part)
     keys = {f"t:{part}", f"m:{metaphone}", f"y:{nysiis}"}
     keys |= {f"p:{g}" for g in variant_groups(part)}
     prefixes = particle_prefixes()
     keys |= {f"t:{part[n:]}" for n in range(1, len(part) - 2) if part[:n] in prefixes}
-    return keys  # "vandermerwe" is found by "merwe" too
+    for size in (2, 3):
+        if (size == 2 and len(part) <= 5) or (size == 3 and len(part) >= 5):
+            for change in lengths:
+                length = len(part) + change
+                keys |= {f"a:{part[:size]}:{length}", f"z:{part[-size:]}:{length}"}
+    return keys
 
 
 def blocking_keys(name: str) -> tuple[tuple[int, str], ...]:
-    """The (part number, key) pairs a list row is stored under: each written-out part's own
-    form, its phonetic codes (Metaphone, NYSIIS), its pet-form groups and its surname without
-    particles. A name that may match shares at least one key with it (D443)."""
-    return tuple(sorted((n, key) for n, part in enumerate(name_parts(name))
-                        for key in _part_keys(part)))
+    """The (part number, key) pairs a list row is stored under: each written-out part's keys
+    (`_part_keys`) and its first letter (for an initial at the desk); an initial's letter. Two
+    names that may match share keys on at least `needed_parts` of their parts (D443)."""
+    keys: set[tuple[int, str]] = set()
+    for n, part in enumerate(name_parts(name)):
+        if len(part) == 1:
+            keys.add((n, f"i:{part}"))
+            continue
+        keys.add((n, f"f:{part[0]}"))
+        keys |= {(n, key) for key in _part_keys(part)}
+    return tuple(sorted(keys))
 
 
 def query_keys(name: str) -> frozenset[str]:
-    """The keys to look a name up by (every key of its written-out parts)."""
-    return frozenset(key for part in name_parts(name) for key in _part_keys(part))
+    """The keys to look a name up by: each written-out part's keys and its first letter as a
+    list's initial; an initial's letter as any listed part's first letter."""
+    keys: set[str] = set()
+    for part in name_parts(name):
+        if len(part) == 1:
+            keys.add(f"f:{part}")
+            continue
+        keys.add(f"i:{part[0]}")
+        keys |= _part_keys(part, (-1, 0, 1))
+    return frozenset(keys)
+
+
+def needed_parts(left_parts: int, right_parts: int) -> int:
+    """How many parts of a list row must share a key with a name for it to be compared:
+    two, or one when either name has a single part (`Similarity.enough_parts`)."""
+    return min(2, left_parts, right_parts)

@@ -4,11 +4,11 @@ Revision ID: 0013_name_keys
 Revises: 0011_display_names
 Create Date: 2026-12-06 14:00:00
 
-- ``exclusion_name_keys``: one row per (list row, part of its name, key): the part's own
-  form, its phonetic codes, its pet-form groups and its surname without particles
-  (leaderboard.name_similarity.blocking_keys). A registration reads only the list rows that
-  share a key with its name (D443). The keys of every list row already stored are computed
-  here.
+- ``exclusion_name_keys``: one row per (list row, part of its name, key), with the name's
+  number of parts: the part's own form, its phonetic codes, its pet-form groups, its surname
+  without particles, its first and last letters (leaderboard.name_similarity.blocking_keys).
+  A registration reads only the list rows that share keys with its name on enough of their
+  parts (D443). The keys of every list row already stored are computed here.
 
 The downgrade drops the table.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from leaderboard.name_similarity import blocking_keys
+from leaderboard.name_similarity import blocking_keys, name_parts
 
 revision = "0013_name_keys"
 down_revision = "0011_display_names"
@@ -33,20 +33,22 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), autoincrement=True, nullable=False),
         sa.Column("exclusion_id", sa.Integer(), nullable=False),
         sa.Column("part", sa.Integer(), nullable=False),
+        sa.Column("parts", sa.Integer(), nullable=False),
         sa.Column("key", sa.String(length=64), nullable=False),
         sa.ForeignKeyConstraint(["exclusion_id"], ["exclusions.id"]),
         sa.PrimaryKeyConstraint("id"),
     )
-    op.create_index("ix_exclusion_name_keys_key", "exclusion_name_keys", ["key"], unique=False)
+    op.create_index("ix_exclusion_name_keys_key", "exclusion_name_keys",
+                    ["key", "exclusion_id", "part", "parts"], unique=False)
     op.create_index("ix_exclusion_name_keys_exclusion_id", "exclusion_name_keys",
                     ["exclusion_id"], unique=False)
     bind = op.get_bind()
-    keys = [{"e": row_id, "p": part, "k": key[:64]}
+    keys = [{"e": row_id, "p": part, "n": len(name_parts(name or "")), "k": key[:64]}
             for row_id, name in bind.execute(sa.text("SELECT id, name FROM exclusions")).all()
             for part, key in blocking_keys(name or "")]
     if keys:
-        bind.execute(sa.text("INSERT INTO exclusion_name_keys (exclusion_id, part, key)"
-                             " VALUES (:e, :p, :k)"), keys)
+        bind.execute(sa.text("INSERT INTO exclusion_name_keys (exclusion_id, part, parts, key)"
+                             " VALUES (:e, :p, :n, :k)"), keys)
 
 
 def downgrade() -> None:
