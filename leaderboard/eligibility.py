@@ -450,9 +450,8 @@ class ListIndex:
             for row, part in self.by_key.get(key[:64], ()):
                 hit[row.id].add(part)
                 rows[row.id] = row
-        parts = len(name_parts(name))
         return [rows[i] for i in sorted(hit)
-                if len(hit[i]) >= needed_parts(parts, len(name_parts(rows[i].name)))]
+                if len(hit[i]) >= needed_parts(len(name_parts(rows[i].name)))]
 
 
 # Built once (a statement keeps its compiled cache key): every buy-in and seating asks them.
@@ -466,9 +465,8 @@ _BY_NAME_KEYS: Final = (
         select(_KEYS.exclusion_id)
         .where(_KEYS.key.in_(bindparam("keys", expanding=True)))
         .group_by(_KEYS.exclusion_id)
-        .having(func.count(distinct(_KEYS.part)) >= case(
-            (func.max(_KEYS.parts) < bindparam("need"), func.max(_KEYS.parts)),
-            else_=bindparam("need")))))
+        .having(func.count(distinct(_KEYS.part)) >= case(  # needed_parts, in SQL
+            (func.max(_KEYS.parts) < 2, func.max(_KEYS.parts)), else_=2))))
     .order_by(Exclusion.id))
 _SHIPPED_NAME_CHECKS: Final = NameCheckSettings()
 
@@ -523,8 +521,8 @@ def name_verdict(name: str, born: date, list_name: str, list_born: date | None,
     """Whether a person's name and birth date possibly match a list row's: (how, score,
     detail) or None (D442). The same birth date takes `rules.same_birth_date` percent of the
     shorter name; a row without one `rules.no_birth_date`; another birth date
-    `rules.other_birth_date` percent of the longer name. Always a written-out name and (for
-    names of two or more parts) two parts in common."""
+    `rules.other_birth_date` percent of the longer name. Always a written-out name and two
+    parts in common (one when the list gives a single name)."""
     alike = compare(name, list_name)
     if not alike.full_name_in_common or not alike.enough_parts:
         return None
@@ -560,9 +558,8 @@ def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIn
     if index is not None:
         rows = index.by_name(facts.name)
     else:
-        need = min(2, len(name_parts(facts.name)))
-        rows = _in_force_rows(session, session.scalars(
-            _BY_NAME_KEYS, {"keys": keys, "need": need}).all(), {})
+        rows = _in_force_rows(session, session.scalars(_BY_NAME_KEYS, {"keys": keys}).all(),
+                              {})
     found: list[PossibleMatch] = []
     for row in rows:
         if row.id in skip:

@@ -77,8 +77,9 @@ class Similarity:
 
     @property
     def enough_parts(self) -> bool:
-        """Whether at least two parts pair (one when a name has only one part)."""
-        return len(self.pairs) >= min(2, self.left_parts, self.right_parts)
+        """Whether at least two parts pair (one when the right-hand name, the list's, has
+        only one part): a one-word name at the desk never matches on a given name alone."""
+        return len(self.pairs) >= needed_parts(self.right_parts)
 
     @property
     def identical(self) -> bool:
@@ -146,7 +147,8 @@ def _pair_kind(a: str, b: str) -> PartKind | None:
 
 
 def compare(left: str, right: str) -> Similarity:
-    """Pair the parts of two names one to one, the best pairs first (ties: written order)."""
+    """Pair the parts of two names one to one, the best pairs first (ties: written order);
+    `right` is the list's name."""
     a, b = name_parts(left), name_parts(right)
     candidates: list[tuple[float, int, int, PartKind]] = []
     for i, x in enumerate(a):
@@ -212,7 +214,7 @@ def query_keys(name: str) -> frozenset[str]:
     return frozenset(keys)
 
 
-def needed_parts(left_parts: int, right_parts: int) -> int:
-    """How many parts of a list row must share a key with a name for it to be compared:
-    two, or one when either name has a single part (`Similarity.enough_parts`)."""
-    return min(2, left_parts, right_parts)
+def needed_parts(listed_parts: int) -> int:
+    """How many parts of a list row must pair with (and share keys with) a name: two, or
+    one when the list gives a single name (`Similarity.enough_parts`)."""
+    return min(2, listed_parts)
