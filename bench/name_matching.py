@@ -34,17 +34,20 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 from support.latency_machine import machine_lines
 
 from leaderboard.db import make_engine, upgrade
 from leaderboard.eligibility import Candidate, ListRow, check, import_list
+from leaderboard.models import Exclusion
 from leaderboard.name_match import compare_names, letters_key
 from tests.leaderboard.name_population import (
     VARIANT_KINDS,
@@ -84,6 +87,78 @@ def _percentile(samples: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))]
 
 
+@dataclass
+class Figures:
+    """What one run counted and timed."""
+
+    tried: Counter[str] = field(default_factory=Counter)
+    clear_new: Counter[str] = field(default_factory=Counter)
+    clear_old: Counter[str] = field(default_factory=Counter)
+    held_new: int = 0
+    held_old: int = 0
+    samples: list[float] = field(default_factory=list)
+    examples: list[str] = field(default_factory=list)
+
+
+def _timed_check(s: Session, name: str, born: date, number: str,
+                 samples: list[float]) -> bool:
+    """One desk check (the registration's name and birth date); whether it is held."""
+    facts = Candidate(id_number=number, name=name, birth_date=born)
+    begin = time.perf_counter()
+    verdict = check(s, facts, AT, tz=VENUE)
+    samples.append(time.perf_counter() - begin)
+    return verdict.held
+
+
+def _measure(s: Session, listed: list[Person], registrations: list[Registration],
+             clean: list[Registration]) -> Figures:
+    """Every registration checked, now and by the previous rule."""
+    by_letters = _old_rule(listed)
+    f = Figures()
+    for n, r in enumerate(registrations):
+        f.tried[r.kind] += 1
+        if not _timed_check(s, r.name, r.born, f"RG{n:010d}", f.samples):
+            f.clear_new[r.kind] += 1
+            if len(f.examples) < 10 and r.listed is not None:
+                f.examples.append(f"  clear: {r.name!r} ({r.kind}) for listed"
+                                  f" {listed[r.listed].name!r}")
+        if not _old_held(by_letters, r.name, r.born):
+            f.clear_old[r.kind] += 1
+    for n, r in enumerate(clean):
+        f.held_new += _timed_check(s, r.name, r.born, f"CL{n:010d}", f.samples)
+        f.held_old += _old_held(by_letters, r.name, r.born)
+    return f
+
+
+def _padded_timing(s: Session, rng: random.Random, clean: list[Registration], rows: int,
+                   undated: float) -> str:
+    """Pad the lists to `rows` rows (another list of generated people), time 500 checks."""
+    listed_n = sum(1 for _ in s.scalars(select(Exclusion.id)))
+    pad = listed_population(rng, rows - listed_n, undated=undated)
+    import_list(s, kind="excluded", rows=_rows(pad, "PD"), source="padding",
+                source_date=AT.date(), at=AT, actor="bench")
+    s.commit()
+    padded: list[float] = []
+    for n, r in enumerate(rng.sample(clean, min(500, len(clean)))):
+        _timed_check(s, r.name, r.born, f"TM{n:010d}", padded)
+    return (f"check   : {rows} list rows: median {statistics.median(padded) * 1000:.2f} ms,"
+            f" p95 {_percentile(padded, 0.95) * 1000:.2f} ms ({len(padded)} checks)")
+
+
+def _report(f: Figures, listed_n: int, clean_n: int) -> bool:
+    """Print the figures; whether they are wrong."""
+    print(f"{'variant kind':<28}{'registered':>11}{'clear now':>11}{'clear before':>14}")
+    for kind in VARIANT_KINDS:
+        print(f"{kind:<28}{f.tried[kind]:>11}{f.clear_new[kind]:>11}{f.clear_old[kind]:>14}")
+    print(f"{'all listed variants':<28}{sum(f.tried.values()):>11}"
+          f"{sum(f.clear_new.values()):>11}{sum(f.clear_old.values()):>14}")
+    print(f"clean   : {clean_n} registrations, held now {f.held_new}"
+          f" ({f.held_new / clean_n:.2%}), held before {f.held_old} ({f.held_old / clean_n:.2%})")
+    print(f"check   : {listed_n} list rows: median {statistics.median(f.samples) * 1000:.2f}"
+          f" ms, p95 {_percentile(f.samples, 0.95) * 1000:.2f} ms ({len(f.samples)} checks)")
+    return sum(f.clear_new.values()) > 0 or f.held_new * 100 >= clean_n
+
+
 def main() -> int:
     """Run the measurement; the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -104,13 +179,7 @@ def main() -> int:
     listed = listed_population(rng, listed_n, undated=args.undated)
     registrations = [r for n, p in enumerate(listed) for r in variants(rng, n, p)]
     clean = clean_population(rng, clean_n, listed)
-    by_letters = _old_rule(listed)
-    clear_new: Counter[str] = Counter()
-    clear_old: Counter[str] = Counter()
-    tried: Counter[str] = Counter()
-    held_new = held_old = 0
-    samples: list[float] = []
-    examples: list[str] = []
+    timing = ""
     with tempfile.TemporaryDirectory() as tmp:
         engine = make_engine(f"sqlite:///{Path(tmp) / 'bench.sqlite'}")
         upgrade(engine)
@@ -120,59 +189,16 @@ def main() -> int:
                         source_date=AT.date(), at=AT, actor="bench")
             s.commit()
             import_s = time.perf_counter() - start
-
-            def held(r: Registration, n: int) -> bool:
-                facts = Candidate(id_number=f"RG{n:010d}", name=r.name, birth_date=r.born)
-                begin = time.perf_counter()
-                verdict = check(s, facts, AT, tz=VENUE)
-                samples.append(time.perf_counter() - begin)
-                return verdict.held
-
-            for n, r in enumerate(registrations):
-                tried[r.kind] += 1
-                if not held(r, n):
-                    clear_new[r.kind] += 1
-                    if len(examples) < 10:
-                        assert r.listed is not None
-                        examples.append(f"  clear: {r.name!r} ({r.kind}) for listed"
-                                        f" {listed[r.listed].name!r}")
-                if not _old_held(by_letters, r.name, r.born):
-                    clear_old[r.kind] += 1
-            for n, r in enumerate(clean, start=len(registrations)):
-                held_new += held(r, n)
-                held_old += _old_held(by_letters, r.name, r.born)
-            timing = ""
+            figures = _measure(s, listed, registrations, clean)
             if args.timing_rows > listed_n:
-                pad = listed_population(rng, args.timing_rows - listed_n, undated=args.undated)
-                import_list(s, kind="excluded", rows=_rows(pad, "PD"), source="padding",
-                            source_date=AT.date(), at=AT, actor="bench")
-                s.commit()
-                padded: list[float] = []
-                for n, r in enumerate(rng.sample(clean, min(500, len(clean)))):
-                    facts = Candidate(id_number=f"TM{n:010d}", name=r.name, birth_date=r.born)
-                    begin = time.perf_counter()
-                    check(s, facts, AT, tz=VENUE)
-                    padded.append(time.perf_counter() - begin)
-                timing = (f"check   : {args.timing_rows} list rows: median"
-                          f" {statistics.median(padded) * 1000:.2f} ms, p95"
-                          f" {_percentile(padded, 0.95) * 1000:.2f} ms ({len(padded)} checks)")
+                timing = _padded_timing(s, rng, clean, args.timing_rows, args.undated)
         engine.dispose()
     print(f"import  : {listed_n} rows (with their name keys) in {import_s:.2f} s")
-    print(f"{'variant kind':<28}{'registered':>11}{'clear now':>11}{'clear before':>14}")
-    for kind in VARIANT_KINDS:
-        print(f"{kind:<28}{tried[kind]:>11}{clear_new[kind]:>11}{clear_old[kind]:>14}")
-    total = sum(tried.values())
-    print(f"{'all listed variants':<28}{total:>11}{sum(clear_new.values()):>11}"
-          f"{sum(clear_old.values()):>14}")
-    print(f"clean   : {clean_n} registrations, held now {held_new}"
-          f" ({held_new / clean_n:.2%}), held before {held_old} ({held_old / clean_n:.2%})")
-    print(f"check   : {listed_n} list rows: median {statistics.median(samples) * 1000:.2f} ms,"
-          f" p95 {_percentile(samples, 0.95) * 1000:.2f} ms ({len(samples)} checks)")
+    wrong = _report(figures, listed_n, clean_n)
     if timing:
         print(timing)
-    for line in examples:
+    for line in figures.examples:
         print(line)
-    wrong = sum(clear_new.values()) > 0 or held_new * 100 >= clean_n
     print("result: WRONG" if wrong else "result: OK")
     return 1 if wrong else 0
 
