@@ -173,7 +173,8 @@ def _part_keys(part: str, lengths: tuple[int, ...] = (0,)) -> set[str]:
     """A written-out part's keys: its form, its codes, its pet-form groups, its surname
     without particles, and its first and last letters with its length (two letters up to
     five, three from five on: one letter changed, added or dropped keeps one of them; a query
-    asks the lengths one shorter and one longer too, `lengths`)."""
+    asks the lengths one shorter and one longer too, `lengths`); a part of three letters or
+    fewer also less each of its letters."""
     metaphone, nysiis = _codes(part)
     keys = {f"t:{part}", f"m:{metaphone}", f"y:{nysiis}"}
     keys |= {f"p:{g}" for g in variant_groups(part)}
@@ -184,6 +185,8 @@ def _part_keys(part: str, lengths: tuple[int, ...] = (0,)) -> set[str]:
             for change in lengths:
                 length = len(part) + change
                 keys |= {f"a:{part[:size]}:{length}", f"z:{part[-size:]}:{length}"}
+    if len(part) <= 3:  # "Tau" and "Tzu" keep neither end: the part less one letter
+        keys |= {f"d:{part}"} | {f"d:{part[:n]}{part[n + 1:]}" for n in range(len(part))}
     return keys
 
 
