@@ -338,7 +338,7 @@ class PossibleMatch:
     how: str  # "name" | "initials" | "similar"
     key: str
     score: int = 100  # the share of the name matched, percent (D442)
-    detail: str = ""  # how the names differ: "pet form, a middle name dropped", ...
+    detail: str = ""  # how the names differ: "pet form, 1 listed name not given", ...
 
     def as_json(self) -> dict[str, object]:
         """The match as stored in the hold and shown at the desk."""
