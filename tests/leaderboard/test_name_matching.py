@@ -10,11 +10,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from game.tournament.schema import NameCheckSettings
 from leaderboard.eligibility import name_verdict
 from leaderboard.name_similarity import blocking_keys, compare, name_parts, query_keys
 from leaderboard.name_variants import PARTICLES, are_variants
+from tests.leaderboard.test_name_match import NAME, written
 
 BORN = date(1980, 1, 1)
 OTHER_DAY = date(1981, 6, 9)
@@ -125,3 +128,24 @@ def test_the_name_data_files_are_lowercase_names() -> None:
         seen_lines.add(line)
     assert are_variants("johan", "johannes") and are_variants("bill", "william")
     assert are_variants("thabo", "thabiso") and not are_variants("thabo", "thandi")
+
+
+@given(st.data(), NAME.filter(lambda tokens: not PARTICLES & set(tokens)))
+def test_the_same_name_written_any_way_is_the_same_name(data: st.DataObject,
+                                                        tokens: list[str]) -> None:
+    """Case, accents, order and punctuation never matter (particles aside: their order does)."""
+    a, b = data.draw(written(tokens)), data.draw(written(tokens))
+    assert name_verdict(a, BORN, b, OTHER_DAY) == (
+        "name", 100, f"the same names; listed birth date {OTHER_DAY}")
+
+
+@given(st.data(), NAME.filter(lambda tokens: not PARTICLES & set(tokens)))
+def test_a_dropped_part_or_an_initial_is_held_with_the_same_birth_date(
+        data: st.DataObject, tokens: list[str]) -> None:
+    listed = " ".join(tokens)
+    if len(tokens) > 2:
+        dropped = tokens[:1] + tokens[2:]
+        assert name_verdict(data.draw(written(dropped)), BORN, listed, BORN) is not None
+    i = data.draw(st.integers(0, len(tokens) - 1))
+    initialled = [t[0] + "." if n == i else t for n, t in enumerate(tokens)]
+    assert name_verdict(data.draw(written(initialled)), BORN, listed, BORN) is not None
