@@ -125,6 +125,7 @@ def _without_particles(longer: str, shorter: str) -> bool:
             and longer[: -len(shorter)] in particle_prefixes())
 
 
+@lru_cache(maxsize=262144)  # common names meet again and again
 def _pair_kind(a: str, b: str) -> PartKind | None:
     """How two parts may stand for each other, or None."""
     if a == b:
