@@ -41,11 +41,13 @@ LAST = ("Mokoena", "Dlamini", "Nkosi", "Khumalo", "Ndlovu", "Zulu", "Van der Mer
 AT = datetime(2026, 7, 3, 12, 0, tzinfo=UTC)
 
 
-def person(rng: random.Random, n: int) -> tuple[str, date]:
+def person(rng: random.Random, n: int, born_from: date = date(1950, 1, 1)) -> tuple[str, date]:
     """A seeded name (first, middle initial sometimes, surname, and a number to keep most
-    names apart) and a birth date."""
+    names apart) and a birth date in the 25 years from `born_from`. Patrons and the list's
+    other people are born in different years: names matched as people write them (issue 33)
+    hold "Sipho Thabo12 Mokoena" for a listed "Sipho Thabo125 Mokoena" born the same day."""
     name = f"{rng.choice(FIRST)} {rng.choice(FIRST)}{n} {rng.choice(LAST)}"
-    return name, date(1950, 1, 1) + timedelta(days=rng.randrange(0, 365 * 50))
+    return name, born_from + timedelta(days=rng.randrange(0, 365 * 25))
 
 
 def main() -> int:
@@ -82,7 +84,8 @@ def main() -> int:
         by_doc = rng.sample(range(patrons), planted_doc + planted_name)
         doc_ids, name_ids = by_doc[:planted_doc], by_doc[planted_doc:]
         listed = [ListRow(line=i + 1, id_number=f"XL{i:010d}", name=person(rng, patrons + i)[0],
-                          birth_date=person(rng, 0)[1]) for i in range(rows)]
+                          birth_date=person(rng, 0, date(1976, 1, 1))[1])
+                  for i in range(rows)]
         for k, n in enumerate(doc_ids):  # a rewards card on the list, another name
             listed[k] = ListRow(line=k + 1, id_number=f"RC{n:010d}", name="Someone Else",
                                 birth_date=None)

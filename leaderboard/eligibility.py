@@ -8,10 +8,14 @@ rows); a newer import of the same list kind from the same source replaces the ol
 checks, and the older rows are kept for the record.
 
 A person is checked on every document they presented (a list row naming one of them refuses)
-and on their name (leaderboard.name_match: case, accents, punctuation, order; with the birth
-date where the list gives one): a name match without a document match is a *possible match*
-(`Verdict.possible`), which the desk holds for a supervisor's decision; a match a supervisor
-approved for the patron (`IdentityHold`) is not raised again.
+and on their name, as people write names (leaderboard.name_similarity: case, accents, order,
+initials, a dropped or added middle name, a short or pet form, surname particles joined or
+split, one part of a double-barrelled surname, a spelling or phonetic variant), weighed with
+the birth date (D442, D444: the house's thresholds, tournament settings [list_checks]): a name
+match without a document match is a *possible match* (`Verdict.possible`), which the desk holds
+for a supervisor's decision, never refuses or clears by itself; a match a supervisor approved
+for the patron (`IdentityHold`) is not raised again. A check reads only the list rows that share
+a blocking key with the name (`ExclusionNameKey`, D443).
 
 `check` answers eligible, or the reasons not; `record_refusal` stores a `Refusal` row. Ages are
 taken on the venue-local date (Africa/Johannesburg): a patron is 18 from the first moment of
@@ -30,13 +34,22 @@ from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 from typing import Final
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, case, distinct, func, insert, select
 from sqlalchemy.orm import Session
 
 from game.errors import GameError
+from game.tournament.schema import NameCheckSettings
 from leaderboard.audit_trail.chain import audit_row
-from leaderboard.models import Exclusion, IdentityHold, Patron, Refusal
-from leaderboard.name_match import compare_names, letters_key, name_key
+from leaderboard.models import Exclusion, ExclusionNameKey, IdentityHold, Patron, Refusal
+from leaderboard.name_match import letters_key, name_key
+from leaderboard.name_similarity import (
+    Similarity,
+    blocking_keys,
+    compare,
+    name_parts,
+    needed_parts,
+    query_keys,
+)
 
 __all__ = [
     "ID_KINDS",
@@ -59,6 +72,7 @@ __all__ = [
     "import_list",
     "in_force",
     "match_key",
+    "name_verdict",
     "normalize_id",
     "parse_list",
     "read_list",
@@ -259,11 +273,16 @@ def import_list(session: Session, *, kind: str, rows: Sequence[ListRow], source:
                 Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1],
             )
         ) or 0
-    for row in rows:
-        session.add(Exclusion(list_kind=kind, id_number=row.id_number, name=row.name,
-                              source=source, source_date=source_date, imported_at=imported_at,
-                              birth_date=row.birth_date, name_key=name_key(row.name)[:200],
-                              letters_key=letters_key(row.name)[:100]))
+    stored = [Exclusion(list_kind=kind, id_number=row.id_number, name=row.name,
+                        source=source, source_date=source_date, imported_at=imported_at,
+                        birth_date=row.birth_date, name_key=name_key(row.name)[:200],
+                        letters_key=letters_key(row.name)[:100]) for row in rows]
+    session.add_all(stored)
+    session.flush()  # the rows' ids, for their name keys
+    keys = [{"exclusion_id": e.id, "part": part, "parts": len(name_parts(e.name)),
+             "key": key[:64]} for e in stored for part, key in blocking_keys(e.name)]
+    if keys:
+        session.execute(insert(ExclusionNameKey), keys)
     audit_row(session, imported_at, actor, "list.imported", {
         "kind": kind, "source": source, "source_date": source_date.isoformat(),
         "rows": len(rows), "replaced_rows": replaced,
@@ -309,8 +328,10 @@ class PossibleMatch:
     source_date: date
     list_name: str
     list_birth_date: date | None
-    how: str  # "name" | "initials"
+    how: str  # "name" | "initials" | "similar"
     key: str
+    score: int = 100  # the share of the name matched, percent (D442)
+    detail: str = ""  # how the names differ: "pet form, 1 listed name not given", ...
 
     def as_json(self) -> dict[str, object]:
         """The match as stored in the hold and shown at the desk."""
@@ -318,12 +339,15 @@ class PossibleMatch:
                 "source_date": self.source_date.isoformat(), "list_name": self.list_name,
                 "list_birth_date": (self.list_birth_date.isoformat()
                                     if self.list_birth_date else None),
-                "how": self.how, "key": self.key}
+                "how": self.how, "key": self.key, "score": self.score,
+                "detail": self.detail}
 
     def sentence(self) -> str:
         """The match in one line."""
         born = f", born {self.list_birth_date}" if self.list_birth_date else ""
-        how = "the same name" if self.how == "name" else "the same name but for initials"
+        how = {"name": "the same name",
+               "initials": "the same name but for initials"}.get(
+                   self.how, f"a similar name ({self.detail}; {self.score}% alike)")
         return (f"possible match on {LIST_LABELS[self.list_kind]} ({self.source}, dated"
                 f" {self.source_date}): {self.list_name!r}{born}, {how}")
 
@@ -384,17 +408,18 @@ def _in_force_rows(session: Session, rows: Iterable[Exclusion], current: _Batche
 
 @dataclass(frozen=True, slots=True)
 class ListIndex:
-    """Every list row in force, in memory, by document number and by `letters_key`: for
-    checking many people at once (a list imported later screens every patron)."""
+    """Every list row in force, in memory, by document number and by name blocking key
+    (leaderboard.name_similarity.blocking_keys): for checking many people at once (a list
+    imported later screens every patron)."""
 
     by_number: Mapping[str, tuple[Exclusion, ...]]
-    by_letters: Mapping[str, tuple[Exclusion, ...]]
+    by_key: Mapping[str, tuple[tuple[Exclusion, int], ...]]  # (row, part of its name)
 
     @classmethod
     def load(cls, session: Session) -> ListIndex:
         """Read the rows of every list's import in force."""
         by_number: dict[str, list[Exclusion]] = defaultdict(list)
-        by_letters: dict[str, list[Exclusion]] = defaultdict(list)
+        by_key: dict[str, list[tuple[Exclusion, int]]] = defaultdict(list)
         for kind, source in session.execute(
                 select(Exclusion.list_kind, Exclusion.source).distinct()).all():
             latest = _latest_batch(session, kind, source)
@@ -405,20 +430,38 @@ class ListIndex:
                     Exclusion.source_date == latest[0], Exclusion.imported_at == latest[1])
                     .order_by(Exclusion.id)):
                 by_number[row.id_number].append(row)
-                by_letters[row.letters_key].append(row)
+                for part, key in blocking_keys(row.name):
+                    by_key[key[:64]].append((row, part))
         return cls(by_number={k: tuple(v) for k, v in by_number.items()},
-                   by_letters={k: tuple(v) for k, v in by_letters.items()})
+                   by_key={k: tuple(v) for k, v in by_key.items()})
+
+    def by_name(self, name: str) -> list[Exclusion]:
+        """The rows sharing keys with `name` on enough of their parts, in list order."""
+        hit: dict[int, set[int]] = defaultdict(set)
+        rows: dict[int, Exclusion] = {}
+        for key in query_keys(name):
+            for row, part in self.by_key.get(key[:64], ()):
+                hit[row.id].add(part)
+                rows[row.id] = row
+        return [rows[i] for i in sorted(hit)
+                if len(hit[i]) >= needed_parts(len(name_parts(rows[i].name)))]
 
 
 # Built once (a statement keeps its compiled cache key): every buy-in and seating asks them.
 _BY_NUMBERS: Final = (select(Exclusion)
                       .where(Exclusion.id_number.in_(bindparam("numbers", expanding=True)))
                       .order_by(Exclusion.id))
-_BY_LETTERS: Final = (select(Exclusion)
-                      .where(Exclusion.letters_key == bindparam("letters"),
-                             Exclusion.birth_date.is_(None)
-                             | (Exclusion.birth_date == bindparam("born")))
-                      .order_by(Exclusion.id))
+_KEYS: Final = ExclusionNameKey
+_BY_NAME_KEYS: Final = (
+    select(Exclusion)
+    .where(Exclusion.id.in_(
+        select(_KEYS.exclusion_id)
+        .where(_KEYS.key.in_(bindparam("keys", expanding=True)))
+        .group_by(_KEYS.exclusion_id)
+        .having(func.count(distinct(_KEYS.part)) >= case(  # needed_parts, in SQL
+            (func.max(_KEYS.parts) < 2, func.max(_KEYS.parts)), else_=2))))
+    .order_by(Exclusion.id))
+_SHIPPED_NAME_CHECKS: Final = NameCheckSettings()
 
 
 def _list_hits(session: Session, numbers: Sequence[str], index: ListIndex | None
@@ -449,29 +492,78 @@ def approved_keys(session: Session, patron_id: str | None) -> frozenset[str]:
     return frozenset(keys)
 
 
-def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIndex | None
-               ) -> list[PossibleMatch]:
-    """Rows in force whose name matches (birth date too, where the row has one), but for
+def _percent(share: float) -> int:
+    return int(round(share * 100, 6))  # 0.95 is 95, never 94.99999
+
+
+def _detail(alike: Similarity) -> str:
+    notes = [str(k) for k in alike.kinds()]
+    unpaired_left = alike.left_parts - len(alike.pairs)
+    unpaired_right = alike.right_parts - len(alike.pairs)
+    if unpaired_right:
+        notes.append(f"{unpaired_right} listed name{'s' if unpaired_right > 1 else ''}"
+                     " not given")
+    if unpaired_left:
+        notes.append(f"{unpaired_left} name{'s' if unpaired_left > 1 else ''} not on the list")
+    return ", ".join(notes) or "the same names"
+
+
+def name_verdict(name: str, born: date, list_name: str, list_born: date | None,
+                 rules: NameCheckSettings = _SHIPPED_NAME_CHECKS
+                 ) -> tuple[str, int, str] | None:
+    """Whether a person's name and birth date possibly match a list row's: (how, score,
+    detail) or None (D442). The same birth date takes `rules.same_birth_date` percent of the
+    shorter name; a row without one `rules.no_birth_date`; another birth date
+    `rules.other_birth_date` percent of the longer name. Always a written-out name and two
+    parts in common (one when the list gives a single name)."""
+    alike = compare(name, list_name)
+    if not alike.full_name_in_common or not alike.enough_parts:
+        return None
+    if list_born is None:
+        score, needed = _percent(alike.cover), rules.no_birth_date
+    elif list_born == born:
+        score, needed = _percent(alike.cover), rules.same_birth_date
+    else:
+        score, needed = _percent(alike.whole), rules.other_birth_date
+    if score < needed:
+        return None
+    if alike.identical:
+        how = "name"
+    elif (alike.left_parts == alike.right_parts == len(alike.pairs)
+          and set(alike.kinds()) == {"initial"}):
+        how = "initials"
+    else:
+        how = "similar"
+    detail = _detail(alike)
+    if list_born is not None and list_born != born:
+        detail += f"; listed birth date {list_born}"
+    return how, score, detail
+
+
+def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIndex | None,
+               rules: NameCheckSettings) -> list[PossibleMatch]:
+    """Rows in force whose name possibly matches (weighed with the birth date), but for
     those a supervisor approved for this patron."""
-    letters = letters_key(facts.name)[:100]
-    if not letters:
+    keys = sorted({k[:64] for k in query_keys(facts.name)})
+    if not keys:
         return []
     rows: Iterable[Exclusion]
     if index is not None:
-        rows = index.by_letters.get(letters, ())
+        rows = index.by_name(facts.name)
     else:
-        rows = _in_force_rows(session, session.scalars(
-            _BY_LETTERS, {"letters": letters, "born": facts.birth_date}).all(), {})
+        rows = _in_force_rows(session, session.scalars(_BY_NAME_KEYS, {"keys": keys}).all(),
+                              {})
     found: list[PossibleMatch] = []
     for row in rows:
-        if row.id in skip or row.birth_date not in (None, facts.birth_date):
+        if row.id in skip:
             continue
-        how = compare_names(facts.name, row.name)
-        if how is not None:
+        verdict = name_verdict(facts.name, facts.birth_date, row.name, row.birth_date, rules)
+        if verdict is not None:
+            how, score, detail = verdict
             found.append(PossibleMatch(list_kind=row.list_kind, source=row.source,
                                        source_date=row.source_date, list_name=row.name,
                                        list_birth_date=row.birth_date, how=how,
-                                       key=match_key(row)))
+                                       key=match_key(row), score=score, detail=detail))
     if not found:
         return found
     cleared = approved_keys(session, facts.patron_id)
@@ -479,9 +571,10 @@ def _name_hits(session: Session, facts: Candidate, skip: set[int], index: ListIn
 
 
 def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzinfo,
-          index: ListIndex | None = None) -> Verdict:
+          index: ListIndex | None = None, names: NameCheckSettings | None = None) -> Verdict:
     """Whether `person` may play at `at` (age on the venue-local date, then every list: on
-    every document, then by name); `index`: the lists in force read once for many checks."""
+    every document, then by name); `index`: the lists in force read once for many checks;
+    `names`: the house's name-match thresholds (the shipped ones when None)."""
     facts = person if isinstance(person, Candidate) else Candidate.of(person)
     reasons: list[str] = []
     today = at.astimezone(tz).date()
@@ -505,7 +598,8 @@ def check(session: Session, person: Candidate | Patron, at: datetime, *, tz: tzi
         )
         if row.list_kind not in kinds:
             kinds.append(row.list_kind)
-    possible = _name_hits(session, facts, {r.id for r in hits}, index)
+    possible = _name_hits(session, facts, {r.id for r in hits}, index,
+                          names or _SHIPPED_NAME_CHECKS)
     return Verdict(reasons=tuple(reasons), lists=tuple(kinds), possible=tuple(possible))
 
 

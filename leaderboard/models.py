@@ -199,6 +199,21 @@ class Exclusion(Base):
     letters_key: Mapped[str] = mapped_column(String(100), server_default="")
 
 
+class ExclusionNameKey(Base):
+    """A key a list row's name is found by (revision 0013; leaderboard.name_similarity's
+    blocking keys: a part's form, phonetic codes, pet-form groups, ...), with the part's
+    number and how many parts the name has. The key index covers the lookup."""
+
+    __tablename__ = "exclusion_name_keys"
+    __table_args__ = (Index("ix_exclusion_name_keys_key", "key", "exclusion_id", "part",
+                            "parts"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    exclusion_id: Mapped[int] = mapped_column(ForeignKey("exclusions.id"), index=True)
+    part: Mapped[int] = mapped_column(Integer)
+    parts: Mapped[int] = mapped_column(Integer)
+    key: Mapped[str] = mapped_column(String(64))
+
+
 class Refusal(Base):
     """Every refusal, with its reason (registration or seating)."""
 

@@ -15,7 +15,8 @@ import unicodedata
 from collections import Counter
 from typing import Final, Literal
 
-__all__ = ["NameMatch", "compare_names", "letters_key", "name_key", "name_tokens"]
+__all__ = ["NameMatch", "compare_names", "letters_key", "name_key", "name_tokens",
+           "ordered_tokens"]
 
 NameMatch = Literal["name", "initials"]
 
@@ -23,16 +24,21 @@ _APOSTROPHES: Final = re.compile(r"['\u2019\u2018`\u02bc]")  # O'Brien is OBrien
 _SEPARATORS: Final = re.compile(r"[\W_]+")  # every other punctuation mark separates
 
 
-def name_tokens(text: str) -> tuple[str, ...]:
-    """A name's normal form: accents removed, case folded, apostrophes dropped, every other
-    punctuation mark a space, the tokens sorted ("Mokoena, Thandí" -> ("mokoena", "thandi"))."""
+def ordered_tokens(text: str) -> tuple[str, ...]:
+    """A name's tokens in written order: accents removed, case folded, apostrophes dropped,
+    every other punctuation mark a space ("Mokoena, Thandí" -> ("mokoena", "thandi"))."""
     decomposed = unicodedata.normalize("NFKD", str(text))
     plain = "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
     # casefold can leave composed characters (e.g. from ligatures); decompose once more.
     plain = "".join(c for c in unicodedata.normalize("NFKD", plain)
                     if not unicodedata.combining(c))
     plain = _APOSTROPHES.sub("", plain)
-    return tuple(sorted(t for t in _SEPARATORS.split(plain) if t))
+    return tuple(t for t in _SEPARATORS.split(plain) if t)
+
+
+def name_tokens(text: str) -> tuple[str, ...]:
+    """A name's normal form: its tokens (`ordered_tokens`) sorted."""
+    return tuple(sorted(ordered_tokens(text)))
 
 
 def name_key(text: str) -> str:

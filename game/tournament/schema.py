@@ -27,6 +27,7 @@ from game.wagers.settle import SIDE_BETS
 __all__ = [
     "TIE_RULES",
     "ConfigErrors",
+    "NameCheckSettings",
     "PrizeSettings",
     "StageSettings",
     "TieRule",
@@ -86,6 +87,17 @@ class PrizeSettings:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class NameCheckSettings:
+    """How alike a name must be to a list's name to be held for a supervisor (whole
+    percentages of the name matched, leaderboard.eligibility; D444): with the same birth date,
+    with a list row that gives none, and with a different birth date."""
+
+    same_birth_date: int = 80
+    no_birth_date: int = 85
+    other_birth_date: int = 100
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TournamentSettings:
     """Every tournament setting, validated; amounts in cents, instants aware in venue time."""
 
@@ -112,6 +124,8 @@ class TournamentSettings:
     tie_rule: TieRule
     # The forms the venue's rewards-card readers produce (venue.card_forms; D329).
     card_forms: tuple[CardForm, ...] = CARD_FORMS
+    # How the desk's list checks weigh a name match against the birth date ([list_checks]).
+    name_checks: NameCheckSettings = NameCheckSettings()
 
     def stage(self, stage: Stage) -> StageSettings:
         """The settings of one stage."""
@@ -237,6 +251,12 @@ def _moment(value: object) -> datetime:
     return value
 
 
+def _share(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 50 <= value <= 100:
+        raise _Bad(f"must be a whole percentage from 50 to 100, not {value!r}")
+    return value
+
+
 def _card_forms(value: object) -> tuple[CardForm, ...]:
     if (not isinstance(value, list) or not value
             or any(v not in CARD_FORMS for v in value) or len(set(value)) != len(value)):
@@ -291,11 +311,21 @@ _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
         "top_score_places": _percents, "final_places": _percents, "claim_days": _whole(1),
     },
     "scores": {"acknowledged_only": _flag, "tie_rule": _choice(*TIE_RULES)},
+    "list_checks": {"same_birth_date": _share, "no_birth_date": _share,
+                    "other_birth_date": _share},
 }
 
 # The one key a file may leave out (D329): files written before it existed mean the forms
 # every ID reader driver produces.
 _OPTIONAL: Final[dict[str, object]] = {"venue.card_forms": CARD_FORMS}
+# The one table a file may leave out (D444): files written before it existed mean the shipped
+# thresholds (NameCheckSettings' defaults).
+_SHIPPED_NAME_CHECKS: Final = NameCheckSettings()
+_OPTIONAL_TABLES: Final[dict[str, Mapping[str, object]]] = {"list_checks": {
+    "same_birth_date": _SHIPPED_NAME_CHECKS.same_birth_date,
+    "no_birth_date": _SHIPPED_NAME_CHECKS.no_birth_date,
+    "other_birth_date": _SHIPPED_NAME_CHECKS.other_birth_date,
+}}
 
 
 class _Reader:
@@ -321,6 +351,8 @@ class _Reader:
     def _table(self, data: Mapping[str, Any], name: str, spec: Mapping[str, Callable[[object], Any]]
                ) -> None:
         table = data.get(name)
+        if table is None and name in _OPTIONAL_TABLES:
+            table = _OPTIONAL_TABLES[name]
         if table is None:
             self.fail(name, f"missing table [{name}]")
             return
@@ -611,4 +643,9 @@ def _build(r: _Reader) -> TournamentSettings:
         ),
         acknowledged_only=r["scores.acknowledged_only"], tie_rule=r["scores.tie_rule"],
         card_forms=r["venue.card_forms"],
+        name_checks=NameCheckSettings(
+            same_birth_date=r["list_checks.same_birth_date"],
+            no_birth_date=r["list_checks.no_birth_date"],
+            other_birth_date=r["list_checks.other_birth_date"],
+        ),
     )

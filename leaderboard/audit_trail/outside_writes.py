@@ -48,6 +48,7 @@ PROTECTED: Final[Mapping[str, str]] = {
     "patrons": "patron_id",
     "patron_documents": "id",
     "exclusions": "id",
+    "exclusion_name_keys": "id",
     "identity_holds": "id",
     "refusals": "id",
     "entries": "entry_id",

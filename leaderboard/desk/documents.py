@@ -88,7 +88,7 @@ def add_document(session: Session, settings: TournamentSettings, clock: WallCloc
             "patron_id": patron.patron_id, "kind": kind}, why=why)
         session.flush()
     session.refresh(patron)
-    verdict = check(session, patron, now, tz=settings.tz)
+    verdict = check(session, patron, now, tz=settings.tz, names=settings.name_checks)
     if verdict.reasons:
         raise refuse(session, patron, verdict, now, context="document", actor=actor,
                      who=f"patron {patron.patron_id} on the {kind} presented")

@@ -72,7 +72,7 @@ def buy_entry(session: Session, settings: TournamentSettings, clock: WallClock, 
         local = now.astimezone(settings.tz)
         raise Conflict(f"no buy-in at {local:%Y-%m-%d %H:%M}: {_window_text(settings)}")
     screen(session, settings.tz, patron, now, context="buy_in", actor=actor,
-           who=f"buy-in for patron {patron.patron_id}")
+           who=f"buy-in for patron {patron.patron_id}", names=settings.name_checks)
     entry = Entry(entry_id=entry_id or new_id(prefix),
                   patron_id=patron.patron_id, stage=Stage.QUALIFYING.value, heat_day=heat_day,
                   buy_in_cents=settings.buy_in_cents, bought_at=as_utc(now), status=REGISTERED,

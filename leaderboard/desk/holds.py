@@ -15,6 +15,7 @@ from typing import Final
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from game.tournament.schema import NameCheckSettings
 from leaderboard.desk.action import refuse, write_audit
 from leaderboard.desk.errors import Conflict
 from leaderboard.eligibility import ListIndex, Verdict, as_utc, check
@@ -73,7 +74,8 @@ def open_hold(session: Session, patron: Patron, verdict: Verdict, now: datetime,
 
 
 def screen(session: Session, tz: tzinfo, patron: Patron, now: datetime, *, context: str,
-           actor: str, who: str, index: ListIndex | None = None) -> None:
+           actor: str, who: str, index: ListIndex | None = None,
+           names: NameCheckSettings | None = None) -> None:
     """Let the patron play, or raise: Conflict for a standing that bars them (held, refused,
     disqualified), Refused on a list (recorded), Held on a possible match (the hold is
     opened and committed)."""
@@ -88,7 +90,7 @@ def screen(session: Session, tz: tzinfo, patron: Patron, now: datetime, *, conte
     if patron.standing == DISQUALIFIED:
         raise Conflict(f"{who}: patron {patron.patron_id} is disqualified (rule 57):"
                        f" {patron.standing_reason}")
-    verdict = check(session, patron, now, tz=tz, index=index)
+    verdict = check(session, patron, now, tz=tz, index=index, names=names)
     if not verdict.eligible:
         raise refuse(session, patron, verdict, now, context=context, actor=actor, who=who)
     if verdict.held:

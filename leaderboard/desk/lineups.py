@@ -236,7 +236,7 @@ def nominate_proxy(session: Session, settings: TournamentSettings, clock: WallCl
         raise Conflict(f"patron {proxy.patron_id} already holds or plays {stage} place"
                        f" {involved[0]}")
     screen(session, settings.tz, proxy, now, context="proxy", actor=actor,
-           who=f"proxy {proxy.patron_id} for place {entry.entry_id}")
+           who=f"proxy {proxy.patron_id} for place {entry.entry_id}", names=settings.name_checks)
     row = Proxy(entry_id=entry.entry_id, holder_patron_id=holder,
                 proxy_patron_id=proxy.patron_id, nominated_at=as_utc(now))
     place_id = entry.entry_id

@@ -88,7 +88,7 @@ def check_person(session: Session, settings: TournamentSettings, clock: WallCloc
         person = _candidate(id_number=id_number, name=name, birth_date=birth_date)
     else:
         raise DeskError("give a patron id, or an id number, name and birth date")
-    verdict = check(session, person, now, tz=settings.tz)
+    verdict = check(session, person, now, tz=settings.tz, names=settings.name_checks)
     if not verdict.eligible:
         record_refusal(session, person, verdict, now, context="check", actor=actor)
     session.commit()
@@ -153,7 +153,7 @@ def register_patron(session: Session, settings: TournamentSettings, clock: WallC
     person = Candidate(id_number=person.id_number, name=person.name,
                        birth_date=person.birth_date,
                        documents=tuple(n for _, n in documents[1:]))
-    verdict = check(session, person, now, tz=settings.tz)
+    verdict = check(session, person, now, tz=settings.tz, names=settings.name_checks)
     if not verdict.eligible:
         raise refuse(session, person, verdict, now, context="registration", actor=actor,
                      who="registration")

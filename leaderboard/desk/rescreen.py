@@ -57,7 +57,8 @@ def rescreen(session: Session, settings: TournamentSettings, clock: WallClock, *
                               .options(selectinload(Patron.documents))
                               .order_by(Patron.patron_id)).all()
     for patron in patrons:
-        verdict = check(session, patron, now, tz=settings.tz, index=index)
+        verdict = check(session, patron, now, tz=settings.tz, index=index,
+                        names=settings.name_checks)
         if not verdict.reasons and not verdict.possible:
             continue
         if verdict.reasons:

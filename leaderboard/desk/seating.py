@@ -146,7 +146,7 @@ def seat_entry(session: Session, settings: TournamentSettings, clock: WallClock,
     _check_player(session, entry=entry, stage=stage, player_id=player_id)
     player = get_patron(session, player_id)
     screen(session, settings.tz, player, now, context="seating", actor=actor,
-           who=f"seating of entry {entry.entry_id}")
+           who=f"seating of entry {entry.entry_id}", names=settings.name_checks)
     before = {"entry_id": entry.entry_id, "table_id": entry.table_id, "seat": entry.seat,
               "heat_id": entry.heat_id, "status": entry.status}  # what a refusal puts back
     entry.table_id, entry.seat, entry.heat_id, entry.status = table, seat, heat_id, SEATED

@@ -10,11 +10,14 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from game.tournament.schema import NameCheckSettings
 from leaderboard.eligibility import (
     LIST_KINDS,
+    LIST_LABELS,
     Candidate,
     EligibilityError,
     ListFileError,
+    ListIndex,
     age_on,
     check,
     import_list,
@@ -24,7 +27,7 @@ from leaderboard.eligibility import (
     record_refusal,
     turns_adult_on,
 )
-from leaderboard.models import AuditEntry, Exclusion, Refusal
+from leaderboard.models import AuditEntry, Exclusion, ExclusionNameKey, Refusal
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_helpers import SAST, local, migrated
 
@@ -195,3 +198,69 @@ def test_a_refusal_is_recorded_with_its_reason(session: Session) -> None:
     refusal = session.scalars(select(Refusal)).one()
     assert (refusal.id_number, refusal.context) == ("8001015009087", "registration")
     assert refusal.reason == "on the refusal-of-entry list (rule 2): NGB, dated 2026-07-01"
+
+
+# ---- names as people write them (issue 33) -------------------------------------------------
+
+LISTED_NAMES = ("id_number,name,birth_date\n"
+                "8001010001081,Thandí Nomsa Mokoena,1980-01-01\n"
+                "7506065001082,Johannes van der Merwe,1975-06-06\n")
+
+
+def candidate(name: str, born: date, number: str = "RC600000001") -> Candidate:
+    return Candidate(id_number=number, name=name, birth_date=born)
+
+
+@pytest.mark.parametrize("kind", ["self_exclusion", "staff"])
+@pytest.mark.parametrize(("name", "born", "listed"), [
+    ("Thandi Mokoena", date(1980, 1, 1), "Thandí Nomsa Mokoena"),
+    ("Thandie Nomsa Mokoena", date(1980, 1, 1), "Thandí Nomsa Mokoena"),
+    ("Thandi Nomsa Mokoena-Dlamini", date(1980, 1, 1), "Thandí Nomsa Mokoena"),
+    ("Johannes Vandermerwe", date(1975, 6, 6), "Johannes van der Merwe"),
+    ("Johan van der Merwe", date(1975, 6, 6), "Johannes van der Merwe"),
+])
+def test_the_issues_examples_are_held_naming_the_listed_person(
+        session: Session, kind: str, name: str, born: date, listed: str) -> None:
+    put(session, kind, LISTED_NAMES)
+    verdict = check(session, candidate(name, born), AT, tz=SAST)
+    assert verdict.eligible and verdict.held  # held for a supervisor: neither refused nor clear
+    assert [m.list_name for m in verdict.possible] == [listed]
+    assert f"{listed!r}" in verdict.possible[0].sentence()
+    assert LIST_LABELS[kind] in verdict.possible[0].sentence()
+
+
+def test_a_different_person_or_birth_date_is_clear_and_the_same_name_is_held(
+        session: Session) -> None:
+    put(session, "self_exclusion", LISTED_NAMES)
+    for name, born in (("Thabo Mokoena", date(1980, 1, 1)),
+                       ("Thandi Mokoena", date(1984, 3, 9)),
+                       ("Johan van der Merwe", date(1975, 6, 7))):
+        verdict = check(session, candidate(name, born), AT, tz=SAST)
+        assert (verdict.eligible, verdict.held) == (True, False), name
+    same = check(session, candidate("MOKOENA, Thandi Nomsa", date(1984, 3, 9)), AT, tz=SAST)
+    assert [(m.how, m.score) for m in same.possible] == [("name", 100)]
+
+
+def test_the_house_thresholds_are_applied_and_the_index_agrees(session: Session) -> None:
+    put(session, "self_exclusion", LISTED_NAMES)
+    johan = candidate("Johan van der Merwe", date(1975, 6, 6))
+    strict = NameCheckSettings(same_birth_date=100)
+    assert check(session, johan, AT, tz=SAST).held
+    assert not check(session, johan, AT, tz=SAST, names=strict).held
+    index = ListIndex.load(session)
+    for person in (johan, candidate("Thandi Mokoena", date(1980, 1, 1)),
+                   candidate("Thabo Mokoena", date(1980, 1, 1))):
+        by_db = check(session, person, AT, tz=SAST)
+        by_index = check(session, person, AT, tz=SAST, index=index)
+        assert by_db.possible == by_index.possible
+
+
+def test_each_imported_row_is_stored_with_its_name_keys(session: Session) -> None:
+    put(session, "self_exclusion", LISTED_NAMES)
+    stored = {e.name: e.id for e in session.scalars(select(Exclusion))}
+    keys = session.execute(select(ExclusionNameKey.exclusion_id, ExclusionNameKey.part,
+                                  ExclusionNameKey.parts, ExclusionNameKey.key)).all()
+    merwe = {(p, k) for e, p, n, k in keys if e == stored["Johannes van der Merwe"]}
+    assert {(0, "t:johannes"), (1, "t:vandermerwe"), (1, "t:merwe"),
+            (0, "p:za:johannes")} <= merwe
+    assert {n for e, _, n, _ in keys if e == stored["Thandí Nomsa Mokoena"]} == {3}

@@ -21,7 +21,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015_counts_decks"
-down_revision = "0011_display_names"
+down_revision = "0013_name_keys"
 branch_labels = None
 depends_on = None
 
