@@ -117,7 +117,7 @@ def register(sub: Any) -> None:
 
 class _Retired(argparse.Action):
     """What a desk workstation was installed with while it opened the database and signed
-    the tables' commands itself: refused, saying why (issue 33, D400)."""
+    the tables' commands itself: refused, saying why (issue 33, D353)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,  # noqa: ARG002
                  values: Any, option_string: str | None = None) -> None:  # noqa: ARG002

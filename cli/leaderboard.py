@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["AUDIT_FAILED", "register"]
 
 # exit status of `audit` when a stored message fails verification, and of `audit --verify`
-# when the audit trail shows tampering (D420)
+# when the audit trail shows tampering (D359)
 AUDIT_FAILED: Final = 1
 
 
@@ -134,7 +134,7 @@ def _backup(args: argparse.Namespace) -> int:
 
 def _backup_retention_days(args: argparse.Namespace) -> int:
     """How long a backup is kept whatever --keep-last says: --retain-years, the config's
-    [retention] backups_years, else the regulation's 3 years (D501)."""
+    [retention] backups_years, else the regulation's 3 years (D381)."""
     from leaderboard.config import (  # noqa: PLC0415
         REGULATION_YEARS,
         RetentionConfig,

@@ -1,6 +1,6 @@
 """`showdown leaderboard init --db URL`: create (or upgrade) the central database and enrol its
 first manager, on the central server (it was `showdown desk init` while the desk opened the
-database itself; a desk workstation holds no database URL now, D400)."""
+database itself; a desk workstation holds no database URL now, D353)."""
 
 from __future__ import annotations
 

@@ -151,7 +151,7 @@ class TableConfig:
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
     # [chips] count_tolerance_cents: a confirmed tray count differing from what the table
-    # expected by more than this is an alert (D483)
+    # expected by more than this is an alert (D378)
     count_tolerance_cents: int = 0
 
     @property

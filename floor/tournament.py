@@ -583,7 +583,7 @@ async def final(floor: SimulatedFloor) -> None:
     floor.say(f"desk: the top {len(allocated)} of the semi-finals go to the Final")
     await _proxies(floor, Stage.FINAL, allocated)
     # The seed is committed first (its SHA-256 shown and audited, a supervisor witnessing,
-    # D500), then revealed by the draw that uses it.
+    # D380), then revealed by the draw that uses it.
     witness = next(s for s, role in floor.desk.staff if role == "supervisor")
     committed = await floor.desk.at_desk("draw.commit", lambda s, _, by: desk.commit_draw(
         s, floor.clock.wall, actor=by, stage=Stage.FINAL.value, witness=witness,

@@ -56,7 +56,7 @@ ACTIONS: Final = frozenset({
     "resolve_alerts", "rule_hand",
     "print_slip",  # a score slip on the receipt printer (journaled; controller.slip_printing)
     # the tray counted at a heat's opening and closing, confirmed by a supervisor's own
-    # credential; the deck inventory (game.table.tallies, D480-D484)
+    # credential; the deck inventory (game.table.tallies, D375-D379)
     "count_chips", "confirm_count",
     "decks_received", "decks_opened", "decks_used", "decks_destroyed",
 })

@@ -72,7 +72,7 @@ def backup_sqlite(source: Path, out: Path, *, keep: int | None = None,
                   ) -> BackupReport:
     """Copy `source` to `out` (a file, or a directory for a timestamped name) and check it;
     with `keep`, remove all but the newest `keep` timestamped backups in that directory,
-    never one younger than `retain_days` (the records' retention, D501)."""
+    never one younger than `retain_days` (the records' retention, D381)."""
     if keep is not None and keep < 1:
         raise BackupError(f"--keep must be at least 1, got {keep}")
     if retain_days is not None and retain_days < 0:

@@ -115,8 +115,8 @@ REGULATION_YEARS: Final = 3  # Consumer Protection Act, regulation 11: records k
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RetentionConfig:
-    """How long the promotion's records are kept ([retention], D501), and how long a seat
-    draw's commitment may be used ([draw], D500)."""
+    """How long the promotion's records are kept ([retention], D381), and how long a seat
+    draw's commitment may be used ([draw], D380)."""
 
     records_years: int = REGULATION_YEARS  # the database's records: never purged sooner
     backups_years: int = REGULATION_YEARS  # a backup younger than this is never pruned

@@ -11,11 +11,11 @@ A person is checked on every document they presented (a list row naming one of t
 and on their name, as people write names (leaderboard.name_similarity: case, accents, order,
 initials, a dropped or added middle name, a short or pet form, surname particles joined or
 split, one part of a double-barrelled surname, a spelling or phonetic variant), weighed with
-the birth date (D442, D444: the house's thresholds, tournament settings [list_checks]): a name
+the birth date (D367, D369: the house's thresholds, tournament settings [list_checks]): a name
 match without a document match is a *possible match* (`Verdict.possible`), which the desk holds
 for a supervisor's decision, never refuses or clears by itself; a match a supervisor approved
 for the patron (`IdentityHold`) is not raised again. A check reads only the list rows that share
-a blocking key with the name (`ExclusionNameKey`, D443).
+a blocking key with the name (`ExclusionNameKey`, D368).
 
 `check` answers eligible, or the reasons not; `record_refusal` stores a `Refusal` row. Ages are
 taken on the venue-local date (Africa/Johannesburg): a patron is 18 from the first moment of
@@ -330,7 +330,7 @@ class PossibleMatch:
     list_birth_date: date | None
     how: str  # "name" | "initials" | "similar"
     key: str
-    score: int = 100  # the share of the name matched, percent (D442)
+    score: int = 100  # the share of the name matched, percent (D367)
     detail: str = ""  # how the names differ: "pet form, 1 listed name not given", ...
 
     def as_json(self) -> dict[str, object]:
@@ -512,7 +512,7 @@ def name_verdict(name: str, born: date, list_name: str, list_born: date | None,
                  rules: NameCheckSettings = _SHIPPED_NAME_CHECKS
                  ) -> tuple[str, int, str] | None:
     """Whether a person's name and birth date possibly match a list row's: (how, score,
-    detail) or None (D442). The same birth date takes `rules.same_birth_date` percent of the
+    detail) or None (D367). The same birth date takes `rules.same_birth_date` percent of the
     shorter name; a row without one `rules.no_birth_date`; another birth date
     `rules.other_birth_date` percent of the longer name. Always a written-out name and two
     parts in common (one when the list gives a single name)."""

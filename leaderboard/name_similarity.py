@@ -6,7 +6,7 @@ written with a spelling or phonetic variant ("Mokwena", "Thandie").
 `name_parts` is a name's comparable form (leaderboard.name_match's normal form in written
 order, particles joined to their surname); `compare` pairs the parts of two names and says how
 much of each name the pairs cover; `blocking_keys` are the keys under which a list row is
-stored so that a check reads only rows that share one (D443). Whether a comparison is a
+stored so that a check reads only rows that share one (D368). Whether a comparison is a
 possible match depends on the birth dates and the house's thresholds: leaderboard.eligibility.
 """
 
@@ -194,7 +194,7 @@ def _part_keys(part: str, lengths: tuple[int, ...] = (0,)) -> set[str]:
 def blocking_keys(name: str) -> tuple[tuple[int, str], ...]:
     """The (part number, key) pairs a list row is stored under: each written-out part's keys
     (`_part_keys`) and its first letter (for an initial at the desk); an initial's letter. Two
-    names that may match share keys on at least `needed_parts` of their parts (D443)."""
+    names that may match share keys on at least `needed_parts` of their parts (D368)."""
     keys: set[tuple[int, str]] = set()
     for n, part in enumerate(name_parts(name)):
         if len(part) == 1:

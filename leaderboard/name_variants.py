@@ -1,7 +1,7 @@
 """Which written forms of a name stand for each other: surname particles ("van der Merwe")
 and given names' short, pet and spelling forms (Bill for William, Johan for Johannes).
 
-Both are data, not code (D440, D441): the English forms come from the maintained nickname
+Both are data, not code (D365, D366): the English forms come from the maintained nickname
 dataset (PyPI ``nicknames``), the South African forms it lacks from
 ``leaderboard/name_data/given_name_variants.csv``, and the particles from
 ``leaderboard/name_data/surname_particles.txt``. Names here are tokens of the normal form

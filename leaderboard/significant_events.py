@@ -3,7 +3,7 @@ are monitored): every message a table or the desk sends over MQTT, every audit a
 central service writes and every reason it refuses a message for, each with its severity
 and why a regulator wants it.
 
-The scale (D461): ``info`` (the routine record of play and the desk's counter work),
+The scale (D372): ``info`` (the routine record of play and the desk's counter work),
 ``notice`` (a person's decision or a change a reviewer reads: rulings, staff, money, lists),
 ``warning`` (something refused, held, disputed or gone wrong that someone must look at) and
 ``critical`` (the integrity of the records or the money at risk: act now). A few events rise

@@ -7,7 +7,7 @@ manifest and signs the manifest with the table's Ed25519 key; `check` lists ever
 with a bundle: a part whose hash does not match, a part missing or extra, the manifest's
 signature, each included envelope's own signature (`verify_envelope`). docs/disputes.md.
 
-The central service countersigns a bundle it receives for a dispute (issue 33, D503):
+The central service countersigns a bundle it receives for a dispute (issue 33, D383):
 `countersign` adds ``countersignature``, the central key's signature over the bundle's
 digest (`bundle_digest`: SHA-256 of its signed manifest and the table's signature, which
 cover every part), the dispute id and the time; `check` with ``central`` checks it too.

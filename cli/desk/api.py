@@ -1,5 +1,5 @@
 """The desk workstation's one way to the central records: the desk API over HTTPS (http:// only
-to a loopback address, D400). Every `showdown desk` command calls `call`; the answer's
+to a loopback address, D353). Every `showdown desk` command calls `call`; the answer's
 status says what became of it and an error answer becomes the command's one-line error:
 
     400, 404, 413, 422    CommandError (exit 2) with the API's own words

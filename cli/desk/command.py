@@ -99,7 +99,7 @@ DEFAULT_WAIT_S: Final = 5.0  # --wait: the command line's own wait for a table's
 
 class _Retired(argparse.Action):
     """An option a workstation had while it opened the database and signed the tables'
-    commands itself: refused, saying where the desk goes now (D400)."""
+    commands itself: refused, saying where the desk goes now (D353)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,  # noqa: ARG002
                  values: Any, option_string: str | None = None) -> None:  # noqa: ARG002

@@ -5,7 +5,7 @@
     2. POST /draws {stage: "final", commitment_id}       -> the draw, its seed revealed
        (``seed_hex``), which anyone can check against the digest printed first.
 
-Both steps are the central service's: the desk never draws without a commitment (D405).
+Both steps are the central service's: the desk never draws without a commitment (D357).
 ``--replay ID`` replays a stored draw.
 """
 

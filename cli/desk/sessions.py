@@ -1,6 +1,6 @@
 """The desk sessions a workstation keeps: one file per terminal and person, only its owner can
 read ($XDG_STATE_HOME/showdown/desk-sessions/<terminal>/<staff id>.json), so two people signed
-in one after the other at a shared desk PC never act under each other's session (D401).
+in one after the other at a shared desk PC never act under each other's session (D354).
 
 A command uses the session of the person named by ``--as ID`` (else $SHOWDOWN_DESK_STAFF);
 with nobody named it uses the only session saved for this terminal and service, and refuses

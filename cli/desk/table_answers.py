@@ -1,4 +1,4 @@
-"""What became of a desk action's table commands, as the command line tells it (D403): the
+"""What became of a desk action's table commands, as the command line tells it (D355): the
 central service sends them and waits ``http.desk_answer_wait_s`` for the tables' verdicts;
 the command line then polls ``GET /commands/{seq}`` up to ``--wait`` seconds more.
 
@@ -20,8 +20,8 @@ from cli.errors import CommandRefused
 
 __all__ = ["EXIT_HELD", "EXIT_NOT_CONFIRMED", "Sent", "send"]
 
-EXIT_HELD: Final = 4  # a registration held for a supervisor's decision (D404)
-EXIT_NOT_CONFIRMED: Final = 75  # EX_TEMPFAIL: sent, the table has not answered yet (D403)
+EXIT_HELD: Final = 4  # a registration held for a supervisor's decision (D356)
+EXIT_NOT_CONFIRMED: Final = 75  # EX_TEMPFAIL: sent, the table has not answered yet (D355)
 _POLL_S: Final = 0.2
 _FINAL: Final = ("accepted", "refused")
 
@@ -67,7 +67,7 @@ def _wait(args: argparse.Namespace, seqs: Sequence[int]) -> list[int]:
         answers = [api.exchange(args, "GET", api.path("commands", s), accept=(404,))
                    for s in left]
         # 404: a command the service keeps no state for (a dispute ruling's correct_hand,
-        # whose record is its audit row): sent, and its answer is not tracked (D403).
+        # whose record is its audit row): sent, and its answer is not tracked (D355).
         views = [a.body for a in answers if a.status != 404]
         problem = _refused(views)
         if problem is not None:

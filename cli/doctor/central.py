@@ -2,7 +2,7 @@
 (reachable and at this software's schema revision), the broker (a real CONNECT with the
 service's credentials), its signing key, the HTTPS certificate's dates, the clock and disk,
 and how long the promotion's records and backups are kept (Consumer Protection Act,
-regulation 11: 3 years; D501)."""
+regulation 11: 3 years; D381)."""
 
 from __future__ import annotations
 

@@ -186,7 +186,7 @@ def _text(value: object) -> str | None:
 def _tallies(core: TableCore) -> dict[str, Any]:
     """The heat's tray counts and the decks for counts.js and decks.js, with the chip values
     of the set in play to count by (what the table expects is shown only once a count is
-    recorded: the dealer counts blind, D480)."""
+    recorded: the dealer counts blind, D375)."""
     registry = core.chips.chip_float.registry
     values = sorted({c.value_cents for c in registry if c.chip_set == registry.chip_set})
     return {**core.tallies.view(core.heat_id), "chip_values": values}

@@ -3,7 +3,7 @@ N.J.A.C. 13:69D-1.21, Maryland COMAR): the dealer counts the tray by hand, chip 
 value; a supervisor confirms the count under their own credential; the difference from what
 the table expected is reported, and a difference over the house's tolerance is an alert.
 
-What the table expects (D480): the chips of the set in play that its RFID float holds (in the
+What the table expects (D375): the chips of the set in play that its RFID float holds (in the
 tray, issued to no entry), value by value, when the table has a chip registry for that set;
 without one, at closing the heat's confirmed opening count, at opening the last confirmed
 closing count at this table; with neither, nothing is expected (no difference is reported).
@@ -92,7 +92,7 @@ def total_of(counted: Counted) -> int:
 
 def expected_of(chip_values: Mapping[int, int] | None, *, stage: Stage,
                 opening: ChipCount | None, last_closing: ChipCount | None) -> Counted | None:
-    """What the table expects in the tray (D480): its float by value (``chip_values``: value ->
+    """What the table expects in the tray (D375): its float by value (``chip_values``: value ->
     chips in the float; None: no registry for the set in play), else the opening count (at
     closing) or the last closing count (at opening); None when nothing is known."""
     if chip_values is not None:

@@ -6,7 +6,7 @@ The balance, carried from day to day: received = opened + still sealed; opened =
 play; used = destroyed + awaiting destruction. A step that would leave fewer than none
 sealed, in play or awaiting destruction (more opened than received, ...), or a seal number
 that is not where the step says it was, breaks the balance: it is recorded as it was done and
-reported (D482), never refused, so the record shows what happened.
+reported (D377), never refused, so the record shows what happened.
 
 Pure: the people, times and venue day come in as arguments; `DeckBook` is rebuilt by replaying
 the same journaled inputs.

@@ -105,7 +105,7 @@ def _uids(name: str, raw: object) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ChipsCounted:
     """A heat's opening or closing count of the tray, confirmed: what the dealer counted per
-    chip value, what the table expected (None: nothing known, D480), the difference, the
+    chip value, what the table expected (None: nothing known, D375), the difference, the
     house's tolerance and whether the difference is over it, who counted and who confirmed."""
 
     TYPE: ClassVar[str] = "chips.counted"

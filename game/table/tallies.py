@@ -150,7 +150,7 @@ class TableTallies:
 
     def heat_closing(self, heat_id: str, to: TallyOutput) -> None:
         """The heat closes: at a table that counts its tray (a count has been taken here), a
-        missing confirmed count is an alert; it never blocks the close (D481)."""
+        missing confirmed count is an alert; it never blocks the close (D376)."""
         missing = self.counts.missing(heat_id)
         if missing and (self.counts.confirmed or self.counts.pending):
             to.alert("chip_count_missing",

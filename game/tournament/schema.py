@@ -89,7 +89,7 @@ class PrizeSettings:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NameCheckSettings:
     """How alike a name must be to a list's name to be held for a supervisor (whole
-    percentages of the name matched, leaderboard.eligibility; D444): with the same birth date,
+    percentages of the name matched, leaderboard.eligibility; D369): with the same birth date,
     with a list row that gives none, and with a different birth date."""
 
     same_birth_date: int = 80
@@ -318,7 +318,7 @@ _SPEC: Final[dict[str, dict[str, Callable[[object], Any]]]] = {
 # The one key a file may leave out (D329): files written before it existed mean the forms
 # every ID reader driver produces.
 _OPTIONAL: Final[dict[str, object]] = {"venue.card_forms": CARD_FORMS}
-# The one table a file may leave out (D444): files written before it existed mean the shipped
+# The one table a file may leave out (D369): files written before it existed mean the shipped
 # thresholds (NameCheckSettings' defaults).
 _SHIPPED_NAME_CHECKS: Final = NameCheckSettings()
 _OPTIONAL_TABLES: Final[dict[str, Mapping[str, object]]] = {"list_checks": {

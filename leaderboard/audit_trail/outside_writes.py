@@ -36,7 +36,7 @@ __all__ = [
     "restore_triggers",
 ]
 
-# Protected table -> the column that names a row (its primary key). D421 says why these.
+# Protected table -> the column that names a row (its primary key). D360 says why these.
 PROTECTED: Final[Mapping[str, str]] = {
     "audit": "id",
     "audit_tip": "id",

@@ -2,7 +2,7 @@
 row that records the export): the rules in force, the period's entries, their scores with
 the tables' signed messages and acknowledgements, disputes and rulings, prizes and claims,
 the Final's seat draw with its commitment, the audit rows (and their chain heads where the
-database has them), the tables' public keys and the central one (D502)."""
+database has them), the tables' public keys and the central one (D382)."""
 
 from __future__ import annotations
 

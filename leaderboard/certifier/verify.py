@@ -2,7 +2,7 @@
 manifest's signature under the central key, every member's SHA-256, every table message's
 signature under the bundle's table keys, each score against its table's signed messages,
 the standings recomputed from the scores with the rules in force, the Final's seat draw
-against its commitment, and each countersigned dispute bundle (D502). Every problem names
+against its commitment, and each countersigned dispute bundle (D382). Every problem names
 the member and the record it is about."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The registration desk's configuration file, ``desk.toml``: where the central service's desk
 API is (``desk.api_url``, ``desk.api_ca_file``), this terminal's name (``desk.terminal``) and
 the tournament settings times are shown in. A workstation holds no database URL, signing key
-or broker account: an old desk.toml naming one is refused, saying why (D400,
+or broker account: an old desk.toml naming one is refused, saying why (D353,
 docs/desk-config.md).
 
 Found by ``--config FILE``, else ``$SHOWDOWN_DESK_CONFIG``, else the repository's
@@ -34,7 +34,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
 _MOVED: Final = ("the desk now goes through the central service's desk API (desk.api_url):"
                  " a workstation holds no database URL, signing key or broker account;"
                  " remove the key (docs/desk-config.md)")
-# Keys a desk.toml held before the desk became a client of the central service (D400).
+# Keys a desk.toml held before the desk became a client of the central service (D353).
 _RETIRED: Final = {"desk.database", "desk.signing_key", "desk.venue", "desk.topic_root",
                    "desk.names", "mqtt", "auth"}
 _TERMINAL: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")

@@ -1,5 +1,5 @@
 """A table's dispute bundle received by the central service for a dispute, checked against
-the enrolled tables' keys, countersigned with the central key (issue 33, D503), stored, and
+the enrolled tables' keys, countersigned with the central key (issue 33, D383), stored, and
 served again; each countersignature audited under the person who handed the bundle in."""
 
 from __future__ import annotations

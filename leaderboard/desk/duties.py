@@ -8,7 +8,7 @@ which person may not take the second duty of a pair once they took the first on 
 subject (a hold, a dispute, a prize, a staff record). The desk functions call `check_duty`
 with the pair's name, the people who took the first duty and the operator; a refusal is a
 `DutyRefused` (HTTP 403, the command line's "refused") naming the pair. No pair is relaxed
-by a setting (D460): a manager may take every supervisor's duty, so a house short of staff
+by a setting (D371): a manager may take every supervisor's duty, so a house short of staff
 calls one.
 
 To add a pair: one line in `DUTY_PAIRS`, then one `check_duty` call where the second duty is

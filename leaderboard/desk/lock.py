@@ -12,7 +12,7 @@ nothing and leaves no check-then-write race (docs/leaderboard.md).
 
 Then the audit chain's tip (leaderboard.audit_trail.chain.lock_tip), before any other row, as
 an ingest batch takes it: neither can then hold a row the other waits for while it waits for
-the tip (D422).
+the tip (D361).
 """
 
 from __future__ import annotations

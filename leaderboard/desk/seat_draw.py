@@ -1,7 +1,7 @@
 """The Final's seat draw (rule 40; R10): drawn once with the OS CSPRNG, stored before any
 seat is given, and replayable from what was stored.
 
-The draw is made in two steps (issue 33, D500): `commit_draw` draws the seed with `secrets`,
+The draw is made in two steps (issue 33, D380): `commit_draw` draws the seed with `secrets`,
 stores it unrevealed and records its SHA-256 in the audit before a witness (an active
 supervisor or manager other than the person drawing); `draw_final` with that commitment then
 draws the seats from the seed, reveals it, and uses the commitment once. Anyone holding the
@@ -74,7 +74,7 @@ def commit_draw(session: Session, clock: WallClock, *, actor: str, stage: str, w
                 why: str | None = None) -> Commitment:
     """Draw the Final's seed with the OS CSPRNG and commit to it: stored unrevealed, its
     SHA-256 recorded in the audit under ``actor`` and the witness, usable once until
-    ``valid_for`` has passed (D500)."""
+    ``valid_for`` has passed (D380)."""
     actor = begin_action(session, actor)
     now = desk_now(clock)
     if stage != Stage.FINAL.value:

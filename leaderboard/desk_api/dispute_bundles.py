@@ -1,4 +1,4 @@
-"""The desk API's dispute bundles (issue 33, D503), mounted under ``/api/desk`` by
+"""The desk API's dispute bundles (issue 33, D383), mounted under ``/api/desk`` by
 `leaderboard.desk_api.routes.desk_routes`:
 
     POST /dispute-records/{id}/bundles  {bundle}   a table's bundle (its JSON text), checked

@@ -1,4 +1,4 @@
-"""The desk API's seat draw operations (rule 40; D500), mounted under ``/api/desk`` by
+"""The desk API's seat draw operations (rule 40; D380), mounted under ``/api/desk`` by
 `leaderboard.desk_api.routes.desk_routes`:
 
     POST /draw-commitments  {stage, witness}        the seed drawn and committed (201)

@@ -430,8 +430,8 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
     ``policy`` (the house's lock-out and session rules; default: AuthPolicy's);
     `answer_wait`: how long an action waits for the tables' verdicts (None: not at all);
     ``names``: the page's name style, which the seat data carries (D332);
-    ``commitment_valid``: how long a seat draw's commitment may be used (D500); ``signer``:
-    the central key that countersigns the dispute bundles handed in (D503)."""
+    ``commitment_valid``: how long a seat draw's commitment may be used (D380); ``signer``:
+    the central key that countersigns the dispute bundles handed in (D383)."""
     api = _DeskApi(engine, settings, sender, clock, answer_wait=answer_wait)
     api.names = names
     cmds = CommandsApi()
@@ -493,7 +493,7 @@ def desk_routes(engine: Engine, settings: TournamentSettings, sender: CommandSen
         Route("/dispute-resolutions", e("dispute.resolve", c.resolve), methods=["POST"]),
         Route("/payouts", e("payouts.show", c.payouts), methods=["GET"]),
         *dispute_routes(e, DisputesApi(settings, clock)),
-        # The Final's seat draw, committed before it is drawn (issue 33, D500).
+        # The Final's seat draw, committed before it is drawn (issue 33, D380).
         *draw_routes(e, DrawsApi(settings, clock, commitment_valid=commitment_valid)),
         *bundle_routes(e, BundlesApi(clock, signer)),
         # issue 33: the desk is a client of this API (sessions per terminal; the reads and

@@ -63,7 +63,7 @@ __all__ = ["Alongside", "IngestLink", "subscription_filters"]
 _log = structlog.get_logger("leaderboard.ingest")
 
 # What the ingest accepted from a table: verified, new (not a copy of a stored message), or a
-# verified unsequenced notice. Only these tell that a table is live (D520).
+# verified unsequenced notice. Only these tell that a table is live (D384).
 _ACCEPTED: Final = frozenset({"stored", "notice"})
 _VERIFIED: Final = _ACCEPTED | {"duplicate"}
 
@@ -137,7 +137,7 @@ class IngestLink:
         self.subscribed = subscribed if subscribed is not None else asyncio.Event()
         self.client: MqttClient | None = None  # while connected and subscribed
         # What the page's connection indicator tells (leaderboard.app.LeaderboardService.
-        # link_status), noted only after a batch is stored (D520): the time, by its own clock,
+        # link_status), noted only after a batch is stored (D384): the time, by its own clock,
         # of the latest message the ingest accepted (verified, not a duplicate, not retained:
         # a retained message is an old one), in time.time() terms and never later than its
         # arrival, so an old message (a replay, a resend) never looks fresh; and every table

@@ -110,7 +110,7 @@ class Store:
             batch.results = [i.result or IngestResult(outcome="failed") for i in items]
             return batch
         with self.engine.begin() as connection:
-            lock_tip(connection)  # the audit chain's, before any row, as a desk action (D422)
+            lock_tip(connection)  # the audit chain's, before any row, as a desk action (D361)
             tables = sorted({i.claimed for i in (*candidates, *notices) if i.claimed})
             progress = lock_progress(connection, tables)
             for item in notices:

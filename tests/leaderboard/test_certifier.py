@@ -1,4 +1,4 @@
-"""The certifier's bundle (issue 33 point 6, D502): a promotion's records exported from the
+"""The certifier's bundle (issue 33 point 6, D382): a promotion's records exported from the
 central database (SQLite and PostgreSQL), signed with the central key, and checked offline;
 every kind of tampering named. The scores reach the database through the real ingest of
 messages the tables signed; the expected standings are worked out here from the rules."""

@@ -1,4 +1,4 @@
-"""Dispute bundles countersigned by the central key (issue 33 point 8, D503): handed in at the
+"""Dispute bundles countersigned by the central key (issue 33 point 8, D383): handed in at the
 desk API (SQLite and PostgreSQL), checked against the enrolled tables' keys, countersigned and
 stored; `showdown dispute verify --central-key` checks both signatures and says which is
 missing or bad."""

@@ -109,7 +109,7 @@ def test_the_settings_are_checked_naming_the_file_and_key(tmp_path: Path) -> Non
                      encoding="utf-8")
     assert read_tournament(older).card_forms == ("track2", "uid", "plain")
     # How names are shown is the central service's setting now ([page] names): a desk.toml
-    # that still sets it is told so, naming the key (D400).
+    # that still sets it is told so, naming the key (D353).
     with pytest.raises(ConfigError, match=r"desk\.names: .*central service"):
         parse_desk_config({"desk": {"api_url": "https://lb.casino.lan/", "names": "full"}},
                           source="desk.toml", base=tmp_path)

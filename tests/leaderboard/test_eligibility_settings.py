@@ -1,4 +1,4 @@
-"""The house's name-match thresholds ([list_checks] of the tournament settings, D444): the
+"""The house's name-match thresholds ([list_checks] of the tournament settings, D369): the
 shipped values, the table optional, and every bad value refused naming its key; and revision
 0013 keying the list rows already stored (SQLite and PostgreSQL)."""
 

@@ -103,7 +103,7 @@ def test_names_are_read_into_parts_with_particles_joined() -> None:
 
 
 def test_a_matching_name_shares_keys_on_two_parts() -> None:
-    """The lookup's promise (D443): any name the matcher may pair shares blocking keys with
+    """The lookup's promise (D368): any name the matcher may pair shares blocking keys with
     the listed name on as many parts as a match needs."""
     for name, listed in (("Thandi Nomsa Mokwena", THANDI), ("Thandie Mokoena", THANDI),
                          ("Johan Vandermerwe", JOHANNES), ("T. Mokoena", "Thandi Mokoena"),

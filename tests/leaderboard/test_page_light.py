@@ -1,4 +1,4 @@
-"""The connection light turns live only from fresh, verified messages (issue 33 point 7, D520).
+"""The connection light turns live only from fresh, verified messages (issue 33 point 7, D384).
 
 The whole service runs (broker subscription, database, page, SSE) on SQLite and on
 PostgreSQL. A fake enrolled table, and a forger with a key of its own under the table's

@@ -1,4 +1,4 @@
-"""Retention of the promotion's records (issue 33 point 6, D501): the [retention] settings,
+"""Retention of the promotion's records (issue 33 point 6, D381): the [retention] settings,
 `showdown doctor --central` warning below the Consumer Protection Act's 3 years (regulation
 11) or when backups go before the records, and the backup's pruning never removing a backup
 younger than the retention."""

@@ -8,7 +8,7 @@ Create Date: 2026-12-06 14:00:00
   number of parts: the part's own form, its phonetic codes, its pet-form groups, its surname
   without particles, its first and last letters (leaderboard.name_similarity.blocking_keys).
   A registration reads only the list rows that share keys with its name on enough of their
-  parts (D443). The keys of every list row already stored are computed here.
+  parts (D368). The keys of every list row already stored are computed here.
 
 The downgrade drops the table.
 """

@@ -5,7 +5,7 @@ Revises: 0011_display_names
 Create Date: 2026-12-06 14:00:00
 
 - ``desk_sessions.terminal``: the workstation's name (desk.terminal) a session was opened
-  from, so sessions are per person and per terminal and listed by it (issue 33, D401);
+  from, so sessions are per person and per terminal and listed by it (issue 33, D354);
 - ``desk_sessions.address``: the client address the central service saw at sign-in.
 
 Sessions opened before this revision have neither (null). The downgrade drops both.

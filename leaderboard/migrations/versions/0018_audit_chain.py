@@ -5,7 +5,7 @@ Revises: 0011_display_names
 Create Date: 2026-12-06 14:00:00
 
 - ``audit.prev_hash`` and ``audit.row_hash`` (leaderboard.audit_trail.chain), and an index on
-  ``audit.action``. Every existing row is chained here, in id order, as it is found (D422):
+  ``audit.action``. Every existing row is chained here, in id order, as it is found (D361):
   the chain vouches for them from now on, not for what happened to them before.
 - ``audit_tip``: the chain's one tip row (last id and hash; ``legacy_until``, the last row
   chained by this migration).

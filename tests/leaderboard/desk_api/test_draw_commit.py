@@ -1,4 +1,4 @@
-"""The Final's seat draw committed before it is drawn (issue 33 point 8, D500): the seed's
+"""The Final's seat draw committed before it is drawn (issue 33 point 8, D380): the seed's
 SHA-256 recorded and shown first with a witness, the seed revealed by the draw, used once,
 expiring; the seats recomputed here from the revealed seed with the pure shuffle."""
 
