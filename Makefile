@@ -15,6 +15,11 @@ BENCH_STAMP := $(VENV)/.bench-$(CKSUM)
 # tests/browser/package-lock.json; npm ci writes the stamp. Without npm the check skips.
 BROWSER_DEPS := tests/browser/node_modules/.package-lock.json
 PYTEST_ARGS ?=
+# Bytecode is cached (__pycache__, ignored by git) even where the environment says not to
+# (PYTHONDONTWRITEBYTECODE): without it every test worker and every command a test starts
+# compiles the project again, and pytest rewrites every test module's asserts again, about a
+# minute of CPU per `make test` on 2 cores (docs/testing.md).
+unexport PYTHONDONTWRITEBYTECODE
 # Test workers (pytest-xdist): 3 measured fastest on 2 cores (the long tests wait on
 # subprocesses and brokers); `make test PYTEST_WORKERS=0` runs serially in one process.
 PYTEST_WORKERS ?= 3

@@ -72,11 +72,15 @@ def log_events() -> Iterator[list[dict[str, Any]]]:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every Hypothesis test ``property`` (``make test-soak`` runs them again under the
-    thorough profile), then run the tests marked slow first: under pytest-xdist (``make
-    test``) each long one then starts at once on a worker of its own, and the short ones fill
-    in around it."""
+    thorough profile) and every PostgreSQL run ``soak`` (D387), then run the tests marked
+    slow first: under pytest-xdist (``make test``) each long one then starts at once on a
+    worker of its own, and the short ones fill in around it."""
     del config
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
+        if item.get_closest_marker("postgres") is not None:
+            # Every PostgreSQL run of a test is in the soak tier: `make test` runs it on
+            # SQLite, `make test-soak` (and so CI) on PostgreSQL too (docs/testing.md).
+            item.add_marker(pytest.mark.soak)
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -88,6 +88,7 @@ def test_json_is_exact_and_keyed_by_bet(capsys: pytest.CaptureFixture[str]) -> N
     }
 
 
+@pytest.mark.soak  # a long walk: make test-soak (D387)
 def test_table_c_file(capsys: pytest.CaptureFixture[str]) -> None:
     path = CONFIG / "paytables-pocket-c.toml"
     code, out, _ = run(["--paytables", str(path), "--json"], capsys)

@@ -16,6 +16,7 @@ from controller.wiring import wire_table
 from tests.integration.daemon_support import free_port, make_table, running
 
 
+@pytest.mark.soak  # a long walk: make test-soak (D387)
 @pytest.mark.slow
 async def test_a_daemons_heat_replays_line_by_line(tmp_path: Path, short_dir: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:

@@ -163,7 +163,10 @@ def serve_desk_api(kind: str, tmp: Path, *, answer_wait: float = 0.5,
         app = Starlette(routes=[Mount("/api/desk", routes=[*extra_routes, *routes])])
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(
-            app, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
+            # log_config=None: uvicorn leaves the process's logging as it is (its own config
+            # would stop uvicorn.error propagating, for every later test in this worker)
+            app, host="127.0.0.1", port=port, log_config=None, access_log=False,
+            lifespan="off",
             ssl_certfile=str(tmp / "api.pem"), ssl_keyfile=str(tmp / "api.key")))
         thread = threading.Thread(target=server.run, daemon=True)
         thread.start()

@@ -230,6 +230,7 @@ async def final_seats(page: Any) -> dict[str, str]:
     return {k: v for k, v in seen.items() if k.startswith("final/")}
 
 
+@pytest.mark.soak  # four screen sizes in chromium on both databases: make test-soak
 @pytest.mark.parametrize("mqtt_broker", ["embedded"], indirect=True)
 async def test_the_page_shows_a_whole_tournament_on_every_screen(  # noqa: PLR0917
         tmp_path: Path, mqtt_broker: MqttBroker, unique_topic: str, on_database: Database,

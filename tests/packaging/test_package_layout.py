@@ -42,7 +42,8 @@ def test_the_shipped_defaults_are_the_config_folder_by_glob() -> None:
     assert setup["package-data"]["showdown_config"] == ["**/*"]
     # The installer's units and rules ship too, and every one of them is matched.
     shipped = setup["package-data"]["showdown_systemd"]
-    units = [p for p in (REPO / "systemd").iterdir() if p.name != "__init__.py"]
+    units = [p for p in (REPO / "systemd").iterdir()
+             if p.name not in ("__init__.py", "__pycache__")]
     assert all(any(p.match(glob) for glob in shipped) for p in units), units
     assert (REPO / "systemd" / "__init__.py").is_file()
     # A regular package: setuptools' editable install (make) gives importlib.resources an

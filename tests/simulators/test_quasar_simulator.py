@@ -96,6 +96,7 @@ def test_unplugged_tcp_refuses_and_plugged_it_answers_from_a_fresh_state(
 ) -> None:
     c = Client(sim.tcp_port)
     assert c.ask("EOF") == "OK!\r\n"
+    c.sock.close()  # the reader's end of it closes with the unplug; ours need not linger
     sim.unplug()
     with pytest.raises(ConnectionRefusedError):
         Client(sim.tcp_port)

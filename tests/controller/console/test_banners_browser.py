@@ -19,6 +19,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.controller.console.support import (
     DEALER,
     PLAYER_CARD,
@@ -34,6 +36,9 @@ from tests.controller.console.test_console_browser import (
     sign_in_on_page,
 )
 from wire.messages import Alert
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 _RESET = "() => { const b = document.getElementById('banner'); b.dataset.kind = '';" \
          " b.classList.add('hidden'); }"

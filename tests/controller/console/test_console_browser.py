@@ -223,6 +223,7 @@ async def _finish_heat(table: ConsoleTable) -> list[str]:
     return entries
 
 
+@pytest.mark.soak  # a long walk: make test-soak (D387)
 async def test_the_participant_acknowledges_with_a_pin_prints_the_slip_and_disputes(
         tmp_path: Path) -> None:
     problems: list[str] = []
@@ -282,6 +283,7 @@ async def test_the_participant_acknowledges_with_a_pin_prints_the_slip_and_dispu
     assert problems == []
 
 
+@pytest.mark.soak  # a long walk: make test-soak (D387)
 async def test_a_dealer_disputes_a_settled_hand_from_the_recall_on_the_page(
         tmp_path: Path) -> None:
     problems: list[str] = []

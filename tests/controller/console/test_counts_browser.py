@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from game.messages.chips import ChipsCounted
 from tests.controller.console.screens import fits, screen_shot
 from tests.controller.console.support import DEALER, SUPERVISOR, console_table
@@ -19,6 +21,9 @@ from tests.controller.console.test_console_browser import (
     browser_page,
     sign_in_on_page,
 )
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 SIZE = (1024, 600)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from controller.console.app import create_console_app
 from tests.controller.console.support import (
     DEALER,
@@ -30,6 +32,9 @@ from tests.controller.console.test_console_browser import (
     shot,
     sign_in_on_page,
 )
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 STRANGER = "::1"
 S = SUPERVISOR["staff_id"]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from game.poker.cards import DECK, Card, parse_card
 from simulators.payout import pay_spots
 from tests.controller.console.support import DEALER, SUPERVISOR, ConsoleTable, console_table
@@ -22,6 +24,9 @@ from tests.controller.console.test_console_browser import (
     sign_in_on_page,
 )
 from wire.messages import PayoutChecked
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 # Seat 1's aces beat the dealer's nines (the dealer opens): Ante and Play win 1:1.
 WINNING = {"seat": ["Ah", "As"], "dealer": ["9c", "2h"],

@@ -65,6 +65,9 @@ from tests.controller.console.test_console_browser import (
     sign_in_on_page,
 )
 
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
+
 PRINTER = 'kind = "sim"\ncapture = "slips.bin"\ntimeout = 1'
 ALERTS = 13  # the count: 13 cards keyed while a hand was paused
 STRANGER = "::1"  # the console's other admitted address: another terminal

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from game.hand.events import AlertResolved
 from tests.controller.console.support import DEALER, SUPERVISOR, ConsoleTable, console_table
 from tests.controller.console.test_console_browser import (
@@ -20,6 +22,9 @@ from tests.controller.console.test_console_browser import (
     shot,
     sign_in_on_page,
 )
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 
 async def _three_alerts(table: ConsoleTable) -> list[int]:

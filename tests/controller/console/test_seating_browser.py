@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.controller.console.support import console_table
 from tests.controller.console.test_console_browser import WAIT_MS, browser_page, shot
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 _LINE = ("([seat, words]) => { const n = document.querySelector("
          "`#stacks .stack-line[data-seat=\"${seat}\"]`);"

@@ -231,6 +231,7 @@ async def test_a_table_without_a_printer_refuses_print_and_journals_nothing(
         assert offered == {"printer": {"kind": "none", "auto": False}, "slips": []}
 
 
+@pytest.mark.soak  # a long walk: make test-soak (D387)
 async def test_the_dealers_print_button_tells_the_truth_in_the_browser(tmp_path: Path) -> None:
     problems: list[str] = []
     async with console_table(tmp_path, printer=PRINTER) as table, \

@@ -20,6 +20,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from game.money import format_rand
 from game.poker.cards import DECK, parse_card
 from tests.controller.console.support import DEALER
@@ -33,6 +35,9 @@ from tests.controller.console.test_console_browser import (
     sign_in_on_page,
 )
 from tests.controller.sim_bench.support import BenchTable, bench_table, spots
+
+# A browser walk: in make test-soak (docs/testing.md).
+pytestmark = pytest.mark.soak
 
 # Seat 1's aces beat the dealer's nines (the dealer opens): Ante and Play win.
 WINNING = {"seat": ["Ah", "As"], "dealer": ["9c", "2h"],
