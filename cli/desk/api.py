@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import ssl
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from cli.desk.sessions import current_session
 from cli.errors import CommandError, CommandRefused, CommandUnavailable
 from game.errors import ConfigError
 from leaderboard.desk.config import DeskConfig
-from leaderboard.desk_api.client import api_context
+from leaderboard.desk_api.client import api_context, unreachable
 
 __all__ = ["API_PREFIX", "Answer", "call", "exchange", "path", "query"]
 
@@ -127,13 +126,8 @@ def exchange(args: argparse.Namespace, method: str, where: str, body: Any = None
             return Answer(exc.code, decoded)
         raise _failure(config, url, exc.code, decoded) from None
     except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, ssl.SSLCertVerificationError):
-            why = (f"the service's certificate is not trusted ({reason.verify_message}):"
-                   " it must be signed by the venue CA in desk.api_ca_file")
-        else:
-            why = str(reason)
-        raise CommandUnavailable(f"{config.source}: desk.api_url {url}: {why}") from None
+        raise CommandUnavailable(f"{config.source}: desk.api_url {url}:"
+                                 f" {unreachable(exc)}") from None
     except ConfigError:
         raise
     except (TimeoutError, OSError, ValueError) as exc:

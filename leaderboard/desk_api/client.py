@@ -15,7 +15,7 @@ from game.errors import ConfigError
 from leaderboard.desk.config import DeskConfig
 from runtime.errors import Unavailable
 
-__all__ = ["OPENAPI_PATH", "api_context", "get_json"]
+__all__ = ["OPENAPI_PATH", "api_context", "get_json", "unreachable"]
 
 OPENAPI_PATH: Final = "api/desk/openapi.json"
 
@@ -28,6 +28,16 @@ def api_context(config: DeskConfig) -> ssl.SSLContext:
     except (ssl.SSLError, OSError) as exc:
         raise ConfigError(config.source, "desk.api_ca_file",
                           f"cannot load {config.api_ca_file}: {exc}") from None
+
+
+def unreachable(exc: urllib.error.URLError) -> str:
+    """Why the desk API could not be reached, in the words an operator needs (an untrusted
+    certificate names the venue CA in desk.api_ca_file)."""
+    reason = exc.reason
+    if isinstance(reason, ssl.SSLCertVerificationError):
+        return (f"the service's certificate is not trusted ({reason.verify_message}):"
+                " it must be signed by the venue CA in desk.api_ca_file")
+    return str(reason)
 
 
 def get_json(config: DeskConfig, path: str, *, timeout: float = 5.0) -> Any:
@@ -44,12 +54,6 @@ def get_json(config: DeskConfig, path: str, *, timeout: float = 5.0) -> Any:
     except urllib.error.HTTPError as exc:
         raise Unavailable(config.source, "desk.api_url", f"{url} answered {exc.code}") from None
     except urllib.error.URLError as exc:
-        reason = exc.reason
-        if isinstance(reason, ssl.SSLCertVerificationError):
-            why = (f"the service's certificate is not trusted ({reason.verify_message}):"
-                   " it must be signed by the venue CA in desk.api_ca_file")
-        else:
-            why = str(reason)
-        raise Unavailable(config.source, "desk.api_url", f"{url}: {why}") from None
+        raise Unavailable(config.source, "desk.api_url", f"{url}: {unreachable(exc)}") from None
     except (TimeoutError, OSError, ValueError) as exc:
         raise Unavailable(config.source, "desk.api_url", f"{url}: {exc}") from None

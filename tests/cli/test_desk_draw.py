@@ -5,35 +5,17 @@ printed first, the draw reveals the seed, and anyone can check one against the o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from cli.errors import EXIT_REFUSED, EXIT_USAGE
 from leaderboard.models import AuditEntry
-from tests.cli.test_desk import Desk
+from tests.cli.test_desk import Desk, central, run  # noqa: F401 (the fixtures)
 from tests.leaderboard.desk_fields import final_field
-from tests.leaderboard.served import Served, serve_desk_api
 
 
-@pytest.fixture(scope="module",
-                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def central(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with serve_desk_api(request.param, tmp_path_factory.mktemp("central")) as served:
-        yield served
-
-
-@pytest.fixture
-def run(central: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(central, tmp_path / "desk-home", capsys, monkeypatch)
-
-
-def test_the_draw_is_committed_before_a_witness_first(run: Desk) -> None:
+def test_the_draw_is_committed_before_a_witness_first(run: Desk) -> None:  # noqa: F811
     with run.database() as engine, Session(engine, expire_on_commit=False) as s:
         final_field(s, run.clock)
     code, _, err = run("draw")

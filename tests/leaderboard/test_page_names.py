@@ -7,9 +7,7 @@ house setting: a name only with consent or when chosen, the code otherwise, neve
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -26,11 +24,10 @@ from leaderboard.models import AuditEntry, Base, Entry, Patron
 from leaderboard.standings.live import LiveStandings
 from leaderboard.standings.view import ViewOptions, standings, strip_names
 from tests.cli.test_desk import ADULT as CLI_ADULT
-from tests.cli.test_desk import Desk
+from tests.cli.test_desk import Desk, central, run  # noqa: F401 (the fixtures)
 from tests.fixtures.services import Database
 from tests.leaderboard.desk_fields import buy
 from tests.leaderboard.desk_helpers import ADULT, FakeClock, settings
-from tests.leaderboard.served import Served, serve_desk_api
 from tests.leaderboard.test_schema_constraints import HEAD, at_revision, downgrade_to, revision_of
 
 AT = datetime(2026, 7, 3, 12, 0, tzinfo=UTC)
@@ -182,7 +179,7 @@ def test_0011_gives_existing_entries_codes_and_no_one_consent(database_url: Data
     engine.dispose()
 
 
-def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
+def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:  # noqa: F811
     shown = run.json("register", *CLI_ADULT, "--consent-name", "--screen-name", "Lucky Thabo")
     assert (shown["name_consent"], shown["screen_name"]) == (True, "Lucky Thabo")
     code, out, err = run("buy", "--patron", shown["patron_id"], "--payment", "cash")
@@ -201,19 +198,6 @@ def test_the_desk_cli_records_consent_and_a_screen_name(run: Desk) -> None:
     assert "the screen name must be 2 to 20 characters, got 1" in err
 
 
-@pytest.fixture(scope="module",
-                params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def central(request: pytest.FixtureRequest,
-            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """The central service the desk command line talks to (its desk API over HTTPS)."""
-    with serve_desk_api(request.param, tmp_path_factory.mktemp("central")) as served:
-        yield served
-
-
-@pytest.fixture
-def run(central: Served, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> Desk:
-    return Desk(central, tmp_path / "desk-home", capsys, monkeypatch)
 
 
 def test_consent_and_the_screen_name_can_be_recorded_after_registration(
