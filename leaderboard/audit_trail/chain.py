@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, cast
 
 from sqlalchemy import Connection, Table, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEntry, AuditTip
@@ -105,8 +106,15 @@ def lock_tip(connection: Connection) -> tuple[int, str]:
                               .order_by(_AUDIT.c.id.desc()).limit(1)).first()
     last_id = 0 if last is None else int(last.id)
     last_hash = GENESIS if last is None or last.row_hash is None else str(last.row_hash)
-    connection.execute(insert(_TIP).values(id=TIP_ROW, last_id=last_id, last_hash=last_hash,
-                                           legacy_until=0))
+    values = {"id": TIP_ROW, "last_id": last_id, "last_hash": last_hash, "legacy_until": 0}
+    if connection.dialect.name == "postgresql":
+        # Two first writers at once: the second waits on the first's row, inserts nothing
+        # and locks the tip the first left (SQLite's BEGIN IMMEDIATE already serialises them).
+        connection.execute(pg_insert(_TIP).values(values).on_conflict_do_nothing())
+        tip = connection.execute(select(_TIP.c.last_id, _TIP.c.last_hash)
+                                 .where(_TIP.c.id == TIP_ROW).with_for_update()).one()
+        return int(tip.last_id), str(tip.last_hash)
+    connection.execute(insert(_TIP).values(values))
     return last_id, last_hash
 
 

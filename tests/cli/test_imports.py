@@ -15,6 +15,10 @@ import pytest
 from cli.extras import EXTRA_OF
 from cli.main import COMMAND_MODULES, COMMANDS, build_parser, command_of, overview_parser
 
+# One worker runs the whole module: its module-scoped fixture is built once, not once per
+# worker (docs/testing.md).
+pytestmark = pytest.mark.xdist_group("cli-imports")
+
 
 def test_each_command_is_registered_by_the_module_named_for_it() -> None:
     for name, command in COMMANDS.items():

@@ -16,6 +16,10 @@ from cli.main import build_parser, main
 from cli.report.scores import simulate_campaign
 from runtime.settings_files import read_paytables, read_tournament
 
+# One worker runs the whole module: its module-scoped fixture is built once, not once per
+# worker (docs/testing.md).
+pytestmark = pytest.mark.xdist_group("report-scores")
+
 HEATS = 120
 
 

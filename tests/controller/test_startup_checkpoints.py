@@ -37,6 +37,10 @@ from simulators.table_toml import desk_key_file, simulated_table_toml
 from tests.controller.journal.support import raw, tamper
 from wire.signing import Signer, load_private_key, save_private_key
 
+# One worker runs the whole module: its module-scoped fixture is built once, not once per
+# worker (docs/testing.md).
+pytestmark = pytest.mark.xdist_group("startup-checkpoints")
+
 REPO = Path(__file__).resolve().parents[2]
 GUARD_S = 180.0  # against a hang only
 

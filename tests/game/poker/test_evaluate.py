@@ -156,6 +156,7 @@ def test_batch_refuses_bad_arrays() -> None:
         evaluate_batch(np.zeros((1, 7), dtype=np.float64))
 
 
+@pytest.mark.soak  # exhaustive: make test-soak (D387)
 @pytest.mark.slow
 def test_all_five_card_hands_by_category() -> None:
     counts: Counter[Category] = Counter()
@@ -168,6 +169,7 @@ def test_all_five_card_hands_by_category() -> None:
     assert len(values) == 7_462  # the number of distinct five-card hand strengths
 
 
+@pytest.mark.soak  # exhaustive: make test-soak (D387)
 @pytest.mark.slow
 def test_all_seven_card_hands_by_category() -> None:
     counts = seven_card_category_counts()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def _kind(message: Any) -> str:
     return type(message).__name__
 
 
+@pytest.mark.soak  # a whole day restored at every safe point: make test-soak (D387)
 def test_a_day_with_payouts_checked_restores_at_any_safe_point() -> None:
     floor = day(seed=2, heats=3)
     assert what_happened(floor.inputs, verify_payouts=True) >= COVERED
@@ -64,6 +66,7 @@ def test_a_day_with_payouts_checked_restores_at_any_safe_point() -> None:
     assert checked >= 8
 
 
+@pytest.mark.soak  # a whole day restored at every safe point: make test-soak (D387)
 def test_a_day_without_payout_checks_restores_at_any_safe_point() -> None:
     floor = day(seed=4, heats=2, verify_payouts=False)
     checked = check_snapshots(lambda: new_core(verify_payouts=False), floor.inputs,
