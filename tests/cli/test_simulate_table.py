@@ -93,6 +93,7 @@ def _example(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.soak  # a whole simulated table run: make test-soak (D387)
 def test_the_example_config_runs_clean(tmp_path: Path) -> None:
     done = _showdown("simulate", "table", "--config", str(_example(tmp_path)), "--dir",
                      str(tmp_path / "run"), "--json", cwd=tmp_path)

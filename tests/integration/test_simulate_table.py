@@ -70,6 +70,7 @@ CASES = {
 }
 
 
+@pytest.mark.soak  # a simulated table per device fault: make test-soak (D387)
 @pytest.mark.parametrize("fault", sorted(CASES))
 async def test_a_device_fault_is_alerted_put_right_and_the_hand_is_paid(
         tmp_path: Path, fault: str) -> None:
