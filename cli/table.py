@@ -194,19 +194,26 @@ def _tallies_lines(tallies: dict[str, Any]) -> None:
               f" {position.get('awaiting')} awaiting destruction")
 
 
-def _pin(args: argparse.Namespace) -> str:
-    if args.pin_file is not None:
+def _secret_pin(path: Path | None, env_name: str, missing: str, who: str) -> str:
+    """A PIN from ``path``, else $``env_name``, else typed at a prompt for ``who`` (never
+    echoed); ``missing`` is the error when there is no terminal to ask at."""
+    if path is not None:
         try:
-            return str(args.pin_file.read_text()).strip()
+            return str(path.read_text()).strip()
         except OSError as exc:
-            raise CommandError(f"cannot read the PIN file {args.pin_file}:"
+            raise CommandError(f"cannot read the PIN file {path}:"
                                f" {exc.strerror or exc}") from exc
-    env = os.environ.get("SHOWDOWN_PIN")
+    env = os.environ.get(env_name)
     if env:
         return env
     if not sys.stdin.isatty():
-        raise CommandError("no PIN: pass --pin-file FILE or set SHOWDOWN_PIN")
-    return getpass.getpass(f"PIN for {args.staff}: ")
+        raise CommandError(missing)
+    return getpass.getpass(f"PIN for {who}: ")
+
+
+def _pin(args: argparse.Namespace) -> str:
+    return _secret_pin(args.pin_file, "SHOWDOWN_PIN",
+                       "no PIN: pass --pin-file FILE or set SHOWDOWN_PIN", args.staff)
 
 
 def _dealer(args: argparse.Namespace) -> int:
@@ -278,19 +285,9 @@ def _tally_fields(args: argparse.Namespace, request: dict[str, Any]) -> None:
 
 def _vouch_pin(args: argparse.Namespace) -> str:
     """The --confirm-by person's own PIN (file, $SHOWDOWN_CONFIRM_PIN, or a prompt)."""
-    if args.vouch_pin_file is not None:
-        try:
-            return str(args.vouch_pin_file.read_text()).strip()
-        except OSError as exc:
-            raise CommandError(f"cannot read the PIN file {args.vouch_pin_file}:"
-                               f" {exc.strerror or exc}") from exc
-    env = os.environ.get("SHOWDOWN_CONFIRM_PIN")
-    if env:
-        return env
-    if not sys.stdin.isatty():
-        raise CommandError("no PIN for --confirm-by: pass --confirm-pin-file FILE or set"
-                           " SHOWDOWN_CONFIRM_PIN")
-    return getpass.getpass(f"PIN for {args.vouch}: ")
+    return _secret_pin(args.vouch_pin_file, "SHOWDOWN_CONFIRM_PIN",
+                       "no PIN for --confirm-by: pass --confirm-pin-file FILE or set"
+                       " SHOWDOWN_CONFIRM_PIN", args.vouch)
 
 
 def _ids(text: str) -> list[int]:
