@@ -5,6 +5,15 @@ Only `upgrade` creates or changes a schema (the leaderboard service's start and
 `open_existing`, which refuses, in one line naming the URL and what to run, a SQLite file
 that does not exist (so a mistyped URL never creates an empty database) and a database that
 is empty or at another schema revision than this software's.
+
+On PostgreSQL a connection the server can no longer write through is a lost connection
+(`lost_connection_state`): a read-only error (SQLSTATE 25006: the server was demoted to a
+standby, or a multi-host URL's libpq landed on one), an administrator or crash shutdown
+(57P01, 57P02), a server still starting (57P03) or a connection failure (class 08). The
+engine then drops the connection and every pooled one opened before it, so the next attempt
+connects again and libpq, given every host and ``target_session_attrs=read-write``, finds
+the writable one (docs/operations/broker-cluster.md section 2; DX-PGFAIL-1). Pooled
+connections are pinged at checkout, so one that died with its server is replaced at once.
 """
 
 from __future__ import annotations
@@ -13,13 +22,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, make_url
-from sqlalchemy.exc import ArgumentError, InterfaceError, NoSuchModuleError, OperationalError
+from sqlalchemy.engine import ExceptionContext
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    InterfaceError,
+    NoSuchModuleError,
+    OperationalError,
+)
 
 from game.errors import ConfigError, GameError
 from leaderboard.audit_trail.chain import AuditValues, append_audit
@@ -32,8 +49,10 @@ __all__ = [
     "MigrationError",
     "alembic_config",
     "configured_engine",
+    "connection_lost",
     "database_answers",
     "head_revisions",
+    "lost_connection_state",
     "make_engine",
     "missing_sqlite_file",
     "open_existing",
@@ -53,12 +72,45 @@ class MigrationError(GameError):
     """The database cannot be upgraded as it stands; the message names what must be resolved."""
 
 
+# SQLSTATEs after which a PostgreSQL connection cannot write again (besides class 08,
+# connection exceptions): read-only transaction (a standby, a demoted primary), shutdowns,
+# a server that is starting or in recovery.
+_LOST_STATES: Final = frozenset({"25006", "57P01", "57P02", "57P03"})
+
+
+def lost_connection_state(sqlstate: str | None) -> bool:
+    """Whether a PostgreSQL error of this SQLSTATE means the connection is lost for writing
+    (the engine then connects again; see the module's docstring)."""
+    return sqlstate is not None and (sqlstate in _LOST_STATES or sqlstate.startswith("08"))
+
+
+def _lost_connection(context: ExceptionContext) -> None:
+    """The engine's ``handle_error`` hook: mark a lost-for-writing connection as a disconnect,
+    so that SQLAlchemy invalidates it and the pool (DX-PGFAIL-1)."""
+    if lost_connection_state(getattr(context.original_exception, "sqlstate", None)):
+        context.is_disconnect = True
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the database was not reached or the connection was lost (the
+    work may be tried again on a new connection), not that the database refused the work."""
+    if isinstance(exc, OperationalError | InterfaceError):
+        return True
+    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+
+
 def make_engine(url: str, **options: object) -> Engine:
     """An engine for `url`; SQLite gets WAL, foreign keys and a busy timeout. Every connection
     is marked as the service's, so the database's triggers do not record its writes as made
-    outside the service (leaderboard.audit_trail.outside_writes)."""
+    outside the service (leaderboard.audit_trail.outside_writes). On PostgreSQL pooled
+    connections are pinged at checkout and a connection that cannot write any more is
+    dropped (the module's docstring)."""
+    if make_url(url).get_backend_name() == "postgresql":
+        options.setdefault("pool_pre_ping", True)
     engine = create_engine(url, **options)
     dialect = engine.dialect.name
+    if dialect == "postgresql":
+        event.listen(engine, "handle_error", _lost_connection)
     if dialect == "sqlite":
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]
