@@ -87,15 +87,18 @@ def lost_connection_state(sqlstate: str | None) -> bool:
 def _lost_connection(context: ExceptionContext) -> None:
     """The engine's ``handle_error`` hook: mark a lost-for-writing connection as a disconnect,
     so that SQLAlchemy invalidates it and the pool (DX-PGFAIL-1)."""
-    if lost_connection_state(getattr(context.original_exception, "sqlstate", None)):
+    original = context.original_exception
+    if lost_connection_state(getattr(original, "sqlstate", None)):
         context.is_disconnect = True
+    elif context.connection is None and isinstance(context.sqlalchemy_exception,
+                                                   OperationalError):
+        context.is_disconnect = True  # no server took the connection (refused, not writable)
 
 
 def connection_lost(exc: BaseException) -> bool:
-    """Whether ``exc`` says the database was not reached or the connection was lost (the
-    work may be tried again on a new connection), not that the database refused the work."""
-    if isinstance(exc, OperationalError | InterfaceError):
-        return True
+    """Whether ``exc`` says the engine lost its connection, or could not connect to a server
+    that takes writes (PostgreSQL: the work may be tried again on a new connection), rather
+    than that the database refused the work."""
     return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
 
 

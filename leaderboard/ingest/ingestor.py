@@ -4,7 +4,9 @@ It ties the parts together: screening (leaderboard.ingest.screening), verificati
 processes (verifying), storage in one transaction per batch (storing), gaps and resend
 requests (gaps), counters (results); ``run`` receives over MQTT (receiving.IngestLink).
 Storage runs in a thread, one batch at a time (a lock); resend requests go out after the
-commit, through the injected ``resend(table, from_seq)``.
+commit, through the injected ``resend(table, from_seq)``. A batch whose transaction lost the
+database connection (a failover) is stored again, on a new connection, until it is stored
+or the receive loop stops: what the ingest received is not dropped (DX-PGFAIL-2).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -22,10 +25,10 @@ from leaderboard.ingest.gaps import GapTracker
 from leaderboard.ingest.receiving import IngestLink
 from leaderboard.ingest.results import Batch, IngestCounters, IngestResult, Item, Tally
 from leaderboard.ingest.screening import Screener
-from leaderboard.ingest.storing import Store
+from leaderboard.ingest.storing import DatabaseLost, Store
 from leaderboard.ingest.verifying import VerifierPool
 from wire.messages import CommandRejected
-from wire.mqtt import MqttSettings
+from wire.mqtt import MqttSettings, stopped_within
 from wire.signing import KeyRing
 from wire.topics import DEFAULT_ROOT, TableTopics
 
@@ -60,6 +63,7 @@ class Ingestor:
         key_refresh_s: float = 2.0,
         batch_max: int = 500,
         verify_workers: int = 0,
+        store_retry_s: tuple[float, float] = (0.1, 1.0),
     ) -> None:
         TableTopics(venue, "x", topic_root)  # validates venue and root
         if window < 1:
@@ -78,6 +82,8 @@ class Ingestor:
         self.window = window
         self.batch_max = batch_max
         self.verify_workers = verify_workers
+        # After a lost database connection: the first wait before storing again, the longest.
+        self.store_retry_s = store_retry_s
         self._resend = resend
         self._clock = clock
         self._on_change = on_change
@@ -140,17 +146,37 @@ class Ingestor:
             self._batch_failed(len(messages))
             return None
 
-    async def store_received(self, items: list[Item]) -> list[IngestResult]:
-        """The second stage: resend requests go out in the background, and a failure (the
-        database unreachable, say) is logged and counted, never the end of the loop; what
-        was lost then is asked for again once the gap shows. Each item's result, in order
-        (none when the batch failed)."""
-        try:
-            async with self._lock:
-                batch = await asyncio.to_thread(self._store.store_screened, items)
-        except Exception:
-            self._batch_failed(len(items))
-            return []
+    async def store_received(self, items: list[Item], *,
+                             stop: asyncio.Event | None = None) -> list[IngestResult]:
+        """The second stage: resend requests go out in the background. A batch that lost
+        the database connection is stored again (waits from ``store_retry_s``) until it is
+        stored or ``stop`` is set; another failure is logged and counted, never the end of
+        the loop, and what was lost then is asked for again once the gap shows. Each item's
+        result, in order (none when the batch failed)."""
+        lost_at: float | None = None
+        delay, longest = self.store_retry_s
+        attempts = 0
+        while True:
+            try:
+                async with self._lock:
+                    batch = await asyncio.to_thread(self._store.store_screened, items)
+                break
+            except DatabaseLost as exc:
+                attempts += 1
+                if lost_at is None:
+                    lost_at = time.monotonic()
+                    _log.warning("ingest_database_lost", size=len(items),
+                                 error=str(exc).splitlines()[0][:200])
+                if await stopped_within(stop or asyncio.Event(), delay):
+                    self._batch_failed(len(items))  # the service stops: the gap shows later
+                    return []
+                delay = min(longest, delay * 2)
+            except Exception:
+                self._batch_failed(len(items))
+                return []
+        if lost_at is not None:
+            _log.info("ingest_database_back", size=len(items), attempts=attempts + 1,
+                      seconds=round(time.monotonic() - lost_at, 3))
         self._account(batch)
         if batch.resends:
             task = asyncio.create_task(self._request_resends(batch.resends),
