@@ -4,6 +4,7 @@
     pair.start()                             # initdb + start the primary, pg_basebackup -R
     url = pair.url()                         # both hosts, target_session_attrs=read-write
     lost = pair.kill_primary()               # SIGKILL the primary's postmaster and backends
+    lost = pair.demote_primary()             # or: it stays up, read-only (a switchover)
     pair.promote()                           # pg_ctl promote the standby: the new primary
     pair.rebuild()                           # the lost node again, as the new standby
     timings = pair.failover()                # the three steps above, each one timed
@@ -30,7 +31,10 @@ only, trust authentication, user ``postgres``, database ``drill`` (``database=``
 - ``synchronous=False``: asynchronous streaming; a primary lost with commits not yet sent
   takes them with it (what a table's journal must send again).
 - A primary is "lost" by SIGKILL of its postmaster and every process of it (the machine gone,
-  but its sockets reset at once, as on loopback). ``rebuild()`` makes the lost node a new
+  but its sockets reset at once, as on loopback), or "demoted": it keeps running and keeps
+  its clients' connections but answers every write with SQLSTATE 25006
+  (``default_transaction_read_only``, reloaded), as a demoted primary behind a switchover
+  does, until ``rebuild()`` stops it. ``rebuild()`` makes the lost node a new
   standby with a fresh ``pg_basebackup`` of the new primary (seconds for a small database;
   no pg_rewind, which needs ``wal_log_hints`` and a clean history).
 """
@@ -268,6 +272,15 @@ class PgPair:
         """SIGKILL the primary (postmaster and backends); the node now lost."""
         node = self.primary
         node.kill()
+        return node
+
+    def demote_primary(self) -> PgNode:
+        """Make the primary read-only for every session, its connections kept (a switchover's
+        demoted primary, until ``rebuild()``); the node now counted lost."""
+        node = self.primary
+        node.sql("ALTER SYSTEM SET default_transaction_read_only = on")
+        node.sql("SELECT pg_reload_conf()")
+        node.role = "lost"
         return node
 
     def promote(self) -> PgNode:

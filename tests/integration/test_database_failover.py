@@ -2,14 +2,16 @@
 (tests/integration/pg_pair.py, synchronous replication) on loopback ports; the real central
 service (`showdown leaderboard serve`) on the multi-host URL (``target_session_attrs=
 read-write``) and a real simulated table daemon playing heats throughout, on the machine's
-Mosquitto. Mid-heat the primary is SIGKILLed FAILOVERS times; each time the standby is
-promoted and the lost node rebuilt as the new standby, so the roles alternate, and the
-service is never restarted.
+Mosquitto. Mid-heat the primary is lost FAILOVERS times, alternately SIGKILLed and demoted
+(a switchover whose old primary stays up, read-only, holding the service's pooled
+connections: every write there fails with SQLSTATE 25006); each time the standby is
+promoted, the first write after it awaited, then the lost node rebuilt as the new standby,
+so the roles alternate. The service is never restarted.
 
 Required: every message of the table's journal stored once, byte for byte as signed (none
-lost, none doubled), the scores the journal's, no store error recorded, the audit chain and
-every message verifying afterwards, and writes back within WRITES_BACK_S of each kill (the
-time from the kill to the first message the service stored after it: an upper bound, as it
+lost, none doubled), the scores the journal's, no rejection recorded, the audit chain and
+every message verifying afterwards, and writes back within WRITES_BACK_S of each loss (the
+time from the loss to the first message the service stored after it: an upper bound, as it
 waits for the table's next message too). The per-failover times are printed."""
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import secrets
 import statistics
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +64,7 @@ NEW_BETWEEN = 3  # messages stored between a rebuild and the next kill
 class _Drill:
     lost: str
     promoted: str
+    how: str  # "kill" or "demote"
     promote_s: float
     rebuild_s: float
     back_s: float  # the kill -> the first message stored after it
@@ -155,11 +159,16 @@ def test_twenty_primaries_lost_mid_heat_lose_and_double_nothing(tmp_path: Path) 
         central_pid = central.process.pid
         daemon.start()
         wait_until("the first hands stored", lambda: count.stored() >= 5, daemon, central)
-        for _ in range(FAILOVERS):
+        for n in range(FAILOVERS):
             before = count.stored()
             mid_heat = count.heats_closed() < HEATS
             killed = datetime.now(UTC)
-            failover = pair.failover()
+            # Alternately the primary lost (SIGKILL) and a switchover whose demoted primary
+            # stays up, read-only, holding the service's pooled connections (SQLSTATE 25006).
+            lost = pair.kill_primary() if n % 2 == 0 else pair.demote_primary()
+            t0 = time.monotonic()
+            promoted = pair.promote()
+            promote_s = time.monotonic() - t0
 
             def written(since: datetime = killed) -> bool:
                 return count.first_after(since) is not None
@@ -167,12 +176,14 @@ def test_twenty_primaries_lost_mid_heat_lose_and_double_nothing(tmp_path: Path) 
             def moved_on(at: int = before) -> bool:
                 return count.stored() >= at + NEW_BETWEEN or count.heats_closed() >= HEATS
 
-            wait_until("a write after the failover", written, daemon, central)
+            wait_until("a write after the promotion", written, daemon, central)
             first = count.first_after(killed)
             assert first is not None
-            drills.append(_Drill(failover.lost, failover.promoted, failover.promote_s,
-                                 failover.rebuild_s, (first - killed).total_seconds(),
-                                 before, mid_heat))
+            t1 = time.monotonic()
+            pair.rebuild()
+            drills.append(_Drill(lost.name, promoted.name, "kill" if n % 2 == 0 else "demote",
+                                 promote_s, time.monotonic() - t1,
+                                 (first - killed).total_seconds(), before, mid_heat))
             wait_until("new messages after the rebuild", moved_on, daemon, central)
 
         def complete() -> bool:
@@ -222,15 +233,18 @@ def test_twenty_primaries_lost_mid_heat_lose_and_double_nothing(tmp_path: Path) 
     lost_events = list(central.log.events("ingest_database_lost"))
     back_events = list(central.log.events("ingest_database_back"))
     backs = [d.back_s for d in drills]
-    print(f"\ndatabase failover drill: {len(drills)} primaries SIGKILLed"
-          f" ({sum(d.mid_heat for d in drills)} mid-heat), synchronous_commit = on with a"
+    print(f"\ndatabase failover drill: {len(drills)} primaries lost"
+          f" ({sum(d.how == 'kill' for d in drills)} SIGKILLed,"
+          f" {sum(d.how == 'demote' for d in drills)} demoted and left up read-only;"
+          f" {sum(d.mid_heat for d in drills)} mid-heat), synchronous_commit = on with a"
           f" synchronous standby; {len(journaled)} messages of {HEATS} heats stored once each,"
           f" lost 0, doubled 0; batches that met a lost database and were stored again:"
           f" {len(back_events)} (of {len(lost_events)} lost)")
     for n, d in enumerate(drills, 1):
-        print(f"  {n:2}: {d.lost} killed, {d.promoted} promoted in {d.promote_s:.2f} s; first"
-              f" write after the kill {d.back_s:.2f} s (after message {d.stored_before});"
+        how = "SIGKILLed" if d.how == "kill" else "demoted (read-only, up)"
+        print(f"  {n:2}: {d.lost} {how}, {d.promoted} promoted in {d.promote_s:.2f} s;"
+              f" first write after it {d.back_s:.2f} s (after message {d.stored_before});"
               f" {d.lost} rebuilt as the standby in {d.rebuild_s:.2f} s")
-    print(f"  kill -> first write: min {min(backs):.2f} s, median"
+    print(f"  lost -> first write: min {min(backs):.2f} s, median"
           f" {statistics.median(backs):.2f} s, max {max(backs):.2f} s")
     assert max(backs) < WRITES_BACK_S, backs
