@@ -29,6 +29,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, func, select
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
 
 from controller.journal import Journal
 from leaderboard.models import Message, Rejection, Score, TableProgress
@@ -86,10 +87,11 @@ def _stored(engine_url: str, table: str) -> list[Message]:
 
 
 class _Count:
-    """Counts and times of the stored messages, on one engine kept for the whole drill."""
+    """Counts and times of the stored messages, each look on a new connection: a pooled one
+    could stay on a demoted primary, which still answers reads (with what it had)."""
 
     def __init__(self, url: str, table: str) -> None:
-        self.engine = create_engine(url, pool_pre_ping=True)
+        self.engine = create_engine(url, poolclass=NullPool)
         self.table = table
 
     def stored(self) -> int:
