@@ -6,7 +6,11 @@ requests (gaps), counters (results); ``run`` receives over MQTT (receiving.Inges
 Storage runs in a thread, one batch at a time (a lock); resend requests go out after the
 commit, through the injected ``resend(table, from_seq)``. A batch whose transaction lost the
 database connection (a failover) is stored again, on a new connection, until it is stored
-or the receive loop stops: what the ingest received is not dropped (DX-PGFAIL-2).
+or the receive loop stops: what the ingest received is not dropped (DX-PGFAIL-2). After
+the engine has dropped a connection (a failover, a restart of the database), the next gap
+check asks every enrolled table that has sent something to resend from its highest stored
+seq + 1: a tail the database lost (an asynchronous standby's missing last commits) comes
+back even if the table sends nothing more (the tail check, DX-PGFAIL-4).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import structlog
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event, select
 
 from leaderboard.ingest.gaps import GapTracker
 from leaderboard.ingest.receiving import IngestLink
@@ -27,6 +31,7 @@ from leaderboard.ingest.results import Batch, IngestCounters, IngestResult, Item
 from leaderboard.ingest.screening import Screener
 from leaderboard.ingest.storing import DatabaseLost, Store
 from leaderboard.ingest.verifying import VerifierPool
+from leaderboard.models import TableProgress, TableRecord
 from wire.messages import CommandRejected
 from wire.mqtt import MqttSettings, stopped_within
 from wire.signing import KeyRing
@@ -97,6 +102,10 @@ class Ingestor:
                                 resend_interval=timedelta(seconds=resend_interval_s))
         self._store = Store(engine, window=window, clock=clock, gaps=self._gaps,
                             tally=self._tally)
+        # Set (from any thread) when the engine drops a connection: the tail check is due.
+        self._tails_due = False
+        self._dropped = self._connection_dropped  # one bound method, to remove it again
+        event.listen(engine, "invalidate", self._dropped)
 
     @property
     def resend_after(self) -> timedelta:
@@ -190,10 +199,21 @@ class Ingestor:
         return self._clock()
 
     async def check_gaps(self) -> list[tuple[str, int]]:
-        """Ask for what is still missing (gaps past ``resend_after_s``); returns the requests."""
+        """Ask for what is still missing (gaps past ``resend_after_s``), and, after a dropped
+        database connection, every table's tail; returns the requests."""
         async with self._lock:
             resends = await asyncio.to_thread(lambda: self._gaps.check(self.engine,
                                                                        self._clock()))
+            if self._tails_due:
+                self._tails_due = False
+                try:
+                    tails = await asyncio.to_thread(self._tails)
+                except BaseException:
+                    self._tails_due = True
+                    raise
+                asked = {table for table, _ in resends}
+                resends.extend(t for t in tails if t[0] not in asked)
+                _log.info("ingest_tail_check", tables=len(tails))
         await self._request_resends(resends)
         return resends
 
@@ -210,6 +230,8 @@ class Ingestor:
     def close(self) -> None:
         """Stop the verification worker processes, if any (run() does it when it ends)."""
         self._pool.close()
+        if event.contains(self.engine, "invalidate", self._dropped):
+            event.remove(self.engine, "invalidate", self._dropped)
 
     def counters(self) -> IngestCounters:
         """A snapshot of the counters."""
@@ -241,6 +263,22 @@ class Ingestor:
         await link.run(stop if stop is not None else asyncio.Event())
 
     # --- in a thread, one batch at a time --------------------------------------------------------
+
+    def _connection_dropped(self, _dbapi_connection: object, _record: object,
+                            _exception: object) -> None:
+        self._tails_due = True
+
+    def _tails(self) -> list[tuple[str, int]]:
+        """(table, highest stored seq + 1) for every enrolled, active table of the venue that
+        has sent something: what the tail check asks for."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(TableProgress.table_id, TableProgress.highest_seq)
+                .join(TableRecord, TableRecord.table_id == TableProgress.table_id)
+                .where(TableRecord.venue == self.venue, TableRecord.active,
+                       TableProgress.highest_seq > 0)
+                .order_by(TableProgress.table_id)).all()
+        return [(row.table_id, int(row.highest_seq) + 1) for row in rows]
 
     def _process(self, messages: Sequence[tuple[str, bytes]]) -> Batch:
         return self._store.store_screened(self._screen_all(messages))

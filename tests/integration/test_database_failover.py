@@ -123,6 +123,20 @@ class _Count:
             return 0
 
 
+def _span(values: list[float]) -> str:
+    return f"{min(values):.2f} to {max(values):.2f} s" if values else "-"
+
+
+def _errors(log: ServiceLog) -> dict[str, int]:
+    """The service's error-level log lines, by event."""
+    found: dict[str, int] = {}
+    for item in log.events():
+        if item.get("level") in ("error", "critical"):
+            name = str(item.get("event"))
+            found[name] = found.get(name, 0) + 1
+    return found
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "cli", *args], capture_output=True,
                           text=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
@@ -241,7 +255,9 @@ def test_twenty_primaries_lost_mid_heat_lose_and_double_nothing(tmp_path: Path) 
           f" {sum(d.mid_heat for d in drills)} mid-heat), synchronous_commit = on with a"
           f" synchronous standby; {len(journaled)} messages of {HEATS} heats stored once each,"
           f" lost 0, doubled 0; batches that met a lost database and were stored again:"
-          f" {len(back_events)} (of {len(lost_events)} lost)")
+          f" {len(back_events)} (of {len(lost_events)} lost), stored again"
+          f" {_span([float(e['seconds']) for e in back_events])} after their first failure;"
+          f" error lines in the service's log: {_errors(central.log)}")
     for n, d in enumerate(drills, 1):
         how = "SIGKILLed" if d.how == "kill" else "demoted (read-only, up)"
         print(f"  {n:2}: {d.lost} {how}, {d.promoted} promoted in {d.promote_s:.2f} s;"

@@ -1,5 +1,6 @@
 """Issue 34 point 1: a batch the ingest received is not dropped when its transaction loses the
-database (a failover): it is stored again on a new connection (DX-PGFAIL-2).
+database (a failover): it is stored again on a new connection (DX-PGFAIL-2); and after a
+dropped connection every table is asked for its tail (DX-PGFAIL-4).
 
 The lost database is a real one: the engine's next connections answer as a demoted primary
 does (``default_transaction_read_only`` for their session only, SQLSTATE 25006 on the first
@@ -14,6 +15,7 @@ import pytest
 import sqlalchemy as sa
 
 from leaderboard.db import make_engine
+from leaderboard.models import TableRecord
 from tests.fixtures.services import Database
 from tests.leaderboard.ingest_support import (
     FakeClock,
@@ -24,8 +26,6 @@ from tests.leaderboard.ingest_support import (
     progress,
     stored,
 )
-
-pytestmark = pytest.mark.postgres
 
 
 def _demoted_for(engine: sa.Engine, connections: int) -> list[Any]:
@@ -45,6 +45,7 @@ def _demoted_for(engine: sa.Engine, connections: int) -> list[Any]:
     return opened
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_a_batch_that_lost_the_database_is_stored_on_a_new_connection(
     database_url: Database, log_events: list[dict[str, Any]]
@@ -74,6 +75,7 @@ async def test_a_batch_that_lost_the_database_is_stored_on_a_new_connection(
         engine.dispose()
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("database_url", ["postgres"], indirect=True)
 async def test_a_stopping_ingest_gives_up_a_batch_the_database_never_takes(
     database_url: Database
@@ -96,3 +98,28 @@ async def test_a_stopping_ingest_gives_up_a_batch_the_database_never_takes(
         assert ingest.counters().as_dict()["failed"] == 1
     finally:
         engine.dispose()
+
+
+async def test_after_a_dropped_connection_every_table_is_asked_for_its_tail_once(
+    engine: sa.Engine
+) -> None:
+    t01, t02, t03, quiet = (FakeTable(t) for t in ("t01", "t02", "t03", "t04"))
+    enroll(engine, t01, t02, t03, quiet)
+    resends = Resends()
+    ingest = make_ingestor(engine, FakeClock(), resends)
+    try:
+        for message in (t01.alert(), t01.alert(), t02.alert(), t03.alert()):
+            assert (await ingest.handle(*message)).outcome == "stored"
+        with engine.begin() as connection:  # t03 is no longer enrolled
+            connection.execute(sa.update(TableRecord).where(TableRecord.table_id == "t03")
+                               .values(active=False))
+        assert await ingest.check_gaps() == []
+        with engine.connect() as connection:  # as a failover drops one
+            connection.invalidate()
+        asked = await ingest.check_gaps()
+        # The tables that sent something, from the seq after their highest stored; not the
+        # quiet one, nor the one no longer enrolled.
+        assert asked == [("t01", 3), ("t02", 2)] == resends.calls
+        assert await ingest.check_gaps() == []  # once per drop
+    finally:
+        ingest.close()
