@@ -16,9 +16,9 @@ import sqlalchemy as sa
 
 from leaderboard.db import make_engine
 from leaderboard.models import TableRecord
+from tests.fixtures.clock import FakeClock
 from tests.fixtures.services import Database
 from tests.leaderboard.ingest_support import (
-    FakeClock,
     FakeTable,
     Resends,
     enroll,
