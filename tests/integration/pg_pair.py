@@ -3,6 +3,7 @@
     pair = PgPair(synchronous=True)          # two nodes, free ports, a tmp dir of their own
     pair.start()                             # initdb + start the primary, pg_basebackup -R
     url = pair.url()                         # both hosts, target_session_attrs=read-write
+    pair.hold_standby()                      # (asynchronous) nothing more reaches the standby
     lost = pair.kill_primary()               # SIGKILL the primary's postmaster and backends
     lost = pair.demote_primary()             # or: it stays up, read-only (a switchover)
     pair.promote()                           # pg_ctl promote the standby: the new primary
@@ -29,7 +30,11 @@ only, trust authentication, user ``postgres``, database ``drill`` (``database=``
   server only. ``strict=True`` keeps the requirement instead: the new primary's commits wait
   for the rebuilt standby (no commit is ever acknowledged by one server alone).
 - ``synchronous=False``: asynchronous streaming; a primary lost with commits not yet sent
-  takes them with it (what a table's journal must send again).
+  takes them with it (what a table's journal must send again). ``hold_standby()`` makes
+  the standby fall behind on purpose (the primary's WAL sender stopped with SIGSTOP; it is
+  let go only after ``promote()``), so that the commits made meanwhile never leave the
+  primary and are lost with it (on loopback an asynchronous standby is otherwise never
+  behind when the primary goes).
 - A primary is "lost" by SIGKILL of its postmaster and every process of it (the machine gone,
   but its sockets reset at once, as on loopback), or "demoted": it keeps running and keeps
   its clients' connections but answers every write with SQLSTATE 25006
@@ -217,6 +222,7 @@ class PgPair:
     root: Path | None = None
     nodes: list[PgNode] = field(default_factory=list)
     _own_root: bool = False
+    _held: int | None = None
 
     def __post_init__(self) -> None:
         if self.commit_level not in ("off", "local", "remote_write", "on", "remote_apply"):
@@ -283,6 +289,18 @@ class PgPair:
         node.role = "lost"
         return node
 
+    def hold_standby(self) -> int:
+        """Stop the primary's WAL sender (SIGSTOP) until after ``promote()``: the primary's
+        commits from now on never reach the standby (asynchronous only); its pid."""
+        if self.synchronous:
+            raise RuntimeError("a synchronous standby cannot be held: commits would wait")
+        rows = self.primary.sql("SELECT pid FROM pg_stat_replication")
+        if not rows:
+            raise RuntimeError(f"{self.primary.name} has no WAL sender")
+        self._held = int(rows[0][0])
+        os.kill(self._held, signal.SIGSTOP)
+        return self._held
+
     def promote(self) -> PgNode:
         """Promote the standby (``pg_ctl promote -w``); without ``strict``, a synchronous
         pair's new primary stops waiting for a standby it does not have yet."""
@@ -290,6 +308,10 @@ class PgPair:
         if node is None:
             raise RuntimeError("no standby to promote")
         _run("pg_ctl", "-D", str(node.data), "-w", "-t", str(int(_WAIT_S)), "promote")
+        if self._held is not None:  # too late now to send anything to the promoted node
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._held, signal.SIGCONT)
+            self._held = None
         node.role = "primary"
         if self.synchronous:
             self._sync_names(node, "*" if self.strict else "")
