@@ -20,7 +20,8 @@ only, trust authentication, user ``postgres``, database ``drill`` (``database=``
   (``runuser -u postgres --``; initdb and postgres refuse root), in a directory under the
   system's tmp made for it (pytest's tmp_path is not readable by that user); otherwise as
   the user running the tests. ``available()`` says whether the binaries are installed
-  (``PG_BIN``, or the newest /usr/lib/postgresql/*/bin).
+  (``PG_BIN``, or the newest /usr/lib/postgresql/*/bin); a test calls ``require_pair()``
+  (skipped without them, failed under SHOWDOWN_REQUIRE_SERVICES).
 - ``synchronous=True``: the primary runs with ``synchronous_standby_names = '*'`` and
   ``synchronous_commit`` = ``commit_level`` ("on" by default; "remote_write",
   "remote_apply"), so a commit returns only once the standby has it. When the primary is
@@ -60,7 +61,7 @@ from typing import Any
 
 import psycopg
 
-__all__ = ["PG_BIN", "Failover", "PgNode", "PgPair", "available"]
+__all__ = ["PG_BIN", "Failover", "PgNode", "PgPair", "available", "require_pair"]
 
 
 def _pg_bin() -> Path:
@@ -91,6 +92,22 @@ def available() -> bool:
     except KeyError:
         return False
     return shutil.which("runuser") is not None
+
+
+def require_pair() -> None:
+    """Skip the calling test when the PostgreSQL server binaries are absent; fail it instead
+    under SHOWDOWN_REQUIRE_SERVICES (CI)."""
+    if available():
+        return
+    import pytest  # here: the bench imports this module too
+
+    from tests import services
+
+    reason = (f"the PostgreSQL server binaries (initdb, pg_ctl, pg_basebackup in {PG_BIN};"
+              " PG_BIN= to name another folder) are not installed")
+    if services.services_required():
+        pytest.fail(f"{reason} (SHOWDOWN_REQUIRE_SERVICES is set)", pytrace=False)
+    pytest.skip(reason)
 
 
 def _free_port() -> int:

@@ -45,15 +45,13 @@ from tests.integration.cluster_support import (
     wait_until,
 )
 from tests.integration.daemon_support import REPO
-from tests.integration.pg_pair import PgPair, available
+from tests.integration.pg_pair import PgPair, require_pair
 from wire.envelope import envelope_for
 from wire.signing import load_private_key
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.soak,
-    pytest.mark.skipif(not available(), reason="the PostgreSQL server binaries are not"
-                       " installed (initdb, pg_ctl, pg_basebackup)"),
 ]
 
 FAILOVERS = int(os.environ.get("SHOWDOWN_PG_DRILL_FAILOVERS", "20"))
@@ -154,6 +152,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_primaries_lost_mid_heat_lose_and_double_nothing(
     tmp_path: Path, synchronous: bool, failovers: int, heats: int
 ) -> None:
+    require_pair()
     require_service("Mosquitto", services.mosquitto_up(), "{}:{}".format(*services.MOSQUITTO))
     broker = "{}:{}".format(*services.MOSQUITTO)
     pair = PgPair(synchronous=synchronous, commit_level="on")

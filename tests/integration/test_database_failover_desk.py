@@ -18,14 +18,12 @@ from sqlalchemy.orm import Session
 from leaderboard.db import make_engine, upgrade
 from leaderboard.models import Patron
 from tests.fixtures.clock import FakeClock
-from tests.integration.pg_pair import PgPair, available
+from tests.integration.pg_pair import PgPair, require_pair
 from tests.leaderboard.desk_api_support import Api
 from tests.leaderboard.desk_fields import HEAT_TIME
 
 pytestmark = [
     pytest.mark.soak,
-    pytest.mark.skipif(not available(), reason="the PostgreSQL server binaries are not"
-                       " installed (initdb, pg_ctl, pg_basebackup)"),
 ]
 
 
@@ -35,6 +33,7 @@ def _patron(n: int) -> dict[str, str]:
 
 
 async def test_the_desk_registers_again_after_a_kill_and_after_a_switchover() -> None:
+    require_pair()
     pair = PgPair(synchronous=True)
     pair.start()
     engine = make_engine(pair.url())
