@@ -10,6 +10,8 @@
     pair.rebuild()                           # the lost node again, as the new standby
     timings = pair.failover()                # the three steps above, each one timed
     pair.stop()                              # both servers stopped, the tmp dir removed
+    with PgPair(synchronous=False) as pair:  # start() ... stop()
+        ...
 
 Each node is a data directory and a fixed port; the roles move between them: after
 ``failover()`` the other node is the primary, and the URL, which names both ports, stays
@@ -22,7 +24,9 @@ only, trust authentication, user ``postgres``, database ``drill`` (``database=``
   the user running the tests. ``available()`` says whether the binaries are installed
   (``PG_BIN``, or the newest /usr/lib/postgresql/*/bin); a test calls ``require_pair()``
   (skipped without them, failed under SHOWDOWN_REQUIRE_SERVICES).
-- ``synchronous=True``: the primary runs with ``synchronous_standby_names = '*'`` and
+- ``synchronous=True``: the primary runs with ``synchronous_standby_names =
+  'FIRST 1 ("pg-a", "pg-b")'`` (the nodes' application names: never another WAL stream,
+  such as ``pg_basebackup``'s own while a standby is rebuilt) and
   ``synchronous_commit`` = ``commit_level`` ("on" by default; "remote_write",
   "remote_apply"), so a commit returns only once the standby has it. When the primary is
   lost, ``promote()`` leaves the new primary without a synchronous standby until
@@ -171,8 +175,11 @@ class PgNode:
 
     def start(self) -> None:
         """pg_ctl start, waiting until it accepts connections."""
-        _run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", f"-p {self.port}",
-             "-w", "-t", str(int(_WAIT_S)), "start")
+        # cluster_name: the name its WAL receiver gives the primary (application_name), so
+        # that synchronous_standby_names can name it (and not pg_basebackup's stream).
+        _run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o",
+             f"-p {self.port} -c cluster_name={self.name}", "-w", "-t", str(int(_WAIT_S)),
+             "start")
 
     def kill(self) -> None:
         """SIGKILL the postmaster and every process it started; return once the port is
@@ -331,7 +338,7 @@ class PgPair:
             self._held = None
         node.role = "primary"
         if self.synchronous:
-            self._sync_names(node, "*" if self.strict else "")
+            self._sync_names(node, self._standby_names() if self.strict else "")
         return node
 
     def rebuild(self) -> PgNode:
@@ -392,8 +399,7 @@ class PgPair:
 
     def _make_standby(self, node: PgNode, primary: PgNode) -> None:
         _run("pg_basebackup", "-h", "127.0.0.1", "-p", str(primary.port), "-U", "postgres",
-             "-D", str(node.data), "-R", "-X", "stream", "-c", "fast", "--no-sync",
-             "-d", f"application_name={node.name}")
+             "-D", str(node.data), "-R", "-X", "stream", "-c", "fast", "--no-sync")
         node.start()
         node.role = "standby"
         deadline = time.monotonic() + _WAIT_S
@@ -403,12 +409,15 @@ class PgPair:
                 raise RuntimeError(f"{node.name} never streamed from {primary.name}")
             time.sleep(0.05)
         if self.synchronous:
-            self._sync_names(primary, "*")
+            self._sync_names(primary, self._standby_names())
             while not primary.sql("SELECT 1 FROM pg_stat_replication WHERE sync_state ="
                                   " 'sync' AND application_name = %s", (node.name,)):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{node.name} never became synchronous")
                 time.sleep(0.05)
+
+    def _standby_names(self) -> str:
+        return "FIRST 1 ({})".format(", ".join(f'"{n.name}"' for n in self.nodes))
 
     @staticmethod
     def _sync_names(node: PgNode, names: str) -> None:
