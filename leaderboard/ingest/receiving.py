@@ -19,7 +19,9 @@ from typing import Any, Final, Protocol
 
 import structlog
 
+from leaderboard.db import connection_lost
 from leaderboard.ingest.results import INGEST_SUFFIXES, IngestResult, Item
+from runtime.errors import one_line
 from wire.mqtt import MqttClient, MqttSession, MqttSettings, Received, stopped_within
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, SHARED_PREFIX, TableTopics
 
@@ -248,4 +250,8 @@ class IngestLink:
             try:
                 await self.ingestor.check_gaps()
             except Exception as exc:  # the database away: try again at the next tick
-                _log.error("ingest_gap_check_failed", error=repr(exc))
+                if connection_lost(exc):  # a failover: one line, a warning (DX-PGFAIL-1)
+                    _log.warning("ingest_gap_check_failed", database_away=True,
+                                 error=one_line(exc)[:200])
+                else:
+                    _log.error("ingest_gap_check_failed", error=repr(exc))
