@@ -145,8 +145,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(("synchronous", "failovers", "heats"), [
     # Synchronous (recommended): heats enough for every failover to fall mid-heat (20 took
-    # 5 or 6 heats; past 10 heats the simulated dealer was seen to stall on a chip read on
-    # two spots at the 11th heat's start, a simulator matter).
+    # 5 or 6 heats). The simulated dealer sometimes stalls at a heat's start (a chip read on
+    # two spots; seen with no failover at all too): the drill then ends early and says so.
     pytest.param(True, FAILOVERS, 10, id="synchronous"),
     # Asynchronous streaming: what a lost primary took with it comes back from the journal.
     pytest.param(False, 6, 4, id="asynchronous"),
@@ -312,11 +312,12 @@ def test_primaries_lost_mid_heat_lose_and_double_nothing(
               f" first write after it {d.back_s:.2f} s (after message {d.stored_before}"
               f"{f'; {d.lacked} lost with the primary' if d.lacked else ''});"
               f" {d.lost} rebuilt as the standby in {d.rebuild_s:.2f} s")
-    print(f"  lost -> first write: min {min(backs):.2f} s, median"
-          f" {statistics.median(backs):.2f} s, max {max(backs):.2f} s")
+    if backs:
+        print(f"  lost -> first write: min {min(backs):.2f} s, median"
+              f" {statistics.median(backs):.2f} s, max {max(backs):.2f} s")
     if stalled is not None:
         print(f"  the simulated play ended early ({heats} heats asked): the virtual dealer"
               f" stopped: {stalled}")
-    assert max(backs) < WRITES_BACK_S, backs
+    assert all(back < WRITES_BACK_S for back in backs), backs
     # A simulator stall may end the play early; the drill still needs most of its failovers.
     assert len(drills) == failovers or (stalled is not None and len(drills) >= failovers // 2)
