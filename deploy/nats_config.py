@@ -33,6 +33,8 @@ from game.errors import ConfigError
 __all__ = [
     "AUTH_FILE",
     "BCRYPT_COST",
+    "DEFAULT_STORE_DIR",
+    "MONITOR_PORT",
     "MQTT_DELIVERY",
     "ROUTE_USER",
     "NatsNode",
@@ -41,11 +43,14 @@ __all__ = [
     "mqtt_subject",
     "nats_auth",
     "nats_password_file",
+    "nats_permissions",
     "node_config",
     "parse_nats_password_file",
 ]
 
 AUTH_FILE: Final = "nats-auth.conf"
+DEFAULT_STORE_DIR: Final = "/var/lib/nats"
+MONITOR_PORT: Final = 8222
 # Every password is 256 random bits, which no cost could make stronger; each CONNECT costs
 # a node one hash (cost 10: tens of milliseconds), so a floor reconnecting at once is cheap.
 BCRYPT_COST: Final = 10
@@ -64,8 +69,8 @@ class NatsNode:
     mqtt_port: int | None = None  # None: the venue's port (8883 with TLS, 1883 without)
     cluster_port: int = 6222
     client_port: int = 4222  # NATS protocol: no user may use it, so loopback only
-    monitor: str = "127.0.0.1:8222"  # /healthz, /jsz (doctor's stream check reads it)
-    store_dir: str = "/var/lib/nats"
+    monitor: str = f"127.0.0.1:{MONITOR_PORT}"  # /healthz, /jsz (doctor --broker-monitor)
+    store_dir: str = DEFAULT_STORE_DIR
 
     def __post_init__(self) -> None:
         _check_word("nodes", self.name)
@@ -131,9 +136,7 @@ def nats_auth(settings: NatsSettings, hashes: Mapping[str, str]) -> str:
     missing = [c for c in everyone if c not in hashes]
     if missing:
         raise ConfigError(_SOURCE, "passwords", f"no password hash for {', '.join(missing)}")
-    rights = venue_acl(settings.broker.venue_prefix)
-    table_rights = next(r for r in rights if r.client is None)
-    by_client = {r.client: r for r in rights if r.client is not None}
+    permissions = nats_permissions(settings)
     lines = [
         f"# NATS users of showdown venue {settings.broker.venue!r}: written by "
         "`showdown broker config --kind nats`.",
@@ -144,27 +147,48 @@ def nats_auth(settings: NatsSettings, hashes: Mapping[str, str]) -> str:
     ]
     for client in everyone:
         _check_hash(client, hashes[client])
-        grants = (by_client[client].grants if client in by_client
-                  else tuple(g.for_table(client) for g in table_rights.grants))
-        lines += _user(client, hashes[client], grants)
+        lines += _user(client, hashes[client], permissions[client])
     lines += ["  ]", "}"]
     return "\n".join(lines) + "\n"
 
 
-def _user(client: str, hashed: str, grants: tuple[Grant, ...]) -> list[str]:
+def nats_permissions(settings: NatsSettings) -> dict[str, dict[str, dict[str, list[str]]]]:
+    """Every client's NATS permissions: ``{client: {"publish"|"subscribe": {"allow": [...],
+    "deny": [...]}}}``, from deploy.broker_acl (a table's with its own id)."""
+    rights = venue_acl(settings.broker.venue_prefix)
+    table = next(r for r in rights if r.client is None)
+    by_client = {r.client: r.grants for r in rights if r.client is not None}
+    result = {}
+    for client in clients(settings.broker):
+        grants = by_client.get(client) or tuple(g.for_table(client) for g in table.grants)
+        result[client] = _permissions(grants)
+    return result
+
+
+def _permissions(grants: tuple[Grant, ...]) -> dict[str, dict[str, list[str]]]:
     publish = [mqtt_subject(g.topic) for g in grants if g.access == "write"]
     subscribe = [mqtt_subject(g.topic) for g in grants if g.access == "read"]
     deny = [mqtt_subject(g.topic) for g in grants if g.access == "deny"]
     if subscribe:
         subscribe.append(MQTT_DELIVERY)
+    return {"publish": {"allow": publish, "deny": deny},
+            "subscribe": {"allow": subscribe, "deny": list(deny)}}
+
+
+def _user(client: str, hashed: str, permissions: dict[str, dict[str, list[str]]]
+          ) -> list[str]:
+    def side(name: str) -> str:
+        allow, deny = permissions[name]["allow"], permissions[name]["deny"]
+        return f"        {name}: {{ allow: {_list(allow)}{_deny(deny)} }}"
+
     return [
         "    {",
         f"      user: {_q(client)}",
         f"      password: {_q(hashed)}",
         '      allowed_connection_types: ["MQTT"]',
         "      permissions: {",
-        f"        publish: {{ allow: {_list(publish)}{_deny(deny)} }}",
-        f"        subscribe: {{ allow: {_list(subscribe)}{_deny(deny)} }}",
+        side("publish"),
+        side("subscribe"),
         "      }",
         "    }",
     ]

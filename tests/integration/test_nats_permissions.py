@@ -157,7 +157,9 @@ async def _refused(client: aiomqtt.Client) -> str:
 
 async def _drop(client: aiomqtt.Client) -> None:
     """Cut a connected client's link without an MQTT DISCONNECT (the node sees a lost link)."""
-    client._client.socket().shutdown(socket.SHUT_RDWR)
+    sock = client._client.socket()
+    assert isinstance(sock, socket.socket)  # an ssl.SSLSocket
+    sock.shutdown(socket.SHUT_RDWR)
     with contextlib.suppress(aiomqtt.MqttError):
         await client.__aexit__(None, None, None)
 
