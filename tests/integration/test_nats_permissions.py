@@ -30,17 +30,32 @@ from typing import Any
 import aiomqtt
 import bcrypt
 import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
 
 from cli.doctor.broker_streams import mqtt_stream_findings
+from controller.journal import Journal
 from deploy import broker_config as bc
 from deploy import nats_config as nc
+from leaderboard.models import Message
 from tests import services
+from tests.integration.cluster_support import (
+    Service,
+    ServiceLog,
+    central_config,
+    table_config,
+    tournament_now,
+    wait_until,
+)
 from tests.integration.nats_cluster import NATS_SERVER, NatsCluster, NatsNode
 
 pytestmark = [pytest.mark.soak, pytest.mark.xdist_group("nats_permissions")]
 
 VENUE = "casino-1"
-TABLES = ("t01", "t02", "t03")
+TABLES = ("t01", "t02", "t03", "t04")
+# t04 is the real simulated table of the last test: its virtual desk sends the desk's signed
+# commands over the table's own connection, so t04 alone may also publish its own cmd.
+SIM_TABLE = "t04"
 BASE = f"showdown/v1/{VENUE}"
 T = f"{BASE}/tables"
 GUARD_S = 30.0  # guards against a hang only; no check asserts anything about time
@@ -123,7 +138,12 @@ def venue(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Venue]:
 
     def write(node: NatsNode, nodes: Sequence[NatsNode]) -> str:
         settings = _settings(pki, nodes, root)
-        (root / nc.AUTH_FILE).write_text(nc.nats_auth(settings, hashes))
+        auth = nc.nats_auth(settings, hashes)
+        own = f'publish: {{ allow: ["{nc.mqtt_subject(T)}.{SIM_TABLE}.status"'
+        assert auth.count(own) == 1
+        auth = auth.replace(own, own.replace("allow: [", f'allow: ["{nc.mqtt_subject(T)}.'
+                                                         f'{SIM_TABLE}.cmd", '))
+        (root / nc.AUTH_FILE).write_text(auth)
         ours = next(n for n in settings.nodes if n.name == node.name)
         return nc.node_config(settings, ours, ROUTE_PASSWORD)
 
@@ -403,7 +423,7 @@ async def leaderboard_reads_every_table(v: Venue) -> None:
     async with v.client("leaderboard", node=1) as sub:
         await sub.subscribe(f"{T}/+/events", qos=1)
         for i, table in enumerate(TABLES):
-            async with v.client(table, node=i) as pub:
+            async with v.client(table, node=i % 3) as pub:
                 await pub.publish(f"{T}/{table}/events", table.encode(), qos=1)
         got = set()
         async with asyncio.timeout(GUARD_S):
@@ -460,3 +480,83 @@ CHECKS: dict[str, Callable[[Venue], Awaitable[None]]] = {f.__name__: f for f in 
 @pytest.mark.parametrize("check", list(CHECKS))
 async def test_permission(venue: Venue, check: str) -> None:
     await CHECKS[check](venue)
+
+
+# --- the real software within its rights ----------------------------------------------------
+
+HAND_PAUSE_S = 0.5
+
+
+def _credentials(directory: Path, v: Venue, client: str, ca: Path) -> Path:
+    """The client's credentials file as `showdown broker config` writes it, with the CA."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"mqtt-{client}.toml"
+    path.write_text(f'[mqtt]\nusername = "{client}"\npassword = "{v.passwords[client]}"\n'
+                    f'tls = true\nca_file = "{ca}"\n')
+    path.chmod(0o600)
+    return path
+
+
+def _with_credentials(config: Path, credentials: Path) -> None:
+    text = config.read_text()
+    assert "\nbrokers = [" in text
+    config.write_text(text.replace("\nbrokers = [", f'\ncredentials_file = "{credentials}"'
+                                   "\nbrokers = [", 1))
+
+
+def _violations(v: Venue) -> int:
+    return sum(node.log.read_text().count("Violation") for node in v.cluster.nodes)
+
+
+def test_a_heat_through_the_permissioned_cluster(venue: Venue, tmp_path: Path) -> None:
+    """The real table daemon and central service play a heat through the cluster with their
+    own credentials and TLS: every message is stored, and no node logs a violation."""
+    ca = venue.cluster.root / "pki" / "ca.crt"
+    tournament = tournament_now(tmp_path)
+    table_path, signer = table_config(tmp_path / "table", venue=VENUE, table=SIM_TABLE,
+                                      brokers=venue.cluster.mqtt_brokers(0),
+                                      hand_pause=HAND_PAUSE_S, tournament=tournament)
+    _with_credentials(table_path, _credentials(tmp_path / "table", venue, SIM_TABLE, ca))
+    central_path, database = central_config(tmp_path / "central", venue=VENUE,
+                                            brokers=venue.cluster.mqtt_brokers(1),
+                                            tables={SIM_TABLE: signer}, tournament=tournament)
+    _with_credentials(central_path, _credentials(tmp_path / "central", venue, "leaderboard", ca))
+    violations = _violations(venue)
+    central = Service(["leaderboard", "serve", "--config", str(central_path)],
+                      ServiceLog(tmp_path / "central.log"))
+    daemon = Service(["table", "run", "--config", str(table_path)],
+                     ServiceLog(tmp_path / "table.log"))
+    journal_path = tmp_path / "table" / "journal.sqlite"
+
+    def stored() -> list[int]:
+        engine = create_engine(database)
+        try:
+            with Session(engine) as session:
+                return list(session.scalars(select(Message.seq)
+                                            .where(Message.table_id == SIM_TABLE)))
+        finally:
+            engine.dispose()
+
+    def complete() -> bool:
+        if not journal_path.exists():
+            return False
+        with Journal.open(journal_path, read_only=True) as journal:
+            last, pending = journal.last_seq(), journal.pending_count()
+            closed = "heat.closed" in {m.type for m in journal.messages(1)}
+        return closed and pending == 0 and sorted(stored()) == list(range(1, last + 1))
+
+    try:
+        central.start()
+        wait_until("the central service ready", lambda: central.log.last("ready") is not None,
+                   central)
+        daemon.start()
+        wait_until("every message of the heat stored", complete, daemon, central)
+    finally:
+        codes = (daemon.stop(), central.stop())
+    assert codes == (0, 0)
+    with Journal.open(journal_path, read_only=True) as journal:
+        journaled = journal.messages(1)
+    assert sorted(stored()) == [m.seq for m in journaled] and len(journaled) > 10
+    assert _violations(venue) == violations
+    print(f"\nNATS permissions: a heat of {len(journaled)} messages through the permissioned"
+          " cluster, stored once each, no violation logged")
