@@ -13,6 +13,12 @@ writes into OUT:
 
 Run again with more tables and the existing clients keep their passwords (their hashes are
 kept from OUT/passwd); new clients get new ones; --rotate gives named clients new ones.
+
+With ``--kind nats --nodes mqtt1=10.0.0.11,...`` it writes a NATS cluster's files instead, from
+the same ACL (deploy.broker_acl): ``nats-auth.conf`` (the users, bcrypt hashes and
+permissions, included by every node), ``nats-<node>.conf`` per node, and ``nats-passwd`` and
+``nats-route-password`` (kept for the next run); the credentials are the same
+(docs/operations/broker-cluster.md, DX-NATS-1).
 """
 
 from __future__ import annotations
@@ -42,15 +48,17 @@ PASSWORD_BYTES = 32  # 256 bits, URL-safe base64: 43 characters
 def register(sub: Any) -> None:
     """Add the `broker` command with `config`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "broker", help="write the venue's Mosquitto configuration, ACL and passwords",
-        description="Mosquitto set-up for a venue: listener, ACL and per-client credentials.",
+        "broker", help="write the venue's broker configuration, ACL and passwords",
+        description="Broker set-up for a venue (Mosquitto, or a NATS cluster): listener, ACL"
+        " and per-client credentials.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     c: argparse.ArgumentParser = actions.add_parser(
         "config", help="write mosquitto.conf, acl, passwd and per-client credentials",
         description="Write mosquitto.conf, acl and passwd for the venue into OUT, and a"
         " credentials file (mode 0600) for each client that gets a new password. Clients are"
-        " the tables, 'leaderboard' and 'desk'; each one's username is its client id.",
+        " the tables, 'leaderboard' and 'desk'; each one's username is its client id. With"
+        " --kind nats: nats-auth.conf and one nats-NODE.conf per node of --nodes instead.",
     )
     c.add_argument("--venue", required=True, help="venue id (a-z 0-9 '-')")
     c.add_argument("--tables", required=True, metavar="T1,T2,...",
@@ -221,6 +229,9 @@ def run_config(args: argparse.Namespace) -> int:
 
 def _nats_settings(args: argparse.Namespace, settings: bc.BrokerSettings) -> nc.NatsSettings:
     """The cluster of ``--nodes`` (NAME=HOST,...) for ``--kind nats``."""
+    if args.bind is not None:
+        raise CommandError("--bind is for Mosquitto: with --kind nats each node listens on its"
+                           " address in --nodes")
     if not args.nodes:
         raise CommandError("--kind nats needs --nodes NAME=HOST,... (e.g."
                            " mqtt1=10.0.0.11,mqtt2=10.0.0.12,mqtt3=10.0.0.13)")

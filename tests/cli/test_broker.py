@@ -149,6 +149,8 @@ def test_certificate_identity_writes_no_passwords(
         (["--tables", "t01", *PLAIN, "--kind", "nats"], "--kind nats needs --nodes"),
         (["--tables", "t01", *PLAIN, "--kind", "nats", "--nodes", "mqtt1"], "not NAME=HOST"),
         (["--tables", "t01", *PLAIN, "--kind", "nats", "--nodes", "a=h,a=i"], "same name"),
+        (["--tables", "t01", *PLAIN, "--kind", "nats", "--nodes", "a=h", "--bind", "h"],
+         "--bind is for Mosquitto"),
         (["--tables", "t01", *TLS, "--require-certificate", "--use-identity-as-username",
           "--kind", "nats", "--nodes", "a=h"], "use_identity_as_username"),
     ],
