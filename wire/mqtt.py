@@ -611,12 +611,13 @@ class MqttSession:
     client reporting itself disconnected; a failed read or write) and, when it is lost,
     cancels ``on_connected`` and reconnects: a publish waiting for a PUBACK that cannot come
     does not hold the link until its timeout.
-    A lost connection is one warning (``mqtt_disconnected``; with a cluster, one more
-    for the move to the next node: ``mqtt_failover``).
+    An outage is one warning: ``mqtt_disconnected`` for the lost connection, or
+    ``mqtt_connect_failed`` for the first attempt that failed; its further attempts and the
+    moves to a cluster's next node (``mqtt_failover``) are logged at info.
     ``will`` is called on each connect, so the will can carry fresh content.
     With several brokers (``settings.failover``), every lost connection or failed attempt
     moves to the next address (after the same backoff), and stays there while it works:
-    ``broker`` says which one is in use (logged at info), each move is a warning.
+    ``broker`` says which one is in use (logged at info).
     Other exceptions (SubscriptionRefused, a bug) end ``run``. ``log`` is a structlog logger
     with the owner's context bound (the default names the client id).
     """
@@ -634,6 +635,7 @@ class MqttSession:
         self.failovers = 0  # moves to the next broker of a cluster
         self._will = will
         self._connected = False
+        self._outage = False  # a connection was lost or an attempt failed since the last CONNACK
         self._index = 0  # which of settings.brokers is tried next / in use
         self._log = log if log is not None else _log.bind(client_id=client_id)
 
@@ -669,6 +671,7 @@ class MqttSession:
                     self.connections += 1
                     self._connected = True
                     self.backoff.reset()
+                    self._outage = False
                     self._log.info("mqtt_broker_in_use", broker=self.broker,
                                    node=self._index + 1, nodes=count)
                     await _watched(client, on_connected)
@@ -676,15 +679,19 @@ class MqttSession:
                 if not self._connected:
                     self.connect_failures += 1
                 error = "; ".join(str(e) for e in group.exceptions)
-                self._log.warning(
-                    "mqtt_disconnected" if self._connected else "mqtt_connect_failed",
-                    error=error, host=s.host, port=s.port)
+                # One warning per outage (DX-LINKS-3): the loss, or the first attempt that
+                # failed; the outage's further attempts and moves are at info.
+                say = self._log.info if self._outage else self._log.warning
+                self._outage = True
+                say("mqtt_disconnected" if self._connected else "mqtt_connect_failed",
+                    error=error, host=s.host, port=s.port,
+                    attempt=self.backoff.attempt + 1)
                 if count > 1:
                     previous = self.broker
                     self._index = (self._index + 1) % count
                     self.failovers += 1
-                    self._log.warning("mqtt_failover", from_broker=previous, to_broker=self.broker,
-                                      error=error)
+                    self._log.info("mqtt_failover", from_broker=previous, to_broker=self.broker,
+                                   error=error)
             finally:
                 self._connected = False
             if stop.is_set():
