@@ -122,8 +122,8 @@ def test_a_frozen_table_and_a_frozen_broker_recover_within_the_keepalive_and_a_s
         wait_until("the central service subscribed",
                    lambda: central.log.last("ingest_subscribed") is not None, central)
         daemon.start()
-        wait_until("messages stored", lambda: len(_stored(database, table)) >= 5,
-                   daemon, central)
+        wait_until("hands played (mid-heat)", lambda: sum(
+            1 for _ in daemon.log.events("hand.settled")) >= 2, daemon, central)
         assert daemon.process is not None and central.process is not None
 
         # 1. The table daemon frozen past its keepalive: the broker drops it.

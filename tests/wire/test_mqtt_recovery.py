@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from controller.embedded_broker import EmbeddedBroker
 from tests.fixtures.private_mosquitto import PrivateMosquitto
 from wire.mqtt import ConnectFailed, MqttClient, MqttSession, MqttSettings, connect
 
@@ -219,4 +220,24 @@ async def test_a_connect_the_broker_never_answers_fails_at_the_keepalive_and_clo
         await until("the socket closed", lambda: seen == ["closed"])
     print(f"an unanswered CONNECT failed after {seconds:.2f} s (timeout_s {GUARD_S})")
     assert seconds < GUARD_S / 2
+    assert loop_reports == []
+
+
+async def test_a_write_registered_for_a_socket_closed_meanwhile_is_no_traceback(
+        loop_reports: list[dict[str, Any]]) -> None:
+    # The race a frozen process meets when it wakes up: paho asks for a write (a PINGREQ), the
+    # event loop is to register it a moment later, and the socket closes in between (the
+    # broker had dropped us). aiomqtt alone registers the closed descriptor: EBADF in the
+    # loop's exception handler.
+    async with EmbeddedBroker() as broker:
+        settings = MqttSettings(host=broker.host, port=broker.port, timeout_s=GUARD_S)
+        async with connect(settings, client_id="recovery-race") as client:
+            inner = client._client
+            paho_client = inner._client
+            sock = paho_client.socket()
+            inner._on_socket_register_write(paho_client, None, sock)  # scheduled, not yet run
+            paho_client._sock_close()  # the socket closes first
+            await asyncio.sleep(0.05)
+            assert client.loss() is not None
+            client.mark_lost("closed by the test")
     assert loop_reports == []
