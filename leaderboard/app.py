@@ -374,7 +374,8 @@ class LeaderboardService:
         app = create_app(feed, desk=self._desk(engine, settings, link, signer),
                          health=self.health, status=self.link_status,
                          page_seconds=cfg.page.page_seconds)
-        sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
+        sock = listen(cfg.http.host, cfg.http.port, source=cfg.source, key="http.port",
+                      host_key="http.host")
         self.port = sock.getsockname()[1]
         tls = cfg.http
         server = InLoopServer(uvicorn.Config(

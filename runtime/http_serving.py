@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import socket
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -27,10 +28,11 @@ class InLoopServer(uvicorn.Server):
         yield
 
 
-def listen(host: str, port: int, *, source: str, key: str, backlog: int = 128
-           ) -> socket.socket:
+def listen(host: str, port: int, *, source: str, key: str, backlog: int = 128,
+           host_key: str | None = None) -> socket.socket:
     """A non-blocking listening TCP socket on host:port (0: a free port); ConfigError naming
-    ``source`` and ``key`` if it cannot bind."""
+    ``source`` and ``key`` (the port's setting) if it cannot bind, ``host_key`` (the
+    address's, when given) if the address is not this machine's."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
     # without it a response's body waits ~40 ms (Nagle and delayed ACK) behind its headers.
@@ -40,8 +42,15 @@ def listen(host: str, port: int, *, source: str, key: str, backlog: int = 128
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
+        where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigError(source, key, f"{where} is already in use (another process"
+                              " listens there: stop it, or choose another port)") from exc
+        if host_key is not None and (isinstance(exc, socket.gaierror)
+                                     or exc.errno == errno.EADDRNOTAVAIL):
+            key = host_key
         raise ConfigError(source, key,
-                          f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+                          f"cannot listen on {where}: {exc.strerror or exc}") from exc
     sock.listen(backlog)
     sock.setblocking(False)
     return sock
