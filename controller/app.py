@@ -34,7 +34,7 @@ from controller.console.views import ConsoleViews
 from controller.console_gate import GATE_ACTIONS, LOCAL_TERMINAL, ConsoleGate
 from controller.device_pumps import RecoveryWatch, pump_ids, pump_rfid, pump_shoe
 from controller.devices import DeviceSource, Resume, TableDevices
-from controller.journal import Journal
+from controller.journal import CREATED_KIND, OWN_KIND_PREFIX, Journal
 from controller.journal.deciding import Entry
 from controller.journal.delivery import OutboxFeed
 from controller.journal.group_commit import GroupCommit
@@ -100,11 +100,16 @@ class Submission:
 
 
 def _played_through(journal: Journal) -> int:
-    """The journal's last record before this start, or 0 for a journal that holds only its
-    own bookkeeping (``journal.created``, ``journal.verified``): a new table (`Resume`)."""
+    """Where the journal stands before this start (`Resume.position`): its last record's
+    seq, above its message seq base shifted by 32 bits (a rotated file's records count from
+    1 again, its messages do not); 0 for a journal that holds only its own bookkeeping
+    (``journal.created``, ``journal.verified``): a new table."""
+    base = 0
     for record in journal.records():
-        if not record.kind.startswith("journal."):
-            return journal.last_record_seq()
+        if record.kind == CREATED_KIND:
+            base = int(record.payload.get("outbox_seq_base") or 0)
+        elif not record.kind.startswith(OWN_KIND_PREFIX):
+            return (base << 32) + journal.last_record_seq()
     return 0
 
 

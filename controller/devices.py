@@ -32,7 +32,9 @@ class Resume:
     device powered on again by a restart starts from it, as a real one would (DX-NOISE-1,
     DX-NOISE-2): the chips lie where the table last read them, and the shoe deals new decks."""
 
-    position: int = 0  # the journal's last record (0: a new journal, nothing played yet)
+    # the journal's last record before this start, above its message seq base (0: a new
+    # journal, nothing played yet); never the same at two starts of one table
+    position: int = 0
     chips_lying: Mapping[tuple[int, str], frozenset[bytes]] = field(default_factory=dict)
 
 
