@@ -18,8 +18,8 @@ import pytest
 
 from controller.app import TableDaemon
 from controller.config import TableConfig, parse_table_config
-from controller.embedded_broker import EmbeddedBroker
 from controller.devices import Resume
+from controller.embedded_broker import EmbeddedBroker
 from controller.wiring import (
     ConfiguredDevices,
     shoe_seed,
