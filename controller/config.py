@@ -29,7 +29,7 @@ from wire.mqtt_section import (
     parse_brokers,
     read_credentials,
 )
-from wire.signing import load_configured_key
+from wire.signing import KeyFormatError, load_configured_key, parse_public_key
 
 __all__ = ["ApiConfig", "DeviceConfig", "JournalConfig", "MqttConfig",
            "SimConfig", "TableConfig", "read_table_config"]
@@ -358,6 +358,13 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     desk = k.get("desk", {})
     if not isinstance(desk, dict) or not all(isinstance(v, str) for v in desk.values()):
         raise ConfigError(source, "keys.desk", "a table of name = \"base64 public key\"")
+    for name, text in desk.items():
+        try:
+            parse_public_key(name, text)
+        except KeyFormatError as exc:
+            raise ConfigError(source, f"keys.desk.{name}",
+                              f"{exc}: give the base64 part of the desk's line from"
+                              " `showdown keys show`") from None
     m = r.section("mqtt", {"broker", "brokers", "credentials_file", "embedded_port", "username",
                            "password_file", "tls", "ca_file", "cert_file", "key_file",
                            "keepalive_s"},

@@ -50,7 +50,7 @@ from leaderboard.standings.live import LiveStandings
 from leaderboard.standings.view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
-from runtime.http_serving import InLoopServer, listen
+from runtime.http_serving import BodyDeadline, InLoopServer, listen
 from runtime.logs import get_logger
 from runtime.process_memory import fix_malloc_mmap_threshold
 from runtime.sd_notify import Notifier
@@ -375,11 +375,13 @@ class LeaderboardService:
         app = create_app(feed, desk=self._desk(engine, settings, link, signer),
                          health=self.health, status=self.link_status,
                          page_seconds=cfg.page.page_seconds)
-        sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
+        sock = listen(cfg.http.host, cfg.http.port, source=cfg.source, key="http.port",
+                      host_key="http.host")
         self.port = sock.getsockname()[1]
         tls = cfg.http
         server = InLoopServer(uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=3,
+            BodyDeadline(app, seconds=cfg.http.body_wait_s, name="leaderboard.http"),
+            log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=3,
             ssl_certfile=str(tls.tls_cert_file) if tls.tls_cert_file else None,
             ssl_keyfile=str(tls.tls_key_file) if tls.tls_key_file else None))
         link_stop = asyncio.Event()

@@ -89,6 +89,8 @@ class HttpConfig:
     port: int = 8080
     desk_api: bool = False
     desk_answer_wait_s: float = 3.0  # how long a desk action waits for the tables' verdicts
+    # how long a request's body may pause before it is answered 408 (DX-NOISE-3)
+    body_wait_s: float = 5.0
     tls_cert_file: Path | None = None  # HTTPS: the certificate (chain) the service presents
     tls_key_file: Path | None = None
 
@@ -182,7 +184,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
              "tls", "ca_file", "cert_file", "key_file", "shared_group", "keepalive_s"},
     "keys": {"signing_key", "tables", "tables_file"},
     "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s",
-             "tls_cert_file", "tls_key_file"},
+             "body_wait_s", "tls_cert_file", "tls_key_file"},
     "page": {"rows", "title", "names", "stale_after_s", "page_seconds"},
     "desk_auth": set(AUTH_KEYS),
     "audit": set(AUDIT_KEYS),
@@ -407,6 +409,8 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         desk_api=r.get("http", h, "desk_api", bool, False),
         desk_answer_wait_s=r.get("http", h, "desk_answer_wait_s", float, 3.0,
                                  check=lambda v: None if 0 <= v <= 30 else "must be 0..30"),
+        body_wait_s=r.get("http", h, "body_wait_s", float, 5.0,
+                          check=lambda v: None if 0.5 <= v <= 300 else "must be 0.5..300"),
     )
     if "desk_token_file" in h:
         raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)

@@ -63,6 +63,7 @@ def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     assert dict(config.tables) == {"t01": T01.base64}
     assert (config.http.host, config.http.port, config.http.desk_api) == (
         "127.0.0.1", 8080, False)
+    assert config.http.body_wait_s == 5.0
     assert (config.page.rows, config.page.names, config.page.title) == (20, "entry_code", None)
     assert "t01" in config.keyring()
 
@@ -88,6 +89,7 @@ BASE: dict[str, Any] = {
     ("mqtt", {"tls": "yes"}, "mqtt.tls", "true or false"),
     ("mqtt", {"password_file": "pw"}, "mqtt.password_file", "cannot read"),
     ("http", {"port": 70000}, "http.port", "0..65535"),
+    ("http", {"body_wait_s": 0}, "http.body_wait_s", "0.5..300"),
     ("page", {"rows": 0}, "page.rows", "1..200"),
     ("page", {"names": "full"}, "page.names", "entry_code, first_name_initial, screen_name"),
     ("page", {"stale_after_s": 5}, "page.stale_after_s", "10..86400"),
