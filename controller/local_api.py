@@ -22,14 +22,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from runtime.logs import get_logger
-
 __all__ = ["LINE_WAIT_S", "MAX_LINE", "LocalApi", "call"]
 
 Handler = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 MAX_LINE = 64 * 1024
 LINE_WAIT_S: Final = 5.0  # a request line begun must end within this
-_log = get_logger("showdown.local_api")
 
 
 class LocalApi:
@@ -72,8 +69,11 @@ class LocalApi:
                     await _send(writer, {"ok": False, "error": f"request over {MAX_LINE} bytes"})
                     break
                 except TimeoutError:
-                    _log.warning("request_line_stalled", socket=str(self.path),
-                                 waited_s=self.line_wait_s)
+                    # imported here: the pit's commands use this module's client without
+                    # the daemon's logging machinery (tests/cli/test_imports.py)
+                    from runtime.logs import get_logger  # noqa: PLC0415
+                    get_logger("showdown.local_api").warning(
+                        "request_line_stalled", socket=str(self.path), waited_s=self.line_wait_s)
                     await _send(writer, {"ok": False, "error": "the request line stopped short:"
                                          f" not ended within {self.line_wait_s:g} s"})
                     break
