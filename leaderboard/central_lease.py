@@ -38,7 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from runtime.logs import get_logger
 
 __all__ = ["EXEMPT", "CentralLease", "LeaseLost", "LeaseView", "install_fence",
-           "instance_name"]
+           "instance_name", "read_lease"]
 
 EXEMPT: Final = "central_lease"  # the execution option of the lease's own connections
 _ROW: Final = 1
@@ -84,6 +84,18 @@ def _now_sql(dialect: str) -> str:
     return "((julianday('now') - 2440587.5) * 86400.0)"
 
 
+def read_lease(conn: Connection) -> LeaseView:
+    """The lease as the database has it now (a database where no instance ever ran: free,
+    epoch 0)."""
+    now = _now_sql(conn.dialect.name)
+    row = conn.execute(text(f"SELECT holder, epoch, expires_at - {now}"  # noqa: S608
+                            " FROM central_lease WHERE id = :id"), {"id": _ROW}).first()
+    conn.rollback()
+    if row is None:
+        return LeaseView(holder="", epoch=0, expires_in_s=-1.0)
+    return LeaseView(holder=str(row[0]), epoch=int(row[1]), expires_in_s=float(row[2]))
+
+
 class CentralLease:
     """One instance's side of the lease on ``engine`` (see the module docstring)."""
 
@@ -113,11 +125,7 @@ class CentralLease:
     def view(self) -> LeaseView:
         """The lease as the database has it now (kept as ``last_seen``)."""
         with self._connect() as conn:
-            row = conn.execute(text(f"SELECT holder, epoch, expires_at - {self._now}"  # noqa: S608
-                                    " FROM central_lease WHERE id = :id"), {"id": _ROW}).first()
-            conn.rollback()
-        seen = (LeaseView(holder="", epoch=0, expires_in_s=-1.0) if row is None else
-                LeaseView(holder=str(row[0]), epoch=int(row[1]), expires_in_s=float(row[2])))
+            seen = read_lease(conn)
         self.last_seen = seen
         return seen
 
