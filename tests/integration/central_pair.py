@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import signal
+import ssl
 import time
 import urllib.error
 import urllib.request
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deploy import certs
 from tests.integration.cluster_support import GUARD_S, Service, ServiceLog, wait_until
 from tests.integration.daemon_support import free_port
 from wire.signing import Signer, save_private_key
@@ -40,16 +42,18 @@ __all__ = ["CentralPair", "Failover", "http"]
 NAMES = ("a", "b")
 
 
-def http(port: int, path: str, *, method: str = "GET", body: dict[str, Any] | None = None,
-         timeout: float = 5.0) -> tuple[int, dict[str, Any]]:
-    """One request to an instance on 127.0.0.1 (status, JSON body or {}); status 0 when
-    nothing answers."""
+def http(base: str, path: str, *, method: str = "GET", body: dict[str, Any] | None = None,
+         timeout: float = 5.0, ca: Path | None = None) -> tuple[int, dict[str, Any]]:
+    """One request to ``base`` ("https://127.0.0.1:PORT", checked against ``ca``): status
+    and JSON body (or {}); status 0 when nothing answers."""
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{path}", data=data, method=method,
+    request = urllib.request.Request(  # noqa: S310 - loopback, http(s) only
+        f"{base}{path}", data=data, method=method,
         headers={"Content-Type": "application/json"} if data else {})
+    context = ssl.create_default_context(cafile=str(ca)) if ca is not None else None
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:  # noqa: S310
+        with urllib.request.urlopen(request, timeout=timeout,  # noqa: S310
+                                    context=context) as answer:
             status, raw = answer.status, answer.read()
     except urllib.error.HTTPError as exc:
         status, raw = exc.code, exc.read()
@@ -93,14 +97,33 @@ class CentralPair:
     ports: dict[str, int]
     database: str
     configs: dict[str, Path] = field(default_factory=dict)
+    ca: Path | None = None  # the venue CA of the instances' certificate (HTTPS), else HTTP
+
+    def base(self, name: str) -> str:
+        """The instance's address, as a URL without a path."""
+        scheme = "http" if self.ca is None else "https"
+        return f"{scheme}://127.0.0.1:{self.ports[name]}"
+
+    def get(self, name: str, path: str, **options: Any) -> tuple[int, dict[str, Any]]:
+        """`http` to the instance."""
+        return http(self.base(name), path, ca=self.ca, **options)
 
     @classmethod
     def configure(cls, directory: Path, *, venue: str, database: str, broker: str,
-                  tables: dict[str, Signer], tournament: Path, lease_s: float | None = None
-                  ) -> CentralPair:
+                  tables: dict[str, Signer], tournament: Path, lease_s: float | None = None,
+                  tls: bool = False) -> CentralPair:
         """Write both configs (desk API on, JSON logs, `[service] instance` "a" and "b";
-        ``[service] lease_s`` when given, else the default)."""
+        ``[service] lease_s`` when given, else the default; with ``tls`` both serve HTTPS
+        with one certificate for 127.0.0.1 from a venue CA made here, ``ca.pem``)."""
         directory.mkdir(parents=True, exist_ok=True)
+        https = ""
+        if tls:
+            certs.make_ca(directory / "ca.key", directory / "ca.pem", name="venue CA", days=2)
+            certs.make_server_certificate(
+                cert=directory / "central.pem", key=directory / "central.key",
+                ca_cert=directory / "ca.pem", ca_key=directory / "ca.key",
+                common_name="127.0.0.1", names=("127.0.0.1",), days=2)
+            https = 'tls_cert_file = "central.pem"\ntls_key_file = "central.key"\n'
         save_private_key(Signer.generate("leaderboard"), directory / "leaderboard.key")
         enrolled = "".join(f'{t} = "{s.public_key.base64}"\n' for t, s in tables.items())
         services: dict[str, Service] = {}
@@ -115,17 +138,17 @@ class CentralPair:
                 f'tournament = "{tournament}"\ninstance = "{name}"\n{lease}'
                 f'[mqtt]\nbrokers = ["{broker}"]\n'
                 f'[keys]\nsigning_key = "leaderboard.key"\n[keys.tables]\n{enrolled}'
-                f'[http]\nport = {ports[name]}\ndesk_api = true\n'
+                f'[http]\nport = {ports[name]}\ndesk_api = true\n{https}'
                 '[log]\nformat = "json"\nlevel = "info"\n')
             configs[name] = path
             services[name] = Service(["leaderboard", "serve", "--config", str(path)],
                                      ServiceLog(directory / f"central-{name}.log"))
         return cls(directory=directory, services=services, ports=ports, database=database,
-                   configs=configs)
+                   configs=configs, ca=directory / "ca.pem" if tls else None)
 
     def role(self, name: str) -> str:
         """"active", "standby" or "down", as the instance's /healthz says."""
-        status, body = http(self.ports[name], "/healthz", timeout=2.0)
+        status, body = self.get(name, "/healthz", timeout=2.0)
         if status == 0:
             return "down"
         return "standby" if body.get("status") == "standby" else "active"
@@ -165,7 +188,6 @@ class CentralPair:
     def time_takeover(self, lost: str, survivor: str, started: float) -> Failover:
         """Seconds (from ``started``, time.monotonic()) until ``survivor`` serves ingest,
         the page and the desk API."""
-        port = self.ports[survivor]
         seen: dict[str, float] = {}
         deadline = started + GUARD_S
         while len(seen) < 3:
@@ -177,13 +199,14 @@ class CentralPair:
                 raise AssertionError(f"central {survivor} exited: {tail}")
             now = time.monotonic() - started
             if "ingest" not in seen:
-                status, body = http(port, "/healthz", timeout=1.0)
+                status, body = self.get(survivor, "/healthz", timeout=1.0)
                 if status == 200 and body.get("subscribed"):
                     seen["ingest"] = now
-            if "page" not in seen and http(port, "/api/standings", timeout=1.0)[0] == 200:
+            if "page" not in seen and self.get(survivor, "/api/standings",
+                                               timeout=1.0)[0] == 200:
                 seen["page"] = now
-            if "desk" not in seen and http(port, "/api/desk/session", timeout=1.0)[0] not in (
-                    0, 503):
+            if "desk" not in seen and self.get(survivor, "/api/desk/session",
+                                               timeout=1.0)[0] not in (0, 503):
                 seen["desk"] = now
             time.sleep(0.05)
         return Failover(lost=lost, survivor=survivor, ingest_s=seen["ingest"],

@@ -31,7 +31,7 @@ from controller.journal import Journal
 from leaderboard.models import AuditEntry, CentralLease, Message, Rejection, TableProgress
 from tests import services
 from tests.fixtures.services import Database, require_service
-from tests.integration.central_pair import CentralPair, http
+from tests.integration.central_pair import CentralPair
 from tests.integration.cluster_support import (
     Service,
     ServiceLog,
@@ -151,8 +151,8 @@ def test_the_standby_takes_over_and_two_writers_never_run(tmp_path: Path,
         assert lost is not None
         print(f"standby central ({database_url.kind}): the frozen instance, let go, answered"
               f" the desk write {late_status} and stepped down: {lost['reason']}")
-        assert http(pair.ports["a"], "/api/desk/session", method="POST",
-                    body={"staff_id": "written-to-a", "passphrase": "x"})[0] == 401
+        assert pair.get("a", "/api/desk/session", method="POST",
+                        body={"staff_id": "written-to-a", "passphrase": "x"})[0] == 401
 
         # The heats end; everything the table journaled reaches the active instance.
         def complete() -> bool:
