@@ -1,25 +1,26 @@
-"""The central lease: which of the central instances on one database is active, and the fence
-that keeps every other one from writing (docs/operations/standby-central.md).
+"""The central lease: which of the central instances on one database is active, and the fence that
+keeps every other one from writing (docs/operations/standby-central.md).
 
 One row, ``central_lease`` (revision 0019): the holder, a fencing ``epoch`` and when the lease
-expires, on the database's own clock (so two machines' clocks never compare). An instance
-takes the lease when it is expired (`CentralLease.take`: the epoch goes up by one), renews it
-every ``renew_every_s`` while active (`renew`), and gives it up at a clean stop (`release`).
+expires, on the database's own clock (so two machines' clocks never compare). An instance takes
+the lease when it is expired (`CentralLease.take`: the epoch goes up by one), renews it every
+``renew_every_s`` while active (`renew`), and gives it up at a clean stop (`release`).
 
-The fence (`install_fence`): every transaction the instance commits on its engine reads the
-lease's epoch in that same transaction just before COMMIT - on PostgreSQL ``FOR SHARE``, so a
-takeover's UPDATE waits until that commit is done; on SQLite the transaction's write lock
-keeps the takeover out - and is refused (`LeaseLost`, the transaction rolled back) unless the
-epoch is still this instance's. So an instance that lost the lease (frozen past it, cut off
-from the database) cannot mix one write with the new holder's; the first refusal also marks
-the lease lost (``on_lost``), and the service steps down. Only the lease's own statements are
-not fenced (they run with the execution option ``central_lease``).
+The fence (`install_fence`, DX-STANDBY-1): every transaction the instance commits on its engine
+reads the lease's epoch in that same transaction just before COMMIT - on PostgreSQL ``FOR
+SHARE``, so a takeover's UPDATE waits until that commit is done; on SQLite the transaction's
+write lock keeps the takeover out - and is refused (`LeaseLost`, the transaction rolled back)
+unless the epoch is still this instance's. So an instance that lost the lease (frozen past it,
+cut off from the database) cannot mix one write with the new holder's; the first refusal also
+marks the lease lost (``on_lost``), and the service steps down. Only the lease's own statements
+are not fenced (they run with the execution option ``central_lease``).
 
-Besides the database's word, the holder keeps a local deadline (`active`): the last renewal's
-start plus the period, on the monotonic clock. Past it the holder cannot prove it still holds
-the lease (a freeze, a database that does not answer), so it stops taking messages from the
-broker until a renewal succeeds (leaderboard.app): a frozen instance resumed by SIGCONT never
-reconnects with the ingest's client id before it learns that another one took over.
+Besides the database's word, the holder keeps a local deadline (`active`, DX-STANDBY-2): the
+last renewal's start plus the period, on the monotonic clock. Past it the holder cannot prove
+it still holds the lease (a freeze, a database that does not answer), so it stops taking
+messages from the broker until a renewal succeeds (leaderboard.app): a frozen instance resumed
+by SIGCONT never reconnects with the ingest's client id before it learns that another one took
+over.
 """
 
 from __future__ import annotations
