@@ -9,7 +9,8 @@ over, and a desk write (a sign-in, which the desk audits) is queued at the froze
 it is let go (SIGCONT): the write is refused, the old instance steps down (exit 75) and does
 not take messages. At the end every message the table journaled is stored once, in order and
 as signed; the lease's epoch is 3, the audit trail verifies, and the only desk write in the
-trail is the one made to the active instance.
+trail is the one made to the active instance. A lone instance frozen past its lease (nobody
+took it) pauses its ingest and resumes after its next renewal, without a restart.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from tests.integration.cluster_support import (
 )
 from tests.integration.daemon_support import REPO
 from wire.envelope import envelope_for
+from wire.signing import Signer
 
 pytestmark = [pytest.mark.slow, pytest.mark.soak, pytest.mark.mosquitto]
 
@@ -196,3 +198,40 @@ def test_the_standby_takes_over_and_two_writers_never_run(tmp_path: Path,
     assert verify.returncode == 0, verify.stdout + verify.stderr
     print(f"standby central ({database_url.kind}): {len(journaled)} messages stored once"
           f" each, 0 lost, 0 doubled; lease epoch {lease.epoch}; audit trail intact")
+
+
+def test_a_lone_instance_frozen_past_its_lease_pauses_and_resumes(tmp_path: Path) -> None:
+    """Renewals late but nobody took the lease (no standby running; or the database slow):
+    the instance stops its broker link while it cannot prove it holds the lease and takes
+    it up again after the next renewal, without a restart."""
+    require_service("Mosquitto", services.mosquitto_up(), "{}:{}".format(*services.MOSQUITTO))
+    pair = CentralPair.configure(
+        tmp_path / "central", venue=f"lone-{secrets.token_hex(3)}",
+        database=f"sqlite:///{tmp_path / 'leaderboard.sqlite3'}",
+        broker="{}:{}".format(*services.MOSQUITTO), tables={"t1": Signer.generate("t1")},
+        tournament=tournament_now(tmp_path), lease_s=2.0)
+    a = pair.services["a"]
+    try:
+        a.start()
+        wait_until("central a ready", lambda: a.log.last("ready") is not None, a)
+        process = a.process
+        assert process is not None
+        process.send_signal(signal.SIGSTOP)
+        time.sleep(3.0)  # past the 2 s lease
+        process.send_signal(signal.SIGCONT)
+
+        def serving() -> bool:  # paused at once, then subscribed again after a renewal
+            paused = a.log.last("central_ingest_paused") is not None
+            subscribed = len(list(a.log.events("ingest_subscribed")))
+            status, body = pair.get("a", "/healthz", timeout=1.0)
+            return (status == 200 and body.get("subscribed") is True
+                    and subscribed == (2 if paused else 1))
+
+        wait_until("the instance serving again", serving, a)
+        assert pair.get("a", "/healthz")[1]["epoch"] == 1  # its own lease, never lost
+        assert a.log.last("central_lease_lost") is None
+        print(f"\nlone instance frozen past its lease: ingest paused"
+              f" {a.log.last('central_ingest_paused') is not None}, resumed, epoch 1")
+    finally:
+        codes = pair.stop()
+    assert codes["a"] == 0
