@@ -377,13 +377,15 @@ class LeaderboardService:
             self.port = sock.getsockname()[1]
             http_task = asyncio.create_task(server.serve(sockets=[sock]),
                                             name="leaderboard.http")
-            if not await self._take_lease(stop, lease, server):
+            if not await self._take_lease(stop, lease, server, http_task):
+                self.notify.stopping()  # stopped as a standby
+                _log.info("stopping", lease_lost=False)
                 return 0
             for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
                 _log.info("table_enrolment", change=change)
             await asyncio.to_thread(sign_head, engine, signer, self.clock())  # the audit chain
             code = await self._serve(stop, engine, settings, mqtt, signer, gate=gate,
-                                     server=server)
+                                     server=server, http_task=http_task)
             if code == 0:
                 await asyncio.to_thread(sign_head, engine, signer, self.clock())  # at shutdown
                 await asyncio.to_thread(lease.release)
@@ -407,11 +409,14 @@ class LeaderboardService:
             ssl_keyfile=str(tls.tls_key_file) if tls.tls_key_file else None))
 
     async def _take_lease(self, stop: asyncio.Event, lease: CentralLease,
-                          server: uvicorn.Server) -> bool:
+                          server: uvicorn.Server, http_task: asyncio.Task[None]) -> bool:
         """Wait as a standby until this instance takes the central lease; False if stopped
         first. READY=1 is sent once the gate listens: a standby is a running service."""
         said: str | None = None
         while not stop.is_set():
+            if http_task.done():  # the web server failed to start (a TLS file, ...)
+                await http_task
+                raise RuntimeError("the web server stopped by itself")
             if server.started and said is None:
                 said = ""
                 self.notify.ready(f"standby instance {lease.holder}: waiting for the lease")
@@ -473,7 +478,7 @@ class LeaderboardService:
 
     async def _serve(self, stop: asyncio.Event, engine: Engine, settings: TournamentSettings,
                      mqtt: MqttSettings, signer: Signer, *, gate: RoleGate,
-                     server: uvicorn.Server) -> int:
+                     server: uvicorn.Server, http_task: asyncio.Task[None]) -> int:
         cfg = self.config
         options = self._options(settings)
         self._tz = settings.tz
@@ -501,7 +506,22 @@ class LeaderboardService:
         # Stops every task on SIGTERM and at once when the lease is lost.
         ending = asyncio.Event()
         watch = asyncio.create_task(self._until_either(stop, self.lease_lost, ending))
+        try:
+            return await self._run_tasks(ending, engine=engine, feed=feed, link=link,
+                                         lease=lease, signer=signer, gate=gate, server=server,
+                                         http_task=http_task)
+        finally:
+            watch.cancel()
+
+    async def _run_tasks(self, ending: asyncio.Event, *, engine: Engine, feed: StandingsFeed,
+                         link: ServiceLink, lease: CentralLease, signer: Signer,
+                         gate: RoleGate, server: uvicorn.Server,
+                         http_task: asyncio.Task[None]) -> int:
+        """The active instance's tasks until ``ending`` (SIGTERM, or the lease lost)."""
+        cfg = self.config
         async with asyncio.TaskGroup() as tg:
+            # The web server runs from the start (the gate); a failure of it ends the group.
+            http = tg.create_task(_awaited(http_task), name="leaderboard.http")
             tg.create_task(self._ingest_while_held(link, lease, ending),
                            name="leaderboard.mqtt")
             feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
@@ -515,7 +535,7 @@ class LeaderboardService:
                                   f" instance {lease.holder}")
                 self.ready.set()
                 self.active.set()
-                _log.info("ready", url=url, venue=cfg.venue, brokers=mqtt.where_all,
+                _log.info("ready", url=url, venue=cfg.venue, brokers=link.settings.where_all,
                           desk_api=cfg.http.desk_api, instance=lease.holder,
                           epoch=lease.epoch)
                 await ending.wait()
@@ -529,7 +549,7 @@ class LeaderboardService:
             ending.set()
             await feed.close()
             feed_task.cancel()
-        watch.cancel()
+            http.cancel()  # the server itself stops in run(), after the last head
         return EXIT_LEASE_LOST if self.lease_lost.is_set() else 0
 
     @staticmethod
@@ -565,6 +585,11 @@ class LeaderboardService:
         while True:
             await asyncio.sleep(interval / 2)
             self.notify.watchdog()
+
+
+async def _awaited(task: asyncio.Task[None]) -> None:
+    """Wait for ``task`` without cancelling it when cancelled (its owner ends it)."""
+    await asyncio.shield(task)
 
 
 async def run_service(service: LeaderboardService) -> int:
