@@ -24,7 +24,15 @@ from leaderboard.central_lease import CentralLease, LeaseLost, install_fence
 from leaderboard.db import make_engine
 from leaderboard.models import AuditEntry, TableRecord
 from leaderboard.standby_web import RoleGate
+from tests.fixtures.clock import FakeClock
 from tests.fixtures.services import Database
+from tests.leaderboard.ingest_support import (
+    FakeTable,
+    enroll,
+    make_ingestor,
+    rejection_reasons,
+    stored,
+)
 
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 
@@ -150,6 +158,26 @@ def test_a_takeover_waits_for_the_holders_commit(engine: sa.Engine,
     assert written(engine)[1] == ["t-late"]
     with pytest.raises(LeaseLost):
         a.plain_write("t-after")
+
+
+def test_the_ingest_of_an_instance_that_lost_the_lease_stores_nothing(
+        engine: sa.Engine, two: tuple[Instance, Instance]) -> None:
+    """Message ingest takes no audit row of its own: the fence still refuses its batch, at
+    once (no retry message by message, no rejection stored)."""
+    a, b = two
+    assert a.lease.take() == 1
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    ingest = make_ingestor(a.engine, FakeClock())
+    first = asyncio.run(ingest.handle(*t01.hand("h1")))
+    assert first.outcome == "stored"
+    expire(engine)
+    assert b.lease.take() == 2
+    with pytest.raises(LeaseLost, match="held by b"):
+        asyncio.run(ingest.handle(*t01.hand("h2")))
+    assert a.lease.epoch is None and len(a.lost) == 1
+    assert [seq for _table, seq, _type in stored(engine)] == [1]
+    assert rejection_reasons(engine) == []
 
 
 async def _call(app: Any, path: str) -> tuple[int, dict[str, Any]]:
