@@ -477,7 +477,8 @@ class TableDaemon:
 
             self.broker = await stack.enter_async_context(EmbeddedBroker(port=m.embedded_port))
             self._log.info("embedded MQTT broker", port=self.broker.port)
-            return MqttSettings(host="127.0.0.1", port=self.broker.port)
+            return MqttSettings(host="127.0.0.1", port=self.broker.port,
+                                keepalive_s=m.keepalive_s)
         return m.settings()
 
     # ---- run -------------------------------------------------------------------------

@@ -96,7 +96,8 @@ def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
     m = config.mqtt
     return MqttSettings.for_brokers(
         m.brokers, username=m.username, password=m.password, tls=m.tls, ca_file=m.ca_file,
-        cert_file=m.cert_file, key_file=m.key_file, topic_root=config.topic_root)
+        cert_file=m.cert_file, key_file=m.key_file, topic_root=config.topic_root,
+        keepalive_s=m.keepalive_s)
 
 
 def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> list[str]:

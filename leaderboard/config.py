@@ -20,7 +20,13 @@ from leaderboard.audit_trail.settings import AUDIT_KEYS, AuditSettings, parse_au
 from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.config_paths import config_database_url, config_path
 from runtime.settings_files import load_toml
-from wire.mqtt_section import Address, parse_brokers, read_credentials
+from wire.mqtt_section import (
+    KEEPALIVE_DEFAULT_S,
+    Address,
+    keepalive_problem,
+    parse_brokers,
+    read_credentials,
+)
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 
@@ -66,6 +72,7 @@ class ServiceMqttConfig:
     key_file: Path | None = None
     shared_group: str | None = None  # subscribe as $share/{group}/... (several instances)
     failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
+    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (DX-LINKS-2)
 
     @property
     def brokers(self) -> tuple[Address, ...]:
@@ -175,7 +182,7 @@ _SECTIONS: Final[dict[str, set[str]]] = {
     "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds",
                 "instance", "lease_s"},
     "mqtt": {"broker", "brokers", "credentials_file", "client_id", "username", "password_file",
-             "tls", "ca_file", "cert_file", "key_file", "shared_group"},
+             "tls", "ca_file", "cert_file", "key_file", "shared_group", "keepalive_s"},
     "keys": {"signing_key", "tables", "tables_file"},
     "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s",
              "tls_cert_file", "tls_key_file"},
@@ -290,6 +297,8 @@ def _mqtt(r: _Reader, m: Mapping[str, Any], venue: str) -> ServiceMqttConfig:
         tls=r.get("mqtt", m, "tls", bool, bool(creds.get("tls", False))),
         ca_file=file("ca_file"), cert_file=file("cert_file"), key_file=file("key_file"),
         shared_group=group, failover=tuple(failover),
+        keepalive_s=r.get("mqtt", m, "keepalive_s", int, KEEPALIVE_DEFAULT_S,
+                          check=keepalive_problem),
     )
     if mqtt.password is not None and mqtt.username is None:
         raise r.fail("mqtt.password_file", "a password is given without mqtt.username")

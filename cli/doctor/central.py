@@ -50,7 +50,7 @@ def check_central(path: Path, probes: Probes | None = None) -> list[Finding]:
     settings = MqttSettings(host=m.host, port=m.port, username=m.username, password=m.password,
                             tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
                             key_file=m.key_file, topic_root=config.topic_root,
-                            failover=m.failover)
+                            failover=m.failover, keepalive_s=m.keepalive_s)
     findings += [_database(config), *broker_findings(settings, f"{m.client_id}-doctor", probes),
                  _key(config), _https(config), clock_finding(probes),
                  disk_finding(_data_dir(config), "the database", probes), _retention(config)]
