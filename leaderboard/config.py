@@ -170,6 +170,8 @@ class LeaderboardConfig:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     audit: AuditSettings = field(default_factory=AuditSettings)
     debounce_seconds: float = 0.15
+    instance: str = ""  # this instance's name in the central lease (empty: the host name)
+    lease_s: float = 5.0  # the central lease's period (leaderboard.central_lease)
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
 
@@ -179,7 +181,8 @@ class LeaderboardConfig:
 
 
 _SECTIONS: Final[dict[str, set[str]]] = {
-    "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds"},
+    "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds",
+                "instance", "lease_s"},
     "mqtt": {"broker", "brokers", "credentials_file", "client_id", "username", "password_file",
              "tls", "ca_file", "cert_file", "key_file", "shared_group", "keepalive_s"},
     "keys": {"signing_key", "tables", "tables_file"},
@@ -441,6 +444,11 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         audit=parse_audit_settings(r.section("audit"), source=source),
         debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.15,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
+        instance=r.get("service", s, "instance", str, "",
+                       check=lambda v: None if len(v) <= 100 and v.isprintable()
+                       else "must be a printable name of at most 100 characters"),
+        lease_s=r.get("service", s, "lease_s", float, 5.0,
+                      check=lambda v: None if 1 <= v <= 60 else "must be 1..60"),
         log_format=fmt,  # type: ignore[arg-type]
         log_level=r.get("log", lg, "level", str, "info",
                         check=lambda v: None if v.lower() in

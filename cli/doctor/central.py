@@ -22,6 +22,7 @@ from cli.doctor.table import (
 )
 from deploy import certs
 from game.errors import ConfigError, GameError
+from leaderboard.central_lease import LeaseView, read_lease
 from leaderboard.config import REGULATION_YEARS, LeaderboardConfig, read_leaderboard_config
 from leaderboard.db import open_existing
 from runtime.errors import Unavailable
@@ -83,8 +84,24 @@ def _database(config: LeaderboardConfig) -> Finding:
     except GameError as exc:  # not ready (missing, empty, another revision) or a bad URL
         return Finding("database", FAIL, str(exc), "create or upgrade it: `showdown desk"
                        " init` (it migrates an existing database)")
-    engine.dispose()
-    return Finding("database", OK, "reachable and at this software's schema revision")
+    try:
+        with engine.connect() as connection:
+            lease = read_lease(connection)
+    finally:
+        engine.dispose()
+    return Finding("database", OK, "reachable and at this software's schema revision;"
+                   f" {_lease_text(lease)}")
+
+
+def _lease_text(lease: LeaseView) -> str:
+    """Which central instance is active, as the lease says (docs/operations/standby-central.md)."""
+    if not lease.holder:
+        return "central lease: free (no instance has run yet)"
+    if lease.expired:
+        return (f"central lease: free (last held by {lease.holder}, epoch {lease.epoch}):"
+                " no instance is active")
+    return (f"central lease: held by {lease.holder} (epoch {lease.epoch}, expires in"
+            f" {lease.expires_in_s:.1f} s)")
 
 
 def _key(config: LeaderboardConfig) -> Finding:

@@ -66,6 +66,7 @@ def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     assert config.http.body_wait_s == 5.0
     assert (config.page.rows, config.page.names, config.page.title) == (20, "entry_code", None)
     assert "t01" in config.keyring()
+    assert (config.instance, config.lease_s) == ("", 5.0)  # the host name; 5 s
 
 
 BASE: dict[str, Any] = {
@@ -82,6 +83,9 @@ BASE: dict[str, Any] = {
     ("service", {"database": "leaderboard.sqlite3"}, "service.database", "SQLAlchemy URL"),
     ("service", {"topic_root": "a/+/b"}, "service.topic_root", "'+'"),
     ("service", {"debounce_seconds": "fast"}, "service.debounce_seconds", "expected a number"),
+    ("service", {"lease_s": 0.5}, "service.lease_s", "1..60"),
+    ("service", {"lease_s": "long"}, "service.lease_s", "expected a number"),
+    ("service", {"instance": "a\nb"}, "service.instance", "printable name"),
     ("mqtt", {"broker": "embedded"}, "mqtt.broker", "venue's broker"),
     ("mqtt", {"broker": "localhost"}, "mqtt.broker", "host:port"),
     ("mqtt", {"broker": "127.0.0.1:99999"}, "mqtt.broker", "host:port"),
