@@ -13,6 +13,12 @@ writes into OUT:
 
 Run again with more tables and the existing clients keep their passwords (their hashes are
 kept from OUT/passwd); new clients get new ones; --rotate gives named clients new ones.
+
+With ``--kind nats --nodes mqtt1=10.0.0.11,...`` it writes a NATS cluster's files instead, from
+the same ACL (deploy.broker_acl): ``nats-auth.conf`` (the users, bcrypt hashes and
+permissions, included by every node), ``nats-<node>.conf`` per node, and ``nats-passwd`` and
+``nats-route-password`` (kept for the next run); the credentials are the same
+(docs/operations/broker-cluster.md, DX-NATS-1).
 """
 
 from __future__ import annotations
@@ -26,27 +32,33 @@ from typing import Any
 
 from cli.errors import CommandError
 from deploy import broker_config as bc
+from deploy import nats_config as nc
 from game.errors import ConfigError
 from runtime.files import replace_text
 
 __all__ = ["register", "run_config"]
 
 DEFAULT_INSTALL_DIR = "/etc/mosquitto/showdown"
+KINDS = ("mosquitto", "nats")
+NATS_HASHES_FILE = "nats-passwd"  # the NATS users' bcrypt hashes, kept for the next run
+NATS_ROUTE_FILE = "nats-route-password"  # the nodes' shared route password
 PASSWORD_BYTES = 32  # 256 bits, URL-safe base64: 43 characters
 
 
 def register(sub: Any) -> None:
     """Add the `broker` command with `config`."""
     p: argparse.ArgumentParser = sub.add_parser(
-        "broker", help="write the venue's Mosquitto configuration, ACL and passwords",
-        description="Mosquitto set-up for a venue: listener, ACL and per-client credentials.",
+        "broker", help="write the venue's broker configuration, ACL and passwords",
+        description="Broker set-up for a venue (Mosquitto, or a NATS cluster): listener, ACL"
+        " and per-client credentials.",
     )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     c: argparse.ArgumentParser = actions.add_parser(
         "config", help="write mosquitto.conf, acl, passwd and per-client credentials",
         description="Write mosquitto.conf, acl and passwd for the venue into OUT, and a"
         " credentials file (mode 0600) for each client that gets a new password. Clients are"
-        " the tables, 'leaderboard' and 'desk'; each one's username is its client id.",
+        " the tables, 'leaderboard' and 'desk'; each one's username is its client id. With"
+        " --kind nats: nats-auth.conf and one nats-NODE.conf per node of --nodes instead.",
     )
     c.add_argument("--venue", required=True, help="venue id (a-z 0-9 '-')")
     c.add_argument("--tables", required=True, metavar="T1,T2,...",
@@ -75,6 +87,19 @@ def register(sub: Any) -> None:
     tls.add_argument("--insecure-plaintext", action="store_true",
                      help="no TLS: passwords and scores cross the network in clear text"
                           " (only for an isolated network or a test)")
+    nats = c.add_argument_group("a NATS cluster (--kind nats)")
+    nats.add_argument("--kind", choices=KINDS, default="mosquitto",
+                      help="the broker to configure: one Mosquitto (default), or a NATS"
+                           " cluster with its MQTT interface")
+    nats.add_argument("--nodes", default=None, metavar="NAME=HOST,...",
+                      help="the NATS nodes and the address each listens on, e.g."
+                           " mqtt1=10.0.0.11,mqtt2=10.0.0.12,mqtt3=10.0.0.13")
+    nats.add_argument("--store-dir", default=nc.DEFAULT_STORE_DIR, metavar="DIR",
+                      help=f"each node's JetStream store (default {nc.DEFAULT_STORE_DIR})")
+    nats.add_argument("--monitor-lan", action="store_true",
+                      help="serve each node's read-only monitoring (/healthz, /jsz) on its"
+                           " address instead of 127.0.0.1, for `showdown doctor"
+                           " --broker-monitor` from another machine")
     c.add_argument("--iterations", type=int, default=bc.DEFAULT_ITERATIONS,
                    help=f"PBKDF2 iterations per hash (default {bc.DEFAULT_ITERATIONS})")
     c.add_argument("--rotate", default="", metavar="C1,C2,...",
@@ -126,11 +151,12 @@ def _write(path: Path, text: str, mode: int) -> None:
     replace_text(path, text, mode)
 
 
-def _existing_hashes(path: Path) -> dict[str, str]:
+def _existing_hashes(path: Path, *, nats: bool = False) -> dict[str, str]:
     if not path.exists():
         return {}
+    parse = nc.parse_nats_password_file if nats else bc.parse_password_file
     try:
-        return bc.parse_password_file(path.read_text(encoding="utf-8"))
+        return parse(path.read_text(encoding="utf-8"))
     except ConfigError as exc:
         raise CommandError(f"{path}: {exc.key}: {exc.reason}") from None
 
@@ -138,6 +164,7 @@ def _existing_hashes(path: Path) -> dict[str, str]:
 def run_config(args: argparse.Namespace) -> int:
     """Write the broker files and the credentials of clients with new passwords."""
     settings = _settings(args)
+    nats = _nats_settings(args, settings) if args.kind == "nats" else None
     if args.iterations < 1:
         raise CommandError(f"--iterations must be at least 1, got {args.iterations}")
     if args.host is not None and (not args.host or any(ch.isspace() for ch in args.host)):
@@ -155,26 +182,31 @@ def run_config(args: argparse.Namespace) -> int:
     if not out.is_dir():
         raise CommandError(f"{out} is not a directory")
 
+    passwd = out / (NATS_HASHES_FILE if nats else "passwd")
+    hashes: dict[str, str] = {}
     new_passwords: dict[str, str] = {}
     kept: list[str] = []
     removed: list[str] = []
     if settings.uses_passwords:
-        old = _existing_hashes(out / "passwd")
+        old = _existing_hashes(passwd, nats=nats is not None)
         removed = sorted(set(old) - set(everyone))
-        hashes: dict[str, str] = {}
+        kept = [c for c in everyone if c in old and c not in rotate]
+        hashes = {c: old[c] for c in kept}
         for client in everyone:
-            if client in old and client not in rotate:
-                hashes[client] = old[client]
-                kept.append(client)
-                continue
-            password = secrets.token_urlsafe(PASSWORD_BYTES)
-            new_passwords[client] = password
-            hashes[client] = bc.hash_password(
-                password, salt=secrets.token_bytes(bc.SALT_BYTES), iterations=args.iterations
-            )
-        _write(out / "passwd", bc.password_file(hashes), 0o600)
-    _write(out / "acl", bc.acl_file(settings), 0o644)
-    _write(out / "mosquitto.conf", bc.listener_config(settings), 0o644)
+            if client not in hashes:
+                new_passwords[client] = secrets.token_urlsafe(PASSWORD_BYTES)
+                hashes[client] = _hash(new_passwords[client], args.iterations,
+                                       nats=nats is not None)
+        _write(passwd, (nc.nats_password_file if nats else bc.password_file)(hashes), 0o600)
+    if nats is None:
+        _write(out / "acl", bc.acl_file(settings), 0o644)
+        _write(out / "mosquitto.conf", bc.listener_config(settings), 0o644)
+    else:
+        _write(out / nc.AUTH_FILE, nc.nats_auth(nats, hashes), 0o640)
+        route_password = _route_password(out / NATS_ROUTE_FILE)
+        for node in nats.nodes:
+            _write(out / f"nats-{node.name}.conf", nc.node_config(nats, node, route_password),
+                   0o640)
 
     creds = out / "credentials"
     creds.mkdir(mode=0o700, exist_ok=True)
@@ -191,18 +223,62 @@ def run_config(args: argparse.Namespace) -> int:
             (creds / f"{client}.toml").unlink()
 
     _report(args, settings, out=out, written=written, kept=kept, removed=removed,
-            new_passwords=new_passwords)
+            new_passwords=new_passwords, nats=nats)
     return 0
+
+
+def _nats_settings(args: argparse.Namespace, settings: bc.BrokerSettings) -> nc.NatsSettings:
+    """The cluster of ``--nodes`` (NAME=HOST,...) for ``--kind nats``."""
+    if args.bind is not None:
+        raise CommandError("--bind is for Mosquitto: with --kind nats each node listens on its"
+                           " address in --nodes")
+    if not args.nodes:
+        raise CommandError("--kind nats needs --nodes NAME=HOST,... (e.g."
+                           " mqtt1=10.0.0.11,mqtt2=10.0.0.12,mqtt3=10.0.0.13)")
+    nodes = []
+    for item in _split(args.nodes):
+        name, sep, host = item.partition("=")
+        if not sep or not name.strip() or not host.strip():
+            raise CommandError(f"--nodes: {item!r} is not NAME=HOST")
+        host = host.strip()
+        nodes.append(nc.NatsNode(name=name.strip(), host=host, store_dir=args.store_dir,
+                                 monitor=f"{host if args.monitor_lan else '127.0.0.1'}:"
+                                         f"{nc.MONITOR_PORT}"))
+    return nc.NatsSettings(broker=settings, nodes=tuple(nodes))
+
+
+def _hash(password: str, iterations: int, *, nats: bool) -> str:
+    if nats:
+        import bcrypt  # noqa: PLC0415  (a dependency only this kind uses)
+
+        return nc.bcrypt_hash(password, bcrypt.gensalt(nc.BCRYPT_COST, prefix=b"2a"))
+    return bc.hash_password(password, salt=secrets.token_bytes(bc.SALT_BYTES),
+                            iterations=iterations)
+
+
+def _route_password(path: Path) -> str:
+    """The nodes' route password: the one in ``path`` if there is one, else a new one."""
+    if path.exists():
+        text = path.read_text(encoding="utf-8").strip()
+        if text:
+            return text
+    password = secrets.token_urlsafe(PASSWORD_BYTES)
+    _write(path, password + "\n", 0o600)
+    return password
 
 
 def _report(args: argparse.Namespace, settings: bc.BrokerSettings, *, out: Path,
             written: list[Path], kept: list[str], removed: list[str],
-            new_passwords: dict[str, str]) -> None:
-    if args.json:
+            new_passwords: dict[str, str], nats: nc.NatsSettings | None = None) -> None:
+    if nats is not None:
+        files = [out / nc.AUTH_FILE, *(out / f"nats-{n.name}.conf" for n in nats.nodes),
+                 out / NATS_HASHES_FILE, out / NATS_ROUTE_FILE]
+    else:
         files = [out / "mosquitto.conf", out / "acl"] + (
             [out / "passwd"] if settings.uses_passwords else [])
+    if args.json:
         print(json.dumps({
-            "venue": settings.venue, "tables": list(settings.tables),
+            "venue": settings.venue, "tables": list(settings.tables), "kind": args.kind,
             "port": settings.listen_port, "tls": settings.tls is not None,
             "files": [str(f) for f in files], "credentials": [str(f) for f in written],
             "kept": kept, "removed": removed,
@@ -212,8 +288,7 @@ def _report(args: argparse.Namespace, settings: bc.BrokerSettings, *, out: Path,
         "TLS, client certificates as identity" if not settings.uses_passwords else "TLS")
     print(f"venue {settings.venue}: {len(settings.tables)} tables, port "
           f"{settings.listen_port}, {tls}")
-    print(f"wrote {out / 'mosquitto.conf'}, {out / 'acl'}"
-          + (f", {out / 'passwd'}" if settings.uses_passwords else ""))
+    print(f"wrote {', '.join(str(f) for f in files)}")
     if kept:
         print(f"kept passwords: {', '.join(kept)}")
     if removed:
@@ -223,5 +298,10 @@ def _report(args: argparse.Namespace, settings: bc.BrokerSettings, *, out: Path,
     if args.show_passwords:
         for client, password in new_passwords.items():
             print(f"password {client} {password}")
+    if nats is not None:
+        print(f"on each node install nats-NODE.conf as its nats-server config and"
+              f" {nc.AUTH_FILE} beside it, root:nats mode 0640;"
+              " see docs/operations/broker-cluster.md")
+        return
     print(f"install acl and passwd in {args.install_dir} as root:mosquitto mode 0640;"
           " see docs/operations/deployment.md")

@@ -166,7 +166,12 @@ def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspec
     from sqlalchemy import inspect  # noqa: PLC0415
     from sqlalchemy.exc import SQLAlchemyError  # noqa: PLC0415
 
-    from leaderboard.db import database_answers, make_engine, missing_sqlite_file  # noqa: PLC0415
+    from leaderboard.db import (  # noqa: PLC0415
+        database_answers,
+        make_engine,
+        missing_sqlite_file,
+        shown,
+    )
 
     try:
         missing = missing_sqlite_file(url)
@@ -178,7 +183,8 @@ def _leaderboard_database(url: str, table: str) -> Iterator[tuple[Engine, Inspec
         raise CommandError(f"cannot use database {url!r}: {exc}") from exc
     try:
         try:
-            with database_answers("--db", ""):  # refused or timed out: try again (exit 69)
+            # refused or timed out: try again (exit 69); not a database: the URL named
+            with database_answers(f"--db {shown(url)}", ""):
                 inspector = inspect(engine)
                 has_table = inspector.has_table(table)
             if not has_table:

@@ -66,7 +66,7 @@ COMMANDS: dict[str, Command] = {
     "keys": Command("cli.keys",
                     "make and show the Ed25519 keys that sign table and desk messages"),
     "broker": Command("cli.broker",
-                      "write the venue's Mosquitto configuration, ACL and passwords"),
+                      "write the venue's broker configuration, ACL and passwords"),
     "recall": Command("cli.recall.command",
                       "show the last hands from a table's journal (works in the error state)"),
     "dispute": Command("cli.dispute.command",

@@ -33,8 +33,8 @@ from controller.console import serve_console
 from controller.console.views import ConsoleViews
 from controller.console_gate import GATE_ACTIONS, LOCAL_TERMINAL, ConsoleGate
 from controller.device_pumps import RecoveryWatch, pump_ids, pump_rfid, pump_shoe
-from controller.devices import DeviceSource, TableDevices
-from controller.journal import Journal
+from controller.devices import DeviceSource, Resume, TableDevices
+from controller.journal import CREATED_KIND, OWN_KIND_PREFIX, Journal
 from controller.journal.deciding import Entry
 from controller.journal.delivery import OutboxFeed
 from controller.journal.group_commit import GroupCommit
@@ -54,6 +54,7 @@ from game.staff import ACTIONS, StaffMember
 from game.table.console_fields import FieldRefused, check_console_fields
 from game.table.inputs import DeviceInput, TableInput, encode_input
 from game.table.tally_inputs import VOUCHED_ACTIONS
+from runtime.errors import one_line
 from runtime.event_loop import loop_name
 from runtime.logs import get_logger
 from runtime.process_memory import fix_malloc_mmap_threshold
@@ -98,6 +99,20 @@ class Submission:
     given: TableInput | None = None
 
 
+def _played_through(journal: Journal) -> int:
+    """Where the journal stands before this start (`Resume.position`): its last record's
+    seq, above its message seq base shifted by 32 bits (a rotated file's records count from
+    1 again, its messages do not); 0 for a journal that holds only its own bookkeeping
+    (``journal.created``, ``journal.verified``): a new table."""
+    base = 0
+    for record in journal.records():
+        if record.kind == CREATED_KIND:
+            base = int(record.payload.get("outbox_seq_base") or 0)
+        elif not record.kind.startswith(OWN_KIND_PREFIX):
+            return (base << 32) + journal.last_record_seq()
+    return 0
+
+
 class TableDaemon:
     """One table's daemon; `run()` until `stop` is set (or SIGTERM)."""
 
@@ -131,6 +146,7 @@ class TableDaemon:
         self._last_work = 0.0
         self._figures: tuple[tuple[int, ...], Mapping[str, int]] | None = None
         self._signer: Signer | None = None
+        self._played_through = 0  # the journal's last record before this start (`Resume`)
         # device -> the last (session, index) journaled: kept current by every commit, so a
         # checkpoint copies it (under the lock) rather than reading the journal back
         self.shoe_reads: dict[str, tuple[int, int]] = {}
@@ -169,6 +185,8 @@ class TableDaemon:
         self.service = started.service
         self.shoe_reads = started.shoe_reads
         self.startup_timings = started.timings
+        if started.journal is not None:  # before this start's first record
+            self._played_through = _played_through(started.journal)
         return started.journal
 
     def _table_signer(self) -> Signer:
@@ -179,9 +197,33 @@ class TableDaemon:
                                   f"{cfg.table_key} does not exist: make it with `showdown keys"
                                   f" generate --out {cfg.table_key} --name {cfg.table}` and"
                                   " enrol its public key at the leaderboard")
-            self._signer = load_configured_key(cfg.table_key, source=cfg.source,
-                                               key="keys.table_key")
+            signer = load_configured_key(cfg.table_key, source=cfg.source,
+                                         key="keys.table_key")
+            if signer.key_id != cfg.table:  # another table's key: it would sign as that table
+                raise ConfigError(cfg.source, "keys.table_key",
+                                  f"{cfg.table_key} is the key of table {signer.key_id!r}, not"
+                                  f" of this table {cfg.table!r} (table.id): name this table's"
+                                  " own key file")
+            self._signer = signer
         return self._signer
+
+    async def _open_local_api(self, stack: AsyncExitStack) -> None:
+        """The local API on ``[api] socket``, closed with `stack`; a socket that cannot be
+        made is a ConfigError naming the key, the path and its folder."""
+        path = self.config.api.socket
+        try:
+            await stack.enter_async_context(LocalApi(path, self.on_console))
+        except OSError as exc:
+            raise ConfigError(self.config.source, "api.socket",
+                              f"cannot make the socket {path} in the folder {path.parent}:"
+                              f" {exc.strerror or one_line(exc)}") from exc
+
+    def _resume(self) -> Resume:
+        """Where the journal left off, for the devices about to open (`Resume`): its last
+        record before this start, and the chips the table last read on the spots."""
+        core = self.service.core if self.service is not None else None
+        return Resume(position=self._played_through,
+                      chips_lying=core.spots.lying() if core is not None else {})
 
     async def quiesced(self, work: Callable[[], _T]) -> _T:
         """Run ``work`` in a worker thread between inputs: no input is applied meanwhile."""
@@ -473,11 +515,20 @@ class TableDaemon:
     async def _mqtt_settings(self, stack: AsyncExitStack) -> MqttSettings:
         m = self.config.mqtt
         if m.embedded:
-            from controller.embedded_broker import EmbeddedBroker  # noqa: PLC0415
+            from controller.embedded_broker import (  # noqa: PLC0415
+                EmbeddedBroker,
+                EmbeddedBrokerError,
+            )
 
-            self.broker = await stack.enter_async_context(EmbeddedBroker(port=m.embedded_port))
+            try:
+                self.broker = await stack.enter_async_context(
+                    EmbeddedBroker(port=m.embedded_port))
+            except EmbeddedBrokerError as exc:  # its port taken: the setting that names it
+                raise ConfigError(self.config.source, "mqtt.embedded_port",
+                                  one_line(exc)) from exc
             self._log.info("embedded MQTT broker", port=self.broker.port)
-            return MqttSettings(host="127.0.0.1", port=self.broker.port)
+            return MqttSettings(host="127.0.0.1", port=self.broker.port,
+                                keepalive_s=m.keepalive_s)
         return m.settings()
 
     # ---- run -------------------------------------------------------------------------
@@ -518,7 +569,7 @@ class TableDaemon:
                 self.feed if self.feed is not None else _NoOutbox(),
                 self.on_command, command_keys=keyring,
                 status_extra=self._status_extra))
-            await stack.enter_async_context(LocalApi(cfg.api.socket, self.on_console))
+            await self._open_local_api(stack)
             async with asyncio.TaskGroup() as tg:
                 tasks = [tg.create_task(self._watchdog(), name=f"table[{cfg.table}].watchdog")]
                 if journal is not None and not self.faults \
@@ -529,7 +580,8 @@ class TableDaemon:
                     tasks.append(tg.create_task(self.checkpointer.run(),
                                                 name=f"table[{cfg.table}].checkpoints"))
                 if not self.faults:
-                    self.devices = self.device_source.open(stack, registry)
+                    self.devices = self.device_source.open(stack, registry,
+                                                           resume=self._resume())
                     await stack.enter_async_context(self.devices.shoe)
                     await stack.enter_async_context(self.devices.rfid)
                     tasks.append(tg.create_task(

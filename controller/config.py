@@ -22,8 +22,14 @@ from runtime.config_paths import config_path
 from runtime.logs import LOG_LEVELS
 from runtime.settings_files import load_toml
 from wire.mqtt import MqttSettings
-from wire.mqtt_section import Address, parse_brokers, read_credentials
-from wire.signing import load_configured_key
+from wire.mqtt_section import (
+    KEEPALIVE_DEFAULT_S,
+    Address,
+    keepalive_problem,
+    parse_brokers,
+    read_credentials,
+)
+from wire.signing import KeyFormatError, load_configured_key, parse_public_key
 
 __all__ = ["ApiConfig", "DeviceConfig", "JournalConfig", "MqttConfig",
            "SimConfig", "TableConfig", "read_table_config"]
@@ -70,6 +76,7 @@ class MqttConfig:
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
+    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (DX-LINKS-2)
 
     @property
     def embedded(self) -> bool:
@@ -87,7 +94,8 @@ class MqttConfig:
             raise ValueError("the embedded broker's settings come from its port")
         return MqttSettings.for_brokers(
             self.brokers, username=self.username, password=self.password, tls=self.tls,
-            ca_file=self.ca_file, cert_file=self.cert_file, key_file=self.key_file)
+            ca_file=self.ca_file, cert_file=self.cert_file, key_file=self.key_file,
+            keepalive_s=self.keepalive_s)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -300,6 +308,8 @@ def _mqtt(r: _Reader, m: dict[str, Any]) -> MqttConfig:
         username=username, password=password,
         tls=r.get("mqtt", m, "tls", bool, bool(creds.get("tls", False))),
         ca_file=file("ca_file"), cert_file=cert_file, key_file=key_file,
+        keepalive_s=r.get("mqtt", m, "keepalive_s", int, KEEPALIVE_DEFAULT_S,
+                          check=keepalive_problem),
     )
 
 
@@ -348,8 +358,16 @@ def parse_table_config(data: Mapping[str, Any], *, source: str, base: Path) -> T
     desk = k.get("desk", {})
     if not isinstance(desk, dict) or not all(isinstance(v, str) for v in desk.values()):
         raise ConfigError(source, "keys.desk", "a table of name = \"base64 public key\"")
+    for name, text in desk.items():
+        try:
+            parse_public_key(name, text)
+        except KeyFormatError as exc:
+            raise ConfigError(source, f"keys.desk.{name}",
+                              f"{exc}: give the base64 part of the desk's line from"
+                              " `showdown keys show`") from None
     m = r.section("mqtt", {"broker", "brokers", "credentials_file", "embedded_port", "username",
-                           "password_file", "tls", "ca_file", "cert_file", "key_file"},
+                           "password_file", "tls", "ca_file", "cert_file", "key_file",
+                           "keepalive_s"},
                   required=False)
     a = r.section("api", {"socket"})
     s = r.section("sim", {"seed", "virtual_desk", "virtual_dealer", "desk_key", "players",

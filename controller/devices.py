@@ -1,17 +1,19 @@
 """The table's devices as the daemon reads them, and where it gets them: the composition
 root (controller.wiring) is a `DeviceSource`; the daemon (controller.app) opens it once the
-journal is loaded and hands each device to its pump (controller.device_pumps)."""
+journal is loaded and hands each device to its pump (controller.device_pumps), telling it where
+the journal left off (`Resume`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from drivers.protocols import CardReader, ChipReader, IdReader
 from game.chips.registry import ChipRegistry
 
-__all__ = ["DeviceSource", "TableDevices"]
+__all__ = ["DeviceSource", "Resume", "TableDevices"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +26,18 @@ class TableDevices:
     ids: IdReader | None = None  # the ID-card reader (rewards and employee cards), if fitted
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resume:
+    """Where the table's journal left off when the daemon opens its devices: a simulated
+    device powered on again by a restart starts from it, as a real one would (DX-NOISE-1,
+    DX-NOISE-2): the chips lie where the table last read them, and the shoe deals new decks."""
+
+    # the journal's last record before this start, above its message seq base (0: a new
+    # journal, nothing played yet); never the same at two starts of one table
+    position: int = 0
+    chips_lying: Mapping[tuple[int, str], frozenset[bytes]] = field(default_factory=dict)
+
+
 class DeviceSource(Protocol):
     """Where the daemon gets its chip registry and its devices (controller.wiring)."""
 
@@ -31,6 +45,8 @@ class DeviceSource(Protocol):
         """The registry of the chips in play (raises ConfigError when there is none)."""
         ...
 
-    def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
-        """The devices, not yet entered; anything they need closed goes on `stack`."""
+    def open(self, stack: AsyncExitStack, registry: ChipRegistry, *,
+             resume: Resume | None = None) -> TableDevices:
+        """The devices, not yet entered; anything they need closed goes on `stack`;
+        `resume`: where the journal left off (None: a new journal)."""
         ...

@@ -7,7 +7,9 @@ One request per line, one answer per line, on the same connection:
     <- {"id": "8", "ok": false, "error": "no hand is open for 'settle'"}
 
 The socket file is created with mode 0660 (the console's user shares the daemon's group);
-anything that is not a JSON object on one line is answered with an error, never dropped.
+anything that is not a JSON object on one line is answered with an error, never dropped. A
+connection may wait idle between requests, but a line once begun must end within
+`LINE_WAIT_S` (DX-NOISE-3): a client that stops mid-line is told so and closed.
 """
 
 from __future__ import annotations
@@ -18,20 +20,23 @@ import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["MAX_LINE", "LocalApi", "call"]
+__all__ = ["LINE_WAIT_S", "MAX_LINE", "LocalApi", "call"]
 
 Handler = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 MAX_LINE = 64 * 1024
+LINE_WAIT_S: Final = 5.0  # a request line begun must end within this
 
 
 class LocalApi:
     """Serves `handler` on a Unix socket until closed (an async context manager)."""
 
-    def __init__(self, path: Path, handler: Handler) -> None:
+    def __init__(self, path: Path, handler: Handler, *,
+                 line_wait_s: float = LINE_WAIT_S) -> None:
         self.path = path
         self.handler = handler
+        self.line_wait_s = line_wait_s
         self._server: asyncio.AbstractServer | None = None
 
     async def __aenter__(self) -> LocalApi:
@@ -54,12 +59,23 @@ class LocalApi:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
+                first = await reader.read(1)  # idle between requests: no deadline
+                if not first:
+                    break
                 try:
-                    line = await reader.readline()
+                    async with asyncio.timeout(self.line_wait_s):
+                        line = first if first == b"\n" else first + await reader.readline()
                 except ValueError:  # longer than MAX_LINE
                     await _send(writer, {"ok": False, "error": f"request over {MAX_LINE} bytes"})
                     break
-                if not line:
+                except TimeoutError:
+                    # imported here: the pit's commands use this module's client without
+                    # the daemon's logging machinery (tests/cli/test_imports.py)
+                    from runtime.logs import get_logger  # noqa: PLC0415
+                    get_logger("showdown.local_api").warning(
+                        "request_line_stalled", socket=str(self.path), waited_s=self.line_wait_s)
+                    await _send(writer, {"ok": False, "error": "the request line stopped short:"
+                                         f" not ended within {self.line_wait_s:g} s"})
                     break
                 await _send(writer, await self._answer(line))
         except (ConnectionError, asyncio.IncompleteReadError):

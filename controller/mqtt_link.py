@@ -204,7 +204,7 @@ class MqttLink:
         settings.ssl_context()  # TLS files are checked now, not at the first connect
         self._session = MqttSession(
             settings, client_id=identity.client_id, clean_session=False, will=self._will,
-            steady_s=settings.backoff_max_s, rng=self._rng, log=self._log)
+            rng=self._rng, log=self._log)
         self._counts = _Counts()
         self._resend: deque[OutboxItem] = deque()
         self._wake = asyncio.Event()

@@ -14,6 +14,8 @@ Only this module, the command line (`cli`) and the simulated floor (`floor`) imp
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import random
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -23,7 +25,7 @@ from controller.app import TableDaemon, run_table
 from controller.chip_registry_files import read_registry
 from controller.clock import ClockSource, system_clock
 from controller.config import DeviceConfig, TableConfig
-from controller.devices import TableDevices
+from controller.devices import Resume, TableDevices
 from controller.printer_config import PrinterConfig
 from controller.receipt_printer import EscposPrinter, ReceiptPrinter
 from drivers.adapter import DriverContext
@@ -48,7 +50,7 @@ if TYPE_CHECKING:  # the simulators are imported where a simulated table uses th
     from simulators.table_play import VirtualTable
 
 __all__ = ["ConfiguredDevices", "DaemonHandle", "SimTiming", "WiredTable", "bench_task",
-           "desk_sender", "desk_signer", "run_configured", "virtual_desk_task",
+           "desk_sender", "desk_signer", "run_configured", "shoe_seed", "virtual_desk_task",
            "virtual_table_task", "wire_table"]
 SIM_SWEEP_MS = 50  # a simulated chip reader's report interval (a real SR-48: 200 ms)
 
@@ -56,6 +58,7 @@ _DESK_PATIENCE_S = 300.0  # how long the virtual desk keeps trying an unreachabl
 # (a clustered broker that lost a node took 143 s to take connections again on a loaded
 # machine: the desk clerk keeps trying through that, as the daemon does)
 _SUBSCRIBED_WAIT_S = 3.0  # then it says it is still waiting for the table
+_DEALER_SEED = 2026  # a VirtualTable's own default seed
 _log = get_logger("showdown.sim")
 
 DealerTask = Callable[[TableDaemon], Coroutine[Any, Any, None]]
@@ -89,6 +92,7 @@ class ConfiguredDevices:
         self.id_simulator: Any = None  # tap cards on it (kind = "sim")
         self.registry_in_play: ChipRegistry | None = None  # the registry the readers use
         self.printer_sim: SimReceiptPrinter | None = None  # [printer] kind = "sim"
+        self.resume = Resume()  # where the journal left off when the devices were opened
 
     def chip_registry(self) -> ChipRegistry:
         """The config's chip registry file; a simulated table without one plays built-in chips."""
@@ -106,12 +110,25 @@ class ConfiguredDevices:
 
         return (self.registry or play_registry()).requiring(True if rule is None else rule)
 
-    def open(self, stack: AsyncExitStack, registry: ChipRegistry) -> TableDevices:
+    def open(self, stack: AsyncExitStack, registry: ChipRegistry, *,
+             resume: Resume | None = None) -> TableDevices:
         """The shoe, the chip readers and the ID reader (if any): each the driver its config
-        names (`drivers.adapter`), on the real device or on its simulator, or manual entry."""
+        names (`drivers.adapter`), on the real device or on its simulator, or manual entry.
+        A simulator starts where the journal left off (`resume`; None: a new journal)."""
         self.registry_in_play = registry
-        return TableDevices(shoe=self._shoe(stack), rfid=self._rfid(stack, registry),
-                            ids=self._ids(stack))
+        self.resume = resume = resume or Resume()
+        return TableDevices(shoe=self._shoe(stack, resume),
+                            rfid=self._rfid(stack, registry, resume), ids=self._ids(stack))
+
+    def dealer_seed(self, seed: int) -> int:
+        """The seed of a virtual dealer's decks at this start: the configured ``seed``
+        advanced with the journal, as the simulated shoe's (`shoe_seed`, DX-NOISE-2), so a
+        restart never deals the decks dealt before it."""
+        dealt = shoe_seed(seed, self.resume.position)
+        if dealt != seed:
+            _log.info("sim_dealer_seeded", sim_seed=seed,
+                      journal_position=self.resume.position, dealer_seed=dealt)
+        return dealt
 
     def printer(self) -> ReceiptPrinter | None:
         """The receipt printer ``[printer]`` names (None: none); for kind = "sim", a
@@ -125,8 +142,10 @@ class ConfiguredDevices:
         host, port = sim.start()
         return _SimulatedPrinter(cfg, sim, host, port)
 
-    def _context(self, name: str, registry: ChipRegistry | None = None) -> DriverContext:
-        seed = self.config.sim.seed if self.config.sim is not None else 0
+    def _context(self, name: str, registry: ChipRegistry | None = None, *,
+                 seed: int | None = None) -> DriverContext:
+        if seed is None:
+            seed = self.config.sim.seed if self.config.sim is not None else 0
         return DriverContext(name=name, registry=registry, seed=seed,
                              sim_sweep_ms=self.timing.sweep_ms,
                              sim_sweep_on_change=self.timing.sweep_on_change,
@@ -146,14 +165,22 @@ class ConfiguredDevices:
                               f"the {cfg.driver} driver has no simulator: kind = \"hardware\"")
         return simulation.device, simulation.simulator
 
-    def _shoe(self, stack: AsyncExitStack) -> CardReader:
+    def _shoe(self, stack: AsyncExitStack, resume: Resume) -> CardReader:
         cfg = self.config.shoe
         if cfg.kind == "manual":
             return ManualCardReader()
-        device, self.shoe_sim = self._driver(cfg, "shoe", self._context("shoe"), stack)
+        seed = None
+        if cfg.kind == "sim":
+            configured = self.config.sim.seed if self.config.sim is not None else 0
+            seed = shoe_seed(configured, resume.position)
+            _log.info("sim_shoe_seeded", sim_seed=configured,
+                      journal_position=resume.position, shoe_seed=seed)
+        device, self.shoe_sim = self._driver(cfg, "shoe", self._context("shoe", seed=seed),
+                                             stack)
         return device  # type: ignore[no-any-return]
 
-    def _rfid(self, stack: AsyncExitStack, registry: ChipRegistry) -> ChipReader:
+    def _rfid(self, stack: AsyncExitStack, registry: ChipRegistry,
+              resume: Resume) -> ChipReader:
         cfg = self.config.rfid
         if cfg.kind == "manual":
             return ManualChipReader()
@@ -161,6 +188,12 @@ class ConfiguredDevices:
         # takes, picks up)
         device, self.rfid_sim = self._driver(cfg, "rfid", self._context("rfid", registry),
                                              stack)
+        if self.rfid_sim is not None:  # before its first sweep: the felt the table last read
+            from simulators.chip_steps import restore_felt  # noqa: PLC0415
+
+            if restore_felt(self.rfid_sim, resume.chips_lying):
+                _log.info("sim_felt_restored", spots=len(resume.chips_lying),
+                          chips=sum(len(u) for u in resume.chips_lying.values()))
         return device  # type: ignore[no-any-return]
 
     def _ids(self, stack: AsyncExitStack) -> IdReader | None:
@@ -170,6 +203,17 @@ class ConfiguredDevices:
         device, self.id_simulator = self._driver(cfg, "id_reader",
                                                  self._context("id-reader"), stack)
         return device  # type: ignore[no-any-return]
+
+
+def shoe_seed(seed: int, position: int) -> int:
+    """A simulated shoe's seed at power-on: the ``[sim] seed`` on a new journal (position
+    0), else that seed mixed with the journal's last record before this start, so a restart
+    deals new decks, never the ones dealt before it, and the same journal gives the same
+    decks again (DX-NOISE-2)."""
+    if position == 0:
+        return seed
+    digest = hashlib.sha256(f"showdown-shoe:{seed}:{position}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
 
 
 class _SimulatedPrinter(EscposPrinter):
@@ -285,13 +329,22 @@ class WiredTable:
 
     def virtual_table(self, **options: Any) -> VirtualTable:
         """A virtual dealer at this daemon's simulated devices (once the daemon is ready);
-        `options` are VirtualTable's (desk, seed, stage, players, heats, hand_pause...)."""
+        `options` are VirtualTable's (desk, seed, stage, players, heats, hand_pause...); its
+        decks' seed advances with the journal (`ConfiguredDevices.dealer_seed`; the players'
+        and their PINs stay the configured seed's)."""
         from simulators.table_play import VirtualTable  # noqa: PLC0415
 
         shoe, chips = self.devices.shoe_sim, self.devices.rfid_sim
         if shoe is None or chips is None:
             raise TableStuck("the table's shoe and chip reader are not simulators, or not open")
         options.setdefault("ids", self.devices.id_simulator)
+        seed = int(options.get("seed", _DEALER_SEED))
+        dealt = self.devices.dealer_seed(seed)
+        if dealt != seed and options.get("decks") is None:  # a restart: new decks (DX-NOISE-2)
+            from simulators.decks import DeckSource  # noqa: PLC0415
+
+            options["decks"] = DeckSource(options.get("deck_mode", "shuffled"),
+                                          rng=random.Random(dealt), seed=dealt)
         return VirtualTable(DaemonHandle(self.daemon), shoe=shoe, chips=chips, **options)
 
 

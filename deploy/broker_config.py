@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from deploy.broker_acl import DESK_CLIENT, LEADERBOARD_CLIENT, venue_acl
 from game.errors import ConfigError
 from wire.topics import DEFAULT_ROOT, TopicError, validate_id, validate_root
 
@@ -54,8 +55,6 @@ __all__ = [
     "verify_password",
 ]
 
-LEADERBOARD_CLIENT: Final = "leaderboard"
-DESK_CLIENT: Final = "desk"
 RESERVED_CLIENTS: Final = frozenset({LEADERBOARD_CLIENT, DESK_CLIENT})
 # Mosquitto 2.1's own default; every password we generate is 256 random bits, which no
 # iteration count could make stronger, while each CONNECT costs the (single-threaded) broker
@@ -226,39 +225,21 @@ def listener_config(settings: BrokerSettings) -> str:
 
 
 def acl_file(settings: BrokerSettings) -> str:
-    """The text of the ACL file: table patterns, then the leaderboard's and the desk's rights."""
-    v = settings.venue_prefix
-    tables = f"{v}/tables"
+    """The text of the ACL file, rendered from deploy.broker_acl: table patterns (``%u``),
+    then the leaderboard's and the desk's rights."""
     lines = [
         f"# Mosquitto ACL for showdown venue {settings.venue!r}: written by "
         "`showdown broker config`.",
         "# Whatever is not granted here is denied; anonymous clients are refused outright.",
         f"# Tables: {', '.join(settings.tables)}",
-        "",
-        "# Every table (username = client id = table id): its own topics only.",
-        f"pattern write {tables}/%u/status",
-        f"pattern write {tables}/%u/events",
-        f"pattern write {tables}/%u/scores",
-        f"pattern read {tables}/%u/cmd",
-        "",
-        "# The leaderboard: reads every table, asks tables to resend, publishes standings.",
-        f"user {LEADERBOARD_CLIENT}",
-        f"topic deny {tables}/{LEADERBOARD_CLIENT}/#",
-        f"topic read {tables}/+/status",
-        f"topic read {tables}/+/events",
-        f"topic read {tables}/+/scores",
-        f"topic write {tables}/+/cmd",
-        f"topic write {v}/standings",
-        "",
-        "# The registration desk: signed commands to tables; reads their answers and scores.",
-        f"user {DESK_CLIENT}",
-        f"topic deny {tables}/{DESK_CLIENT}/#",
-        f"topic write {tables}/+/cmd",
-        f"topic read {tables}/+/status",
-        f"topic read {tables}/+/events",
-        f"topic read {tables}/+/scores",
-        f"topic read {v}/standings",
     ]
+    for rights in venue_acl(settings.venue_prefix):
+        lines += ["", f"# {rights.comment}"]
+        if rights.client is None:
+            lines += [f"pattern {g.access} {g.for_table('%u').topic}" for g in rights.grants]
+        else:
+            lines.append(f"user {rights.client}")
+            lines += [f"topic {g.access} {g.topic}" for g in rights.grants]
     return "\n".join(lines) + "\n"
 
 

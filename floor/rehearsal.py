@@ -189,11 +189,13 @@ def _rehearsal(plan: RehearsalPlan, wired: WiredTable, send: Any,
     if devices.shoe_sim is None or devices.rfid_sim is None:
         raise RehearsalError("the table's shoe and chip reader are not simulators")
     daemon = wired.daemon
-    rng = random.Random(seed)
+    deck_seed = devices.dealer_seed(seed)  # a resumed rehearsal deals new decks (DX-NOISE-2)
+    rng = random.Random(deck_seed)
     decks: Decks = DeckSource("shuffled" if cfg.deck in ("random", "scripted") else
-                              cfg.deck, rng=rng, seed=seed)  # type: ignore[arg-type]
+                              cfg.deck, rng=rng, seed=deck_seed)  # type: ignore[arg-type]
     if cfg.deck == "scripted":
-        decks = ScriptedDeck(cfg.deck_hands, rng=random.Random(f"{seed}:script"), after=decks)
+        decks = ScriptedDeck(cfg.deck_hands, rng=random.Random(f"{deck_seed}:script"),
+                             after=decks)
 
     def player_for(seat: int) -> SeatPlayer:
         conf = cfg.seats.get(seat)
@@ -217,7 +219,7 @@ def _rehearsal(plan: RehearsalPlan, wired: WiredTable, send: Any,
                           players=plan.players, heats=cfg.heats, hand_pause=cfg.pause,
                           timeout=cfg.timeout, overpay_fix=cfg.overpay_fix, decks=decks,
                           player_for=player_for, schedule=schedule, messages=messages,
-                          hands=cfg.hands, deck_label=_deck_label(cfg, seed),
+                          hands=cfg.hands, deck_label=_deck_label(cfg, deck_seed),
                           unshuffled=None if cfg.deck in ("random", "scripted") else cfg.deck)
 
 

@@ -14,10 +14,21 @@ One event loop runs, as named tasks of one TaskGroup:
 - ``audit_heads``: signs the audit chain's head with the leaderboard key when one is due
   (``[audit]``, leaderboard.audit_trail.heads); a head is signed at start and at shutdown too;
 - ``watchdog``: ``WATCHDOG=1`` pings to systemd at half its interval while the loop is alive,
-  from the start (a long migration is not a hang), so pings may precede ``READY=1``.
+  from the start (a long migration is not a hang), so pings may precede ``READY=1``;
+- ``lease``: renews the central lease (leaderboard.central_lease) while active.
+
+Active and standby (docs/operations/standby-central.md): after the migration the instance
+listens at once (leaderboard.standby_web.RoleGate: 503 "standby" naming the active instance)
+and sends ``READY=1`` as a standby; it waits for the central lease, and only once it holds it
+enrols the tables, signs a head and starts the tasks above. Every commit on its engine is
+fenced by the lease. An instance that loses the lease stops at once (the gate answers 503,
+the ingest disconnects) and exits with EXIT_LEASE_LOST for systemd to start it again as a
+standby; one that cannot prove it holds the lease (its renewals late) pauses the ingest
+until a renewal succeeds.
 
 Start-up: settings and keys are read and the database migrated first; ``READY=1`` is sent
-once the web server listens and the broker has granted the subscription. SIGTERM/SIGINT:
+once the web server listens (standby) and again once active and the broker has granted the
+subscription. SIGTERM/SIGINT:
 ``STOPPING=1``, the ingest finishes its batch, streams end, the server and the publisher
 close, the engine is disposed.
 """
@@ -35,22 +46,26 @@ from typing import Any, Final
 
 import uvicorn
 from sqlalchemy import Engine, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 from starlette.routing import BaseRoute
 
 from game.tournament.schema import TournamentSettings
 from leaderboard.audit_trail.chain import audit_row
 from leaderboard.audit_trail.heads import keep_heads, sign_head
+from leaderboard.central_lease import CentralLease, LeaseLost, install_fence, instance_name
 from leaderboard.config import LeaderboardConfig
 from leaderboard.db import configured_engine, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import TableRecord
+from leaderboard.standby_web import RoleGate
 from leaderboard.standings.live import LiveStandings
 from leaderboard.standings.view import ViewOptions, standings, strip_names
 from leaderboard.web import StandingsFeed, create_app
 from runtime.clocks import WallClock, utc_now
-from runtime.http_serving import InLoopServer, listen
+from runtime.errors import one_line
+from runtime.http_serving import BodyDeadline, InLoopServer, listen
 from runtime.logs import get_logger
 from runtime.process_memory import fix_malloc_mmap_threshold
 from runtime.sd_notify import Notifier
@@ -62,6 +77,7 @@ from wire.signing import Signer, load_configured_key
 from wire.topics import TableTopics, standings_topic
 
 __all__ = [
+    "EXIT_LEASE_LOST",
     "STANDINGS_TYPE",
     "LeaderboardService",
     "PublishError",
@@ -72,6 +88,7 @@ __all__ = [
 ]
 
 STANDINGS_TYPE: Final = Standings.TYPE
+EXIT_LEASE_LOST: Final = 75  # EX_TEMPFAIL: the lease lost; systemd restarts it (DX-STANDBY-3)
 _log = get_logger("leaderboard.app")
 
 def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
@@ -79,7 +96,8 @@ def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:
     m = config.mqtt
     return MqttSettings.for_brokers(
         m.brokers, username=m.username, password=m.password, tls=m.tls, ca_file=m.ca_file,
-        cert_file=m.cert_file, key_file=m.key_file, topic_root=config.topic_root)
+        cert_file=m.cert_file, key_file=m.key_file, topic_root=config.topic_root,
+        keepalive_s=m.keepalive_s)
 
 
 def enrol_tables(engine: Engine, config: LeaderboardConfig, now: datetime) -> list[str]:
@@ -271,6 +289,9 @@ class LeaderboardService:
         self.ingestor: Ingestor | None = None
         self.link: ServiceLink | None = None
         self.port: int | None = None  # the HTTP port listened on (known once started)
+        self.lease: CentralLease | None = None
+        self.active = asyncio.Event()  # set once this instance holds the lease and serves
+        self.lease_lost = asyncio.Event()
         self._tz: tzinfo = UTC  # the venue's, once the settings are read
         self.ready = asyncio.Event()
 
@@ -285,9 +306,12 @@ class LeaderboardService:
         link = self.link
         counters = self.ingestor.counters().as_dict() if self.ingestor else {}
         subscribed = bool(link and link.subscribed.is_set())
+        lease = self.lease
         return {"ok": subscribed, "subscribed": subscribed,
                 "standings_published": link.last_version if link else 0,
-                "ingest": counters, "link": self.link_status()}
+                "ingest": counters, "link": self.link_status(), "role": "active",
+                "instance": lease.holder if lease else None,
+                "epoch": lease.epoch if lease else None}
 
     def link_status(self) -> dict[str, Any]:
         """What the page's connection indicator tells: ``state`` is "live" (subscribed to the
@@ -335,23 +359,129 @@ class LeaderboardService:
                                                  key="service.database")
         # Pinged from the first await: a long migration must not look like a hung service.
         watchdog = asyncio.create_task(self._watchdog(), name="leaderboard.watchdog")
+        server: InLoopServer | None = None
+        http_task: asyncio.Task[None] | None = None
         try:
             with database_answers(cfg.source, "service.database"):
                 await asyncio.to_thread(upgrade, engine)
+            loop = asyncio.get_running_loop()
+
+            def on_lost(_why: str) -> None:  # called from a database worker thread
+                loop.call_soon_threadsafe(self.lease_lost.set)
+
+            lease = self.lease = CentralLease(engine, instance_name(cfg.instance),
+                                              lease_s=cfg.lease_s, on_lost=on_lost)
+            install_fence(engine, lease)  # from here on, only the lease holder commits
+            gate = RoleGate(lease)
+            server = self._server(gate)
+            sock = listen(cfg.http.host, cfg.http.port, source=cfg.source, key="http.port",
+                          host_key="http.host")
+            self.port = sock.getsockname()[1]
+            http_task = asyncio.create_task(server.serve(sockets=[sock]),
+                                            name="leaderboard.http")
+            if not await self._take_lease(stop, lease, server, http_task):
+                self.notify.stopping()  # stopped as a standby
+                _log.info("stopping", lease_lost=False)
+                return 0
             for change in await asyncio.to_thread(enrol_tables, engine, cfg, self.clock()):
                 _log.info("table_enrolment", change=change)
             await asyncio.to_thread(sign_head, engine, signer, self.clock())  # the audit chain
-            code = await self._serve(stop, engine, settings, mqtt, signer)
-            await asyncio.to_thread(sign_head, engine, signer, self.clock())  # at shutdown
+            code = await self._serve(stop, engine, settings, mqtt, signer, gate=gate,
+                                     server=server, http_task=http_task)
+            if code == 0:
+                await asyncio.to_thread(sign_head, engine, signer, self.clock())  # at shutdown
+                await asyncio.to_thread(lease.release)
             return code
         finally:
+            if server is not None:
+                server.should_exit = True
+            if http_task is not None:
+                with contextlib.suppress(Exception, asyncio.CancelledError):
+                    await http_task
             watchdog.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watchdog
             engine.dispose()
 
+    def _server(self, app: RoleGate) -> InLoopServer:
+        tls = self.config.http
+        return InLoopServer(uvicorn.Config(
+            BodyDeadline(app, seconds=tls.body_wait_s, name="leaderboard.http"),
+            log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=3,
+            ssl_certfile=str(tls.tls_cert_file) if tls.tls_cert_file else None,
+            ssl_keyfile=str(tls.tls_key_file) if tls.tls_key_file else None))
+
+    async def _take_lease(self, stop: asyncio.Event, lease: CentralLease,
+                          server: uvicorn.Server, http_task: asyncio.Task[None]) -> bool:
+        """Wait as a standby until this instance takes the central lease; False if stopped
+        first. READY=1 is sent once the gate listens: a standby is a running service."""
+        said: str | None = None
+        while not stop.is_set():
+            if http_task.done():  # the web server failed to start (a TLS file, ...)
+                await http_task
+                raise RuntimeError("the web server stopped by itself")
+            if server.started and said is None:
+                said = ""
+                self.notify.ready(f"standby instance {lease.holder}: waiting for the lease")
+            try:
+                seen = await asyncio.to_thread(lease.view)
+                epoch = await asyncio.to_thread(lease.take) if seen.expired else None
+                if epoch is not None:
+                    _log.info("central_lease_taken", instance=lease.holder, epoch=epoch,
+                              previous=seen.holder or None)
+                    return True
+                if said != seen.holder:
+                    said = seen.holder
+                    _log.info("central_standby", instance=lease.holder, active=seen.holder,
+                              epoch=seen.epoch, expires_in_s=round(seen.expires_in_s, 1))
+            except SQLAlchemyError as exc:
+                _log.warning("central_lease_not_read", error=one_line(exc)[:200])
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), lease.renew_every_s)
+        return False
+
+    async def _keep_lease(self, lease: CentralLease, stop: asyncio.Event) -> None:
+        """Renew the lease every ``renew_every_s`` until ``stop`` or until it is lost."""
+        while not stop.is_set() and lease.epoch is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), lease.renew_every_s)
+            if stop.is_set():
+                return
+            try:
+                await asyncio.to_thread(lease.renew)
+            except SQLAlchemyError as exc:
+                _log.warning("central_lease_not_renewed", instance=lease.holder,
+                             error=one_line(exc)[:200])
+
+    async def _ingest_while_held(self, link: ServiceLink, lease: CentralLease,
+                                 stop: asyncio.Event) -> None:
+        """Run the broker link while the lease is ours by its local deadline: past it the
+        link stops (no reconnect with the ingest's client id) until a renewal succeeds."""
+        while not stop.is_set() and lease.epoch is not None:
+            if not lease.active:
+                await asyncio.sleep(0.05)
+                continue
+            link_stop = asyncio.Event()
+
+            async def guard(link_stop: asyncio.Event = link_stop) -> None:
+                while lease.active and not stop.is_set():
+                    await asyncio.sleep(0.05)
+                link_stop.set()
+
+            guarding = asyncio.create_task(guard(), name="leaderboard.lease_guard")
+            try:
+                await link.run(link_stop)
+            except* LeaseLost:
+                pass  # a batch refused by the fence: lease_lost is set, the service stops
+            finally:
+                guarding.cancel()
+            if not stop.is_set() and lease.epoch is not None:
+                _log.warning("central_ingest_paused", instance=lease.holder,
+                             reason="the lease's renewals are late")
+
     async def _serve(self, stop: asyncio.Event, engine: Engine, settings: TournamentSettings,
-                     mqtt: MqttSettings, signer: Signer) -> int:
+                     mqtt: MqttSettings, signer: Signer, *, gate: RoleGate,
+                     server: uvicorn.Server, http_task: asyncio.Task[None]) -> int:
         cfg = self.config
         options = self._options(settings)
         self._tz = settings.tz
@@ -371,38 +501,71 @@ class LeaderboardService:
             engine, None, venue=cfg.venue, topic_root=cfg.topic_root, clock=self.clock,
             resend=link.resend, on_change=feed.changed)
         await self.ingestor.refresh_keys()
-        app = create_app(feed, desk=self._desk(engine, settings, link, signer),
-                         health=self.health, status=self.link_status,
-                         page_seconds=cfg.page.page_seconds)
-        sock = listen(cfg.http.host, cfg.http.port, source="http", key="host/port")
-        self.port = sock.getsockname()[1]
-        tls = cfg.http
-        server = InLoopServer(uvicorn.Config(
-            app, log_config=None, access_log=False, lifespan="off", timeout_graceful_shutdown=3,
-            ssl_certfile=str(tls.tls_cert_file) if tls.tls_cert_file else None,
-            ssl_keyfile=str(tls.tls_key_file) if tls.tls_key_file else None))
-        link_stop = asyncio.Event()
+        gate.inner = create_app(feed, desk=self._desk(engine, settings, link, signer),
+                                health=self.health, status=self.link_status,
+                                page_seconds=cfg.page.page_seconds)
+        lease = self.lease
+        assert lease is not None  # taken before _serve
+        # Stops every task on SIGTERM and at once when the lease is lost.
+        ending = asyncio.Event()
+        watch = asyncio.create_task(self._until_either(stop, self.lease_lost, ending))
+        try:
+            return await self._run_tasks(ending, engine=engine, feed=feed, link=link,
+                                         lease=lease, signer=signer, gate=gate, server=server,
+                                         http_task=http_task)
+        finally:
+            watch.cancel()
+
+    async def _run_tasks(self, ending: asyncio.Event, *, engine: Engine, feed: StandingsFeed,
+                         link: ServiceLink, lease: CentralLease, signer: Signer,
+                         gate: RoleGate, server: uvicorn.Server,
+                         http_task: asyncio.Task[None]) -> int:
+        """The active instance's tasks until ``ending`` (SIGTERM, or the lease lost)."""
+        cfg = self.config
         async with asyncio.TaskGroup() as tg:
-            tg.create_task(link.run(link_stop), name="leaderboard.mqtt")
+            # The web server runs from the start (the gate); a failure of it ends the group.
+            http = tg.create_task(_awaited(http_task), name="leaderboard.http")
+            tg.create_task(self._ingest_while_held(link, lease, ending),
+                           name="leaderboard.mqtt")
             feed_task = tg.create_task(feed.run(), name="leaderboard.standings")
-            tg.create_task(server.serve(sockets=[sock]), name="leaderboard.http")
-            tg.create_task(keep_heads(engine, signer, self.clock, cfg.audit, link_stop),
+            tg.create_task(keep_heads(engine, signer, self.clock, cfg.audit, ending),
                            name="leaderboard.audit_heads")
-            if await self._started(stop, link, server):
+            tg.create_task(self._keep_lease(lease, ending), name="leaderboard.lease")
+            if await self._started(ending, link, server):
                 scheme = "https" if cfg.http.uses_tls else "http"
                 url = f"{scheme}://{cfg.http.host}:{self.port}/"
-                self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}")
+                self.notify.ready(f"serving {url}; ingesting venue {cfg.venue}; active"
+                                  f" instance {lease.holder}")
                 self.ready.set()
-                _log.info("ready", url=url, venue=cfg.venue, brokers=mqtt.where_all,
-                          desk_api=cfg.http.desk_api)
-                await stop.wait()
-            self.notify.stopping()
-            _log.info("stopping")
-            link_stop.set()
+                self.active.set()
+                _log.info("ready", url=url, venue=cfg.venue, brokers=link.settings.where_all,
+                          desk_api=cfg.http.desk_api, instance=lease.holder,
+                          epoch=lease.epoch)
+                await ending.wait()
+            lost = self.lease_lost.is_set()
+            if lost:
+                gate.inner = None  # 503 "standby" from now on
+                self.notify.status("the central lease was lost: stepping down")
+            else:
+                self.notify.stopping()
+            _log.info("stopping", lease_lost=lost)
+            ending.set()
             await feed.close()
             feed_task.cancel()
-            server.should_exit = True
-        return 0
+            http.cancel()  # the server itself stops in run(), after the last head
+        return EXIT_LEASE_LOST if self.lease_lost.is_set() else 0
+
+    @staticmethod
+    async def _until_either(first: asyncio.Event, second: asyncio.Event,
+                            then: asyncio.Event) -> None:
+        """Set ``then`` once ``first`` or ``second`` is set."""
+        waits = {asyncio.ensure_future(first.wait()), asyncio.ensure_future(second.wait())}
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+        then.set()
 
     async def _started(self, stop: asyncio.Event, link: ServiceLink,
                        server: uvicorn.Server) -> bool:
@@ -425,6 +588,11 @@ class LeaderboardService:
         while True:
             await asyncio.sleep(interval / 2)
             self.notify.watchdog()
+
+
+async def _awaited(task: asyncio.Task[None]) -> None:
+    """Wait for ``task`` without cancelling it when cancelled (its owner ends it)."""
+    await asyncio.shield(task)
 
 
 async def run_service(service: LeaderboardService) -> int:

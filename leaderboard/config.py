@@ -20,7 +20,13 @@ from leaderboard.audit_trail.settings import AUDIT_KEYS, AuditSettings, parse_au
 from leaderboard.desk.policy import AUTH_KEYS, AuthPolicy, parse_auth_policy
 from runtime.config_paths import config_database_url, config_path
 from runtime.settings_files import load_toml
-from wire.mqtt_section import Address, parse_brokers, read_credentials
+from wire.mqtt_section import (
+    KEEPALIVE_DEFAULT_S,
+    Address,
+    keepalive_problem,
+    parse_brokers,
+    read_credentials,
+)
 from wire.signing import KeyFormatError, KeyRing, parse_public_key
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, TopicError, validate_root
 
@@ -66,6 +72,7 @@ class ServiceMqttConfig:
     key_file: Path | None = None
     shared_group: str | None = None  # subscribe as $share/{group}/... (several instances)
     failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
+    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (DX-LINKS-2)
 
     @property
     def brokers(self) -> tuple[Address, ...]:
@@ -82,6 +89,8 @@ class HttpConfig:
     port: int = 8080
     desk_api: bool = False
     desk_answer_wait_s: float = 3.0  # how long a desk action waits for the tables' verdicts
+    # how long a request's body may pause before it is answered 408 (DX-NOISE-3)
+    body_wait_s: float = 5.0
     tls_cert_file: Path | None = None  # HTTPS: the certificate (chain) the service presents
     tls_key_file: Path | None = None
 
@@ -161,6 +170,8 @@ class LeaderboardConfig:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     audit: AuditSettings = field(default_factory=AuditSettings)
     debounce_seconds: float = 0.15
+    instance: str = ""  # this instance's name in the central lease (empty: the host name)
+    lease_s: float = 5.0  # the central lease's period (leaderboard.central_lease)
     log_format: Literal["auto", "json", "console"] = "auto"
     log_level: str = "info"
 
@@ -170,12 +181,13 @@ class LeaderboardConfig:
 
 
 _SECTIONS: Final[dict[str, set[str]]] = {
-    "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds"},
+    "service": {"venue", "database", "tournament", "topic_root", "debounce_seconds",
+                "instance", "lease_s"},
     "mqtt": {"broker", "brokers", "credentials_file", "client_id", "username", "password_file",
-             "tls", "ca_file", "cert_file", "key_file", "shared_group"},
+             "tls", "ca_file", "cert_file", "key_file", "shared_group", "keepalive_s"},
     "keys": {"signing_key", "tables", "tables_file"},
     "http": {"host", "port", "desk_api", "desk_token_file", "desk_answer_wait_s",
-             "tls_cert_file", "tls_key_file"},
+             "body_wait_s", "tls_cert_file", "tls_key_file"},
     "page": {"rows", "title", "names", "stale_after_s", "page_seconds"},
     "desk_auth": set(AUTH_KEYS),
     "audit": set(AUDIT_KEYS),
@@ -287,6 +299,8 @@ def _mqtt(r: _Reader, m: Mapping[str, Any], venue: str) -> ServiceMqttConfig:
         tls=r.get("mqtt", m, "tls", bool, bool(creds.get("tls", False))),
         ca_file=file("ca_file"), cert_file=file("cert_file"), key_file=file("key_file"),
         shared_group=group, failover=tuple(failover),
+        keepalive_s=r.get("mqtt", m, "keepalive_s", int, KEEPALIVE_DEFAULT_S,
+                          check=keepalive_problem),
     )
     if mqtt.password is not None and mqtt.username is None:
         raise r.fail("mqtt.password_file", "a password is given without mqtt.username")
@@ -398,6 +412,8 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         desk_api=r.get("http", h, "desk_api", bool, False),
         desk_answer_wait_s=r.get("http", h, "desk_answer_wait_s", float, 3.0,
                                  check=lambda v: None if 0 <= v <= 30 else "must be 0..30"),
+        body_wait_s=r.get("http", h, "body_wait_s", float, 5.0,
+                          check=lambda v: None if 0.5 <= v <= 300 else "must be 0.5..300"),
     )
     if "desk_token_file" in h:
         raise r.fail("http.desk_token_file", _SIGN_IN_PER_PERSON)
@@ -428,6 +444,11 @@ def parse_leaderboard_config(data: Mapping[str, Any], *, source: str,
         audit=parse_audit_settings(r.section("audit"), source=source),
         debounce_seconds=r.get("service", s, "debounce_seconds", float, 0.15,
                                check=lambda v: None if 0 <= v <= 60 else "must be 0..60"),
+        instance=r.get("service", s, "instance", str, "",
+                       check=lambda v: None if len(v) <= 100 and v.isprintable()
+                       else "must be a printable name of at most 100 characters"),
+        lease_s=r.get("service", s, "lease_s", float, 5.0,
+                      check=lambda v: None if 1 <= v <= 60 else "must be 1..60"),
         log_format=fmt,  # type: ignore[arg-type]
         log_level=r.get("log", lg, "level", str, "info",
                         check=lambda v: None if v.lower() in

@@ -32,6 +32,7 @@ from sqlalchemy import Engine, create_engine, event, make_url
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import (
     ArgumentError,
+    DatabaseError,
     DBAPIError,
     InterfaceError,
     NoSuchModuleError,
@@ -143,12 +144,19 @@ def configured_engine(url: str, *, source: str, key: str, **options: object) -> 
 @contextmanager
 def database_answers(source: str, key: str) -> Iterator[None]:
     """Within the block, a database that cannot be reached (refused, timed out, no such
-    host or file) is `Unavailable` naming the setting that points at it."""
+    host or file) is `Unavailable` naming the setting that points at it; a file that is not
+    an SQLite database is a ConfigError naming it."""
     try:
         yield
     except (OperationalError, InterfaceError) as exc:
         raise Unavailable(source, key, "the database did not answer:"
                           f" {one_line(exc.orig or exc)[:200]}") from exc
+    except DatabaseError as exc:
+        if getattr(exc.orig, "sqlite_errorname", "") != "SQLITE_NOTADB":
+            raise
+        raise ConfigError(source, key, "the file is not an SQLite database (a text file,"
+                          " a backup archive, another program's file?): name the central"
+                          " database's file") from exc
 
 
 def alembic_config(url: str) -> Config:

@@ -22,6 +22,7 @@ from sqlalchemy import (
     Boolean,
     Date,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -39,11 +40,12 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Mapper, mapped_column, relat
 from leaderboard.display_names import entry_code
 
 __all__ = [
-    "AuditEntry", "AuditHead", "AuditTip", "Base", "ChipReconciliation", "CommandResultRecord",
-    "DeskCommandRecord", "DeskSession", "Dispute", "DisputeBundleRecord", "Draw", "DrawCommitment",
-    "Entry", "Exclusion", "Hand", "IdentityHold", "Message", "OutsideWrite", "Patron",
-    "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy", "Refusal", "Rejection", "RosterState",
-    "Score", "StaffRecord", "StandingsChange", "TableProgress", "TableRecord",
+    "AuditEntry", "AuditHead", "AuditTip", "Base", "CentralLease", "ChipReconciliation",
+    "CommandResultRecord", "DeskCommandRecord", "DeskSession", "Dispute", "DisputeBundleRecord",
+    "Draw", "DrawCommitment", "Entry", "Exclusion", "Hand", "IdentityHold", "Message",
+    "OutsideWrite", "Patron", "PatronDocument", "PayoutCheck", "PrizeAward", "Proxy", "Refusal",
+    "Rejection", "RosterState", "Score", "StaffRecord", "StandingsChange", "TableProgress",
+    "TableRecord",
 ]
 
 Cents = BigInteger
@@ -706,6 +708,20 @@ class CommandResultRecord(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     held_until: Mapped[str | None] = mapped_column(String(64))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class CentralLease(Base):
+    """The central lease's one row (revision 0019): the active instance, its fencing epoch
+    (incremented by every takeover) and when the lease expires and was last renewed and
+    taken, in seconds since 1970 on the database's clock (leaderboard.central_lease)."""
+
+    __tablename__ = "central_lease"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # 1
+    holder: Mapped[str] = mapped_column(String(200))
+    epoch: Mapped[int] = mapped_column(BigInteger)
+    expires_at: Mapped[float] = mapped_column(Float)
+    renewed_at: Mapped[float] = mapped_column(Float)
+    taken_at: Mapped[float] = mapped_column(Float)
 
 
 class StandingsChange(Base):

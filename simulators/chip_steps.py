@@ -17,7 +17,9 @@
 The bindings live on the simulated reader (`RfidReaderSimulator.owners`), so they outlast a
 restart of the table daemon the way the chips on a real table do. A simulated reader that
 restarted with the daemon (one process) is given back what the table last read on each spot
-(`sync_owners`): a restart of the table PC moves no chip on the felt.
+(`restore_felt`: by the composition root before the reader's first sweep, DX-NOISE-1, and
+again by `sync_owners` for a reader that is still empty): a restart of the table PC moves no
+chip on the felt.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ from game.chips.float import suggest_stack
 from game.wagers.settle import WAGERS
 from simulators.felt import ChipTable
 
-__all__ = ["SPOT_LIMIT", "PaidSpots", "change_on_spot", "issue_stacks", "return_chips",
-           "sync_owners"]
+__all__ = ["SPOT_LIMIT", "PaidSpots", "change_on_spot", "issue_stacks", "restore_felt",
+           "return_chips", "sync_owners"]
 
 SPOT_LIMIT: Final = 100  # chips a spot's report carries at most is 120: room to spare
 SpotKey = tuple[int, str]
@@ -60,14 +62,23 @@ class VirtualTable(Protocol):
         """Press a console button at the table; its answer."""
 
 
+def restore_felt(sim: ChipTable, lying: Mapping[SpotKey, frozenset[bytes]]) -> bool:
+    """Put on an empty simulated reader the chips the table last read on each spot
+    (``lying``): a restart of the table PC moves no chip. True if it placed any; a reader
+    already holding chips is left as it is."""
+    if sim.table() or not lying:
+        return False
+    for (seat, spot), uids in sorted(lying.items()):
+        sim.place(seat, spot, uids=sorted(uids), clone=True)  # a clone lies twice
+    return True
+
+
 def sync_owners(vt: VirtualTable) -> None:
     """Learn who holds each chip from the table (the virtual players' memory of their chips
     is gone when the process restarts; a real player's chips are still in their hands), and
     put back on an empty simulated reader the chips the table last read on the spots."""
     sim = vt.chips
-    if not sim.table():  # the reader restarted too: the felt is as the table last read it
-        for (seat, spot), uids in sorted(vt.table.chips_lying().items()):
-            sim.place(seat, spot, uids=sorted(uids), clone=True)  # a clone lies twice
+    restore_felt(sim, vt.table.chips_lying())  # the reader restarted too
     holders = vt.table.chip_holders()
     sim.owners = {c.uid: holders.get(c.uid) for c in sim.registry
                   if c.chip_set == sim.registry.chip_set

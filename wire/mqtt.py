@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import logging
 import random
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import aiomqtt
+import paho.mqtt.client as paho
 import structlog
 
 from game.errors import ConfigError
@@ -284,10 +286,130 @@ def _inbox_type(made: list[asyncio.Queue[aiomqtt.Message]]
     return Inbox
 
 
+# paho's lines about a failed socket (it also returns the failure, and the session reports the
+# lost connection once, as a warning): debug, not error.
+_PAHO_SOCKET_FAILURES: Final = ("failed to receive on socket", "timeout on socket")
+
+
+class _PahoLog(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """paho's logger (through aiomqtt): its reports of a failed socket at debug, the rest as is."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        """Log, a failed socket's line at debug."""
+        if isinstance(msg, str) and msg.startswith(_PAHO_SOCKET_FAILURES):
+            level = logging.DEBUG
+        super().log(level, msg, *args, **kwargs)
+
+
+_PAHO_LOG: Final = _PahoLog(logging.getLogger("aiomqtt.paho"), {})
+
+
+def _open_fileno(client: paho.Client, sock: Any) -> int | None:
+    """The socket's descriptor while it is still paho's open socket, else None."""
+    fileno = sock.fileno()
+    return fileno if client.socket() is sock and fileno >= 0 else None
+
+
+def _seen(future: asyncio.Future[Any]) -> None:
+    """Mark a finished future's exception as retrieved (the session reports the loss itself)."""
+    if future.done() and not future.cancelled():
+        future.exception()
+
+
+class _Client(aiomqtt.Client):
+    """aiomqtt 2.5's client with its event-loop callbacks made safe for a socket that closes.
+
+    aiomqtt schedules paho's ``add_reader``/``add_writer`` with ``call_soon_threadsafe``; when
+    the socket closes before they run (the broker dropped a frozen process), uvloop raises
+    EBADF in the loop's exception handler (an error-level traceback) and nothing reaches the
+    session. Here a callback whose socket has gone does nothing, an OSError is a lost
+    connection, a connection closed before its CONNACK fails the connect at once (aiomqtt
+    ignores it and waits its whole timeout), and the futures that say so are retrieved.
+    """
+
+    def lose(self, error: BaseException) -> None:
+        """Record the connection as lost (what the messages iterator and ``__aexit__`` see)."""
+        if not self._disconnected.done():
+            self._disconnected.set_exception(error)
+        _seen(self._disconnected)
+
+    def abandon(self) -> None:
+        """Close the socket of a connect that failed (a timeout leaves it open: a broker that
+        wakes up would CONNACK it and take over our session with a connection nobody uses)."""
+        close = getattr(self._client, "_sock_close", None)
+        if self._client.socket() is not None and close is not None:
+            close()
+
+    def _on_socket_open(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        del userdata
+        def read() -> None:
+            try:
+                while True:
+                    client.loop_read()
+                    current = client.socket()
+                    if current is not None and getattr(current, "pending", lambda: 0)() > 0:
+                        continue  # an SSL socket holds decoded bytes loop_read left
+                    break
+            except Exception as exc:
+                self.lose(exc)
+
+        def start() -> None:
+            fileno = _open_fileno(client, sock)
+            if fileno is None:
+                return  # closed before the loop got to it
+            try:
+                self._loop.add_reader(fileno, read)
+            except OSError as exc:
+                self.lose(exc)
+                return
+            self._misc_task = self._loop.create_task(self._misc_loop())
+
+        # Called from the executor thread that runs paho's connect().
+        self._loop.call_soon_threadsafe(start)
+
+    def _on_socket_register_write(self, client: paho.Client, userdata: Any, sock: Any) -> None:
+        del userdata
+        def write() -> None:
+            try:
+                client.loop_write()
+            except Exception as exc:
+                self.lose(exc)
+
+        def register() -> None:
+            fileno = _open_fileno(client, sock)
+            if fileno is None:
+                return  # closed meanwhile: nothing to write to
+            try:
+                self._loop.add_writer(fileno, write)
+            except OSError as exc:
+                self.lose(exc)
+
+        self._loop.call_soon_threadsafe(register)
+
+    def _on_socket_unregister_write(self, client: paho.Client, userdata: Any,
+                                    sock: Any) -> None:
+        del client, userdata
+        fileno = sock.fileno()
+        if fileno >= 0:
+            self._loop.remove_writer(fileno)
+
+    def _on_disconnect(self, client: paho.Client, userdata: Any, flags: Any,
+                       reason_code: Any, properties: Any = None) -> None:
+        if not self._connected.done():
+            # Closed before the CONNACK (paho's keepalive gave up on a silent broker): the
+            # connect fails now rather than at its timeout.
+            self._connected.set_exception(
+                aiomqtt.MqttError(f"connection closed before the CONNACK: {reason_code}"))
+            _seen(self._connected)
+            return
+        super()._on_disconnect(client, userdata, flags, reason_code, properties)
+        _seen(self._disconnected)
+
+
 class MqttClient:
     """A connected client, valid inside its ``connect`` block; errors are this module's."""
 
-    def __init__(self, client: aiomqtt.Client, inbox: asyncio.Queue[aiomqtt.Message],
+    def __init__(self, client: _Client, inbox: asyncio.Queue[aiomqtt.Message],
                  settings: MqttSettings) -> None:
         self._client = client
         self._inbox = inbox
@@ -340,6 +462,38 @@ class MqttClient:
         while True:
             yield await self.next_message()
 
+    def loss(self) -> str | None:
+        """Why the connection is lost, or None while it holds.
+
+        Runs paho's keepalive check (``loop_misc``: a PINGREQ once the link has been quiet
+        for the keepalive, the connection closed when its PINGRESP is not back within the
+        keepalive after it), then asks: has the client seen the connection end (a failed read
+        or write, the broker closing it, the keepalive), does paho report itself connected.
+        """
+        paho_client = self._client._client
+        if self._client._disconnected.done():
+            return _loss_reason(self._client._disconnected)
+        if paho_client.loop_misc() != paho.MQTT_ERR_SUCCESS:
+            # The keepalive check closed the connection (no PINGRESP), or it had gone.
+            if self._client._disconnected.done():
+                return _loss_reason(self._client._disconnected)
+            return "the connection is closed"
+        if not paho_client.is_connected():
+            return "the client reports itself disconnected"
+        return None
+
+    async def lost(self) -> str:
+        """Wait until the connection is lost (see ``loss``), checking a few times a keepalive;
+        returns why."""
+        interval = min(1.0, self.settings.keepalive_s / 4)
+        while (reason := self.loss()) is None:
+            await asyncio.sleep(interval)
+        return reason
+
+    def mark_lost(self, reason: str) -> None:
+        """Record the connection as lost, so that leaving ``connect`` sends no DISCONNECT."""
+        self._client.lose(ConnectionLost(reason))
+
     def take_nowait(self, limit: int) -> list[Received]:
         """Up to ``limit`` messages that have already arrived, without waiting."""
         taken: list[Received] = []
@@ -360,13 +514,14 @@ async def connect(settings: MqttSettings, *, client_id: str | None = None,
     ConnectFailed if it cannot be opened; an aiomqtt error in the block is ConnectionLost.
     """
     inboxes: list[asyncio.Queue[aiomqtt.Message]] = []
-    client = aiomqtt.Client(
+    client = _Client(
         settings.host, settings.port, identifier=client_id, clean_session=clean_session,
         will=aiomqtt.Will(will.topic, will.payload, qos=will.qos, retain=will.retain)
         if will is not None else None,
         keepalive=settings.keepalive_s, timeout=settings.connect_wait_s,
         username=settings.username, password=settings.password,
         tls_context=settings.ssl_context(), queue_type=_inbox_type(inboxes),
+        logger=_PAHO_LOG,  # type: ignore[arg-type]
     )
     where = f"{settings.host}:{settings.port}"
     entered = False
@@ -379,7 +534,14 @@ async def connect(settings: MqttSettings, *, client_id: str | None = None,
             raise ConnectFailed(f"cannot connect to {where}: {exc}") from exc
         raise ConnectionLost(f"connection to {where}: {exc}") from exc
     finally:
+        if not entered:
+            client.abandon()
         _retrieve_disconnect(client)
+
+
+def _loss_reason(lost: asyncio.Future[None]) -> str:
+    error = None if lost.cancelled() else lost.exception()
+    return f"the connection ended: {error}" if error is not None else "the connection ended"
 
 
 def _retrieve_disconnect(client: aiomqtt.Client) -> None:
@@ -442,21 +604,27 @@ class MqttSession:
     ``run(on_connected, stop)`` connects, calls ``on_connected(client)`` (which returns when
     it is done with the connection, normally once ``stop`` is set), and after a
     ConnectFailed or ConnectionLost waits a jittered exponential backoff and connects again.
-    The backoff starts again only after a connection that lasted ``steady_s`` (a broker that
-    accepts and at once drops us - a second client with our id, an ACL - must not be
-    hammered at the initial delay), or when the owner calls ``backoff.reset()``.
+    The backoff starts again from its first step at every successful connection (CONNACK),
+    so each outage's first retry comes at the initial delay (DX-LINKS-1).
+    While ``on_connected`` runs, a watchdog checks the connection a few times a keepalive
+    (``MqttClient.loss``: paho's keepalive, so no PINGRESP within twice the keepalive; the
+    client reporting itself disconnected; a failed read or write) and, when it is lost,
+    cancels ``on_connected`` and reconnects: a publish waiting for a PUBACK that cannot come
+    does not hold the link until its timeout.
+    An outage is one warning: ``mqtt_disconnected`` for the lost connection, or
+    ``mqtt_connect_failed`` for the first attempt that failed; its further attempts and the
+    moves to a cluster's next node (``mqtt_failover``) are logged at info.
     ``will`` is called on each connect, so the will can carry fresh content.
     With several brokers (``settings.failover``), every lost connection or failed attempt
     moves to the next address (after the same backoff), and stays there while it works:
-    ``broker`` says which one is in use (logged at info), each move is a warning.
+    ``broker`` says which one is in use (logged at info).
     Other exceptions (SubscriptionRefused, a bug) end ``run``. ``log`` is a structlog logger
     with the owner's context bound (the default names the client id).
     """
 
     def __init__(self, settings: MqttSettings, *, client_id: str,
                  clean_session: bool | None = None, will: Callable[[], Will] | None = None,
-                 steady_s: float | None = None, rng: random.Random | None = None,
-                 log: Any = None) -> None:
+                 rng: random.Random | None = None, log: Any = None) -> None:
         self.settings = settings
         self.client_id = client_id
         self.clean_session = clean_session
@@ -466,8 +634,8 @@ class MqttSession:
         self.connect_failures = 0  # attempts that never connected
         self.failovers = 0  # moves to the next broker of a cluster
         self._will = will
-        self._steady_s = steady_s
         self._connected = False
+        self._outage = False  # a connection was lost or an attempt failed since the last CONNACK
         self._index = 0  # which of settings.brokers is tried next / in use
         self._log = log if log is not None else _log.bind(client_id=client_id)
 
@@ -493,10 +661,8 @@ class MqttSession:
 
     async def run(self, on_connected: OnConnected, stop: asyncio.Event) -> None:
         """Connect and reconnect until ``stop`` is set (see the class docstring)."""
-        loop = asyncio.get_running_loop()
         count = len(self.settings.brokers)
         while not stop.is_set():
-            started = loop.time()
             s = self.settings.at(self._index)
             try:
                 async with connect(s, client_id=self.client_id, clean_session=self.clean_session,
@@ -504,26 +670,29 @@ class MqttSession:
                                    ) as client:
                     self.connections += 1
                     self._connected = True
+                    self.backoff.reset()
+                    self._outage = False
                     self._log.info("mqtt_broker_in_use", broker=self.broker,
                                    node=self._index + 1, nodes=count)
-                    await on_connected(client)
+                    await _watched(client, on_connected)
             except* (ConnectFailed, ConnectionLost) as group:
                 if not self._connected:
                     self.connect_failures += 1
                 error = "; ".join(str(e) for e in group.exceptions)
-                self._log.warning(
-                    "mqtt_disconnected" if self._connected else "mqtt_connect_failed",
-                    error=error, host=s.host, port=s.port)
+                # One warning per outage (DX-LINKS-3): the loss, or the first attempt that
+                # failed; the outage's further attempts and moves are at info.
+                say = self._log.info if self._outage else self._log.warning
+                self._outage = True
+                say("mqtt_disconnected" if self._connected else "mqtt_connect_failed",
+                    error=error, host=s.host, port=s.port,
+                    attempt=self.backoff.attempt + 1)
                 if count > 1:
                     previous = self.broker
                     self._index = (self._index + 1) % count
                     self.failovers += 1
-                    self._log.warning("mqtt_failover", from_broker=previous, to_broker=self.broker,
-                                      error=error)
+                    self._log.info("mqtt_failover", from_broker=previous, to_broker=self.broker,
+                                   error=error)
             finally:
-                if (self._connected and self._steady_s is not None
-                        and loop.time() - started >= self._steady_s):
-                    self.backoff.reset()
                 self._connected = False
             if stop.is_set():
                 break
@@ -532,3 +701,39 @@ class MqttSession:
                            attempt=self.backoff.attempt)
             if await stopped_within(stop, delay):
                 break
+
+
+async def _watched(client: MqttClient, on_connected: OnConnected) -> None:
+    """Run ``on_connected(client)`` while a watchdog waits for the connection's loss; on a
+    loss, cancel it and raise ConnectionLost (its own errors of the connection go with it)."""
+    work = asyncio.ensure_future(on_connected(client))
+    watch = asyncio.create_task(client.lost(), name=f"mqtt[{client.where}].watchdog")
+    try:
+        await asyncio.wait({work, watch}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (work, watch):
+            if not task.done():
+                task.cancel()
+        await asyncio.wait({work, watch})
+    error = None if work.cancelled() else work.exception()
+    if not work.cancelled() and (error is None or not _connection_error(error)):
+        work.result()  # its return, or its own failure (a bug, SubscriptionRefused)
+        return
+    if watch.done() and not watch.cancelled():
+        if (watch_error := watch.exception()) is not None:
+            raise watch_error  # a bug in the watchdog
+        reason = watch.result()
+        client.mark_lost(reason)
+        raise ConnectionLost(f"connection to {client.where} lost: {reason}")
+    if error is not None:
+        raise error  # the connection's failure, as on_connected met it
+    raise asyncio.CancelledError
+
+
+def _connection_error(error: BaseException | None) -> bool:
+    """True for none, or a connection's failure (also inside exception groups)."""
+    if error is None:
+        return True
+    if isinstance(error, BaseExceptionGroup):
+        return all(_connection_error(e) for e in exception_leaves(error))
+    return isinstance(error, ConnectFailed | ConnectionLost | asyncio.CancelledError)

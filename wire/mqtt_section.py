@@ -1,7 +1,7 @@
-"""The keys every ``[mqtt]`` section shares (table, central service, desk): the broker
+"""The keys every ``[mqtt]`` section shares (table, central service): the broker
 addresses, ``broker = "host:port"`` or a cluster's ``brokers = ["host:port", ...]`` (one of the
-two), and the credentials file `showdown broker config` writes. Errors are ConfigErrors naming
-the file and the key.
+two), the credentials file `showdown broker config` writes, and ``keepalive_s``'s range.
+Errors are ConfigErrors naming the file and the key.
 """
 
 from __future__ import annotations
@@ -13,15 +13,28 @@ from typing import Any, Final
 
 from game.errors import ConfigError
 
-__all__ = ["CREDENTIAL_KEYS", "MAX_BROKERS", "Address", "parse_address", "parse_brokers",
-           "read_credentials"]
+__all__ = ["CREDENTIAL_KEYS", "KEEPALIVE_DEFAULT_S", "KEEPALIVE_RANGE_S", "MAX_BROKERS",
+           "Address", "keepalive_problem", "parse_address", "parse_brokers", "read_credentials"]
 
 Address = tuple[str, int]
 MAX_BROKERS: Final = 16  # a venue cluster has three or five nodes; more is a typo
+# ``keepalive_s``: a silent link is noticed within about twice this (DX-LINKS-2); under 2 s
+# a busy machine's pause drops connections, over 10 minutes a frozen link goes unnoticed.
+KEEPALIVE_DEFAULT_S: Final = 30
+KEEPALIVE_RANGE_S: Final = (2, 600)
 CREDENTIAL_KEYS: Final = frozenset({"host", "port", "username", "password", "tls", "ca_file",
                                     "cert_file", "key_file"})
 _KINDS: Final = {"host": str, "username": str, "password": str, "tls": bool, "ca_file": str,
                  "cert_file": str, "key_file": str}
+
+
+def keepalive_problem(value: int) -> str | None:
+    """Why ``keepalive_s`` is refused (outside KEEPALIVE_RANGE_S), or None."""
+    low, high = KEEPALIVE_RANGE_S
+    if low <= value <= high:
+        return None
+    return (f"must be {low}..{high} seconds, got {value} (the link notices a silent broker"
+            " within about twice this)")
 
 
 def parse_address(text: str) -> Address:

@@ -22,6 +22,7 @@ from cli.doctor.table import (
 )
 from deploy import certs
 from game.errors import ConfigError, GameError
+from leaderboard.central_lease import LeaseView, read_lease
 from leaderboard.config import REGULATION_YEARS, LeaderboardConfig, read_leaderboard_config
 from leaderboard.db import open_existing
 from runtime.errors import Unavailable
@@ -49,7 +50,7 @@ def check_central(path: Path, probes: Probes | None = None) -> list[Finding]:
     settings = MqttSettings(host=m.host, port=m.port, username=m.username, password=m.password,
                             tls=m.tls, ca_file=m.ca_file, cert_file=m.cert_file,
                             key_file=m.key_file, topic_root=config.topic_root,
-                            failover=m.failover)
+                            failover=m.failover, keepalive_s=m.keepalive_s)
     findings += [_database(config), *broker_findings(settings, f"{m.client_id}-doctor", probes),
                  _key(config), _https(config), clock_finding(probes),
                  disk_finding(_data_dir(config), "the database", probes), _retention(config)]
@@ -83,8 +84,24 @@ def _database(config: LeaderboardConfig) -> Finding:
     except GameError as exc:  # not ready (missing, empty, another revision) or a bad URL
         return Finding("database", FAIL, str(exc), "create or upgrade it: `showdown desk"
                        " init` (it migrates an existing database)")
-    engine.dispose()
-    return Finding("database", OK, "reachable and at this software's schema revision")
+    try:
+        with engine.connect() as connection:
+            lease = read_lease(connection)
+    finally:
+        engine.dispose()
+    return Finding("database", OK, "reachable and at this software's schema revision;"
+                   f" {_lease_text(lease)}")
+
+
+def _lease_text(lease: LeaseView) -> str:
+    """Which central instance is active, as the lease says (docs/operations/standby-central.md)."""
+    if not lease.holder:
+        return "central lease: free (no instance has run yet)"
+    if lease.expired:
+        return (f"central lease: free (last held by {lease.holder}, epoch {lease.epoch}):"
+                " no instance is active")
+    return (f"central lease: held by {lease.holder} (epoch {lease.epoch}, expires in"
+            f" {lease.expires_in_s:.1f} s)")
 
 
 def _key(config: LeaderboardConfig) -> Finding:

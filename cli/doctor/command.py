@@ -6,10 +6,13 @@ key against its enrolment, the journal's integrity and the free disk space.
     showdown doctor --rehearsal [--config ...]
     showdown doctor --central [--config /etc/showdown/leaderboard.toml] [--json]
     showdown doctor --desk [--config /etc/showdown/desk.toml] [--json]
+    showdown doctor --central --broker-monitor http://mqtt1:8222 --broker-monitor ...
 
 With --central it checks the central service instead: its config, the database (reachable and
 migrated), the broker with the service's credentials, its key, the HTTPS certificate, the clock
-and disk.
+and disk. With --broker-monitor (a NATS cluster's monitoring endpoints) it also checks that
+the MQTT streams (sessions, queued and retained messages) are replicated on min(3, cluster
+size) nodes (cli/doctor/broker_streams.py).
 
 Each finding is ok, warn or fail, with what was found and what to fix
 (docs/operations/doctor.md). Exit 0: the table may open; 1: it may not. With --rehearsal,
@@ -24,6 +27,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from cli.doctor.broker_streams import mqtt_stream_findings
 from cli.doctor.table import Probes, check_table, may_open
 
 __all__ = ["EXIT_MAY_NOT_OPEN", "register", "run_doctor"]
@@ -55,6 +59,10 @@ def register(sub: Any) -> None:
     p.add_argument("--rehearsal", action="store_true",
                    help="a rehearsal, not play: simulated devices and a clock that is not"
                         " synchronised are warnings, not failures")
+    p.add_argument("--broker-monitor", action="append", default=[], metavar="URL",
+                   help="a NATS node's monitoring address, e.g. http://mqtt1:8222 (repeat for"
+                        " each node): check that the MQTT streams are replicated on the"
+                        " cluster's nodes")
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
     p.set_defaults(handler=run_doctor)
 
@@ -78,6 +86,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     else:
         config = args.config or DEFAULT_CONFIG
         findings = check_table(config, probes)
+    if args.broker_monitor:
+        findings += mqtt_stream_findings(args.broker_monitor)
     ok = may_open(findings)
     subject = ("the central service may run" if args.central else
                "the desk may work" if args.desk else "the table may open")

@@ -22,7 +22,7 @@ from cli.desk.context import desk_config
 from cli.errors import CommandError
 from cli.report import scores as report_scores
 from game.tournament.schema import TournamentSettings
-from leaderboard.db import DatabaseNotReady, database_answers, open_existing
+from leaderboard.db import DatabaseNotReady, database_answers, open_existing, shown
 from leaderboard.reports.economics import economics, read_economics
 from leaderboard.reports.play import GroupBy, play_report
 from leaderboard.reports.reading import UnknownVenue, read_play_facts
@@ -126,7 +126,7 @@ def _read(args: argparse.Namespace, read: Callable[[Session], Any]) -> Any:
     if not given:  # a desk workstation's config names no database any more (issue 33)
         raise CommandError("--db URL is required: reports read the central database (run"
                            " them on the central server)")
-    source, key = "--db", ""
+    source, key = f"--db {shown(str(given))}", ""
     try:
         engine = open_existing(str(given), create_with="showdown leaderboard init",
                                source=source, key=key)

@@ -26,17 +26,19 @@ _GRACE_S: Final = 3.0
 _log = get_logger("showdown.console")
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, *, source: str = "console") -> socket.socket:
     """A listening socket for the console on host:port (0: a free port); ConfigError naming
-    the console's settings if it cannot bind."""
-    return listen_on(host, port, source="console", key="bind/port", backlog=64)
+    the config file (``source``) and ``console.port`` or ``console.bind`` if it cannot
+    bind."""
+    return listen_on(host, port, source=source, key="console.port", host_key="console.bind",
+                     backlog=64)
 
 
 async def serve_console(daemon: ConsoleTable, config: ConsoleConfig, *,
                         on_port: Callable[[int], None] | None = None) -> None:
     """Run the console's web server until cancelled; ``on_port`` gets the port listened on."""
     console = create_console_app(daemon, config)
-    sock = listen(config.bind, config.port)
+    sock = listen(config.bind, config.port, source=daemon.config.source)
     port = int(sock.getsockname()[1])
     if on_port is not None:
         on_port(port)

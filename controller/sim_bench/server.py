@@ -63,7 +63,7 @@ async def serve_bench(daemon: TableDaemon, devices: BenchDevices, config: BenchC
     """Run the bench's web server until cancelled; ``on_port`` gets the port listened on."""
     bench = create_bench_app(Bench(DaemonBenchView(daemon), devices), config)
     sock = listen_on(config.bind, config.port, source=daemon.config.source,
-                     key="bench.bind/bench.port", backlog=16)
+                     key="bench.port", host_key="bench.bind", backlog=16)
     port = int(sock.getsockname()[1])
     if on_port is not None:
         on_port(port)

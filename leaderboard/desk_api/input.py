@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Match, Route
 
 from game.errors import GameError
+from leaderboard.central_lease import LeaseLost
 from leaderboard.desk import Conflict, DeskError, NotFound, Refused
 from runtime.errors import one_line
 
@@ -116,6 +117,10 @@ def error_answer(exc: Exception, path: str) -> JSONResponse:
     if isinstance(exc, DataError):
         return _error(400, "the database refused a value of the request (too long or out of"
                       " range)", detail=one_line(exc.orig or exc)[:200])
+    if isinstance(exc, LeaseLost):  # the fence refused it (leaderboard.central_lease)
+        return _error(503, "this central instance is no longer the active one: the action was"
+                      " not recorded; send it again to the active instance",
+                      detail=one_line(exc)[:200])
     if _unavailable(exc):
         _log.error("desk_database_error", path=path, error=repr(exc))
         return _error(503, "the database did not answer (unreachable, or busy with another"

@@ -22,6 +22,7 @@ from sqlalchemy import Connection, Engine, select, tuple_
 from sqlalchemy.exc import SQLAlchemyError
 
 from leaderboard.audit_trail.chain import lock_tip
+from leaderboard.central_lease import LeaseLost
 from leaderboard.db import connection_lost
 from leaderboard.ingest.gaps import GapTracker, Progress, lock_progress, save_progress
 from leaderboard.ingest.results import (
@@ -86,6 +87,8 @@ class Store:
         screened = [(i.result, i.envelope, i.claimed) for i in items]
         try:
             return self._store(items)
+        except LeaseLost:
+            raise  # this instance is no longer the active one: nothing of it may be stored
         except Exception as exc:  # deadlock, busy database, a bug: retry each on its own
             if connection_lost(exc):
                 for item, (result, _envelope, _claimed) in zip(items, screened, strict=True):

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ class Case:
 
     name: str
     command: str  # "serve", "table", "check", "desk", "desk-down", "table-status",
-    # "heat", "demo"
+    # "heat", "demo", "standings"
     breaks: Callable[[Path], None]
     names: tuple[str, ...]  # what the one line must contain (the file, the key)
     code: int = EXIT_USAGE
@@ -112,6 +113,26 @@ def _database(url: str) -> Callable[[Path], None]:
         (tmp / LB).write_text("".join(f'database = "{url}"\n' if line.startswith("database")
                                       else line for line in lines))
     return breaks
+
+
+_HELD: list[socket.socket] = []  # ports a case takes, closed after its test
+
+
+def _port_taken(name: str, old: str, new: str) -> Callable[[Path], None]:
+    """Take a free port on 127.0.0.1 (listening, as another service would) and edit it into
+    the file: ``new`` holds ``{port}``."""
+    def breaks(tmp: Path) -> None:
+        held = socket.socket()
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        _HELD.append(held)
+        _edit(name, old, new.format(port=held.getsockname()[1]))(tmp)
+    return breaks
+
+
+def _other_tables_key(tmp: Path) -> None:
+    (tmp / "t01.key").unlink()
+    save_private_key(Signer.generate("t02"), tmp / "t01.key")
 
 
 def _also(*steps: Callable[[Path], None]) -> Callable[[Path], None]:
@@ -221,6 +242,30 @@ CASES = [
          ("tournament.toml", "cannot read")),
     Case("demo database URL invalid", "demo", lambda _: None,
          ("service.database", "nosuchdb")),
+    # issue 34: what still ended as "internal error" or named no file or key
+    Case("desk key not base64", "table", _edit(TB, "[keys.desk]\n",
+                                               '[keys.desk]\ndesk = "not base64!"\n'),
+         (TB, "keys.desk.desk", "not base64")),
+    Case("console port in use", "table", _port_taken(TB, "port = 0", "port = {port}"),
+         (TB, "console.port", "127.0.0.1:", "already in use")),
+    Case("bench port in use", "table", _port_taken(
+        TB, "[log]", "[bench]\nenabled = true\nport = {port}\n[log]"),
+         (TB, "bench.port", "127.0.0.1:", "already in use")),
+    Case("embedded broker port in use", "table", _port_taken(
+        TB, 'broker = "embedded"', 'broker = "embedded"\nembedded_port = {port}'),
+         (TB, "mqtt.embedded_port", "127.0.0.1:", "in use")),
+    Case("central page port in use", "serve", _port_taken(
+        LB, "port = 0", 'port = {port}\nhost = "127.0.0.1"'),
+         (LB, "http.port", "127.0.0.1:", "already in use")),
+    Case("api socket folder cannot be made", "table", _edit(
+        TB, 'socket = "console.sock"', 'socket = "t01.key/console.sock"'),
+         (TB, "api.socket", "t01.key")),
+    Case("table key of another table", "table", _other_tables_key,
+         (TB, "keys.table_key", "t01.key", "'t02'", "'t01'")),
+    Case("database not a database file", "serve", _new("lb.sqlite3", "a text file\n"),
+         (LB, "service.database", "not an SQLite database")),
+    Case("standings database not a database file", "standings",
+         _new("lb.sqlite3", "a text file\n"), ("--db", "lb.sqlite3", "not an SQLite database")),
     Case("broker credentials file bad", "serve", _also(
         _edit(LB, "[mqtt]\n", '[mqtt]\ncredentials_file = "mqtt.toml"\n'),
         _new("mqtt.toml", '[mqtt]\nport = "x"\n')),
@@ -229,10 +274,12 @@ CASES = [
 
 
 @pytest.fixture
-def config_dir(tmp_path: Path) -> Path:
+def config_dir(tmp_path: Path) -> Iterator[Path]:
     """A valid configuration of each command."""
     _lb(tmp_path)
-    return tmp_path
+    yield tmp_path
+    while _HELD:
+        _HELD.pop().close()
 
 
 def _argv(case: Case, tmp: Path) -> list[str]:
@@ -247,6 +294,8 @@ def _argv(case: Case, tmp: Path) -> list[str]:
     if case.command == "demo":
         return ["demo", "--tables", "1", "--heats", "1", "--qualifying-only", "--db",
                 "nosuchdb+x://a"]
+    if case.command == "standings":
+        return ["leaderboard", "standings", "--db", f"sqlite:///{tmp / 'lb.sqlite3'}"]
     if case.command == "table-status":
         return ["table", "status", "--config", str(tmp / TB)]
     if case.command == "desk-config":
@@ -298,6 +347,6 @@ def test_a_bad_configuration_is_one_line_naming_the_file_and_key(case: Case,
 
 
 def test_the_number_of_cases() -> None:
-    """The note of issue 13 reports this count (41; 4 broker-list cases since issue 16); each
-    case is a different kind of mistake."""
-    assert len(CASES) == len({c.name for c in CASES}) == 45
+    """The note of issue 13 reports this count (41; 4 broker-list cases since issue 16; 9
+    since issue 34); each case is a different kind of mistake."""
+    assert len(CASES) == len({c.name for c in CASES}) == 54

@@ -6,11 +6,13 @@ import stat
 import tomllib
 from pathlib import Path
 
+import bcrypt
 import pytest
 
 from cli.errors import EXIT_ERROR
 from cli.main import COMMAND_MODULES, main
 from deploy import broker_config as bc
+from deploy import nats_config as nc
 
 PLAIN = ["--insecure-plaintext"]
 TLS = ["--cafile", "/etc/mosquitto/certs/ca.pem", "--certfile", "/etc/mosquitto/certs/b.pem",
@@ -144,6 +146,13 @@ def test_certificate_identity_writes_no_passwords(
         (["--tables", "t01", *PLAIN, "--rotate", "t09"], "unknown clients: t09"),
         (["--tables", "t01", *PLAIN, "--iterations", "0"], "at least 1"),
         (["--tables", "t01", *TLS, "--use-identity-as-username"], "require_certificate"),
+        (["--tables", "t01", *PLAIN, "--kind", "nats"], "--kind nats needs --nodes"),
+        (["--tables", "t01", *PLAIN, "--kind", "nats", "--nodes", "mqtt1"], "not NAME=HOST"),
+        (["--tables", "t01", *PLAIN, "--kind", "nats", "--nodes", "a=h,a=i"], "same name"),
+        (["--tables", "t01", *PLAIN, "--kind", "nats", "--nodes", "a=h", "--bind", "h"],
+         "--bind is for Mosquitto"),
+        (["--tables", "t01", *TLS, "--require-certificate", "--use-identity-as-username",
+          "--kind", "nats", "--nodes", "a=h"], "use_identity_as_username"),
     ],
 )
 def test_user_errors_are_one_line(
@@ -165,3 +174,51 @@ def test_unreadable_existing_password_file(
                        capsys)
     assert code == EXIT_ERROR
     assert "passwd: password file line 1" in err
+
+
+NODES = ["--kind", "nats", "--nodes", "mqtt1=10.0.0.11,mqtt2=10.0.0.12,mqtt3=10.0.0.13"]
+
+
+def test_nats_writes_users_nodes_and_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "nats"
+    code, stdout, _ = run(["--venue", "casino-1", "--tables", "t01,t02", "--out", str(out),
+                           *TLS, *NODES, "--monitor-lan"], capsys)
+    assert code == 0
+    assert not (out / "mosquitto.conf").exists() and not (out / "acl").exists()
+    hashes = nc.parse_nats_password_file((out / "nats-passwd").read_text())
+    assert list(hashes) == ["leaderboard", "desk", "t01", "t02"]
+    assert mode(out / "nats-passwd") == 0o600 and mode(out / "nats-route-password") == 0o600
+    auth = (out / nc.AUTH_FILE).read_text()
+    assert mode(out / nc.AUTH_FILE) == 0o640
+    for client, hashed in hashes.items():
+        password = credentials(out, client)["password"]
+        assert isinstance(password, str)
+        assert bcrypt.checkpw(password.encode(), hashed.encode())
+        assert f'password: "{hashed}"' in auth
+        assert password not in stdout
+    route = (out / "nats-route-password").read_text().strip()
+    for name, host in (("mqtt1", "10.0.0.11"), ("mqtt2", "10.0.0.12"), ("mqtt3", "10.0.0.13")):
+        node = (out / f"nats-{name}.conf").read_text()
+        assert mode(out / f"nats-{name}.conf") == 0o640
+        assert f'server_name: "{name}"' in node and f'listen: "{host}:8883"' in node
+        assert f'http: "{host}:8222"' in node  # --monitor-lan
+        assert f"route:{route}@" in node
+    assert "nats-mqtt2.conf" in stdout
+
+
+def test_nats_rerun_keeps_passwords_and_the_route_password(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "nats"
+    base = ["--venue", "v", "--out", str(out), *PLAIN, *NODES]
+    assert run([*base, "--tables", "t01"], capsys)[0] == 0
+    first = nc.parse_nats_password_file((out / "nats-passwd").read_text())
+    route = (out / "nats-route-password").read_text()
+    assert run([*base, "--tables", "t01,t02", "--rotate", "desk"], capsys)[0] == 0
+    second = nc.parse_nats_password_file((out / "nats-passwd").read_text())
+    assert second["t01"] == first["t01"] and second["leaderboard"] == first["leaderboard"]
+    assert second["desk"] != first["desk"] and "t02" in second
+    assert (out / "nats-route-password").read_text() == route
+    assert 'http: "127.0.0.1:8222"' in (out / "nats-mqtt1.conf").read_text()

@@ -15,6 +15,7 @@ import pytest
 from cli.doctor.central import check_central
 from cli.doctor.table import FAIL, OK, WARN, Finding, Probes, may_open
 from deploy import certs
+from leaderboard.central_lease import CentralLease
 from leaderboard.config import read_leaderboard_config
 from leaderboard.db import make_engine, upgrade
 from tests.fixtures.services import MqttBroker
@@ -50,6 +51,25 @@ async def test_a_ready_service_may_run(service_config: Path) -> None:
         ("clock", OK), ("disk", OK), ("retention", OK)]
     assert "without TLS" in findings[2].found
     assert may_open(findings)
+
+
+async def test_the_database_finding_names_the_active_central_instance(
+        service_config: Path) -> None:
+    found = (await _checks(service_config))["database"]
+    assert "central lease: free (no instance has run yet)" in found.found
+    engine = make_engine(read_leaderboard_config(service_config).database)
+    try:
+        lease = CentralLease(engine, "central-a/1234", lease_s=30.0)
+        assert lease.take() == 1
+        found = (await _checks(service_config))["database"]
+        assert found.status == OK
+        assert "central lease: held by central-a/1234 (epoch 1, expires in" in found.found
+        lease.release()
+        found = (await _checks(service_config))["database"]
+        assert ("free (last held by central-a/1234, epoch 1): no instance is active"
+                in found.found)
+    finally:
+        engine.dispose()
 
 
 async def test_an_unmigrated_database_fails(service_config: Path, tmp_path: Path) -> None:

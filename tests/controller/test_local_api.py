@@ -47,3 +47,23 @@ async def test_an_oversized_request_is_refused(tmp_path: Path) -> None:
         writer.close()
     assert answer["ok"] is False
     assert "over" in answer["error"]
+
+
+async def test_a_line_that_stops_short_is_answered_and_closed_an_idle_one_is_not(
+        tmp_path: Path, log_events: list[dict[str, Any]]) -> None:
+    """DX-NOISE-3: waiting idle between requests is allowed; a line once begun must end
+    within the deadline, else the client is told so, the connection closed, one warning."""
+    sock = tmp_path / "t01.sock"
+    async with LocalApi(sock, echo, line_wait_s=0.3):
+        reader, writer = await asyncio.open_unix_connection(str(sock))
+        await asyncio.sleep(0.6)  # idle, longer than the deadline: still served
+        writer.write(b'{"id": 1, "action": "status"}\n{"id": 2, "act')
+        await writer.drain()
+        first = json.loads(await reader.readline())
+        stalled = json.loads(await asyncio.wait_for(reader.readline(), 10))
+        assert await asyncio.wait_for(reader.read(), 10) == b""  # closed
+        writer.close()
+    assert first == {"id": 1, "ok": True, "detail": {"action": "status"}}
+    assert stalled["ok"] is False and "stopped short" in stalled["error"]
+    assert [e["event"] for e in log_events if e["log_level"] == "warning"] == [
+        "request_line_stalled"]

@@ -80,3 +80,21 @@ def test_password_without_username_is_refused(tmp_path: Path) -> None:
     (tmp_path / "pw").write_text("x\n")
     with pytest.raises(ConfigError, match=r"without mqtt\.username"):
         mqtt(tmp_path, {"broker": "a:1", "password_file": "pw"})
+
+
+def test_keepalive_is_a_setting_for_the_venue_and_the_embedded_broker(tmp_path: Path) -> None:
+    assert mqtt(tmp_path, None).keepalive_s == 30
+    assert mqtt(tmp_path, {"broker": "mqtt1:1883", "keepalive_s": 5}).settings().keepalive_s == 5
+    assert mqtt(tmp_path, {"broker": "embedded", "keepalive_s": 3}).keepalive_s == 3
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    (1, "must be 2..600 seconds, got 1"), (601, "must be 2..600 seconds, got 601"),
+    (2.5, "expected int, got float"), (True, "expected int, got bool"),
+    ("30", "expected int, got str")])
+def test_keepalive_out_of_range_names_the_key(tmp_path: Path, value: object, says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        mqtt(tmp_path, {"broker": "mqtt1:1883", "keepalive_s": value})
+    assert caught.value.source == "table.toml"
+    assert str(caught.value).startswith("table.toml: mqtt.keepalive_s: ")
+    assert says in str(caught.value)

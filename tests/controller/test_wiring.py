@@ -18,9 +18,11 @@ import pytest
 
 from controller.app import TableDaemon
 from controller.config import TableConfig, parse_table_config
+from controller.devices import Resume
 from controller.embedded_broker import EmbeddedBroker
 from controller.wiring import (
     ConfiguredDevices,
+    shoe_seed,
     virtual_table_task,
     wire_table,
 )
@@ -81,6 +83,29 @@ async def test_sim_kinds_run_the_real_drivers_on_simulators_it_keeps(tmp_path: P
         assert isinstance(opened.shoe, SerialCardReader)
         assert isinstance(devices.rfid_sim, RfidReaderSimulator)
         assert isinstance(opened.rfid, UsbChipReader)
+
+
+async def test_restarted_simulators_start_where_the_journal_left_off(tmp_path: Path) -> None:
+    """DX-NOISE-1, DX-NOISE-2: the simulated felt holds what the table last read before the
+    reader's first sweep (a restart moves no chip), and the shoe's seed is the configured one
+    on a new journal, another (the same again for the same journal) after a restart."""
+    one, two = (chip.uid for chip, _ in zip(play_registry(), range(2), strict=False))
+    lying = {(1, "ante"): frozenset({one}), (2, "odds"): frozenset({two})}
+    new = ConfiguredDevices(config(tmp_path, shoe={"kind": "sim"}, rfid={"kind": "sim"}))
+    restarted = ConfiguredDevices(config(tmp_path, shoe={"kind": "sim"}, rfid={"kind": "sim"}))
+    async with AsyncExitStack() as stack:
+        new.open(stack, new.chip_registry())
+        restarted.open(stack, restarted.chip_registry(),
+                       resume=Resume(position=812, chips_lying=lying))
+        assert new.rfid_sim.table() == {}
+        assert {(w.seat, w.spot): uids for w, uids in restarted.rfid_sim.table().items()} \
+            == lying
+        seed = new.config.sim.seed if new.config.sim is not None else 0
+        assert new.shoe_sim.seed == seed == shoe_seed(seed, 0)  # a new journal: as configured
+        assert restarted.shoe_sim.seed == shoe_seed(seed, 812) != seed
+    assert shoe_seed(7, 812) == shoe_seed(7, 812) != shoe_seed(7, 813)
+    assert len({shoe_seed(7, n) for n in range(1, 1_000)}) == 999
+    assert restarted.dealer_seed(7) == shoe_seed(7, 812) and new.dealer_seed(7) == 7
 
 
 def test_real_chip_readers_need_a_registry_file(tmp_path: Path) -> None:

@@ -13,6 +13,10 @@ every node (``stream_replicas``/``consumer_replicas`` = nodes), so the sessions,
 messages and queued QoS 1 messages survive the loss of one node. Every port is a free port of
 127.0.0.1 (never the machine's own NATS on 4222). The nats-server binary is /usr/sbin/
 nats-server or $SHOWDOWN_TEST_NATS_SERVER.
+
+``NatsCluster(root, config=writer)`` writes each node's file with ``writer(node, nodes)``
+instead (e.g. the venue's generated config, tests/integration/test_nats_permissions.py): it
+must use the node's ports, its ``http`` port for monitoring and ``root/<name>`` as its store.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tests.integration.daemon_support import free_port
 
-__all__ = ["NATS_SERVER", "NatsCluster", "NatsNode"]
+__all__ = ["NATS_SERVER", "ConfigWriter", "NatsCluster", "NatsNode"]
 
 NATS_SERVER = os.environ.get("SHOWDOWN_TEST_NATS_SERVER", "/usr/sbin/nats-server")
 START_GUARD_S = 180.0  # against hangs only (a restarted node took over 60 s once at load 20)
@@ -95,10 +100,14 @@ class NatsNode:
             return False
 
 
+ConfigWriter = Callable[["NatsNode", Sequence["NatsNode"]], str]
+
+
 class NatsCluster:
     """Starts, kills and restarts the nodes of a loopback NATS cluster (see the module)."""
 
-    def __init__(self, root: Path, *, nodes: int = 3) -> None:
+    def __init__(self, root: Path, *, nodes: int = 3, config: ConfigWriter | None = None
+                 ) -> None:
         if shutil.which(NATS_SERVER) is None:
             raise FileNotFoundError(f"{NATS_SERVER} is not installed")
         root.mkdir(parents=True, exist_ok=True)
@@ -107,6 +116,7 @@ class NatsCluster:
                                config=root / f"n{i + 1}.conf", log=root / f"n{i + 1}.log")
                       for i in range(nodes)]
         self._up = False  # once the cluster has been healthy, its ports are its clients'
+        self._writer = config
         self._new_ports()
 
     def _new_ports(self) -> None:
@@ -115,7 +125,9 @@ class NatsCluster:
             node.client, node.route, node.http, node.mqtt = (free_port() for _ in range(4))
             shutil.rmtree(self.root / node.name, ignore_errors=True)  # its JetStream store
         for node in self.nodes:
-            node.config.write_text(self._config(node))
+            text = (self._config(node) if self._writer is None
+                    else self._writer(node, self.nodes))
+            node.config.write_text(text)
 
     def _config(self, node: NatsNode) -> str:
         routes = ", ".join(f"nats-route://127.0.0.1:{other.route}" for other in self.nodes

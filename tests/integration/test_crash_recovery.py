@@ -14,6 +14,8 @@ its outbox is drained, and is stopped with SIGTERM. What must hold (docs/testing
   duplicates arrive (QoS 1, republishing) but are byte-identical and never counted twice;
 - every entry seated has exactly one score.recorded and one score.acknowledged;
 - every hand opened ends exactly once: settled, or voided with the restart reason;
+- no restart raises a `wager_changed` (or `late_wager`) alert about the hand it voids, nor a
+  `deck_suspect` for a deck dealt again;
 - every settled hand re-settles (game.wagers.settle.settle_hand, shipped paytables) to its nets,
   and each score is R2,000 plus the entry's nets over its settled hands;
 - `showdown journal verify` passes at the end.
@@ -348,3 +350,11 @@ async def test_sigkill_at_random_points_loses_no_score_and_counts_none_twice(
     heats_opened = Counter(e.body["heat_id"] for e in board.messages("heat.opened"))
     heats_closed = Counter(e.body["heat_id"] for e in board.messages("heat.closed"))
     assert heats_opened == heats_closed, f"{where} {heats_opened} {heats_closed}"
+
+    # Faults without noise (issue 34 point 5): a restart raises no alert about the hand it
+    # voids (the simulated felt is the one the table last read, DX-NOISE-1) and deals no
+    # deck again (the simulators' decks advance with the journal, DX-NOISE-2).
+    alerts = Counter(str(e.body.get("kind")) for e in board.messages("alert"))
+    noisy = {kind: alerts[kind] for kind in ("wager_changed", "late_wager", "deck_suspect")
+             if alerts[kind]}
+    assert not noisy, f"{where} alerts a restart caused: {noisy} (all alerts {dict(alerts)})"

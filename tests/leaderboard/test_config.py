@@ -63,8 +63,10 @@ def test_minimal_config_takes_the_defaults(tmp_path: Path) -> None:
     assert dict(config.tables) == {"t01": T01.base64}
     assert (config.http.host, config.http.port, config.http.desk_api) == (
         "127.0.0.1", 8080, False)
+    assert config.http.body_wait_s == 5.0
     assert (config.page.rows, config.page.names, config.page.title) == (20, "entry_code", None)
     assert "t01" in config.keyring()
+    assert (config.instance, config.lease_s) == ("", 5.0)  # the host name; 5 s
 
 
 BASE: dict[str, Any] = {
@@ -81,6 +83,9 @@ BASE: dict[str, Any] = {
     ("service", {"database": "leaderboard.sqlite3"}, "service.database", "SQLAlchemy URL"),
     ("service", {"topic_root": "a/+/b"}, "service.topic_root", "'+'"),
     ("service", {"debounce_seconds": "fast"}, "service.debounce_seconds", "expected a number"),
+    ("service", {"lease_s": 0.5}, "service.lease_s", "1..60"),
+    ("service", {"lease_s": "long"}, "service.lease_s", "expected a number"),
+    ("service", {"instance": "a\nb"}, "service.instance", "printable name"),
     ("mqtt", {"broker": "embedded"}, "mqtt.broker", "venue's broker"),
     ("mqtt", {"broker": "localhost"}, "mqtt.broker", "host:port"),
     ("mqtt", {"broker": "127.0.0.1:99999"}, "mqtt.broker", "host:port"),
@@ -88,6 +93,7 @@ BASE: dict[str, Any] = {
     ("mqtt", {"tls": "yes"}, "mqtt.tls", "true or false"),
     ("mqtt", {"password_file": "pw"}, "mqtt.password_file", "cannot read"),
     ("http", {"port": 70000}, "http.port", "0..65535"),
+    ("http", {"body_wait_s": 0}, "http.body_wait_s", "0.5..300"),
     ("page", {"rows": 0}, "page.rows", "1..200"),
     ("page", {"names": "full"}, "page.names", "entry_code, first_name_initial, screen_name"),
     ("page", {"stale_after_s": 5}, "page.stale_after_s", "10..86400"),

@@ -45,3 +45,16 @@ def test_the_desk_names_no_broker(tmp_path: Path) -> None:
                           source="desk.toml", base=tmp_path)
     assert caught.value.key == "mqtt" and "goes through the central service" in str(
         caught.value)
+
+
+def test_service_keepalive_is_a_setting_with_a_range(tmp_path: Path) -> None:
+    assert mqtt_settings(read_leaderboard_config(write(tmp_path, MINIMAL))).keepalive_s == 30
+    config = read_leaderboard_config(write(tmp_path, MINIMAL.replace(
+        'broker = "127.0.0.1:1883"', 'broker = "127.0.0.1:1883"\nkeepalive_s = 4')))
+    assert mqtt_settings(config).keepalive_s == 4
+    for value in ("0", "601", '"4"'):
+        path = write(tmp_path, MINIMAL.replace(
+            'broker = "127.0.0.1:1883"', f'broker = "127.0.0.1:1883"\nkeepalive_s = {value}'))
+        with pytest.raises(ConfigError) as caught:
+            read_leaderboard_config(path)
+        assert caught.value.source == str(path) and "mqtt.keepalive_s" in str(caught.value)

@@ -105,4 +105,4 @@ def test_a_bench_port_taken_stops_the_daemon_naming_the_key(tmp_path: Path) -> N
                                str(config)], cwd=REPO, capture_output=True, text=True,
                               timeout=60, check=False)
     assert done.returncode == 2, done.stderr[-2000:]
-    assert f"bench.bind/bench.port: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert f"{config}: bench.port: 127.0.0.1:{port} is already in use" in done.stderr
