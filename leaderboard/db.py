@@ -99,8 +99,17 @@ def _lost_connection(context: ExceptionContext) -> None:
 def connection_lost(exc: BaseException) -> bool:
     """Whether ``exc`` says the engine lost its connection, or could not connect to a server
     that takes writes (PostgreSQL: the work may be tried again on a new connection), rather
-    than that the database refused the work."""
-    return isinstance(exc, DBAPIError) and bool(exc.connection_invalidated)
+    than that the database refused the work. Besides SQLAlchemy's errors, psycopg's own: a
+    statement an engine event runs on the raw connection (the central lease's fence, at
+    commit) is not wrapped, nor seen by the ``handle_error`` hook."""
+    if isinstance(exc, DBAPIError):
+        return bool(exc.connection_invalidated)
+    if not type(exc).__module__.startswith("psycopg"):
+        return False
+    if lost_connection_state(getattr(exc, "sqlstate", None)):
+        return True
+    return any(c.__name__ in ("OperationalError", "InterfaceError")
+               for c in type(exc).__mro__)
 
 
 def make_engine(url: str, **options: object) -> Engine:

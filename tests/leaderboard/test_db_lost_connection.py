@@ -70,3 +70,12 @@ def test_a_refused_write_is_not_a_lost_connection() -> None:
         assert not connection_lost(caught.value)
     finally:
         engine.dispose()
+
+
+def test_psycopg_errors_raised_unwrapped_by_an_event_count_too() -> None:
+    psycopg = pytest.importorskip("psycopg")
+    assert connection_lost(psycopg.errors.ReadOnlySqlTransaction("read-only"))
+    assert connection_lost(psycopg.errors.AdminShutdown("terminating connection"))
+    assert connection_lost(psycopg.OperationalError("server closed the connection"))
+    assert not connection_lost(psycopg.errors.UniqueViolation("duplicate key"))
+    assert not connection_lost(ValueError("not a database error"))
