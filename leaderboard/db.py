@@ -5,6 +5,15 @@ Only `upgrade` creates or changes a schema (the leaderboard service's start and
 `open_existing`, which refuses, in one line naming the URL and what to run, a SQLite file
 that does not exist (so a mistyped URL never creates an empty database) and a database that
 is empty or at another schema revision than this software's.
+
+On PostgreSQL a connection the server can no longer write through is a lost connection
+(`lost_connection_state`): a read-only error (SQLSTATE 25006: the server was demoted to a
+standby, or a multi-host URL's libpq landed on one), an administrator or crash shutdown
+(57P01, 57P02), a server still starting (57P03) or a connection failure (class 08). The
+engine then drops the connection and every pooled one opened before it, so the next attempt
+connects again and libpq, given every host and ``target_session_attrs=read-write``, finds
+the writable one (docs/operations/broker-cluster.md section 2; DX-PGFAIL-1). Pooled
+connections are pinged at checkout, so one that died with its server is replaced at once.
 """
 
 from __future__ import annotations
@@ -13,15 +22,18 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Final
 
 from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import (
     ArgumentError,
     DatabaseError,
+    DBAPIError,
     InterfaceError,
     NoSuchModuleError,
     OperationalError,
@@ -38,8 +50,10 @@ __all__ = [
     "MigrationError",
     "alembic_config",
     "configured_engine",
+    "connection_lost",
     "database_answers",
     "head_revisions",
+    "lost_connection_state",
     "make_engine",
     "missing_sqlite_file",
     "open_existing",
@@ -59,12 +73,57 @@ class MigrationError(GameError):
     """The database cannot be upgraded as it stands; the message names what must be resolved."""
 
 
+# SQLSTATEs after which a PostgreSQL connection cannot write again (besides class 08,
+# connection exceptions): read-only transaction (a standby, a demoted primary), shutdowns,
+# a server that is starting or in recovery.
+_LOST_STATES: Final = frozenset({"25006", "57P01", "57P02", "57P03"})
+
+
+def lost_connection_state(sqlstate: str | None) -> bool:
+    """Whether a PostgreSQL error of this SQLSTATE means the connection is lost for writing
+    (the engine then connects again; see the module's docstring)."""
+    return sqlstate is not None and (sqlstate in _LOST_STATES or sqlstate.startswith("08"))
+
+
+def _lost_connection(context: ExceptionContext) -> None:
+    """The engine's ``handle_error`` hook: mark a lost-for-writing connection as a disconnect,
+    so that SQLAlchemy invalidates it and the pool (DX-PGFAIL-1)."""
+    original = context.original_exception
+    if lost_connection_state(getattr(original, "sqlstate", None)):
+        context.is_disconnect = True
+    elif context.connection is None and isinstance(context.sqlalchemy_exception,
+                                                   OperationalError):
+        context.is_disconnect = True  # no server took the connection (refused, not writable)
+
+
+def connection_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` says the engine lost its connection, or could not connect to a server
+    that takes writes (PostgreSQL: the work may be tried again on a new connection), rather
+    than that the database refused the work. Besides SQLAlchemy's errors, psycopg's own: a
+    statement an engine event runs on the raw connection (the central lease's fence, at
+    commit) is not wrapped, nor seen by the ``handle_error`` hook."""
+    if isinstance(exc, DBAPIError):
+        return bool(exc.connection_invalidated)
+    if not type(exc).__module__.startswith("psycopg"):
+        return False
+    if lost_connection_state(getattr(exc, "sqlstate", None)):
+        return True
+    return any(c.__name__ in ("OperationalError", "InterfaceError")
+               for c in type(exc).__mro__)
+
+
 def make_engine(url: str, **options: object) -> Engine:
     """An engine for `url`; SQLite gets WAL, foreign keys and a busy timeout. Every connection
     is marked as the service's, so the database's triggers do not record its writes as made
-    outside the service (leaderboard.audit_trail.outside_writes)."""
+    outside the service (leaderboard.audit_trail.outside_writes). On PostgreSQL pooled
+    connections are pinged at checkout and a connection that cannot write any more is
+    dropped (the module's docstring)."""
+    if make_url(url).get_backend_name() == "postgresql":
+        options.setdefault("pool_pre_ping", True)
     engine = create_engine(url, **options)
     dialect = engine.dialect.name
+    if dialect == "postgresql":
+        event.listen(engine, "handle_error", _lost_connection)
     if dialect == "sqlite":
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record):  # type: ignore[no-untyped-def]

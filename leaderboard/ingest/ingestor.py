@@ -4,7 +4,13 @@ It ties the parts together: screening (leaderboard.ingest.screening), verificati
 processes (verifying), storage in one transaction per batch (storing), gaps and resend
 requests (gaps), counters (results); ``run`` receives over MQTT (receiving.IngestLink).
 Storage runs in a thread, one batch at a time (a lock); resend requests go out after the
-commit, through the injected ``resend(table, from_seq)``.
+commit, through the injected ``resend(table, from_seq)``. A batch whose transaction lost the
+database connection (a failover) is stored again, on a new connection, until it is stored
+or the receive loop stops: what the ingest received is not dropped (DX-PGFAIL-2). After
+the engine has dropped a connection (a failover, a restart of the database), the next gap
+check asks every enrolled table that has sent something to resend from its highest stored
+seq + 1: a tail the database lost (an asynchronous standby's missing last commits) comes
+back even if the table sends nothing more (the tail check, DX-PGFAIL-4).
 """
 
 from __future__ import annotations
@@ -12,20 +18,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import random
+import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
 import structlog
-from sqlalchemy import Engine
+from sqlalchemy import Engine, event, select
 
 from leaderboard.ingest.gaps import GapTracker
 from leaderboard.ingest.receiving import IngestLink
 from leaderboard.ingest.results import Batch, IngestCounters, IngestResult, Item, Tally
 from leaderboard.ingest.screening import Screener
-from leaderboard.ingest.storing import Store
+from leaderboard.ingest.storing import DatabaseLost, Store
 from leaderboard.ingest.verifying import VerifierPool
+from leaderboard.models import TableProgress, TableRecord
 from wire.messages import CommandRejected
-from wire.mqtt import MqttSettings
+from wire.mqtt import MqttSettings, stopped_within
 from wire.signing import KeyRing
 from wire.topics import DEFAULT_ROOT, TableTopics
 
@@ -60,6 +68,7 @@ class Ingestor:
         key_refresh_s: float = 2.0,
         batch_max: int = 500,
         verify_workers: int = 0,
+        store_retry_s: tuple[float, float] = (0.1, 1.0),
     ) -> None:
         TableTopics(venue, "x", topic_root)  # validates venue and root
         if window < 1:
@@ -78,6 +87,8 @@ class Ingestor:
         self.window = window
         self.batch_max = batch_max
         self.verify_workers = verify_workers
+        # After a lost database connection: the first wait before storing again, the longest.
+        self.store_retry_s = store_retry_s
         self._resend = resend
         self._clock = clock
         self._on_change = on_change
@@ -91,6 +102,10 @@ class Ingestor:
                                 resend_interval=timedelta(seconds=resend_interval_s))
         self._store = Store(engine, window=window, clock=clock, gaps=self._gaps,
                             tally=self._tally)
+        # Set (from any thread) when the engine drops a connection: the tail check is due.
+        self._tails_due = False
+        self._dropped = self._connection_dropped  # one bound method, to remove it again
+        event.listen(engine, "invalidate", self._dropped)
 
     @property
     def resend_after(self) -> timedelta:
@@ -140,17 +155,37 @@ class Ingestor:
             self._batch_failed(len(messages))
             return None
 
-    async def store_received(self, items: list[Item]) -> list[IngestResult]:
-        """The second stage: resend requests go out in the background, and a failure (the
-        database unreachable, say) is logged and counted, never the end of the loop; what
-        was lost then is asked for again once the gap shows. Each item's result, in order
-        (none when the batch failed)."""
-        try:
-            async with self._lock:
-                batch = await asyncio.to_thread(self._store.store_screened, items)
-        except Exception:
-            self._batch_failed(len(items))
-            return []
+    async def store_received(self, items: list[Item], *,
+                             stop: asyncio.Event | None = None) -> list[IngestResult]:
+        """The second stage: resend requests go out in the background. A batch that lost
+        the database connection is stored again (waits from ``store_retry_s``) until it is
+        stored or ``stop`` is set; another failure is logged and counted, never the end of
+        the loop, and what was lost then is asked for again once the gap shows. Each item's
+        result, in order (none when the batch failed)."""
+        lost_at: float | None = None
+        delay, longest = self.store_retry_s
+        attempts = 0
+        while True:
+            try:
+                async with self._lock:
+                    batch = await asyncio.to_thread(self._store.store_screened, items)
+                break
+            except DatabaseLost as exc:
+                attempts += 1
+                if lost_at is None:
+                    lost_at = time.monotonic()
+                    _log.warning("ingest_database_lost", size=len(items),
+                                 error=str(exc).splitlines()[0][:200])
+                if await stopped_within(stop or asyncio.Event(), delay):
+                    self._batch_failed(len(items))  # the service stops: the gap shows later
+                    return []
+                delay = min(longest, delay * 2)
+            except Exception:
+                self._batch_failed(len(items))
+                return []
+        if lost_at is not None:
+            _log.info("ingest_database_back", size=len(items), attempts=attempts + 1,
+                      seconds=round(time.monotonic() - lost_at, 3))
         self._account(batch)
         if batch.resends:
             task = asyncio.create_task(self._request_resends(batch.resends),
@@ -164,10 +199,21 @@ class Ingestor:
         return self._clock()
 
     async def check_gaps(self) -> list[tuple[str, int]]:
-        """Ask for what is still missing (gaps past ``resend_after_s``); returns the requests."""
+        """Ask for what is still missing (gaps past ``resend_after_s``), and, after a dropped
+        database connection, every table's tail; returns the requests."""
         async with self._lock:
             resends = await asyncio.to_thread(lambda: self._gaps.check(self.engine,
                                                                        self._clock()))
+            if self._tails_due:
+                self._tails_due = False
+                try:
+                    tails = await asyncio.to_thread(self._tails)
+                except BaseException:
+                    self._tails_due = True
+                    raise
+                asked = {table for table, _ in resends}
+                resends.extend(t for t in tails if t[0] not in asked)
+                _log.info("ingest_tail_check", tables=len(tails))
         await self._request_resends(resends)
         return resends
 
@@ -184,6 +230,8 @@ class Ingestor:
     def close(self) -> None:
         """Stop the verification worker processes, if any (run() does it when it ends)."""
         self._pool.close()
+        if event.contains(self.engine, "invalidate", self._dropped):
+            event.remove(self.engine, "invalidate", self._dropped)
 
     def counters(self) -> IngestCounters:
         """A snapshot of the counters."""
@@ -215,6 +263,22 @@ class Ingestor:
         await link.run(stop if stop is not None else asyncio.Event())
 
     # --- in a thread, one batch at a time --------------------------------------------------------
+
+    def _connection_dropped(self, _dbapi_connection: object, _record: object,
+                            _exception: object) -> None:
+        self._tails_due = True
+
+    def _tails(self) -> list[tuple[str, int]]:
+        """(table, highest stored seq + 1) for every enrolled, active table of the venue that
+        has sent something: what the tail check asks for."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(TableProgress.table_id, TableProgress.highest_seq)
+                .join(TableRecord, TableRecord.table_id == TableProgress.table_id)
+                .where(TableRecord.venue == self.venue, TableRecord.active,
+                       TableProgress.highest_seq > 0)
+                .order_by(TableProgress.table_id)).all()
+        return [(row.table_id, int(row.highest_seq) + 1) for row in rows]
 
     def _process(self, messages: Sequence[tuple[str, bytes]]) -> Batch:
         return self._store.store_screened(self._screen_all(messages))

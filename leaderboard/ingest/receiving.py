@@ -19,7 +19,9 @@ from typing import Any, Final, Protocol
 
 import structlog
 
+from leaderboard.db import connection_lost
 from leaderboard.ingest.results import INGEST_SUFFIXES, IngestResult, Item
+from runtime.errors import one_line
 from wire.mqtt import MqttClient, MqttSession, MqttSettings, Received, stopped_within
 from wire.topics import DEFAULT_ROOT, ID_PATTERN, SHARED_PREFIX, TableTopics
 
@@ -48,9 +50,10 @@ class IngestSink(Protocol):
     async def screen_received(self, messages: Sequence[tuple[str, bytes]]) -> list[Item] | None:
         """Screen and verify a received batch; None when nothing of it is to be stored."""
 
-    async def store_received(self, items: list[Item]) -> list[IngestResult]:
-        """Store a screened batch in one transaction; each item's result, in order (none
-        when the batch failed)."""
+    async def store_received(self, items: list[Item], *,
+                             stop: asyncio.Event | None = None) -> list[IngestResult]:
+        """Store a screened batch in one transaction (again after a lost database connection,
+        until ``stop``); each item's result, in order (none when the batch failed)."""
 
     async def check_gaps(self) -> list[tuple[str, int]]:
         """Ask tables to resend what is missing; the (table, seq) asked for."""
@@ -209,7 +212,7 @@ class IngestLink:
                     continue
                 # A task, shielded: a transaction under way is finished (its thread cannot
                 # be stopped) and accounted for even if this loop is cancelled meanwhile.
-                storing = asyncio.create_task(self._store(received, items),
+                storing = asyncio.create_task(self._store(received, items, stop),
                                               name="ingest.store")
                 if not pipelined:
                     await asyncio.shield(storing)
@@ -218,9 +221,10 @@ class IngestLink:
             if storing is not None:  # what was received is stored before the loop ends
                 await storing
 
-    async def _store(self, received: list[Received], items: list[Item]) -> None:
+    async def _store(self, received: list[Received], items: list[Item],
+                     stop: asyncio.Event) -> None:
         """Store a screened batch, then note what it says about the tables' link."""
-        results = await self.ingestor.store_received(items)
+        results = await self.ingestor.store_received(items, stop=stop)
         self._heard(received, items, results)
 
     def _heard(self, received: list[Received], items: list[Item],
@@ -246,4 +250,8 @@ class IngestLink:
             try:
                 await self.ingestor.check_gaps()
             except Exception as exc:  # the database away: try again at the next tick
-                _log.error("ingest_gap_check_failed", error=repr(exc))
+                if connection_lost(exc):  # a failover: one line, a warning (DX-PGFAIL-1)
+                    _log.warning("ingest_gap_check_failed", database_away=True,
+                                 error=one_line(exc)[:200])
+                else:
+                    _log.error("ingest_gap_check_failed", error=repr(exc))

@@ -5,7 +5,9 @@ A message is stored in ``messages`` with ``INSERT ... ON CONFLICT DO NOTHING`` o
 in the same transaction. A copy of a stored message is a harmless duplicate; a different
 message under a stored ``(table, seq)`` is a replay and is refused; a seq more than
 ``window`` ahead of the table's highest is refused too. Every refusal is kept as a
-``rejections`` row. If the batch's transaction fails, each message is tried on its own.
+``rejections`` row. If the batch's transaction fails, each message is tried on its own;
+if it failed because the database connection was lost, the batch is handed back as it was
+screened (`DatabaseLost`) for the Ingestor to store again once the database answers.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from leaderboard.audit_trail.chain import lock_tip
 from leaderboard.central_lease import LeaseLost
+from leaderboard.db import connection_lost
 from leaderboard.ingest.gaps import GapTracker, Progress, lock_progress, save_progress
 from leaderboard.ingest.results import (
     MAX_DETAIL,
@@ -46,9 +49,15 @@ from leaderboard.projections import (
 from leaderboard.projections.decoding import read
 from wire.envelope import canonical_json
 
-__all__ = ["Store"]
+__all__ = ["DatabaseLost", "Store"]
 
 _log = structlog.get_logger("leaderboard.ingest")
+
+
+class DatabaseLost(Exception):
+    """A batch's transaction failed because the database was not reached or the connection
+    was lost (a failover, say): nothing of it is known to be stored, and its items are as
+    screened again, to be stored again (a copy already committed is then a duplicate)."""
 
 
 class _Vanished(SQLAlchemyError):
@@ -81,6 +90,10 @@ class Store:
         except LeaseLost:
             raise  # this instance is no longer the active one: nothing of it may be stored
         except Exception as exc:  # deadlock, busy database, a bug: retry each on its own
+            if connection_lost(exc):
+                for item, (result, _envelope, _claimed) in zip(items, screened, strict=True):
+                    item.result, item.projected = result, None
+                raise DatabaseLost(str(exc)) from exc
             _log.warning("ingest_batch_retry_one_by_one", error=repr(exc), size=len(items))
         results: list[IngestResult] = []
         merged = Batch(results=results)
