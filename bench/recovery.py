@@ -117,8 +117,8 @@ async def main_async(args: argparse.Namespace) -> int:
     return 1 if wrong else 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse the arguments and run."""
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line's options (``--quick`` applied)."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--rows", default=",".join(ROWS),
                         help=f"which rows, of {', '.join(ROWS)} (default: all)")
@@ -148,12 +148,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown or not args.rows:
         parser.error(f"--rows takes {', '.join(ROWS)}; not {', '.join(unknown) or 'nothing'}")
     if args.quick:
-        args.records, args.baseline_records = 20_000, 2_000
+        args.records, args.baseline_records = 1_500, 1_000
         args.repeats, args.broker_heats = 1, 2
         args.tables, args.heats = 2, 2
     if min(args.records, args.baseline_records, args.repeats, args.tables, args.heats,
            args.broker_heats) < 1 or args.workers < 0:
         parser.error("sizes and counts must be at least 1 (--workers at least 0)")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the arguments and run."""
+    args = parse(argv)
     from runtime.logs import configure_logging  # noqa: PLC0415
 
     configure_logging(fmt="console", level="error")

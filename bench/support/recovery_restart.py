@@ -18,16 +18,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import signal
 import sqlite3
 import subprocess
+import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from support.latency_service import NotifySocket, spawn_table
 from support.recovery_table import Goal, Options, Outcome
-from support.startup_journals import CACHE, Built, build_journal, table_config
+from support.startup_journals import CACHE, REPO, Built, build_journal, table_config
 
 __all__ = ["restart_rows"]
 
@@ -139,14 +142,26 @@ async def _one(built: Built, scratch: Path) -> Restart:
                    max(doubled, 0))
 
 
+async def _spawned(code: str) -> float:
+    """Seconds from exec to exit of `python -c code` (the interpreter, or the imports)."""
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", code, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    await process.wait()
+    return time.perf_counter() - started
+
+
 async def restart_rows(options: Options) -> list[Outcome]:
     """The daemon's restart at ``--records`` (1,000,000) beside a small journal's."""
     size = options.args.records
     small = options.args.baseline_records
-    built_small = await asyncio.to_thread(build_journal, small)
-    built = await asyncio.to_thread(build_journal, size)
+    built_small = await asyncio.to_thread(lambda: build_journal(small, lenient=True))
+    built = await asyncio.to_thread(lambda: build_journal(size, lenient=True))
+    extra = json.loads(built.path.with_suffix(".json").read_text()).get("extra_refused", 0)
     base = await _one(built_small, options.scratch)
     big = await _one(built, options.scratch)
+    python_s = await _spawned("pass")
+    imports_s = await _spawned("import controller.app, controller.wiring")
     mb = built.path.stat().st_size / 1e6
     outcome = Outcome(
         failure=f"table daemon restart, {big.built.records:,} records",
@@ -154,11 +169,14 @@ async def restart_rows(options: Options) -> list[Outcome]:
                  "the journal checked after its verified head, the newest checkpoint loaded)"),
         value=big.ready_s, goal=GOAL, lost=big.lost, doubled=big.doubled,
         baseline=f"{base.ready_s:.2f} s at {base.built.records:,} records",
-        details=[f"journal {mb:,.0f} MB, {built.checkpoints} checkpoints; at the restart "
+        details=[f"journal {mb:,.0f} MB, {built.checkpoints} checkpoints, {extra} inputs refused "
+                 "beyond the recorded heats' (DX-RECOVERY-3); at the restart "
                  f"replayed {big.replayed} records, checked: {big.verify}; the first start "
                  f"on the copy (whole journal checked once) {big.first_s:.2f} s",
                  f"baseline: replayed {base.replayed} records, checked: {base.verify}, "
-                 f"lost {base.lost}, doubled {base.doubled}"])
+                 f"lost {base.lost}, doubled {base.doubled}",
+                 f"the fixed part, same run: python -c pass {python_s:.2f} s, the daemon's "
+                 f"imports alone {imports_s:.2f} s"])
     if big.lost or big.doubled or base.lost or base.doubled:
         outcome.wrong = (f"records or messages lost ({big.lost}, baseline {base.lost}) or "
                          f"doubled ({big.doubled}, baseline {base.doubled}) by the restart")
