@@ -83,8 +83,9 @@ class Restart:
 
 
 def _log_figures(log: Path) -> tuple[int | None, str]:
-    """(records replayed, how the journal was checked) at the last start in the JSON log."""
-    replayed, verify = None, ""
+    """(records replayed, how the journal was checked and the start's parts in ms) at the
+    last start in the JSON log."""
+    replayed, verify, parts = None, "", ""
     for line in log.read_text(errors="replace").splitlines():
         try:
             entry = json.loads(line)
@@ -95,7 +96,10 @@ def _log_figures(log: Path) -> tuple[int | None, str]:
             replayed = None
         elif entry.get("event") == "journal replayed":
             replayed = int(entry.get("records", 0))
-    return replayed, verify
+        elif entry.get("event") == "journal loaded":
+            parts = ", ".join(f"{k.removesuffix('_ms')} {v:.0f}" for k, v in entry.items()
+                              if k.endswith("_ms") and isinstance(v, int | float))
+    return replayed, f"{verify} (ms: {parts})" if parts else verify
 
 
 async def _stop(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
