@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import faulthandler
 import logging
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -164,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     configure_logging(fmt="console", level="error")
     logging.getLogger("mqtt").setLevel(logging.ERROR)
+    faulthandler.register(signal.SIGUSR1)  # `kill -USR1 <pid>` shows where a run is waiting
     return asyncio.run(main_async(args))
 
 

@@ -50,7 +50,7 @@ from support.ingest_tables import (
 )
 from support.raw_publisher import Publisher, _packet, _text
 from support.recovery_table import Goal, Options, Outcome
-from wire.envelope import seal
+from wire.envelope import EnvelopeError, seal, verify_envelope
 from wire.signing import Signer
 from wire.topics import TableTopics
 
@@ -58,16 +58,23 @@ __all__ = ["rebuild_rows"]
 
 GOAL = Goal(10_000, "msg/s")
 MESSAGES_PER_HEAT = 56  # bench/ingest.py's heat
+_WINDOW = 50  # QoS 1 messages a fake table has in flight (bench/ingest.py's)
 
 
 class MonthTable(Publisher):
     """A fake table that has published its month already: it connects, leaves its retained
-    ``online`` notice (last published seq: its month), and answers resend requests."""
+    ``online`` notice (last published seq: its month), and answers resend requests through
+    its window of QoS 1 messages in flight (a table publishes its resend in order, as fast as
+    the broker acknowledges); a request from below where its resend has got to starts it
+    again from there, a request above it is already on its way."""
 
     def __init__(self, table: FakeTable, host: str, port: int, root: str,
                  leaderboard: Signer) -> None:
         super().__init__(table, host, port, root, leaderboard)
         self.published = len(table.messages)
+        self.requests = 0
+        self._next = self.published  # the index of the next message to resend
+        self._asked = asyncio.Event()
         status = TableTopics(VENUE, table.table, root).status
         birth = seal(venue=VENUE, table=table.table, seq=0, wall=T0, type="availability",
                      body={"state": "online", "link": {"last_published_seq": len(
@@ -76,9 +83,10 @@ class MonthTable(Publisher):
         self._birth = _packet(0x33, _text(status) + (1).to_bytes(2, "big") + birth)
 
     async def run(self, window: int, ready: asyncio.Event, go: asyncio.Event) -> None:
-        del window, go
+        del go
         reader, writer = await asyncio.open_connection(self.host, self.port)
         reading: asyncio.Task[None] | None = None
+        resending: asyncio.Task[None] | None = None
         try:
             client_id = f"bench-{self.table.table}-{secrets.token_hex(3)}"
             writer.write(_packet(0x10, _text("MQTT") + bytes([4, 0x02, 0, 0])
@@ -86,22 +94,53 @@ class MonthTable(Publisher):
             connack = await reader.readexactly(4)
             if connack[0] != 0x20 or connack[3] != 0:
                 raise RuntimeError(f"{client_id}: the broker refused the connection {connack!r}")
-            self._window = asyncio.Semaphore(1)
+            self._window = asyncio.Semaphore(window)
             reading = asyncio.create_task(self._read(reader, writer))
             writer.write(_packet(0x82, (1).to_bytes(2, "big") + _text(self.cmd) + bytes([1])))
             await self._subscribed.wait()
             self._in_flight[1] = False
             writer.write(self._birth)
+            resending = asyncio.create_task(self._resending(writer, reading))
             ready.set()
             await reading  # answers resend requests until cancelled at the end
         finally:
-            if reading is not None:
-                reading.cancel()
-                with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-                    await reading
+            for task in (resending, reading):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                        await task
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+
+    async def _resending(self, writer: asyncio.StreamWriter,
+                         reading: asyncio.Task[None]) -> None:
+        assert self._window is not None
+        while True:
+            await self._asked.wait()
+            self._asked.clear()
+            while self._next < self.published:
+                await self._window.acquire()  # given back by the PUBACK
+                if reading.done():
+                    reading.result()
+                self._send(writer, self._next, in_window=True)
+                self._next += 1
+                self.resent += 1
+                if writer.transport.get_write_buffer_size() > 1 << 20:
+                    await writer.drain()
+
+    def _answer(self, writer: asyncio.StreamWriter, payload: bytes) -> None:
+        del writer
+        try:
+            command = verify_envelope(payload, self.commands)
+        except EnvelopeError:
+            return
+        from_seq = command.body.get("from_seq")
+        if command.body.get("table") != self.table.table or not isinstance(from_seq, int):
+            return
+        self.requests += 1
+        self._next = min(self._next, max(from_seq, 1) - 1)
+        self._asked.set()
 
 
 @contextlib.contextmanager
@@ -166,7 +205,7 @@ async def _rebuild(tables: Sequence[FakeTable], db: Database, broker: tuple[int,
     month = [MonthTable(t, "127.0.0.1", port, root, leaderboard) for t in tables]
     table_ready = [asyncio.Event() for _ in month]
     go = asyncio.Event()
-    tasks = [asyncio.create_task(m.run(1, r, go)) for m, r in zip(month, table_ready,
+    tasks = [asyncio.create_task(m.run(_WINDOW, r, go)) for m, r in zip(month, table_ready,
                                                                   strict=True)]
     context = multiprocessing.get_context("spawn")
     stop, results, ready = context.Event(), context.Queue(), context.Event()
