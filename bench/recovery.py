@@ -134,6 +134,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="kills of each broker node role (default 10; p99 over them)")
     parser.add_argument("--broker-heats", type=int, default=6,
                         help="heats the broker row's table plays meanwhile (default 6)")
+    parser.add_argument("--logs", type=Path, default=None,
+                        help="copy the broker row's service and node logs to this folder")
     parser.add_argument("--tables", type=int, default=8, help="the rebuild's tables (default 8)")
     parser.add_argument("--heats", type=int, default=700,
                         help="each table's month in heats of 56 messages (default 700: "

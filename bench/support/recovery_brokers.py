@@ -22,6 +22,7 @@ import asyncio
 import json
 import math
 import secrets
+import shutil
 import sqlite3
 import time
 import urllib.request
@@ -268,6 +269,11 @@ def _drill(options: Options) -> Drill:
         daemon.stop()
         central.stop()
         floor.cluster.stop()
+        if options.args.logs is not None:  # the services' and nodes' logs, kept to read
+            options.args.logs.mkdir(parents=True, exist_ok=True)
+            for log in (central.log.path, daemon.log.path,
+                        *(n.log for n in floor.cluster.nodes)):
+                shutil.copy(log, options.args.logs / log.name)
     _count(floor, drill)
     return drill
 
