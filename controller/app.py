@@ -327,7 +327,10 @@ class TableDaemon:
         body["command_seq"] = envelope.seq
         applied = await self.ingest("desk", body)
         if applied.ok and body.get("command") == Resend.NAME and self.journal and self.link:
-            self.link.resend(self.journal.messages(int(body["from_seq"])))
+            # A month is tens of thousands of messages (a central database rebuilt from the
+            # journals): read in a worker thread, not on the event loop (DX-RECOVERY-4).
+            self.link.resend(await asyncio.to_thread(self.journal.messages,
+                                                     int(body["from_seq"])))
 
     async def changed(self, after: int, timeout: float | None = None) -> int:
         """Wait until an input has been applied since version ``after``; the version now."""

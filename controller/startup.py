@@ -18,6 +18,7 @@ full replay. Everything here runs before the event loop has anything else to do.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -94,7 +95,13 @@ def start_journal(path: Path, *, service: TableService, fresh: Callable[[], Tabl
         record_verified(journal, check.heads, signer, check.scope)
     after = 0
     if checkpoints:
-        after = _restore(journal, started, fresh, signer, log)
+        # A month's checkpoint is a few MB of state: tens of thousands of objects made at
+        # once, which the cyclic collector would walk again and again (DX-RECOVERY-6).
+        gc.disable()
+        try:
+            after = _restore(journal, started, fresh, signer, log)
+        finally:
+            gc.enable()
     marks["restore"] = time.perf_counter() - t0 - sum(marks.values())
     if not started.faults:
         _replay(journal, started, after)
