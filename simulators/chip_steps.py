@@ -12,7 +12,8 @@
   players wager their own chips next;
 - at the end of the heat, each finished entry's chips are placed on its seat's spots (at most
   `SPOT_LIMIT` a spot), "chips returned" pressed once the table reads them all, and they go
-  back to the tray.
+  back to the tray, read gone before the dealer moves another chip (a tray chip is laid on a
+  spot only once the reader has read it gone from every other).
 
 The bindings live on the simulated reader (`RfidReaderSimulator.owners`), so they outlast a
 restart of the table daemon the way the chips on a real table do. A simulated reader that
@@ -212,7 +213,7 @@ class PaidSpots:
 
 async def return_chips(vt: VirtualTable) -> None:
     """Every entry whose chips the table waits for gives them back: placed on its seat's
-    spots, read, "chips returned", then into the tray."""
+    spots, read, "chips returned", then into the tray, and read gone from the spots."""
     sim = vt.chips
     waiting = (vt.table.status().get("chips") or {}).get("waiting_return", {})
     for seat_text, entry in sorted(waiting.items()):
@@ -242,7 +243,11 @@ async def return_chips(vt: VirtualTable) -> None:
         vt.reconciled[entry] = int(detail.get("missing", 0))
         for uid in uids:
             sim.owners[uid] = None
-        sim.clear_seat(seat)
+        # Into the tray, and read gone before anything else moves: these chips are the
+        # float's again, and the next heat's first stack may take one of them; laid on seat 1
+        # while the reader still read it here, it would be on two spots at once (a chip_clone
+        # alert, and a stack never issued: the table issues a stack on its seat's own read).
+        await _gather(vt, seat)
         sim.seat_entries.pop(seat, None)
 
 

@@ -11,10 +11,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from controller.config import read_table_config
 from controller.journal import Journal
 from controller.wiring import wire_table
+from game.messages.desk import CloseHeat
+from simulators.chip_steps import return_chips
 from simulators.table_play import VirtualTable
-from tests.integration.daemon_support import free_port, make_table, running
+from tests.integration.daemon_support import TOURNAMENT, free_port, make_table, running
 
 CHIP_ALERTS = ("chip_clone", "chip_pooling", "chips_missing", "chip_issue_wrong")
 
@@ -107,3 +110,41 @@ async def test_a_players_chip_on_another_seats_spot_is_a_pooling_alert(
     assert "belongs to entry E1, played by entry E2" in pooled[0]["message"]
     reports = [b for t, b in messages if t == "chips.reconciled"]
     assert [r["missing"] for r in reports] == [[], []]
+
+
+async def test_the_next_heats_stacks_take_no_chip_the_reader_still_reads(
+        tmp_path: Path, short_dir: Path) -> None:
+    """Heats in a row: the chips returned at the end of a heat are the tray's again, and the
+    next heat's first stack may take one the last seat returned (seed 14 does). The dealer
+    takes them off the spots and waits for the reader to read them gone; before, seat 1's new
+    stack could be read in the same sweep as seat 3's Ante still holding the chip (a
+    `chip_clone`), and the stack was never issued: the virtual dealer stopped at the start
+    of the heat."""
+    short = tmp_path / "tournament.toml"  # two hands a heat: heats in a row, quickly
+    text = TOURNAMENT.read_text()
+    assert text.count("\nhands = 10 ") == 1
+    short.write_text(text.replace("\nhands = 10 ", "\nhands = 2 "))
+    table = make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}", seed=14)
+    table.path.write_text(table.path.read_text().replace(str(TOURNAMENT), str(short)))
+    wired = wire_table(read_table_config(table.path))
+    async with running(wired.daemon) as stop:
+        vt = wired.virtual_table(seed=14, players=3, heats=2)
+        await vt.ensure_roster()
+        entries = await vt.seat_heat()  # the first heat, step by step (VirtualTable.play_heat)
+        players = vt.make_players(entries)
+        while vt.glance().get("seats"):
+            await vt.play_hand(players)
+        await vt.acknowledge_all()
+        await return_chips(vt)
+        # Every chip returned is back in the tray and read gone: none lies on a spot the
+        # table still reads (it did on the last seat to return its chips).
+        assert dict(vt.table.chips_lying()) == {}
+        await vt.send_desk(CloseHeat.NAME)
+        await vt.until("the heat to close", lambda s: s.get("heat") is None)
+        await vt.play_heat(await vt.seat_heat())  # the next heat, with its own stacks
+        assert vt.stacks_issued == 6 and vt.hands_played == 4
+        assert await stop() == 0
+    messages = _messages(wired.daemon.config.journal)
+    assert not [b for t, b in messages if t == "alert" and b["kind"] in CHIP_ALERTS]
+    reports = [b for t, b in messages if t == "chips.reconciled"]
+    assert len(reports) == 6 and all(r["missing"] == [] for r in reports)
