@@ -151,12 +151,14 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     pytest.param(False, 6, 4, id="asynchronous"),
 ])
 def test_primaries_lost_mid_heat_lose_and_double_nothing(
-    tmp_path: Path, synchronous: bool, failovers: int, heats: int
+    tmp_path: Path, synchronous: bool, failovers: int, heats: int,
+    request: pytest.FixtureRequest,
 ) -> None:
     require_pair()
     require_service("Mosquitto", services.mosquitto_up(), "{}:{}".format(*services.MOSQUITTO))
     broker = "{}:{}".format(*services.MOSQUITTO)
     pair = PgPair(synchronous=synchronous, commit_level="on")
+    request.addfinalizer(pair.stop)  # stopped however the drill ends (stop is idempotent)
     pair.start()
     url = pair.url()
     token = secrets.token_hex(3)
