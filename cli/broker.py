@@ -18,7 +18,7 @@ With ``--kind nats --nodes mqtt1=10.0.0.11,...`` it writes a NATS cluster's file
 the same ACL (deploy.broker_acl): ``nats-auth.conf`` (the users, bcrypt hashes and
 permissions, included by every node), ``nats-<node>.conf`` per node, and ``nats-passwd`` and
 ``nats-route-password`` (kept for the next run); the credentials are the same
-(docs/operations/broker-cluster.md, DX-NATS-1).
+(docs/operations/broker-cluster.md, D392).
 """
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ class TableDaemon:
         applied = await self.ingest("desk", body)
         if applied.ok and body.get("command") == Resend.NAME and self.journal and self.link:
             # A month is tens of thousands of messages (a central database rebuilt from the
-            # journals): read in a worker thread, not on the event loop (DX-RECOVERY-4).
+            # journals): read in a worker thread, not on the event loop (D411).
             self.link.resend(await asyncio.to_thread(self.journal.messages,
                                                      int(body["from_seq"])))
 

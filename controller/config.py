@@ -76,7 +76,7 @@ class MqttConfig:
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
-    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (DX-LINKS-2)
+    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (D403)
 
     @property
     def embedded(self) -> bool:

@@ -29,8 +29,8 @@ class TableDevices:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resume:
     """Where the table's journal left off when the daemon opens its devices: a simulated
-    device powered on again by a restart starts from it, as a real one would (DX-NOISE-1,
-    DX-NOISE-2): the chips lie where the table last read them, and the shoe deals new decks."""
+    device powered on again by a restart starts from it, as a real one would (D405,
+    D406): the chips lie where the table last read them, and the shoe deals new decks."""
 
     # the journal's last record before this start, above its message seq base (0: a new
     # journal, nothing played yet); never the same at two starts of one table

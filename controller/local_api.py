@@ -9,7 +9,7 @@ One request per line, one answer per line, on the same connection:
 The socket file is created with mode 0660 (the console's user shares the daemon's group);
 anything that is not a JSON object on one line is answered with an error, never dropped. A
 connection may wait idle between requests, but a line once begun must end within
-`LINE_WAIT_S` (DX-NOISE-3): a client that stops mid-line is told so and closed.
+`LINE_WAIT_S` (D407): a client that stops mid-line is told so and closed.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def start_journal(path: Path, *, service: TableService, fresh: Callable[[], Tabl
     after = 0
     if checkpoints:
         # A month's checkpoint is a few MB of state: tens of thousands of objects made at
-        # once, which the cyclic collector would walk again and again (DX-RECOVERY-6).
+        # once, which the cyclic collector would walk again and again (D413).
         gc.disable()
         try:
             after = _restore(journal, started, fresh, signer, log)

@@ -122,7 +122,7 @@ class ConfiguredDevices:
 
     def dealer_seed(self, seed: int) -> int:
         """The seed of a virtual dealer's decks at this start: the configured ``seed``
-        advanced with the journal, as the simulated shoe's (`shoe_seed`, DX-NOISE-2), so a
+        advanced with the journal, as the simulated shoe's (`shoe_seed`, D406), so a
         restart never deals the decks dealt before it."""
         dealt = shoe_seed(seed, self.resume.position)
         if dealt != seed:
@@ -209,7 +209,7 @@ def shoe_seed(seed: int, position: int) -> int:
     """A simulated shoe's seed at power-on: the ``[sim] seed`` on a new journal (position
     0), else that seed mixed with the journal's last record before this start, so a restart
     deals new decks, never the ones dealt before it, and the same journal gives the same
-    decks again (DX-NOISE-2)."""
+    decks again (D406)."""
     if position == 0:
         return seed
     digest = hashlib.sha256(f"showdown-shoe:{seed}:{position}".encode()).digest()
@@ -340,7 +340,7 @@ class WiredTable:
         options.setdefault("ids", self.devices.id_simulator)
         seed = int(options.get("seed", _DEALER_SEED))
         dealt = self.devices.dealer_seed(seed)
-        if dealt != seed and options.get("decks") is None:  # a restart: new decks (DX-NOISE-2)
+        if dealt != seed and options.get("decks") is None:  # a restart: new decks (D406)
             from simulators.decks import DeckSource  # noqa: PLC0415
 
             options["decks"] = DeckSource(options.get("deck_mode", "shuffled"),

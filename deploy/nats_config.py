@@ -4,8 +4,8 @@ The same rights as Mosquitto's ACL (deploy.broker_acl), as NATS user permissions
 MQTT topic to a subject (``showdown/v1/v/tables/t01/events`` is ``showdown.v1.v.tables.t01.
 events``, ``+`` is ``*``, ``#`` is ``>``). NATS has no ``%u`` pattern, so each table is a user
 of its own. Every user may connect only over MQTT (``allowed_connection_types``), there is no
-``no_auth_user`` (anonymous CONNECTs are refused) and passwords are bcrypt hashes (DX-NATS-1;
-a table may claim another's client id and disconnect it, but read nothing: DX-NATS-2).
+``no_auth_user`` (anonymous CONNECTs are refused) and passwords are bcrypt hashes (D392;
+a table may claim another's client id and disconnect it, but read nothing: D393).
 
 What an MQTT user needs besides its topics (nats-server 2.9, server/mqtt.go): a QoS 1
 subscription is a JetStream consumer delivering to ``$MQTT.sub.<nuid>``, a subscription the

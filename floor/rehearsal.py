@@ -189,7 +189,7 @@ def _rehearsal(plan: RehearsalPlan, wired: WiredTable, send: Any,
     if devices.shoe_sim is None or devices.rfid_sim is None:
         raise RehearsalError("the table's shoe and chip reader are not simulators")
     daemon = wired.daemon
-    deck_seed = devices.dealer_seed(seed)  # a resumed rehearsal deals new decks (DX-NOISE-2)
+    deck_seed = devices.dealer_seed(seed)  # a resumed rehearsal deals new decks (D406)
     rng = random.Random(deck_seed)
     decks: Decks = DeckSource("shuffled" if cfg.deck in ("random", "scripted") else
                               cfg.deck, rng=rng, seed=deck_seed)  # type: ignore[arg-type]

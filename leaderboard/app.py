@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 STANDINGS_TYPE: Final = Standings.TYPE
-EXIT_LEASE_LOST: Final = 75  # EX_TEMPFAIL: the lease lost; systemd restarts it (DX-STANDBY-3)
+EXIT_LEASE_LOST: Final = 75  # EX_TEMPFAIL: the lease lost; systemd restarts it (D397)
 _log = get_logger("leaderboard.app")
 
 def mqtt_settings(config: LeaderboardConfig) -> MqttSettings:

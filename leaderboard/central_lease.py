@@ -6,7 +6,7 @@ expires, on the database's own clock (so two machines' clocks never compare). An
 the lease when it is expired (`CentralLease.take`: the epoch goes up by one), renews it every
 ``renew_every_s`` while active (`renew`), and gives it up at a clean stop (`release`).
 
-The fence (`install_fence`, DX-STANDBY-1): every transaction the instance commits on its engine
+The fence (`install_fence`, D395): every transaction the instance commits on its engine
 reads the lease's epoch in that same transaction just before COMMIT - on PostgreSQL ``FOR
 SHARE``, so a takeover's UPDATE waits until that commit is done; on SQLite the transaction's
 write lock keeps the takeover out - and is refused (`LeaseLost`, the transaction rolled back)
@@ -15,7 +15,7 @@ cut off from the database) cannot mix one write with the new holder's; the first
 marks the lease lost (``on_lost``), and the service steps down. Only the lease's own statements
 are not fenced (they run with the execution option ``central_lease``).
 
-Besides the database's word, the holder keeps a local deadline (`active`, DX-STANDBY-2): the
+Besides the database's word, the holder keeps a local deadline (`active`, D396): the
 last renewal's start plus the period, on the monotonic clock. Past it the holder cannot prove
 it still holds the lease (a freeze, a database that does not answer), so it stops taking
 messages from the broker until a renewal succeeds (leaderboard.app): a frozen instance resumed

@@ -72,7 +72,7 @@ class ServiceMqttConfig:
     key_file: Path | None = None
     shared_group: str | None = None  # subscribe as $share/{group}/... (several instances)
     failover: tuple[Address, ...] = ()  # a cluster's other nodes, tried in turn after host
-    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (DX-LINKS-2)
+    keepalive_s: int = KEEPALIVE_DEFAULT_S  # MQTT keepalive (D403)
 
     @property
     def brokers(self) -> tuple[Address, ...]:
@@ -89,7 +89,7 @@ class HttpConfig:
     port: int = 8080
     desk_api: bool = False
     desk_answer_wait_s: float = 3.0  # how long a desk action waits for the tables' verdicts
-    # how long a request's body may pause before it is answered 408 (DX-NOISE-3)
+    # how long a request's body may pause before it is answered 408 (D407)
     body_wait_s: float = 5.0
     tls_cert_file: Path | None = None  # HTTPS: the certificate (chain) the service presents
     tls_key_file: Path | None = None

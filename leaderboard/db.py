@@ -12,7 +12,7 @@ standby, or a multi-host URL's libpq landed on one), an administrator or crash s
 (57P01, 57P02), a server still starting (57P03) or a connection failure (class 08). The
 engine then drops the connection and every pooled one opened before it, so the next attempt
 connects again and libpq, given every host and ``target_session_attrs=read-write``, finds
-the writable one (docs/operations/broker-cluster.md section 2; DX-PGFAIL-1). Pooled
+the writable one (docs/operations/broker-cluster.md section 2; D388). Pooled
 connections are pinged at checkout, so one that died with its server is replaced at once.
 """
 
@@ -87,7 +87,7 @@ def lost_connection_state(sqlstate: str | None) -> bool:
 
 def _lost_connection(context: ExceptionContext) -> None:
     """The engine's ``handle_error`` hook: mark a lost-for-writing connection as a disconnect,
-    so that SQLAlchemy invalidates it and the pool (DX-PGFAIL-1)."""
+    so that SQLAlchemy invalidates it and the pool (D388)."""
     original = context.original_exception
     if lost_connection_state(getattr(original, "sqlstate", None)):
         context.is_disconnect = True

@@ -6,7 +6,7 @@ the central lease it hands every request to the service's app (the page, the JSO
 that has just lost the lease - every request gets 503 with JSON naming this instance and the
 active one, ``{"status": "standby", "instance": ..., "active": ..., "epoch": ...}``, so a load
 balancer's health check on /healthz follows the active instance and a desk sees who to reach
-(docs/operations/standby-central.md, DX-STANDBY-6).
+(docs/operations/standby-central.md, D400).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ _TIMED_OUT: Final = (b"the request's body stopped short: it was not sent in full
 
 class BodyDeadline:
     """ASGI middleware: each part of a request's body must arrive within ``seconds`` of the
-    app asking for it (DX-NOISE-3). A body that stops short (a Content-Length larger than
+    app asking for it (D407). A body that stops short (a Content-Length larger than
     what is sent) is answered ``408 Request Timeout`` with ``Connection: close``, logged as
     one warning line, and the app is told the client went away; a large body that keeps
     arriving, however slowly, is never cut. Requests without a body, and an event stream's

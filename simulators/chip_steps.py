@@ -18,7 +18,7 @@
 The bindings live on the simulated reader (`RfidReaderSimulator.owners`), so they outlast a
 restart of the table daemon the way the chips on a real table do. A simulated reader that
 restarted with the daemon (one process) is given back what the table last read on each spot
-(`restore_felt`: by the composition root before the reader's first sweep, DX-NOISE-1, and
+(`restore_felt`: by the composition root before the reader's first sweep, D405, and
 again by `sync_owners` for a reader that is still empty): a restart of the table PC moves no
 chip on the felt.
 """

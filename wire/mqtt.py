@@ -605,7 +605,7 @@ class MqttSession:
     it is done with the connection, normally once ``stop`` is set), and after a
     ConnectFailed or ConnectionLost waits a jittered exponential backoff and connects again.
     The backoff starts again from its first step at every successful connection (CONNACK),
-    so each outage's first retry comes at the initial delay (DX-LINKS-1).
+    so each outage's first retry comes at the initial delay (D402).
     While ``on_connected`` runs, a watchdog checks the connection a few times a keepalive
     (``MqttClient.loss``: paho's keepalive, so no PINGRESP within twice the keepalive; the
     client reporting itself disconnected; a failed read or write) and, when it is lost,
@@ -679,7 +679,7 @@ class MqttSession:
                 if not self._connected:
                     self.connect_failures += 1
                 error = "; ".join(str(e) for e in group.exceptions)
-                # One warning per outage (DX-LINKS-3): the loss, or the first attempt that
+                # One warning per outage (D404): the loss, or the first attempt that
                 # failed; the outage's further attempts and moves are at info.
                 say = self._log.info if self._outage else self._log.warning
                 self._outage = True

@@ -18,7 +18,7 @@ __all__ = ["CREDENTIAL_KEYS", "KEEPALIVE_DEFAULT_S", "KEEPALIVE_RANGE_S", "MAX_B
 
 Address = tuple[str, int]
 MAX_BROKERS: Final = 16  # a venue cluster has three or five nodes; more is a typo
-# ``keepalive_s``: a silent link is noticed within about twice this (DX-LINKS-2); under 2 s
+# ``keepalive_s``: a silent link is noticed within about twice this (D403); under 2 s
 # a busy machine's pause drops connections, over 10 minutes a frozen link goes unnoticed.
 KEEPALIVE_DEFAULT_S: Final = 30
 KEEPALIVE_RANGE_S: Final = (2, 600)

@@ -1,14 +1,14 @@
 """Row of bench/recovery.py: the whole central database rebuilt from the tables' journals.
 
 The central database is lost and made again empty, with the tables still enrolled (their
-keys are the venue's configuration, DX-RECOVERY-1). Every table holds its month of signed
+keys are the venue's configuration, D408). Every table holds its month of signed
 messages (bench/ingest.py's fake tables: heats of seatings, 30 settled hands with full
 records, scores, acknowledgements, sealed with each table's own key before any timing) and
 has left its retained ``online`` availability on the broker, naming its last published seq,
 as a table daemon does at every connection. Then the ingest starts on the empty database
 (``Ingestor.run``, the service's receive loop, in a process of its own): the retained
 notices show every table's missing month, the ingest asks each table to resend from seq 1
-(the ``resend`` command; no new command or step: DX-RECOVERY-1), and each fake table answers
+(the ``resend`` command; no new command or step: D408), and each fake table answers
 by publishing its month again, as `controller.app` does from `journal.messages(from_seq)`.
 
 Timed: from the ingest subscribed to the last message stored (and the first resend request
@@ -303,7 +303,7 @@ async def rebuild_rows(options: Options) -> list[Outcome]:
             f"{per.get('tables', 0):,.0f}, broker {per.get('broker', 0):,.0f}, postgresql "
             f"{per.get('postgres', 0):,.0f}; the {cores} CPUs {busy:.0%} busy",
             f"broker: a private Mosquitto queueing up to {queued:,} messages a subscriber "
-            "(production's max_queued_messages is 10,000; see DX-RECOVERY-2)",
+            "(production's max_queued_messages is 10,000; see D409)",
         ])
     if got.problem:
         outcome.wrong = got.problem

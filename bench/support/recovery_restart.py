@@ -148,7 +148,7 @@ async def _one(built: Built, scratch: Path) -> Restart:
 
 def _journal(records: int) -> Built:
     """The cached journal of ``records`` records: as bench/startup.py builds it, or, when its
-    repeated heats are refused more often than recorded, the lenient build (DX-RECOVERY-3)."""
+    repeated heats are refused more often than recorded, the lenient build (D410)."""
     try:
         return build_journal(records)
     except RuntimeError as exc:
@@ -184,7 +184,7 @@ async def restart_rows(options: Options) -> list[Outcome]:
         value=big.ready_s, goal=GOAL, lost=big.lost, doubled=big.doubled,
         baseline=f"{base.ready_s:.2f} s at {base.built.records:,} records",
         details=[f"journal {mb:,.0f} MB, {built.checkpoints} checkpoints, {extra} inputs refused "
-                 "beyond the recorded heats' (DX-RECOVERY-3); at the restart "
+                 "beyond the recorded heats' (D410); at the restart "
                  f"replayed {big.replayed} records, checked: {big.verify}; the first start "
                  f"on the copy (whole journal checked once) {big.first_s:.2f} s",
                  f"baseline: replayed {base.replayed} records, checked: {base.verify}, "

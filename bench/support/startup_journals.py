@@ -175,7 +175,7 @@ def _inputs(prefix: list[Input], heats: list[list[Input]]) -> Iterator[tuple[int
 def build_journal(records: int, *, log: Any = print, lenient: bool = False) -> Built:
     """The cached journal of at least `records` records (built now if missing). `lenient`:
     a repeated heat may have more inputs refused than the recorded one (they are counted in
-    the journal's `.json` as `extra_refused`; bench/recovery.py, DX-RECOVERY-3)."""
+    the journal's `.json` as `extra_refused`; bench/recovery.py, D410)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     name = f"journal-{records}{'-lenient' if lenient else ''}"
     target = CACHE / f"{name}.sqlite"

@@ -5,7 +5,7 @@ streams ``$MQTT_sess``, ``$MQTT_msgs`` and ``$MQTT_rmsgs``. Made with one replic
 default, or a node config without ``stream_replicas``), losing the node that holds one loses
 every session or every retained message. Each node's monitoring endpoint (``http`` in its
 config, e.g. http://mqtt1:8222) answers ``/jsz``: this check reads every URL given and wants
-each stream on min(3, cluster size) nodes. Fewer is a warning, not a failure (DX-NATS-3):
+each stream on min(3, cluster size) nodes. Fewer is a warning, not a failure (D394):
 the service runs, and what a lost node took is sent again from the tables' journals.
 """
 

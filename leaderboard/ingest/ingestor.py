@@ -6,11 +6,11 @@ requests (gaps), counters (results); ``run`` receives over MQTT (receiving.Inges
 Storage runs in a thread, one batch at a time (a lock); resend requests go out after the
 commit, through the injected ``resend(table, from_seq)``. A batch whose transaction lost the
 database connection (a failover) is stored again, on a new connection, until it is stored
-or the receive loop stops: what the ingest received is not dropped (DX-PGFAIL-2). After
+or the receive loop stops: what the ingest received is not dropped (D389). After
 the engine has dropped a connection (a failover, a restart of the database), the next gap
 check asks every enrolled table that has sent something to resend from its highest stored
 seq + 1: a tail the database lost (an asynchronous standby's missing last commits) comes
-back even if the table sends nothing more (the tail check, DX-PGFAIL-4).
+back even if the table sends nothing more (the tail check, D391).
 """
 
 from __future__ import annotations

@@ -250,7 +250,7 @@ class IngestLink:
             try:
                 await self.ingestor.check_gaps()
             except Exception as exc:  # the database away: try again at the next tick
-                if connection_lost(exc):  # a failover: one line, a warning (DX-PGFAIL-1)
+                if connection_lost(exc):  # a failover: one line, a warning (D388)
                     _log.warning("ingest_gap_check_failed", database_away=True,
                                  error=one_line(exc)[:200])
                 else:

@@ -51,7 +51,7 @@ async def test_an_oversized_request_is_refused(tmp_path: Path) -> None:
 
 async def test_a_line_that_stops_short_is_answered_and_closed_an_idle_one_is_not(
         tmp_path: Path, log_events: list[dict[str, Any]]) -> None:
-    """DX-NOISE-3: waiting idle between requests is allowed; a line once begun must end
+    """D407: waiting idle between requests is allowed; a line once begun must end
     within the deadline, else the client is told so, the connection closed, one warning."""
     sock = tmp_path / "t01.sock"
     async with LocalApi(sock, echo, line_wait_s=0.3):

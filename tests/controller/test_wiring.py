@@ -86,7 +86,7 @@ async def test_sim_kinds_run_the_real_drivers_on_simulators_it_keeps(tmp_path: P
 
 
 async def test_restarted_simulators_start_where_the_journal_left_off(tmp_path: Path) -> None:
-    """DX-NOISE-1, DX-NOISE-2: the simulated felt holds what the table last read before the
+    """D405, D406: the simulated felt holds what the table last read before the
     reader's first sweep (a restart moves no chip), and the shoe's seed is the configured one
     on a new journal, another (the same again for the same journal) after a restart."""
     one, two = (chip.uid for chip, _ in zip(play_registry(), range(2), strict=False))

@@ -352,8 +352,8 @@ async def test_sigkill_at_random_points_loses_no_score_and_counts_none_twice(
     assert heats_opened == heats_closed, f"{where} {heats_opened} {heats_closed}"
 
     # Faults without noise (issue 34 point 5): a restart raises no alert about the hand it
-    # voids (the simulated felt is the one the table last read, DX-NOISE-1) and deals no
-    # deck again (the simulators' decks advance with the journal, DX-NOISE-2).
+    # voids (the simulated felt is the one the table last read, D405) and deals no
+    # deck again (the simulators' decks advance with the journal, D406).
     alerts = Counter(str(e.body.get("kind")) for e in board.messages("alert"))
     noisy = {kind: alerts[kind] for kind in ("wager_changed", "late_wager", "deck_suspect")
              if alerts[kind]}

@@ -1,5 +1,5 @@
 """Issue 34 point 1: the desk API writes again after a database failover or switchover,
-without a restart (DX-PGFAIL-1). The desk routes on an engine on a primary and a
+without a restart (D388). The desk routes on an engine on a primary and a
 synchronous standby (tests/integration/pg_pair.py), by the multi-host URL.
 
 - The primary SIGKILLed and the standby promoted: the next registration is stored on the

@@ -1,5 +1,5 @@
 """A simulated table killed mid-hand and started again raises no alert about the hand it
-voids, and deals no deck it dealt before (issue 34 point 5; DX-NOISE-1, DX-NOISE-2).
+voids, and deals no deck it dealt before (issue 34 point 5; D405, D406).
 
 `showdown table run` on a simulated table (shoe and chip reader through the real drivers,
 the virtual desk and dealer, its own embedded broker) is SIGKILLed a few times while a hand

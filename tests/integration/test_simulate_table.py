@@ -169,7 +169,7 @@ async def test_a_run_directory_used_again_plays_out_the_heat_left_open(
         tmp_path: Path) -> None:
     cfg = _config(tmp_path, deck="random", deck_hands=(), seats={})
     first = await rehearse_table(cfg, seed=SEED)
-    # the same seed again: the decks advance with the journal (DX-NOISE-2), no deck repeats
+    # the same seed again: the decks advance with the journal (D406), no deck repeats
     second = await rehearse_table(cfg, seed=SEED)
     assert first is not None and second is not None
     assert first.problems == second.problems == []

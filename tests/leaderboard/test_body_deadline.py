@@ -1,5 +1,5 @@
 """The central service answers a desk API request whose body stops short with 408 and closes
-the connection within ``[http] body_wait_s`` (issue 34 point 5, DX-NOISE-3), while a slow
+the connection within ``[http] body_wait_s`` (issue 34 point 5, D407), while a slow
 body that keeps arriving is read to its end. The whole service (`LeaderboardService`) on
 SQLite, raw sockets at its port."""
 

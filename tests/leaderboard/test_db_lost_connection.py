@@ -1,6 +1,6 @@
 """Issue 34 point 1: on PostgreSQL a connection that can no longer write (SQLSTATE 25006, a
 demoted primary; shutdowns; connection failures) is a lost connection: the engine drops it
-and the pool, and the next attempt connects again (leaderboard.db, DX-PGFAIL-1).
+and the pool, and the next attempt connects again (leaderboard.db, D388).
 
 The read-only server is made safely on the machine's PostgreSQL: the engine's own first
 connection is put in ``default_transaction_read_only`` for its session only (what a standby

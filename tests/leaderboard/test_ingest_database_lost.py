@@ -1,6 +1,6 @@
 """Issue 34 point 1: a batch the ingest received is not dropped when its transaction loses the
-database (a failover): it is stored again on a new connection (DX-PGFAIL-2); and after a
-dropped connection every table is asked for its tail (DX-PGFAIL-4).
+database (a failover): it is stored again on a new connection (D389); and after a
+dropped connection every table is asked for its tail (D391).
 
 The lost database is a real one: the engine's next connections answer as a demoted primary
 does (``default_transaction_read_only`` for their session only, SQLSTATE 25006 on the first

@@ -1,4 +1,4 @@
-"""runtime.http_serving.BodyDeadline (issue 34 point 5, DX-NOISE-3): a request whose body
+"""runtime.http_serving.BodyDeadline (issue 34 point 5, D407): a request whose body
 stops short (its Content-Length larger than what is sent) is answered 408 and closed within
 the deadline, logged as one warning line; a large body that keeps arriving slowly is served;
 a request without a body, and a stream's wait for its client, are never cut.
