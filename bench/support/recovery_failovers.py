@@ -276,7 +276,8 @@ def _retried(log: ServiceLog, killed: list[datetime]) -> str:
         after.append("-" if first is None else f"{(first - moment).total_seconds():.2f}")
     return (f"batches that met the lost database and were stored again: {len(backs)} (of"
             f" {sum(1 for _ in log.events('ingest_database_lost'))} lost); the first stored"
-            f" again after each loss (the service's log): {', '.join(after)} s; resend"
+            f" again after each loss (the service's log; -: none was storing then):"
+            f" {', '.join(after)} s; resend"
             f" requests {sum(1 for _ in log.events('ingest_resend_requested'))}")
 
 
