@@ -7,10 +7,12 @@ Rows (``--rows``, comma-separated; default all):
   (1,000,000) records, exec -> READY=1, beside a small journal's (support/recovery_restart.py);
 - ``brokers``: a broker node of a three-node NATS cluster lost under a table and under the
   central service, ``--repeats`` times each, p99 (support/recovery_brokers.py);
-- ``database``: the central database's primary lost (not measured yet: needs the
-  PostgreSQL primary/standby test support);
-- ``central``: the active central instance lost (not measured yet: needs two central
-  instances with a lease);
+- ``database``: the central database's primary lost under the central service and a table
+  playing, ``--repeats`` times: a synchronous standby promoted at once, the loss to the first
+  write stored again, p99 (support/recovery_failovers.py, tests/integration/pg_pair.py);
+- ``central``: the active central instance lost (SIGKILL), ``--repeats`` times, the roles
+  alternating: the loss to ingest, the page and the desk API all serving again on the standby,
+  p99 (support/recovery_failovers.py, tests/integration/central_pair.py);
 - ``rebuild``: the whole central database rebuilt from the tables' journals: an empty
   database, every table re-sends its month (support/recovery_rebuild.py).
 
@@ -43,7 +45,7 @@ if str(REPO) not in sys.path:  # the checkout's packages, and tests.integration'
     sys.path.insert(1, str(REPO))
 
 from support.latency_machine import machine_lines  # noqa: E402
-from support.recovery_table import Goal, Options, Outcome, Row, print_outcomes  # noqa: E402
+from support.recovery_table import Options, Outcome, Row, print_outcomes  # noqa: E402
 
 
 async def _restart(options: Options) -> list[Outcome]:
@@ -64,24 +66,24 @@ async def _rebuild(options: Options) -> list[Outcome]:
     return await rebuild_rows(options)
 
 
-def _not_yet(failure: str, goal: Goal, needs: str) -> Row:
-    async def measure(options: Options) -> list[Outcome]:
-        del options
-        return [Outcome(failure=failure, goal=goal, note=f"not measured: needs {needs}")]
+async def _database(options: Options) -> list[Outcome]:
+    from support.recovery_failovers import database_rows  # noqa: PLC0415 (its imports are heavy)
 
-    return Row(name="", about=failure, measure=measure)
+    return await database_rows(options)
+
+
+async def _central(options: Options) -> list[Outcome]:
+    from support.recovery_failovers import central_rows  # noqa: PLC0415
+
+    return await central_rows(options)
 
 
 def _registry() -> dict[str, Row]:
-    database = _not_yet("database primary lost", Goal(10.0, "s"),
-                        "a PostgreSQL primary and standby (tests/integration/pg_pair.py)")
-    central = _not_yet("active central instance lost", Goal(10.0, "s"),
-                       "two central instances with a lease (the standby central service)")
     rows = [
         Row("restart", "the table daemon's restart at 1M journal records", _restart),
         Row("brokers", "a broker node lost under a table and under the centre", _brokers),
-        Row("database", database.about, database.measure),
-        Row("central", central.about, central.measure),
+        Row("database", "database primary lost", _database),
+        Row("central", "active central instance lost", _central),
         Row("rebuild", "the centre rebuilt from the tables' journals", _rebuild),
     ]
     return {row.name: row for row in rows}
@@ -131,7 +133,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--baseline-records", type=int, default=10_000,
                         help="the restart row's baseline journal (default 10,000 records)")
     parser.add_argument("--repeats", type=int, default=10,
-                        help="kills of each broker node role (default 10; p99 over them)")
+                        help="kills of each broker node role, database primary and active central"
+                             " instance (default 10; p99 over them)")
     parser.add_argument("--broker-heats", type=int, default=6,
                         help="heats the broker row's table plays meanwhile (default 6)")
     parser.add_argument("--logs", type=Path, default=None,
@@ -144,7 +147,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="the rebuild's verification worker processes (default 0, as the "
                              "service)")
     parser.add_argument("--database", choices=["auto", "sqlite", "postgresql"], default="auto",
-                        help="the rebuild's central database (auto: PostgreSQL if it answers)")
+                        help="the rebuild's and the central row's database (auto: PostgreSQL if it"
+                             " answers)")
     parser.add_argument("--seed", type=int, default=20261206)
     args = parser.parse_args(argv)
     args.rows = [r.strip() for r in args.rows.split(",") if r.strip()]
