@@ -40,9 +40,9 @@ class RoleGate:
             else seen.holder
         return {"status": "standby", "instance": self.lease.holder, "active": active,
                 "epoch": None if seen is None else seen.epoch,
-                "error": ("this central instance is standby: the active one"
-                          f" {'is ' + active if active else 'is not known yet'} serves the"
-                          " page and the desk")}
+                "error": ("this central instance is standby: the page and the desk are"
+                          " served by the active one, "
+                          + (active if active else "not known yet"))}
 
     async def __call__(self, scope: _Scope, receive: _Receive, send: _Send) -> None:
         inner = self.inner
