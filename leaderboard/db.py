@@ -18,8 +18,9 @@ connections are pinged at checkout, so one that died with its server is replaced
 
 from __future__ import annotations
 
+import fcntl
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -28,7 +29,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, make_url
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import ExceptionContext
 from sqlalchemy.exc import (
     ArgumentError,
@@ -181,7 +182,12 @@ def upgrade(engine: Engine) -> None:
     records outside writes the database lacks, with a high-severity alert in the audit trail
     naming them (a migration's table copy, or a trigger dropped by hand)."""
     cfg = alembic_config(engine.url.render_as_string(hide_password=False))
-    with engine.begin() as connection:
+    with _sqlite_migration_lock(engine.url), engine.begin() as connection:
+        if connection.dialect.name == "postgresql":
+            # one migration at a time per schema: two instances started together on an
+            # empty database (the standby central service) must not both create its tables
+            connection.execute(text("SELECT pg_advisory_xact_lock(hashtext("
+                                    "'showdown.migrate.' || current_schema()))"))
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, "head")
         restored = restore_triggers(connection)
@@ -192,6 +198,25 @@ def upgrade(engine: Engine) -> None:
                     "severity": "high", "triggers": restored[:50],
                     "problem": f"{len(restored)} trigger(s) recording outside writes were"
                                f" missing and are restored: {', '.join(restored[:5])}"})])
+
+
+def _sqlite_migration_lock(url: URL) -> AbstractContextManager[object]:
+    """An exclusive lock on ``<database file>.migration-lock`` while an SQLite file is
+    migrated (a file of its own: closing a descriptor of the database file would drop
+    SQLite's own locks in this process); nothing for other databases."""
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return nullcontext()
+    return _file_lock(Path(f"{url.database}.migration-lock"))
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def shown(url: str) -> str:
