@@ -89,7 +89,7 @@ class Progress:
 
     def give_up_below(self, first: int) -> list[list[int]]:
         """Stop waiting for seqs below ``first`` (the table can no longer resend them): the
-        missing ranges given up, [first, last] inclusive (none if nothing was missing)."""
+        missing ranges given up, each [low, high] inclusive (none if nothing was missing)."""
         lost = [[a, min(b, first - 1)] for a, b in self.gaps if a < first]
         self.gaps = [[max(a, first), b] for a, b in self.gaps if b >= first]
         if self.highest < first - 1:  # a missing tail the table announced but cannot resend

@@ -12,6 +12,7 @@ import sqlalchemy as sa
 from controller.clock import FakeClockSource
 from controller.journal import Journal, JournalRecord
 from controller.journal.rotation import rotate_journal
+from leaderboard.audit_trail.verify import verify_chain
 from leaderboard.ingest import Ingestor
 from leaderboard.models import AuditEntry
 from tests.controller.journal.support import T0, Message
@@ -26,6 +27,7 @@ from tests.leaderboard.ingest_support import (
 )
 from wire.envelope import envelope_for
 from wire.messages import Alert, Availability
+from wire.signing import Signer
 from wire.topics import TableTopics
 
 
@@ -103,3 +105,9 @@ async def test_a_centre_rebuilt_after_a_rotation_stops_asking_for_the_rotated_fi
             sa.select(AuditEntry.detail)
             .where(AuditEntry.action == "alert.messages_unresendable")).scalars().all()
     assert [(a["table"], a["ranges"]) for a in alerts] == [("t01", [[1, 6]])]
+    with engine.connect() as connection:  # what `showdown leaderboard audit` shows
+        report = verify_chain(connection, Signer.from_seed("leaderboard", b"c" * 32).public_key)
+    shown = [f.message for f in report.findings if f.severity == "alert"]
+    assert len(shown) == 1 and "alert.messages_unresendable" in shown[0]
+    assert "t01 can no longer resend seq 1-6" in shown[0]
+    assert "restore a backup of the central database taken before" in shown[0].lower()
