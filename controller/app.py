@@ -63,6 +63,7 @@ from runtime.settings_files import read_paytables, read_tournament
 from wire.envelope import Envelope
 from wire.messages import (
     Alert,
+    Availability,
     HandSettled,
     HandVoided,
     Resend,
@@ -125,6 +126,7 @@ class TableDaemon:
         self.clock = clock
         self.notify = notify or Notifier()
         self.journal: Journal | None = None
+        self._first_resendable: int | None = None  # the current journal file's first seq
         self.writer = JournalWriter(f"journal-{config.table}")  # every append runs on it
         # every input goes through it: those arriving together share a transaction
         self.inputs: GroupCommit[Submission, Applied] = GroupCommit(self._commit)
@@ -187,6 +189,7 @@ class TableDaemon:
         self.startup_timings = started.timings
         if started.journal is not None:  # before this start's first record
             self._played_through = _played_through(started.journal)
+            self._first_resendable = started.journal.first_seq()
         return started.journal
 
     def _table_signer(self) -> Signer:
@@ -644,9 +647,13 @@ class TableDaemon:
         self.bench_port = port
 
     def _status_extra(self) -> Mapping[str, Any]:
-        return {"state": "error" if self.faults else "online", "faults": list(self.faults),
-                "inputs": self.service.inputs_applied if self.service else 0,
-                "alerts": self.service.alerts_raised if self.service else 0}
+        extra: dict[str, Any] = {
+            "state": "error" if self.faults else "online", "faults": list(self.faults),
+            "inputs": self.service.inputs_applied if self.service else 0,
+            "alerts": self.service.alerts_raised if self.service else 0}
+        if self._first_resendable is not None:  # what a resend can still reach (DX-ROTATION-1)
+            extra[Availability.FIRST_RESENDABLE] = self._first_resendable
+        return extra
 
 
 class _NoOutbox:

@@ -223,6 +223,9 @@ AUDIT_ACTIONS: Final = _events(
     ("alert.staff_not_enrolled", "critical", "a staff account the audit trail holds no valid"
      " enrolment for tried to sign in or was left out of the tables' roster: a person added"
      " outside the service"),
+    ("alert.messages_unresendable", "critical", "messages of a table the central database"
+     " lacks and the table can no longer resend (its journal was rotated): a gap in the"
+     " records only a backup taken before the rotation fills"),
     ("alert.triggers_restored", "critical", "a trigger that records writes made outside the"
      " service was missing and was put back: someone may have dropped it to edit unseen"),
     ("staff.enrolled", "notice", "a person was given access and a role"),

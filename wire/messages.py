@@ -112,6 +112,9 @@ class Availability:
     """The link's retained birth/will on the status topic: online or offline, with counters."""
 
     TYPE: ClassVar[str] = "availability"
+    # The ``status`` key of an ``online`` one naming the lowest seq the table can still resend
+    # (its current journal file's first; absent from older tables) (DX-ROTATION-1).
+    FIRST_RESENDABLE: ClassVar[str] = "first_resendable_seq"
     state: str
     link: Mapping[str, Any]
     clean: bool | None = None

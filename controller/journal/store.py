@@ -288,6 +288,13 @@ class Journal:
         with self._read() as conn:
             return int(conn.scalar(select(HeadRow.outbox_seq).where(HeadRow.id == 1)) or 0)
 
+    def first_seq(self) -> int:
+        """The lowest message seq this file holds (after its base: a rotated file's first is
+        the last of the file before + 1); the next one issued when it holds none yet."""
+        with self._read() as conn:
+            first = conn.scalar(select(sa.func.min(OutboxRow.seq)))
+        return int(first) if first is not None else self.last_seq() + 1
+
     def pending(self, limit: int = 100) -> list[StoredMessage]:
         """Undelivered messages, lowest seq first."""
         with self._read() as conn:

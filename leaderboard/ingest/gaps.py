@@ -6,6 +6,11 @@ message too far ahead, showing the table has published beyond what arrived) make
 ask the table to publish again from the first missing seq, at most once per
 ``resend_interval`` per table (across instances: the time of the last request is in the
 database). ``MqttResender`` is the signed ``resend`` command such a request sends.
+
+A table whose journal was rotated can resend only from its current file's first seq, which
+its ``online`` availability names (``status.first_resendable_seq``): what the centre still
+lacks below it is given up (`Progress.give_up_below`), recorded once as an alert by the
+caller, and never asked for again (DX-ROTATION-1).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Final
+from typing import Final, TypeGuard
 
 from sqlalchemy import Connection, Engine, bindparam, select, update
 
@@ -48,6 +53,10 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 @dataclass(slots=True)
 class Progress:
     """One table's row of table_progress while a transaction holds it."""
@@ -77,6 +86,19 @@ class Progress:
                 self.gaps[index:index] = pieces
         self.contiguous = self.gaps[0][0] - 1 if self.gaps else self.highest
         return consistent
+
+    def give_up_below(self, first: int) -> list[list[int]]:
+        """Stop waiting for seqs below ``first`` (the table can no longer resend them): the
+        missing ranges given up, each [low, high] inclusive (none if nothing was missing)."""
+        lost = [[a, min(b, first - 1)] for a, b in self.gaps if a < first]
+        self.gaps = [[max(a, first), b] for a, b in self.gaps if b >= first]
+        if self.highest < first - 1:  # a missing tail the table announced but cannot resend
+            lost.append([self.highest + 1, first - 1])
+            self.highest = first - 1
+        if lost:
+            self.dirty = True
+            self.contiguous = self.gaps[0][0] - 1 if self.gaps else self.highest
+        return lost
 
 
 def lock_progress(connection: Connection, tables: list[str]) -> dict[str, Progress]:
@@ -124,14 +146,20 @@ class GapTracker:
         """The table has published ``seq`` (seen, or claimed), whatever has arrived."""
         self._behind[table] = max(seq, self._behind.get(table, 0))
 
-    def notice(self, envelope: Envelope, state: Progress) -> None:
-        """An availability notice: its ``last_published_seq`` may show a missing tail."""
+    def notice(self, envelope: Envelope, state: Progress) -> list[list[int]]:
+        """An availability notice: its ``last_published_seq`` may show a missing tail, its
+        ``first_resendable_seq`` ranges the table cannot resend (given up: returned)."""
         if envelope.type != Availability.TYPE:
-            return
+            return []
         link = envelope.body.get("link")
         last = link.get("last_published_seq") if isinstance(link, Mapping) else None
-        if isinstance(last, int) and not isinstance(last, bool) and last > state.highest:
+        if _whole(last) and last > state.highest:
             self.published_beyond(state.table, last)
+        status = envelope.body.get("status")
+        first = status.get(Availability.FIRST_RESENDABLE) if isinstance(status, Mapping) else None
+        if not _whole(first) or first < 2:
+            return []
+        return state.give_up_below(first)
 
     def want_resend(self, state: Progress, now: datetime) -> int | None:
         """The seq to ask the table to resend from, if a gap has waited long enough."""

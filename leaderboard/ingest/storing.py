@@ -21,7 +21,7 @@ import structlog
 from sqlalchemy import Connection, Engine, select, tuple_
 from sqlalchemy.exc import SQLAlchemyError
 
-from leaderboard.audit_trail.chain import lock_tip
+from leaderboard.audit_trail.chain import AuditValues, append_audit, lock_tip
 from leaderboard.central_lease import LeaseLost
 from leaderboard.db import connection_lost
 from leaderboard.ingest.gaps import GapTracker, Progress, lock_progress, save_progress
@@ -67,6 +67,21 @@ class _Vanished(SQLAlchemyError):
 def _content(kind: str, ts: str, body: Any) -> bytes:
     """What must match for a copy to be a duplicate: type, time and body."""
     return canonical_json({"type": kind, "ts": ts, "body": body})
+
+
+def _record_unresendable(connection: Connection, table: str, lost: list[list[int]],
+                         now: datetime) -> None:
+    """The alert, once (the ranges leave the table's gaps in the same transaction), that the
+    table can no longer resend these ranges: its journal was rotated (DX-ROTATION-1)."""
+    ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in lost)
+    problem = (f"table {table} can no longer resend seq {ranges}: they lie in a journal file"
+               " it has rotated away, and the central database lacks them. Restore a backup"
+               " of the central database taken before the table's journal rotation"
+               " (docs/operations/deployment.md); they are not asked for again")
+    _log.warning("ingest_messages_unresendable", table=table, ranges=lost)
+    append_audit(connection, [AuditValues(
+        at=now, actor="(ingest)", action="alert.messages_unresendable",
+        detail={"severity": "high", "table": table, "ranges": lost, "problem": problem})])
 
 
 class Store:
@@ -131,7 +146,9 @@ class Store:
             progress = lock_progress(connection, tables)
             for item in notices:
                 if item.envelope is not None:
-                    self._gaps.notice(item.envelope, progress[item.claimed or ""])
+                    lost = self._gaps.notice(item.envelope, progress[item.claimed or ""])
+                    if lost:
+                        _record_unresendable(connection, item.envelope.table, lost, now)
             fresh = self._window(candidates, progress)
             inserted = self._insert_messages(connection, fresh, now)
             self._compare_existing(connection, fresh, inserted)

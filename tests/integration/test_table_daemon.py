@@ -38,6 +38,7 @@ from tests.integration.daemon_support import (
     running,
     stored_bodies,
 )
+from wire.messages import Availability
 
 # ---- 1. a whole qualifying heat ---------------------------------------------------------------
 
@@ -95,6 +96,8 @@ async def test_a_whole_qualifying_heat_publishes_the_game_cores_scores(
         assert min(cards) > notify.ready_after_record
         online = [a for a in sub.availability if a.body["state"] == "online"]
         assert online and online[0].body["status"]["state"] == "online"
+        # its journal never rotated: a resend reaches back to seq 1 (DX-ROTATION-1)
+        assert online[0].body["status"][Availability.FIRST_RESENDABLE] == 1
         offline = [a for a in sub.availability if a.body["state"] == "offline"]
         assert offline[-1].body["clean"] is True
     finally:

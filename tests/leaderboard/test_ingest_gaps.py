@@ -11,6 +11,7 @@ from leaderboard.ingest import (
     MqttResender,
     subscription_filters,
 )
+from leaderboard.models import AuditEntry
 from tests.leaderboard.ingest_support import (
     ROOT,
     VENUE,
@@ -24,6 +25,7 @@ from tests.leaderboard.ingest_support import (
     stored,
 )
 from wire.envelope import verify_envelope
+from wire.messages import Availability
 from wire.signing import KeyRing
 from wire.topics import TableTopics
 
@@ -122,6 +124,46 @@ async def test_an_availability_announcing_later_seqs_asks_for_the_tail(
     clock.advance(60)
     assert await ingest.check_gaps() == []
     assert progress(engine, "t01") == (4, 4, [])
+
+
+async def test_seqs_a_rotated_table_cannot_resend_are_alerted_once_and_not_asked_for(
+    engine: sa.Engine, clock: FakeClock, resends: Resends
+) -> None:
+    """D412 (DX-ROTATION-1): the table's journal was rotated at seq 56; the centre (rebuilt)
+    lacks 1-3 and 7: one critical alert names them, nothing below 8 is asked for again."""
+    t01 = FakeTable("t01")
+    enroll(engine, t01)
+    ingest = make_ingestor(engine, clock, resends, resend_after_s=0, resend_interval_s=5)
+    for _ in range(10):
+        t01.alert()
+    for n in (4, 5, 6, 8):
+        await ingest.handle(*t01.sent[n])
+    assert resends.calls == [("t01", 1)]  # before the table says what it can resend
+    birth = t01.message("availability", {
+        "state": "online", "link": {"last_published_seq": 10},
+        "status": {"state": "online", Availability.FIRST_RESENDABLE: 8}}, seq=0)
+    clock.advance(5)
+    assert (await ingest.handle(t01.topics.status, birth[1])).outcome == "notice"
+    assert progress(engine, "t01") == (8, 8, [])
+    assert resends.calls == [("t01", 1), ("t01", 9)]  # the tail it can resend, still asked for
+    for _ in range(3):  # the retained notice again (a reconnect, another instance)
+        clock.advance(5)
+        await ingest.handle(t01.topics.status, birth[1])
+        await ingest.check_gaps()
+    assert {seq for _, seq in resends.calls[1:]} == {9}
+    await ingest.handle(*t01.sent[9])
+    await ingest.handle(*t01.sent[10])
+    clock.advance(60)
+    assert await ingest.check_gaps() == []
+    assert progress(engine, "t01") == (10, 10, [])
+    with engine.connect() as connection:
+        alerts = connection.execute(
+            sa.select(AuditEntry.detail)
+            .where(AuditEntry.action == "alert.messages_unresendable")).scalars().all()
+    assert len(alerts) == 1
+    assert alerts[0]["table"] == "t01" and alerts[0]["ranges"] == [[1, 3], [7, 7]]
+    assert "restore a backup of the central database taken before" in \
+        alerts[0]["problem"].lower()
 
 
 async def test_a_failing_resender_is_counted_and_asked_again_later(

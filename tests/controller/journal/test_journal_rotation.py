@@ -69,6 +69,24 @@ def test_the_new_file_continues_both_chains_and_starts_with_a_checkpoint(
     assert list(journal_files(path)) == [path, done.archived]
 
 
+def test_first_seq_is_the_lowest_a_resend_can_reach(path: Path, fake: FakeClockSource) -> None:
+    """What the table announces as its first resendable seq (DX-ROTATION-1)."""
+    with Journal.open(path, clock=fake) as j:
+        assert j.first_seq() == 1  # nothing yet: the next one
+        add(j, fake, 4, per_record=2)
+        assert j.first_seq() == 1
+        old_last = j.last_seq()
+    delivered(path)
+    rotate_journal(path, state={"n": 1}, snapshot_version=1, signer=KEY, reason="a new month",
+                   clock=fake)
+    with Journal.open(path, clock=fake) as j:
+        assert j.first_seq() == old_last + 1  # before its first message, too
+        j.append(kind="card", payload={"n": 9}, clock=fake(),
+                 outgoing=events("card.read"))  # type: ignore[arg-type]
+        assert j.first_seq() == old_last + 1
+        assert [m.seq for m in j.messages(1)] == [old_last + 1]  # all a resend can send
+
+
 def test_a_rotation_refuses_a_journal_open_for_writing(path: Path,
                                                       fake: FakeClockSource) -> None:
     with Journal.open(path, clock=fake), pytest.raises(JournalError, match="another process"):
