@@ -651,7 +651,7 @@ class TableDaemon:
             "state": "error" if self.faults else "online", "faults": list(self.faults),
             "inputs": self.service.inputs_applied if self.service else 0,
             "alerts": self.service.alerts_raised if self.service else 0}
-        if self._first_resendable is not None:  # what a resend can still reach (DX-ROTATION-1)
+        if self._first_resendable is not None:  # what a resend can still reach (D414)
             extra[Availability.FIRST_RESENDABLE] = self._first_resendable
         return extra
 

@@ -113,7 +113,7 @@ class Availability:
 
     TYPE: ClassVar[str] = "availability"
     # The ``status`` key of an ``online`` one naming the lowest seq the table can still resend
-    # (its current journal file's first; absent from older tables) (DX-ROTATION-1).
+    # (its current journal file's first; absent from older tables) (D414).
     FIRST_RESENDABLE: ClassVar[str] = "first_resendable_seq"
     state: str
     link: Mapping[str, Any]

@@ -10,7 +10,7 @@ database). ``MqttResender`` is the signed ``resend`` command such a request send
 A table whose journal was rotated can resend only from its current file's first seq, which
 its ``online`` availability names (``status.first_resendable_seq``): what the centre still
 lacks below it is given up (`Progress.give_up_below`), recorded once as an alert by the
-caller, and never asked for again (DX-ROTATION-1).
+caller, and never asked for again (D414).
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ def _content(kind: str, ts: str, body: Any) -> bytes:
 def _record_unresendable(connection: Connection, table: str, lost: list[list[int]],
                          now: datetime) -> None:
     """The alert, once (the ranges leave the table's gaps in the same transaction), that the
-    table can no longer resend these ranges: its journal was rotated (DX-ROTATION-1)."""
+    table can no longer resend these ranges: its journal was rotated (D414)."""
     ranges = ", ".join(f"{a}-{b}" if a != b else str(a) for a, b in lost)
     problem = (f"table {table} can no longer resend seq {ranges}: they lie in a journal file"
                " it has rotated away, and the central database lacks them. Restore a backup"

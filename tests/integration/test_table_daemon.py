@@ -96,7 +96,7 @@ async def test_a_whole_qualifying_heat_publishes_the_game_cores_scores(
         assert min(cards) > notify.ready_after_record
         online = [a for a in sub.availability if a.body["state"] == "online"]
         assert online and online[0].body["status"]["state"] == "online"
-        # its journal never rotated: a resend reaches back to seq 1 (DX-ROTATION-1)
+        # its journal never rotated: a resend reaches back to seq 1 (D414)
         assert online[0].body["status"][Availability.FIRST_RESENDABLE] == 1
         offline = [a for a in sub.availability if a.body["state"] == "offline"]
         assert offline[-1].body["clean"] is True

@@ -129,7 +129,7 @@ async def test_an_availability_announcing_later_seqs_asks_for_the_tail(
 async def test_seqs_a_rotated_table_cannot_resend_are_alerted_once_and_not_asked_for(
     engine: sa.Engine, clock: FakeClock, resends: Resends
 ) -> None:
-    """D412 (DX-ROTATION-1): the table's journal was rotated at seq 56; the centre (rebuilt)
+    """D412 (D414): the table's journal was rotated at seq 56; the centre (rebuilt)
     lacks 1-3 and 7: one critical alert names them, nothing below 8 is asked for again."""
     t01 = FakeTable("t01")
     enroll(engine, t01)

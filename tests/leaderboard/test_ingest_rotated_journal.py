@@ -1,4 +1,4 @@
-"""D412 end to end without a broker (DX-ROTATION-1): a real table journal, rotated, answers
+"""D412 end to end without a broker (D414): a real table journal, rotated, answers
 the ingest's resend requests as `controller.app` does (`journal.messages(from_seq)`, sealed
 as the link seals them), for a central database rebuilt empty: what lies in the rotated-away
 file is alerted once and never asked for, the current file is resent and stored once."""

@@ -70,7 +70,7 @@ def test_the_new_file_continues_both_chains_and_starts_with_a_checkpoint(
 
 
 def test_first_seq_is_the_lowest_a_resend_can_reach(path: Path, fake: FakeClockSource) -> None:
-    """What the table announces as its first resendable seq (DX-ROTATION-1)."""
+    """What the table announces as its first resendable seq (D414)."""
     with Journal.open(path, clock=fake) as j:
         assert j.first_seq() == 1  # nothing yet: the next one
         add(j, fake, 4, per_record=2)
