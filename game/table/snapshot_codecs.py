@@ -164,17 +164,18 @@ def _load_reconciliation(node: Node, chips: ChipFloat, cents: dict[bytes, int]
                          ) -> Reconciliation:
     f = node.obj("entry_id", "seat", "issued", "returned", "missing", "foreign")
     entry = f["entry_id"].text()
-    returned, missing, foreign = (f[name].uids() for name in ("returned", "missing", "foreign"))
-    if returned & missing:
+    returned, missing, foreign = (f[name].sorted_uids()
+                                  for name in ("returned", "missing", "foreign"))
+    if not set(returned).isdisjoint(missing):
         raise node.fail("a chip is both returned and missing")
-    held = tuple(sorted(returned | missing))
+    held = tuple(sorted(returned + missing))
     stack = f["issued"].opt()
     issued = chips.issued_to(entry) if stack is None else tuple(stack.uid_list())
     returned_cents, missing_cents = _worth(chips, returned, cents), _worth(chips, missing, cents)
     return Reconciliation(
         entry_id=entry, seat=_seat(f["seat"]), issued=issued, held=held,
-        returned=tuple(sorted(returned)), missing=tuple(sorted(missing)),
-        foreign=tuple(sorted(foreign)), issued_cents=_worth(chips, issued, cents),
+        returned=returned, missing=missing, foreign=foreign,
+        issued_cents=_worth(chips, issued, cents),
         held_cents=returned_cents + missing_cents,  # held is their disjoint union
         returned_cents=returned_cents, missing_cents=missing_cents)
 

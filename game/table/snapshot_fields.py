@@ -146,10 +146,14 @@ class Node:
 
     def uids(self) -> frozenset[bytes]:
         """A sorted list of distinct chip UIDs."""
+        return frozenset(self.sorted_uids())
+
+    def sorted_uids(self) -> tuple[bytes, ...]:
+        """A sorted list of distinct chip UIDs, in that order."""
         found = self.uid_list()
         if found != sorted(set(found)):
             raise self.fail("chip UIDs must be distinct and in order")
-        return frozenset(found)
+        return tuple(found)
 
     def uid_list(self) -> list[bytes]:
         """A list of chip UIDs (each as `uid` reads it), in the order written."""
