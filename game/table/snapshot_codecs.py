@@ -11,6 +11,7 @@ staff member not on the roster) and raises SnapshotError naming the field.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final
 
@@ -136,8 +137,9 @@ def load_chips(node: Node, duties: TableChips) -> None:
         issued[entry] = tuple(sorted(stack))
     chips.issued = issued  # the scratch core's float: a reconciliation reads its stacks
     reconciled: dict[str, Reconciliation] = {}
+    cents: dict[bytes, int] = {}  # uid -> its worth, as `ChipFloat.value` counts it
     for item in f["reconciled"].array():
-        done = _load_reconciliation(item, chips)
+        done = _load_reconciliation(item, chips, cents)
         if reconciled and done.entry_id <= next(reversed(reconciled)):
             raise item.fail(f"entry {done.entry_id} is reconciled twice or out of order")
         reconciled[done.entry_id] = done
@@ -158,21 +160,36 @@ def load_chips(node: Node, duties: TableChips) -> None:
                                 frozenset(g["placed"].uids()))
 
 
-def _load_reconciliation(node: Node, chips: ChipFloat) -> Reconciliation:
+def _load_reconciliation(node: Node, chips: ChipFloat, cents: dict[bytes, int]
+                         ) -> Reconciliation:
     f = node.obj("entry_id", "seat", "issued", "returned", "missing", "foreign")
     entry = f["entry_id"].text()
-    returned, missing, foreign = (f[name].uids() for name in ("returned", "missing", "foreign"))
-    if returned & missing:
+    returned, missing, foreign = (f[name].sorted_uids()
+                                  for name in ("returned", "missing", "foreign"))
+    if not set(returned).isdisjoint(missing):
         raise node.fail("a chip is both returned and missing")
-    held = tuple(sorted(returned | missing))
+    held = tuple(sorted(returned + missing))
     stack = f["issued"].opt()
-    issued = chips.issued_to(entry) if stack is None else tuple(n.uid() for n in stack.array())
+    issued = chips.issued_to(entry) if stack is None else tuple(stack.uid_list())
+    returned_cents, missing_cents = _worth(chips, returned, cents), _worth(chips, missing, cents)
     return Reconciliation(
         entry_id=entry, seat=_seat(f["seat"]), issued=issued, held=held,
-        returned=tuple(sorted(returned)), missing=tuple(sorted(missing)),
-        foreign=tuple(sorted(foreign)), issued_cents=chips.value(issued),
-        held_cents=chips.value(held), returned_cents=chips.value(returned),
-        missing_cents=chips.value(missing))
+        returned=returned, missing=missing, foreign=foreign,
+        issued_cents=_worth(chips, issued, cents),
+        held_cents=returned_cents + missing_cents,  # held is their disjoint union
+        returned_cents=returned_cents, missing_cents=missing_cents)
+
+
+def _worth(chips: ChipFloat, uids: Iterable[bytes], cents: dict[bytes, int]) -> int:
+    """`ChipFloat.value` of ``uids``, each chip's worth looked up once per restore (a month's
+    checkpoint holds thousands of reconciliations of the same chips: DX-STARTFAST-2)."""
+    total = 0
+    for uid in set(uids):
+        worth = cents.get(uid)
+        if worth is None:
+            worth = cents[uid] = chips.value((uid,))
+        total += worth
+    return total
 
 
 def spots_state(spots: SpotBook) -> dict[str, Any]:
