@@ -167,7 +167,7 @@ async def _spawned(code: str) -> float:
 
 # The daemon's packages, compiled before any start is timed: an installed daemon has its
 # bytecode (pip writes it), but a checkout run with PYTHONDONTWRITEBYTECODE set would compile
-# every stale module again at each start (DX-STARTFAST-3).
+# every stale module again at each start (D417).
 _PACKAGES = ("cli", "controller", "drivers", "game", "runtime", "simulators", "wire")
 
 

@@ -27,7 +27,7 @@ def listen(host: str, port: int, *, source: str = "console") -> socket.socket:
     """A listening socket for the console on host:port (0: a free port); ConfigError naming
     the config file (``source``) and ``console.port`` or ``console.bind`` if it cannot
     bind."""
-    from runtime.http_serving import listen as listen_on  # noqa: PLC0415 (DX-STARTFAST-1)
+    from runtime.http_serving import listen as listen_on  # noqa: PLC0415 (D415)
     return listen_on(host, port, source=source, key="console.port", host_key="console.bind",
                      backlog=64)
 
@@ -37,8 +37,8 @@ async def serve_console(daemon: ConsoleTable, config: ConsoleConfig, *,
     """Run the console's web server until cancelled; ``on_port`` gets the port listened on."""
     # The web stack (Starlette, uvicorn, segno) is imported here, in the task the daemon
     # starts just before READY=1, not at the daemon's import: a restart is ready without it.
-    from controller.console.app import create_console_app  # noqa: PLC0415 (DX-STARTFAST-1)
-    from runtime.http_serving import serve_until_cancelled  # noqa: PLC0415 (DX-STARTFAST-1)
+    from controller.console.app import create_console_app  # noqa: PLC0415 (D415)
+    from runtime.http_serving import serve_until_cancelled  # noqa: PLC0415 (D415)
 
     console = create_console_app(daemon, config)
     sock = listen(config.bind, config.port, source=daemon.config.source)

@@ -182,7 +182,7 @@ def _load_reconciliation(node: Node, chips: ChipFloat, cents: dict[bytes, int]
 
 def _worth(chips: ChipFloat, uids: Iterable[bytes], cents: dict[bytes, int]) -> int:
     """`ChipFloat.value` of ``uids``, each chip's worth looked up once per restore (a month's
-    checkpoint holds thousands of reconciliations of the same chips: DX-STARTFAST-2)."""
+    checkpoint holds thousands of reconciliations of the same chips: D416)."""
     total = 0
     for uid in set(uids):
         worth = cents.get(uid)

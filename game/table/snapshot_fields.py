@@ -157,7 +157,7 @@ class Node:
 
     def uid_list(self) -> list[bytes]:
         """A list of chip UIDs (each as `uid` reads it), in the order written."""
-        found = _plain_uids(self.value)  # ~10^5 in a checkpoint: no node each (DX-STARTFAST-2)
+        found = _plain_uids(self.value)  # ~10^5 in a checkpoint: no node each (D416)
         return [n.uid() for n in self.array()] if found is None else found
 
     def cards(self, *, most: int = 52) -> tuple[Card, ...]:

@@ -1,4 +1,4 @@
-"""A snapshot's chip UID lists are read in one pass (DX-STARTFAST-2): they accept and refuse
+"""A snapshot's chip UID lists are read in one pass (D416): they accept and refuse
 exactly what reading each UID on its own does, with the same message naming the same item."""
 
 from __future__ import annotations
