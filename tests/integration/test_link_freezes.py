@@ -82,12 +82,16 @@ def _step_at(log: ServiceLog, moment: datetime) -> float:
 
 
 def _freeze(pid: int, seconds: float) -> datetime:
+    """Stop ``pid`` for ``seconds``; the moment just before SIGCONT (taken before, not after:
+    a CONNECT waiting on a frozen broker is answered at once, and this process may be
+    scheduled out between the signal and a clock read made after it)."""
     os.kill(pid, signal.SIGSTOP)
     try:
         time.sleep(seconds)
     finally:
+        thawing = datetime.now(UTC)
         os.kill(pid, signal.SIGCONT)
-    return datetime.now(UTC)
+    return thawing
 
 
 def _noise(log: ServiceLog) -> list[dict[str, Any]]:
