@@ -132,6 +132,7 @@ def _unused_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_the_virtual_desk_waits_for_an_unreachable_broker(tmp_path: Path,
                                                                 short_dir: Path  # noqa: F811
                                                                 ) -> None:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from controller.config import read_table_config
 from controller.journal import Journal
 from controller.wiring import wire_table
@@ -64,6 +66,7 @@ async def test_a_heat_issues_every_stack_and_gets_every_chip_back(
     assert vt.reconciled == {r["entry_id"]: 0 for r in reports}
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_a_chip_a_player_keeps_is_reported_missing(tmp_path: Path,
                                                          short_dir: Path) -> None:
     wired = wire_table(make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}").config)
@@ -81,6 +84,7 @@ async def test_a_chip_a_player_keeps_is_reported_missing(tmp_path: Path,
     assert reports["E1"]["missing_cents"] > 0
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_a_players_chip_on_another_seats_spot_is_a_pooling_alert(
         tmp_path: Path, short_dir: Path) -> None:
     wired = wire_table(make_table(tmp_path, short_dir, f"127.0.0.1:{free_port()}").config)
@@ -112,6 +116,7 @@ async def test_a_players_chip_on_another_seats_spot_is_a_pooling_alert(
     assert [r["missing"] for r in reports] == [[], []]
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_the_next_heats_stacks_take_no_chip_the_reader_still_reads(
         tmp_path: Path, short_dir: Path) -> None:
     """Heats in a row: the chips returned at the end of a heat are the tray's again, and the

@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -94,6 +95,7 @@ async def test_a_body_that_stops_short_is_answered_408_and_closed(
     assert stalled[0]["path"] == "/echo" and stalled[0]["server"] == "test.http"
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_a_slow_large_body_that_keeps_coming_is_not_cut(
         log_events: list[dict[str, Any]]) -> None:
     body = b'{"x": "' + b"a" * 60_000 + b'"}'
@@ -108,6 +110,7 @@ async def test_a_slow_large_body_that_keeps_coming_is_not_cut(
     assert not [e for e in log_events if e["event"] == "request_body_stalled"]
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_no_body_and_a_stream_have_no_deadline() -> None:
     async with _served() as port:
         answer, took = await _exchange(

@@ -97,6 +97,7 @@ async def until(what: str, check: Callable[[], bool]) -> None:
     del what
 
 
+@pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_every_outage_starts_the_backoff_again_and_is_one_warning(
         tmp_path: Path, caplog: pytest.LogCaptureFixture,
         loop_reports: list[dict[str, Any]]) -> None:
