@@ -28,7 +28,7 @@ import base64
 import binascii
 import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -274,22 +274,28 @@ def password_file(hashes: Mapping[str, str]) -> str:
 
 def parse_password_file(text: str) -> dict[str, str]:
     """Read a password file back into ``{username: hash}`` (only ``$7$`` hashes are kept)."""
+    return parse_hash_lines(text, _split_hash)
+
+
+def parse_hash_lines(text: str, check: Callable[[str], object]) -> dict[str, str]:
+    """``{username: hash}`` from ``username:hash`` lines (blank and ``#`` lines skipped);
+    ``check(hash)`` raises ConfigError for a hash of the wrong kind. A bad line is a
+    ConfigError naming its number."""
     hashes: dict[str, str] = {}
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         username, sep, hashed = line.partition(":")
+        key = f"password file line {number}"
         if not sep or not username:
-            raise ConfigError(_SOURCE, f"password file line {number}",
-                              "expected 'username:hash'")
+            raise ConfigError(_SOURCE, key, "expected 'username:hash'")
         try:
-            _split_hash(hashed)
+            check(hashed)
         except ConfigError as exc:
-            raise ConfigError(_SOURCE, f"password file line {number}", exc.reason) from None
+            raise ConfigError(_SOURCE, key, exc.reason) from None
         if username in hashes:
-            raise ConfigError(_SOURCE, f"password file line {number}",
-                              f"user {username!r} appears twice")
+            raise ConfigError(_SOURCE, key, f"user {username!r} appears twice")
         hashes[username] = hashed
     return hashes
 

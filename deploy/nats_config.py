@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from deploy.broker_acl import Grant, venue_acl
-from deploy.broker_config import BrokerSettings, clients
+from deploy.broker_config import BrokerSettings, clients, parse_hash_lines
 from game.errors import ConfigError
 
 __all__ = [
@@ -270,21 +270,12 @@ def nats_password_file(hashes: Mapping[str, str]) -> str:
 
 def parse_nats_password_file(text: str) -> dict[str, str]:
     """Read :func:`nats_password_file` back into ``{username: hash}``."""
-    hashes: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        username, sep, hashed = line.partition(":")
-        key = f"password file line {number}"
-        if not sep or not username:
-            raise ConfigError(_SOURCE, key, "expected 'username:hash'")
-        if not hashed.startswith(_BCRYPT_PREFIXES):
-            raise ConfigError(_SOURCE, key, "expected a bcrypt hash ('$2a$...')")
-        if username in hashes:
-            raise ConfigError(_SOURCE, key, f"user {username!r} appears twice")
-        hashes[username] = hashed
-    return hashes
+    return parse_hash_lines(text, _bcrypt_prefix)
+
+
+def _bcrypt_prefix(hashed: str) -> None:
+    if not hashed.startswith(_BCRYPT_PREFIXES):
+        raise ConfigError(_SOURCE, "password hash", "expected a bcrypt hash ('$2a$...')")
 
 
 def _check_hash(username: str, hashed: str) -> None:
