@@ -68,21 +68,13 @@ class Publisher:
         reader, writer = await asyncio.open_connection(self.host, self.port)
         reading: asyncio.Task[None] | None = None
         try:
-            client_id = f"bench-{self.table.table}-{secrets.token_hex(3)}"
-            # CONNECT: MQTT 3.1.1, clean session, no keep-alive (a run is short).
-            writer.write(_packet(0x10, _text("MQTT") + bytes([4, 0x02, 0, 0])
-                                 + _text(client_id)))
-            connack = await reader.readexactly(4)
-            if connack[0] != 0x20 or connack[3] != 0:
-                raise RuntimeError(f"{client_id}: the broker refused the connection {connack!r}")
-            self._window = asyncio.Semaphore(window)
-            reading = asyncio.create_task(self._read(reader, writer))
-            writer.write(_packet(0x82, (1).to_bytes(2, "big") + _text(self.cmd) + bytes([1])))
-            await self._subscribed.wait()
+            reading = await self._connect(reader, writer, window)
+            slots = self._window
+            assert slots is not None  # made by _connect
             ready.set()
             await go.wait()
             for index in range(len(self.table.messages)):
-                await self._window.acquire()  # given back by the PUBACK
+                await slots.acquire()  # given back by the PUBACK
                 if reading.done():  # the connection is lost: say why
                     reading.result()
                 self._send(writer, index, in_window=True)
@@ -100,6 +92,21 @@ class Publisher:
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
+
+    async def _connect(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                       window: int) -> asyncio.Task[None]:
+        """CONNECT (MQTT 3.1.1, clean session, no keep-alive: a run is short), then SUBSCRIBE
+        to the table's commands; the task reading the broker's packets, once subscribed."""
+        client_id = f"bench-{self.table.table}-{secrets.token_hex(3)}"
+        writer.write(_packet(0x10, _text("MQTT") + bytes([4, 0x02, 0, 0]) + _text(client_id)))
+        connack = await reader.readexactly(4)
+        if connack[0] != 0x20 or connack[3] != 0:
+            raise RuntimeError(f"{client_id}: the broker refused the connection {connack!r}")
+        self._window = asyncio.Semaphore(window)
+        reading = asyncio.create_task(self._read(reader, writer))
+        writer.write(_packet(0x82, (1).to_bytes(2, "big") + _text(self.cmd) + bytes([1])))
+        await self._subscribed.wait()
+        return reading
 
     def _send(self, writer: asyncio.StreamWriter, index: int, *, in_window: bool) -> None:
         packet_id = self._last_id

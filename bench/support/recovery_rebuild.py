@@ -88,16 +88,7 @@ class MonthTable(Publisher):
         reading: asyncio.Task[None] | None = None
         resending: asyncio.Task[None] | None = None
         try:
-            client_id = f"bench-{self.table.table}-{secrets.token_hex(3)}"
-            writer.write(_packet(0x10, _text("MQTT") + bytes([4, 0x02, 0, 0])
-                                 + _text(client_id)))
-            connack = await reader.readexactly(4)
-            if connack[0] != 0x20 or connack[3] != 0:
-                raise RuntimeError(f"{client_id}: the broker refused the connection {connack!r}")
-            self._window = asyncio.Semaphore(window)
-            reading = asyncio.create_task(self._read(reader, writer))
-            writer.write(_packet(0x82, (1).to_bytes(2, "big") + _text(self.cmd) + bytes([1])))
-            await self._subscribed.wait()
+            reading = await self._connect(reader, writer, window)
             self._in_flight[1] = False
             writer.write(self._birth)
             resending = asyncio.create_task(self._resending(writer, reading))
