@@ -89,9 +89,7 @@ class _Cluster(NatsCluster):
     def wait_current(self) -> None:
         deadline = time.monotonic() + CURRENT_GUARD_S
         while True:
-            running = {n.name for n in self.nodes if n.process is not None}
-            behind = [b for n in self.nodes if n.process is not None
-                      for b in n.lagging(running)]
+            behind = self.lagging()
             if not behind:
                 return
             if time.monotonic() > deadline:

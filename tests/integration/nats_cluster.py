@@ -222,13 +222,16 @@ mqtt {{
         self.wait_healthy()
         self.wait_current()
 
+    def lagging(self) -> list[str]:
+        """The stream and consumer replicas on running nodes that are not current yet."""
+        running = {n.name for n in self.nodes if n.process is not None}
+        return [b for n in self.nodes if n.process is not None for b in n.lagging(running)]
+
     def wait_current(self) -> None:
         """Wait until every stream and consumer replica on a running node is current."""
         deadline = time.monotonic() + START_GUARD_S
         while True:
-            running = {n.name for n in self.nodes if n.process is not None}
-            behind = [b for n in self.nodes if n.process is not None
-                      for b in n.lagging(running)]
+            behind = self.lagging()
             if not behind:
                 return
             if time.monotonic() > deadline:
