@@ -55,7 +55,7 @@ from leaderboard.audit_trail.chain import audit_row
 from leaderboard.audit_trail.heads import keep_heads, sign_head
 from leaderboard.central_lease import CentralLease, LeaseLost, install_fence, instance_name
 from leaderboard.config import LeaderboardConfig
-from leaderboard.db import configured_engine, database_answers, upgrade
+from leaderboard.db import configured_engine, connection_lost, database_answers, upgrade
 from leaderboard.desk import DeskCommand
 from leaderboard.ingest import IngestLink, Ingestor, MqttResender, subscription_filters
 from leaderboard.models import TableRecord
@@ -488,11 +488,12 @@ class LeaderboardService:
         if self.full_recompute:
             feed = self.feed = StandingsFeed(
                 lambda: standings(engine, settings, options, now=self.clock()),
-                debounce=cfg.debounce_seconds)
+                debounce=cfg.debounce_seconds, unavailable=connection_lost)
         else:
             live = self.standings = LiveStandings(engine, settings, options)
             feed = self.feed = StandingsFeed(lambda: live.document(self.clock()),
-                                             debounce=cfg.debounce_seconds, leading=True)
+                                             debounce=cfg.debounce_seconds, leading=True,
+                                             unavailable=connection_lost)
         await feed.refresh()
         link = self.link = ServiceLink(mqtt, signer, feed, venue=cfg.venue,
                                        client_id=cfg.mqtt.client_id,

@@ -86,12 +86,16 @@ class StandingsFeed:
     wait for one more, at the end of that time (a burst costs one computation per
     ``debounce``); without it every computation waits ``debounce`` after the change that
     started it. ``refresh_every`` recomputes anyway (the week, the stage and the clock move
-    on without any message).
+    on without any message). A computation that fails keeps the last good document; a failure
+    ``unavailable`` recognises (the database lost in a failover) is one warning line, any other
+    is logged with its traceback (a bug).
     """
 
     def __init__(self, compute: Compute, *, debounce: float = 0.5,
-                 refresh_every: float = 60.0, leading: bool = False) -> None:
+                 refresh_every: float = 60.0, leading: bool = False,
+                 unavailable: Callable[[BaseException], bool] = lambda _exc: False) -> None:
         self._compute = compute
+        self._unavailable = unavailable
         self._debounce = debounce
         self._leading = leading
         self._refresh_every = refresh_every
@@ -167,10 +171,14 @@ class StandingsFeed:
             self._dirty.clear()
             try:
                 await self.refresh()
-            except Exception:
+            except Exception as exc:
                 # The page keeps the last good standings; the next change tries again.
                 self.failures += 1
-                _log.exception("standings_refresh_failed", failures=self.failures)
+                if self._unavailable(exc):
+                    _log.warning("standings_refresh_failed", failures=self.failures,
+                                 error=str(exc).splitlines()[0] if str(exc) else repr(exc))
+                else:
+                    _log.exception("standings_refresh_failed", failures=self.failures)
             done = loop.time()
 
     async def wait_newer(self, version: int, timeout: float | None = None) -> _Current | None:

@@ -234,3 +234,39 @@ async def test_health_is_degraded_while_the_broker_is_not_subscribed(
         await feed.close()
     assert hz.status == 200
     assert (hz.json()["status"], hz.json()["subscribed"]) == ("degraded", False)
+
+
+class _DatabaseGone(Exception):
+    """Stands for a connection lost in a database failover (leaderboard.db.connection_lost)."""
+
+
+@pytest.mark.parametrize(("error", "level", "traceback"), [
+    (_DatabaseGone("server closed the connection unexpectedly\ndetail"), "warning", False),
+    (KeyError("a bug"), "error", True),
+])
+async def test_a_failed_recomputation_keeps_the_document_and_a_lost_database_is_one_line(
+        log_events: list[dict[str, Any]], error: Exception, level: str, traceback: bool) -> None:
+    calls = [0]
+
+    def compute() -> dict[str, Any]:
+        calls[0] += 1
+        if calls[0] > 1:
+            raise error
+        return {"board": {"rows": []}}
+
+    feed = StandingsFeed(compute, debounce=0,
+                         unavailable=lambda exc: isinstance(exc, _DatabaseGone))
+    await feed.refresh()
+    runner = asyncio.create_task(feed.run())
+    feed.changed()
+    async with asyncio.timeout(10):
+        while feed.failures < 1:
+            await asyncio.sleep(0.01)
+    await feed.close()
+    await runner
+    said = [e for e in log_events if e["event"] == "standings_refresh_failed"]
+    assert [e["log_level"] for e in said] == [level]
+    assert ("exc_info" in said[0]) is traceback
+    if not traceback:
+        assert said[0]["error"] == "server closed the connection unexpectedly"
+    assert feed.version == 1 and feed.current is not None
