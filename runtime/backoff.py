@@ -43,6 +43,11 @@ class Backoff:
         self.attempt += 1
         return ceiling * (1.0 - self.jitter * self._rng.random())
 
+    def first_delay(self) -> float:
+        """A jittered delay of the first step, not counted as an attempt (to space out
+        attempts that do not grow the backoff)."""
+        return self.initial * (1.0 - self.jitter * self._rng.random())
+
     def reset(self) -> None:
         """Start again from ``initial`` (call after a successful connection)."""
         self.attempt = 0

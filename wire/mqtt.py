@@ -616,8 +616,13 @@ class MqttSession:
     moves to a cluster's next node (``mqtt_failover``) are logged at info.
     ``will`` is called on each connect, so the will can carry fresh content.
     With several brokers (``settings.failover``), every lost connection or failed attempt
-    moves to the next address (after the same backoff), and stays there while it works:
-    ``broker`` says which one is in use (logged at info).
+    moves to the next address, and stays there while it works: ``broker`` says which one is
+    in use (logged at info). There the backoff grows by rounds of the node list, not by
+    attempts (D419): within a round the next node is tried once the backoff's first step has
+    passed since the failed attempt *began* (a node that held the CONNECT for seconds before
+    refusing it, as a NATS node electing its session stream's leader does, is followed at
+    once by the next), and only when every node has failed in turn is the growing backoff
+    waited.
     Other exceptions (SubscriptionRefused, a bug) end ``run``. ``log`` is a structlog logger
     with the owner's context bound (the default names the client id).
     """
@@ -637,6 +642,7 @@ class MqttSession:
         self._connected = False
         self._outage = False  # a connection was lost or an attempt failed since the last CONNACK
         self._index = 0  # which of settings.brokers is tried next / in use
+        self._round = 0  # failed attempts since the last growing wait (several brokers, D419)
         self._log = log if log is not None else _log.bind(client_id=client_id)
 
     @property
@@ -662,8 +668,11 @@ class MqttSession:
     async def run(self, on_connected: OnConnected, stop: asyncio.Event) -> None:
         """Connect and reconnect until ``stop`` is set (see the class docstring)."""
         count = len(self.settings.brokers)
+        loop = asyncio.get_running_loop()
         while not stop.is_set():
             s = self.settings.at(self._index)
+            began = loop.time()
+            lost = False
             try:
                 async with connect(s, client_id=self.client_id, clean_session=self.clean_session,
                                    will=self._will() if self._will is not None else None
@@ -671,11 +680,13 @@ class MqttSession:
                     self.connections += 1
                     self._connected = True
                     self.backoff.reset()
+                    self._round = 0
                     self._outage = False
                     self._log.info("mqtt_broker_in_use", broker=self.broker,
                                    node=self._index + 1, nodes=count)
                     await _watched(client, on_connected)
             except* (ConnectFailed, ConnectionLost) as group:
+                lost = self._connected
                 if not self._connected:
                     self.connect_failures += 1
                 error = "; ".join(str(e) for e in group.exceptions)
@@ -696,11 +707,25 @@ class MqttSession:
                 self._connected = False
             if stop.is_set():
                 break
-            delay = self.backoff.next_delay()
+            delay = self._delay(lost=lost, elapsed=loop.time() - began)
             self._log.info("mqtt_reconnect_wait", delay_s=round(delay, 3),
                            attempt=self.backoff.attempt)
             if await stopped_within(stop, delay):
                 break
+
+
+    def _delay(self, *, lost: bool, elapsed: float) -> float:
+        """Seconds before the next attempt, after a lost connection (``lost``) or a failed
+        attempt that began ``elapsed`` seconds ago (see the class docstring)."""
+        count = len(self.settings.brokers)
+        if count == 1 or lost:
+            self._round = 0
+            return self.backoff.next_delay()
+        self._round += 1
+        if self._round < count:  # the round goes on: the next node, spaced by the first step
+            return max(0.0, self.backoff.first_delay() - elapsed)
+        self._round = 0  # every node failed in turn: the growing backoff
+        return self.backoff.next_delay()
 
 
 async def _watched(client: MqttClient, on_connected: OnConnected) -> None:

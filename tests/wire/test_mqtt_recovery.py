@@ -16,6 +16,7 @@ import contextlib
 import gc
 import logging
 import random
+import socket
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -242,3 +243,80 @@ async def test_a_write_registered_for_a_socket_closed_meanwhile_is_no_traceback(
             assert client.loss() is not None
             client.mark_lost("closed by the test")
     assert loop_reports == []
+
+
+@contextlib.asynccontextmanager
+async def electing_node(hold_s: float) -> AsyncIterator[int]:
+    """A cluster node that cannot load the session yet (a NATS node whose session stream is
+    electing its leader): it takes the CONNECT, holds it ``hold_s`` and closes it unanswered."""
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1024)
+        await asyncio.sleep(hold_s)
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    try:
+        yield server.sockets[0].getsockname()[1]
+    finally:
+        server.close()
+
+
+def _dead_port() -> int:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_node_that_held_the_connect_is_followed_at_once_by_the_next() -> None:
+    """D419: within a round of the node list, the next node is tried once the first step has
+    passed since the failed attempt began, so a node that held the CONNECT for longer than that
+    is followed at once; a node refused at once waits out the rest of the step."""
+    async with electing_node(hold_s=0.6) as electing, EmbeddedBroker() as live:
+        dead, live_port = _dead_port(), live.port
+        settings = MqttSettings(host="127.0.0.1", port=electing,
+                                failover=(("127.0.0.1", dead), ("127.0.0.1", live_port)),
+                                timeout_s=GUARD_S, backoff_initial_s=0.4, backoff_max_s=5.0)
+        log = Recorder()
+        session = MqttSession(settings, client_id="round-next", clean_session=True,
+                              rng=random.Random(3), log=log)
+        stop = asyncio.Event()
+        connected: list[str] = []
+
+        async def on_connected(client: MqttClient) -> None:
+            connected.append(session.broker)
+            await stop.wait()
+
+        async with running(session, on_connected, stop):
+            await until("connected", lambda: bool(connected))
+    failed = [s.fields["port"] for s in log.events("mqtt_connect_failed")]
+    waits = [s.fields for s in log.events("mqtt_reconnect_wait")]
+    assert failed == [electing, dead]
+    assert connected == [f"127.0.0.1:{live_port}"]
+    # After the node that held the CONNECT 0.6 s (more than the 0.2-0.4 s first step): no
+    # wait; after the refused one: the rest of its first step; neither grows the backoff.
+    assert waits[0] == {"delay_s": 0.0, "attempt": 0}, waits
+    assert 0.0 < waits[1]["delay_s"] <= 0.4 and waits[1]["attempt"] == 0, waits
+
+
+async def test_with_every_node_down_the_backoff_grows_by_rounds_of_the_list() -> None:
+    ports = [_dead_port(), _dead_port(), _dead_port()]
+    settings = MqttSettings(host="127.0.0.1", port=ports[0],
+                            failover=tuple(("127.0.0.1", p) for p in ports[1:]),
+                            timeout_s=GUARD_S, backoff_initial_s=0.02, backoff_max_s=5.0)
+    log = Recorder()
+    session = MqttSession(settings, client_id="round-grow", clean_session=True,
+                          rng=random.Random(5), log=log)
+    stop = asyncio.Event()
+
+    async def never(client: MqttClient) -> None:
+        raise AssertionError(f"connected to {client.where}")
+
+    async with running(session, never, stop):
+        await until("three rounds", lambda: len(log.events("mqtt_reconnect_wait")) >= 9)
+    waits = [s.fields for s in log.events("mqtt_reconnect_wait")][:9]
+    # Two spaced attempts, then the round's growing wait: 0.02, 0.04, 0.08 s at most.
+    assert [w["attempt"] for w in waits] == [0, 0, 1, 1, 1, 2, 2, 2, 3], waits
+    assert [s.fields["port"] for s in log.events("mqtt_connect_failed")][:6] == ports * 2
+    for n, ceiling in ((2, 0.02), (5, 0.04), (8, 0.08)):
+        assert ceiling / 2 <= waits[n]["delay_s"] <= ceiling, waits
