@@ -31,11 +31,13 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from sqlalchemy import Connection, Engine, event, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from leaderboard.audit_trail.chain import AuditValues, append_audit, lock_tip
 from runtime.logs import get_logger
 
 __all__ = ["EXEMPT", "CentralLease", "LeaseLost", "LeaseView", "install_fence",
@@ -131,12 +133,19 @@ class CentralLease:
         return seen
 
     def take(self) -> int | None:
-        """Take the lease if it is expired: the new epoch; None while another holds it."""
+        """Take the lease if it is expired: the new epoch; None while another holds it. A
+        takeover is written to the audit chain (``central.lease_taken``) in the same
+        transaction, so the chain says which instance was active from when (D420)."""
         started = time.monotonic()
         with self._connect() as conn, conn.begin():
+            # The chain's tip first, then the lease row: the order every fenced writer takes
+            # them (its tip during the transaction, the lease FOR SHARE at commit).
+            lock_tip(conn)
             conn.execute(text(  # the row, the first time (never taken: free, epoch 0)
                 "INSERT INTO central_lease (id, holder, epoch, expires_at, renewed_at, taken_at)"
                 " VALUES (:id, '', 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING"), {"id": _ROW})
+            before = conn.execute(text("SELECT holder, epoch FROM central_lease WHERE id = :id"),
+                                  {"id": _ROW}).one()
             taken = conn.execute(text(
                 f"UPDATE central_lease SET holder = :h, epoch = epoch + 1,"  # noqa: S608
                 f" expires_at = {self._now} + :s, renewed_at = {self._now},"
@@ -146,6 +155,12 @@ class CentralLease:
                 return None
             epoch = int(conn.execute(text("SELECT epoch FROM central_lease WHERE id = :id"),
                                      {"id": _ROW}).scalar_one())
+            append_audit(conn, [AuditValues(
+                at=datetime.now(UTC), actor=f"(central instance {self.holder})",
+                action="central.lease_taken",
+                detail={"instance": self.holder, "epoch": epoch,
+                        "previous": str(before[0]) or None, "previous_epoch": int(before[1]),
+                        "lease_s": self.lease_s})])
         with self._lock:
             self.epoch, self.valid_until = epoch, started + self.lease_s
         self.last_seen = LeaseView(holder=self.holder, epoch=epoch, expires_in_s=self.lease_s)

@@ -228,6 +228,9 @@ AUDIT_ACTIONS: Final = _events(
      " records only a backup taken before the rotation fills"),
     ("alert.triggers_restored", "critical", "a trigger that records writes made outside the"
      " service was missing and was put back: someone may have dropped it to edit unseen"),
+    ("central.lease_taken", "notice", "a central instance became the active one (at a"
+     " start, or taking over from one that stopped renewing): which instance wrote the"
+     " records from when"),
     ("staff.enrolled", "notice", "a person was given access and a role"),
     ("staff.enabled", "notice", "a person's access was restored"),
     ("staff.disabled", "notice", "a person's access was removed"),

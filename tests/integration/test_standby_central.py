@@ -99,6 +99,20 @@ def _sign_ins(database: str) -> list[str]:
         engine.dispose()
 
 
+def _takeovers(database: str) -> list[tuple[int, str, str | None]]:
+    """The audit chain's lease takeovers: (epoch, instance's name, the one it followed)."""
+    engine = sa.create_engine(database)
+    try:
+        with Session(engine) as session:
+            return [(int(r.detail["epoch"]), str(r.detail["instance"]).split("/")[0],
+                     None if r.detail["previous"] is None
+                     else str(r.detail["previous"]).split("/")[0])
+                    for r in session.scalars(sa.select(AuditEntry).where(
+                        AuditEntry.action == "central.lease_taken").order_by(AuditEntry.id))]
+    finally:
+        engine.dispose()
+
+
 def test_the_standby_takes_over_and_two_writers_never_run(tmp_path: Path,
                                                           database_url: Database) -> None:
     require_service("Mosquitto", services.mosquitto_up(), "{}:{}".format(*services.MOSQUITTO))
@@ -191,6 +205,8 @@ def test_the_standby_takes_over_and_two_writers_never_run(tmp_path: Path,
     finally:
         engine.dispose()
     assert _sign_ins(database) == ["written-to-a"]  # the frozen one's write never landed
+    # Who was active from when is in the chain (D420): a, then b, then a again.
+    assert _takeovers(database) == [(1, "a", None), (2, "b", "a"), (3, "a", "b")]
     verify = subprocess.run(
         [sys.executable, "-m", "cli", "leaderboard", "audit", "--db", database, "--verify",
          "--config", str(pair.configs["a"])], capture_output=True, text=True, cwd=REPO,

@@ -36,7 +36,10 @@ async def test_the_service_signs_the_head_at_start_and_at_shutdown(
     try:
         with Session(engine) as s:
             at_start = s.scalars(select(AuditHead)).all()
-            assert [h.row_id for h in at_start] == [1]  # the first manager's enrolment
+            # Row 1 the first manager's enrolment; row 2 the instance taking the lease (D420).
+            assert [h.row_id for h in at_start] == [2]
+            assert [r.action for r in s.scalars(select(AuditEntry).order_by(AuditEntry.id))
+                    ] == ["staff.enrolled", "central.lease_taken"]
         await desk_sign_in(run.port, "M1", PHRASE)
         assert await finish(run) == 0
         with Session(engine) as s:

@@ -19,6 +19,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
+from leaderboard.audit import verify_trail
 from leaderboard.audit_trail.chain import audit_row
 from leaderboard.central_lease import CentralLease, LeaseLost, install_fence
 from leaderboard.db import make_engine
@@ -33,6 +34,7 @@ from tests.leaderboard.ingest_support import (
     rejection_reasons,
     stored,
 )
+from wire.signing import Signer
 
 NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
 
@@ -115,6 +117,33 @@ def test_only_the_lease_holder_writes(engine: sa.Engine,
     assert a.lease.renew() is False
     assert written(engine) == (["a1", "b1"], ["t-a"])
     assert b.lease.view().epoch == 2 and b.lost == []
+
+
+def test_every_takeover_is_in_the_audit_chain_naming_the_instance_it_followed(
+        engine: sa.Engine, two: tuple[Instance, Instance]) -> None:
+    """D420: the chain says which instance was active from when; a refused take writes
+    nothing; the chain verifies across the takeovers."""
+    a, b = two
+    assert a.lease.take() == 1
+    a.audited_write("a1")
+    assert b.lease.take() is None  # held: nothing written
+    expire(engine)
+    assert b.lease.take() == 2
+    b.audited_write("b1")
+    with Session(engine) as session:
+        rows = [(r.actor, r.action, r.detail) for r in session.scalars(
+            sa.select(AuditEntry).where(AuditEntry.action.in_(
+                ["central.lease_taken", "test.write"])).order_by(AuditEntry.id))]
+    assert rows == [
+        ("(central instance a)", "central.lease_taken",
+         {"instance": "a", "epoch": 1, "previous": None, "previous_epoch": 0, "lease_s": 30.0}),
+        ("a", "test.write", {"what": "a1"}),
+        ("(central instance b)", "central.lease_taken",
+         {"instance": "b", "epoch": 2, "previous": "a", "previous_epoch": 1, "lease_s": 30.0}),
+        ("b", "test.write", {"what": "b1"}),
+    ]
+    report = verify_trail(engine, Signer.from_seed("leaderboard", bytes(32)).public_key)
+    assert report.intact, report.findings
 
 
 def test_a_resumed_holder_learns_it_lost_at_its_next_renewal(
