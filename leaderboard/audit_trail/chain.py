@@ -11,7 +11,6 @@ begun). Ids are given under that lock, the tip's id + 1, so a missing id is a re
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,8 +21,14 @@ from sqlalchemy import Connection, Table, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.orm import Session
 
+from leaderboard.audit_trail.hashing import (
+    DOMAIN,
+    GENESIS,
+    canonical_at,
+    detail_text,
+    row_hash,
+)
 from leaderboard.models import AuditEntry, AuditTip
-from wire.envelope import canonical_json
 
 __all__ = [
     "DOMAIN",
@@ -41,8 +46,6 @@ __all__ = [
     "stored_row_hash",
 ]
 
-GENESIS: Final = "0" * 64  # the prev_hash of the chain's first row
-DOMAIN: Final = "showdown.audit.v1"
 TIP_ROW: Final = 1
 _AUDIT: Final = cast(Table, AuditEntry.__table__)
 _TIP: Final = cast(Table, AuditTip.__table__)
@@ -56,27 +59,6 @@ class AuditValues:
     actor: str
     action: str
     detail: Mapping[str, Any]
-
-
-def canonical_at(moment: datetime) -> str:
-    """A stored time as the chain hashes it: UTC, microseconds, ``Z`` (naive: read back from
-    SQLite, which keeps UTC)."""
-    utc = moment.replace(tzinfo=UTC) if moment.utcoffset() is None else moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def detail_text(detail: object) -> str:
-    """A detail as the chain hashes it: canonical JSON (sorted keys, no spaces)."""
-    return canonical_json(detail).decode("utf-8")
-
-
-def row_hash(*, id: int, at: str, actor: str, action: str, detail: str,
-             prev_hash: str) -> str:
-    """SHA-256 (hex) of an audit row's content (as `canonical_at` and `detail_text` give
-    them) and the previous row's hash."""
-    material = [DOMAIN, id, at, actor, action, detail, prev_hash]
-    text = json.dumps(material, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def stored_row_hash(row: Any, prev_hash: str) -> str:

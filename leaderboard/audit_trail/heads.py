@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
@@ -18,7 +17,8 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from leaderboard.audit_trail.chain import canonical_at, lock_tip
+from leaderboard.audit_trail.chain import lock_tip
+from leaderboard.audit_trail.hashing import head_signature_verifies, head_text
 from leaderboard.audit_trail.settings import AuditSettings
 from leaderboard.models import AuditEntry, AuditHead
 from runtime.clocks import WallClock
@@ -29,26 +29,15 @@ from wire.signing import PublicKey, Signer
 __all__ = ["HeadState", "head_due", "head_state", "head_text", "head_verifies", "keep_heads",
            "sign_head"]
 
-_DOMAIN: Final = "showdown.audit-head.v1"
 _POLL_S: Final = 10.0  # how often the service looks whether a head is due
 _log = get_logger("leaderboard.audit_trail")
 
 
-def head_text(*, row_id: int, row_hash: str, signed_at: datetime, key_id: str) -> bytes:
-    """The bytes a head's signature covers."""
-    material = [_DOMAIN, row_id, row_hash, canonical_at(signed_at), key_id]
-    return json.dumps(material, separators=(",", ":")).encode("utf-8")
-
-
 def head_verifies(head: AuditHead, key: PublicKey) -> bool:
     """True if ``head`` carries ``key``'s signature of what it names."""
-    try:
-        signature = base64.b64decode(head.signature, validate=True)
-    except (ValueError, TypeError):
-        return False
-    return head.key_id == key.key_id and key.verify(head_text(
-        row_id=int(head.row_id), row_hash=head.row_hash, signed_at=head.signed_at,
-        key_id=head.key_id), signature)
+    return head_signature_verifies(row_id=int(head.row_id), row_hash=head.row_hash,
+                                   signed_at=head.signed_at, key_id=head.key_id,
+                                   signature=head.signature, key=key)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -2,7 +2,8 @@
 manifest's signature under the central key, every member's SHA-256, every table message's
 signature under the bundle's table keys, each score against its table's signed messages,
 the standings recomputed from the scores with the rules in force, the Final's seat draw
-against its commitment, and each countersigned dispute bundle (D382). Every problem names
+against its commitment, each countersigned dispute bundle (D382), and the audit rows against
+their hash chain and its signed heads (D421). Every problem names
 the member and the record it is about."""
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ from game.tournament.draw import DrawError, replay_draw
 from game.tournament.entries import Stage
 from game.tournament.schema import TournamentSettings, parse_tournament, timezone_name
 from game.tournament.standings import ScoreRecord, ScoreStatus, StandingsError, leaderboard
+from leaderboard.audit_trail.hashing import (
+    canonical_at,
+    detail_text,
+    head_signature_verifies,
+    row_hash,
+)
 from leaderboard.certifier.manifest import Bundle, BundleError, sha256_hex
 from runtime.settings_files import load_toml
 from wire.dispute_bundle import check as check_dispute_bundle
@@ -34,6 +41,8 @@ from wire.signing import KeyFormatError, KeyRing, PublicKey, parse_public_key
 __all__ = ["Verdict", "central_key", "problems_json", "verify_bundle"]
 
 TOURNAMENT: Final = "rules/tournament.toml"
+AUDIT: Final = "records/audit.json"
+AUDIT_HEADS: Final = "records/audit_heads.json"
 # An entry refunded, cancelled, voided or refused: its score never counts (promotion rules).
 _UNPAID: Final = ("refunded", "cancelled", "void", "voided", "refused")
 
@@ -453,10 +462,59 @@ def _verify(bundle: Bundle, key: PublicKey | None, v: Verdict) -> None:
     _prizes(_records(bundle, "records/prizes.json", v), entries, v)
     _draws(_records(bundle, "records/draws.json", v), v)
     _dispute_bundles(_records(bundle, "records/dispute_bundles.json", v), rings, central, v)
-    v.count("audit rows listed", len(_records(bundle, "records/audit.json", v)))
-    if "records/audit_heads.json" in bundle.members:
-        v.count("audit chain heads listed",
-                len(_records(bundle, "records/audit_heads.json", v)))
+    _audit(bundle, central, v)
+
+
+def _audit(bundle: Bundle, central: PublicKey | None, v: Verdict) -> None:
+    """The period's audit rows against their own chain (each row's hash, each link between
+    rows of consecutive ids, no id missing), and every signed head of the chain against the
+    central key and the row it names where that row is in the bundle (D421)."""
+    rows = _records(bundle, AUDIT, v)
+    v.count("audit rows listed", len(rows))
+    hashes: dict[int, str] = {}
+    previous: tuple[int, str] | None = None
+    for row in rows:
+        row_id = int(row["id"])
+        stored, prev = row.get("row_hash"), row.get("prev_hash")
+        if not isinstance(stored, str) or not isinstance(prev, str):
+            v.problems.append(f"{AUDIT}: row {row_id} ({row.get('action')}) has no chain hash:"
+                              " it was not written by the service")
+            previous = None
+            continue
+        content = row_hash(id=row_id, at=canonical_at(datetime.fromisoformat(str(row["at"]))),
+                           actor=str(row["actor"]), action=str(row["action"]),
+                           detail=detail_text(row["detail"]), prev_hash=prev)
+        if content != stored:
+            v.problems.append(f"{AUDIT}: row {row_id} ({row['action']} by {row['actor']}) does"
+                              " not match its hash: it was changed after it was written")
+        if previous is not None and row_id != previous[0] + 1:
+            v.problems.append(f"{AUDIT}: ids jump from {previous[0]} to {row_id}: rows of the"
+                              " period are missing (removed, or never stored before the"
+                              " chain began)")
+        elif previous is not None and prev != previous[1]:
+            v.problems.append(f"{AUDIT}: row {row_id} does not follow row {previous[0]}: its"
+                              f" prev_hash is not row {previous[0]}'s hash")
+        else:
+            v.count("audit rows chained")
+        hashes[row_id] = stored
+        previous = (row_id, stored)
+    if AUDIT_HEADS not in bundle.members:
+        return
+    heads = _records(bundle, AUDIT_HEADS, v)
+    v.count("audit chain heads listed", len(heads))
+    for head in heads:
+        row_id = int(head["row_id"])
+        if central is None or not head_signature_verifies(
+                row_id=row_id, row_hash=str(head["row_hash"]),
+                signed_at=datetime.fromisoformat(str(head["signed_at"])),
+                key_id=str(head["key_id"]), signature=str(head["signature"]), key=central):
+            v.problems.append(f"{AUDIT_HEADS}: head {head.get('id')} (row {row_id}): the"
+                              " signature does not verify against the central key")
+        elif row_id in hashes and hashes[row_id] != head["row_hash"]:
+            v.problems.append(f"{AUDIT}: row {row_id} is not the row signed head"
+                              f" {head.get('id')} covers (changed, replaced or removed)")
+        else:
+            v.count("audit chain heads verified")
 
 
 def problems_json(v: Verdict) -> str:

@@ -5,11 +5,14 @@ messages the tables signed; the expected standings are worked out here from the 
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import io
 import json
+import subprocess
+import sys
 import zipfile
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,8 @@ from sqlalchemy.orm import Session
 from cli.main import main
 from game.tournament.draw import draw_seats
 from leaderboard import desk
+from leaderboard.audit_trail.hashing import canonical_at, detail_text, row_hash
+from leaderboard.audit_trail.heads import sign_head
 from leaderboard.certifier.export import Exported, Period, export_bundle
 from leaderboard.certifier.manifest import read_bundle, write_bundle
 from leaderboard.certifier.verify import Verdict, verify_bundle
@@ -86,6 +91,7 @@ async def promotion(engine: sa.Engine) -> None:
             desk.enrol_staff(s, desk_clock, actor="setup", staff_id=staff_id,
                              name=f"Staff {staff_id}", role=role, desk_passphrase=PASSPHRASE)
         c = desk.commit_draw(s, desk_clock, actor="M01", stage="final", witness="S01")
+        assert sign_head(engine, CENTRAL, desk_clock()) is not None  # a head mid-period
         desk_clock.advance(60)
         desk.draw_final(s, settings(), desk_clock, actor="M01", commitment_id=c.commitment_id)
         s.add(PrizeAward(kind="weekly", place=1, entry_id="E-1", patron_id="P1",
@@ -102,6 +108,7 @@ async def promotion(engine: sa.Engine) -> None:
                              exported_by="S01")
         countersign_bundle(s, desk_clock, actor="S01", dispute_id=dispute.id,
                            bundle_text=json.dumps(table_bundle), signer=CENTRAL)
+    assert sign_head(engine, CENTRAL, EPOCH + timedelta(hours=2)) is not None
 
 
 def export(engine: sa.Engine, out: Path) -> Exported:
@@ -189,6 +196,52 @@ async def test_the_bundle_holds_the_records_and_verifies_whole(
     audit = json.loads(got["records/audit.json"])
     assert {"final.draw_committed", "final.drawn",
             "dispute.bundle_countersigned"} <= {r["action"] for r in audit}
+    # The period's audit rows against their chain, and both signed heads (D421).
+    assert verdict.checked["audit rows chained"] == len(audit) > 5
+    assert verdict.checked["audit chain heads verified"] == 2
+
+
+async def test_audit_rows_changed_removed_or_unsigned_are_named(
+        bundle: Path, tmp_path: Path) -> None:
+    """Even re-signed with the central key: the chain's hashes and the heads signed when the
+    rows were written still tell (D421)."""
+    got = {n: json.loads(d) for n, d in members(bundle).items() if n.endswith(".json")}
+    audit, heads = got["records/audit.json"], got["records/audit_heads.json"]
+    changed = [dict(r) for r in audit]
+    changed[2]["detail"] = {**changed[2]["detail"], "note": "added later"}
+    assert check(forged(bundle, tmp_path / "a.zip", CENTRAL,
+                        records__audit_json=changed)).problems == [
+        f"records/audit.json: row {changed[2]['id']} ({changed[2]['action']} by"
+        f" {changed[2]['actor']}) does not match its hash: it was changed after it was written"]
+    removed = audit[:3] + audit[4:]
+    found = check(forged(bundle, tmp_path / "b.zip", CENTRAL, records__audit_json=removed))
+    assert found.problems == [f"records/audit.json: ids jump from {audit[2]['id']} to"
+                              f" {audit[4]['id']}: rows of the period are missing (removed, or"
+                              " never stored before the chain began)"]
+    other = Signer.from_seed("leaderboard", bytes(range(1, 33)))
+    forged_heads = [dict(h) for h in heads]
+    forged_heads[0]["signature"] = base64.b64encode(other.sign(b"x")).decode()
+    assert check(forged(bundle, tmp_path / "c.zip", CENTRAL,
+                        records__audit_heads_json=forged_heads)).problems == [
+        f"records/audit_heads.json: head {heads[0]['id']} (row {heads[0]['row_id']}): the"
+        " signature does not verify against the central key"]
+    # A row rewritten with a hash that matches it (the chain recomputed from there): the
+    # head signed over the old row tells.
+    signed_row = next(r for r in audit if r["id"] == heads[0]["row_id"])
+    at = signed_row["id"] - audit[0]["id"]
+    rewritten = [dict(r) for r in audit]
+    rewritten[at]["actor"] = "someone else"
+    prev = rewritten[at]["prev_hash"]
+    for row in rewritten[at:]:
+        row["prev_hash"] = prev
+        row["row_hash"] = prev = row_hash(
+            id=row["id"], at=canonical_at(datetime.fromisoformat(row["at"])),
+            actor=row["actor"], action=row["action"], detail=detail_text(row["detail"]),
+            prev_hash=prev)
+    found = check(forged(bundle, tmp_path / "d.zip", CENTRAL, records__audit_json=rewritten))
+    assert found.problems[0] == (f"records/audit.json: row {heads[0]['row_id']} is not the"
+                                 f" row signed head {heads[0]['id']} covers (changed, replaced"
+                                 " or removed)")
 
 
 async def test_a_changed_member_or_a_manifest_signed_by_another_key_is_named(
@@ -335,3 +388,18 @@ async def test_the_export_command_names_what_is_wrong(
     (tmp_path / "junk.zip").write_text("not a zip")
     assert main(["leaderboard", "certifier-verify", str(tmp_path / "junk.zip")]) == 2
     assert "not a certifier's bundle (not a zip file" in capsys.readouterr().err
+
+
+def test_the_offline_check_loads_no_database_library() -> None:
+    """A certifier's laptop needs no central extra: `certifier-verify`, audit chain check
+    included (its hashing is leaderboard.audit_trail.hashing), imports no SQLAlchemy."""
+    code = ("import sys\nfrom cli.main import main\ntry:\n"
+            "    main(['leaderboard', 'certifier-verify', '/nonexistent/bundle.zip'])\n"
+            "except SystemExit:\n    pass\n"
+            "print('LOADED', sorted(m for m in sys.modules if m.startswith(('sqlalchemy',"
+            " 'leaderboard.'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    line = next(ln for ln in done.stdout.splitlines() if ln.startswith("LOADED"))
+    assert "leaderboard.certifier.verify" in line and "leaderboard.audit_trail.hashing" in line
+    assert "sqlalchemy" not in line and "leaderboard.audit_trail.chain" not in line, line
