@@ -157,6 +157,15 @@ def test_a_pit_command_loads_none_of_the_heavy_machinery(argv: list[str], stdin:
     assert not others & loaded
 
 
+def test_the_certifiers_offline_check_loads_no_database_library() -> None:
+    """A certifier's laptop needs no central extra: `certifier-verify`, its audit chain check
+    included (the hashing is leaderboard.audit_trail.hashing, D421), imports no SQLAlchemy."""
+    loaded = _modules_after(["leaderboard", "certifier-verify", "/nonexistent/bundle.zip"], "")
+    assert {"leaderboard.certifier.verify", "leaderboard.audit_trail.hashing"} <= loaded
+    assert sorted(m for m in loaded if m.startswith(("sqlalchemy", "leaderboard.audit_trail.ch",
+                                                     "leaderboard.models"))) == []
+
+
 def test_a_console_action_reaches_the_daemons_socket() -> None:
     loaded = _modules_after(["table", "dealer", "void", "--socket", "/nonexistent/api.sock",
                              "--staff-id", "d1"])
