@@ -485,6 +485,11 @@ class QuasarSimulator:
 
     def _close(self, *, hold_port: bool = False) -> None:
         """Close the port; ``hold_port``: keep a TCP port bound, not listening (unplugged)."""
+        if self._listener is not None:
+            # Stop listening now: the serving thread's select() still holds the socket, and
+            # a close alone would leave it accepting until that select returns.
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
         for sock in (self._client, self._listener, self._holder):
             if sock is not None:
                 with contextlib.suppress(OSError):
