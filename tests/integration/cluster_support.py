@@ -18,11 +18,6 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-from sqlalchemy.orm import Session
-
-from controller.journal import Journal
-from leaderboard.models import Message
 from simulators.table_toml import desk_key_file, simulated_table_toml
 from tests.integration.daemon_support import PAYTABLES, REPO, TOURNAMENT
 from wire.signing import Signer, save_private_key
@@ -206,28 +201,3 @@ def floor_on(cluster: NatsCluster, root: Path, *, prefix: str, heats: int,
                      ServiceLog(root / "table.log"))
     return ClusterFloor(central, daemon, database, venue, table, signer,
                         root / "table" / "journal.sqlite", tournament)
-
-
-def stored_messages(database: str, table: str) -> list[Message]:
-    """The messages the central database holds from ``table``, in the order stored (each
-    envelope loaded)."""
-    engine = sa.create_engine(database)
-    try:
-        with Session(engine) as session:
-            rows = list(session.scalars(sa.select(Message).where(Message.table_id == table)
-                                        .order_by(Message.id)))
-            for row in rows:
-                _ = row.envelope  # deferred: load it before the session closes
-            return rows
-    finally:
-        engine.dispose()
-
-
-def all_heats_stored(journal: Path, database: str, table: str, heats: int) -> bool:
-    """True once the table has delivered everything it journaled, the central database holds
-    each of its messages and ``heats`` heats have closed."""
-    with Journal.open(journal, read_only=True) as opened:
-        last, pending = opened.last_seq(), opened.pending_count()
-    stored = stored_messages(database, table)
-    return (pending == 0 and len(stored) == last
-            and [m.type for m in stored].count("heat.closed") == heats)

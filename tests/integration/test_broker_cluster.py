@@ -23,14 +23,8 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
 from controller.journal import Journal
-from leaderboard.models import Entry, Patron, Rejection, Score, TableProgress
-from tests.integration.cluster_support import (
-    ServiceLog,
-    all_heats_stored,
-    floor_on,
-    stored_messages,
-    wait_until,
-)
+from leaderboard.models import Entry, Message, Patron, Rejection, Score, TableProgress
+from tests.integration.cluster_support import ServiceLog, floor_on, wait_until
 from tests.integration.daemon_support import REPO
 from tests.integration.nats_cluster import NATS_SERVER, NatsCluster
 from wire.envelope import envelope_for
@@ -44,6 +38,19 @@ pytestmark = [
 HAND_PAUSE_S = 2.5  # with HEATS, play long enough to lose two nodes in it
 HEATS = 2  # a node's restart took from a second to over a minute at load: a heat can end
 # before it (the second loss then comes after the play, and the test says so)
+
+
+def _stored(database: str, table: str) -> list[Message]:
+    engine = create_engine(database)
+    try:
+        with Session(engine) as session:
+            rows = session.scalars(select(Message).where(Message.table_id == table)
+                                   .order_by(Message.id)).all()
+            for row in rows:
+                _ = row.envelope  # deferred: load it before the session closes
+            return list(rows)
+    finally:
+        engine.dispose()
 
 
 def _broker_of(log: ServiceLog, event: str = "mqtt_broker_in_use") -> str | None:
@@ -96,9 +103,8 @@ def test_a_heat_survives_losing_the_table_node_and_the_central_node(tmp_path: Pa
 
         # Mid-heat: some hands are in, the heat is not closed.
         wait_until("hands ingested", lambda: sum(
-            m.type == "hand.settled" for m in stored_messages(database, table)) >= 2,
-            daemon, central)
-        assert "heat.closed" not in {m.type for m in stored_messages(database, table)}
+            m.type == "hand.settled" for m in _stored(database, table)) >= 2, daemon, central)
+        assert "heat.closed" not in {m.type for m in _stored(database, table)}
         cluster.kill(0)  # the table's node
         wait_until("the table resumed on another node",
                    lambda: daemon.log.last("mqtt_resumed") is not None, daemon, central)
@@ -112,7 +118,7 @@ def test_a_heat_survives_losing_the_table_node_and_the_central_node(tmp_path: Pa
         cluster.restart(0)  # back to three nodes before losing another
         # Mid-heat as a rule; on a loaded machine a restart can outlast every heat, and the
         # central's failover is then shown on the messages still in flight (and said so).
-        mid_heat = [m.type for m in stored_messages(database, table)].count("heat.closed") < HEATS
+        mid_heat = [m.type for m in _stored(database, table)].count("heat.closed") < HEATS
         table_node = _broker_of(daemon.log)
         central_lost = datetime.now(UTC)
         cluster.kill(1)  # the central service's node
@@ -125,8 +131,14 @@ def test_a_heat_survives_losing_the_table_node_and_the_central_node(tmp_path: Pa
                                   - central_lost).total_seconds()
 
         # The heat ends; everything the table journaled reaches the central service.
-        wait_until("every message of the heat stored",
-                   lambda: all_heats_stored(journal_path, database, table, HEATS), daemon, central)
+        def complete() -> bool:
+            with Journal.open(journal_path, read_only=True) as journal:
+                last, pending = journal.last_seq(), journal.pending_count()
+            stored = _stored(database, table)
+            return (pending == 0 and len(stored) == last
+                    and [m.type for m in stored].count("heat.closed") == HEATS)
+
+        wait_until("every message of the heat stored", complete, daemon, central)
         with urllib.request.urlopen(health_url, timeout=10) as answer:  # noqa: S310 - loopback
             health = json.loads(answer.read())
     finally:
@@ -137,7 +149,7 @@ def test_a_heat_survives_losing_the_table_node_and_the_central_node(tmp_path: Pa
 
     with Journal.open(journal_path, read_only=True) as journal:
         journaled = journal.messages(1)
-    stored = stored_messages(database, table)
+    stored = _stored(database, table)
     # Once each and byte for byte as signed; in order on each topic (arrival order is the row
     # id). Across a table's topics NATS may deliver a resumed session's backlog interleaved
     # otherwise (one JetStream consumer per subscription): ingest's (table, seq) bookkeeping

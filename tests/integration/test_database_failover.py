@@ -40,7 +40,6 @@ from tests.integration.cluster_support import (
     Service,
     ServiceLog,
     central_config,
-    stored_messages,
     table_config,
     tournament_now,
     wait_until,
@@ -72,6 +71,19 @@ class _Drill:
     stored_before: int
     lacked: int  # messages the promoted server did not have (asynchronous)
     mid_heat: bool
+
+
+def _stored(engine_url: str, table: str) -> list[Message]:
+    engine = create_engine(engine_url)
+    try:
+        with Session(engine) as session:
+            rows = list(session.scalars(select(Message).where(Message.table_id == table)
+                                        .order_by(Message.id)))
+            for row in rows:
+                _ = row.envelope  # deferred: load it before the session closes
+            return rows
+    finally:
+        engine.dispose()
 
 
 class _Count:
@@ -246,7 +258,7 @@ def test_primaries_lost_mid_heat_lose_and_double_nothing(
         assert (table_code, central_code) == (0, 0)
         with Journal.open(journal_path, read_only=True) as journal:
             journaled = journal.messages(1)
-        stored = stored_messages(url, table)
+        stored = _stored(url, table)
         assert sorted(m.seq for m in stored) == [m.seq for m in journaled] == list(
             range(1, len(journaled) + 1))
         by_seq = {m.seq: m for m in stored}
