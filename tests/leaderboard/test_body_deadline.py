@@ -5,17 +5,32 @@ SQLite, raw sockets at its port."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.raw_http import exchange
 from tests.fixtures.services import MqttBroker
 from tests.leaderboard.support import finish, start
 
 pytestmark = pytest.mark.soak  # the whole service on a broker, about 6 s a broker
 
 BOUND_S = 10.0  # "quickly": generous, on a loaded machine
+
+
+async def _send(port: int, head: bytes, parts: list[bytes], pause: float) -> tuple[bytes, float]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    began = time.monotonic()
+    writer.write(head)
+    for part in parts:
+        await asyncio.sleep(pause)
+        writer.write(part)
+        await writer.drain()
+    try:
+        return await asyncio.wait_for(reader.read(), 30), time.monotonic() - began
+    finally:
+        writer.close()
 
 
 def _head(length: int) -> bytes:
@@ -27,10 +42,10 @@ async def test_a_desk_request_body_that_stops_short_times_out(
         tmp_path: Path, mqtt_broker: MqttBroker, unique_topic: str) -> None:
     run = await start(tmp_path, mqtt_broker, unique_topic, http_extra="body_wait_s = 1")
     try:
-        short, short_s = await exchange(run.port, _head(500), [b'{"staff_id": "S7", '], 0)
+        short, short_s = await _send(run.port, _head(500), [b'{"staff_id": "S7", '], 0)
         body = b'{"staff_id": "S7", "passphrase": "' + b"x" * 3_000 + b'"}'
         parts = [body[i:i + 300] for i in range(0, len(body), 300)]
-        slow, slow_s = await exchange(run.port, _head(len(body)), parts, 0.4)
+        slow, slow_s = await _send(run.port, _head(len(body)), parts, 0.4)
     finally:
         assert await finish(run) == 0
     print(f"\nshort body: 408 and closed after {short_s:.2f} s; slow body of {len(parts)}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,7 +22,6 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from runtime.http_serving import BodyDeadline, InLoopServer, listen
-from tests.fixtures.raw_http import exchange
 
 WAIT_S = 0.5  # the deadline under test (the services' default is 5 s)
 BOUND_S = 10.0  # "quickly": generous, on a loaded machine
@@ -57,6 +57,24 @@ async def _served() -> AsyncIterator[int]:
         sock.close()
 
 
+async def _exchange(port: int, head: bytes, parts: list[bytes], pause: float = 0.0
+                    ) -> tuple[bytes, float]:
+    """Send the head then each part (``pause`` between them); read until the server closes
+    (or 30 s); the answer and the seconds from the head to the close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    began = time.monotonic()
+    writer.write(head)
+    for part in parts:
+        await asyncio.sleep(pause)
+        writer.write(part)
+        await writer.drain()
+    try:
+        answer = await asyncio.wait_for(reader.read(), 30)
+    finally:
+        writer.close()
+    return answer, time.monotonic() - began
+
+
 def _post(length: int, *, close: bool = False) -> bytes:
     closing = "Connection: close\r\n" if close else ""
     return (f"POST /echo HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
@@ -66,7 +84,7 @@ def _post(length: int, *, close: bool = False) -> bytes:
 async def test_a_body_that_stops_short_is_answered_408_and_closed(
         log_events: list[dict[str, Any]]) -> None:
     async with _served() as port:
-        answer, took = await exchange(port, _post(200), [b'{"staff_id": "M1"'])
+        answer, took = await _exchange(port, _post(200), [b'{"staff_id": "M1"'])
     print(f"\nshort body answered and closed after {took:.2f} s (deadline {WAIT_S} s)")
     assert answer.startswith(b"HTTP/1.1 408 "), answer
     assert b"connection: close" in answer.lower()
@@ -83,7 +101,7 @@ async def test_a_slow_large_body_that_keeps_coming_is_not_cut(
     body = b'{"x": "' + b"a" * 60_000 + b'"}'
     parts = [body[i:i + 6_000] for i in range(0, len(body), 6_000)]
     async with _served() as port:
-        answer, took = await exchange(port, _post(len(body), close=True), parts,
+        answer, took = await _exchange(port, _post(len(body), close=True), parts,
                                        pause=WAIT_S * 0.4)
     print(f"\nslow body of {len(parts)} parts served in {took:.2f} s (deadline {WAIT_S} s)")
     assert took > WAIT_S * 2  # far longer in all than one pause may be
@@ -95,7 +113,7 @@ async def test_a_slow_large_body_that_keeps_coming_is_not_cut(
 @pytest.mark.soak  # make test under 5 minutes (docs/testing.md)
 async def test_no_body_and_a_stream_have_no_deadline() -> None:
     async with _served() as port:
-        answer, took = await exchange(
+        answer, took = await _exchange(
             port, b"GET /stream HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", [])
     assert answer.startswith(b"HTTP/1.1 200 "), answer
     assert answer.count(b"part ") == 3 and took > WAIT_S * 3
