@@ -29,25 +29,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import dataclasses
 import faulthandler
 import logging
 import os
 import platform
 import secrets
+import shutil
 import signal
+import socket
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import sqlalchemy as sa
-from support.ingest_brokers import broker_for
 from support.ingest_results import Row, cpu_line, print_table
 from support.ingest_runs import calibrate, run_core, run_mqtt, run_scenario
-from support.ingest_tables import GOAL, POSTGRES_URL, build_tables
+from support.ingest_tables import GOAL, MQTT_HOST, MQTT_PORT, POSTGRES_URL, build_tables
 
+from controller.embedded_broker import EmbeddedBroker
+from deploy.broker_config import BrokerSettings
 from runtime.logs import configure_logging
 from runtime.net import answers
 
@@ -117,6 +122,56 @@ async def main_async(args: argparse.Namespace) -> int:
     print(f"result: {'WRONG' if wrong else 'OK'} ({len(wrong)} scenarios with a wrong result; "
           "every message stored once, none twice)")
     return 1 if wrong else 0
+
+
+@contextlib.asynccontextmanager
+async def broker_for(choice: str, workdir: Path, *, messages: int = 0
+                     ) -> AsyncIterator[tuple[str, int, str, str, int | None]]:
+    """(host, port, kind, description, pid if ours) of the broker to use, for the block.
+
+    ``private``: a Mosquitto of our own, configured as production's (max_queued_messages
+    from deploy/broker_config.py; a stock Mosquitto drops a slow subscriber's QoS 1
+    messages beyond 1,000), but queueing at least ``messages``: the fake tables publish a
+    whole run in about a second, a burst no venue makes, and what the broker dropped would
+    only be recovered by resend requests after ``resend_after_s``, measuring those instead
+    of the ingest. ``system``: the machine's on 127.0.0.1:1883 (drops beyond 1,000 queued:
+    the resend path at work). ``embedded``: amqtt. ``auto``: the first of these available.
+    """
+    binary = shutil.which("mosquitto") or ("/usr/sbin/mosquitto"
+                                            if Path("/usr/sbin/mosquitto").exists() else None)
+    if choice == "private" or (choice == "auto" and binary):
+        if binary is None:
+            raise SystemExit("--broker private: mosquitto is not installed")
+        production = next(f.default for f in dataclasses.fields(BrokerSettings)
+                          if f.name == "max_queued_messages")
+        queued = max(int(production), messages)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        conf = workdir / "mosquitto.conf"
+        conf.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                        f"max_queued_messages {queued}\n"
+                        + ("user root\n" if os.getuid() == 0 else ""))
+        process = await asyncio.create_subprocess_exec(
+            binary, "-c", str(conf), stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL)
+        try:
+            async with asyncio.timeout(30):
+                while not await asyncio.to_thread(answers, "127.0.0.1", port):
+                    await asyncio.sleep(0.05)
+            yield ("127.0.0.1", port, "mosquitto",
+                   f"a private Mosquitto on 127.0.0.1:{port} (max_queued_messages {queued:,}; "
+                   f"production's is {production:,})", process.pid)
+        finally:
+            process.terminate()
+            await process.wait()
+    elif choice == "system" or (choice == "auto" and answers(MQTT_HOST, MQTT_PORT)):
+        yield (MQTT_HOST, MQTT_PORT, "mosquitto",
+               f"the machine's Mosquitto on {MQTT_HOST}:{MQTT_PORT}", None)
+    else:
+        async with EmbeddedBroker() as embedded:
+            yield (embedded.host, embedded.port, "embedded",
+                   f"the embedded amqtt broker on {embedded.host}:{embedded.port}", None)
 
 
 def _host_port(url: str) -> tuple[str, int]:
