@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import secrets
 import shutil
 import sqlite3
 import time
@@ -33,10 +34,11 @@ from controller.journal import Journal
 from runtime.net import answers
 from support.recovery_table import Goal, Options, Outcome
 from tests.integration.cluster_support import (
-    ClusterFloor,
     Service,
     ServiceLog,
-    floor_on,
+    central_config,
+    table_config,
+    tournament_now,
     wait_until,
 )
 from tests.integration.nats_cluster import NATS_SERVER, NatsCluster
@@ -154,22 +156,55 @@ def _kill_and_time(cluster: NatsCluster, index: int, log: ServiceLog, event: str
     return (_stamp(after) - killed).total_seconds(), after
 
 
-def _lose(cluster: _Cluster, floor: ClusterFloor, whose: Service, event: str, drill: Drill
+@dataclass(slots=True)
+class _Floor:
+    """The cluster, the central service and the table daemon of the drill."""
+
+    cluster: _Cluster
+    central: Service
+    daemon: Service
+    database: str
+    table: str
+    journal: Path
+
+
+def _floor(root: Path, heats: int) -> _Floor:
+    """A fresh cluster with the central service and a table daemon on it (not started)."""
+    cluster = _Cluster(root / "nats", nodes=3)
+    cluster.start()
+    token = secrets.token_hex(3)
+    venue, table = f"recovery-{token}", f"t-{token}"
+    tournament = tournament_now(root)
+    table_path, signer = table_config(root / "table", venue=venue, table=table,
+                                      brokers=[cluster.nodes[i].mqtt_address for i in (0, 2, 1)],
+                                      hand_pause=HAND_PAUSE_S, tournament=tournament,
+                                      heats=heats)
+    central_path, database = central_config(root / "central", venue=venue,
+                                            brokers=cluster.mqtt_brokers(1),
+                                            tables={table: signer}, tournament=tournament)
+    central = Service(["leaderboard", "serve", "--config", str(central_path)],
+                      ServiceLog(root / "central.log"))
+    daemon = Service(["table", "run", "--config", str(table_path)],
+                     ServiceLog(root / "table.log"))
+    return _Floor(cluster, central, daemon, database, table, root / "table" / "journal.sqlite")
+
+
+def _lose(floor: _Floor, whose: Service, event: str, drill: Drill
           ) -> tuple[float, dict[str, object]]:
     """Kill the node ``whose`` service is on, time it to ``event``, start the node again."""
     where = _broker_of(whose.log)
     assert where is not None
-    index = cluster.node_of_port(int(where.rsplit(":", 1)[1]))
+    index = floor.cluster.node_of_port(int(where.rsplit(":", 1)[1]))
     other = floor.central if whose is floor.daemon else floor.daemon
     drill.both += _broker_of(other.log) == where
-    got = _kill_and_time(cluster, index, whose.log, event, floor.daemon, floor.central)
+    got = _kill_and_time(floor.cluster, index, whose.log, event, floor.daemon, floor.central)
     started = time.monotonic()
-    cluster.restart(index)
+    floor.cluster.restart(index)
     drill.restart_s.append(time.monotonic() - started)
     return got
 
 
-def _count(floor: ClusterFloor, drill: Drill) -> None:
+def _count(floor: _Floor, drill: Drill) -> None:
     """Lost and doubled: the journal's messages up to the last checked against the centre."""
     rows, distinct = _seqs(floor.database, floor.table)
     with Journal.open(floor.journal, read_only=True) as journal:
@@ -187,11 +222,7 @@ def _count(floor: ClusterFloor, drill: Drill) -> None:
 
 
 def _drill(options: Options) -> Drill:
-    root = options.scratch / "brokers"
-    cluster = _Cluster(root / "nats", nodes=3)
-    cluster.start()
-    floor = floor_on(cluster, root, prefix="recovery", heats=options.args.broker_heats,
-                     hand_pause=HAND_PAUSE_S)
+    floor = _floor(options.scratch / "brokers", options.args.broker_heats)
     central, daemon = floor.central, floor.daemon
     drill = Drill()
     try:
@@ -206,17 +237,17 @@ def _drill(options: Options) -> Drill:
                    daemon, central)
         try:
             for _ in range(options.repeats):
-                seconds, resumed = _lose(cluster, floor, daemon, "mqtt_resumed", drill)
+                seconds, resumed = _lose(floor, daemon, "mqtt_resumed", drill)
                 drill.table_s.append(seconds)
                 drill.table_logged_s.append(float(str(resumed.get("seconds", "nan"))))
-                seconds, _ = _lose(cluster, floor, central, "ingest_subscribed", drill)
+                seconds, _ = _lose(floor, central, "ingest_subscribed", drill)
                 drill.central_s.append(seconds)
         except (RuntimeError, TimeoutError) as exc:  # the cluster, not our services: noted
             drill.stopped = f"the drill stopped after {len(drill.table_s)} + " \
                             f"{len(drill.central_s)} kills: {str(exc)[:300]}"
-            for node in cluster.nodes:
+            for node in floor.cluster.nodes:
                 if node.process is None:  # back to three nodes for the count at the end
-                    cluster._spawn(node)
+                    floor.cluster._spawn(node)
 
         def complete() -> bool:
             with Journal.open(floor.journal, read_only=True) as journal:
@@ -232,14 +263,14 @@ def _drill(options: Options) -> Drill:
         except OSError:
             drill.duplicates = None
     finally:
-        drill.behind = cluster.behind
+        drill.behind = floor.cluster.behind
         daemon.stop()
         central.stop()
-        cluster.stop()
+        floor.cluster.stop()
         if options.args.logs is not None:  # the services' and nodes' logs, kept to read
             options.args.logs.mkdir(parents=True, exist_ok=True)
             for log in (central.log.path, daemon.log.path,
-                        *(n.log for n in cluster.nodes)):
+                        *(n.log for n in floor.cluster.nodes)):
                 shutil.copy(log, options.args.logs / log.name)
     _count(floor, drill)
     return drill

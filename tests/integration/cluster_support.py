@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import signal
 import subprocess
 import sys
@@ -16,14 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from simulators.table_toml import desk_key_file, simulated_table_toml
 from tests.integration.daemon_support import PAYTABLES, REPO, TOURNAMENT
 from wire.signing import Signer, save_private_key
-
-if TYPE_CHECKING:
-    from tests.integration.nats_cluster import NatsCluster
 
 __all__ = ["Service", "ServiceLog", "central_config", "table_config", "tournament_now",
            "wait_until"]
@@ -163,41 +159,3 @@ def wait_until(what: str, check: Callable[[], bool], *services: Service) -> None
         if time.monotonic() > deadline:
             raise AssertionError(f"never saw {what}")
         time.sleep(0.1)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterFloor:
-    """The real central service and a simulated table daemon on a NATS cluster (not started),
-    with what the checks need: the central database, the venue, the table and its key, and
-    the table's journal, the tournament's settings."""
-
-    central: Service
-    daemon: Service
-    database: str
-    venue: str
-    table: str
-    signer: Signer
-    journal: Path
-    tournament: Path
-
-
-def floor_on(cluster: NatsCluster, root: Path, *, prefix: str, heats: int,
-             hand_pause: float) -> ClusterFloor:
-    """A fresh venue ``<prefix>-<token>`` on ``cluster``: the table given nodes 1, 3, 2 in that
-    order and the central service its own order from node 2, so a kill can hit one or both."""
-    token = secrets.token_hex(3)
-    venue, table = f"{prefix}-{token}", f"t-{token}"
-    tournament = tournament_now(root)
-    table_path, signer = table_config(root / "table", venue=venue, table=table,
-                                      brokers=[cluster.nodes[i].mqtt_address for i in (0, 2, 1)],
-                                      hand_pause=hand_pause, tournament=tournament,
-                                      heats=heats)
-    central_path, database = central_config(root / "central", venue=venue,
-                                            brokers=cluster.mqtt_brokers(1),
-                                            tables={table: signer}, tournament=tournament)
-    central = Service(["leaderboard", "serve", "--config", str(central_path)],
-                      ServiceLog(root / "central.log"))
-    daemon = Service(["table", "run", "--config", str(table_path)],
-                     ServiceLog(root / "table.log"))
-    return ClusterFloor(central, daemon, database, venue, table, signer,
-                        root / "table" / "journal.sqlite", tournament)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 import subprocess
 import sys
 import urllib.request
@@ -24,7 +25,14 @@ from sqlalchemy.orm import Session
 
 from controller.journal import Journal
 from leaderboard.models import Entry, Message, Patron, Rejection, Score, TableProgress
-from tests.integration.cluster_support import ServiceLog, floor_on, wait_until
+from tests.integration.cluster_support import (
+    Service,
+    ServiceLog,
+    central_config,
+    table_config,
+    tournament_now,
+    wait_until,
+)
 from tests.integration.daemon_support import REPO
 from tests.integration.nats_cluster import NATS_SERVER, NatsCluster
 from wire.envelope import envelope_for
@@ -83,10 +91,21 @@ def _standings(database: str, tournament: Path) -> dict[str, Any]:
 def test_a_heat_survives_losing_the_table_node_and_the_central_node(tmp_path: Path) -> None:
     cluster = NatsCluster(tmp_path / "nats", nodes=3)
     cluster.start()
-    floor = floor_on(cluster, tmp_path, prefix="cluster", heats=HEATS, hand_pause=HAND_PAUSE_S)
-    central, daemon, database = floor.central, floor.daemon, floor.database
-    venue, table, signer, journal_path = floor.venue, floor.table, floor.signer, floor.journal
-    tournament = floor.tournament
+    token = secrets.token_hex(3)
+    venue, table = f"cluster-{token}", f"t-{token}"
+    tournament = tournament_now(tmp_path)
+    table_path, signer = table_config(tmp_path / "table", venue=venue, table=table,
+                                      brokers=[cluster.nodes[i].mqtt_address for i in (0, 2, 1)],
+                                      hand_pause=HAND_PAUSE_S, tournament=tournament,
+                                      heats=HEATS)
+    central_path, database = central_config(tmp_path / "central", venue=venue,
+                                            brokers=cluster.mqtt_brokers(1),
+                                            tables={table: signer}, tournament=tournament)
+    central = Service(["leaderboard", "serve", "--config", str(central_path)],
+                      ServiceLog(tmp_path / "central.log"))
+    daemon = Service(["table", "run", "--config", str(table_path)],
+                     ServiceLog(tmp_path / "table.log"))
+    journal_path = tmp_path / "table" / "journal.sqlite"
     try:
         central.start()
         wait_until("the central service ready", lambda: central.log.last("ready") is not None,
